@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# setup.sh - install everything shutter needs on a fresh Debian 12 (bookworm) machine:
+# the build (Swift is expected at /opt/swift or on PATH), the unit tests, and the
+# qemu harness that runs the real-kernel tests (gpio-sim, vivid).
+#
+#   Deploy/setup.sh            install (idempotent; quick when all is present)
+#   Deploy/setup.sh --help     this text
+#
+# Runs apt-get as root (or through sudo when not root).
+set -euo pipefail
+
+case "${1:-}" in
+  -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  "") ;;
+  *) echo "setup.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
+esac
+
+# Build: the C libraries behind the system-library targets.
+build_packages=(pkg-config libgpiod-dev libv4l-dev libturbojpeg0-dev libexif-dev)
+# Tools a rig builder uses next to shutter, and the tests use to cross-check it.
+tool_packages=(gpiod v4l-utils)
+# The VM harness: qemu (TCG), Debian's kernel and its headers to build gpio-sim.ko,
+# the kernel source it is compiled from, and what the initramfs is made of.
+vm_packages=(qemu-system-x86 linux-image-amd64 linux-headers-amd64 linux-source-6.1
+             busybox-static cpio gzip xz-utils kmod gcc make)
+
+missing=()
+for p in "${build_packages[@]}" "${tool_packages[@]}" "${vm_packages[@]}"; do
+  dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' || missing+=("$p")
+done
+
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
+  echo "setup.sh: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if ! command -v swift >/dev/null 2>&1 && [ ! -x /opt/swift/usr/bin/swift ]; then
+  echo "setup.sh: no Swift toolchain found (expected 'swift' on PATH or /opt/swift/usr/bin/swift)." >&2
+  echo "          Install Swift 6 from swift.org, then run this script again." >&2
+  exit 1
+fi
+echo "setup.sh: all packages present" >&2

@@ -1,0 +1,1 @@
+#include "shutter_gpiod.h"

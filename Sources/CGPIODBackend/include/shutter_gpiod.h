@@ -1,0 +1,3 @@
+#ifndef SHUTTER_GPIOD_H
+#define SHUTTER_GPIOD_H
+#endif

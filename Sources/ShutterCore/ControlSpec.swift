@@ -1,0 +1,196 @@
+/// One control the overlay offers, from the board's `controls` array.
+public struct ControlSpec: Hashable, Sendable {
+    /// Unique within the board; events name the control by it.
+    public var id: String
+    /// What a person calls it ("Zoom").
+    public var label: String
+    /// An optional symbol name for a UI that shows one.
+    public var symbol: String?
+    /// A disabled control is skipped by the chooser and cannot be adjusted.
+    public var enabled: Bool
+    public var kind: ControlKind
+    /// The value at start (and in every replay).
+    public var initial: ControlValue
+
+    public init(id: String, label: String, symbol: String? = nil, enabled: Bool = true,
+                kind: ControlKind, initial: ControlValue) {
+        self.id = id
+        self.label = label
+        self.symbol = symbol
+        self.enabled = enabled
+        self.kind = kind
+        self.initial = initial
+    }
+}
+
+/// The kinds of control, after the phone's slider, index picker and system sliders.
+public enum ControlKind: Hashable, Sendable {
+    /// A custom slider.
+    case slider(SliderValues)
+    /// An index picker: `count` items, named by `titles` when given, by their index otherwise.
+    case picker(count: Int, titles: [String]?)
+    /// The system zoom slider; drives the camera's zoom.
+    case systemZoom(SliderValues)
+    /// The system exposure-bias slider, in EV; drives the camera's exposure.
+    case systemExposureBias(SliderValues)
+
+    /// The name the board file uses for the kind.
+    public var name: String {
+        switch self {
+        case .slider: "slider"
+        case .picker: "picker"
+        case .systemZoom: "systemZoom"
+        case .systemExposureBias: "systemExposureBias"
+        }
+    }
+
+    /// The slider's values, for the three slider kinds.
+    public var sliderValues: SliderValues? {
+        switch self {
+        case .slider(let values), .systemZoom(let values), .systemExposureBias(let values): values
+        case .picker: nil
+        }
+    }
+}
+
+/// The values a slider can take.
+public enum SliderValues: Hashable, Sendable {
+    /// Any value in the range, or only the range's steps when `step` is given.
+    case range(ClosedRange<Double>, step: Double?)
+    /// Only these values, in this order along the strip.
+    case list([Double])
+
+    /// The lowest and highest values.
+    public var bounds: ClosedRange<Double> {
+        switch self {
+        case .range(let range, _): range
+        case .list(let values): values.min()!...values.max()!
+        }
+    }
+}
+
+/// A control's value: a number for sliders, an index for pickers.
+public enum ControlValue: Hashable, Sendable {
+    case number(Double)
+    case index(Int)
+}
+
+extension ControlSpec: Decodable {
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case id, kind, label, symbol, enabled, range, step, values, count, titles, initial
+    }
+
+    public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(String.self, forKey: .id)
+        if id.isEmpty || id.contains(where: { $0.isWhitespace }) {
+            throw container.fail(.id, "'\(id)' is not a usable id: use letters, digits, '-' or '_'")
+        }
+        let kindName = try container.decode(String.self, forKey: .kind)
+        label = try container.decodeIfPresent(String.self, forKey: .label) ?? id
+        symbol = try container.decodeIfPresent(String.self, forKey: .symbol)
+        enabled = try container.decodeIfPresent(Bool.self, forKey: .enabled) ?? true
+
+        switch kindName {
+        case "slider":
+            kind = .slider(try Self.sliderValues(container, defaultRange: nil))
+        case "systemZoom":
+            kind = .systemZoom(try Self.sliderValues(container, defaultRange: 1...8))
+            if kind.sliderValues!.bounds.lowerBound <= 0 {
+                throw container.fail(container.contains(.values) ? .values : .range, "zoom factors must be above 0")
+            }
+        case "systemExposureBias":
+            kind = .systemExposureBias(try Self.sliderValues(container, defaultRange: -2...2))
+        case "picker":
+            for key in [CodingKeys.range, .step, .values] where container.contains(key) {
+                throw container.fail(key, "a picker has 'count' or 'titles', not '\(key.stringValue)'")
+            }
+            let titles = try container.decodeIfPresent([String].self, forKey: .titles)
+            let count = try container.decodeIfPresent(Int.self, forKey: .count)
+            switch (count, titles) {
+            case (nil, nil):
+                throw container.fail(.titles, "missing: a picker needs 'count' or 'titles'")
+            case (let count?, let titles?) where count != titles.count:
+                throw container.fail(.count, "\(count) does not match the \(titles.count) titles")
+            case (_, let titles?) where titles.isEmpty:
+                throw container.fail(.titles, "must not be empty")
+            case (let count?, nil) where count < 1 || count > 1000:
+                throw container.fail(.count, "\(count) is outside 1...1000")
+            default:
+                kind = .picker(count: titles?.count ?? count!, titles: titles)
+            }
+        default:
+            let kinds = ["slider", "picker", "systemZoom", "systemExposureBias"]
+            var message = "'\(kindName)' is not one of \(kinds.map { "'\($0)'" }.joined(separator: ", "))"
+            if let guess = closestName(to: kindName, among: kinds) { message += " (did you mean '\(guess)'?)" }
+            throw container.fail(.kind, message)
+        }
+        initial = try Self.initialValue(container, kind: kind)
+    }
+
+    private static func sliderValues(_ container: KeyedDecodingContainer<CodingKeys>,
+                                     defaultRange: ClosedRange<Double>?) throws -> SliderValues {
+        for key in [CodingKeys.count, .titles] where container.contains(key) {
+            throw container.fail(key, "'\(key.stringValue)' belongs to a picker; a slider has 'range' (and 'step') or 'values'")
+        }
+        if let values = try container.decodeIfPresent([Double].self, forKey: .values) {
+            if container.contains(.range) { throw container.fail(.range, "give 'range' or 'values', not both") }
+            if container.contains(.step) { throw container.fail(.step, "a list of 'values' has no step") }
+            guard values.count >= 2 else { throw container.fail(.values, "needs at least 2 values") }
+            if Set(values).count != values.count { throw container.fail(.values, "has the same value twice") }
+            return .list(values)
+        }
+        let bounds = try container.decodeIfPresent([Double].self, forKey: .range)
+        let range: ClosedRange<Double>
+        if let bounds {
+            guard bounds.count == 2 else { throw container.fail(.range, "expected [lower, upper]") }
+            guard bounds[0] < bounds[1] else {
+                throw container.fail(.range, "lower bound \(bounds[0].shortDescription) is not below upper bound \(bounds[1].shortDescription)")
+            }
+            range = bounds[0]...bounds[1]
+        } else if let defaultRange {
+            range = defaultRange
+        } else {
+            throw container.fail(.range, "missing: a slider needs 'range' ([lower, upper]) or 'values'")
+        }
+        let step = try container.decodeIfPresent(Double.self, forKey: .step)
+        if let step {
+            guard step > 0 else { throw container.fail(.step, "must be above 0") }
+            guard step <= range.upperBound - range.lowerBound else {
+                throw container.fail(.step, "\(step.shortDescription) is larger than the range")
+            }
+        }
+        return .range(range, step: step)
+    }
+
+    private static func initialValue(_ container: KeyedDecodingContainer<CodingKeys>, kind: ControlKind) throws -> ControlValue {
+        switch kind {
+        case .picker(let count, let titles):
+            if let title = try? container.decodeIfPresent(String.self, forKey: .initial) {
+                guard let index = titles?.firstIndex(of: title) else {
+                    throw container.fail(.initial, "'\(title)' is not one of the titles")
+                }
+                return .index(index)
+            }
+            let index = try container.decodeIfPresent(Int.self, forKey: .initial) ?? 0
+            guard (0..<count).contains(index) else { throw container.fail(.initial, "index \(index) is outside 0...\(count - 1)") }
+            return .index(index)
+        case .slider(let values), .systemZoom(let values), .systemExposureBias(let values):
+            let fallback: Double
+            switch kind {
+            case .systemZoom: fallback = values.bounds.lowerBound
+            case .systemExposureBias: fallback = min(max(0, values.bounds.lowerBound), values.bounds.upperBound)
+            default: fallback = values.bounds.lowerBound
+            }
+            let value = try container.decodeIfPresent(Double.self, forKey: .initial) ?? fallback
+            guard values.bounds.contains(value) else {
+                throw container.fail(.initial, "\(value.shortDescription) is outside \(values.bounds.lowerBound.shortDescription)...\(values.bounds.upperBound.shortDescription)")
+            }
+            if case .list(let list) = values, !list.contains(value) {
+                throw container.fail(.initial, "\(value.shortDescription) is not one of the values")
+            }
+            return .number(value)
+        }
+    }
+}

@@ -1,0 +1,84 @@
+/// Every timing the gesture recognizer uses, from the board's `gestures` object.
+///
+/// Defaults come from well-tested peers: the kernel's gpio-keys debounce (5 ms),
+/// ESPHome's click window (50–350 ms) and libinput's tap timeout (180 ms).
+public struct GestureTimings: Hashable, Sendable {
+    /// A level held for less than this is noise, never a press or a touch.
+    public var glitchFilter = Nanoseconds.milliseconds(5)
+    /// The longest half press that still counts as a light press.
+    public var lightPressMaximum = Nanoseconds.milliseconds(350)
+    /// How soon a second light press must follow the first to make a double.
+    public var doublePressWindow = Nanoseconds.milliseconds(300)
+    /// The longest touch on the strip that is a tap (the light press of a one-stage rig).
+    public var tapMaximum = Nanoseconds.milliseconds(180)
+    /// Holding `half` this long starts `prepare` (focus and metering).
+    public var prepareAfter = Nanoseconds.milliseconds(300)
+    /// Whether holding the full press takes a burst.
+    public var burstEnabled = false
+    /// Holding the full press this long starts a burst.
+    public var burstAfter = Nanoseconds.milliseconds(500)
+    /// The time between burst shots.
+    public var burstInterval = Nanoseconds.milliseconds(200)
+    /// Controls become inactive after this long without input.
+    public var controlsIdleTimeout = Nanoseconds.milliseconds(5000)
+    /// At most one control value update per this span during a swipe.
+    public var coalescingInterval = Nanoseconds.milliseconds(50)
+    /// A finger may leave every pad this long between two pads and still be one swipe.
+    public var liftGrace = Nanoseconds.milliseconds(60)
+    /// Whether the photo is taken when the press begins or when it ends.
+    public var captureOn = CapturePhase.began
+    /// What the secondary button does.
+    public var secondaryAction = SecondaryAction.capture
+
+    public init() {}
+}
+
+/// The capture phase that takes the photo.
+public enum CapturePhase: String, CaseIterable, Hashable, Sendable {
+    case began, ended
+}
+
+/// What the secondary button is mapped to.
+public enum SecondaryAction: String, CaseIterable, Hashable, Sendable {
+    /// Take a photo, like the primary action (the phone's fall-through).
+    case capture
+    /// Show or hide the controls.
+    case toggleControls
+    /// Make the next enabled control current.
+    case nextControl
+}
+
+extension GestureTimings: Decodable {
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case glitchFilterMs, lightPressMaxMs, doublePressWindowMs, tapMaxMs, prepareAfterMs
+        case burst, burstAfterMs, burstIntervalMs, controlsIdleTimeoutMs, coalescingIntervalMs, liftGraceMs
+        case captureOn, secondaryAction
+    }
+
+    public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let defaults = GestureTimings()
+        glitchFilter = try container.decodeMilliseconds(forKey: .glitchFilterMs, in: 0...100) ?? defaults.glitchFilter
+        lightPressMaximum = try container.decodeMilliseconds(forKey: .lightPressMaxMs, in: 20...5000) ?? defaults.lightPressMaximum
+        doublePressWindow = try container.decodeMilliseconds(forKey: .doublePressWindowMs, in: 0...5000) ?? defaults.doublePressWindow
+        tapMaximum = try container.decodeMilliseconds(forKey: .tapMaxMs, in: 20...5000) ?? defaults.tapMaximum
+        prepareAfter = try container.decodeMilliseconds(forKey: .prepareAfterMs, in: 0...10_000) ?? defaults.prepareAfter
+        burstEnabled = try container.decodeIfPresent(Bool.self, forKey: .burst) ?? defaults.burstEnabled
+        burstAfter = try container.decodeMilliseconds(forKey: .burstAfterMs, in: 50...10_000) ?? defaults.burstAfter
+        burstInterval = try container.decodeMilliseconds(forKey: .burstIntervalMs, in: 10...10_000) ?? defaults.burstInterval
+        controlsIdleTimeout = try container.decodeMilliseconds(forKey: .controlsIdleTimeoutMs, in: 100...600_000)
+            ?? defaults.controlsIdleTimeout
+        coalescingInterval = try container.decodeMilliseconds(forKey: .coalescingIntervalMs, in: 0...1000)
+            ?? defaults.coalescingInterval
+        liftGrace = try container.decodeMilliseconds(forKey: .liftGraceMs, in: 0...1000) ?? defaults.liftGrace
+        captureOn = try container.decodeEnum(CapturePhase.self, forKey: .captureOn) ?? defaults.captureOn
+        secondaryAction = try container.decodeEnum(SecondaryAction.self, forKey: .secondaryAction) ?? defaults.secondaryAction
+        if lightPressMaximum <= glitchFilter {
+            throw container.fail(.lightPressMaxMs, "must be longer than glitchFilterMs (\(glitchFilter.milliseconds.shortDescription) ms)")
+        }
+        if tapMaximum <= glitchFilter {
+            throw container.fail(.tapMaxMs, "must be longer than glitchFilterMs (\(glitchFilter.milliseconds.shortDescription) ms)")
+        }
+    }
+}

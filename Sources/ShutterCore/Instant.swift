@@ -1,0 +1,120 @@
+/// A point on the monotonic clock (CLOCK_MONOTONIC), in nanoseconds.
+///
+/// Every time in shutter is one of these: kernel edge timestamps, V4L2 frame
+/// timestamps, deadlines. They share one clock so a press can be matched to a
+/// frame. The origin is arbitrary (boot, or the start of a trace); only
+/// differences carry meaning. The wall clock is never used for gestures.
+public struct Instant: RawRepresentable, Hashable, Comparable, Sendable {
+    /// Nanoseconds since the clock's origin.
+    public var rawValue: Int64
+
+    @inlinable
+    public init(rawValue: Int64) { self.rawValue = rawValue }
+
+    /// The clock's origin.
+    public static let zero = Instant(rawValue: 0)
+
+    /// An instant a whole number of nanoseconds after the origin.
+    @inlinable
+    public static func nanoseconds(_ value: Int64) -> Instant { Instant(rawValue: value) }
+
+    /// An instant `seconds` after the origin, rounded to the nearest nanosecond.
+    @inlinable
+    public static func seconds(_ value: Double) -> Instant {
+        Instant(rawValue: Int64((value * 1e9).rounded()))
+    }
+
+    /// Seconds since the origin, as traces and events print them.
+    @inlinable
+    public var seconds: Double { Double(rawValue) / 1e9 }
+
+    @inlinable
+    public static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.rawValue < rhs.rawValue }
+
+    @inlinable
+    public static func + (lhs: Instant, rhs: Nanoseconds) -> Instant {
+        Instant(rawValue: lhs.rawValue &+ rhs.rawValue)
+    }
+
+    @inlinable
+    public static func - (lhs: Instant, rhs: Nanoseconds) -> Instant {
+        Instant(rawValue: lhs.rawValue &- rhs.rawValue)
+    }
+
+    @inlinable
+    public static func - (lhs: Instant, rhs: Instant) -> Nanoseconds {
+        Nanoseconds(rawValue: lhs.rawValue &- rhs.rawValue)
+    }
+}
+
+/// A span of monotonic time in nanoseconds.
+///
+/// A plain integer rather than `Swift.Duration` because the gesture state
+/// machines compare spans on every edge and a 64-bit count keeps that cheap.
+public struct Nanoseconds: RawRepresentable, Hashable, Comparable, Sendable {
+    public var rawValue: Int64
+
+    @inlinable
+    public init(rawValue: Int64) { self.rawValue = rawValue }
+
+    public static let zero = Nanoseconds(rawValue: 0)
+
+    @inlinable
+    public static func milliseconds(_ value: Double) -> Nanoseconds {
+        Nanoseconds(rawValue: Int64((value * 1e6).rounded()))
+    }
+
+    @inlinable
+    public static func microseconds(_ value: Int64) -> Nanoseconds { Nanoseconds(rawValue: value * 1_000) }
+
+    @inlinable
+    public static func seconds(_ value: Double) -> Nanoseconds {
+        Nanoseconds(rawValue: Int64((value * 1e9).rounded()))
+    }
+
+    /// The span in milliseconds, as board files and events state spans.
+    @inlinable
+    public var milliseconds: Double { Double(rawValue) / 1e6 }
+
+    @inlinable
+    public static func < (lhs: Nanoseconds, rhs: Nanoseconds) -> Bool { lhs.rawValue < rhs.rawValue }
+
+    @inlinable
+    public static func + (lhs: Nanoseconds, rhs: Nanoseconds) -> Nanoseconds {
+        Nanoseconds(rawValue: lhs.rawValue &+ rhs.rawValue)
+    }
+
+    @inlinable
+    public static func * (lhs: Nanoseconds, rhs: Int64) -> Nanoseconds {
+        Nanoseconds(rawValue: lhs.rawValue &* rhs)
+    }
+}
+
+/// A source of the current monotonic time.
+///
+/// Handed in at `init` to whatever needs "now", so tests can use a
+/// ``VirtualClock`` and never sleep.
+public protocol MonotonicClock: AnyObject, Sendable {
+    /// The current instant.
+    var now: Instant { get }
+}
+
+/// A clock that only moves when told to: tests and `shutter replay` advance it by hand.
+public final class VirtualClock: MonotonicClock, @unchecked Sendable {
+    // Unchecked: a virtual clock is owned by one test or one replay loop.
+    public private(set) var now: Instant
+
+    public init(start: Instant = .zero) { self.now = start }
+
+    /// Moves the clock forward by `span`.
+    public func advance(by span: Nanoseconds) {
+        precondition(span >= .zero, "a monotonic clock cannot go back")
+        now = now + span
+    }
+
+    /// Moves the clock to `instant`, which must not be in the past.
+    public func advance(to instant: Instant) {
+        precondition(instant >= now, "a monotonic clock cannot go back")
+        now = instant
+    }
+}
