@@ -21,6 +21,9 @@ let package = Package(
             dependencies: ["CGPIOD"]
         ),
 
+        /// Linux system headers Swift's Glibc module leaves out (signalfd).
+        .target(name: "CShutterSystem"),
+
         // MARK: Swift modules
 
         /// Pure logic: board model, state machines, events, clock, trace format. No C imports.
@@ -33,7 +36,7 @@ let package = Package(
         /// The daemon and its commands: a thin interpreter around the state machines.
         .executableTarget(
             name: "shutter",
-            dependencies: ["ShutterCore", "ShutterGPIO"]
+            dependencies: ["ShutterCore", "ShutterGPIO", "CShutterSystem"]
         ),
 
         // MARK: Tests

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# with-libgpiod2.sh - run a command with libgpiod 2.x (Raspberry Pi OS trixie's API)
+# in place of the system's 1.6, without touching the system.
+#
+#   Deploy/with-libgpiod2.sh swift build            build against libgpiod 2.x
+#   Deploy/with-libgpiod2.sh swift test             unit tests against 2.x
+#   Deploy/with-libgpiod2.sh --print-env            show the variables it sets
+#   Deploy/with-libgpiod2.sh --help
+#
+# Debian 12 cannot install libgpiod 2.x next to 1.6, so this downloads Debian 13's
+# libgpiod-dev and libgpiod3 .debs with a private apt configuration (the system's
+# apt state is not changed), unpacks them into $LIBGPIOD2_ROOT (default
+# ~/.cache/shutter/libgpiod2), and runs the command with:
+#   PKG_CONFIG_SYSROOT_DIR / PKG_CONFIG_PATH   so pkg-config finds 2.x's gpiod.h and .so
+#   LD_LIBRARY_PATH                            so the binaries load libgpiod.so.3
+#   SWIFT_SCRATCH=.build-gpiod2                a separate build folder: the compiled C
+#                                              module is cached per module map, and would
+#                                              otherwise mix the two headers
+# `swift build|test|run` get --scratch-path and an rpath added automatically.
+set -euo pipefail
+
+ROOT=${LIBGPIOD2_ROOT:-${XDG_CACHE_HOME:-$HOME/.cache}/shutter/libgpiod2}
+SUITE=${LIBGPIOD2_SUITE:-trixie}     # trixie: 2.2.x; bookworm-backports: 2.1.x
+case "${1:-}" in
+  -h|--help|"") sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; [ -n "${1:-}" ]; exit $? ;;
+esac
+
+LIBDIR=$ROOT/usr/lib/x86_64-linux-gnu
+[ "$(dpkg --print-architecture)" = arm64 ] && LIBDIR=$ROOT/usr/lib/aarch64-linux-gnu
+
+if [ ! -f "$LIBDIR/pkgconfig/libgpiod.pc" ]; then
+  echo "with-libgpiod2: fetching libgpiod 2.x from Debian $SUITE into $ROOT" >&2
+  apt_dir=$ROOT/.apt
+  mkdir -p "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial" "$apt_dir/debs"
+  : > "$apt_dir/status"
+  cat > "$apt_dir/sources.list" <<SRC
+deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian $SUITE main
+SRC
+  cat > "$apt_dir/apt.conf" <<CONF
+Dir::State "$apt_dir";
+Dir::State::Lists "$apt_dir/lists";
+Dir::State::status "$apt_dir/status";
+Dir::Cache "$apt_dir/cache";
+Dir::Etc::SourceList "$apt_dir/sources.list";
+Dir::Etc::SourceParts "/nonexistent";
+APT::Sandbox::User "root";
+APT::Architecture "$(dpkg --print-architecture)";
+CONF
+  export APT_CONFIG=$apt_dir/apt.conf
+  apt-get update -qq
+  (cd "$apt_dir/debs" && apt-get download -qq libgpiod-dev libgpiod3)
+  for deb in "$apt_dir"/debs/*.deb; do dpkg-deb -x "$deb" "$ROOT"; done
+  unset APT_CONFIG
+  [ -f "$LIBDIR/pkgconfig/libgpiod.pc" ] || { echo "with-libgpiod2: no libgpiod.pc in the unpacked packages" >&2; exit 1; }
+fi
+
+export PKG_CONFIG_SYSROOT_DIR=$ROOT
+export PKG_CONFIG_PATH=$LIBDIR/pkgconfig
+export LD_LIBRARY_PATH=$LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export SWIFT_SCRATCH=${SWIFT_SCRATCH:-.build-gpiod2}
+export LIBGPIOD2_LIBDIR=$LIBDIR
+
+if [ "$1" = --print-env ]; then
+  printf 'PKG_CONFIG_SYSROOT_DIR=%s\nPKG_CONFIG_PATH=%s\nLD_LIBRARY_PATH=%s\nSWIFT_SCRATCH=%s\n' \
+    "$PKG_CONFIG_SYSROOT_DIR" "$PKG_CONFIG_PATH" "$LD_LIBRARY_PATH" "$SWIFT_SCRATCH"
+  exit 0
+fi
+
+if [ "$1" = swift ] && [ $# -ge 2 ] && [[ "$2" =~ ^(build|test|run)$ ]]; then
+  sub=$2; shift 2
+  exec swift "$sub" --scratch-path "$SWIFT_SCRATCH" -Xlinker -rpath -Xlinker "$LIBDIR" "$@"
+fi
+exec "$@"

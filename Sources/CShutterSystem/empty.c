@@ -1,0 +1,1 @@
+// Header-only: see include/shutter_system.h.

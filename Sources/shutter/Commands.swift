@@ -1,0 +1,235 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import ShutterCore
+import ShutterGPIO
+
+/// The version printed by `shutter --version`.
+let shutterVersion = "0.1.0"
+
+/// A command: its spec and what it does.
+struct Command: Sendable {
+    var spec: CommandSpec
+    var run: @Sendable (ParsedArguments) throws -> Int32
+}
+
+let boardOption = OptionSpec(name: "--board", valueName: "BOARD", help: "the board file (e.g. Boards/simulator.json)")
+
+let commands: [Command] = [
+    Command(spec: CommandSpec(
+        name: "run", summary: "Run the daemon: watch the buttons and the slider strip, print events as JSON lines.",
+        synopsis: "--board BOARD",
+        details: """
+        Events go to standard output, one JSON object a line; diagnostics go to standard error.
+        Stops cleanly on SIGINT or SIGTERM (a press in progress ends as 'cancelled').
+
+        On the simulator board (chip "simulator") the lines are driven from standard input:
+        each line is a trace edge, {"t": 0.12, "line": "full", "active": true}, played at
+        its time after start. When standard input ends, pending timeouts run and shutter exits.
+        """,
+        options: [boardOption], required: ["--board"]), run: runDaemon),
+    Command(spec: CommandSpec(
+        name: "check", summary: "Validate a board file and print the rig it describes.",
+        synopsis: "BOARD",
+        details: """
+        Exit status 0 when the board is valid, 1 (with the file and the field named) when not.
+        When the board's GPIO chip is present, its lines are looked up too.
+        """,
+        options: [], positionals: ["BOARD"]), run: checkBoard),
+    Command(spec: CommandSpec(
+        name: "record", summary: "Record edges from the board's GPIO chip as a trace (JSON Lines).",
+        synopsis: "--board BOARD [--out FILE] [--seconds N]",
+        details: """
+        Records until SIGINT/SIGTERM or --seconds. Each edge is written as it happens:
+        {"t": 0.12, "line": "full", "active": true}, t in seconds since the recording began
+        (kernel CLOCK_MONOTONIC timestamps), active after active-low. Raw edges: bounce is kept,
+        so a replay shows what the recognizer made of it. Attach the file to a bug report.
+        """,
+        options: [boardOption,
+                  OptionSpec(name: "--out", valueName: "FILE", help: "write the trace here (default: standard output)"),
+                  OptionSpec(name: "--seconds", valueName: "N", help: "stop after N seconds")],
+        required: ["--board"]), run: recordTrace),
+    Command(spec: CommandSpec(
+        name: "replay", summary: "Feed a trace through the recognizer on a virtual clock and print its events.",
+        synopsis: "--board BOARD --trace FILE|-",
+        details: """
+        No real waiting: time jumps from edge to edge. After the last edge every pending
+        timeout runs, then shutter exits 0. The output for a trace and a board is the same on
+        every run; replay starts from the board's initial control values and never reads or
+        writes the saved state. A malformed trace is refused with its line number (exit 1).
+        """,
+        options: [boardOption, OptionSpec(name: "--trace", valueName: "FILE", help: "the trace ('-' for standard input)")],
+        required: ["--board", "--trace"]), run: replayTrace),
+    Command(spec: CommandSpec(
+        name: "monitor", summary: "Print edges and events live, for people.",
+        synopsis: "--board BOARD [--seconds N]",
+        options: [boardOption, OptionSpec(name: "--seconds", valueName: "N", help: "stop after N seconds")],
+        required: ["--board"]), run: monitorLines),
+]
+
+/// The top-level help.
+func mainHelp() -> String {
+    var text = """
+    usage: shutter COMMAND [OPTIONS]
+
+    shutter turns a camera rig's buttons and touch slider into Camera Control events.
+
+    commands:
+
+    """
+    let width = commands.map(\.spec.name.count).max() ?? 0
+    for command in commands {
+        text += "  \(command.spec.name)" + String(repeating: " ", count: width - command.spec.name.count + 2)
+            + command.spec.summary + "\n"
+    }
+    text += """
+
+    options:
+      --help      show this help ('shutter COMMAND --help' for a command's)
+      --version   show the version and the libgpiod it uses
+
+    Start with: shutter run --board Boards/simulator.json
+    """
+    return text
+}
+
+// MARK: - check
+
+func checkBoard(_ arguments: ParsedArguments) throws -> Int32 {
+    let path = arguments.positionals[0]
+    let board = try loadBoard(path)
+    var text = "board \(board.name) (\(path)): valid\n"
+    if let summary = board.summary { text += "  \(summary)\n" }
+    text += "chip: \(board.chip)\n"
+    var offsets: [LineIndex: String] = [:]
+    if board.chip == .simulator {
+        text += "  shutter's in-process mock chip: no hardware needed\n"
+    } else {
+        do {
+            let chip = try GPIODChip(board.chip)
+            text += "  found: \(chip.summary)\n"
+            for index in board.lines.indices {
+                do {
+                    let offset = try chip.offset(of: board.lines[index])
+                    let info = chip.lineInfo(offset: offset)
+                    var note = "offset \(offset)"
+                    if let info, info.used { note += ", in use by '\(info.consumer)'" }
+                    offsets[LineIndex(index)] = note
+                } catch {
+                    offsets[LineIndex(index)] = "NOT FOUND: \(error)"
+                }
+            }
+        } catch {
+            text += "  not checked against hardware: \(error)\n"
+        }
+    }
+    text += "libgpiod: \(LibGPIOD.summary)\n"
+    text += "lines:\n"
+    let nameWidth = board.lines.map(\.name.count).max() ?? 0
+    for (index, line) in board.lines.enumerated() {
+        var row = "  " + line.name.padding(toLength: nameWidth + 2, withPad: " ", startingAt: 0)
+        row += "role \(line.role.rawValue)".padding(toLength: 16, withPad: " ", startingAt: 0)
+        row += "line \(line.selector)".padding(toLength: 18, withPad: " ", startingAt: 0)
+        row += (line.activeLow ? "active-low" : "active-high").padding(toLength: 12, withPad: " ", startingAt: 0)
+        row += "bias \(line.bias.rawValue)".padding(toLength: 16, withPad: " ", startingAt: 0)
+        row += "debounce \(line.debounce.milliseconds.shortDescription) ms"
+        if let note = offsets[LineIndex(index)] { row += "  [\(note)]" }
+        text += row + "\n"
+    }
+    let g = board.gestures
+    func ms(_ span: Nanoseconds) -> String { "\(span.milliseconds.shortDescription) ms" }
+    text += "gestures: glitch filter \(ms(g.glitchFilter)), light press up to \(ms(g.lightPressMaximum)), "
+        + "double press within \(ms(g.doublePressWindow)), tap up to \(ms(g.tapMaximum)), "
+        + "prepare after \(ms(g.prepareAfter)), burst \(g.burstEnabled ? "after \(ms(g.burstAfter)) every \(ms(g.burstInterval))" : "off"), "
+        + "controls idle \(ms(g.controlsIdleTimeout)), coalescing \(ms(g.coalescingInterval)), lift grace \(ms(g.liftGrace)), "
+        + "capture on \(g.captureOn.rawValue), secondary: \(g.secondaryAction.rawValue)\n"
+    text += "controls (\(board.controls.count) of at most \(Board.maximumControls)):\n"
+    for control in board.controls {
+        var row = "  \(control.id) (\(control.label)): \(control.kind.name)"
+        switch control.kind {
+        case .picker(let count, let titles):
+            row += titles.map { " " + $0.joined(separator: " | ") } ?? " \(count) items"
+        case .slider(let values), .systemZoom(let values), .systemExposureBias(let values):
+            switch values {
+            case .range(let range, let step):
+                row += " \(range.lowerBound.shortDescription)...\(range.upperBound.shortDescription)"
+                if let step { row += " step \(JSONLine.number(step, decimals: 4))" }
+            case .list(let list):
+                row += " values " + list.map(\.shortDescription).joined(separator: ", ")
+            }
+        }
+        switch control.initial {
+        case .number(let value): row += ", starts at \(value.shortDescription)"
+        case .index(let index): row += ", starts at index \(index)"
+        }
+        if !control.enabled { row += " (disabled)" }
+        text += row + "\n"
+    }
+    let c = board.camera
+    text += "camera: \(c.device)"
+    if let width = c.width, let height = c.height { text += " \(width)x\(height)" }
+    if let format = c.pixelFormat { text += " \(format)" }
+    text += ", JPEG quality \(c.quality)\n"
+    text += "output: \(board.output.directory)/\(board.output.template)"
+    Console.out(text)
+    return ExitStatus.success
+}
+
+// MARK: - replay
+
+func replayTrace(_ arguments: ParsedArguments) throws -> Int32 {
+    let board = try loadBoard(arguments.value("--board")!)
+    let source = arguments.value("--trace")!
+    let text: String
+    if source == "-" {
+        text = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
+    } else {
+        guard let data = FileManager.default.contents(atPath: source) else {
+            throw CommandFailure("\(source): cannot read the trace (\(FileManager.default.fileExists(atPath: source) ? "permission denied" : "no such file"))")
+        }
+        text = String(decoding: data, as: UTF8.self)
+    }
+    let trace: Trace
+    do {
+        trace = try Trace.parse(text, board: board, source: source == "-" ? "<stdin>" : source)
+    } catch {
+        throw CommandFailure(error.description)
+    }
+    var output = ""
+    try replay(trace, board: board) { output += $0.json.description + "\n" }
+    guard Console.write(output, to: STDOUT_FILENO) else { throw CommandFailure("cannot write to standard output") }
+    return ExitStatus.success
+}
+
+/// Runs `trace` through the mock chip and the state machines on a virtual clock.
+func replay(_ trace: Trace, board: Board, emit: @escaping (ShutterEvent) -> Void) throws {
+    let chip = MockChip()
+    let watcher = try chip.watch(board.lines, consumer: "shutter-replay")
+    let interpreter = Interpreter(board: board, watcher: watcher)
+    interpreter.emit = emit
+    interpreter.reportLostEdges = { count, time in
+        Console.error("shutter: replay: \(count) edges dropped at t \(JSONLine.seconds(time)) (more than \(chip.queueCapacityPerLine) queued on one line)")
+    }
+    var index = 0
+    let edges = trace.edges
+    while index < edges.count {
+        // Deliver every edge that shares this instant, then let the interpreter catch up to it.
+        let now = edges[index].time
+        chip.clock.advance(to: now)
+        while index < edges.count, edges[index].time == now {
+            chip.set(edges[index].line, active: edges[index].active, at: now)
+            index += 1
+        }
+        // Deadlines due before the next edge fire at their own time, not the edge's.
+        try interpreter.pump(now: now)
+        if index < edges.count {
+            while let deadline = interpreter.nextDeadline, deadline < edges[index].time {
+                chip.clock.advance(to: deadline)
+                try interpreter.pump(now: deadline)
+            }
+        }
+    }
+    // finish runs every pending deadline at its own time, then ends what is still in progress.
+    interpreter.finish(at: chip.clock.now)
+}

@@ -1,0 +1,102 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CShutterSystem
+import ShutterCore
+
+/// The system's CLOCK_MONOTONIC: the clock the kernel stamps GPIO edges and V4L2 frames with.
+final class SystemMonotonicClock: MonotonicClock {
+    /// The corresponding C function is `clock_gettime(CLOCK_MONOTONIC)`.
+    var now: Instant {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return Instant(rawValue: Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec))
+    }
+}
+
+/// One poll() loop for everything: line descriptors, the camera, stdin, signals and one deadline.
+///
+/// Handlers run on the loop's thread and must not block; slow work goes to a
+/// queue that reports back through a descriptor.
+final class EventLoop {
+    private var handlers: [CInt: () throws -> Void] = [:]
+    private let signalDescriptor: CInt
+    private var stopped = false
+    let clock = SystemMonotonicClock()
+
+    /// The next instant the loop must wake at, if any; asked before every wait.
+    var nextDeadline: () -> Instant? = { nil }
+    /// Called when the deadline has passed, with the current time.
+    var deadlineReached: (Instant) throws -> Void = { _ in }
+    /// Called for SIGINT and SIGTERM; the default stops the loop.
+    var signalReceived: (CInt) -> Void
+
+    /// Blocks SIGINT and SIGTERM and receives them through a descriptor, so a
+    /// signal is handled between inputs, never in the middle of one.
+    ///
+    /// The corresponding C function is `signalfd`.
+    init() throws {
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        sigaddset(&signals, SIGINT)
+        sigaddset(&signals, SIGTERM)
+        sigprocmask(SIG_BLOCK, &signals, nil)
+        signalDescriptor = signalfd(-1, &signals, CShutterSystem_SFD_CLOEXEC | CShutterSystem_SFD_NONBLOCK)
+        guard signalDescriptor >= 0 else {
+            throw CommandFailure("cannot receive signals: signalfd failed, errno \(errno)")
+        }
+        signalReceived = { _ in }
+        signalReceived = { [unowned self] _ in self.stop() }
+    }
+
+    deinit { close(signalDescriptor) }
+
+    /// Calls `handler` whenever `descriptor` is readable.
+    func watch(_ descriptor: CInt, handler: @escaping () throws -> Void) {
+        handlers[descriptor] = handler
+    }
+
+    func unwatch(_ descriptor: CInt) {
+        handlers[descriptor] = nil
+    }
+
+    /// Makes ``run()`` return after the current handler.
+    func stop() { stopped = true }
+
+    /// Runs until ``stop()``.
+    ///
+    /// The corresponding C function is `poll`.
+    func run() throws {
+        stopped = false
+        while !stopped {
+            var descriptors = [pollfd(fd: signalDescriptor, events: Int16(POLLIN), revents: 0)]
+            for descriptor in handlers.keys.sorted() {
+                descriptors.append(pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0))
+            }
+            var timeout: Int32 = -1
+            if let deadline = nextDeadline() {
+                let remaining = deadline.rawValue - clock.now.rawValue
+                // Round up: waking a little late is harmless, waking early just loops.
+                timeout = remaining <= 0 ? 0 : Int32(clamping: (remaining + 999_999) / 1_000_000)
+            }
+            let ready = poll(&descriptors, nfds_t(descriptors.count), timeout)
+            if ready < 0 {
+                if errno == EINTR { continue }
+                throw CommandFailure("poll failed: \(String(cString: strerror(errno)))")
+            }
+            if descriptors[0].revents != 0 {
+                var info = signalfd_siginfo()
+                while read(signalDescriptor, &info, MemoryLayout<signalfd_siginfo>.size) == MemoryLayout<signalfd_siginfo>.size {
+                    signalReceived(CInt(info.ssi_signo))
+                }
+            }
+            for entry in descriptors.dropFirst() where entry.revents != 0 {
+                try handlers[entry.fd]?()
+            }
+            if let deadline = nextDeadline() {
+                let now = clock.now
+                if deadline <= now { try deadlineReached(now) }
+            }
+        }
+    }
+}

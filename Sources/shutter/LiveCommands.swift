@@ -1,0 +1,118 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import ShutterCore
+import ShutterGPIO
+
+/// Opens the chip a board names: the mock chip for `simulator`, libgpiod otherwise.
+func openChip(for board: Board) throws -> any GPIOChip {
+    if board.chip == .simulator { return MockChip() }
+    return try GPIODChip(board.chip)
+}
+
+/// Requests the board's lines, turning a GPIO error into the command's failure text.
+func watchLines(of board: Board, consumer: String) throws -> (any GPIOChip, any EdgeWatcher) {
+    do {
+        let chip = try openChip(for: board)
+        return (chip, try chip.watch(board.lines, consumer: consumer))
+    } catch let error as GPIOError {
+        throw CommandFailure(error.description)
+    }
+}
+
+// MARK: - record
+
+func recordTrace(_ arguments: ParsedArguments) throws -> Int32 {
+    let board = try loadBoard(arguments.value("--board")!)
+    let seconds = try arguments.number("--seconds", command: "record")
+    guard board.chip != .simulator else {
+        throw CommandFailure("\(arguments.value("--board")!): the simulator chip has no hardware to record; "
+            + "write a trace by hand and use 'shutter replay', or record on a board with a real chip")
+    }
+    var sink = STDOUT_FILENO
+    if let path = arguments.value("--out"), path != "-" {
+        sink = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard sink >= 0 else {
+            throw CommandFailure("\(path): cannot write the trace: \(String(cString: strerror(errno)))")
+        }
+    }
+    defer { if sink != STDOUT_FILENO { close(sink) } }
+    let (_, watcher) = try watchLines(of: board, consumer: "shutter-record")
+    defer { watcher.close() }
+
+    let loop = try EventLoop()
+    let origin = loop.clock.now
+    let end = seconds.map { origin + .seconds($0) }
+    var edges: [Edge] = []
+    var count = 0
+    var lostTotal = 0
+    let read = {
+        edges.removeAll(keepingCapacity: true)
+        let lost = try watcher.readEdges(into: &edges)
+        if lost > 0 {
+            lostTotal += lost
+            Console.error("shutter record: the kernel dropped \(lost) edges (event queue overflow); the trace has a gap here")
+        }
+        for edge in edges {
+            // Each line is written as it happens, so an interrupted recording is still a valid trace.
+            guard Console.write(Trace.line(for: edge, origin: origin, board: board) + "\n", to: sink) else {
+                throw CommandFailure("cannot write the trace: \(String(cString: strerror(errno)))")
+            }
+            count += 1
+        }
+    }
+    for descriptor in watcher.pollDescriptors { loop.watch(descriptor, handler: read) }
+    loop.nextDeadline = { end }
+    loop.deadlineReached = { _ in loop.stop() }
+    Console.error("shutter record: recording \(board.lines.count) lines on \(board.chip) (\(LibGPIOD.summary)); stop with Ctrl-C")
+    try loop.run()
+    try read()
+    let elapsed = (loop.clock.now - origin).milliseconds / 1000
+    Console.error("shutter record: \(count) edges in \(JSONLine.number(elapsed, decimals: 1)) s" + (lostTotal > 0 ? ", \(lostTotal) lost" : ""))
+    return ExitStatus.success
+}
+
+// MARK: - monitor
+
+func monitorLines(_ arguments: ParsedArguments) throws -> Int32 {
+    let board = try loadBoard(arguments.value("--board")!)
+    let seconds = try arguments.number("--seconds", command: "monitor")
+    guard board.chip != .simulator else {
+        throw CommandFailure("\(arguments.value("--board")!): the simulator chip has no hardware to monitor; "
+            + "use 'shutter run' (it reads simulated edges from standard input) or 'shutter replay'")
+    }
+    let (_, watcher) = try watchLines(of: board, consumer: "shutter-monitor")
+    defer { watcher.close() }
+    let loop = try EventLoop()
+    let origin = loop.clock.now
+    let end = seconds.map { origin + .seconds($0) }
+    let interpreter = Interpreter(board: board, watcher: watcher)
+    let nameWidth = board.lines.map(\.name.count).max() ?? 0
+    func stamp(_ time: Instant) -> String {
+        let seconds = JSONLine.number((time - origin).milliseconds / 1000, decimals: 3)
+        return String(repeating: " ", count: max(0, 9 - seconds.count)) + seconds + " s"
+    }
+    interpreter.observeEdge = { edge in
+        let line = board[edge.line]
+        Console.out("\(stamp(edge.time))  \(line.name.padding(toLength: nameWidth, withPad: " ", startingAt: 0))  "
+            + (edge.active ? (line.role == .pad ? "touched" : "pressed") : (line.role == .pad ? "untouched" : "released")))
+    }
+    interpreter.emit = { event in Console.out("\(stamp(event.time))  → \(event.json)") }
+    interpreter.reportLostEdges = { count, time in Console.out("\(stamp(time))  ! \(count) edges lost (kernel event queue overflow)") }
+    let levels = try watcher.currentLevels()
+    let held = board.lines.indices.filter { levels[$0] }.map { board.lines[$0].name }
+    Console.out("monitoring \(board.lines.count) lines on \(board.chip), \(LibGPIOD.summary); Ctrl-C to stop"
+        + (held.isEmpty ? "" : "\nactive now: " + held.joined(separator: ", ")))
+    for descriptor in watcher.pollDescriptors {
+        loop.watch(descriptor) { try interpreter.pump(now: loop.clock.now) }
+    }
+    loop.nextDeadline = { [end] in [interpreter.nextDeadline, end].compactMap { $0 }.min() }
+    loop.deadlineReached = { now in
+        if let end, now >= end { loop.stop() }
+        try interpreter.pump(now: now)
+    }
+    try loop.run()
+    interpreter.finish(at: loop.clock.now)
+    return ExitStatus.success
+}

@@ -1,0 +1,126 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import ShutterCore
+import ShutterGPIO
+
+/// Reads simulated edges from standard input for the simulator board, line by line,
+/// and drives the mock chip with them at their time after start.
+final class SimulatorInput {
+    private let board: Board
+    private let chip: MockChip
+    private let origin: Instant
+    private var buffer: [UInt8] = []
+    private var lineNumber = 0
+    private var lastTime: Instant
+    /// Edges read but not yet due, oldest first.
+    private(set) var scheduled: [Edge] = []
+    private(set) var ended = false
+
+    init(board: Board, chip: MockChip, origin: Instant) {
+        self.board = board
+        self.chip = chip
+        self.origin = origin
+        lastTime = origin
+    }
+
+    /// Reads what standard input has; parse errors are reported and the line skipped.
+    func readAvailable() {
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        let count = read(STDIN_FILENO, &chunk, chunk.count)
+        if count <= 0 {
+            if count == 0 || (errno != EAGAIN && errno != EINTR) { ended = true }
+            if ended, !buffer.isEmpty { parse(line: buffer); buffer.removeAll() }
+            return
+        }
+        buffer.append(contentsOf: chunk.prefix(count))
+        while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+            parse(line: Array(buffer[..<newline]))
+            buffer.removeFirst(newline + 1)
+        }
+    }
+
+    private func parse(line: [UInt8]) {
+        lineNumber += 1
+        let text = String(decoding: line, as: UTF8.self)
+        do {
+            let trace = try Trace.parse(text, board: board, source: "<stdin>")
+            for edge in trace.edges {
+                var due = Edge(line: edge.line, active: edge.active, time: origin + Nanoseconds(rawValue: edge.time.rawValue))
+                if due.time < lastTime {
+                    Console.error("shutter: <stdin>:\(lineNumber): time goes backwards; edge taken now")
+                    due.time = lastTime
+                }
+                lastTime = due.time
+                scheduled.append(due)
+            }
+        } catch {
+            Console.error("shutter: <stdin>:\(lineNumber): \(error.message) (line ignored)")
+        }
+    }
+
+    /// The time the next simulated edge is due.
+    var nextEdgeTime: Instant? { scheduled.first?.time }
+
+    /// Drives every edge due by `now` into the mock chip.
+    func deliver(upTo now: Instant) {
+        chip.clock.advance(to: max(chip.clock.now, now))
+        var delivered = 0
+        for edge in scheduled where edge.time <= now {
+            chip.set(edge.line, active: edge.active, at: edge.time)
+            delivered += 1
+        }
+        scheduled.removeFirst(delivered)
+    }
+}
+
+// MARK: - run
+
+func runDaemon(_ arguments: ParsedArguments) throws -> Int32 {
+    let boardPath = arguments.value("--board")!
+    let board = try loadBoard(boardPath)
+    let (chip, watcher) = try watchLines(of: board, consumer: "shutter")
+    defer { watcher.close() }
+    let loop = try EventLoop()
+    let interpreter = Interpreter(board: board, watcher: watcher)
+    interpreter.emit = { Console.out($0.json.description) }
+    interpreter.reportLostEdges = { count, time in
+        var line = JSONLine(event: "edgesLost", at: time)
+        line.add("count", count)
+        Console.out(line.description)
+    }
+    var simulator: SimulatorInput?
+    if let mock = chip as? MockChip {
+        mock.clock.advance(to: loop.clock.now)
+        let input = SimulatorInput(board: board, chip: mock, origin: loop.clock.now)
+        simulator = input
+        _ = fcntl(STDIN_FILENO, F_SETFL, fcntl(STDIN_FILENO, F_GETFL) | O_NONBLOCK)
+        loop.watch(STDIN_FILENO) {
+            input.readAvailable()
+            if input.ended { loop.unwatch(STDIN_FILENO) }
+            input.deliver(upTo: loop.clock.now)
+            try interpreter.pump(now: loop.clock.now)
+        }
+    }
+    for descriptor in watcher.pollDescriptors {
+        loop.watch(descriptor) { try interpreter.pump(now: loop.clock.now) }
+    }
+    loop.nextDeadline = { [simulator] in [interpreter.nextDeadline, simulator?.nextEdgeTime].compactMap { $0 }.min() }
+    loop.deadlineReached = { [simulator] now in
+        simulator?.deliver(upTo: now)
+        try interpreter.pump(now: now)
+        // The simulator's input has ended and nothing is left to happen: the run is over.
+        if let simulator, simulator.ended, simulator.nextEdgeTime == nil, interpreter.nextDeadline == nil { loop.stop() }
+    }
+    if let simulator {
+        // An input that ends before anything is scheduled still needs one pass to notice.
+        let previous = loop.nextDeadline
+        loop.nextDeadline = { previous() ?? (simulator.ended ? loop.clock.now : nil) }
+    }
+    Console.error("shutter: running board \(board.name) on \(board.chip) (\(LibGPIOD.summary))"
+        + (simulator != nil ? "; simulated edges are read from standard input" : ""))
+    try loop.run()
+    interpreter.finish(at: loop.clock.now)
+    return ExitStatus.success
+}
