@@ -158,7 +158,7 @@ public final class GPIODChip: GPIOChip {
             }
             throw GPIOError.requestFailed(line: line?.name, chip: chipDescription, error)
         }
-        return try GPIODWatcher(request: request, lineCount: lines.count, chip: chipDescription)
+        return try GPIODWatcher(request: request, lineCount: lines.count, chip: self)
     }
 }
 
@@ -166,16 +166,18 @@ public final class GPIODChip: GPIOChip {
 final class GPIODWatcher: EdgeWatcher {
     private var request: OpaquePointer?
     private let lineCount: Int
-    private let chip: String
+    /// Held so the chip outlives its lines: closing a 1.6 chip releases them.
+    private let owner: GPIODChip
+    private var chip: String { owner.chipDescription }
     private var buffer: [shutter_gpiod_edge]
     private var continuity: EdgeContinuity
     let pollDescriptors: [CInt]
     let kernelDebouncedLines: Set<LineIndex>
 
-    init(request: OpaquePointer, lineCount: Int, chip: String) throws {
+    init(request: OpaquePointer, lineCount: Int, chip: GPIODChip) throws {
         self.request = request
         self.lineCount = lineCount
-        self.chip = chip
+        self.owner = chip
         buffer = Array(repeating: shutter_gpiod_edge(), count: 256)
         continuity = EdgeContinuity(lineCount: lineCount)
         pollDescriptors = (0..<shutter_gpiod_request_fd_count(request)).map { shutter_gpiod_request_fd(request, $0) }

@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+# run-in-vm.sh - run a command inside a throw-away qemu guest with a real kernel
+# GPIO driver (the mock chip gpio-sim) and a virtual camera (vivid) loaded.
+#
+#   Deploy/vm/run-in-vm.sh [--share DIR] [--timeout SECONDS] [--] COMMAND [ARGS...]
+#   Deploy/vm/run-in-vm.sh --help
+#
+# The guest boots Debian's own kernel under TCG (software emulation: nested KVM
+# does not work on the CI machines) and sees:
+#   /        the host's / read-only (virtio-9p) under a tmpfs overlay: writes work
+#            and vanish at power-off; binaries built on the host run unchanged
+#   DIR      the share (default: the current directory), writable, at the same path
+# COMMAND runs as root under bash in the current directory, after:
+#   - gpio-sim is loaded with one live chip labelled $VM_GPIO_LABEL (default rig-sim)
+#     whose lines are named $VM_GPIO_NAMES (default: half full secondary pad0..pad5);
+#     lines are driven by writing pull-up/pull-down to $GPIO_SIM_DIR/sim_gpioN/pull
+#   - vivid is loaded with $VM_VIVID_OPTS (default: one webcam-like capture device)
+# and with GPIOCHIP (gpiochipN) and GPIO_SIM_DIR exported. Its output (stdout and
+# stderr merged) is printed here and its exit status is ours: 124 is a timeout,
+# 255 a guest that failed before COMMAND ran.
+#
+# Needs the packages Deploy/setup.sh installs: qemu-system-x86, linux-image-amd64,
+# linux-headers-amd64, linux-source-6.1, busybox-static, cpio, kmod, gcc, make.
+# Debian's kernel is built without gpio-sim (CONFIG_GPIO_SIM is unset), so the
+# module is compiled once from linux-source into $SHUTTER_VM_CACHE (default
+# ~/.cache/shutter/vm) and reused.
+set -euo pipefail
+
+share=$PWD
+timeout_s=${VM_TIMEOUT:-600}
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --share) share=$(realpath "$2"); shift 2 ;;
+    --timeout) timeout_s=$2; shift 2 ;;
+    -h|--help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --) shift; break ;;
+    -*) echo "run-in-vm: unknown option '$1' (try --help)" >&2; exit 2 ;;
+    *) break ;;
+  esac
+done
+[ $# -gt 0 ] || { echo "run-in-vm: no command given (try --help)" >&2; exit 2; }
+case "$share" in *[[:space:],]*) echo "run-in-vm: the share path may not contain spaces or commas (qemu syntax): $share" >&2; exit 2 ;; esac
+
+kver=${VM_KVER:-$(ls /boot/vmlinuz-* 2>/dev/null | sed 's|/boot/vmlinuz-||' | sort -V | tail -n 1)}
+[ -n "$kver" ] || { echo "run-in-vm: no kernel in /boot; run Deploy/setup.sh" >&2; exit 255; }
+[ -d "/lib/modules/$kver/build" ] || { echo "run-in-vm: no headers for $kver (linux-headers-$kver); run Deploy/setup.sh" >&2; exit 255; }
+cache=${SHUTTER_VM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/shutter/vm}/$kver
+mkdir -p "$cache"
+
+# ---- gpio-sim.ko, built once per kernel ----------------------------------------
+# A lock, since the 1.6 and 2.x test runs may start at the same time.
+exec 9>"$cache/.lock"
+flock 9
+if [ ! -f "$cache/gpio-sim/gpio-sim.ko" ]; then
+  echo "run-in-vm: building gpio-sim.ko for $kver (once)" >&2
+  src=$(ls /usr/src/linux-source-6.1.tar.xz 2>/dev/null || true)
+  if [ -z "$src" ]; then
+    (cd "$cache" && apt-get download linux-source-6.1 >/dev/null)
+    dpkg-deb --fsys-tarfile "$cache"/linux-source-6.1_*.deb | tar -xO ./usr/src/linux-source-6.1.tar.xz > "$cache/linux-source.tar.xz"
+    src=$cache/linux-source.tar.xz
+  fi
+  rm -rf "$cache/gpio-sim" && mkdir -p "$cache/gpio-sim"
+  tar -xJf "$src" -C "$cache/gpio-sim" --strip-components=3 --wildcards \
+    '*/drivers/gpio/gpio-sim.c' '*/drivers/gpio/gpiolib.h' '*/kernel/irq/irq_sim.c'
+  (
+    cd "$cache/gpio-sim"
+    mv gpio-sim.c gpio-sim-main.c
+    # irq_sim is not built into Debian's kernel either: link it into the module.
+    # It calls irq_to_desc(), which is not exported; generic_handle_irq() does the same.
+    sed -i 's/handle_simple_irq(irq_to_desc(irqnum));/generic_handle_irq(irqnum);/' irq_sim.c
+    printf 'obj-m := gpio-sim.o\ngpio-sim-y := gpio-sim-main.o irq_sim.o\n' > Kbuild
+    make -C "/lib/modules/$kver/build" M="$PWD" modules > build.log 2>&1 || { cat build.log >&2; exit 1; }
+  )
+  rm -f "$cache"/linux-source*
+fi
+# The kernel, uncompressed once: under TCG, booting a bare vmlinux through PVH saves
+# seconds of XZ decompression on every run.
+kernel=$cache/vmlinux
+if [ ! -s "$kernel" ]; then
+  offset=$(LC_ALL=C grep -m1 -obUaP '\xfd7zXZ\x00' "/boot/vmlinuz-$kver" | cut -d: -f1 || true)
+  if [ -n "$offset" ] && tail -c +$((offset + 1)) "/boot/vmlinuz-$kver" | xz -dcq > "$kernel.tmp" 2>/dev/null; [ "$(head -c 4 "$kernel.tmp" | od -An -c | tr -d ' ')" = 177ELF ]; then
+    mv "$kernel.tmp" "$kernel"
+  else
+    rm -f "$kernel.tmp"; kernel=/boot/vmlinuz-$kver
+  fi
+fi
+flock -u 9
+
+# ---- the initramfs: busybox, the 9p modules, and an init that mounts host / -------
+run=$(mktemp -d /tmp/shutter-vm.XXXXXX)
+trap 'rm -rf "$run"' EXIT
+mkdir -p "$run/initrd/bin" "$run/initrd/modules" "$run/initrd/proc" "$run/initrd/sys" "$run/initrd/dev" "$run/control"
+cp /bin/busybox "$run/initrd/bin/"
+modules=$(for m in virtio_pci 9pnet_virtio 9p; do modprobe -S "$kver" --show-depends "$m"; done | awk '$1 == "insmod" && !seen[$2]++ { print $2 }')
+cp $modules "$run/initrd/modules/"
+echo "$modules" | xargs -n1 basename > "$run/initrd/modules/order"
+
+cat > "$run/initrd/init" <<'INIT'
+#!/bin/busybox sh
+/bin/busybox --install -s /bin
+export PATH=/bin
+mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t devtmpfs dev /dev
+fail() { echo "vm-init: $*"; echo 255 > /control/status 2>/dev/null; poweroff -f; }
+for m in $(cat /modules/order); do insmod "/modules/$m" || fail "insmod $m"; done
+opts=trans=virtio,version=9p2000.L,msize=512000
+mkdir -p /control /host /rw /root
+mount -t 9p -o $opts control /control || fail "mount control"
+. /control/env
+mount -t 9p -o $opts,ro,cache=loose hostroot /host || fail "mount host /"
+insmod /host/lib/modules/$(uname -r)/kernel/fs/overlayfs/overlay.ko || fail "load overlay"
+mount -t tmpfs tmpfs /rw && mkdir /rw/upper /rw/work
+mount -t overlay -o lowerdir=/host,upperdir=/rw/upper,workdir=/rw/work overlay /root || fail "mount overlay"
+mount -t proc proc /root/proc; mount -t sysfs sys /root/sys; mount -t devtmpfs dev /root/dev
+mkdir -p /root/dev/pts /root/dev/shm
+ln -sf /proc/self/fd /root/dev/fd; mount -t devpts devpts /root/dev/pts; mount -t tmpfs tmpfs /root/dev/shm; mount -t tmpfs tmpfs /root/run; mount -t tmpfs tmpfs /root/tmp
+mkdir -p "/root$SHARE" && mount -t 9p -o $opts share "/root$SHARE" || fail "mount share"
+cp /control/command.sh /root/run/command.sh
+chroot /root /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 \
+  PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:/opt/swift/usr/bin \
+  /bin/bash /run/command.sh < /dev/null
+echo $? > /control/status
+sync; umount "/root$SHARE"; poweroff -f
+INIT
+chmod +x "$run/initrd/init"
+(cd "$run/initrd" && find . | cpio -o -H newc --quiet | gzip -1) > "$run/initrd.gz"
+
+printf 'SHARE=%q\n' "$share" > "$run/control/env"
+label=${VM_GPIO_LABEL:-rig-sim}
+names=${VM_GPIO_NAMES:-half full secondary pad0 pad1 pad2 pad3 pad4 pad5}
+lines=${VM_GPIO_LINES:-$(echo $names | wc -w)}
+vivid_opts=${VM_VIVID_OPTS:-n_devs=1 node_types=0x1 num_inputs=1 input_types=0x0}
+{
+  echo 'set -e'
+  printf 'export VM_SHARE=%q\n' "$share"
+  echo 'modprobe configfs'
+  printf 'insmod %q\n' "$cache/gpio-sim/gpio-sim.ko"
+  echo 'mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config'
+  echo 'chip=/sys/kernel/config/gpio-sim/rig'
+  echo 'mkdir -p $chip/bank0'
+  printf 'echo %d > $chip/bank0/num_lines\n' "$lines"
+  printf 'echo %q > $chip/bank0/label\n' "$label"
+  n=0
+  for name in $names; do
+    printf 'mkdir -p $chip/bank0/line%d && echo %q > $chip/bank0/line%d/name\n' "$n" "$name" "$n"
+    n=$((n + 1))
+  done
+  echo 'echo 1 > $chip/live'
+  echo 'export GPIOCHIP=$(cat $chip/bank0/chip_name)'
+  echo 'export GPIO_SIM_DIR=/sys/devices/platform/$(cat $chip/dev_name)/$GPIOCHIP'
+  printf 'modprobe vivid %s\n' "$vivid_opts"
+  printf 'cd %q\n' "$PWD"
+  echo 'set +e'
+  printf '%q ' "$@"; echo
+} > "$run/control/command.sh"
+
+# ---- boot ---------------------------------------------------------------------------
+# multidevs=remap: host / spans several filesystems, and without it their inode
+# numbers collide in the guest (directories appear empty).
+export_dir() { echo "-fsdev local,id=$1,path=$2,security_model=none,multidevs=remap$3 -device virtio-9p-pci,fsdev=$1,mount_tag=$1"; }
+set +e
+timeout -k 5 "$timeout_s" qemu-system-x86_64 -accel tcg -cpu max -smp "${VM_SMP:-2}" -m "${VM_MEMORY:-1G}" \
+  -display none -monitor none -no-reboot -nic none \
+  -chardev stdio,id=console,signal=off -serial chardev:console \
+  -kernel "$kernel" -initrd "$run/initrd.gz" -append "console=ttyS0 quiet panic=-1" \
+  $(export_dir control "$run/control" "") $(export_dir hostroot / ",readonly=on") $(export_dir share "$share" "") \
+  < /dev/null 2>&1 | sed -u -e 's/\r$//' -e '/reboot: Power down$/d'
+qemu_status=${PIPESTATUS[0]}
+set -e
+[ "$qemu_status" = 124 ] && { echo "run-in-vm: timed out after ${timeout_s}s" >&2; exit 124; }
+[ -f "$run/control/status" ] || { echo "run-in-vm: the guest died before reporting (qemu status $qemu_status)" >&2; exit 255; }
+exit "$(cat "$run/control/status")"

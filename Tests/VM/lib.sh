@@ -1,0 +1,29 @@
+# Shared by the VM tests (sourced): TAP-like "ok"/"not ok" lines and line driving.
+# Runs inside the guest; needs SHUTTER (the binary under test), GPIO_SIM_DIR.
+passed=0
+failed=0
+ok() { echo "ok - $*"; passed=$((passed + 1)); }
+not_ok() { echo "not ok - $*"; failed=$((failed + 1)); }
+check() { local what=$1; shift; if "$@"; then ok "$what"; else not_ok "$what"; fi; }
+finish() { echo "# $(basename "$0"): $passed passed, $failed failed"; [ "$failed" = 0 ]; }
+
+# line_offset NAME: the gpio-sim offset of a line the harness named.
+line_offset() {
+  local n=0
+  for name in ${VM_GPIO_NAMES:-half full secondary pad0 pad1 pad2 pad3 pad4 pad5}; do
+    [ "$name" = "$1" ] && { echo $n; return; }
+    n=$((n + 1))
+  done
+  echo "no line $1" >&2; return 1
+}
+# drive NAME up|down: pull a gpio-sim line high or low, as a button or pad would.
+drive() { echo "pull-$2" > "$GPIO_SIM_DIR/sim_gpio$(line_offset "$1")/pull"; }
+
+# wait_for_consumer NAME CONSUMER: until the line shows as used by CONSUMER (max ~10 s).
+wait_for_consumer() {
+  for _ in $(seq 100); do
+    gpioinfo "$GPIOCHIP" 2>/dev/null | grep -q "\"$1\".*\"$2\"" && return 0
+    sleep 0.1
+  done
+  return 1
+}
