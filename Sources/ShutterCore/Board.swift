@@ -155,6 +155,11 @@ extension Board {
 
     /// Validates a board from its JSON text; `file` names it in errors.
     public static func decode(_ data: Data, file: String) throws(BoardError) -> Board {
+        // Foundation's decoder accepts some invalid JSON (trailing commas) and cannot say
+        // where the text breaks; a strict check first gives the line and column.
+        if let syntax = JSONSyntax.firstError(in: String(decoding: data, as: UTF8.self)) {
+            throw BoardError(file: file, path: "", message: "not valid JSON: \(syntax.message)", position: (syntax.line, syntax.column))
+        }
         do {
             return try JSONDecoder().decode(Board.self, from: data)
         } catch let error as FieldError {

@@ -46,8 +46,12 @@ public enum JSONSyntax {
         }
 
         mutating func expect(_ literal: String) throws(Failure) {
+            let start = index
             for byte in literal.utf8 {
-                guard current == byte else { throw failure("expected '\(literal)'") }
+                guard current == byte else {
+                    index = start   // point at the word, not into it
+                    throw failure("expected '\(literal)'")
+                }
                 index += 1
             }
         }

@@ -38,6 +38,8 @@ public struct Trace: Hashable, Sendable {
                 throw fail(error.message)
             } catch let DecodingError.keyNotFound(key, _) {
                 throw fail("missing '\(key.stringValue)' (a trace line is {\"t\": 0.12, \"line\": \"full\", \"active\": true})")
+            } catch let DecodingError.typeMismatch(_, context) where context.codingPath.isEmpty {
+                throw fail("expected a JSON object like {\"t\": 0.12, \"line\": \"full\", \"active\": true}")
             } catch let DecodingError.typeMismatch(_, context), let DecodingError.valueNotFound(_, context) {
                 let key = context.codingPath.last?.stringValue ?? "t"
                 throw fail(key == "active" ? "'active' must be true or false"

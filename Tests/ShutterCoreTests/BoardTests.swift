@@ -1,1 +1,131 @@
+import Foundation
 import Testing
+@testable import ShutterCore
+
+/// A minimal valid board; tests splice a change into it.
+private let minimalBoard = """
+{
+  "name": "test",
+  "chip": "simulator",
+  "lines": [
+    {"name": "full", "role": "full"},
+    {"name": "pad0", "role": "pad"},
+    {"name": "pad1", "role": "pad"}
+  ]
+}
+"""
+
+private func decode(_ text: String) throws(BoardError) -> Board {
+    try Board.decode(Data(text.utf8), file: "rig.json")
+}
+
+/// `minimalBoard` with `key` set to the JSON `value` at the top level.
+private func board(with key: String, _ value: String) -> String {
+    minimalBoard.replacingOccurrences(of: "\n  \"chip\"", with: "\n  \"\(key)\": \(value),\n  \"chip\"")
+}
+
+@Suite("Board files")
+struct BoardTests {
+    @Test("every shipped board file is valid", arguments: ["simulator", "gpio-sim", "raspberry-pi-4", "raspberry-pi-5", "raspberry-pi-zero-2w"])
+    func shippedBoards(name: String) throws {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Boards/\(name).json")
+        let board = try Board.load(path: url.standardizedFileURL.path)
+        #expect(board.lines.contains { $0.role == .full })
+    }
+
+    @Test("the simulator board has the issue's lines and controls")
+    func simulatorBoard() throws {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Boards/simulator.json")
+        let board = try Board.load(path: url.standardizedFileURL.path)
+        #expect(board.chip == .simulator)
+        #expect(board.lines.map(\.name) == ["half", "full", "secondary", "pad0", "pad1", "pad2", "pad3", "pad4", "pad5"])
+        #expect(board.pads.count == 6)
+        #expect(board.controls.map(\.id) == ["zoom", "exposure", "filter"])
+        #expect(board.controls[0].kind == .systemZoom(.range(1...8, step: nil)))
+        #expect(board.controls[2].kind == .picker(count: 4, titles: ["None", "Mono", "Vivid", "Warm"]))
+        #expect(board.controls[2].initial == .index(0))
+    }
+
+    @Test("defaults fill what a line leaves out")
+    func lineDefaults() throws {
+        let text = minimalBoard.replacingOccurrences(
+            of: "\"lines\"", with: "\"lineDefaults\": {\"activeLow\": true, \"bias\": \"pull-up\", \"debounceMs\": 8},\n  \"lines\"")
+            .replacingOccurrences(of: "{\"name\": \"pad1\", \"role\": \"pad\"}",
+                                  with: "{\"name\": \"pad1\", \"role\": \"pad\", \"line\": 17, \"bias\": \"disabled\", \"debounceMs\": 0}")
+        let board = try decode(text)
+        #expect(board.lines[0].activeLow)
+        #expect(board.lines[0].bias == .pullUp)
+        #expect(board.lines[0].debounce == .milliseconds(8))
+        #expect(board.lines[0].selector == .name("full"))
+        #expect(board.lines[2].selector == .offset(17))
+        #expect(board.lines[2].bias == .disabled)
+        #expect(board.lines[2].debounce == .zero)
+    }
+
+    @Test("chip selectors: simulator, path, name, label",
+          arguments: [("simulator", ChipSelector.simulator), ("/dev/gpiochip0", .path("/dev/gpiochip0")),
+                      ("gpiochip4", .name("gpiochip4")), ("pinctrl-rp1", .label("pinctrl-rp1")), ("gpiochipX", .label("gpiochipX"))])
+    func chipSelectors(text: String, expected: ChipSelector) {
+        #expect(ChipSelector(parsing: text) == expected)
+    }
+
+    /// A broken board and the error it must produce: (what, board text, path, words the message contains).
+    static let refusals: [(String, String, String, String)] = [
+        ("broken JSON names line and column", "{\n  \"name\": \"x\",\n  \"chip\": \"simulator\"\n  \"lines\": []\n}", "", "4:3"),
+        ("trailing comma", "{\"name\": \"x\",}", "", "trailing comma"),
+        ("unknown key suggests the right one", board(with: "contols", "[]"), "contols", "did you mean 'controls'"),
+        ("unknown key in a line", minimalBoard.replacingOccurrences(of: "\"role\": \"full\"}", with: "\"role\": \"full\", \"debounce\": 5}"),
+         "lines[0].debounce", "did you mean 'debounceMs'"),
+        ("wrong type", minimalBoard.replacingOccurrences(of: "\"name\": \"test\"", with: "\"name\": 5"), "name", "expected a string"),
+        ("missing required field", minimalBoard.replacingOccurrences(of: "  \"chip\": \"simulator\",\n", with: ""), "chip", "missing"),
+        ("bad enum value", minimalBoard.replacingOccurrences(of: "\"role\": \"full\"}", with: "\"role\": \"full\", \"bias\": \"pullup\"}"),
+         "lines[0].bias", "'pull-up'"),
+        ("out of range", minimalBoard.replacingOccurrences(of: "\"role\": \"full\"}", with: "\"role\": \"full\", \"debounceMs\": -1}"),
+         "lines[0].debounceMs", "outside 0...1000"),
+        ("same line twice", minimalBoard.replacingOccurrences(of: "{\"name\": \"pad1\", \"role\": \"pad\"}",
+                                                             with: "{\"name\": \"pad1\", \"role\": \"pad\", \"line\": \"pad0\"}"),
+         "lines[2].line", "already used by lines[1]"),
+        ("same name twice", minimalBoard.replacingOccurrences(of: "\"pad1\"", with: "\"pad0\""), "lines[2].name", "already the name"),
+        ("no full line", minimalBoard.replacingOccurrences(of: "\"role\": \"full\"", with: "\"role\": \"secondary\""), "lines", "role 'full'"),
+        ("one pad", minimalBoard.replacingOccurrences(of: ",\n    {\"name\": \"pad1\", \"role\": \"pad\"}", with: ""), "lines[1].role", "at least 2 pads"),
+        ("slider without range", board(with: "controls", "[{\"id\": \"a\", \"kind\": \"slider\"}]"), "controls[0].range", "missing"),
+        ("range upside down", board(with: "controls", "[{\"id\": \"a\", \"kind\": \"slider\", \"range\": [5, 1]}]"),
+         "controls[0].range", "lower bound 5 is not below upper bound 1"),
+        ("zero step", board(with: "controls", "[{\"id\": \"a\", \"kind\": \"slider\", \"range\": [0, 1], \"step\": 0}]"),
+         "controls[0].step", "above 0"),
+        ("range and values", board(with: "controls", "[{\"id\": \"a\", \"kind\": \"slider\", \"values\": [1, 2], \"range\": [0, 1]}]"),
+         "controls[0].range", "not both"),
+        ("picker count and titles disagree", board(with: "controls", "[{\"id\": \"a\", \"kind\": \"picker\", \"count\": 3, \"titles\": [\"x\"]}]"),
+         "controls[0].count", "does not match"),
+        ("initial outside range", board(with: "controls", "[{\"id\": \"a\", \"kind\": \"slider\", \"range\": [0, 1], \"initial\": 2}]"),
+         "controls[0].initial", "outside 0...1"),
+        ("unknown kind", board(with: "controls", "[{\"id\": \"a\", \"kind\": \"slidr\", \"range\": [0, 1]}]"),
+         "controls[0].kind", "did you mean 'slider'"),
+        ("duplicate control id", board(with: "controls", "[{\"id\": \"a\", \"kind\": \"picker\", \"count\": 2}, {\"id\": \"a\", \"kind\": \"picker\", \"count\": 2}]"),
+         "controls[1].id", "already the id"),
+        ("too many controls", board(with: "controls", "[" + (0..<9).map { "{\"id\": \"c\($0)\", \"kind\": \"picker\", \"count\": 2}" }.joined(separator: ", ") + "]"),
+         "controls", "at most 8"),
+        ("contradictory timings", board(with: "gestures", "{\"glitchFilterMs\": 50, \"tapMaxMs\": 40}"), "gestures.tapMaxMs", "longer than glitchFilterMs"),
+        ("camera size half given", board(with: "camera", "{\"width\": 640}"), "camera.height", "both width and height"),
+        ("output template with a slash", board(with: "output", "{\"template\": \"a/b.jpg\"}"), "output.template", "without '/'"),
+    ]
+
+    @Test("a bad board is refused naming the file and the field", arguments: refusals)
+    func refusal(what: String, text: String, path: String, words: String) {
+        do {
+            _ = try decode(text)
+            Issue.record("\(what): accepted")
+        } catch {
+            #expect(error.file == "rig.json", "\(what)")
+            #expect(error.path == path, "\(what): \(error)")
+            #expect(error.description.contains(words), "\(what): \(error)")
+        }
+    }
+
+    @Test("a missing file is named")
+    func missingFile() {
+        #expect(throws: BoardError(file: "/nonexistent/rig.json", path: "", message: "no such file")) {
+            try Board.load(path: "/nonexistent/rig.json")
+        }
+    }
+}

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# run.sh - the whole test run: what the README's test command and CI run.
+#
+#   Tests/run.sh            build and unit-test against libgpiod 1.6 and 2.x, then the
+#                           real-kernel tests (gpio-sim, vivid) in a qemu guest for both
+#   Tests/run.sh --no-vm    unit tests only (no qemu)
+#   Tests/run.sh --help
+#
+# Prints each stage's time and ends with one line "N passed, N failed".
+set -uo pipefail
+cd "$(dirname "$(readlink -f "$0")")/.."
+export PATH=/opt/swift/usr/bin:$PATH
+
+vm=yes
+case "${1:-}" in
+  --no-vm) vm=no ;;
+  -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  "") ;;
+  *) echo "run.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
+esac
+
+passed=0 failed=0
+stage() {   # stage NAME COMMAND...: run, time, count one result
+  local name=$1; shift
+  local start=$SECONDS
+  echo "=== $name"
+  if "$@"; then
+    echo "=== $name: ok ($((SECONDS - start)) s)"; passed=$((passed + 1))
+  else
+    echo "=== $name: FAILED ($((SECONDS - start)) s)"; failed=$((failed + 1))
+  fi
+}
+vm_tests() {   # vm_tests BINARY: the Tests/VM suite in a fresh guest
+  Deploy/vm/run-in-vm.sh -- env SHUTTER="$PWD/$1" Tests/VM/run-all.sh
+}
+
+stage "build (libgpiod 1.6)" swift build
+stage "unit tests (libgpiod 1.6)" swift test
+stage "build (libgpiod 2.x)" Deploy/with-libgpiod2.sh swift build
+stage "unit tests (libgpiod 2.x)" Deploy/with-libgpiod2.sh swift test
+if [ "$vm" = yes ]; then
+  stage "VM tests (libgpiod 1.6)" vm_tests .build/debug/shutter
+  stage "VM tests (libgpiod 2.x)" vm_tests .build-gpiod2/debug/shutter
+fi
+echo "stages: $passed passed, $failed failed"
+[ "$failed" = 0 ]
