@@ -114,5 +114,15 @@ if [ "$major" = 2 ]; then
   check "kernel debounce (100 ms): a ~1 ms pulse gives no edge, a 500 ms press gives two (got: $got)" [ "$got" = "full true full false " ]
 fi
 
+# --- monitor: edges printed live for people ---
+drive half down
+"$SHUTTER" monitor --board "$board" --seconds 20 > "$work/monitor.out" 2>&1 &
+monitor=$!
+wait_for_consumer half shutter-monitor
+drive half up; sleep 0.2; drive half down; sleep 0.3
+kill -INT $monitor; wait $monitor; status=$?
+check "monitor: exit 0 on SIGINT and 'half pressed' then 'half released' shown (status $status)" \
+  bash -c "[ $status = 0 ] && grep -q 'half  *pressed' '$work/monitor.out' && grep -q 'half  *released' '$work/monitor.out'"
+
 rm -rf "$work"
 finish
