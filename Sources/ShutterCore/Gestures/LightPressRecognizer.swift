@@ -27,7 +27,8 @@ struct LightPressRecognizer: Sendable {
     var deadline: Instant? {
         switch state {
         case .idle: nil
-        case .waiting(_, let releasedAt): releasedAt + window
+        // One nanosecond past the window: a press starting exactly at its end still counts.
+        case .waiting(_, let releasedAt): releasedAt + window + Nanoseconds(rawValue: 1)
         // The second press cannot be light once held past its maximum.
         case .secondDown(_, _, let secondSince, let maximum): secondSince + maximum + Nanoseconds(rawValue: 1)
         }

@@ -37,6 +37,8 @@ struct SliderStrip: Sendable {
         var anchor: Double
         var lowest: Double
         var highest: Double
+        /// Where the finger is now (mean index of the touched pads).
+        var current: Double
         var swiping = false
         var tapExpired = false
         /// The last place reported, and the direction of travel (-1, 0, 1) for the hysteresis.
@@ -131,7 +133,7 @@ struct SliderStrip: Sendable {
         switch state {
         case .idle:
             guard touchedCount > 0 else { return .none }
-            state = .touching(Touch(start: since, anchor: place, lowest: place, highest: place, reported: place))
+            state = .touching(Touch(start: since, anchor: place, lowest: place, highest: place, current: place, reported: place))
             historyCount = 0
             record(place, at: since)
             return .touchBegan(since: since)
@@ -155,6 +157,7 @@ struct SliderStrip: Sendable {
     private mutating func move(_ touch: inout Touch, to place: Double, at time: Instant) -> Action {
         touch.lowest = min(touch.lowest, place)
         touch.highest = max(touch.highest, place)
+        touch.current = place
         if !touch.swiping {
             return startSwipeIfMoved(&touch, place: place, at: time) ?? .none
         }
@@ -192,7 +195,7 @@ struct SliderStrip: Sendable {
             return .none
         case .touching(var touch):
             touch.tapExpired = true
-            let action = startSwipeIfMoved(&touch, place: touch.reported, at: now)
+            let action = startSwipeIfMoved(&touch, place: touch.current, at: now)
             state = .touching(touch)
             return action ?? .notTap
         case .lifted(let touch, let liftedAt):
