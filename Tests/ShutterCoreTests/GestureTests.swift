@@ -71,6 +71,10 @@ struct ButtonGestureTests {
                     expected: ["lightPress", "controlsActive zoom", "controlsInactive finish"]),
         GestureCase(name: "half press just past the maximum", board: Rigs.board(gestures: #"{"prepareAfterMs": 1000}"#),
                     build: { $0.press("half", at: 100, for: 350.001) }, expected: []),
+        GestureCase(name: "light press long enough to start prepare is still light",
+                    build: { $0.press("half", at: 100, for: 340, bounces: 2) },
+                    expected: ["prepare began", "prepare ended", "lightPress", "controlsActive zoom",
+                               "controlsInactive finish"]),
         GestureCase(name: "held half prepares", build: { $0.press("half", at: 100, for: 900, bounces: 2) },
                     expected: ["prepare began", "prepare ended"]),
         GestureCase(name: "prepare, then a full click", build: {

@@ -2,7 +2,7 @@
 struct HalfButton: Sendable {
     /// What a release of `half` meant.
     enum Release: Hashable, Sendable {
-        /// Short, without a full click or a prepare: a light press.
+        /// Short and without a full click: a light press.
         case lightPress(pressedAt: Instant, releasedAt: Instant)
         /// Anything else: the press was not light.
         case notLight
@@ -57,8 +57,10 @@ struct HalfButton: Sendable {
         guard case .pressed(let since, let fullClicked, let prepared) = state else { return .notLight }
         state = .released
         if prepared { events.append(.prepare(phase: .ended, pressedAt: since, at: now)) }
-        // Inclusive: a press exactly as long as the maximum is still light.
-        if !fullClicked, !prepared, releasedAt - since <= lightPressMaximum {
+        // Inclusive: a press exactly as long as the maximum is still light. A press that started
+        // prepare (prepareAfter may be shorter than the maximum) is still light: the board's
+        // maximum says what a light press is.
+        if !fullClicked, releasedAt - since <= lightPressMaximum {
             return .lightPress(pressedAt: since, releasedAt: releasedAt)
         }
         return .notLight

@@ -205,8 +205,6 @@ public struct RigStateMachine: Sendable {
         case .lightPress:
             if let outcome = lightPresses.resolve() { report(outcome, at: now, into: &events) }
         case .half:
-            // A press held into prepare is not light: a light press before it stands alone.
-            resolvePendingLightPress(at: now, into: &events)
             half.fire(at: now, into: &events)
         case .full:
             full.fire(at: now, into: &events)
