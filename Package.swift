@@ -36,6 +36,12 @@ let package = Package(
             dependencies: ["ShutterCore", "ShutterGPIO"]
         ),
 
+        /// Throughput of the gesture state machines on a long synthetic trace (release build).
+        .executableTarget(
+            name: "shutter-bench",
+            dependencies: ["ShutterCore"]
+        ),
+
         // MARK: Tests
 
         .testTarget(

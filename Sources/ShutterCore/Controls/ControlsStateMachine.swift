@@ -239,14 +239,32 @@ struct ControlsStateMachine: Sendable {
     }
 
     private mutating func moveHighlight(deltaPads: Double, at now: Instant, into events: inout [ShutterEvent]) {
-        guard case .choosing(var highlight) = state else { return }
-        let enabled = specs.indices.filter { specs[$0].enabled }
-        guard var position = enabled.firstIndex(of: highlight) ?? enabled.first.map({ _ in 0 }) else { return }
-        stepDetent(deltaPads: deltaPads, index: &position, count: enabled.count)
-        guard enabled[position] != highlight else { return }
-        highlight = enabled[position]
-        state = .choosing(highlight: highlight)
-        events.append(.controlHighlighted(control: specs[highlight].id, at: now))
+        guard case .choosing(let highlight) = state else { return }
+        // Walk the enabled controls one per pad; disabled ones are not there to land on.
+        var steps = 0
+        detent += deltaPads
+        while detent >= 1 { detent -= 1; steps += 1 }
+        while detent <= -1 { detent += 1; steps -= 1 }
+        var target = highlight
+        while steps != 0 {
+            let direction = steps > 0 ? 1 : -1
+            guard let next = nextEnabled(from: target, direction: direction) else { detent = 0; break }
+            target = next
+            steps -= direction
+        }
+        guard target != highlight else { return }
+        state = .choosing(highlight: target)
+        events.append(.controlHighlighted(control: specs[target].id, at: now))
+    }
+
+    /// The nearest enabled control after `index` in `direction` (the list does not wrap).
+    private func nextEnabled(from index: Int, direction: Int) -> Int? {
+        var candidate = index + direction
+        while specs.indices.contains(candidate) {
+            if specs[candidate].enabled { return candidate }
+            candidate += direction
+        }
+        return nil
     }
 
     private mutating func emitValue(at now: Instant, into events: inout [ShutterEvent]) {

@@ -13,7 +13,7 @@ public struct RigStateMachine: Sendable {
     }
 
     /// The timers of the gesture machines, in the order they fire when due at the same instant.
-    private enum Timer: Int, CaseIterable, Sendable {
+    private enum Timer: Int, Sendable {
         case lightPress, half, full, secondary, strip, controls
     }
 
@@ -164,7 +164,9 @@ public struct RigStateMachine: Sendable {
 
     private func earliestTimer() -> (timer: Timer, deadline: Instant)? {
         var best: (timer: Timer, deadline: Instant)?
-        for timer in Timer.allCases {
+        // Raw values rather than `allCases`, which would build an array on every call.
+        for raw in Timer.lightPress.rawValue...Timer.controls.rawValue {
+            let timer = Timer(rawValue: raw)!
             if let deadline = deadline(of: timer), best == nil || deadline < best!.deadline {
                 best = (timer, deadline)
             }
