@@ -34,7 +34,8 @@ public enum ControlStateFile {
         for id in values.keys.sorted() {
             switch values[id]! {
             case .number(let number):
-                line.add(id, json: JSONLine.number(number, decimals: 9))
+                // Swift's shortest round-trip form, so a value reads back bit for bit.
+                line.add(id, json: number.isFinite ? String(number) : "null")
             case .index(let index):
                 var nested = JSONLine()
                 nested.add("index", index)
