@@ -76,9 +76,13 @@ enum CleanTraces {
         var random = SplitMix64(seed: seed ^ 0xD1B5_4A32_D192_ED03)
         var trace = Trace(clean.board)
         let edges = clean.sorted
-        for edge in edges {
+        for (position, edge) in edges.enumerated() {
             trace.edges.append(edge)
-            guard random.chance(0.75) else { continue }
+            // Bounce goes after the settling edge: a trace that already bounces keeps its own.
+            let settles = !edges[(position + 1)...].contains {
+                $0.line == edge.line && $0.time.rawValue - edge.time.rawValue < 10_000_000
+            }
+            guard settles, random.chance(0.75) else { continue }
             var time = edge.time.rawValue
             let limit = edge.time.rawValue + 4_000_000
             for _ in 0..<random.int(1...6) {

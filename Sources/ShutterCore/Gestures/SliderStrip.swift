@@ -76,7 +76,7 @@ struct SliderStrip: Sendable {
     /// Velocity is measured over this span before the latest step.
     static let velocityWindow = Nanoseconds.milliseconds(100)
     /// Lifting while moving at least this fast (pads per second) is a flick.
-    static let flickPadsPerSecond = 12.0
+    static let flickPadsPerSecond = 15.0
     private static let historyCapacity = 16
 
     init(padCount: Int, timings: GestureTimings) {
