@@ -15,15 +15,15 @@ enum HumanTraces {
             if !hasHalf, kind <= 3 { kind = [6, 7, 4, 5][kind] }
             switch kind {
             case 0:   // light press, 80–250 ms, bounce at both ends
-                trace.press("half", at: t, for: random.ms(80...250), bounces: random.int(0...5))
+                trace.press("half", at: t, for: random.ms(50...300), bounces: random.int(0...5))
                 intents.append("lightPress")
             case 1:   // double light press, gap 100–250 ms
-                let first = random.ms(80...220)
+                let first = random.ms(50...290)
                 trace.press("half", at: t, for: first, bounces: random.int(0...5))
-                trace.press("half", at: t + first + random.ms(100...250), for: random.ms(80...220), bounces: random.int(0...5))
+                trace.press("half", at: t + first + random.ms(40...295), for: random.ms(50...290), bounces: random.int(0...5))
                 intents.append("doubleLightPress")
             case 2:   // full click: half, full within tens of ms, release full then half
-                trace.fullClick(at: t, lead: random.ms(10...70), hold: random.ms(60...400), trail: random.ms(10...80),
+                trace.fullClick(at: t, lead: random.ms(6...150), hold: random.ms(30...600), trail: random.ms(6...200),
                                 bounces: random.int(0...5))
                 intents += ["capture began primary", "capture ended primary"]
             case 3:   // half held to focus
@@ -37,16 +37,18 @@ enum HumanTraces {
                 let start = random.int(0...(6 - length))
                 var pads = Array(start..<(start + length))
                 if random.chance(0.5) { pads.reverse() }
-                let perPad = random.ms(30...150)
-                let overlap = random.chance(0.7) ? random.ms(5...25) : -random.ms(5...min(40, perPad - 20))
+                let perPad = random.ms(20...200)
+                let overlap = random.chance(0.7) ? random.ms(5...25) : -random.ms(5...min(55, perPad - 12))
                 trace.swipe(pads, at: t, perPad: perPad, overlap: overlap)
                 intents += ["swipe began", "swipe ended"]
             default:  // tap: one pad, or two neighbours landing together
                 let pad = random.int(0...4)
-                let duration = random.ms(50...150)
+                let duration = random.ms(30...178)
                 trace.press("pad\(pad)", at: t, for: duration)
                 if random.chance(0.5) {
-                    trace.press("pad\(pad + 1)", at: t + random.ms(5...20), for: duration - random.ms(-10...10))
+                    let offset = random.ms(0...40)
+                    let second = min(duration - random.ms(-10...10), 178 - offset)
+                    trace.press("pad\(pad + 1)", at: t + offset, for: max(second, 20))
                 }
                 if !hasHalf { intents.append("lightPress") }
             }

@@ -75,11 +75,11 @@ struct RigStateMachineTests {
             #"{"event": "controlsActive", "t": 0.455, "control": "zoom"}"#,
             #"{"event": "chooser", "t": 0.455, "phase": "began"}"#,
             #"{"event": "controlHighlighted", "t": 0.455, "control": "zoom"}"#,
-            // One pad moved when the tap window ran out (0.9 + 0.18 s).
-            #"{"event": "swipe", "t": 1.08, "phase": "began", "position": 0.6111, "delta": 0.2222, "velocity": 1.235}"#,
-            #"{"event": "controlHighlighted", "t": 1.08, "control": "exposure"}"#,
-            #"{"event": "swipe", "t": 1.145, "phase": "changed", "position": 0.7222, "delta": 0.1111, "velocity": 1.389}"#,
-            #"{"event": "swipe", "t": 1.165, "phase": "changed", "position": 0.8333, "delta": 0.1111, "velocity": 1.709}"#,
+            // One pad from where it landed, past the tap window, resting there 50 ms (1.04 + 0.05 s).
+            #"{"event": "swipe", "t": 1.09, "phase": "began", "position": 0.6111, "delta": 0.2222, "velocity": 1.587}"#,
+            #"{"event": "controlHighlighted", "t": 1.09, "control": "exposure"}"#,
+            #"{"event": "swipe", "t": 1.145, "phase": "changed", "position": 0.7222, "delta": 0.1111, "velocity": 1.111}"#,
+            #"{"event": "swipe", "t": 1.165, "phase": "changed", "position": 0.8333, "delta": 0.1111, "velocity": 1.852}"#,
             #"{"event": "controlHighlighted", "t": 1.165, "control": "filter"}"#,
             // Lifted at 1.26, ended after the 60 ms lift grace; still for the last 100 ms, so no flick.
             #"{"event": "swipe", "t": 1.32, "phase": "ended", "position": 0.8333, "delta": 0, "velocity": 0, "flick": false}"#,

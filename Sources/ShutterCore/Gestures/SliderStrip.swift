@@ -2,9 +2,9 @@
 ///
 /// The finger's place is the mean index of the touched pads, so N pads give
 /// 2N−1 places (a finger on two neighbours sits between them). A touch becomes
-/// a swipe once it moved 1.5 pads, or 1 pad and outlived the tap window: a tap
-/// that rolls over two neighbouring pads (land on one, lift off the other) moves
-/// exactly one pad and must stay a tap. Reversals need 0.75 pad (hysteresis)
+/// a swipe once it moved 1.5 pads, or 1 pad, outlived the tap window and rested
+/// there 50 ms: a tap that rolls over two neighbouring pads (land on one, lift
+/// off the other) moves exactly one pad and must stay a tap. Reversals need 0.75 pad (hysteresis)
 /// so a finger resting between two pads does not jitter the value.
 struct SliderStrip: Sendable {
     /// What one input meant; the rig routes it to the light-press recognizer and the controls.
@@ -37,8 +37,9 @@ struct SliderStrip: Sendable {
         var anchor: Double
         var lowest: Double
         var highest: Double
-        /// Where the finger is now (mean index of the touched pads).
+        /// Where the finger is now (mean index of the touched pads), and since when.
         var current: Double
+        var currentSince: Instant
         var swiping = false
         var tapExpired = false
         /// The last place reported, and the direction of travel (-1, 0, 1) for the hysteresis.
@@ -71,6 +72,8 @@ struct SliderStrip: Sendable {
 
     /// Each end's dead band, in pads: the last quarter pad reads as the end, so the ends are easy to reach.
     static let deadBand = 0.25
+    /// How long a finger must rest one pad from where it landed before that alone makes a swipe.
+    static let dwell = Nanoseconds.milliseconds(50)
     /// A reversal must move this far (pads) before it counts.
     static let reversalHysteresis = 0.75
     /// Velocity is measured over this span before the latest step.
@@ -93,8 +96,11 @@ struct SliderStrip: Sendable {
         switch state {
         case .idle: nil
         case .touching(let touch):
+            if touch.swiping { nil }
             // One nanosecond past the window: a touch exactly as long as the window is still a tap.
-            touch.swiping || touch.tapExpired ? nil : touch.start + tapMaximum + Nanoseconds(rawValue: 1)
+            else if !touch.tapExpired { touch.start + tapMaximum + Nanoseconds(rawValue: 1) }
+            else if touch.highest - touch.lowest >= 1 { touch.currentSince + Self.dwell }
+            else { nil }
         case .lifted(_, let liftedAt): liftedAt + liftGrace
         }
     }
@@ -133,7 +139,7 @@ struct SliderStrip: Sendable {
         switch state {
         case .idle:
             guard touchedCount > 0 else { return .none }
-            state = .touching(Touch(start: since, anchor: place, lowest: place, highest: place, current: place, reported: place))
+            state = .touching(Touch(start: since, anchor: place, lowest: place, highest: place, current: place, currentSince: since, reported: place))
             historyCount = 0
             record(place, at: since)
             return .touchBegan(since: since)
@@ -157,6 +163,7 @@ struct SliderStrip: Sendable {
     private mutating func move(_ touch: inout Touch, to place: Double, at time: Instant) -> Action {
         touch.lowest = min(touch.lowest, place)
         touch.highest = max(touch.highest, place)
+        if place != touch.current { touch.currentSince = time }
         touch.current = place
         if !touch.swiping {
             return startSwipeIfMoved(&touch, place: place, at: time) ?? .none
@@ -179,13 +186,19 @@ struct SliderStrip: Sendable {
 
     private mutating func startSwipeIfMoved(_ touch: inout Touch, place: Double, at time: Instant) -> Action? {
         let range = touch.highest - touch.lowest
-        guard range >= 1.5 || (range >= 1 && time - touch.start > tapMaximum) else { return nil }
+        // One pad of movement is a swipe only once it outlived the tap window and the finger rested
+        // at its new place: lifting a finger off two pads one after the other moves it one pad too.
+        guard range >= 1.5
+            || (range >= 1 && time - touch.start > tapMaximum && time - touch.currentSince >= Self.dwell)
+        else { return nil }
         touch.swiping = true
         touch.reported = place
         touch.direction = place > touch.anchor ? 1 : (place < touch.anchor ? -1 : 0)
-        record(place, at: time)
+        // Velocity as of when the finger reached this place, not when the tap window ran out.
+        record(place, at: touch.currentSince)
         return .swipeBegan(Motion(position: position(place), delta: position(place) - position(touch.anchor),
-                                  velocity: velocity(at: time, place: place) / span, deltaPads: place - touch.anchor))
+                                  velocity: velocity(at: touch.currentSince, place: place) / span,
+                                  deltaPads: place - touch.anchor))
     }
 
     /// The tap window or the lift grace ran out.
@@ -194,10 +207,11 @@ struct SliderStrip: Sendable {
         case .idle:
             return .none
         case .touching(var touch):
+            let wasTapExpired = touch.tapExpired
             touch.tapExpired = true
             let action = startSwipeIfMoved(&touch, place: touch.current, at: now)
             state = .touching(touch)
-            return action ?? .notTap
+            return action ?? (wasTapExpired ? .none : .notTap)
         case .lifted(let touch, let liftedAt):
             state = .idle
             if touch.swiping {
