@@ -43,11 +43,11 @@ enum HumanTraces {
                 intents += ["swipe began", "swipe ended"]
             default:  // tap: one pad, or two neighbours landing together
                 let pad = random.int(0...4)
-                let duration = random.ms(30...178)
+                let duration = random.ms(30...170)
                 trace.press("pad\(pad)", at: t, for: duration)
                 if random.chance(0.5) {
                     let offset = random.ms(0...40)
-                    let second = min(duration - random.ms(-10...10), 178 - offset)
+                    let second = min(duration - random.ms(-10...10), 170 - offset)
                     trace.press("pad\(pad + 1)", at: t + offset, for: max(second, 20))
                 }
                 if !hasHalf { intents.append("lightPress") }

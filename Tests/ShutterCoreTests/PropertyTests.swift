@@ -70,8 +70,8 @@ enum CleanTraces {
         return trace
     }
 
-    /// `clean` with contact bounce after most edges and sub-glitch pulses on random lines,
-    /// the pulses kept 15 ms clear of every clean edge.
+    /// `clean` with contact bounce (up to 4 ms of sub-millisecond flips) after most settling edges and
+    /// sub-glitch pulses (0.2–4.5 ms) on random lines at random instants, even right beside a clean edge.
     static func dirty(_ clean: Trace, seed: UInt64) -> Trace {
         var random = SplitMix64(seed: seed ^ 0xD1B5_4A32_D192_ED03)
         var trace = Trace(clean.board)
@@ -101,8 +101,9 @@ enum CleanTraces {
             let line = random.int(0...(clean.board.lines.count - 1))
             let start = Int64(random.int(0...Int(end)))
             let width = Int64(random.int(200_000...4_500_000))
-            let margin: Int64 = 15_000_000
-            if cleanTimes.contains(where: { $0 > start - margin && $0 < start + width + margin }) { continue }
+            let margin: Int64 = 0
+            // A pulse never spans a clean edge (that would be a different clean trace).
+            if cleanTimes.contains(where: { $0 >= start - margin && $0 <= start + width + margin }) { continue }
             if pulses.contains(where: { $0.line == line && $0.end + margin > start && start + width + margin > $0.start }) {
                 continue
             }
