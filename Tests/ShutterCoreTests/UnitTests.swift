@@ -88,6 +88,14 @@ struct RigStateMachineTests {
         ])
     }
 
+    @Test func replayMatchesTheDrivingLoop() {
+        var trace = Trace()
+        trace.press("half", at: 100, for: 120, bounces: 3)
+        trace.swipe([0, 1, 2, 3], at: 600)
+        trace.fullClick(at: 1500, bounces: 3)
+        #expect(RigStateMachine.replay(trace.sorted, board: trace.board) == trace.run())
+    }
+
     @Test func pickerValueJSON() {
         let event = ShutterEvent.controlValue(control: "filter", value: .index(2), title: "Vivid", at: ms(1500))
         #expect(event.json.description == #"{"event": "controlValue", "t": 1.5, "control": "filter", "index": 2, "title": "Vivid"}"#)

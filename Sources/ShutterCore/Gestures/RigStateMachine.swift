@@ -329,3 +329,18 @@ public struct RigStateMachine: Sendable {
         }
     }
 }
+
+extension RigStateMachine {
+    /// Runs a whole trace as `shutter replay` does: for each edge, `advance(to:)` its time, then the
+    /// edge; then `finish(at:)` the last edge's time. Edges must be in non-decreasing time order.
+    public static func replay(_ edges: [Edge], board: Board) -> [ShutterEvent] {
+        var machine = RigStateMachine(board: board)
+        var events: [ShutterEvent] = []
+        for edge in edges {
+            machine.advance(to: edge.time, into: &events)
+            machine.edge(edge, into: &events)
+        }
+        machine.finish(at: edges.last?.time ?? .zero, into: &events)
+        return events
+    }
+}
