@@ -196,6 +196,10 @@ public struct RigStateMachine: Sendable {
             } else if let timer, let due = timerDue, due <= limit {
                 if due > cursor { cursor = due }
                 fire(timer.timer, at: cursor, into: &events)
+                // Every timer must move its deadline past the instant it fired at, or time stops.
+                if let again = deadline(of: timer.timer), again <= timer.deadline {
+                    preconditionFailure("\(timer.timer) timer did not move past \(timer.deadline.rawValue) ns")
+                }
             } else {
                 return
             }

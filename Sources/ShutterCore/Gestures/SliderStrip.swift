@@ -99,7 +99,7 @@ struct SliderStrip: Sendable {
             if touch.swiping { nil }
             // One nanosecond past the window: a touch exactly as long as the window is still a tap.
             else if !touch.tapExpired { touch.start + tapMaximum + Nanoseconds(rawValue: 1) }
-            else if touch.highest - touch.lowest >= 1 { touch.currentSince + Self.dwell }
+            else if Self.restsAPadAway(touch) { touch.currentSince + Self.dwell }
             else { nil }
         case .lifted(_, let liftedAt): liftedAt + liftGrace
         }
@@ -189,7 +189,7 @@ struct SliderStrip: Sendable {
         // One pad of movement is a swipe only once it outlived the tap window and the finger rested
         // at its new place: lifting a finger off two pads one after the other moves it one pad too.
         guard range >= 1.5
-            || (range >= 1 && time - touch.start > tapMaximum && time - touch.currentSince >= Self.dwell)
+            || (Self.restsAPadAway(touch) && time - touch.start > tapMaximum && time - touch.currentSince >= Self.dwell)
         else { return nil }
         touch.swiping = true
         touch.reported = place
@@ -201,7 +201,12 @@ struct SliderStrip: Sendable {
                                   deltaPads: place - touch.anchor))
     }
 
-    /// The tap window or the lift grace ran out.
+    /// Whether the finger is a pad or more from where it landed (a swipe once it rests there).
+    private static func restsAPadAway(_ touch: Touch) -> Bool {
+        abs(touch.current - touch.anchor) >= 1
+    }
+
+    /// The tap window, the rest or the lift grace ran out.
     mutating func fire(at now: Instant) -> Action {
         switch state {
         case .idle:
