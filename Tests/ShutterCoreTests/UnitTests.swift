@@ -105,8 +105,10 @@ struct RigStateMachineTests {
         let machine = RigStateMachine(board: Rigs.simulator, initialValues: [
             "zoom": .number(3.5), "exposure": .number(0.4), "filter": .index(9), "gone": .number(1),
         ])
+        #expect(RigStateMachine(board: Rigs.simulator, initialValues: ["exposure": .number(0.01)])
+            .controlValues["exposure"] == .number(0))
         #expect(machine.controlValues["zoom"] == .number(3.5))
-        #expect(machine.controlValues["exposure"] == .number(-2 + 7 * 0.3333333333333333))
+        #expect(machine.controlValues["exposure"] == .number(0.333333333333))
         #expect(machine.controlValues["filter"] == .index(3))
         #expect(machine.controlValues["gone"] == nil)
     }

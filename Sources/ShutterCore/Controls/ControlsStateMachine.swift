@@ -69,7 +69,9 @@ struct ControlsStateMachine: Sendable {
             guard let step else { return clamped }
             var steps = ((clamped - range.lowerBound) / step).rounded()
             if range.lowerBound + steps * step > range.upperBound + step * 1e-9 { steps -= 1 }
-            return range.lowerBound + steps * step
+            // Rounded to 12 decimals so a third of an EV reads 0.333333333333 and zero is zero,
+            // not -2.2e-16, in events and in the state file.
+            return ((range.lowerBound + steps * step) * 1e12).rounded() / 1e12
         case .list(let list):
             return list.min { abs($0 - number) < abs($1 - number) }!
         }
