@@ -219,6 +219,29 @@ struct StripGestureTests {
                       "controlHighlighted filter", "lightPress", "controlSelected filter", "chooser ended",
                       "controlsAdjusting began filter", "controlValue filter Mono", "controlValue filter Vivid",
                       "controlValue filter Warm", "controlsAdjusting ended filter", "controlsInactive finish"]),
+        GestureCase(name: "picker stays in range", board: Rigs.board(exposureDisabled: true), ignoring: ["swipe"], build: {
+            $0.press("half", at: 100, for: 120); $0.press("half", at: 330, for: 100)
+            $0.swipe([1, 2], at: 800, perPad: 250, overlap: 30)
+            $0.press("half", at: 1600, for: 120)
+            $0.swipe([0, 1, 2, 3, 4, 5], at: 2200, perPad: 120)
+        }, expected: ["doubleLightPress", "controlsActive zoom", "chooser began", "controlHighlighted zoom",
+                      "controlHighlighted filter", "lightPress", "controlSelected filter", "chooser ended",
+                      "controlsAdjusting began filter", "controlValue filter Mono", "controlValue filter Vivid",
+                      "controlValue filter Warm", "controlsAdjusting ended filter", "controlsInactive finish"]),
+        GestureCase(name: "chooser closes on idle", build: {
+            $0.press("half", at: 100, for: 120); $0.press("half", at: 330, for: 100); $0.set("secondary", false, at: 9000)
+        }, expected: ["doubleLightPress", "controlsActive zoom", "chooser began", "controlHighlighted zoom",
+                      "chooser ended", "controlsInactive idle"]),
+        GestureCase(name: "trace that ends mid-swipe", ignoring: ["swipe changed", "controlValue"], build: {
+            $0.press("half", at: 100, for: 120)
+            $0.set("pad0", true, at: 600); $0.set("pad1", true, at: 680); $0.set("pad0", false, at: 700)
+            $0.set("pad2", true, at: 780); $0.set("pad1", false, at: 800)
+        }, expected: ["lightPress", "controlsActive zoom", "swipe began", "controlsAdjusting began zoom",
+                      "swipe ended", "controlsAdjusting ended zoom", "controlsInactive finish"]),
+        GestureCase(name: "secondary capture collapses the controls too", ignoring: ["swipe changed", "controlValue"], build: {
+            $0.press("half", at: 100, for: 120); $0.press("secondary", at: 1000, for: 150)
+        }, expected: ["lightPress", "controlsActive zoom", "controlsInactive capture", "capture began secondary",
+                      "capture ended secondary"]),
     ]
 
     @Test(arguments: swipeCases)
