@@ -39,6 +39,12 @@ let package = Package(
             dependencies: ["ShutterCore", "ShutterGPIO", "CShutterSystem"]
         ),
 
+        /// Throughput of the gesture state machines on a long synthetic trace (release build).
+        .executableTarget(
+            name: "shutter-bench",
+            dependencies: ["ShutterCore"]
+        ),
+
         // MARK: Tests
 
         .testTarget(

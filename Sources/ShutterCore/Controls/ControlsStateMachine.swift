@@ -1,0 +1,357 @@
+/// The controls overlay without a screen: which control is current, its value, the chooser.
+///
+/// Driven by recognized gestures (light press, double light press, swipe steps,
+/// captures) and by time (idle timeout, coalescing of value updates). Appends
+/// the phone's four delegate callbacks as events, plus value and chooser events.
+struct ControlsStateMachine: Sendable {
+    private enum State: Sendable {
+        case inactive
+        /// Showing the current control; `adjusting` while a swipe moves it.
+        case active(adjusting: Bool)
+        /// The list is open on `highlight`.
+        case choosing(highlight: Int)
+    }
+
+    private var state = State.inactive
+    private let specs: [ControlSpec]
+    private let titles: [[String]]
+    /// The current value of each control, in board order.
+    private(set) var values: [ControlValue]
+    /// The current control.
+    private(set) var current: Int
+    /// The value as the swipe drives it, before snapping (sliders: value units; pickers: items).
+    private var continuous = 0.0
+    /// Movement toward the next picker item or chooser entry, in pads.
+    private var detent = 0.0
+    /// The swipe that woke the controls changes nothing.
+    private var swipeConsumed = false
+    private var lastInput = Instant.zero
+    private var lastEmitted: Instant?
+    private var unsentValue = false
+    private let padSpan: Double
+    let idleTimeout: Nanoseconds
+    let coalescingInterval: Nanoseconds
+
+    init(controls: [ControlSpec], padCount: Int, timings: GestureTimings, initialValues: [String: ControlValue]?) {
+        specs = controls
+        titles = controls.map { spec in
+            if case .picker(let count, let names) = spec.kind { return names ?? (0..<count).map { String($0) } }
+            return []
+        }
+        values = controls.map { spec in
+            initialValues?[spec.id].flatMap { Self.validated($0, for: spec) } ?? spec.initial
+        }
+        current = controls.firstIndex(where: \.enabled) ?? 0
+        padSpan = Double(max(padCount - 1, 1))
+        idleTimeout = timings.controlsIdleTimeout
+        coalescingInterval = timings.coalescingInterval
+    }
+
+    /// `value` made valid for `spec` (snapped and clamped), or nil when it is of the wrong kind.
+    static func validated(_ value: ControlValue, for spec: ControlSpec) -> ControlValue? {
+        switch (spec.kind, value) {
+        case (.picker(let count, _), .index(let index)):
+            return .index(min(max(index, 0), count - 1))
+        case (.slider(let values), .number(let number)), (.systemZoom(let values), .number(let number)),
+             (.systemExposureBias(let values), .number(let number)):
+            guard number.isFinite else { return nil }
+            return .number(snap(number, values))
+        default:
+            return nil
+        }
+    }
+
+    /// The nearest value a slider can take.
+    static func snap(_ number: Double, _ values: SliderValues) -> Double {
+        switch values {
+        case .range(let range, let step):
+            let clamped = min(max(number, range.lowerBound), range.upperBound)
+            guard let step else { return clamped }
+            var steps = ((clamped - range.lowerBound) / step).rounded()
+            if range.lowerBound + steps * step > range.upperBound + step * 1e-9 { steps -= 1 }
+            // Rounded to 12 decimals so a third of an EV reads 0.333333333333 and zero is zero,
+            // not -2.2e-16, in events and in the state file.
+            return ((range.lowerBound + steps * step) * 1e12).rounded() / 1e12
+        case .list(let list):
+            return list.min { abs($0 - number) < abs($1 - number) }!
+        }
+    }
+
+    var isActive: Bool {
+        if case .inactive = state { return false }
+        return true
+    }
+
+    var deadline: Instant? {
+        var earliest: Instant?
+        if unsentValue, let lastEmitted { earliest = lastEmitted + coalescingInterval }
+        switch state {
+        case .inactive, .active(adjusting: true):
+            break
+        case .active(adjusting: false), .choosing:
+            let idle = lastInput + idleTimeout
+            earliest = earliest.map { min($0, idle) } ?? idle
+        }
+        return earliest
+    }
+
+    /// Any confirmed input restarts the idle timeout.
+    mutating func input(at now: Instant) {
+        lastInput = now
+    }
+
+    private var hasEnabledControl: Bool { specs.contains(where: \.enabled) }
+
+    mutating func lightPress(at now: Instant, into events: inout [ShutterEvent]) {
+        switch state {
+        case .inactive:
+            activate(at: now, into: &events)
+        case .active:
+            break
+        case .choosing(let highlight):
+            current = highlight
+            state = .active(adjusting: false)
+            events.append(.controlSelected(control: specs[highlight].id, at: now))
+            events.append(.chooser(phase: .ended, at: now))
+        }
+    }
+
+    mutating func doubleLightPress(at now: Instant, into events: inout [ShutterEvent]) {
+        switch state {
+        case .inactive:
+            guard activate(at: now, into: &events) else { return }
+            openChooser(at: now, into: &events)
+        case .active(let adjusting):
+            if adjusting { endAdjusting(at: now, into: &events) }
+            openChooser(at: now, into: &events)
+        case .choosing:
+            break
+        }
+    }
+
+    @discardableResult
+    private mutating func activate(at now: Instant, into events: inout [ShutterEvent]) -> Bool {
+        guard hasEnabledControl else { return false }
+        if !specs[current].enabled { current = specs.firstIndex(where: \.enabled)! }
+        state = .active(adjusting: false)
+        events.append(.controlsActive(control: specs[current].id, at: now))
+        return true
+    }
+
+    private mutating func openChooser(at now: Instant, into events: inout [ShutterEvent]) {
+        state = .choosing(highlight: current)
+        detent = 0
+        events.append(.chooser(phase: .began, at: now))
+        events.append(.controlHighlighted(control: specs[current].id, at: now))
+    }
+
+    mutating func swipeBegan(deltaPads: Double, at now: Instant, into events: inout [ShutterEvent]) {
+        switch state {
+        case .inactive:
+            // As on the phone, the first touch only wakes the controls.
+            swipeConsumed = activate(at: now, into: &events)
+        case .active:
+            swipeConsumed = false
+            state = .active(adjusting: true)
+            events.append(.controlsAdjusting(phase: .began, control: specs[current].id, at: now))
+            continuous = Self.continuousValue(values[current], specs[current].kind)
+            detent = 0
+            adjust(deltaPads: deltaPads, at: now, into: &events)
+        case .choosing:
+            swipeConsumed = false
+            detent = 0
+            moveHighlight(deltaPads: deltaPads, at: now, into: &events)
+        }
+    }
+
+    mutating func swipeChanged(deltaPads: Double, at now: Instant, into events: inout [ShutterEvent]) {
+        guard !swipeConsumed else { return }
+        switch state {
+        case .inactive, .active(adjusting: false):
+            break
+        case .active(adjusting: true):
+            adjust(deltaPads: deltaPads, at: now, into: &events)
+        case .choosing:
+            moveHighlight(deltaPads: deltaPads, at: now, into: &events)
+        }
+    }
+
+    mutating func swipeEnded(at now: Instant, into events: inout [ShutterEvent]) {
+        swipeConsumed = false
+        lastInput = now
+        if case .active(adjusting: true) = state { endAdjusting(at: now, into: &events) }
+    }
+
+    private mutating func endAdjusting(at now: Instant, into events: inout [ShutterEvent]) {
+        // The final value is never lost to coalescing.
+        if unsentValue { emitValue(at: now, into: &events) }
+        state = .active(adjusting: false)
+        events.append(.controlsAdjusting(phase: .ended, control: specs[current].id, at: now))
+    }
+
+    private mutating func adjust(deltaPads: Double, at now: Instant, into events: inout [ShutterEvent]) {
+        let spec = specs[current]
+        let old = values[current]
+        switch spec.kind {
+        case .picker(let count, _):
+            guard case .index(var index) = old else { return }
+            stepDetent(deltaPads: deltaPads, index: &index, count: count)
+            values[current] = .index(index)
+        case .slider(let sliderValues), .systemZoom(let sliderValues), .systemExposureBias(let sliderValues):
+            // The whole strip spans the whole range (or list), so one swipe end to end reaches any value.
+            switch sliderValues {
+            case .range(let range, _):
+                let scale = range.upperBound - range.lowerBound
+                continuous = min(max(continuous + deltaPads / padSpan * scale, range.lowerBound), range.upperBound)
+                values[current] = .number(Self.snap(continuous, sliderValues))
+            case .list(let list):
+                let last = Double(list.count - 1)
+                continuous = min(max(continuous + deltaPads / padSpan * last, 0), last)
+                values[current] = .number(list[Int(continuous.rounded())])
+            }
+        }
+        guard values[current] != old else { return }
+        if let lastEmitted, now - lastEmitted < coalescingInterval {
+            unsentValue = true
+        } else {
+            emitValue(at: now, into: &events)
+        }
+    }
+
+    /// Where a swipe starts from: the number for ranges, the position in the list for lists.
+    private static func continuousValue(_ value: ControlValue, _ kind: ControlKind) -> Double {
+        switch (value, kind.sliderValues) {
+        case (.number(let number), .list(let list)?): Double(list.firstIndex(of: number) ?? 0)
+        case (.number(let number), _): number
+        case (.index(let index), _): Double(index)
+        }
+    }
+
+    /// One item per pad of movement, with a detent so resting between pads changes nothing.
+    private mutating func stepDetent(deltaPads: Double, index: inout Int, count: Int) {
+        detent += deltaPads
+        while detent >= 1 {
+            detent -= 1
+            if index < count - 1 { index += 1 } else { detent = 0 }
+        }
+        while detent <= -1 {
+            detent += 1
+            if index > 0 { index -= 1 } else { detent = 0 }
+        }
+    }
+
+    private mutating func moveHighlight(deltaPads: Double, at now: Instant, into events: inout [ShutterEvent]) {
+        guard case .choosing(let highlight) = state else { return }
+        // Walk the enabled controls one per pad; disabled ones are not there to land on.
+        var steps = 0
+        detent += deltaPads
+        while detent >= 1 { detent -= 1; steps += 1 }
+        while detent <= -1 { detent += 1; steps -= 1 }
+        var target = highlight
+        while steps != 0 {
+            let direction = steps > 0 ? 1 : -1
+            guard let next = nextEnabled(from: target, direction: direction) else { detent = 0; break }
+            target = next
+            steps -= direction
+        }
+        guard target != highlight else { return }
+        state = .choosing(highlight: target)
+        events.append(.controlHighlighted(control: specs[target].id, at: now))
+    }
+
+    /// The nearest enabled control after `index` in `direction` (the list does not wrap).
+    private func nextEnabled(from index: Int, direction: Int) -> Int? {
+        var candidate = index + direction
+        while specs.indices.contains(candidate) {
+            if specs[candidate].enabled { return candidate }
+            candidate += direction
+        }
+        return nil
+    }
+
+    private mutating func emitValue(at now: Instant, into events: inout [ShutterEvent]) {
+        unsentValue = false
+        lastEmitted = now
+        let value = values[current]
+        var title: String?
+        if case .index(let index) = value { title = titles[current][index] }
+        events.append(.controlValue(control: specs[current].id, value: value, title: title, at: now))
+    }
+
+    /// A full click or secondary capture: the controls collapse before the capture event.
+    mutating func collapse(at now: Instant, into events: inout [ShutterEvent]) {
+        close(reason: .capture, at: now, into: &events)
+    }
+
+    /// The secondary button mapped to `toggleControls`.
+    mutating func toggle(at now: Instant, into events: inout [ShutterEvent]) {
+        if isActive { close(reason: .toggle, at: now, into: &events) } else { activate(at: now, into: &events) }
+    }
+
+    /// The secondary button mapped to `nextControl`: wakes the controls, or moves to the next enabled control.
+    mutating func next(at now: Instant, into events: inout [ShutterEvent]) {
+        guard case .active(let adjusting) = state else {
+            if case .inactive = state { activate(at: now, into: &events) }
+            return
+        }
+        if adjusting { endAdjusting(at: now, into: &events) }
+        var candidate = current
+        for _ in specs.indices {
+            candidate = (candidate + 1) % specs.count
+            if specs[candidate].enabled { break }
+        }
+        guard candidate != current else { return }
+        current = candidate
+        events.append(.controlSelected(control: specs[current].id, at: now))
+    }
+
+    /// The coalescing interval or the idle timeout ran out.
+    mutating func fire(at now: Instant, into events: inout [ShutterEvent]) {
+        if unsentValue, let lastEmitted, lastEmitted + coalescingInterval <= now {
+            emitValue(at: now, into: &events)
+        }
+        switch state {
+        case .inactive, .active(adjusting: true):
+            break
+        case .active(adjusting: false), .choosing:
+            if lastInput + idleTimeout <= now { close(reason: .idle, at: now, into: &events) }
+        }
+    }
+
+    /// Flushes only the coalesced value (used while input is ending, where the idle timeout does not run).
+    mutating func flushValue(at now: Instant, into events: inout [ShutterEvent]) {
+        if unsentValue { emitValue(at: now, into: &events) }
+    }
+
+    /// The deadline that must still run when input ends (the coalescing flush), if any.
+    var flushDeadline: Instant? {
+        guard unsentValue, let lastEmitted else { return nil }
+        return lastEmitted + coalescingInterval
+    }
+
+    mutating func finish(at now: Instant, into events: inout [ShutterEvent]) {
+        close(reason: .finish, at: now, into: &events)
+    }
+
+    private mutating func close(reason: InactiveReason, at now: Instant, into events: inout [ShutterEvent]) {
+        switch state {
+        case .inactive:
+            return
+        case .active(let adjusting):
+            if adjusting { endAdjusting(at: now, into: &events) }
+        case .choosing:
+            events.append(.chooser(phase: .ended, at: now))
+        }
+        if unsentValue { emitValue(at: now, into: &events) }
+        swipeConsumed = true
+        state = .inactive
+        events.append(.controlsInactive(reason: reason, at: now))
+    }
+
+    /// Each control's value by id, for persistence.
+    var valuesByID: [String: ControlValue] {
+        var result: [String: ControlValue] = [:]
+        for (spec, value) in zip(specs, values) { result[spec.id] = value }
+        return result
+    }
+}

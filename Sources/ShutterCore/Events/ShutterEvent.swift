@@ -1,0 +1,158 @@
+/// The phase of an interaction that has a beginning and an end.
+public enum EventPhase: String, Hashable, Sendable {
+    case began, changed, ended, cancelled
+}
+
+/// Which capture handler a press drives, as the phone's primary and secondary actions.
+public enum CaptureAction: String, Hashable, Sendable {
+    case primary, secondary
+}
+
+/// Why a press cannot lead to a photo.
+public enum CancelReason: String, Hashable, Sendable {
+    /// Capture is disabled or the camera is not ready.
+    case unavailable
+    /// Input ended (shutdown, end of a trace) while the press was still down.
+    case interrupted
+}
+
+/// Where a light press came from.
+public enum LightPressSource: String, Hashable, Sendable {
+    /// The first stage of a two-stage button.
+    case half
+    /// A tap on the slider strip (rigs without a `half` line).
+    case strip
+}
+
+/// Why the controls became inactive.
+public enum InactiveReason: String, Hashable, Sendable {
+    /// A full click (or a secondary capture) collapsed them before the capture.
+    case capture
+    /// No input for the idle timeout.
+    case idle
+    /// The secondary button toggled them off.
+    case toggle
+    /// Input ended.
+    case finish
+}
+
+/// One thing the rig recognized, for the camera, the LED, the buzzer and any listener.
+///
+/// Every case carries `at`, the instant the decision was made (which is never
+/// before the input that caused it); the instants a person acted at travel in
+/// their own fields (`pressedAt`). See `EVENTS.md` for the JSON form.
+public enum ShutterEvent: Hashable, Sendable {
+    /// A press of `full` or of `secondary` mapped to capture.
+    /// `photo` is true on the phase that takes the picture (the board's `captureOn`).
+    case capture(phase: EventPhase, action: CaptureAction, pressedAt: Instant, photo: Bool,
+                 reason: CancelReason?, at: Instant)
+    /// Holding the full press: `began` is shot 1, each `changed` one more shot, `ended` carries the count.
+    case burst(phase: EventPhase, pressedAt: Instant, shot: Int, at: Instant)
+    /// Holding `half`: focus and metering.
+    case prepare(phase: EventPhase, pressedAt: Instant, at: Instant)
+    /// A light press, once it is known not to be the first of a double.
+    case lightPress(source: LightPressSource, pressedAt: Instant, releasedAt: Instant, at: Instant)
+    /// Two light presses inside the double-press window.
+    case doubleLightPress(source: LightPressSource, pressedAt: Instant, at: Instant)
+    /// A swipe along the strip; `position` in [0, 1], `delta` since the previous swipe event,
+    /// `velocity` in strip lengths per second (positive toward the last pad).
+    case swipe(phase: EventPhase, position: Double, delta: Double, velocity: Double, flick: Bool, at: Instant)
+    /// The controls can be operated; `control` is the current one.
+    case controlsActive(control: String, at: Instant)
+    /// A swipe starts (`began`) or ends (`ended`) adjusting `control`.
+    case controlsAdjusting(phase: EventPhase, control: String, at: Instant)
+    /// The controls went away.
+    case controlsInactive(reason: InactiveReason, at: Instant)
+    /// A control's new value; pickers also carry the item's title.
+    case controlValue(control: String, value: ControlValue, title: String?, at: Instant)
+    /// The list of controls opened or closed.
+    case chooser(phase: EventPhase, at: Instant)
+    /// A swipe in the chooser moved to `control`.
+    case controlHighlighted(control: String, at: Instant)
+    /// A light press in the chooser made `control` current.
+    case controlSelected(control: String, at: Instant)
+
+    /// When the decision was made.
+    public var time: Instant {
+        switch self {
+        case .capture(_, _, _, _, _, let at), .burst(_, _, _, let at), .prepare(_, _, let at),
+             .lightPress(_, _, _, let at), .doubleLightPress(_, _, let at), .swipe(_, _, _, _, _, let at),
+             .controlsActive(_, let at), .controlsAdjusting(_, _, let at), .controlsInactive(_, let at),
+             .controlValue(_, _, _, let at), .chooser(_, let at), .controlHighlighted(_, let at),
+             .controlSelected(_, let at):
+            at
+        }
+    }
+
+    /// The event's name in JSON.
+    public var name: String {
+        switch self {
+        case .capture: "capture"
+        case .burst: "burst"
+        case .prepare: "prepare"
+        case .lightPress: "lightPress"
+        case .doubleLightPress: "doubleLightPress"
+        case .swipe: "swipe"
+        case .controlsActive: "controlsActive"
+        case .controlsAdjusting: "controlsAdjusting"
+        case .controlsInactive: "controlsInactive"
+        case .controlValue: "controlValue"
+        case .chooser: "chooser"
+        case .controlHighlighted: "controlHighlighted"
+        case .controlSelected: "controlSelected"
+        }
+    }
+
+    /// The event as one line of JSON, `"event"` and `"t"` first; byte-identical on every run.
+    public var json: JSONLine {
+        var line = JSONLine(event: name, at: time)
+        switch self {
+        case .capture(let phase, let action, let pressedAt, let photo, let reason, _):
+            line.add("phase", phase.rawValue)
+            line.add("action", action.rawValue)
+            line.add("pressedAt", pressedAt)
+            line.add("photo", photo)
+            if let reason { line.add("reason", reason.rawValue) }
+        case .burst(let phase, let pressedAt, let shot, _):
+            line.add("phase", phase.rawValue)
+            line.add("pressedAt", pressedAt)
+            line.add(phase == .ended ? "shots" : "shot", shot)
+        case .prepare(let phase, let pressedAt, _):
+            line.add("phase", phase.rawValue)
+            line.add("pressedAt", pressedAt)
+        case .lightPress(let source, let pressedAt, let releasedAt, _):
+            line.add("source", source.rawValue)
+            line.add("pressedAt", pressedAt)
+            line.add("releasedAt", releasedAt)
+        case .doubleLightPress(let source, let pressedAt, _):
+            line.add("source", source.rawValue)
+            line.add("pressedAt", pressedAt)
+        case .swipe(let phase, let position, let delta, let velocity, let flick, _):
+            line.add("phase", phase.rawValue)
+            line.add("position", position, decimals: 4)
+            line.add("delta", delta, decimals: 4)
+            line.add("velocity", velocity, decimals: 3)
+            if phase == .ended { line.add("flick", flick) }
+        case .controlsActive(let control, _):
+            line.add("control", control)
+        case .controlsAdjusting(let phase, let control, _):
+            line.add("phase", phase.rawValue)
+            line.add("control", control)
+        case .controlsInactive(let reason, _):
+            line.add("reason", reason.rawValue)
+        case .controlValue(let control, let value, let title, _):
+            line.add("control", control)
+            switch value {
+            case .number(let number): line.add("value", number)
+            case .index(let index):
+                line.add("index", index)
+                line.add("title", title ?? String(index))
+            }
+        case .chooser(let phase, _):
+            line.add("phase", phase.rawValue)
+        case .controlHighlighted(let control, _), .controlSelected(let control, _):
+            line.add("control", control)
+        }
+        return line
+    }
+}

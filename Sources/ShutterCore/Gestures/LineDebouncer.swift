@@ -1,0 +1,90 @@
+/// A level change of one line that survived debounce and the glitch filter.
+struct ConfirmedTransition: Hashable, Sendable {
+    /// The new level.
+    var active: Bool
+    /// The first raw edge of the change, before any bounce: when the person acted.
+    var since: Instant
+}
+
+/// Software debounce and glitch filter for one line, as a value-type state machine.
+///
+/// A level is confirmed once the raw line has held it for `window` after its
+/// last edge, so a bounce burst confirms `window` after it settles and a pulse
+/// shorter than `window` is dropped. The confirmed change is stamped with the
+/// first edge of the burst, so a press keeps the instant the person pressed
+/// however long confirmation took.
+struct LineDebouncer: Sendable {
+    private enum State: Sendable {
+        /// Raw equals the confirmed level and nothing is pending.
+        case settled
+        /// The raw line left the confirmed level at `start`; its last edge was at `lastEdge`.
+        /// When raw is back at the confirmed level the attempt is kept for `window`, so
+        /// a bounce that briefly returns does not lose the first edge's time.
+        case attempt(start: Instant, lastEdge: Instant)
+    }
+
+    private var state = State.settled
+    /// The confirmed level.
+    private(set) var level = false
+    /// The last raw level seen.
+    private var raw = false
+    /// How long a level must hold; zero passes edges straight through.
+    let window: Nanoseconds
+
+    init(window: Nanoseconds) {
+        precondition(window >= .zero, "a debounce window cannot be negative")
+        self.window = window
+    }
+
+    /// When ``fire(at:)`` must be called, if anything is pending.
+    var deadline: Instant? {
+        switch state {
+        case .settled: nil
+        case .attempt(_, let lastEdge): lastEdge + window
+        }
+    }
+
+    /// The first edge of a change still being confirmed or dropped.
+    var pendingSince: Instant? {
+        switch state {
+        case .settled: nil
+        case .attempt(let start, _): start
+        }
+    }
+
+    /// Feeds one raw edge; returns a transition only when `window` is zero.
+    mutating func edge(active: Bool, at time: Instant) -> ConfirmedTransition? {
+        // A repeated level means the chip merged or lost an edge; the level is what counts.
+        guard active != raw else { return nil }
+        raw = active
+        if window == .zero {
+            level = active
+            return ConfirmedTransition(active: active, since: time)
+        }
+        switch state {
+        case .settled:
+            state = .attempt(start: time, lastEdge: time)
+        case .attempt(let start, let lastEdge):
+            // The caller fires deadlines first; an expired attempt here means it did not.
+            if time >= lastEdge + window, raw != level {
+                state = .attempt(start: time, lastEdge: time)
+            } else {
+                state = .attempt(start: start, lastEdge: time)
+            }
+        }
+        return nil
+    }
+
+    /// Resolves the pending attempt at its deadline: a confirmed change, or nothing for a glitch.
+    mutating func fire() -> ConfirmedTransition? {
+        switch state {
+        case .settled:
+            return nil
+        case .attempt(let start, _):
+            state = .settled
+            guard raw != level else { return nil }
+            level = raw
+            return ConfirmedTransition(active: raw, since: start)
+        }
+    }
+}

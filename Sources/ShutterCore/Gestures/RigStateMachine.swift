@@ -1,0 +1,350 @@
+/// The whole rig's input logic: raw edges and time in, ``ShutterEvent``s out.
+///
+/// One value type the event loop drives (swift-nio style): it owns software
+/// debounce, the buttons, the slider strip, the light-press recognizer and the
+/// controls, and never reads a clock. Feed raw edges in time order with
+/// ``edge(_:into:)``, let time pass with ``advance(to:into:)`` (the daemon arms a
+/// timer for ``nextDeadline``), and end with ``finish(at:into:)``. The same input
+/// always gives the same events.
+public struct RigStateMachine: Sendable {
+    private enum LineKind: Sendable {
+        case half, full, secondary
+        case pad(Int)
+    }
+
+    /// The timers of the gesture machines, in the order they fire when due at the same instant.
+    private enum Timer: Int, Sendable {
+        case lightPress, half, full, secondary, strip, controls
+    }
+
+    private let timings: GestureTimings
+    private let kinds: [LineKind]
+    private let halfLine: Int?
+    private var debouncers: [LineDebouncer]
+    private var half: HalfButton
+    private var full: CaptureButton
+    private var secondary: CaptureButton
+    private var lightPresses: LightPressRecognizer
+    private var strip: SliderStrip
+    private var controls: ControlsStateMachine
+    private var captureAvailable = true
+    /// The instant of the latest decision; events are never stamped earlier.
+    private var cursor = Instant(rawValue: .min)
+    /// While input ends, only deadlines that complete what a person already did may run.
+    private var finishing = false
+
+    /// How long a gesture deadline waits for a line still settling, at most. A deadline is held
+    /// while a line has an unconfirmed change that started before it (a release still bouncing at
+    /// the end of a window must count as inside it); a line that chatters without end cannot hold
+    /// time back longer than this.
+    static let settleLimit = Nanoseconds.milliseconds(50)
+
+    /// Creates the machine for `board`, every line released and the controls inactive.
+    ///
+    /// - Parameters:
+    ///   - softwareDebounce: the lines whose debounce must be done here (nil = every line whose board
+    ///     debounce is above zero); on libgpiod 2.x the kernel debounces some lines and they are left out.
+    ///     The glitch filter applies to every line either way.
+    ///   - initialValues: persisted control values by control id (nil = the board's initial values);
+    ///     unknown ids and values of the wrong kind are ignored, out-of-range values are clamped.
+    public init(board: Board, softwareDebounce: Set<LineIndex>? = nil, initialValues: [String: ControlValue]? = nil) {
+        timings = board.gestures
+        var padNumber = 0
+        kinds = board.lines.map { line in
+            switch line.role {
+            case .half: return .half
+            case .full: return .full
+            case .secondary: return .secondary
+            case .pad:
+                padNumber += 1
+                return .pad(padNumber - 1)
+            }
+        }
+        halfLine = board.lines.firstIndex { $0.role == .half }
+        debouncers = board.lines.indices.map { index in
+            let line = board.lines[index]
+            let software = softwareDebounce.map { $0.contains(LineIndex(index)) } ?? (line.debounce > .zero)
+            let window = software ? max(line.debounce, board.gestures.glitchFilter) : board.gestures.glitchFilter
+            return LineDebouncer(window: window)
+        }
+        half = HalfButton(timings: board.gestures)
+        full = CaptureButton(action: .primary, timings: board.gestures, burst: true)
+        secondary = CaptureButton(action: .secondary, timings: board.gestures, burst: false)
+        lightPresses = LightPressRecognizer(window: board.gestures.doublePressWindow)
+        strip = SliderStrip(padCount: padNumber, timings: board.gestures)
+        controls = ControlsStateMachine(controls: board.controls, padCount: padNumber, timings: board.gestures,
+                                        initialValues: initialValues)
+    }
+
+    // MARK: Inputs
+
+    /// One raw edge from the chip (bounce included), at or after every earlier input's time.
+    public mutating func edge(_ edge: Edge, into events: inout [ShutterEvent]) {
+        let index = edge.line.rawValue
+        precondition(debouncers.indices.contains(index), "edge on line \(index), but the board has \(debouncers.count) lines")
+        advance(to: edge.time, into: &events)
+        if let transition = debouncers[index].edge(active: edge.active, at: edge.time) {
+            confirmed(line: index, transition, at: cursor, into: &events)
+        }
+    }
+
+    /// Lets time pass to `now`: fires every deadline at or before it, in time order.
+    public mutating func advance(to now: Instant, into events: inout [ShutterEvent]) {
+        run(until: now, into: &events)
+        if now > cursor { cursor = now }
+    }
+
+    /// The earliest instant at which ``advance(to:into:)`` has something to do.
+    public var nextDeadline: Instant? {
+        var earliest = earliestLineDeadline()?.time
+        if let timer = earliestTimer() {
+            let due = effectiveDue(timer.deadline)
+            earliest = earliest.map { min($0, due) } ?? due
+        }
+        return earliest
+    }
+
+    /// Capture became available or not (camera ready, interaction enabled). A press in progress is
+    /// cancelled when it goes away, and presses while unavailable give `capture cancelled`.
+    public mutating func setCaptureAvailable(_ available: Bool, at now: Instant, into events: inout [ShutterEvent]) {
+        advance(to: now, into: &events)
+        captureAvailable = available
+        if !available {
+            full.cancel(reason: .unavailable, at: cursor, into: &events)
+            secondary.cancel(reason: .unavailable, at: cursor, into: &events)
+        }
+    }
+
+    /// End of input (end of a trace, shutdown).
+    ///
+    /// First completes what a person already did: pending edges are confirmed or dropped, a light
+    /// press waits out its double-press window, a lifted finger its grace, a coalesced value is sent.
+    /// Then whatever is still in progress is ended: a press still down gives `capture cancelled`
+    /// (`reason: interrupted`), a swipe ends, prepare ends, the controls become inactive. Holds do not
+    /// start bursts or prepare here, so this terminates with a button held and bursts on.
+    public mutating func finish(at now: Instant, into events: inout [ShutterEvent]) {
+        advance(to: now, into: &events)
+        finishing = true
+        run(until: Instant(rawValue: .max), into: &events)
+        let time = cursor
+        if let outcome = lightPresses.resolve() { report(outcome, at: time, into: &events) }
+        route(strip.finish(at: time), at: time, into: &events)
+        half.finish(at: time, into: &events)
+        full.finish(at: time, into: &events)
+        secondary.finish(at: time, into: &events)
+        controls.finish(at: time, into: &events)
+        finishing = false
+    }
+
+    /// Each control's current value by id, for the state file.
+    public var controlValues: [String: ControlValue] { controls.valuesByID }
+
+    // MARK: Time
+
+    private func earliestLineDeadline() -> (line: Int, time: Instant)? {
+        var best: (line: Int, time: Instant)?
+        for index in debouncers.indices {
+            if let deadline = debouncers[index].deadline, best == nil || deadline < best!.time {
+                best = (index, deadline)
+            }
+        }
+        return best
+    }
+
+    private func deadline(of timer: Timer) -> Instant? {
+        switch timer {
+        case .lightPress: lightPresses.deadline
+        case .half: finishing ? nil : half.deadline
+        case .full: finishing ? nil : full.deadline
+        case .secondary: finishing ? nil : secondary.deadline
+        case .strip: finishing ? strip.graceDeadline : strip.deadline
+        case .controls: finishing ? controls.flushDeadline : controls.deadline
+        }
+    }
+
+    private func earliestTimer() -> (timer: Timer, deadline: Instant)? {
+        var best: (timer: Timer, deadline: Instant)?
+        // Raw values rather than `allCases`, which would build an array on every call.
+        for raw in Timer.lightPress.rawValue...Timer.controls.rawValue {
+            let timer = Timer(rawValue: raw)!
+            if let deadline = deadline(of: timer), best == nil || deadline < best!.deadline {
+                best = (timer, deadline)
+            }
+        }
+        return best
+    }
+
+    /// A gesture deadline is held while a line has an unconfirmed change that began before it.
+    private func effectiveDue(_ deadline: Instant) -> Instant {
+        for debouncer in debouncers {
+            if let since = debouncer.pendingSince, since <= deadline { return deadline + Self.settleLimit }
+        }
+        return deadline
+    }
+
+    /// Fires every deadline up to `limit` in time order; line confirmations first at equal instants.
+    private mutating func run(until limit: Instant, into events: inout [ShutterEvent]) {
+        while true {
+            let line = earliestLineDeadline()
+            let timer = earliestTimer()
+            let timerDue = timer.map { effectiveDue($0.deadline) }
+            if let line, line.time <= limit, timerDue.map({ line.time <= $0 }) ?? true {
+                if line.time > cursor { cursor = line.time }
+                if let transition = debouncers[line.line].fire() {
+                    confirmed(line: line.line, transition, at: cursor, into: &events)
+                }
+            } else if let timer, let due = timerDue, due <= limit {
+                if due > cursor { cursor = due }
+                fire(timer.timer, at: cursor, into: &events)
+                // Every timer must move its deadline past the instant it fired at, or time stops.
+                if let again = deadline(of: timer.timer), again <= timer.deadline {
+                    preconditionFailure("\(timer.timer) timer did not move past \(timer.deadline.rawValue) ns")
+                }
+            } else {
+                return
+            }
+        }
+    }
+
+    private mutating func fire(_ timer: Timer, at now: Instant, into events: inout [ShutterEvent]) {
+        switch timer {
+        case .lightPress:
+            if let outcome = lightPresses.resolve() { report(outcome, at: now, into: &events) }
+        case .half:
+            half.fire(at: now, into: &events)
+        case .full:
+            full.fire(at: now, into: &events)
+        case .secondary:
+            secondary.fire(at: now, into: &events)
+        case .strip:
+            route(strip.fire(at: now), at: now, into: &events)
+        case .controls:
+            if finishing {
+                controls.flushValue(at: now, into: &events)
+            } else {
+                controls.fire(at: now, into: &events)
+            }
+        }
+    }
+
+    // MARK: Routing
+
+    private var lightPressSource: LightPressSource { halfLine == nil ? .strip : .half }
+
+    private mutating func confirmed(line: Int, _ transition: ConfirmedTransition, at now: Instant,
+                                    into events: inout [ShutterEvent]) {
+        controls.input(at: now)
+        switch kinds[line] {
+        case .half:
+            if transition.active {
+                half.press(since: transition.since)
+                if let outcome = lightPresses.pressStarted(since: transition.since, maximum: timings.lightPressMaximum) {
+                    report(outcome, at: now, into: &events)
+                }
+            } else {
+                switch half.release(since: transition.since, at: now, into: &events) {
+                case .lightPress(let pressedAt, let releasedAt):
+                    if let outcome = lightPresses.lightPress(pressedAt: pressedAt, releasedAt: releasedAt) {
+                        report(outcome, at: now, into: &events)
+                    }
+                case .notLight:
+                    resolvePendingLightPress(at: now, into: &events)
+                }
+            }
+        case .full:
+            if transition.active {
+                // On a two-stage button the full stage cannot close without the first: alone it is noise.
+                if let halfLine, !half.isPressed, debouncers[halfLine].pendingSince == nil {
+                    full.ignore()
+                    return
+                }
+                resolvePendingLightPress(at: now, into: &events)
+                half.fullClicked()
+                controls.collapse(at: now, into: &events)
+                full.press(since: transition.since, available: captureAvailable, at: now, into: &events)
+            } else {
+                full.release(at: now, into: &events)
+            }
+        case .secondary:
+            if transition.active {
+                resolvePendingLightPress(at: now, into: &events)
+                switch timings.secondaryAction {
+                case .capture:
+                    controls.collapse(at: now, into: &events)
+                    secondary.press(since: transition.since, available: captureAvailable, at: now, into: &events)
+                case .toggleControls:
+                    controls.toggle(at: now, into: &events)
+                case .nextControl:
+                    controls.next(at: now, into: &events)
+                }
+            } else {
+                secondary.release(at: now, into: &events)
+            }
+        case .pad(let pad):
+            route(strip.pad(pad, active: transition.active, since: transition.since), at: now, into: &events)
+        }
+    }
+
+    private mutating func route(_ action: SliderStrip.Action, at now: Instant, into events: inout [ShutterEvent]) {
+        switch action {
+        case .none:
+            break
+        case .touchBegan(let since):
+            guard halfLine == nil else { return }
+            if let outcome = lightPresses.pressStarted(since: since, maximum: timings.tapMaximum) {
+                report(outcome, at: now, into: &events)
+            }
+        case .notTap:
+            if halfLine == nil { resolvePendingLightPress(at: now, into: &events) }
+        case .swipeBegan(let motion):
+            // A light press followed by a swipe: show the controls, then adjust.
+            resolvePendingLightPress(at: now, into: &events)
+            events.append(.swipe(phase: .began, position: motion.position, delta: motion.delta,
+                                 velocity: motion.velocity, flick: false, at: now))
+            controls.swipeBegan(deltaPads: motion.deltaPads, at: now, into: &events)
+        case .swipeChanged(let motion):
+            events.append(.swipe(phase: .changed, position: motion.position, delta: motion.delta,
+                                 velocity: motion.velocity, flick: false, at: now))
+            controls.swipeChanged(deltaPads: motion.deltaPads, at: now, into: &events)
+        case .swipeEnded(let motion, let flick):
+            events.append(.swipe(phase: .ended, position: motion.position, delta: motion.delta,
+                                 velocity: motion.velocity, flick: flick, at: now))
+            controls.swipeEnded(at: now, into: &events)
+        case .tap(let pressedAt, let releasedAt):
+            guard halfLine == nil else { return }
+            if let outcome = lightPresses.lightPress(pressedAt: pressedAt, releasedAt: releasedAt) {
+                report(outcome, at: now, into: &events)
+            }
+        }
+    }
+
+    private mutating func resolvePendingLightPress(at now: Instant, into events: inout [ShutterEvent]) {
+        if let outcome = lightPresses.resolve() { report(outcome, at: now, into: &events) }
+    }
+
+    private mutating func report(_ outcome: LightPressOutcome, at now: Instant, into events: inout [ShutterEvent]) {
+        switch outcome {
+        case .single(let pressedAt, let releasedAt):
+            events.append(.lightPress(source: lightPressSource, pressedAt: pressedAt, releasedAt: releasedAt, at: now))
+            controls.lightPress(at: now, into: &events)
+        case .double(let pressedAt):
+            events.append(.doubleLightPress(source: lightPressSource, pressedAt: pressedAt, at: now))
+            controls.doubleLightPress(at: now, into: &events)
+        }
+    }
+}
+
+extension RigStateMachine {
+    /// Runs a whole trace as `shutter replay` does: for each edge, `advance(to:)` its time, then the
+    /// edge; then `finish(at:)` the last edge's time. Edges must be in non-decreasing time order.
+    public static func replay(_ edges: [Edge], board: Board) -> [ShutterEvent] {
+        var machine = RigStateMachine(board: board)
+        var events: [ShutterEvent] = []
+        for edge in edges {
+            machine.advance(to: edge.time, into: &events)
+            machine.edge(edge, into: &events)
+        }
+        machine.finish(at: edges.last?.time ?? .zero, into: &events)
+        return events
+    }
+}

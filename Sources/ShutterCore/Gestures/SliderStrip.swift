@@ -1,0 +1,266 @@
+/// Turns the pads' confirmed touch states into touches, taps and swipes.
+///
+/// The finger's place is the mean index of the touched pads, so N pads give
+/// 2N−1 places (a finger on two neighbours sits between them). A touch becomes
+/// a swipe once it moved 1.5 pads, or 1 pad, outlived the tap window and rested
+/// there 50 ms: a tap that rolls over two neighbouring pads (land on one, lift
+/// off the other) moves exactly one pad and must stay a tap. Reversals need 0.75 pad (hysteresis)
+/// so a finger resting between two pads does not jitter the value.
+struct SliderStrip: Sendable {
+    /// What one input meant; the rig routes it to the light-press recognizer and the controls.
+    enum Action: Hashable, Sendable {
+        case none
+        /// A finger landed on the empty strip.
+        case touchBegan(since: Instant)
+        /// The touch outlived the tap window without moving: it is no tap.
+        case notTap
+        /// The touch became a swipe; `deltaPads` is its movement since it landed.
+        case swipeBegan(Motion)
+        /// The swipe moved by `deltaPads`.
+        case swipeChanged(Motion)
+        /// The finger left the strip (after the lift grace).
+        case swipeEnded(Motion, flick: Bool)
+        /// A short touch that did not move a pad: the light press of a one-stage rig.
+        case tap(pressedAt: Instant, releasedAt: Instant)
+    }
+
+    /// A swipe step, in the event's units (strip lengths) and in pads for the controls.
+    struct Motion: Hashable, Sendable {
+        var position: Double
+        var delta: Double
+        var velocity: Double
+        var deltaPads: Double
+    }
+
+    private struct Touch: Sendable {
+        var start: Instant
+        var anchor: Double
+        var lowest: Double
+        var highest: Double
+        /// Where the finger is now (mean index of the touched pads), and since when.
+        var current: Double
+        var currentSince: Instant
+        var swiping = false
+        var tapExpired = false
+        /// The last place reported, and the direction of travel (-1, 0, 1) for the hysteresis.
+        var reported: Double
+        var direction = 0
+    }
+
+    private enum State: Sendable {
+        case idle
+        case touching(Touch)
+        /// Every pad left at `liftedAt`; the same touch resumes if a pad is touched within the grace.
+        case lifted(Touch, liftedAt: Instant)
+    }
+
+    private var state = State.idle
+    private var touched: UInt64 = 0
+    private var touchedCount = 0
+    private var indexSum = 0
+    /// Recent reported places and their instants, for the velocity (a ring, allocated once).
+    private var historyTimes: [Instant]
+    private var historyPlaces: [Double]
+    private var historyNext = 0
+    private var historyCount = 0
+
+    let padCount: Int
+    let tapMaximum: Nanoseconds
+    let liftGrace: Nanoseconds
+    /// Strip length in pads once the end dead bands are taken off.
+    private let span: Double
+
+    /// Each end's dead band, in pads: the last quarter pad reads as the end, so the ends are easy to reach.
+    static let deadBand = 0.25
+    /// How long a finger must rest one pad from where it landed before that alone makes a swipe.
+    static let dwell = Nanoseconds.milliseconds(50)
+    /// A reversal must move this far (pads) before it counts.
+    static let reversalHysteresis = 0.75
+    /// Velocity is measured over this span before the latest step.
+    static let velocityWindow = Nanoseconds.milliseconds(100)
+    /// Lifting while moving at least this fast (pads per second) is a flick.
+    static let flickPadsPerSecond = 15.0
+    private static let historyCapacity = 16
+
+    init(padCount: Int, timings: GestureTimings) {
+        precondition(padCount <= 64, "a strip has at most 64 pads")
+        self.padCount = padCount
+        tapMaximum = timings.tapMaximum
+        liftGrace = timings.liftGrace
+        span = max(Double(padCount - 1) - 2 * Self.deadBand, 0.5)
+        historyTimes = Array(repeating: .zero, count: Self.historyCapacity)
+        historyPlaces = Array(repeating: 0, count: Self.historyCapacity)
+    }
+
+    var deadline: Instant? {
+        switch state {
+        case .idle: nil
+        case .touching(let touch):
+            if touch.swiping { nil }
+            // One nanosecond past the window: a touch exactly as long as the window is still a tap.
+            else if !touch.tapExpired { touch.start + tapMaximum + Nanoseconds(rawValue: 1) }
+            else if Self.restsAPadAway(touch) { touch.currentSince + Self.dwell }
+            else { nil }
+        case .lifted(_, let liftedAt): liftedAt + liftGrace
+        }
+    }
+
+    /// The lift grace only: what must still run when input ends.
+    var graceDeadline: Instant? {
+        if case .lifted(_, let liftedAt) = state { return liftedAt + liftGrace }
+        return nil
+    }
+
+    var isTouching: Bool {
+        if case .idle = state { return false }
+        return true
+    }
+
+    /// The place along the strip in [0, 1] for a mean pad index.
+    func position(_ place: Double) -> Double {
+        min(max((place - Self.deadBand) / span, 0), 1)
+    }
+
+    /// A pad's confirmed change.
+    mutating func pad(_ index: Int, active: Bool, since: Instant) -> Action {
+        let bit: UInt64 = 1 << UInt64(index)
+        if active {
+            guard touched & bit == 0 else { return .none }
+            touched |= bit
+            touchedCount += 1
+            indexSum += index
+        } else {
+            guard touched & bit != 0 else { return .none }
+            touched &= ~bit
+            touchedCount -= 1
+            indexSum -= index
+        }
+        let place = touchedCount > 0 ? Double(indexSum) / Double(touchedCount) : 0
+        switch state {
+        case .idle:
+            guard touchedCount > 0 else { return .none }
+            state = .touching(Touch(start: since, anchor: place, lowest: place, highest: place, current: place, currentSince: since, reported: place))
+            historyCount = 0
+            record(place, at: since)
+            return .touchBegan(since: since)
+        case .touching(var touch):
+            if touchedCount == 0 {
+                state = .lifted(touch, liftedAt: since)
+                return .none
+            }
+            let action = move(&touch, to: place, at: since)
+            state = .touching(touch)
+            return action
+        case .lifted(var touch, _):
+            guard touchedCount > 0 else { return .none }
+            // Back within the grace (the rig fires the grace deadline before a later touch).
+            let action = move(&touch, to: place, at: since)
+            state = .touching(touch)
+            return action
+        }
+    }
+
+    private mutating func move(_ touch: inout Touch, to place: Double, at time: Instant) -> Action {
+        touch.lowest = min(touch.lowest, place)
+        touch.highest = max(touch.highest, place)
+        if place != touch.current { touch.currentSince = time }
+        touch.current = place
+        if !touch.swiping {
+            return startSwipeIfMoved(&touch, place: place, at: time) ?? .none
+        }
+        let change = place - touch.reported
+        let accepted: Bool
+        switch touch.direction {
+        case 1: accepted = change > 0 || change <= -Self.reversalHysteresis
+        case -1: accepted = change < 0 || change >= Self.reversalHysteresis
+        default: accepted = change != 0
+        }
+        guard accepted else { return .none }
+        touch.direction = change > 0 ? 1 : -1
+        let previous = touch.reported
+        touch.reported = place
+        record(place, at: time)
+        return .swipeChanged(Motion(position: position(place), delta: position(place) - position(previous),
+                                    velocity: velocity(at: time, place: place) / span, deltaPads: change))
+    }
+
+    private mutating func startSwipeIfMoved(_ touch: inout Touch, place: Double, at time: Instant) -> Action? {
+        let range = touch.highest - touch.lowest
+        // One pad of movement is a swipe only once it outlived the tap window and the finger rested
+        // at its new place: lifting a finger off two pads one after the other moves it one pad too.
+        guard range >= 1.5
+            || (Self.restsAPadAway(touch) && time - touch.start > tapMaximum && time - touch.currentSince >= Self.dwell)
+        else { return nil }
+        touch.swiping = true
+        touch.reported = place
+        touch.direction = place > touch.anchor ? 1 : (place < touch.anchor ? -1 : 0)
+        // Velocity as of when the finger reached this place, not when the tap window ran out.
+        record(place, at: touch.currentSince)
+        return .swipeBegan(Motion(position: position(place), delta: position(place) - position(touch.anchor),
+                                  velocity: velocity(at: touch.currentSince, place: place) / span,
+                                  deltaPads: place - touch.anchor))
+    }
+
+    /// Whether the finger is a pad or more from where it landed (a swipe once it rests there).
+    private static func restsAPadAway(_ touch: Touch) -> Bool {
+        abs(touch.current - touch.anchor) >= 1
+    }
+
+    /// The tap window, the rest or the lift grace ran out.
+    mutating func fire(at now: Instant) -> Action {
+        switch state {
+        case .idle:
+            return .none
+        case .touching(var touch):
+            let wasTapExpired = touch.tapExpired
+            touch.tapExpired = true
+            let action = startSwipeIfMoved(&touch, place: touch.current, at: now)
+            state = .touching(touch)
+            return action ?? (wasTapExpired ? .none : .notTap)
+        case .lifted(let touch, let liftedAt):
+            state = .idle
+            if touch.swiping {
+                let speed = velocity(at: liftedAt, place: touch.reported)
+                return .swipeEnded(Motion(position: position(touch.reported), delta: 0, velocity: speed / span,
+                                          deltaPads: 0),
+                                   flick: abs(speed) >= Self.flickPadsPerSecond)
+            }
+            if liftedAt - touch.start <= tapMaximum { return .tap(pressedAt: touch.start, releasedAt: liftedAt) }
+            return .none
+        }
+    }
+
+    /// Input ended with a finger on the strip: a swipe ends where it is, without a flick.
+    mutating func finish(at now: Instant) -> Action {
+        defer { state = .idle }
+        switch state {
+        case .idle:
+            return .none
+        case .touching(let touch), .lifted(let touch, _):
+            guard touch.swiping else { return .none }
+            return .swipeEnded(Motion(position: position(touch.reported), delta: 0, velocity: 0, deltaPads: 0), flick: false)
+        }
+    }
+
+    private mutating func record(_ place: Double, at time: Instant) {
+        historyTimes[historyNext] = time
+        historyPlaces[historyNext] = place
+        historyNext = (historyNext + 1) % Self.historyCapacity
+        historyCount = min(historyCount + 1, Self.historyCapacity)
+    }
+
+    /// Pads per second over about the last ``velocityWindow``: from the newest sample at least that old
+    /// (or the oldest kept) to `place` at `time`.
+    private func velocity(at time: Instant, place: Double) -> Double {
+        guard historyCount > 0 else { return 0 }
+        let limit = time - Self.velocityWindow
+        var reference = (historyNext - historyCount + Self.historyCapacity) % Self.historyCapacity
+        for offset in 0..<historyCount {
+            let slot = (historyNext - 1 - offset + 2 * Self.historyCapacity) % Self.historyCapacity
+            if historyTimes[slot] <= limit { reference = slot; break }
+        }
+        let elapsed = (time - historyTimes[reference]).rawValue
+        guard elapsed > 0 else { return 0 }
+        return (place - historyPlaces[reference]) / (Double(elapsed) / 1e9)
+    }
+}

@@ -1,0 +1,114 @@
+import Foundation
+import ShutterCore
+
+// Pushes a long synthetic trace (bounced full clicks, light presses, double presses, swipes and
+// sub-glitch noise on the simulator board) through RigStateMachine and prints edges per second.
+// Usage: swift run -c release shutter-bench [passes] [board]
+
+let arguments = CommandLine.arguments
+let passes = arguments.count > 1 ? Int(arguments[1]) ?? 20 : 20
+let boardPath = arguments.count > 2 ? arguments[2] : "Boards/simulator.json"
+let board: Board
+do {
+    board = try Board.load(path: boardPath)
+} catch {
+    FileHandle.standardError.write(Data("shutter-bench: \(error)\n".utf8))
+    exit(1)
+}
+
+/// SplitMix64, so the trace is the same on every run.
+struct Generator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+    mutating func ms(_ low: Double, _ high: Double) -> Int64 {
+        Int64((low + Double(next() % 1_000_000) / 1_000_000 * (high - low)) * 1e6)
+    }
+}
+
+/// One pass of the synthetic trace, times from zero.
+func makePass(board: Board) -> [Edge] {
+    var random = Generator(state: 7)
+    var edges: [Edge] = []
+    let half = board.line(named: "half"), full = board.line(named: "full")!
+    let pads = board.pads
+    var t: Int64 = 100_000_000
+    func change(_ line: LineIndex, _ active: Bool, _ time: Int64) {
+        edges.append(Edge(line: line, active: active, time: .nanoseconds(time)))
+        // Contact bounce: three quick flips, settling on `active`.
+        var at = time
+        for flip in 0..<6 {
+            at += 200_000 + Int64(random.next() % 400_000)
+            edges.append(Edge(line: line, active: flip % 2 == 0 ? !active : active, time: .nanoseconds(at)))
+        }
+    }
+    for round in 0..<2_000 {
+        switch round % 4 {
+        case 0 where half != nil:     // full click
+            change(half!, true, t); change(full, true, t + 30_000_000)
+            change(full, false, t + 160_000_000); change(half!, false, t + 190_000_000)
+            t += 190_000_000
+        case 1 where half != nil:     // double light press
+            change(half!, true, t); change(half!, false, t + random.ms(80, 200))
+            t += 400_000_000
+            change(half!, true, t); change(half!, false, t + random.ms(80, 200))
+            t += 200_000_000
+        default:                      // swipe across the strip and back
+            let order = Array(pads) + Array(pads.reversed().dropFirst())
+            for (step, pad) in order.enumerated() {
+                let on = t + Int64(step) * 60_000_000
+                change(pad, true, on)
+                change(pad, false, on + 75_000_000)
+            }
+            t += Int64(order.count) * 60_000_000 + 75_000_000
+        }
+        // A sub-glitch pulse on a random line between gestures.
+        let line = LineIndex(Int(random.next() % UInt64(board.lines.count)))
+        edges.append(Edge(line: line, active: true, time: .nanoseconds(t + 200_000_000)))
+        edges.append(Edge(line: line, active: false, time: .nanoseconds(t + 202_000_000)))
+        t += random.ms(450, 900) * 1 + 250_000_000
+    }
+    return edges.enumerated().sorted { ($0.element.time, $0.offset) < ($1.element.time, $1.offset) }.map(\.element)
+}
+
+let pass = makePass(board: board)
+let passLength = pass.last!.time.rawValue + 10_000_000_000
+var machine = RigStateMachine(board: board)
+var events: [ShutterEvent] = []
+events.reserveCapacity(64)
+var eventCount = 0
+
+/// Feeds one pass shifted by `offset` ns, the way the daemon does: advance, then the edge.
+@inline(never)
+func run(pass: [Edge], offset: Int64, machine: inout RigStateMachine, events: inout [ShutterEvent],
+         eventCount: inout Int) {
+    for edge in pass {
+        let shifted = Edge(line: edge.line, active: edge.active, time: .nanoseconds(edge.time.rawValue + offset))
+        machine.advance(to: shifted.time, into: &events)
+        machine.edge(shifted, into: &events)
+        eventCount &+= events.count
+        events.removeAll(keepingCapacity: true)
+    }
+}
+
+// Warm-up pass, then the measured passes.
+run(pass: pass, offset: 0, machine: &machine, events: &events, eventCount: &eventCount)
+eventCount = 0
+let clock = ContinuousClock()
+let start = clock.now
+for index in 1...passes {
+    run(pass: pass, offset: Int64(index) * passLength, machine: &machine, events: &events, eventCount: &eventCount)
+}
+let elapsed = start.duration(to: clock.now)
+let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+let edgeCount = pass.count * passes
+print("board: \(board.name), \(board.lines.count) lines")
+print("edges: \(edgeCount) (\(passes) passes of \(pass.count)), events: \(eventCount)")
+print("time: \(String(format: "%.3f", seconds)) s")
+print("throughput: \(String(format: "%.0f", Double(edgeCount) / seconds)) edges/s")
+print("latency: \(String(format: "%.1f", seconds * 1e9 / Double(edgeCount))) ns/edge")
