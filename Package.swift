@@ -27,7 +27,7 @@ let package = Package(
         // MARK: Swift modules
 
         /// Pure logic: board model, state machines, events, clock, trace format. No C imports.
-        .target(name: "ShutterCore"),
+        .target(name: "ShutterCore", exclude: ["Events/EVENTS.md"]),
         /// GPIO through libgpiod: the only Swift code that calls `gpiod_*` (through the backend).
         .target(
             name: "ShutterGPIO",

@@ -23,12 +23,18 @@ let commands: [Command] = [
         details: """
         Events go to standard output, one JSON object a line; diagnostics go to standard error.
         Stops cleanly on SIGINT or SIGTERM (a press in progress ends as 'cancelled').
+        Each control's last value is kept in a state file, so the rig comes back as it was
+        left: by default $STATE_DIRECTORY (set by systemd) or ~/.local/state/shutter,
+        file BOARDNAME.controls.json.
 
         On the simulator board (chip "simulator") the lines are driven from standard input:
         each line is a trace edge, {"t": 0.12, "line": "full", "active": true}, played at
         its time after start. When standard input ends, pending timeouts run and shutter exits.
         """,
-        options: [boardOption], required: ["--board"]), run: runDaemon),
+        options: [boardOption,
+                  OptionSpec(name: "--state", valueName: "FILE", help: "keep control values in FILE"),
+                  OptionSpec(name: "--no-state", valueName: nil, help: "start from the board's initial values and save nothing")],
+        required: ["--board"]), run: runDaemon),
     Command(spec: CommandSpec(
         name: "check", summary: "Validate a board file and print the rig it describes.",
         synopsis: "BOARD",

@@ -83,8 +83,15 @@ func runDaemon(_ arguments: ParsedArguments) throws -> Int32 {
     let (chip, watcher) = try watchLines(of: board, consumer: "shutter")
     defer { watcher.close() }
     let loop = try EventLoop()
-    let interpreter = Interpreter(board: board, watcher: watcher)
-    interpreter.emit = { Console.out($0.json.description) }
+    let state = try arguments.has("--no-state") ? nil : ControlState(board: board, path: arguments.value("--state"))
+    let interpreter = Interpreter(board: board, watcher: watcher, initialValues: state?.load())
+    interpreter.emit = { [unowned interpreter] event in
+        Console.out(event.json.description)
+        // Save when an adjustment is over, not on every coalesced value of a swipe.
+        if ["controlsAdjusting", "controlSelected", "controlsInactive"].contains(event.name) {
+            state?.save(interpreter.machine.controlValues)
+        }
+    }
     interpreter.reportLostEdges = { count, time in
         var line = JSONLine(event: "edgesLost", at: time)
         line.add("count", count)
@@ -122,5 +129,56 @@ func runDaemon(_ arguments: ParsedArguments) throws -> Int32 {
         + (simulator != nil ? "; simulated edges are read from standard input" : ""))
     try loop.run()
     interpreter.finish(at: loop.clock.now)
+    state?.save(interpreter.machine.controlValues)
+    state?.waitUntilSaved()
     return ExitStatus.success
+}
+
+/// Where the daemon keeps control values between runs, saved off the event loop.
+final class ControlState: @unchecked Sendable {
+    // Unchecked: `lastSaved` is only touched on `queue`.
+    let path: String
+    private let queue = DispatchQueue(label: "shutter.control-state")
+    private var lastSaved: [String: ControlValue]?
+
+    init(board: Board, path: String?) throws {
+        if let path {
+            self.path = path
+        } else {
+            let environment = ProcessInfo.processInfo.environment
+            let directory = environment["STATE_DIRECTORY"].flatMap { $0.split(separator: ":").first.map(String.init) }
+                ?? (environment["XDG_STATE_HOME"] ?? (NSHomeDirectory() + "/.local/state")) + "/shutter"
+            self.path = directory + "/\(board.name).controls.json"
+        }
+        let directory = (self.path as NSString).deletingLastPathComponent
+        if !directory.isEmpty {
+            do {
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            } catch {
+                throw CommandFailure("cannot create the state directory \(directory): \(error.localizedDescription) (use --state FILE or --no-state)")
+            }
+        }
+    }
+
+    /// The saved values; none when the file is missing or damaged (the board's initial values apply).
+    func load() -> [String: ControlValue] {
+        let values = ControlStateFile.load(path: path)
+        queue.sync { lastSaved = values }
+        return values
+    }
+
+    /// Saves `values` in the background when they changed; a failure is reported, never fatal.
+    func save(_ values: [String: ControlValue]) {
+        queue.async { [self] in
+            guard values != lastSaved else { return }
+            do {
+                try ControlStateFile.save(values, path: path)
+                lastSaved = values
+            } catch {
+                Console.error("shutter: cannot save control values to \(path): \(error.localizedDescription)")
+            }
+        }
+    }
+
+    func waitUntilSaved() { queue.sync {} }
 }

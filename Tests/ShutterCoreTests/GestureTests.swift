@@ -8,13 +8,13 @@ struct GestureCase: Sendable, CustomTestStringConvertible {
     var available = true
     /// Event summaries starting with one of these are left out of the comparison.
     var ignoring: [String] = []
-    var build: @Sendable (inout Trace) -> Void
+    var build: @Sendable (inout TraceBuilder) -> Void
     var expected: [String]
 
     var testDescription: String { name }
 
     func events() -> [ShutterEvent] {
-        var trace = Trace(board)
+        var trace = TraceBuilder(board)
         build(&trace)
         return trace.run(available: available)
     }
@@ -124,7 +124,7 @@ struct ButtonGestureTests {
     }
 
     @Test func pressedAtIsTheFirstEdge() throws {
-        var trace = Trace()
+        var trace = TraceBuilder()
         trace.fullClick(at: 100, lead: 30, bounces: 5)
         let events = trace.run()
         guard case .capture(.began, .primary, let pressedAt, true, nil, let at) = try #require(events.first) else {
@@ -137,7 +137,7 @@ struct ButtonGestureTests {
     }
 
     @Test func captureOnEndedTakesThePhotoAtRelease() {
-        var trace = Trace(Rigs.board(gestures: #"{"captureOn": "ended"}"#))
+        var trace = TraceBuilder(Rigs.board(gestures: #"{"captureOn": "ended"}"#))
         trace.fullClick(at: 100)
         let photos = trace.run().compactMap { event -> Bool? in
             if case .capture(_, _, _, let photo, _, _) = event { return photo }
@@ -277,7 +277,7 @@ struct StripGestureTests {
     }
 
     @Test func swipeReportsPositionDeltaAndVelocity() {
-        var trace = Trace()
+        var trace = TraceBuilder()
         trace.swipe([0, 1, 2, 3, 4, 5], at: 100, perPad: 100)
         let swipes = trace.run().compactMap { event -> (EventPhase, Double, Double)? in
             if case .swipe(let phase, let position, let delta, _, _, _) = event { return (phase, position, delta) }

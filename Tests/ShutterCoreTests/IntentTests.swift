@@ -4,9 +4,9 @@ import Testing
 /// Realistic human timing, generated with what the person meant, checked against what was recognized.
 enum HumanTraces {
     /// A trace of `count` gestures and the gesture events they must give, in order.
-    static func make(seed: UInt64, board: Board, count: Int = 12) -> (trace: Trace, intents: [String]) {
+    static func make(seed: UInt64, board: Board, count: Int = 12) -> (trace: TraceBuilder, intents: [String]) {
         var random = SplitMix64(seed: seed)
-        var trace = Trace(board)
+        var trace = TraceBuilder(board)
         var intents: [String] = []
         let hasHalf = board.line(named: "half") != nil
         var t = 200.0

@@ -22,9 +22,9 @@ struct SplitMix64: RandomNumberGenerator {
 
 /// Clean traces of deliberate gestures, with human timing kept clear of every window's boundary.
 enum CleanTraces {
-    static func make(seed: UInt64, board: Board, gestures: Int = 14) -> Trace {
+    static func make(seed: UInt64, board: Board, gestures: Int = 14) -> TraceBuilder {
         var random = SplitMix64(seed: seed)
-        var trace = Trace(board)
+        var trace = TraceBuilder(board)
         let hasHalf = board.line(named: "half") != nil
         var t = 100.0
         for _ in 0..<gestures {
@@ -72,9 +72,9 @@ enum CleanTraces {
 
     /// `clean` with contact bounce (up to 4 ms of sub-millisecond flips) after most settling edges and
     /// sub-glitch pulses (0.2–4.5 ms) on random lines at random instants, even right beside a clean edge.
-    static func dirty(_ clean: Trace, seed: UInt64) -> Trace {
+    static func dirty(_ clean: TraceBuilder, seed: UInt64) -> TraceBuilder {
         var random = SplitMix64(seed: seed ^ 0xD1B5_4A32_D192_ED03)
-        var trace = Trace(clean.board)
+        var trace = TraceBuilder(clean.board)
         let edges = clean.sorted
         for (position, edge) in edges.enumerated() {
             trace.edges.append(edge)
@@ -135,7 +135,7 @@ enum CleanTraces {
         return result
     }
 
-    static func run(_ trace: Trace) -> (events: [ShutterEvent], values: [String: ControlValue]) {
+    static func run(_ trace: TraceBuilder) -> (events: [ShutterEvent], values: [String: ControlValue]) {
         var machine = RigStateMachine(board: trace.board)
         var events: [ShutterEvent] = []
         let edges = trace.sorted
@@ -198,7 +198,7 @@ struct PropertyTests {
 
     @Test func noiseAloneGivesNothing() {
         var random = SplitMix64(seed: 42)
-        var trace = Trace()
+        var trace = TraceBuilder()
         var t = 0.0
         for _ in 0..<2000 {
             t += random.ms(6...40)

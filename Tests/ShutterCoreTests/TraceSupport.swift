@@ -34,7 +34,7 @@ enum Rigs {
 }
 
 /// Builds raw edge traces with times in milliseconds.
-struct Trace {
+struct TraceBuilder {
     let board: Board
     var edges: [Edge] = []
 

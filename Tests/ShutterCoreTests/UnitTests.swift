@@ -55,7 +55,7 @@ struct RigStateMachineTests {
     }
 
     @Test func fullClickJSON() {
-        var trace = Trace()
+        var trace = TraceBuilder()
         trace.fullClick(at: 100, lead: 30, hold: 120, trail: 30)
         let lines = trace.run().map(\.json.description)
         #expect(lines == [
@@ -65,7 +65,7 @@ struct RigStateMachineTests {
     }
 
     @Test func controlsJSON() {
-        var trace = Trace()
+        var trace = TraceBuilder()
         trace.press("half", at: 100, for: 100)
         trace.press("half", at: 350, for: 100)
         trace.swipe([2, 3, 4], at: 900, perPad: 120)
@@ -89,7 +89,7 @@ struct RigStateMachineTests {
     }
 
     @Test func replayMatchesTheDrivingLoop() {
-        var trace = Trace()
+        var trace = TraceBuilder()
         trace.press("half", at: 100, for: 120, bounces: 3)
         trace.swipe([0, 1, 2, 3], at: 600)
         trace.fullClick(at: 1500, bounces: 3)
