@@ -112,7 +112,7 @@ mount -t tmpfs tmpfs /rw && mkdir /rw/upper /rw/work
 mount -t overlay -o lowerdir=/host,upperdir=/rw/upper,workdir=/rw/work overlay /root || fail "mount overlay"
 mount -t proc proc /root/proc; mount -t sysfs sys /root/sys; mount -t devtmpfs dev /root/dev
 mkdir -p /root/dev/pts /root/dev/shm
-ln -sf /proc/self/fd /root/dev/fd; mount -t devpts devpts /root/dev/pts; mount -t tmpfs tmpfs /root/dev/shm; mount -t tmpfs tmpfs /root/run; mount -t tmpfs tmpfs /root/tmp
+ln -sf /proc/self/fd /root/dev/fd; mount -t devpts devpts /root/dev/pts; mount -t tmpfs tmpfs /root/dev/shm; mount -t tmpfs tmpfs /root/run
 mkdir -p "/root$SHARE" && mount -t 9p -o $opts share "/root$SHARE" || fail "mount share"
 cp /control/command.sh /root/run/command.sh
 chroot /root /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 \
