@@ -16,16 +16,8 @@ do {
     exit(1)
 }
 
-/// SplitMix64, so the trace is the same on every run.
-struct Generator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+/// A seeded generator, so the trace is the same on every run.
+extension SplitMix64 {
     mutating func ms(_ low: Double, _ high: Double) -> Int64 {
         Int64((low + Double(next() % 1_000_000) / 1_000_000 * (high - low)) * 1e6)
     }
@@ -33,7 +25,7 @@ struct Generator {
 
 /// One pass of the synthetic trace, times from zero.
 func makePass(board: Board) -> [Edge] {
-    var random = Generator(state: 7)
+    var random = SplitMix64(seed: 7)
     var edges: [Edge] = []
     let half = board.line(named: "half"), full = board.line(named: "full")!
     let pads = board.pads

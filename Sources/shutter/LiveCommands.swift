@@ -23,13 +23,20 @@ func watchLines(of board: Board, consumer: String) throws -> (any GPIOChip, any 
 
 // MARK: - record
 
-func recordTrace(_ arguments: ParsedArguments) throws -> Int32 {
-    let board = try loadBoard(arguments.value("--board")!)
-    let seconds = try arguments.number("--seconds", command: "record")
+/// The board of a command that needs real hardware, and its `--seconds`.
+func hardwareBoard(_ arguments: ParsedArguments, command: String, instead: String) throws -> (Board, Double?) {
+    let path = arguments.value("--board")!
+    let board = try loadBoard(path)
+    let seconds = try arguments.number("--seconds", command: command)
     guard board.chip != .simulator else {
-        throw CommandFailure("\(arguments.value("--board")!): the simulator chip has no hardware to record; "
-            + "write a trace by hand and use 'shutter replay', or record on a board with a real chip")
+        throw CommandFailure("\(path): the simulator chip has no hardware to \(command); \(instead)")
     }
+    return (board, seconds)
+}
+
+func recordTrace(_ arguments: ParsedArguments) throws -> Int32 {
+    let (board, seconds) = try hardwareBoard(arguments, command: "record",
+        instead: "write a trace by hand and use 'shutter replay', or record on a board with a real chip")
     var sink = STDOUT_FILENO
     if let path = arguments.value("--out"), path != "-" {
         sink = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
@@ -76,12 +83,8 @@ func recordTrace(_ arguments: ParsedArguments) throws -> Int32 {
 // MARK: - monitor
 
 func monitorLines(_ arguments: ParsedArguments) throws -> Int32 {
-    let board = try loadBoard(arguments.value("--board")!)
-    let seconds = try arguments.number("--seconds", command: "monitor")
-    guard board.chip != .simulator else {
-        throw CommandFailure("\(arguments.value("--board")!): the simulator chip has no hardware to monitor; "
-            + "use 'shutter run' (it reads simulated edges from standard input) or 'shutter replay'")
-    }
+    let (board, seconds) = try hardwareBoard(arguments, command: "monitor",
+        instead: "use 'shutter run' (it reads simulated edges from standard input) or 'shutter replay'")
     let (_, watcher) = try watchLines(of: board, consumer: "shutter-monitor")
     defer { watcher.close() }
     let loop = try EventLoop()
