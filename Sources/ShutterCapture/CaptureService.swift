@@ -50,8 +50,9 @@ public final class CaptureService {
     ///   - clock: "now" for events raised on the event loop.
     /// - Throws: ``CaptureError`` only when the output directory cannot be made. A missing camera is
     ///   not an error here: the service reports `captureFailed` and keeps looking for it.
+    ///   - updatesLatest: repoint `latest.jpg` in the output directory after each photo.
     public init(board: Board, camera: (any Camera)? = nil, factory: CameraFactory? = nil,
-                clock: any MonotonicClock = SystemMonotonicClock()) throws(CaptureError) {
+                clock: any MonotonicClock = SystemMonotonicClock(), updatesLatest: Bool = true) throws(CaptureError) {
         self.board = board
         self.settings = board.camera
         if let factory {
@@ -62,7 +63,7 @@ public final class CaptureService {
             }
         }
         self.clock = clock
-        self.writer = try PhotoWriter(directory: board.output.directory)
+        self.writer = try PhotoWriter(directory: board.output.directory, updatesLatest: updatesLatest)
         self.template = FileNameTemplate(board.output.template)
         self.ring = FrameRing(capacity: board.camera.ringFrames)
         self.wake = try WakePipe()
@@ -94,6 +95,12 @@ public final class CaptureService {
 
     /// The open camera, if any.
     public var currentCamera: (any Camera)? { camera }
+
+    /// Frames taken into the ring since start (warm-up frames not counted).
+    public private(set) var framesReceived = 0
+
+    /// The newest frame's timestamp.
+    public var newestFrameAt: Instant? { ring.frames.last?.timestamp }
 
     /// Presses waiting for a frame.
     public var pendingCount: Int { pending.count }
@@ -182,19 +189,96 @@ public final class CaptureService {
     /// Set by ``prepare()``: keep the camera running until a capture or ``standby()``.
     private var isPrepared = false
 
+    /// How the open camera serves zoom, exposure bias and focus.
+    public var controlPlan: ControlPlan { ControlPlan(controls: camera?.controls ?? []) }
+
+    /// Applies a board control's new value: `systemZoom` → ``setZoom(_:)``, `systemExposureBias` →
+    /// ``setExposureBias(_:)``, others → the V4L2 control the board's `camera.bindings` names.
+    /// Controls the camera cannot serve are ignored (``controlReport()`` says why). Never blocks:
+    /// V4L2 controls are set on a background queue.
+    public func apply(controlID: String, value: ControlValue) {
+        guard let spec = board.controls.first(where: { $0.id == controlID }) else { return }
+        let number: Double = switch value {
+        case .number(let number): number
+        case .index(let index): Double(index)
+        }
+        switch spec.kind {
+        case .systemZoom: setZoom(number)
+        case .systemExposureBias: setExposureBias(number)
+        case .slider(let values): setBound(controlID: controlID, value: number, range: values.bounds)
+        case .picker(let count, _): setBound(controlID: controlID, value: number, range: 0...Double(max(count - 1, 1)))
+        }
+    }
+
     /// Sets the zoom factor (1 = none): the camera's zoom control when it has one, else a centred crop.
     public func setZoom(_ factor: Double) {
         zoomFactor = max(1, factor)
-        guard let camera, let control = hardwareZoom else { return }
+        guard let control = hardwareZoom else { return }
         let range = board.controls.compactMap { spec -> ClosedRange<Double>? in
             if case .systemZoom(let values) = spec.kind { return values.bounds }
             return nil
         }.first ?? 1...8
+        set(control, control.mapped(zoomFactor, from: range))
+    }
+
+    /// Sets the exposure bias in EV through the camera's bias control, or its manual exposure time.
+    public func setExposureBias(_ ev: Double) {
+        let plan = controlPlan
+        guard let (control, value) = plan.exposureValue(forEV: ev) else { return }
+        if case .manualExposure(_, let auto?) = plan.exposureBias, !manualExposureSet {
+            manualExposureSet = true
+            set(auto, 1)  // V4L2_EXPOSURE_MANUAL
+        }
+        set(control, value)
+    }
+
+    private var manualExposureSet = false
+
+    /// Sets the camera control a custom board control is bound to, its range mapped onto the control's.
+    private func setBound(controlID: String, value: Double, range: ClosedRange<Double>) {
+        guard let name = settings.bindings[controlID], let control = boundControl(name) else { return }
+        set(control, control.mapped(value, from: range))
+    }
+
+    private func boundControl(_ name: String) -> CameraControl? {
+        let controls = camera?.controls ?? []
+        return controls.first { $0.name == name } ?? controls.first { $0.name.lowercased() == name.lowercased() }
+    }
+
+    private func set(_ control: CameraControl, _ value: Int32) {
+        guard let camera else { return }
         do throws(CaptureError) {
-            try camera.setControl(control.id, to: control.mapped(zoomFactor, from: range))
+            try camera.setControl(control.id, to: value)
         } catch {
             events.append(.captureFailed(CaptureFailure(at: clock.now, pressedAt: nil, error: error)))
             wake.signal()
+        }
+    }
+
+    /// For each board control: whether the camera serves it, and how or why not (for `shutter check`).
+    public func controlReport() -> [(id: String, enabled: Bool, how: String)] {
+        let plan = controlPlan
+        return board.controls.map { spec in
+            switch spec.kind {
+            case .systemZoom:
+                switch plan.zoom {
+                case .camera(let control): return (spec.id, true, "camera zoom '\(control.name)'")
+                case .digital: return (spec.id, true, "digital zoom (centred crop, saved at the \(settings.digitalZoom == .crop ? "crop's size" : "frame size"))")
+                }
+            case .systemExposureBias:
+                switch plan.exposureBias {
+                case .camera(let control): return (spec.id, true, "camera control '\(control.name)'")
+                case .manualExposure(let absolute, _): return (spec.id, true, "manual exposure '\(absolute.name)' scaled by 2^EV")
+                case .unavailable(let reason): return (spec.id, false, "disabled: \(reason)")
+                }
+            case .slider, .picker:
+                guard let name = settings.bindings[spec.id] else { return (spec.id, true, "not bound to a camera control (the event loop handles it)") }
+                guard let control = boundControl(name) else {
+                    let names = (camera?.controls ?? []).map(\.name).joined(separator: ", ")
+                    return (spec.id, false, "disabled: the camera has no control '\(name)' (it has: \(names))")
+                }
+                return (spec.id, true, "camera control '\(control.name)' \(control.minimum)...\(control.maximum)")
+            }
         }
     }
 
@@ -230,6 +314,7 @@ public final class CaptureService {
         self.camera = camera
         hardwareZoom = camera.controls.first { $0.id == ControlID.zoomAbsolute && $0.isWritable }
         ring.removeAll()
+        manualExposureSet = false
         events.append(.cameraReady(at: clock.now, info: camera.info, format: camera.format))
         if settings.keepStreaming, !camera.isStreaming {
             do throws(CaptureError) { try camera.start() } catch { lost(error, pressedAt: nil) }
@@ -308,6 +393,7 @@ public final class CaptureService {
                 continue
             }
             ring.append(frame)
+            framesReceived += 1
             var index = 0
             while index < pending.count {
                 if pending[index].skip > 0 {

@@ -82,11 +82,15 @@ public struct PhotoWriter: Sendable {
     /// Writes `count` bytes to a descriptor, like `write`; tests replace it to simulate a full disk.
     public typealias WriteFunction = @Sendable (CInt, UnsafeRawPointer, Int) -> Int
     let writeFunction: WriteFunction
+    /// Whether each photo repoints `latest.jpg` (not for `shutter capture --out`).
+    public let updatesLatest: Bool
 
     /// Creates the directory (and its parents) if needed.
     /// - Throws: ``CaptureError/system(call:errno:context:)`` when it cannot.
-    public init(directory: String, write: @escaping WriteFunction = { Glibc.write($0, $1, $2) }) throws(CaptureError) {
+    public init(directory: String, updatesLatest: Bool = true,
+                write: @escaping WriteFunction = { Glibc.write($0, $1, $2) }) throws(CaptureError) {
         self.directory = directory
+        self.updatesLatest = updatesLatest
         self.writeFunction = write
         try Self.makeDirectories(directory)
     }
@@ -175,7 +179,7 @@ public struct PhotoWriter: Sendable {
         unlink(temporary)
         finished = true
         try syncDirectory()
-        updateLatest(to: finalName)
+        if updatesLatest { updateLatest(to: finalName) }
         return path(finalName)
     }
 
