@@ -14,6 +14,9 @@ public struct Photo: Hashable, Sendable {
     public var bytes: Int
     /// The frame's sequence number from the driver.
     public var frameSequence: UInt32
+    /// The time between the two frames on either side of the press (the actual frame interval
+    /// there); `nil` when the ring held no frame before the press. |offset| never exceeds it.
+    public var bracket: Nanoseconds?
     /// Frame-to-JPEG-bytes time (encode, EXIF) and the file write (fsync, rename), for the benchmark.
     public var encodeTime: Nanoseconds
     public var writeTime: Nanoseconds

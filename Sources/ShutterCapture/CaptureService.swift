@@ -434,7 +434,7 @@ public final class CaptureService {
         let ageMs = max(0, Int((now - frame.timestamp).rawValue / 1_000_000))
         let frameWallMs = wallNow.seconds * 1000 + wallNow.milliseconds - ageMs
         let taken = WallTime(seconds: frameWallMs / 1000, milliseconds: frameWallMs % 1000)
-        let job = PhotoJob(frame: frame, pressedAt: pressedAt, crop: digitalZoomCrop, scaleToFrame: settings.digitalZoom == .scale,
+        let job = PhotoJob(frame: frame, pressedAt: pressedAt, bracket: ring.bracket(around: pressedAt), crop: digitalZoomCrop, scaleToFrame: settings.digitalZoom == .scale,
                            quality: settings.quality, name: template.name(at: taken, sequence: sequence),
                            metadata: PhotoMetadata(taken: taken, cameraCard: camera.info.card, boardName: board.name,
                                                    orientation: settings.orientation,
@@ -453,6 +453,7 @@ public final class CaptureService {
 struct PhotoJob: Sendable {
     var frame: Frame
     var pressedAt: Instant
+    var bracket: Nanoseconds?
     var crop: CropRect?
     var scaleToFrame: Bool
     var quality: Int
@@ -483,7 +484,7 @@ struct PhotoJob: Sendable {
             let path = try writer.write(jpeg, name: name)
             let written = monotonicNow()
             return .photo(Photo(at: written, path: path, pressedAt: pressedAt, frameAt: frame.timestamp, width: width,
-                                height: height, bytes: jpeg.count, frameSequence: frame.sequence,
+                                height: height, bytes: jpeg.count, frameSequence: frame.sequence, bracket: bracket,
                                 encodeTime: encoded - started, writeTime: written - encoded))
         } catch {
             return .captureFailed(CaptureFailure(at: monotonicNow(), pressedAt: pressedAt, error: error))

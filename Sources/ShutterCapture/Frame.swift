@@ -144,6 +144,14 @@ public struct FrameRing: Sendable {
     /// Forgets every frame (the camera stopped or changed format).
     public mutating func removeAll() { frames.removeAll() }
 
+    /// The interval between the newest frame at or before `instant` and the oldest after it; `nil`
+    /// unless the ring holds both.
+    public func bracket(around instant: Instant) -> Nanoseconds? {
+        let before = frames.last { $0.timestamp <= instant }, after = frames.first { $0.timestamp > instant }
+        guard let before, let after else { return nil }
+        return after.timestamp - before.timestamp
+    }
+
     /// The frame a press at `pressedAt` takes, or `nil` when it must wait for the next frame.
     public func frame(for pressedAt: Instant) -> Frame? {
         switch chooseFrame(times: frames.map(\.timestamp), pressedAt: pressedAt) {

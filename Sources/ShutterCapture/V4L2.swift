@@ -409,6 +409,21 @@ public final class V4L2Camera: Camera {
         guard isStreaming else { return [] }
         var frames: [Frame] = []
         while true {
+            // Ask poll first: libv4l2 prints an error on every EAGAIN from VIDIOC_DQBUF.
+            var ready = pollfd(fd: device.fd, events: Int16(POLLIN), revents: 0)
+            let polled = poll(&ready, 1, 0)
+            if polled == 0 { return frames }
+            if polled < 0 {
+                if errno == EINTR { continue }
+                throw CaptureError.system(call: "poll", errno: errno, context: device.path)
+            }
+            if ready.revents & Int16(POLLIN) == 0 {
+                if ready.revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0 {
+                    // vb2 reports a stream error or a disconnected device as POLLERR; DQBUF says which.
+                } else {
+                    return frames
+                }
+            }
             var buffer = v4l2_buffer()
             buffer.type = CV4L2_BUF_TYPE_VIDEO_CAPTURE
             buffer.memory = CV4L2_MEMORY_MMAP

@@ -14,6 +14,17 @@ import ShutterCore
 let arguments = Array(CommandLine.arguments.dropFirst(2))
 let command = CommandLine.arguments.count > 1 ? CommandLine.arguments[1] : "help"
 
+/// Writes a line to stdout at once (not buffered): the VM checks watch events as they come.
+func out(_ item: Any, newline: Bool = true) {
+    let text = "\(item)" + (newline ? "\n" : "")
+    var bytes = Array(text.utf8)[...]
+    while !bytes.isEmpty {
+        let written = bytes.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
+        if written <= 0 { return }
+        bytes = bytes.dropFirst(written)
+    }
+}
+
 func value(_ name: String) -> String? {
     guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count else { return nil }
     return arguments[index + 1]
@@ -73,17 +84,17 @@ func stats(_ name: String, _ samples: [Double]) -> JSONLine {
 
 switch command {
 case "cameras":
-    print(CameraCommands.listCameras(), terminator: "")
+    out(CameraCommands.listCameras(), newline: false)
 
 case "capture":
     let board = loadBoard()
     do {
-        print(try CameraCommands.captureOnce(board: board, out: value("--out")))
+        out(try CameraCommands.captureOnce(board: board, out: value("--out")))
     } catch {
         var line = JSONLine(event: "captureFailed", at: monotonicNow())
         line.add("kind", error.kind)
         line.add("reason", error.description)
-        print(line)
+        out(line)
         exit(1)
     }
 
@@ -96,8 +107,10 @@ case "run":
     let service: CaptureService
     do { service = try CaptureService(board: board) } catch { fail("\(error)") }
     if let zoom = value("--zoom").flatMap(Double.init) { service.setZoom(zoom) }
+    let nominalInterval = service.currentCamera?.frameInterval
     var photos = 0, failures = 0, presses = 0
-    var offsets: [Double] = []
+    var offsets: [Double] = [], brackets: [Double] = []
+    var outside = 0
     var nextPress = monotonicNow() + .milliseconds(every)
     let deadline = monotonicNow() + .seconds(seconds)
     var generator = SystemRandomNumberGenerator()
@@ -105,9 +118,15 @@ case "run":
     if stopPressingAt < monotonicNow() { stopPressingAt = deadline }
     pump(service, until: deadline) { event in
         if let event {
-            print(event.json)
+            out(event.json)
             switch event {
-            case .photo(let photo): photos += 1; offsets.append(photo.offset.milliseconds)
+            case .photo(let photo):
+                photos += 1
+                offsets.append(photo.offset.milliseconds)
+                if let bracket = photo.bracket {
+                    brackets.append(bracket.milliseconds)
+                    if abs(photo.offset.rawValue) > bracket.rawValue { outside += 1 }
+                }
             case .captureFailed(let failure): if failure.pressedAt != nil { failures += 1 }
             case .cameraReady: break
             }
@@ -128,20 +147,22 @@ case "run":
     summary.add("presses", presses)
     summary.add("photos", photos)
     summary.add("failures", failures)
-    if let interval = service.currentCamera?.frameInterval { summary.add("frameIntervalMs", interval.milliseconds, decimals: 3) }
+    if let interval = nominalInterval { summary.add("nominalFrameIntervalMs", interval.milliseconds, decimals: 3) }
     summary.add("offsetMs", stats("offset", offsets))
+    summary.add("bracketMs", stats("bracket", brackets))
+    summary.add("outsideBracket", outside)
     summary.add("absOffsetMaxMs", offsets.map(abs).max() ?? .nan, decimals: 3)
-    print(summary)
+    out(summary)
 
 case "verify":
     guard let path = value("--jpeg"), let width = value("--width").flatMap(Int.init), let height = value("--height").flatMap(Int.init)
     else { fail("verify needs --jpeg, --width, --height") }
-    guard let data = FileManager.default.contents(atPath: path) else { print("cannot read \(path)"); exit(1) }
+    guard let data = FileManager.default.contents(atPath: path) else { out("cannot read \(path)"); exit(1) }
     let bytes = [UInt8](data)
     do {
         let image = try JPEGDecoder().decode(bytes)
         guard image.width == width, image.height == height else {
-            print("\(path): \(image.width)x\(image.height), expected \(width)x\(height)")
+            out("\(path): \(image.width)x\(image.height), expected \(width)x\(height)")
             exit(1)
         }
         if flag("--bars") {
@@ -157,16 +178,16 @@ case "verify":
                 seen.append("\(p.r)/\(p.g)/\(p.b)")
                 if on != expected[bar] { good = false }
             }
-            if !good { print("\(path): not colour bars: \(seen.joined(separator: " "))"); exit(1) }
+            if !good { out("\(path): not colour bars: \(seen.joined(separator: " "))"); exit(1) }
         }
         let text = String(decoding: bytes.prefix(4096).map { $0 == 0 ? 0x20 : $0 }, as: UTF8.self)
         for needle in values("--exif") where !text.contains(needle) {
-            print("\(path): EXIF lacks '\(needle)'")
+            out("\(path): EXIF lacks '\(needle)'")
             exit(1)
         }
-        print("\(path): ok \(image.width)x\(image.height) \(bytes.count) bytes")
+        out("\(path): ok \(image.width)x\(image.height) \(bytes.count) bytes")
     } catch {
-        print("\(path): \(error)")
+        out("\(path): \(error)")
         exit(1)
     }
 
@@ -209,9 +230,9 @@ case "bench":
     line.add("encodeMs", stats("", encode))
     line.add("writeMs", stats("", write))
     line.add("offsetMs", stats("", offsets))
-    print(line)
+    out(line)
 
 default:
-    print("usage: shutter-capture-check cameras | capture | run | verify | bench (see the header of main.swift)")
+    out("usage: shutter-capture-check cameras | capture | run | verify | bench (see the header of main.swift)")
     exit(command == "help" ? 0 : 2)
 }

@@ -1,0 +1,125 @@
+#!/bin/bash
+# Tests/VM/test-capture.sh - the capture module against a real kernel: vivid (one webcam input:
+# raw formats only, no zoom/focus/exposure controls, fault injection).
+#
+# Run inside the VM guest as root with vivid loaded (n_devs=1 node_types=0x1 num_inputs=1
+# input_types=0x0). Env: SHUTTER = the built shutter binary; the capture checks use the
+# shutter-capture-check binary built beside it (or $SHUTTER_CAPTURE_CHECK).
+# Prints one "ok - ..." / "not ok - ..." line per check; exits 1 if any failed.
+set -u
+CHECK=${SHUTTER_CAPTURE_CHECK:-$(dirname "${SHUTTER:-.build/debug/shutter}")/shutter-capture-check}
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+BOARD=$ROOT/Boards/gpio-sim.json
+VIVID_OPTS=${VM_VIVID_OPTS:-n_devs=1 node_types=0x1 num_inputs=1 input_types=0x0}
+WORK=$(mktemp -d /tmp/capture-vm.XXXXXX)
+cd "$WORK" || exit 1
+failed=0
+
+ok() { echo "ok - $*"; }
+not_ok() { echo "not ok - $*"; failed=$((failed + 1)); }
+# check DESCRIPTION COMMAND...: ok when COMMAND succeeds; otherwise not ok with its output as comments.
+check() {
+  local description=$1; shift
+  if "$@" > "$WORK/check.log" 2>&1; then ok "$description"
+  else not_ok "$description"; sed 's/^/#   /' "$WORK/check.log" | head -15; fi
+}
+# field NAME < JSON: a top-level number or string from one event line.
+field() { sed -n "s/.*\"$1\": \"\{0,1\}\([^,\"}]*\).*/\1/p" | head -1; }
+capture() { "$CHECK" capture --board "$BOARD" "$@"; }
+
+[ -x "$CHECK" ] || { echo "not ok - shutter-capture-check not found at $CHECK"; exit 1; }
+
+# 1. Listing ---------------------------------------------------------------------------------
+"$CHECK" cameras > cameras.txt 2>&1
+check "cameras lists vivid by card name with its formats and sizes" \
+  grep -q "^/dev/video[0-9]*: vivid (driver vivid" cameras.txt
+check "cameras says vivid serves zoom digitally and cannot serve exposure bias or focus" \
+  bash -c "grep -q 'zoom: digital' cameras.txt && grep -q 'exposure bias: disabled' cameras.txt && grep -q 'focus: none' cameras.txt"
+
+# 2. Stills through the encoder --------------------------------------------------------------
+capture --out "$WORK/card.jpg" > card.json 2>&1
+check "capture by card name 'vivid' prints a photo event" grep -q '"event": "photo".*"width": 1280, "height": 720' card.json
+check "the JPEG decodes to 1280x720 and shows vivid's 75% colour bars, with EXIF Make/Model" \
+  "$CHECK" verify --jpeg "$WORK/card.jpg" --width 1280 --height 720 --bars --exif vivid --exif gpio-sim --exif shutter
+for format in YUYV NV12 RGB3; do
+  capture --device /dev/video0 --size 640x360 --format $format --out "$WORK/$format.jpg" > $format.json 2>&1
+  check "capture by path in $format at 640x360 decodes to size with the colour bars" \
+    "$CHECK" verify --jpeg "$WORK/$format.jpg" --width 640 --height 360 --bars
+done
+
+# 3. Errors name what failed and what exists ---------------------------------------------------
+capture --device nosuchcam --out "$WORK/x.jpg" > nodev.json 2>&1
+check "a missing camera fails with noDevice listing the cameras that exist" \
+  bash -c "grep -q '\"kind\": \"noDevice\"' nodev.json && grep -q '/dev/video0 (vivid)' nodev.json"
+capture --size 1000x1000 --out "$WORK/x.jpg" > size.json 2>&1
+check "an unsupported size fails with unsupportedSize listing the sizes" \
+  bash -c "grep -q '\"kind\": \"unsupportedSize\"' size.json && grep -q '1280x720' size.json"
+capture --format MJPG --out "$WORK/x.jpg" > format.json 2>&1
+check "an unsupported format fails with unsupportedFormat listing the formats" \
+  bash -c "grep -q '\"kind\": \"unsupportedFormat\"' format.json && grep -q 'YUYV' format.json"
+v4l2-ctl -d /dev/video0 --stream-mmap --stream-count=100000 > /dev/null 2>&1 &
+streamer=$!
+sleep 1
+capture --out "$WORK/x.jpg" > busy.json 2>&1
+kill $streamer 2>/dev/null; wait $streamer 2>/dev/null
+check "a camera another program streams from fails with deviceBusy" grep -q '"kind": "deviceBusy"' busy.json
+mkdir -p "$WORK/nobody" && chmod 777 "$WORK/nobody" && chmod 600 /dev/video0
+setpriv --reuid=65534 --regid=65534 --clear-groups "$CHECK" capture --board "$BOARD" --out "$WORK/nobody/x.jpg" > denied.json 2>&1
+check "a user outside the video group gets permissionDenied naming the video group" \
+  bash -c "grep -q '\"kind\": \"permissionDenied\"' denied.json && grep -q 'video' denied.json"
+check "no file is left behind by failed captures" bash -c "! ls $WORK/x.jpg $WORK/nobody/x.jpg 2>/dev/null"
+
+# 4. Zero shutter lag --------------------------------------------------------------------------
+"$CHECK" run --board "$BOARD" --size 640x360 --dir "$WORK/zsl" --seconds 8 --press-every-ms 130 > zsl.log 2>&1
+summary=$(grep '"event": "summary"' zsl.log)
+echo "# zsl: $summary"
+presses=$(echo "$summary" | field presses); photos=$(echo "$summary" | field photos)
+check "every press makes a photo ($photos of $presses)" test "${presses:-0}" -ge 20 -a "$photos" = "$presses"
+check "every photo's frame is within one frame interval of its press" grep -q '"outsideBracket": 0' <<< "$summary"
+
+# 5. Digital zoom --------------------------------------------------------------------------------
+"$CHECK" run --board "$BOARD" --dir "$WORK/zoom" --zoom 2 --seconds 4 --press-every-ms 500 > zoom.log 2>&1
+zoomed=$(grep -m1 '"event": "photo"' zoom.log | field path)
+check "digital zoom 2x saves the centred 640x360 crop of a 1280x720 frame" \
+  "$CHECK" verify --jpeg "${zoomed:-missing}" --width 640 --height 360
+
+# 6. Full disk -----------------------------------------------------------------------------------
+mkdir -p "$WORK/full" && mount -t tmpfs -o size=96k tmpfs "$WORK/full"
+"$CHECK" run --board "$BOARD" --size 640x360 --dir "$WORK/full" --seconds 7 --press-every-ms 300 > full.log 2>&1 &
+runner=$!
+for _ in $(seq 40); do grep -q '"kind": "diskFull"' full.log && break; sleep 0.1; done
+sleep 0.5
+rm -f "$WORK/full"/IMG_*   # space is back
+wait $runner
+check "a full disk reports captureFailed with kind diskFull and errno ENOSPC" grep -q '"kind": "diskFull", "errno": 28' full.log
+check "after space is back the next press makes a photo again" \
+  bash -c "awk '/diskFull/{f=1} f && /\"event\": \"photo\"/{p=1} END{exit !p}' full.log"
+check "a full disk leaves no partial photo or temporary file" \
+  bash -c "! ls -A $WORK/full | grep -q shutter-tmp && for f in $WORK/full/IMG_*; do [ -e \"\$f\" ] || continue; $CHECK verify --jpeg \"\$f\" --width 640 --height 360 || exit 1; done"
+umount "$WORK/full"
+
+# 7. Fault injection and unplug ------------------------------------------------------------------
+"$CHECK" run --board "$BOARD" --size 640x360 --dir "$WORK/faults" --seconds 20 --press-every-ms 200 > faults.log 2>&1 &
+runner=$!
+ctl() { v4l2-ctl -d /dev/video0 "$@" >> ctl.log 2>&1 || echo "# v4l2-ctl $* failed" >> ctl.log; }
+sleep 3;   ctl -c inject_v4l2_buf_flag_error=1; sleep 0.4; ctl -c inject_v4l2_buf_flag_error=1
+sleep 1;   ctl -c percentage_of_dropped_buffers=50; sleep 1.5; ctl -c percentage_of_dropped_buffers=0
+sleep 1;   ctl -c inject_fatal_streaming_error=1
+sleep 2.5; ctl -c inject_vidioc_qbuf_error=1
+sleep 2.5; ctl -c disconnect=1
+sleep 1.5
+for _ in 1 2 3 4 5 6 7 8 9 10; do rmmod vivid 2>/dev/null && break; sleep 0.5; done
+modprobe vivid $VIVID_OPTS
+wait $runner
+run_status=$?
+check "the capture loop survives every injected fault and the unplug (exit status $run_status)" test $run_status = 0
+check "the unplug is reported as captureFailed deviceVanished" grep -q '"kind": "deviceVanished"' faults.log
+check "the camera is reopened when the device comes back, and presses make photos again" \
+  bash -c "awk '/deviceVanished/{v=1} v && /cameraReady/{r=1} r && /\"event\": \"photo\"/{p=1} END{exit !p}' faults.log"
+check "faults leave no temporary file, and every saved photo is a whole JPEG" \
+  bash -c "! ls -A $WORK/faults | grep -q shutter-tmp && for f in $WORK/faults/IMG_*; do $CHECK verify --jpeg \"\$f\" --width 640 --height 360 || exit 1; done"
+echo "# faults: $(grep -c '"event": "photo"' faults.log) photos, $(grep -c captureFailed faults.log) captureFailed: $(grep -o '"kind": "[a-zA-Z]*"' faults.log | sort | uniq -c | tr -s ' ' | tr '\n' ';')"
+grep -h "failed" ctl.log 2>/dev/null | head -5
+
+rm -rf "$WORK"
+[ $failed = 0 ]
