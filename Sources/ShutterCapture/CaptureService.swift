@@ -118,7 +118,7 @@ public final class CaptureService {
             return list
         }
         inFlight -= done.count  // every background result is one photo's end
-        if camera == nil, retryTimer == nil || retryDue.withLock({ $0 }) {
+        if camera == nil, !isShutDown, retryTimer == nil || retryDue.withLock({ $0 }) {
             retryDue.withLock { $0 = false }
             openNow()
         }
