@@ -6,7 +6,7 @@
 //   shutter-capture-check run --board B --seconds S [--press-every-ms M] [--zoom F] [overrides]
 //   shutter-capture-check verify --jpeg PATH --width W --height H [--bars] [--exif TEXT]...
 //   shutter-capture-check bench --board B --shots N [overrides]
-// overrides: --device D  --size WxH  --format FOURCC  --dir DIR
+// overrides: --device D  --size WxH  --format FOURCC  --dir DIR  --ring N  --warmup N  --low-power
 import Foundation
 import ShutterCapture
 import ShutterCore
@@ -52,6 +52,8 @@ func loadBoard() -> Board {
     if let format = value("--format") { board.camera.pixelFormat = format }
     if let dir = value("--dir") { board.output.directory = dir }
     if let ring = value("--ring").flatMap(Int.init) { board.camera.ringFrames = ring }
+    if let warmup = value("--warmup").flatMap(Int.init) { board.camera.warmupFrames = warmup }
+    if flag("--low-power") { board.camera.keepStreaming = false }
     return board
 }
 
@@ -111,6 +113,7 @@ case "run":
     var photos = 0, failures = 0, presses = 0
     var offsets: [Double] = [], brackets: [Double] = []
     var outside = 0
+    var stoppedBetweenShots = 0
     var nextPress = monotonicNow() + .milliseconds(every)
     let deadline = monotonicNow() + .seconds(seconds)
     var generator = SystemRandomNumberGenerator()
@@ -122,6 +125,7 @@ case "run":
             switch event {
             case .photo(let photo):
                 photos += 1
+                if !board.camera.keepStreaming, service.currentCamera?.isStreaming == false { stoppedBetweenShots += 1 }
                 offsets.append(photo.offset.milliseconds)
                 if let bracket = photo.bracket {
                     brackets.append(bracket.milliseconds)
@@ -133,7 +137,8 @@ case "run":
             return true
         }
         let now = monotonicNow()
-        if now >= nextPress, now < stopPressingAt, service.isReady, service.framesReceived > board.camera.warmupFrames {
+        let warm = !board.camera.keepStreaming || service.framesReceived > board.camera.warmupFrames
+        if now >= nextPress, now < stopPressingAt, service.isReady, warm, service.pendingCount == 0 || board.camera.keepStreaming {
             // A GPIO edge is stamped by the kernel before the loop sees it: 0-40 ms ago.
             let pressedAt = now - .milliseconds(Double.random(in: 0...40, using: &generator))
             service.capture(pressedAt: pressedAt, now: now)
@@ -151,6 +156,7 @@ case "run":
     summary.add("offsetMs", stats("offset", offsets))
     summary.add("bracketMs", stats("bracket", brackets))
     summary.add("outsideBracket", outside)
+    if !board.camera.keepStreaming { summary.add("stoppedBetweenShots", stoppedBetweenShots) }
     summary.add("absOffsetMaxMs", offsets.map(abs).max() ?? .nan, decimals: 3)
     out(summary)
 

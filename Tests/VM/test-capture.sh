@@ -73,12 +73,22 @@ check "no file is left behind by failed captures" bash -c "! ls $WORK/x.jpg $nob
 rm -rf "$nobody_dir"
 
 # 4. Zero shutter lag --------------------------------------------------------------------------
-"$CHECK" run --board "$BOARD" --size 640x360 --dir "$WORK/zsl" --seconds 7 --press-every-ms 120 > zsl.log 2>&1
+"$CHECK" run --board "$BOARD" --size 640x360 --dir "$WORK/zsl" --seconds 6 --press-every-ms 120 > zsl.log 2>&1
 summary=$(grep '"event": "summary"' zsl.log)
 echo "# zsl: $summary"
 presses=$(echo "$summary" | field presses); photos=$(echo "$summary" | field photos)
 check "every press makes a photo ($photos of $presses)" test "${presses:-0}" -ge 20 -a "$photos" = "$presses"
 check "every photo's frame is within one frame interval of its press" grep -q '"outsideBracket": 0' <<< "$summary"
+
+# 4b. Low power: the camera stops between shots and starts on the press, skipping warm-up frames
+"$CHECK" run --board "$BOARD" --size 640x360 --dir "$WORK/lowpower" --low-power --warmup 2 --seconds 6 --press-every-ms 1200 > lowpower.log 2>&1
+summary=$(grep '"event": "summary"' lowpower.log)
+echo "# low power: $summary"
+presses=$(echo "$summary" | field presses); photos=$(echo "$summary" | field photos); stopped=$(echo "$summary" | field stoppedBetweenShots)
+check "with keepStreaming off every press makes a photo ($photos of $presses) and the camera stops after each ($stopped)" \
+  test "${presses:-0}" -ge 2 -a "$photos" = "$presses" -a "$stopped" = "$photos"
+check "a cold-start photo is a frame after the press, past the 2 warm-up frames" \
+  bash -c "grep '\"event\": \"photo\"' lowpower.log | sed 's/.*\"offsetMs\": \([-0-9.]*\).*/\1/' | awk '{ if (\$1 < 300) bad=1 } END { exit bad }'"
 
 # 5. Digital zoom --------------------------------------------------------------------------------
 "$CHECK" run --board "$BOARD" --dir "$WORK/zoom" --zoom 2 --seconds 3.5 --press-every-ms 400 > zoom.log 2>&1
