@@ -6,7 +6,8 @@
 //   shutter-capture-check run --board B --seconds S [--press-every-ms M] [--zoom F] [overrides]
 //   shutter-capture-check verify --jpeg PATH --width W --height H [--bars] [--exif TEXT]...
 //   shutter-capture-check bench --board B --shots N [overrides]
-// overrides: --device D  --size WxH  --format FOURCC  --dir DIR  --ring N  --warmup N  --low-power
+//   shutter-capture-check control --board B [--bind ID=NAME]... [--set ID=VALUE]... [overrides]
+// overrides: --device D  --size WxH  --format FOURCC  --dir DIR  --ring N  --warmup N  --low-power  --bind ID=NAME
 import Foundation
 import ShutterCapture
 import ShutterCore
@@ -54,6 +55,11 @@ func loadBoard() -> Board {
     if let ring = value("--ring").flatMap(Int.init) { board.camera.ringFrames = ring }
     if let warmup = value("--warmup").flatMap(Int.init) { board.camera.warmupFrames = warmup }
     if flag("--low-power") { board.camera.keepStreaming = false }
+    for binding in values("--bind") {
+        let parts = binding.split(separator: "=", maxSplits: 1).map(String.init)
+        guard parts.count == 2 else { fail("--bind expects CONTROL_ID=V4L2 control name") }
+        board.camera.bindings[parts[0]] = parts[1]
+    }
     return board
 }
 
@@ -159,6 +165,32 @@ case "run":
     if !board.camera.keepStreaming { summary.add("stoppedBetweenShots", stoppedBetweenShots) }
     summary.add("absOffsetMaxMs", offsets.map(abs).max() ?? .nan, decimals: 3)
     out(summary)
+
+case "control":
+    // Sets board controls while the camera streams: how they are served, and how long apply() took.
+    let board = loadBoard()
+    let service: CaptureService
+    do { service = try CaptureService(board: board) } catch { fail("\(error)") }
+    pump(service, until: monotonicNow() + .seconds(10)) { _ in service.framesReceived < 2 }
+    for report in service.controlReport() {
+        out("\(report.id): \(report.how)")
+    }
+    for setting in values("--set") {
+        let parts = setting.split(separator: "=", maxSplits: 1).map(String.init)
+        guard parts.count == 2, let number = Double(parts[1]) else { fail("--set expects ID=VALUE") }
+        let isPicker = board.controls.first { $0.id == parts[0] }.map { if case .picker = $0.kind { true } else { false } } ?? false
+        let started = monotonicNow()
+        service.apply(controlID: parts[0], value: isPicker ? .index(Int(number)) : .number(number))
+        out("set \(parts[0]) = \(parts[1]): apply took \(JSONLine.number((monotonicNow() - started).milliseconds, decimals: 3)) ms")
+    }
+    let before = service.framesReceived
+    pump(service, until: monotonicNow() + .seconds(10)) { event in
+        if let event { out(event.json) }
+        return service.framesReceived < before + 2
+    }
+    (service.currentCamera as? V4L2Camera)?.flushControls()
+    out("frames kept coming: \(service.framesReceived - before)")
+    service.shutdown()
 
 case "verify":
     guard let path = value("--jpeg"), let width = value("--width").flatMap(Int.init), let height = value("--height").flatMap(Int.init)
