@@ -48,9 +48,9 @@ public final class CaptureService {
     ///   - camera: an already open camera; `nil` opens one with `factory`.
     ///   - factory: opens (and reopens) the camera; the default handles `synthetic` and V4L2 devices.
     ///   - clock: "now" for events raised on the event loop.
+    ///   - updatesLatest: repoint `latest.jpg` in the output directory after each photo.
     /// - Throws: ``CaptureError`` only when the output directory cannot be made. A missing camera is
     ///   not an error here: the service reports `captureFailed` and keeps looking for it.
-    ///   - updatesLatest: repoint `latest.jpg` in the output directory after each photo.
     public init(board: Board, camera: (any Camera)? = nil, factory: CameraFactory? = nil,
                 clock: any MonotonicClock = SystemMonotonicClock(), updatesLatest: Bool = true) throws(CaptureError) {
         self.board = board
@@ -223,6 +223,7 @@ public final class CaptureService {
 
     /// Sets the exposure bias in EV through the camera's bias control, or its manual exposure time.
     public func setExposureBias(_ ev: Double) {
+        exposureBias = ev
         let plan = controlPlan
         guard let (control, value) = plan.exposureValue(forEV: ev) else { return }
         if case .manualExposure(_, let auto?) = plan.exposureBias, !manualExposureSet {
@@ -233,6 +234,8 @@ public final class CaptureService {
     }
 
     private var manualExposureSet = false
+    /// The last exposure bias asked for, re-applied to a reopened camera.
+    private var exposureBias: Double?
 
     /// Sets the camera control a custom board control is bound to, its range mapped onto the control's.
     private func setBound(controlID: String, value: Double, range: ClosedRange<Double>) {
@@ -316,6 +319,9 @@ public final class CaptureService {
         ring.removeAll()
         manualExposureSet = false
         events.append(.cameraReady(at: clock.now, info: camera.info, format: camera.format))
+        // A reopened camera starts from its defaults: give it the zoom and exposure set before.
+        if hardwareZoom != nil, zoomFactor > 1 { setZoom(zoomFactor) }
+        if let exposureBias { setExposureBias(exposureBias) }
         if settings.keepStreaming, !camera.isStreaming {
             do throws(CaptureError) { try camera.start() } catch { lost(error, pressedAt: nil) }
         }
