@@ -49,6 +49,20 @@ public enum CameraCommands {
         return out
     }
 
+    /// For `shutter check`: opens the board's camera (without streaming) and says, per line, which
+    /// camera and format it uses and how each board control is served or why it is disabled.
+    ///
+    /// - Throws: ``CaptureError`` when the camera cannot be opened (no device, busy, permissions, format).
+    public static func checkCamera(board: Board) throws(CaptureError) -> [String] {
+        let camera = try CaptureService.openCamera(board.camera)
+        defer { camera.close() }
+        var lines = ["camera: \(camera.info.path) (\(camera.info.card)) \(camera.format)"]
+        for report in CaptureService.controlReport(board: board, controls: camera.controls) {
+            lines.append("control \(report.id): \(report.how)")
+        }
+        return lines
+    }
+
     /// Takes one still now with the board's camera and returns its `photo` event.
     ///
     /// - Parameters:

@@ -260,7 +260,16 @@ public final class CaptureService {
 
     /// For each board control: whether the camera serves it, and how or why not (for `shutter check`).
     public func controlReport() -> [(id: String, enabled: Bool, how: String)] {
-        let plan = controlPlan
+        Self.controlReport(board: board, controls: camera?.controls ?? [])
+    }
+
+    /// ``controlReport()`` for a camera with `controls`, without a service.
+    public static func controlReport(board: Board, controls: [CameraControl]) -> [(id: String, enabled: Bool, how: String)] {
+        let plan = ControlPlan(controls: controls)
+        let settings = board.camera
+        func bound(_ name: String) -> CameraControl? {
+            controls.first { $0.name == name } ?? controls.first { $0.name.lowercased() == name.lowercased() }
+        }
         return board.controls.map { spec in
             switch spec.kind {
             case .systemZoom:
@@ -276,8 +285,8 @@ public final class CaptureService {
                 }
             case .slider, .picker:
                 guard let name = settings.bindings[spec.id] else { return (spec.id, true, "not bound to a camera control (the event loop handles it)") }
-                guard let control = boundControl(name) else {
-                    let names = (camera?.controls ?? []).map(\.name).joined(separator: ", ")
+                guard let control = bound(name) else {
+                    let names = controls.map(\.name).joined(separator: ", ")
                     return (spec.id, false, "disabled: the camera has no control '\(name)' (it has: \(names))")
                 }
                 return (spec.id, true, "camera control '\(control.name)' \(control.minimum)...\(control.maximum)")

@@ -2,6 +2,7 @@
 // the benchmark, until `shutter` wires in `cameras` and `capture`.
 //
 //   shutter-capture-check cameras
+//   shutter-capture-check check --board B [overrides]
 //   shutter-capture-check capture --board B [--out PATH] [overrides]
 //   shutter-capture-check run --board B --seconds S [--press-every-ms M] [--zoom F] [overrides]
 //   shutter-capture-check verify --jpeg PATH --width W --height H [--bars] [--exif TEXT]...
@@ -93,6 +94,14 @@ func stats(_ name: String, _ samples: [Double]) -> JSONLine {
 switch command {
 case "cameras":
     out(CameraCommands.listCameras(), newline: false)
+
+case "check":
+    do {
+        for line in try CameraCommands.checkCamera(board: loadBoard()) { out(line) }
+    } catch {
+        out("camera: \(error)")
+        exit(1)
+    }
 
 case "capture":
     let board = loadBoard()

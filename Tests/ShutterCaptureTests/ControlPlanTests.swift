@@ -49,3 +49,23 @@ struct ControlPlanTests {
         #expect(!report[2].enabled && report[2].how.contains("no control 'Saturation'"))
     }
 }
+
+@Suite("CameraCommands.checkCamera")
+struct CheckCameraTests {
+    @Test func saysWhichCameraAndHowEachControlIsServed() throws {
+        let board = try simulatorBoard(directory: "/tmp/unused")
+        let lines = try CameraCommands.checkCamera(board: board)
+        #expect(lines == [
+            "camera: synthetic (shutter synthetic camera) 64x48 YUYV",
+            "control zoom: digital zoom (centred crop, saved at the crop's size)",
+            "control exposure: disabled: the camera has neither an exposure-bias control (V4L2_CID_AUTO_EXPOSURE_BIAS) nor a manual exposure time (V4L2_CID_EXPOSURE_ABSOLUTE)",
+            "control filter: not bound to a camera control (the event loop handles it)",
+        ])
+    }
+
+    @Test func aMissingCameraIsAnError() throws {
+        var board = try simulatorBoard(directory: "/tmp/unused")
+        board.camera.device = "/dev/video-shutter-test-none"
+        #expect(throws: CaptureError.self) { try CameraCommands.checkCamera(board: board) }
+    }
+}
