@@ -8,6 +8,7 @@
 //   shutter-capture-check verify --jpeg PATH --width W --height H [--bars] [--exif TEXT]...
 //   shutter-capture-check bench --board B --shots N [overrides]
 //   shutter-capture-check control --board B [--bind ID=NAME]... [--set ID=VALUE]... [overrides]
+//   (run: --stop-file PATH ends the presses early once PATH exists)
 // overrides: --device D  --size WxH  --format FOURCC  --dir DIR  --ring N  --warmup N  --low-power  --bind ID=NAME
 import Foundation
 import ShutterCapture
@@ -120,6 +121,8 @@ case "run":
     // past, printing every event; a summary line at the end.
     let board = loadBoard()
     let seconds = Double(value("--seconds") ?? "5") ?? 5
+    // --stop-file PATH: stop pressing as soon as PATH exists (the VM checks end a run when they have seen enough).
+    let stopFile = value("--stop-file")
     let every = Double(value("--press-every-ms") ?? "400") ?? 400
     let service: CaptureService
     do { service = try CaptureService(board: board) } catch { fail("\(error)") }
@@ -151,7 +154,9 @@ case "run":
             }
             return true
         }
-        let now = monotonicNow()
+        var now = monotonicNow()
+        if let stopFile, now < stopPressingAt, access(stopFile, F_OK) == 0 { stopPressingAt = now }
+        now = monotonicNow()
         let warm = !board.camera.keepStreaming || service.framesReceived > board.camera.warmupFrames
         if now >= nextPress, now < stopPressingAt, service.isReady, warm, service.pendingCount == 0 || board.camera.keepStreaming {
             // A GPIO edge is stamped by the kernel before the loop sees it: 0-40 ms ago.
