@@ -442,7 +442,12 @@ public final class V4L2Camera: Camera {
             if !damaged {
                 let bytes = [UInt8](UnsafeRawBufferPointer(start: buffers[index].start, count: used))
                 if !format.pixelFormat.isJPEG || JPEGMarkers.isComplete(bytes) {
-                    let time = Instant(rawValue: Int64(buffer.timestamp.tv_sec) * 1_000_000_000 + Int64(buffer.timestamp.tv_usec) * 1_000)
+                    var time = Instant(rawValue: Int64(buffer.timestamp.tv_sec) * 1_000_000_000 + Int64(buffer.timestamp.tv_usec) * 1_000)
+                    // Zero shutter lag compares this with GPIO edge times: only a CLOCK_MONOTONIC stamp will do.
+                    // A driver that stamps otherwise (or not at all) gets the dequeue time instead.
+                    if buffer.flags & CV4L2_BUF_FLAG_TIMESTAMP_MASK != CV4L2_BUF_FLAG_TIMESTAMP_MONOTONIC || time == .zero {
+                        time = monotonicNow()
+                    }
                     frames.append(Frame(timestamp: time, sequence: buffer.sequence, format: format, bytes: bytes))
                 }
             }

@@ -130,6 +130,18 @@ struct ChooseFormatTests {
         }
     }
 
+    @Test func acceptsAnySizeInAStepwiseRange() throws {
+        let stepwise = V4L2FormatInfo(pixelFormat: .nv12, description: "NV12", isEmulated: false,
+                                      sizes: [FrameSize(width: 4056, height: 3040), FrameSize(width: 64, height: 64)], isStepwise: true)
+        var settings = CameraSettings()
+        settings.width = 2028
+        settings.height = 1520
+        let (format, size) = try chooseFormat(offered: [stepwise], settings: settings, device: "d")
+        #expect(format == .nv12 && size == FrameSize(width: 2028, height: 1520))
+        settings.width = 8000
+        #expect(throws: CaptureError.self) { try chooseFormat(offered: [stepwise], settings: settings, device: "d") }
+    }
+
     @Test func fallsBackToLibv4l2Conversion() throws {
         let (format, _) = try chooseFormat(offered: [offered[0], offered[2]], settings: CameraSettings(), device: "d")
         #expect(format == .rgb24)
