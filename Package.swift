@@ -20,6 +20,24 @@ let package = Package(
             name: "CGPIODBackend",
             dependencies: ["CGPIOD"]
         ),
+        /// libv4l2 and the V4L2 ioctls, with wrappers for its variadic functions and macros.
+        .systemLibrary(
+            name: "CV4L2",
+            pkgConfig: "libv4l2",
+            providers: [.apt(["libv4l-dev"])]
+        ),
+        /// libjpeg-turbo's TurboJPEG API: encodes raw frames.
+        .systemLibrary(
+            name: "CTurboJPEG",
+            pkgConfig: "libturbojpeg",
+            providers: [.apt(["libturbojpeg0-dev"])]
+        ),
+        /// libexif: the EXIF block in each photo.
+        .systemLibrary(
+            name: "CExif",
+            pkgConfig: "libexif",
+            providers: [.apt(["libexif-dev"])]
+        ),
 
         /// Linux system headers Swift's Glibc module leaves out (signalfd).
         .target(name: "CShutterSystem"),
@@ -32,6 +50,17 @@ let package = Package(
         .target(
             name: "ShutterGPIO",
             dependencies: ["ShutterCore", "CGPIODBackend"]
+        ),
+        /// Stills: V4L2 cameras and the synthetic one, the zero-shutter-lag ring, JPEG and EXIF,
+        /// atomic photo files. The only Swift code that calls libv4l2, TurboJPEG and libexif.
+        .target(
+            name: "ShutterCapture",
+            dependencies: ["ShutterCore", "CV4L2", "CTurboJPEG", "CExif"]
+        ),
+        /// A small driver for the capture module's VM checks and benchmark, until the CLI wires it in.
+        .executableTarget(
+            name: "shutter-capture-check",
+            dependencies: ["ShutterCore", "ShutterCapture"]
         ),
         /// The daemon and its commands: a thin interpreter around the state machines.
         .executableTarget(
@@ -50,6 +79,10 @@ let package = Package(
         .testTarget(
             name: "ShutterCoreTests",
             dependencies: ["ShutterCore"]
+        ),
+        .testTarget(
+            name: "ShutterCaptureTests",
+            dependencies: ["ShutterCore", "ShutterCapture"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,0 +1,83 @@
+#ifndef CV4L2_SHIM_H
+#define CV4L2_SHIM_H
+// libv4l2 and the kernel's V4L2 header. Swift cannot call variadic C functions
+// (v4l2_open, v4l2_ioctl) nor import function-like macros (VIDIOC_*, V4L2_PIX_FMT_*,
+// MAP_FAILED), so this shim wraps and copies them under CV4L2_ names.
+#include <stddef.h>
+#include <stdint.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <linux/videodev2.h>
+#include <libv4l2.h>
+
+static inline int CV4L2_open(const char *path, int flags) { return v4l2_open(path, flags); }
+static inline int CV4L2_close(int fd) { return v4l2_close(fd); }
+static inline int CV4L2_ioctl(int fd, unsigned long request, void *argument) { return v4l2_ioctl(fd, request, argument); }
+static inline void *CV4L2_mmap(int fd, size_t length, int64_t offset) {
+    return v4l2_mmap(NULL, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, offset);
+}
+static inline int CV4L2_munmap(void *start, size_t length) { return v4l2_munmap(start, length); }
+static inline int CV4L2_is_map_failed(const void *pointer) { return pointer == MAP_FAILED; }
+
+static const unsigned long CV4L2_VIDIOC_QUERYCAP = VIDIOC_QUERYCAP;
+static const unsigned long CV4L2_VIDIOC_ENUM_FMT = VIDIOC_ENUM_FMT;
+static const unsigned long CV4L2_VIDIOC_ENUM_FRAMESIZES = VIDIOC_ENUM_FRAMESIZES;
+static const unsigned long CV4L2_VIDIOC_ENUM_FRAMEINTERVALS = VIDIOC_ENUM_FRAMEINTERVALS;
+static const unsigned long CV4L2_VIDIOC_G_FMT = VIDIOC_G_FMT;
+static const unsigned long CV4L2_VIDIOC_S_FMT = VIDIOC_S_FMT;
+static const unsigned long CV4L2_VIDIOC_G_PARM = VIDIOC_G_PARM;
+static const unsigned long CV4L2_VIDIOC_REQBUFS = VIDIOC_REQBUFS;
+static const unsigned long CV4L2_VIDIOC_QUERYBUF = VIDIOC_QUERYBUF;
+static const unsigned long CV4L2_VIDIOC_QBUF = VIDIOC_QBUF;
+static const unsigned long CV4L2_VIDIOC_DQBUF = VIDIOC_DQBUF;
+static const unsigned long CV4L2_VIDIOC_STREAMON = VIDIOC_STREAMON;
+static const unsigned long CV4L2_VIDIOC_STREAMOFF = VIDIOC_STREAMOFF;
+static const unsigned long CV4L2_VIDIOC_QUERYCTRL = VIDIOC_QUERYCTRL;
+static const unsigned long CV4L2_VIDIOC_QUERYMENU = VIDIOC_QUERYMENU;
+static const unsigned long CV4L2_VIDIOC_G_CTRL = VIDIOC_G_CTRL;
+static const unsigned long CV4L2_VIDIOC_S_CTRL = VIDIOC_S_CTRL;
+static const unsigned long CV4L2_VIDIOC_G_INPUT = VIDIOC_G_INPUT;
+
+static const uint32_t CV4L2_PIX_FMT_MJPEG = V4L2_PIX_FMT_MJPEG;
+static const uint32_t CV4L2_PIX_FMT_JPEG = V4L2_PIX_FMT_JPEG;
+static const uint32_t CV4L2_PIX_FMT_YUYV = V4L2_PIX_FMT_YUYV;
+static const uint32_t CV4L2_PIX_FMT_UYVY = V4L2_PIX_FMT_UYVY;
+static const uint32_t CV4L2_PIX_FMT_NV12 = V4L2_PIX_FMT_NV12;
+static const uint32_t CV4L2_PIX_FMT_YUV420 = V4L2_PIX_FMT_YUV420;
+static const uint32_t CV4L2_PIX_FMT_RGB24 = V4L2_PIX_FMT_RGB24;
+static const uint32_t CV4L2_PIX_FMT_BGR24 = V4L2_PIX_FMT_BGR24;
+static const uint32_t CV4L2_PIX_FMT_GREY = V4L2_PIX_FMT_GREY;
+
+static const uint32_t CV4L2_CAP_VIDEO_CAPTURE = V4L2_CAP_VIDEO_CAPTURE;
+static const uint32_t CV4L2_CAP_STREAMING = V4L2_CAP_STREAMING;
+static const uint32_t CV4L2_CAP_DEVICE_CAPS = V4L2_CAP_DEVICE_CAPS;
+static const uint32_t CV4L2_BUF_TYPE_VIDEO_CAPTURE = V4L2_BUF_TYPE_VIDEO_CAPTURE;
+static const uint32_t CV4L2_MEMORY_MMAP = V4L2_MEMORY_MMAP;
+static const uint32_t CV4L2_FIELD_NONE = V4L2_FIELD_NONE;
+static const uint32_t CV4L2_FIELD_ANY = V4L2_FIELD_ANY;
+static const uint32_t CV4L2_BUF_FLAG_ERROR = V4L2_BUF_FLAG_ERROR;
+static const uint32_t CV4L2_BUF_FLAG_TIMESTAMP_MASK = V4L2_BUF_FLAG_TIMESTAMP_MASK;
+static const uint32_t CV4L2_BUF_FLAG_TIMESTAMP_MONOTONIC = V4L2_BUF_FLAG_TIMESTAMP_MONOTONIC;
+static const uint32_t CV4L2_FMT_FLAG_EMULATED = V4L2_FMT_FLAG_EMULATED;
+static const uint32_t CV4L2_FRMSIZE_TYPE_DISCRETE = V4L2_FRMSIZE_TYPE_DISCRETE;
+static const uint32_t CV4L2_FRMIVAL_TYPE_DISCRETE = V4L2_FRMIVAL_TYPE_DISCRETE;
+
+static const uint32_t CV4L2_CTRL_FLAG_NEXT_CTRL = V4L2_CTRL_FLAG_NEXT_CTRL;
+static const uint32_t CV4L2_CTRL_FLAG_DISABLED = V4L2_CTRL_FLAG_DISABLED;
+static const uint32_t CV4L2_CTRL_FLAG_READ_ONLY = V4L2_CTRL_FLAG_READ_ONLY;
+static const uint32_t CV4L2_CTRL_FLAG_INACTIVE = V4L2_CTRL_FLAG_INACTIVE;
+static const uint32_t CV4L2_CTRL_TYPE_INTEGER = V4L2_CTRL_TYPE_INTEGER;
+static const uint32_t CV4L2_CTRL_TYPE_BOOLEAN = V4L2_CTRL_TYPE_BOOLEAN;
+static const uint32_t CV4L2_CTRL_TYPE_MENU = V4L2_CTRL_TYPE_MENU;
+static const uint32_t CV4L2_CTRL_TYPE_INTEGER_MENU = V4L2_CTRL_TYPE_INTEGER_MENU;
+static const uint32_t CV4L2_CTRL_TYPE_BUTTON = V4L2_CTRL_TYPE_BUTTON;
+static const uint32_t CV4L2_CTRL_TYPE_CTRL_CLASS = V4L2_CTRL_TYPE_CTRL_CLASS;
+
+static const uint32_t CV4L2_CID_ZOOM_ABSOLUTE = V4L2_CID_ZOOM_ABSOLUTE;
+static const uint32_t CV4L2_CID_AUTO_EXPOSURE_BIAS = V4L2_CID_AUTO_EXPOSURE_BIAS;
+static const uint32_t CV4L2_CID_EXPOSURE_ABSOLUTE = V4L2_CID_EXPOSURE_ABSOLUTE;
+static const uint32_t CV4L2_CID_EXPOSURE_AUTO = V4L2_CID_EXPOSURE_AUTO;
+static const uint32_t CV4L2_CID_FOCUS_ABSOLUTE = V4L2_CID_FOCUS_ABSOLUTE;
+static const uint32_t CV4L2_CID_FOCUS_AUTO = V4L2_CID_FOCUS_AUTO;
+static const int32_t CV4L2_EXPOSURE_MANUAL = V4L2_EXPOSURE_MANUAL;
+#endif

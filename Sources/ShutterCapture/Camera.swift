@@ -1,0 +1,117 @@
+import ShutterCore
+
+/// A source of timestamped frames: a V4L2 device or the synthetic camera.
+///
+/// Used from one thread (the event loop). Every call is non-blocking except `open`/`start`,
+/// which configure the device.
+public protocol Camera: AnyObject {
+    /// What the camera reports about itself (card name for EXIF `Model`).
+    var info: CameraInfo { get }
+    /// The format frames arrive in; valid once opened.
+    var format: FrameFormat { get }
+    /// The descriptor to poll for readable (frames ready); `nil` while not streaming.
+    var pollDescriptor: CInt? { get }
+    /// Whether frames are flowing.
+    var isStreaming: Bool { get }
+    /// The nominal time between frames, when known.
+    var frameInterval: Nanoseconds? { get }
+    /// Starts streaming.
+    func start() throws(CaptureError)
+    /// Stops streaming; frames already dequeued stay valid.
+    func stop()
+    /// Takes every frame that is ready without blocking, oldest first; frames the driver flagged
+    /// with errors are dropped here.
+    /// - Throws: ``CaptureError/deviceVanished(device:)`` when the device went away.
+    func readFrames() throws(CaptureError) -> [Frame]
+    /// The controls the camera has (empty for cameras without any).
+    var controls: [CameraControl] { get }
+    /// Sets a control by id; values outside the range are clamped.
+    func setControl(_ id: UInt32, to value: Int32) throws(CaptureError)
+    /// Releases the device. The camera cannot be used afterwards.
+    func close()
+}
+
+/// What a camera says about itself.
+public struct CameraInfo: Hashable, Sendable {
+    /// The device node (`/dev/video0`) or `synthetic`.
+    public var path: String
+    /// The card name from `VIDIOC_QUERYCAP` (`vivid`, `HD Pro Webcam C920`).
+    public var card: String
+    /// The driver name (`uvcvideo`, `vivid`).
+    public var driver: String
+    /// The bus (`usb-0000:00:14.0-1`), which stays put across boots.
+    public var bus: String
+
+    public init(path: String, card: String, driver: String, bus: String) {
+        self.path = path
+        self.card = card
+        self.driver = driver
+        self.bus = bus
+    }
+}
+
+/// A camera control, as `VIDIOC_QUERYCTRL` describes it.
+public struct CameraControl: Hashable, Sendable {
+    public var id: UInt32
+    public var name: String
+    public var kind: Kind
+    public var minimum: Int32
+    public var maximum: Int32
+    public var step: Int32
+    public var defaultValue: Int32
+    /// Read-only, inactive and disabled controls cannot be set now.
+    public var isWritable: Bool
+    /// Menu entries by value, for menu controls.
+    public var menu: [(value: Int32, name: String)] = []
+
+    public enum Kind: String, Hashable, Sendable {
+        case integer, boolean, menu, integerMenu, button, other
+    }
+
+    public init(id: UInt32, name: String, kind: Kind, minimum: Int32, maximum: Int32, step: Int32,
+                defaultValue: Int32, isWritable: Bool) {
+        self.id = id
+        self.name = name
+        self.kind = kind
+        self.minimum = minimum
+        self.maximum = maximum
+        self.step = step
+        self.defaultValue = defaultValue
+        self.isWritable = isWritable
+    }
+
+    public static func == (lhs: CameraControl, rhs: CameraControl) -> Bool {
+        lhs.id == rhs.id && lhs.name == rhs.name && lhs.kind == rhs.kind && lhs.minimum == rhs.minimum
+            && lhs.maximum == rhs.maximum && lhs.step == rhs.step && lhs.defaultValue == rhs.defaultValue
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(id)
+        hasher.combine(name)
+    }
+
+    /// Maps `value` in `range` linearly onto the control's range, snapped to its step.
+    public func mapped(_ value: Double, from range: ClosedRange<Double>) -> Int32 {
+        let span = range.upperBound - range.lowerBound
+        let fraction = span > 0 ? min(max((value - range.lowerBound) / span, 0), 1) : 0
+        return clamped(Double(minimum) + fraction * Double(Int64(maximum) - Int64(minimum)))
+    }
+
+    /// `value` rounded to the control's step and clamped to its range.
+    public func clamped(_ value: Double) -> Int32 {
+        let step = Double(max(self.step, 1))
+        let snapped = (((value - Double(minimum)) / step).rounded() * step) + Double(minimum)
+        return Int32(min(max(snapped, Double(minimum)), Double(maximum)))
+    }
+}
+
+/// The V4L2 control ids shutter looks for. Copies of the kernel's values, checked against the
+/// header in the V4L2 wrapper.
+public enum ControlID {
+    public static let zoomAbsolute: UInt32 = 0x009a_090d
+    public static let autoExposureBias: UInt32 = 0x009a_0913
+    public static let exposureAbsolute: UInt32 = 0x009a_0902
+    public static let exposureAuto: UInt32 = 0x009a_0901
+    public static let focusAbsolute: UInt32 = 0x009a_090a
+    public static let focusAuto: UInt32 = 0x009a_090c
+}

@@ -1,0 +1,109 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ShutterCore
+
+/// The library side of `shutter cameras` and `shutter capture`.
+public enum CameraCommands {
+    /// Every V4L2 device `/dev/video*`: card, driver, formats and sizes, controls, and which of
+    /// zoom, exposure bias and focus it can serve. Devices that cannot be opened say why.
+    public static func listCameras() -> String {
+        let nodes = V4L2Device.nodes()
+        if nodes.isEmpty {
+            return "no V4L2 devices (/dev/video*). USB webcams appear when plugged in; a Pi camera module needs libcamerify (see Deploy/CAMERAS.md).\n"
+        }
+        var out = ""
+        for path in nodes {
+            let device: V4L2Device
+            do throws(CaptureError) {
+                device = try V4L2Device(path: path)
+            } catch {
+                if case .notACaptureDevice = error { continue }  // metadata nodes of the same camera
+                out += "\(path): \(error)\n\n"
+                continue
+            }
+            let info = device.info
+            out += "\(path): \(info.card) (driver \(info.driver), bus \(info.bus))\n"
+            out += "  formats:\n"
+            for format in device.formats() {
+                let sizes = format.isStepwise && format.sizes.count == 2
+                    ? "\(format.sizes[1])...\(format.sizes[0])"
+                    : format.sizes.map(\.description).joined(separator: " ")
+                let note = format.isEmulated ? " (converted by libv4l2)" : format.pixelFormat.isJPEG ? " (saved as is)" : ""
+                out += "    \(format.pixelFormat.fourcc) \(format.description)\(note): \(sizes)\n"
+            }
+            let controls = device.controls()
+            out += "  controls:\(controls.isEmpty ? " none" : "")\n"
+            for control in controls {
+                var line = "    \(control.name) [\(control.kind.rawValue)] \(control.minimum)...\(control.maximum)"
+                if control.step > 1 { line += " step \(control.step)" }
+                line += " default \(control.defaultValue)"
+                if !control.menu.isEmpty { line += " {" + control.menu.map { "\($0.value): \($0.name)" }.joined(separator: ", ") + "}" }
+                if !control.isWritable { line += " (read-only or inactive now)" }
+                out += line + "\n"
+            }
+            out += "  serves:\n"
+            for line in ControlPlan(controls: controls).summary { out += "    \(line)\n" }
+            out += "\n"
+        }
+        return out
+    }
+
+    /// For `shutter check`: opens the board's camera (without streaming) and says, per line, which
+    /// camera and format it uses and how each board control is served or why it is disabled.
+    ///
+    /// - Throws: ``CaptureError`` when the camera cannot be opened (no device, busy, permissions, format).
+    public static func checkCamera(board: Board) throws(CaptureError) -> [String] {
+        let camera = try CaptureService.openCamera(board.camera)
+        defer { camera.close() }
+        var lines = ["camera: \(camera.info.path) (\(camera.info.card)) \(camera.format)"]
+        for report in CaptureService.controlReport(board: board, controls: camera.controls) {
+            lines.append("control \(report.id): \(report.how)")
+        }
+        return lines
+    }
+
+    /// Takes one still now with the board's camera and returns its `photo` event.
+    ///
+    /// - Parameters:
+    ///   - board: the rig; its camera and output settings are used.
+    ///   - out: the photo's path (an existing file is not overwritten: `-2` is added); `nil` uses
+    ///     the board's output directory and name template.
+    ///   - timeout: how long to wait for the camera.
+    /// - Throws: ``CaptureError`` when the camera cannot be opened or the photo cannot be saved.
+    public static func captureOnce(board: Board, out: String? = nil, timeout: Nanoseconds = .seconds(10)) throws(CaptureError) -> JSONLine {
+        var board = board
+        if let out {
+            let slash = out.lastIndex(of: "/")
+            board.output.directory = slash.map { String(out[..<$0]) }.flatMap { $0.isEmpty ? "/" : $0 } ?? "."
+            board.output.template = slash.map { String(out[out.index(after: $0)...]) } ?? out
+            board.output.template = board.output.template.replacing("%", with: "%%")
+        }
+        var settings = board.camera
+        settings.keepStreaming = true
+        board.camera = settings
+        let service = try CaptureService(board: board, updatesLatest: out == nil)
+        defer { service.shutdown() }
+        let deadline = monotonicNow() + timeout
+        var pressed = false
+        // A cold camera: let auto-exposure settle over the warm-up frames, then press.
+        let warmup = max(1, board.camera.warmupFrames)
+        while monotonicNow() < deadline {
+            var fds = service.pollDescriptors.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+            _ = poll(&fds, nfds_t(fds.count), 100)
+            for event in service.handleReadable() {
+                switch event {
+                case .photo: return event.json
+                case .captureFailed(let failure): throw failure.error
+                case .cameraReady: break
+                }
+            }
+            if !pressed, service.framesReceived >= warmup {
+                let now = monotonicNow()
+                service.capture(pressedAt: now, now: now)
+                pressed = true
+            }
+        }
+        throw CaptureError.timeout(device: board.camera.device, seconds: timeout.milliseconds / 1000)
+    }
+}

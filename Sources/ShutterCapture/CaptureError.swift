@@ -1,0 +1,120 @@
+import ShutterCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Why the camera, the encoder or the photo file failed: what, where, and the errno when there is one.
+///
+/// Every runtime failure in the capture module is one of these; the service turns them into
+/// `captureFailed` events and keeps running.
+public enum CaptureError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The board names a camera that is not there; `available` lists what is (`/dev/video0 (vivid)`).
+    case noDevice(requested: String, available: [String])
+    /// Another program holds the camera (EBUSY).
+    case deviceBusy(device: String)
+    /// The camera node cannot be opened by this user (EACCES/EPERM).
+    case permissionDenied(device: String)
+    /// The camera does not offer the format; `supported` lists the fourccs it does.
+    case unsupportedFormat(device: String, requested: String, supported: [String])
+    /// The camera does not offer the size in the chosen format; `supported` lists `WxH`.
+    case unsupportedSize(device: String, requested: String, supported: [String])
+    /// The device went away mid-stream (ENODEV, USB unplug).
+    case deviceVanished(device: String)
+    /// The device is not a video capture device that can stream.
+    case notACaptureDevice(device: String, reason: String)
+    /// A system call failed: the call (`VIDIOC_DQBUF`, `write`), errno and the object (device path, file).
+    case system(call: String, errno: CInt, context: String)
+    /// The JPEG encoder refused the frame.
+    case encoding(String)
+    /// The camera produced no frame in time.
+    case timeout(device: String, seconds: Double)
+    /// The camera is not running (not yet reopened after a failure).
+    case notReady(reason: String)
+
+    /// The errno behind the failure, when there is one.
+    public var errno: CInt? {
+        switch self {
+        case .system(_, let errno, _): errno
+        case .deviceBusy: EBUSY
+        case .permissionDenied: EACCES
+        case .deviceVanished: ENODEV
+        default: nil
+        }
+    }
+
+    /// A short machine-readable kind for events: `noDevice`, `deviceBusy`, `diskFull`, ...
+    public var kind: String {
+        switch self {
+        case .noDevice: "noDevice"
+        case .deviceBusy: "deviceBusy"
+        case .permissionDenied: "permissionDenied"
+        case .unsupportedFormat: "unsupportedFormat"
+        case .unsupportedSize: "unsupportedSize"
+        case .deviceVanished: "deviceVanished"
+        case .notACaptureDevice: "notACaptureDevice"
+        case .system(_, let errno, _) where errno == ENOSPC || errno == EDQUOT: "diskFull"
+        case .system: "systemError"
+        case .encoding: "encodingFailed"
+        case .timeout: "timeout"
+        case .notReady: "notReady"
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .noDevice(let requested, let available):
+            let list = available.isEmpty ? "no V4L2 capture devices exist" : "the cameras are: " + available.joined(separator: ", ")
+            return "no camera '\(requested)': \(list)"
+        case .deviceBusy(let device):
+            return "\(device) is busy: another program is streaming from it (find it with 'fuser \(device)')"
+        case .permissionDenied(let device):
+            return "\(device): permission denied; add the user to the 'video' group (sudo usermod -aG video $USER) and log in again"
+        case .unsupportedFormat(let device, let requested, let supported):
+            return "\(device) does not offer pixel format '\(requested)'; it offers \(supported.joined(separator: ", "))"
+        case .unsupportedSize(let device, let requested, let supported):
+            return "\(device) does not offer \(requested); it offers \(supported.joined(separator: ", "))"
+        case .deviceVanished(let device):
+            return "\(device) went away (unplugged?); shutter reopens it when it comes back"
+        case .notACaptureDevice(let device, let reason):
+            return "\(device) cannot be used: \(reason)"
+        case .system(let call, let errno, let context):
+            return "\(context): \(call) failed: \(String(cString: strerror(errno))) (errno \(errno))"
+        case .encoding(let message):
+            return "JPEG encoding failed: \(message)"
+        case .timeout(let device, let seconds):
+            return "\(device) sent no frame in \(seconds) s"
+        case .notReady(let reason):
+            return "the camera is not ready: \(reason)"
+        }
+    }
+}
+
+/// Runs a system call, retrying while it fails with EINTR; returns its result or throws with `call` and `context`.
+///
+/// The one place that retries EINTR, as swift-system does.
+@discardableResult
+func retryingEINTR<T: BinaryInteger>(_ call: String, _ context: @autoclosure () -> String, _ body: () -> T) throws(CaptureError) -> T {
+    while true {
+        let result = body()
+        if result >= 0 { return result }
+        let code = Glibc.errno
+        if code == EINTR { continue }
+        throw CaptureError.system(call: call, errno: code, context: context())
+    }
+}
+
+/// Reads CLOCK_MONOTONIC, the clock of V4L2 frame timestamps and GPIO edges.
+///
+/// The corresponding C function is `clock_gettime`.
+public func monotonicNow() -> Instant {
+    var spec = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &spec)
+    return Instant(rawValue: Int64(spec.tv_sec) * 1_000_000_000 + Int64(spec.tv_nsec))
+}
+
+/// The process's CLOCK_MONOTONIC as a ``MonotonicClock``.
+public final class SystemMonotonicClock: MonotonicClock {
+    public init() {}
+    public var now: Instant { monotonicNow() }
+}
+

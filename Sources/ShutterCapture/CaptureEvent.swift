@@ -1,0 +1,82 @@
+import ShutterCore
+
+/// A photo safely on disk.
+public struct Photo: Hashable, Sendable {
+    /// When it was on disk (CLOCK_MONOTONIC).
+    public var at: Instant
+    public var path: String
+    public var pressedAt: Instant
+    /// The frame's V4L2 timestamp.
+    public var frameAt: Instant
+    public var width: Int
+    public var height: Int
+    /// The file's size.
+    public var bytes: Int
+    /// The frame's sequence number from the driver.
+    public var frameSequence: UInt32
+    /// The time between the two frames on either side of the press (the actual frame interval
+    /// there); `nil` when the ring held no frame before the press. |offset| never exceeds it.
+    public var bracket: Nanoseconds?
+    /// Frame-to-JPEG-bytes time (encode, EXIF) and the file write (fsync, rename), for the benchmark.
+    public var encodeTime: Nanoseconds
+    public var writeTime: Nanoseconds
+
+    /// Frame time minus press time: negative when the frame was taken before the press.
+    public var offset: Nanoseconds { frameAt - pressedAt }
+}
+
+/// Why a press made no photo, or why the camera stopped.
+public struct CaptureFailure: Hashable, Sendable {
+    public var at: Instant
+    /// The press, when the failure belongs to one.
+    public var pressedAt: Instant?
+    public var error: CaptureError
+
+    public init(at: Instant, pressedAt: Instant?, error: CaptureError) {
+        self.at = at
+        self.pressedAt = pressedAt
+        self.error = error
+    }
+}
+
+/// What the capture service reports to the event loop.
+public enum CaptureEvent: Hashable, Sendable {
+    /// A photo is on disk.
+    case photo(Photo)
+    /// A press made no photo, or the camera failed (then `pressedAt` is nil).
+    case captureFailed(CaptureFailure)
+    /// The camera is (again) streaming or ready to start: its device, card and format.
+    case cameraReady(at: Instant, info: CameraInfo, format: FrameFormat)
+
+    /// The event as one JSON line:
+    /// `{"event":"photo","t":…,"path":…,"pressedAt":…,"frameAt":…,"offsetMs":…,"width":…,"height":…,"bytes":…}`.
+    public var json: JSONLine {
+        switch self {
+        case .photo(let photo):
+            var line = JSONLine(event: "photo", at: photo.at)
+            line.add("path", photo.path)
+            line.add("pressedAt", photo.pressedAt)
+            line.add("frameAt", photo.frameAt)
+            line.add("offsetMs", photo.offset.milliseconds, decimals: 3)
+            line.add("width", photo.width)
+            line.add("height", photo.height)
+            line.add("bytes", photo.bytes)
+            return line
+        case .captureFailed(let failure):
+            var line = JSONLine(event: "captureFailed", at: failure.at)
+            if let pressedAt = failure.pressedAt { line.add("pressedAt", pressedAt) }
+            line.add("kind", failure.error.kind)
+            if let errno = failure.error.errno { line.add("errno", Int(errno)) }
+            line.add("reason", failure.error.description)
+            return line
+        case .cameraReady(let at, let info, let format):
+            var line = JSONLine(event: "cameraReady", at: at)
+            line.add("device", info.path)
+            line.add("card", info.card)
+            line.add("width", format.width)
+            line.add("height", format.height)
+            line.add("pixelFormat", format.pixelFormat.fourcc)
+            return line
+        }
+    }
+}

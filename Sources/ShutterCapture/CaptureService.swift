@@ -1,0 +1,508 @@
+import Dispatch
+import ShutterCore
+
+/// Opens the camera a board names; the service calls it again to reopen a camera that went away.
+public typealias CameraFactory = (CameraSettings) throws(CaptureError) -> any Camera
+
+/// Takes stills for the event loop: keeps the camera streaming into a zero-shutter-lag ring,
+/// picks the frame nearest each press, and encodes and writes it on a background queue.
+///
+/// Use from one thread (the event loop). Poll every descriptor of ``pollDescriptors`` for
+/// readable (re-read the list after each call: the camera's descriptor comes and goes with the
+/// camera) and call ``handleReadable()`` when any is; call ``capture(pressedAt:now:)`` on a full press.
+public final class CaptureService {
+    public let board: Board
+    private let settings: CameraSettings
+    private let factory: CameraFactory
+    private let writer: PhotoWriter
+    private let template: FileNameTemplate
+    private let clock: any MonotonicClock
+    private var camera: (any Camera)?
+    private var ring: FrameRing
+    private var pending: [PendingCapture] = []
+    private var events: [CaptureEvent] = []
+    private var sequence = 0
+    private var inFlight = 0
+    private var zoomFactor = 1.0
+    private var hardwareZoom: CameraControl?
+    private let wake: WakePipe
+    private let finished = Locked<[CaptureEvent]>([])
+    private let encodeQueue = DispatchQueue(label: "shutter.capture.encode", qos: .userInitiated)
+    private let group = DispatchGroup()
+    private var retryTimer: (any DispatchSourceTimer)?
+    private var isShutDown = false
+
+    /// The most photos waiting to be encoded or written; a longer burst fails fast instead of growing memory.
+    public static let maximumInFlight = 8
+    /// How often a missing camera is looked for again.
+    public static let retryInterval = Nanoseconds.seconds(1)
+
+    struct PendingCapture {
+        var pressedAt: Instant
+        /// Frames still to skip after a cold start, for auto-exposure to settle.
+        var skip: Int
+    }
+
+    /// - Parameters:
+    ///   - board: the rig; its `camera` and `output` sections are used.
+    ///   - camera: an already open camera; `nil` opens one with `factory`.
+    ///   - factory: opens (and reopens) the camera; the default handles `synthetic` and V4L2 devices.
+    ///   - clock: "now" for events raised on the event loop.
+    ///   - updatesLatest: repoint `latest.jpg` in the output directory after each photo.
+    /// - Throws: ``CaptureError`` only when the output directory cannot be made. A missing camera is
+    ///   not an error here: the service reports `captureFailed` and keeps looking for it.
+    public init(board: Board, camera: (any Camera)? = nil, factory: CameraFactory? = nil,
+                clock: any MonotonicClock = SystemMonotonicClock(), updatesLatest: Bool = true) throws(CaptureError) {
+        self.board = board
+        self.settings = board.camera
+        if let factory {
+            self.factory = factory
+        } else {
+            self.factory = { (settings: CameraSettings) throws(CaptureError) -> any Camera in
+                try CaptureService.openCamera(settings)
+            }
+        }
+        self.clock = clock
+        self.writer = try PhotoWriter(directory: board.output.directory, updatesLatest: updatesLatest)
+        self.template = FileNameTemplate(board.output.template)
+        self.ring = FrameRing(capacity: board.camera.ringFrames)
+        self.wake = try WakePipe()
+        writer.removeLeftovers()
+        if let camera {
+            adopt(camera)
+        } else {
+            openNow()
+        }
+    }
+
+    /// Opens the camera `settings` names: the synthetic camera for `synthetic`, otherwise a V4L2 device.
+    public static func openCamera(_ settings: CameraSettings) throws(CaptureError) -> any Camera {
+        if settings.device == "synthetic" {
+            return try SyntheticCamera(width: settings.width ?? 1280, height: settings.height ?? 720)
+        }
+        return try V4L2Camera(settings: settings)
+    }
+
+    /// The descriptors to poll for readable: the completion pipe, and the camera while it streams.
+    public var pollDescriptors: [CInt] {
+        var fds = [wake.readEnd]
+        if let fd = camera?.pollDescriptor { fds.append(fd) }
+        return fds
+    }
+
+    /// Whether a press now would be served by a running camera.
+    public var isReady: Bool { camera != nil && !isShutDown }
+
+    /// The open camera, if any.
+    public var currentCamera: (any Camera)? { camera }
+
+    /// Frames taken into the ring since start (warm-up frames not counted).
+    public private(set) var framesReceived = 0
+
+    /// The newest frame's timestamp.
+    public var newestFrameAt: Instant? { ring.frames.last?.timestamp }
+
+    /// Presses waiting for a frame.
+    public var pendingCount: Int { pending.count }
+
+    /// Photos being encoded or written.
+    public var inFlightCount: Int { inFlight }
+
+    /// Dequeues ready frames into the ring, serves waiting presses, reopens a lost camera when due,
+    /// and collects finished photos. Never blocks.
+    @discardableResult
+    public func handleReadable() -> [CaptureEvent] {
+        wake.drain()
+        let done = finished.withLock { list in
+            defer { list.removeAll() }
+            return list
+        }
+        inFlight -= done.count  // every background result is one photo's end
+        if camera == nil, !isShutDown, retryTimer == nil || retryDue.withLock({ $0 }) {
+            retryDue.withLock { $0 = false }
+            openNow()
+        }
+        pumpFrames()
+        standbyIfIdle()
+        defer { events.removeAll() }
+        return events + done
+    }
+
+    private let retryDue = Locked<Bool>(false)
+
+    /// Makes the next ``handleReadable()`` look for a lost camera now, as the retry timer would.
+    func retryCameraNow() {
+        retryDue.withLock { $0 = true }
+        wake.signal()
+    }
+
+    /// Takes the photo for a press at `pressedAt` (the kernel's edge timestamp): the ring's frame
+    /// nearest the press, or the next frame when the press is newer than every frame held.
+    /// Encoding and writing happen on a background queue; the result comes from ``handleReadable()``.
+    public func capture(pressedAt: Instant, now: Instant) {
+        guard !isShutDown else { return }
+        guard let camera else {
+            fail(pressedAt: pressedAt, .notReady(reason: lastOpenError?.description ?? "no camera"))
+            return
+        }
+        if inFlight + pending.count >= Self.maximumInFlight {
+            fail(pressedAt: pressedAt, .notReady(reason: "\(Self.maximumInFlight) photos are still being saved"))
+            return
+        }
+        if !camera.isStreaming {
+            ring.removeAll()
+            do throws(CaptureError) {
+                try camera.start()
+            } catch {
+                lost(error, pressedAt: pressedAt)
+                return
+            }
+            // A cold camera: the frames before the press are gone; skip the warm-up ones and take the next.
+            pending.append(PendingCapture(pressedAt: pressedAt, skip: settings.warmupFrames))
+            return
+        }
+        pumpFrames()
+        guard self.camera != nil else {
+            fail(pressedAt: pressedAt, .notReady(reason: lastOpenError?.description ?? "no camera"))
+            return
+        }
+        if let frame = ring.frame(for: pressedAt) {
+            submit(frame, pressedAt: pressedAt)
+        } else {
+            pending.append(PendingCapture(pressedAt: pressedAt, skip: 0))
+        }
+        isPrepared = false
+        if !events.isEmpty { wake.signal() }
+    }
+
+    /// Starts the camera ahead of a press (light press), when the board stops it between shots.
+    public func prepare() {
+        guard let camera, !camera.isStreaming else { return }
+        ring.removeAll()
+        isPrepared = true
+        do throws(CaptureError) { try camera.start() } catch { lost(error, pressedAt: nil) }
+        skipAfterStart = settings.warmupFrames
+    }
+
+    /// Frames still to drop after ``prepare()`` started the camera.
+    private var skipAfterStart = 0
+    /// Set by ``prepare()``: keep the camera running until a capture or ``standby()``.
+    private var isPrepared = false
+
+    /// How the open camera serves zoom, exposure bias and focus.
+    public var controlPlan: ControlPlan { ControlPlan(controls: camera?.controls ?? []) }
+
+    /// Applies a board control's new value: `systemZoom` → ``setZoom(_:)``, `systemExposureBias` →
+    /// ``setExposureBias(_:)``, others → the V4L2 control the board's `camera.bindings` names.
+    /// Controls the camera cannot serve are ignored (``controlReport()`` says why). Never blocks:
+    /// V4L2 controls are set on a background queue.
+    public func apply(controlID: String, value: ControlValue) {
+        guard let spec = board.controls.first(where: { $0.id == controlID }) else { return }
+        let number: Double = switch value {
+        case .number(let number): number
+        case .index(let index): Double(index)
+        }
+        switch spec.kind {
+        case .systemZoom: setZoom(number)
+        case .systemExposureBias: setExposureBias(number)
+        case .slider(let values): setBound(controlID: controlID, value: number, range: values.bounds)
+        case .picker(let count, _): setBound(controlID: controlID, value: number, range: 0...Double(max(count - 1, 1)))
+        }
+    }
+
+    /// Sets the zoom factor (1 = none): the camera's zoom control when it has one, else a centred crop.
+    public func setZoom(_ factor: Double) {
+        zoomFactor = max(1, factor)
+        guard let control = hardwareZoom else { return }
+        let range = board.controls.compactMap { spec -> ClosedRange<Double>? in
+            if case .systemZoom(let values) = spec.kind { return values.bounds }
+            return nil
+        }.first ?? 1...8
+        set(control, control.mapped(zoomFactor, from: range))
+    }
+
+    /// Sets the exposure bias in EV through the camera's bias control, or its manual exposure time.
+    public func setExposureBias(_ ev: Double) {
+        exposureBias = ev
+        let plan = controlPlan
+        guard let (control, value) = plan.exposureValue(forEV: ev) else { return }
+        if case .manualExposure(_, let auto?) = plan.exposureBias, !manualExposureSet {
+            manualExposureSet = true
+            set(auto, 1)  // V4L2_EXPOSURE_MANUAL
+        }
+        set(control, value)
+    }
+
+    private var manualExposureSet = false
+    /// The last exposure bias asked for, re-applied to a reopened camera.
+    private var exposureBias: Double?
+
+    /// Sets the camera control a custom board control is bound to, its range mapped onto the control's.
+    private func setBound(controlID: String, value: Double, range: ClosedRange<Double>) {
+        guard let name = settings.bindings[controlID], let control = boundControl(name) else { return }
+        set(control, control.mapped(value, from: range))
+    }
+
+    private func boundControl(_ name: String) -> CameraControl? {
+        let controls = camera?.controls ?? []
+        return controls.first { $0.name == name } ?? controls.first { $0.name.lowercased() == name.lowercased() }
+    }
+
+    private func set(_ control: CameraControl, _ value: Int32) {
+        guard let camera else { return }
+        do throws(CaptureError) {
+            try camera.setControl(control.id, to: value)
+        } catch {
+            events.append(.captureFailed(CaptureFailure(at: clock.now, pressedAt: nil, error: error)))
+            wake.signal()
+        }
+    }
+
+    /// For each board control: whether the camera serves it, and how or why not (for `shutter check`).
+    public func controlReport() -> [(id: String, enabled: Bool, how: String)] {
+        Self.controlReport(board: board, controls: camera?.controls ?? [])
+    }
+
+    /// ``controlReport()`` for a camera with `controls`, without a service.
+    public static func controlReport(board: Board, controls: [CameraControl]) -> [(id: String, enabled: Bool, how: String)] {
+        let plan = ControlPlan(controls: controls)
+        let settings = board.camera
+        func bound(_ name: String) -> CameraControl? {
+            controls.first { $0.name == name } ?? controls.first { $0.name.lowercased() == name.lowercased() }
+        }
+        return board.controls.map { spec in
+            switch spec.kind {
+            case .systemZoom:
+                switch plan.zoom {
+                case .camera(let control): return (spec.id, true, "camera zoom '\(control.name)'")
+                case .digital: return (spec.id, true, "digital zoom (centred crop, saved at the \(settings.digitalZoom == .crop ? "crop's size" : "frame size"))")
+                }
+            case .systemExposureBias:
+                switch plan.exposureBias {
+                case .camera(let control): return (spec.id, true, "camera control '\(control.name)'")
+                case .manualExposure(let absolute, _): return (spec.id, true, "manual exposure '\(absolute.name)' scaled by 2^EV")
+                case .unavailable(let reason): return (spec.id, false, "disabled: \(reason)")
+                }
+            case .slider, .picker:
+                guard let name = settings.bindings[spec.id] else { return (spec.id, true, "not bound to a camera control (the event loop handles it)") }
+                guard let control = bound(name) else {
+                    let names = controls.map(\.name).joined(separator: ", ")
+                    return (spec.id, false, "disabled: the camera has no control '\(name)' (it has: \(names))")
+                }
+                return (spec.id, true, "camera control '\(control.name)' \(control.minimum)...\(control.maximum)")
+            }
+        }
+    }
+
+    /// The crop digital zoom takes now, or `nil` when the camera zooms itself or there is no zoom.
+    public var digitalZoomCrop: CropRect? {
+        guard hardwareZoom == nil, zoomFactor > 1, let format = camera?.format else { return nil }
+        return CropRect.digitalZoom(width: format.width, height: format.height, factor: zoomFactor)
+    }
+
+    /// Stops the camera and waits for photos being written; no event is reported afterwards.
+    public func shutdown() {
+        guard !isShutDown else { return }
+        isShutDown = true
+        retryTimer?.cancel()
+        retryTimer = nil
+        camera?.close()
+        camera = nil
+        group.wait()
+    }
+
+    /// Blocks until every photo handed to the background queue is on disk or failed. For commands and tests.
+    public func waitForWrites() {
+        group.wait()
+    }
+
+    deinit { shutdown() }
+
+    // MARK: - Internals
+
+    private var lastOpenError: CaptureError?
+
+    private func adopt(_ camera: any Camera) {
+        self.camera = camera
+        hardwareZoom = camera.controls.first { $0.id == ControlID.zoomAbsolute && $0.isWritable }
+        ring.removeAll()
+        manualExposureSet = false
+        events.append(.cameraReady(at: clock.now, info: camera.info, format: camera.format))
+        // A reopened camera starts from its defaults: give it the zoom and exposure set before.
+        if hardwareZoom != nil, zoomFactor > 1 { setZoom(zoomFactor) }
+        if let exposureBias { setExposureBias(exposureBias) }
+        if settings.keepStreaming, !camera.isStreaming {
+            do throws(CaptureError) { try camera.start() } catch { lost(error, pressedAt: nil) }
+        }
+        wake.signal()
+    }
+
+    private func openNow() {
+        do throws(CaptureError) {
+            let camera = try factory(settings)
+            lastOpenError = nil
+            retryTimer?.cancel()
+            retryTimer = nil
+            adopt(camera)
+        } catch {
+            if lastOpenError != error {  // report each new reason once, not every retry
+                events.append(.captureFailed(CaptureFailure(at: clock.now, pressedAt: nil, error: error)))
+                wake.signal()
+            }
+            lastOpenError = error
+            scheduleRetry()
+        }
+    }
+
+    private func scheduleRetry() {
+        guard retryTimer == nil, !isShutDown else { return }
+        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "shutter.capture.retry"))
+        let interval = Int(Self.retryInterval.rawValue)
+        timer.schedule(deadline: .now() + .nanoseconds(interval), repeating: .nanoseconds(interval))
+        let wake = self.wake, due = self.retryDue
+        timer.setEventHandler {
+            due.withLock { $0 = true }
+            wake.signal()
+        }
+        timer.resume()
+        retryTimer = timer
+    }
+
+    /// The camera failed: fail waiting presses, close it and look for it again.
+    private func lost(_ error: CaptureError, pressedAt: Instant?) {
+        let now = clock.now
+        if let pressedAt {
+            events.append(.captureFailed(CaptureFailure(at: now, pressedAt: pressedAt, error: error)))
+        } else if pending.isEmpty {
+            events.append(.captureFailed(CaptureFailure(at: now, pressedAt: nil, error: error)))
+        }
+        for press in pending {
+            events.append(.captureFailed(CaptureFailure(at: now, pressedAt: press.pressedAt, error: error)))
+        }
+        pending.removeAll()
+        ring.removeAll()
+        camera?.close()
+        camera = nil
+        lastOpenError = error
+        scheduleRetry()
+        wake.signal()
+    }
+
+    private func fail(pressedAt: Instant, _ error: CaptureError) {
+        events.append(.captureFailed(CaptureFailure(at: clock.now, pressedAt: pressedAt, error: error)))
+        wake.signal()
+    }
+
+    private func pumpFrames() {
+        guard let camera, camera.isStreaming else { return }
+        let frames: [Frame]
+        do throws(CaptureError) {
+            frames = try camera.readFrames()
+        } catch {
+            lost(error, pressedAt: nil)
+            return
+        }
+        for frame in frames {
+            if skipAfterStart > 0 {
+                skipAfterStart -= 1
+                continue
+            }
+            ring.append(frame)
+            framesReceived += 1
+            var index = 0
+            while index < pending.count {
+                if pending[index].skip > 0 {
+                    pending[index].skip -= 1
+                    index += 1
+                } else if frame.timestamp >= pending[index].pressedAt {
+                    let press = pending.remove(at: index)
+                    submit(frame, pressedAt: press.pressedAt)
+                } else {
+                    index += 1
+                }
+            }
+        }
+    }
+
+    /// Stops a camera the board does not keep streaming once nothing waits for it.
+    private func standbyIfIdle() {
+        guard !settings.keepStreaming, !isPrepared, pending.isEmpty, let camera, camera.isStreaming else { return }
+        camera.stop()
+        ring.removeAll()
+    }
+
+    /// Stops a camera the board does not keep streaming (the light press ended without a shot).
+    public func standby() {
+        isPrepared = false
+        skipAfterStart = 0
+        standbyIfIdle()
+    }
+
+    /// Hands `frame` to the background queue for encoding and writing.
+    private func submit(_ frame: Frame, pressedAt: Instant) {
+        guard let camera else { return }
+        sequence += 1
+        inFlight += 1
+        let now = clock.now
+        let wallNow = WallTime.now()
+        // The frame's wall time: now on the wall clock, moved back by the frame's age on the monotonic clock.
+        let ageMs = max(0, Int((now - frame.timestamp).rawValue / 1_000_000))
+        let frameWallMs = wallNow.seconds * 1000 + wallNow.milliseconds - ageMs
+        let taken = WallTime(seconds: frameWallMs / 1000, milliseconds: frameWallMs % 1000)
+        let job = PhotoJob(frame: frame, pressedAt: pressedAt, bracket: ring.bracket(around: pressedAt), crop: digitalZoomCrop, scaleToFrame: settings.digitalZoom == .scale,
+                           quality: settings.quality, name: template.name(at: taken, sequence: sequence),
+                           metadata: PhotoMetadata(taken: taken, cameraCard: camera.info.card, boardName: board.name,
+                                                   orientation: settings.orientation,
+                                                   offsetMs: (frame.timestamp - pressedAt).milliseconds,
+                                                   width: 0, height: 0))
+        let writer = self.writer, finished = self.finished, wake = self.wake
+        encodeQueue.async(group: group) {
+            let event = job.run(writer: writer)
+            finished.withLock { $0.append(event) }
+            wake.signal()
+        }
+    }
+}
+
+/// One photo's background work: encode, EXIF, atomic write.
+struct PhotoJob: Sendable {
+    var frame: Frame
+    var pressedAt: Instant
+    var bracket: Nanoseconds?
+    var crop: CropRect?
+    var scaleToFrame: Bool
+    var quality: Int
+    var name: String
+    var metadata: PhotoMetadata
+
+    /// The finished photo, or why there is none. Runs on the encode queue.
+    func run(writer: PhotoWriter) -> CaptureEvent {
+        do throws(CaptureError) {
+            let started = monotonicNow()
+            let encoder = try JPEGEncoder()
+            var jpeg = try encoder.encode(frame, crop: crop, quality: quality)
+            var width = crop?.width ?? frame.format.width, height = crop?.height ?? frame.format.height
+            if scaleToFrame, crop != nil {
+                let image = try JPEGDecoder().decode(jpeg).scaled(width: frame.format.width, height: frame.format.height)
+                jpeg = try encoder.encodeRGB(image, quality: quality)
+                width = frame.format.width
+                height = frame.format.height
+            } else if crop != nil {
+                let size = try JPEGDecoder().size(of: jpeg)
+                (width, height) = (size.width, size.height)
+            }
+            var metadata = self.metadata
+            metadata.width = width
+            metadata.height = height
+            jpeg = try ExifWriter.adding(metadata, to: jpeg)
+            let encoded = monotonicNow()
+            let path = try writer.write(jpeg, name: name)
+            let written = monotonicNow()
+            return .photo(Photo(at: written, path: path, pressedAt: pressedAt, frameAt: frame.timestamp, width: width,
+                                height: height, bytes: jpeg.count, frameSequence: frame.sequence, bracket: bracket,
+                                encodeTime: encoded - started, writeTime: written - encoded))
+        } catch {
+            return .captureFailed(CaptureFailure(at: monotonicNow(), pressedAt: pressedAt, error: error))
+        }
+    }
+}

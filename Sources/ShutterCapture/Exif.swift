@@ -1,0 +1,138 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CExif
+import ShutterCore
+
+/// What goes into a photo's EXIF block.
+public struct PhotoMetadata: Hashable, Sendable {
+    /// When the frame was taken, on the wall clock.
+    public var taken: WallTime
+    /// The camera's card name (`Make`).
+    public var cameraCard: String
+    /// The board's name (`Model`).
+    public var boardName: String
+    /// EXIF orientation, 1...8.
+    public var orientation: Int
+    /// Frame time minus press time, in milliseconds.
+    public var offsetMs: Double
+    /// The stored image size.
+    public var width: Int
+    public var height: Int
+    /// `Software`.
+    public var software: String = "shutter"
+
+    public init(taken: WallTime, cameraCard: String, boardName: String, orientation: Int, offsetMs: Double,
+                width: Int, height: Int) {
+        self.taken = taken
+        self.cameraCard = cameraCard
+        self.boardName = boardName
+        self.orientation = orientation
+        self.offsetMs = offsetMs
+        self.width = width
+        self.height = height
+    }
+
+    /// `UserComment` text: how far the saved frame is from the press.
+    public var comment: String { "shutter: press-to-frame offset \(JSONLine.number(offsetMs, decimals: 3)) ms" }
+}
+
+/// Builds EXIF blocks with libexif.
+public enum ExifWriter {
+    /// The APP1 payload (`Exif\0\0` then a TIFF structure) for `metadata`.
+    ///
+    /// - Throws: ``CaptureError/encoding(_:)`` if libexif cannot allocate or save.
+    /// The corresponding C functions are `exif_data_new` and `exif_data_save_data`.
+    public static func app1Payload(for metadata: PhotoMetadata, utc: Bool = false) throws(CaptureError) -> [UInt8] {
+        guard let data = exif_data_new() else { throw CaptureError.encoding("exif_data_new failed") }
+        defer { exif_data_unref(data) }
+        exif_data_set_option(data, EXIF_DATA_OPTION_FOLLOW_SPECIFICATION)
+        exif_data_set_data_type(data, EXIF_DATA_TYPE_COMPRESSED)
+        exif_data_set_byte_order(data, EXIF_BYTE_ORDER_INTEL)
+        exif_data_fix(data)
+        let order = EXIF_BYTE_ORDER_INTEL
+        let ifd0 = data.pointee.ifd.0!, exif = data.pointee.ifd.2!
+
+        var fields = metadata.taken.brokenDown(utc: utc)
+        var buffer = [CChar](repeating: 0, count: 32)
+        let length = strftime(&buffer, buffer.count, "%Y:%m:%d %H:%M:%S", &fields)
+        let date = String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let ms = String(metadata.taken.milliseconds)
+        let subsec = String(repeating: "0", count: max(0, 3 - ms.count)) + ms
+
+        setASCII(ifd0, EXIF_TAG_MAKE, metadata.cameraCard)
+        setASCII(ifd0, EXIF_TAG_MODEL, metadata.boardName)
+        setASCII(ifd0, EXIF_TAG_SOFTWARE, metadata.software)
+        setASCII(ifd0, EXIF_TAG_DATE_TIME, date)
+        if let entry = initialized(ifd0, EXIF_TAG_ORIENTATION) {
+            exif_set_short(entry.pointee.data, order, ExifShort(metadata.orientation))
+        }
+        setASCII(exif, EXIF_TAG_DATE_TIME_ORIGINAL, date)
+        setASCII(exif, EXIF_TAG_DATE_TIME_DIGITIZED, date)
+        setASCII(exif, EXIF_TAG_SUB_SEC_TIME_ORIGINAL, subsec)
+        setASCII(exif, EXIF_TAG_SUB_SEC_TIME_DIGITIZED, subsec)
+        if let entry = initialized(exif, EXIF_TAG_PIXEL_X_DIMENSION) {
+            setDimension(entry, metadata.width, order)
+        }
+        if let entry = initialized(exif, EXIF_TAG_PIXEL_Y_DIMENSION) {
+            setDimension(entry, metadata.height, order)
+        }
+        setBytes(exif, EXIF_TAG_USER_COMMENT, Array("ASCII\0\0\0".utf8) + Array(metadata.comment.utf8), format: EXIF_FORMAT_UNDEFINED)
+
+        var output: UnsafeMutablePointer<UInt8>? = nil
+        var size: UInt32 = 0
+        exif_data_save_data(data, &output, &size)
+        guard let output, size > 0 else { throw CaptureError.encoding("exif_data_save_data produced nothing") }
+        defer { free(output) }
+        return Array(UnsafeBufferPointer(start: output, count: Int(size)))
+    }
+
+    /// `jpeg` with an EXIF block for `metadata`.
+    public static func adding(_ metadata: PhotoMetadata, to jpeg: [UInt8]) throws(CaptureError) -> [UInt8] {
+        let payload = try app1Payload(for: metadata)
+        guard let out = JPEGMarkers.insertingAPP1(jpeg, payload: payload) else {
+            throw CaptureError.encoding("cannot add EXIF: the image is not a JPEG or the block is too large")
+        }
+        return out
+    }
+
+    private static func remove(_ content: UnsafeMutablePointer<ExifContent>, _ tag: ExifTag) {
+        if let old = exif_content_get_entry(content, tag) { exif_content_remove_entry(content, old) }
+    }
+
+    /// A fresh entry of `tag` with libexif's default format and size, added to `content`.
+    private static func initialized(_ content: UnsafeMutablePointer<ExifContent>, _ tag: ExifTag) -> UnsafeMutablePointer<ExifEntry>? {
+        remove(content, tag)
+        guard let entry = exif_entry_new() else { return nil }
+        exif_content_add_entry(content, entry)
+        exif_entry_initialize(entry, tag)
+        exif_entry_unref(entry)
+        return entry.pointee.data == nil ? nil : entry
+    }
+
+    private static func setDimension(_ entry: UnsafeMutablePointer<ExifEntry>, _ value: Int, _ order: ExifByteOrder) {
+        if entry.pointee.format == EXIF_FORMAT_LONG {
+            exif_set_long(entry.pointee.data, order, ExifLong(value))
+        } else {
+            exif_set_short(entry.pointee.data, order, ExifShort(truncatingIfNeeded: value))
+        }
+    }
+
+    private static func setASCII(_ content: UnsafeMutablePointer<ExifContent>, _ tag: ExifTag, _ text: String) {
+        setBytes(content, tag, Array(text.utf8) + [0], format: EXIF_FORMAT_ASCII)
+    }
+
+    /// Adds an entry whose data libexif frees (it was allocated with `malloc`, libexif's default allocator).
+    private static func setBytes(_ content: UnsafeMutablePointer<ExifContent>, _ tag: ExifTag, _ bytes: [UInt8], format: ExifFormat) {
+        remove(content, tag)
+        guard let entry = exif_entry_new(), let storage = malloc(bytes.count) else { return }
+        storage.copyMemory(from: bytes, byteCount: bytes.count)
+        entry.pointee.tag = tag
+        entry.pointee.format = format
+        entry.pointee.components = UInt(bytes.count)
+        entry.pointee.size = UInt32(bytes.count)
+        entry.pointee.data = storage.assumingMemoryBound(to: UInt8.self)
+        exif_content_add_entry(content, entry)
+        exif_entry_unref(entry)
+    }
+}

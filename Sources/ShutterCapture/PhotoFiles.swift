@@ -1,0 +1,201 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ShutterCore
+
+/// A wall-clock time for file names and EXIF: seconds since the epoch and the millisecond.
+public struct WallTime: Hashable, Sendable {
+    public var seconds: Int
+    public var milliseconds: Int
+
+    public init(seconds: Int, milliseconds: Int) {
+        self.seconds = seconds
+        self.milliseconds = milliseconds
+    }
+
+    /// The current wall-clock time. The corresponding C function is `clock_gettime`.
+    public static func now() -> WallTime {
+        var spec = timespec()
+        clock_gettime(CLOCK_REALTIME, &spec)
+        return WallTime(seconds: Int(spec.tv_sec), milliseconds: Int(spec.tv_nsec / 1_000_000))
+    }
+
+    /// The broken-down local (or UTC) time. The corresponding C functions are `localtime_r` and `gmtime_r`.
+    public func brokenDown(utc: Bool = false) -> tm {
+        var time = time_t(seconds)
+        var fields = tm()
+        if utc { gmtime_r(&time, &fields) } else { localtime_r(&time, &fields) }
+        return fields
+    }
+}
+
+/// A photo file-name template: strftime fields plus `{ms}` (000-999) and `{seq}` (0001...).
+public struct FileNameTemplate: Hashable, Sendable {
+    public var template: String
+
+    public init(_ template: String) { self.template = template }
+
+    /// The file name for a photo taken at `time`, the `sequence`th of this run.
+    ///
+    /// `/` produced by a strftime field (`%D`) becomes `-`, so the name stays in the output directory.
+    /// - Parameters:
+    ///   - utc: expands strftime fields in UTC instead of local time (tests).
+    public func name(at time: WallTime, sequence: Int, utc: Bool = false) -> String {
+        let ms = String(time.milliseconds)
+        let seq = String(sequence)
+        var text = template
+            .replacing("{ms}", with: String(repeating: "0", count: max(0, 3 - ms.count)) + ms)
+            .replacing("{seq}", with: String(repeating: "0", count: max(0, 4 - seq.count)) + seq)
+        var fields = time.brokenDown(utc: utc)
+        var buffer = [CChar](repeating: 0, count: 512)
+        let written = strftime(&buffer, buffer.count, text, &fields)
+        if written > 0 || text.isEmpty {
+            text = String(decoding: buffer[..<written].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        }
+        text = text.replacing("/", with: "-")
+        return text.isEmpty || text == "." || text == ".." ? "photo.jpg" : text
+    }
+
+    /// The `attempt`th name to try when `name` exists already: `IMG.jpg`, `IMG-2.jpg`, `IMG-3.jpg`, ...
+    public static func variant(of name: String, attempt: Int) -> String {
+        guard attempt > 1 else { return name }
+        if let dot = name.lastIndex(of: "."), dot != name.startIndex {
+            return "\(name[..<dot])-\(attempt)\(name[dot...])"
+        }
+        return "\(name)-\(attempt)"
+    }
+}
+
+/// Writes photos so that a crash, a full disk or a failed write never leaves a partial photo.
+///
+/// Each photo goes to a temporary file in the output directory, is fsynced, linked to its final
+/// name (which fails rather than overwrite) and the directory fsynced; `latest.jpg` is a symlink
+/// replaced by rename. Safe to use from a background queue.
+public struct PhotoWriter: Sendable {
+    /// The output directory.
+    public let directory: String
+    /// The prefix of temporary files; left-overs from a crash are removed by ``removeLeftovers()``.
+    public static let temporaryPrefix = ".shutter-tmp-"
+    /// The name of the symlink to the newest photo.
+    public static let latestName = "latest.jpg"
+
+    /// Writes `count` bytes to a descriptor, like `write`; tests replace it to simulate a full disk.
+    public typealias WriteFunction = @Sendable (CInt, UnsafeRawPointer, Int) -> Int
+    let writeFunction: WriteFunction
+    /// Whether each photo repoints `latest.jpg` (not for `shutter capture --out`).
+    public let updatesLatest: Bool
+
+    /// Creates the directory (and its parents) if needed.
+    /// - Throws: ``CaptureError/system(call:errno:context:)`` when it cannot.
+    public init(directory: String, updatesLatest: Bool = true,
+                write: @escaping WriteFunction = { Glibc.write($0, $1, $2) }) throws(CaptureError) {
+        self.directory = directory
+        self.updatesLatest = updatesLatest
+        self.writeFunction = write
+        try Self.makeDirectories(directory)
+    }
+
+    static func makeDirectories(_ path: String) throws(CaptureError) {
+        var prefix = path.hasPrefix("/") ? "/" : ""
+        for part in path.split(separator: "/") {
+            prefix += part
+            if mkdir(prefix, 0o755) != 0, Glibc.errno != EEXIST {
+                throw CaptureError.system(call: "mkdir", errno: Glibc.errno, context: prefix)
+            }
+            prefix += "/"
+        }
+        var info = stat()
+        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
+            throw CaptureError.system(call: "mkdir", errno: ENOTDIR, context: path)
+        }
+    }
+
+    func path(_ name: String) -> String { directory.hasSuffix("/") ? directory + name : directory + "/" + name }
+
+    /// Removes temporary files a crash left behind; returns their names.
+    @discardableResult
+    public func removeLeftovers() -> [String] {
+        guard let dir = opendir(directory) else { return [] }
+        defer { closedir(dir) }
+        var removed: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
+            if name.hasPrefix(Self.temporaryPrefix), unlink(path(name)) == 0 { removed.append(name) }
+        }
+        return removed
+    }
+
+    /// Writes `bytes` as a new photo named `name` (or its first free variant) and points `latest.jpg` at it.
+    ///
+    /// - Returns: the final path.
+    /// - Throws: ``CaptureError/system(call:errno:context:)`` naming the failed call; nothing is left behind.
+    public func write(_ bytes: [UInt8], name: String) throws(CaptureError) -> String {
+        let temporary = path("\(Self.temporaryPrefix)\(getpid())-\(UInt32.random(in: 0...UInt32.max)).jpg")
+        let fd = try retryingEINTR("open", temporary) { open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644) }
+        var finished = false
+        defer {
+            if !finished { unlink(temporary) }
+        }
+        // (call, errno) of the first failure, or nil.
+        let failure: (String, CInt)? = bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let chunk = writeFunction(fd, buffer.baseAddress! + offset, buffer.count - offset)
+                if chunk < 0 {
+                    let code = Glibc.errno
+                    if code == EINTR { continue }
+                    return ("write", code)
+                }
+                if chunk == 0 { return ("write", EIO) }
+                offset += chunk
+            }
+            while fsync(fd) != 0 {
+                if Glibc.errno != EINTR { return ("fsync", Glibc.errno) }
+            }
+            return nil
+        }
+        if let (call, code) = failure {
+            Glibc.close(fd)
+            throw CaptureError.system(call: call, errno: code, context: temporary)
+        }
+        if Glibc.close(fd) != 0, Glibc.errno != EINTR {
+            throw CaptureError.system(call: "close", errno: Glibc.errno, context: temporary)
+        }
+        var finalName = name
+        var attempt = 1
+        while true {
+            finalName = FileNameTemplate.variant(of: name, attempt: attempt)
+            if link(temporary, path(finalName)) == 0 { break }
+            let code = Glibc.errno
+            if code == EEXIST { attempt += 1; continue }
+            if code == EPERM || code == ENOTSUP || code == EOPNOTSUPP {
+                // A filesystem without hard links (FAT): check, then rename.
+                if access(path(finalName), F_OK) == 0 { attempt += 1; continue }
+                try retryingEINTR("rename", path(finalName)) { rename(temporary, path(finalName)) }
+                break
+            }
+            throw CaptureError.system(call: "link", errno: code, context: path(finalName))
+        }
+        unlink(temporary)
+        finished = true
+        try syncDirectory()
+        if updatesLatest { updateLatest(to: finalName) }
+        return path(finalName)
+    }
+
+    /// Points `latest.jpg` at `name` atomically (symlink to a temporary name, then rename). Best effort:
+    /// the photo is already safe, so a failure here is not a failed capture.
+    func updateLatest(to name: String) {
+        let temporary = path("\(Self.temporaryPrefix)latest-\(getpid())")
+        unlink(temporary)
+        guard symlink(name, temporary) == 0 else { return }
+        if rename(temporary, path(Self.latestName)) != 0 { unlink(temporary); return }
+        try? syncDirectory()
+    }
+
+    func syncDirectory() throws(CaptureError) {
+        let fd = try retryingEINTR("open", directory) { open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+        defer { Glibc.close(fd) }
+        try retryingEINTR("fsync", directory) { fsync(fd) }
+    }
+}

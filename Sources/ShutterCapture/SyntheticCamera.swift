@@ -1,0 +1,156 @@
+import Dispatch
+import Synchronization
+import ShutterCore
+
+/// A camera with no hardware: colour bars (vivid's order, 75 %) that move a few pixels per
+/// frame, stamped with real CLOCK_MONOTONIC times, in YUYV at any size.
+///
+/// Frames come from a timer thread (`frameInterval` set) or, in tests, from ``emit(at:)``.
+/// ``failNextRead(with:)`` and ``isUnplugged`` simulate a camera that fails or goes away.
+public final class SyntheticCamera: Camera {
+    public let info: CameraInfo
+    public let format: FrameFormat
+    public let frameInterval: Nanoseconds?
+    public private(set) var isStreaming = false
+    public var controls: [CameraControl] { [] }
+
+    /// While `true`, `start` fails as if the device were unplugged.
+    public var isUnplugged = false
+    private var pendingFailure: CaptureError?
+    private let wake: WakePipe
+    private let pending = Locked<[Instant]>([])
+    private var timer: (any DispatchSourceTimer)?
+    private var sequence: UInt32 = 0
+    /// Two rows of bars side by side, so a moved row is one copy.
+    private let doubleRow: [UInt8]
+
+    /// The eight bars, top to bottom in Y, U, V (BT.601, 75 %): white, yellow, cyan, green,
+    /// magenta, red, blue, black.
+    public static let barsYUV: [(y: UInt8, u: UInt8, v: UInt8)] = [
+        (180, 128, 128), (162, 44, 142), (131, 156, 44), (112, 72, 58),
+        (84, 184, 198), (65, 100, 212), (35, 212, 114), (16, 128, 128),
+    ]
+    /// How far the bars move per frame, in pixels.
+    public static let pixelsPerFrame = 8
+
+    /// - Parameters:
+    ///   - width, height: the frame size (even width).
+    ///   - frameInterval: the time between frames for the timer; `nil` for frames only from ``emit(at:)``.
+    public init(width: Int = 1280, height: Int = 720, frameInterval: Nanoseconds? = .milliseconds(1000.0 / 30))
+        throws(CaptureError) {
+        guard width >= 16, height >= 16, width % 2 == 0 else {
+            throw CaptureError.unsupportedSize(device: "synthetic", requested: "\(width)x\(height)",
+                                               supported: ["any even width ≥ 16 x any height ≥ 16"])
+        }
+        info = CameraInfo(path: "synthetic", card: "shutter synthetic camera", driver: "synthetic", bus: "none")
+        format = FrameFormat(width: width, height: height, pixelFormat: .yuyv)
+        self.frameInterval = frameInterval
+        wake = try WakePipe()
+        var row = [UInt8](repeating: 0, count: width * 4)
+        for pair in 0..<width {  // 2 × width pixels, one pair (4 bytes) per step
+            let x = (pair * 2) % width
+            let bar = Self.barsYUV[x * 8 / width]
+            row[pair * 4] = bar.y
+            row[pair * 4 + 1] = bar.u
+            row[pair * 4 + 2] = bar.y
+            row[pair * 4 + 3] = bar.v
+        }
+        doubleRow = row
+    }
+
+    /// The bar index at column `x` of frame `sequence`: what a photo of that frame shows there.
+    public static func bar(atColumn x: Int, width: Int, sequence: UInt32) -> Int {
+        let shift = Int(sequence % UInt32(width / pixelsPerFrame)) * pixelsPerFrame
+        return (((x + shift) % width) & ~1) * 8 / width
+    }
+
+    public var pollDescriptor: CInt? { isStreaming ? wake.readEnd : nil }
+
+    public func start() throws(CaptureError) {
+        if isUnplugged { throw CaptureError.noDevice(requested: "synthetic", available: []) }
+        guard !isStreaming else { return }
+        isStreaming = true
+        if let frameInterval {
+            let source = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "shutter.synthetic-camera"))
+            let nanos = Int(frameInterval.rawValue)
+            source.schedule(deadline: .now() + .nanoseconds(nanos), repeating: .nanoseconds(nanos), leeway: .microseconds(200))
+            let pending = self.pending
+            let wake = self.wake
+            source.setEventHandler {
+                let now = monotonicNow()
+                pending.withLock { $0.append(now) }
+                wake.signal()
+            }
+            source.resume()
+            timer = source
+        }
+    }
+
+    public func stop() {
+        timer?.cancel()
+        timer = nil
+        isStreaming = false
+        pending.withLock { $0.removeAll() }
+        wake.drain()
+    }
+
+    /// Queues a frame stamped `timestamp`, as if the sensor had just delivered it.
+    public func emit(at timestamp: Instant) {
+        pending.withLock { $0.append(timestamp) }
+        wake.signal()
+    }
+
+    /// Makes the next `readFrames` throw `error` (e.g. ``CaptureError/deviceVanished(device:)``).
+    public func failNextRead(with error: CaptureError) {
+        pendingFailure = error
+    }
+
+    public func readFrames() throws(CaptureError) -> [Frame] {
+        wake.drain()
+        if let failure = pendingFailure {
+            pendingFailure = nil
+            throw failure
+        }
+        guard isStreaming else { return [] }
+        let times = pending.withLock { times in
+            defer { times.removeAll() }
+            return times
+        }
+        return times.map(makeFrame)
+    }
+
+    /// The frame the synthetic sensor shows at `timestamp`, numbered by the camera's sequence.
+    private func makeFrame(at timestamp: Instant) -> Frame {
+        let seq = sequence
+        sequence &+= 1
+        let rowBytes = format.bytesPerLine
+        let shift = Int(seq % UInt32(format.width / Self.pixelsPerFrame)) * Self.pixelsPerFrame
+        var bytes = [UInt8](repeating: 0, count: rowBytes * format.height)
+        bytes.withUnsafeMutableBufferPointer { target in
+            doubleRow.withUnsafeBufferPointer { source in
+                let from = source.baseAddress!.advanced(by: (shift & ~1) * 2)
+                for row in 0..<format.height {
+                    target.baseAddress!.advanced(by: row * rowBytes).update(from: from, count: rowBytes)
+                }
+            }
+        }
+        return Frame(timestamp: timestamp, sequence: seq, format: format, bytes: bytes)
+    }
+
+    public func setControl(_ id: UInt32, to value: Int32) throws(CaptureError) {
+        throw CaptureError.notACaptureDevice(device: "synthetic", reason: "the synthetic camera has no controls")
+    }
+
+    public func close() { stop() }
+}
+
+/// A value behind a lock, shared between the event loop and a worker thread.
+final class Locked<Value: Sendable>: Sendable {
+    private let mutex: Mutex<Value>
+
+    init(_ value: Value) { mutex = Mutex(value) }
+
+    func withLock<Result: Sendable>(_ body: (inout sending Value) -> sending Result) -> Result {
+        mutex.withLock(body)
+    }
+}

@@ -1,0 +1,276 @@
+import CTurboJPEG
+import ShutterCore
+
+/// A rectangle of a frame, in pixels; digital zoom's crop.
+public struct CropRect: Hashable, Sendable {
+    public var x: Int, y: Int, width: Int, height: Int
+
+    public init(x: Int, y: Int, width: Int, height: Int) {
+        self.x = x
+        self.y = y
+        self.width = width
+        self.height = height
+    }
+
+    /// The centred crop for a digital zoom `factor` of a `width`×`height` frame, on even
+    /// coordinates and sizes so chroma planes stay aligned; the whole frame for factors ≤ 1.
+    public static func digitalZoom(width: Int, height: Int, factor: Double) -> CropRect {
+        guard factor.isFinite, factor > 1 else { return CropRect(x: 0, y: 0, width: width, height: height) }
+        let cropWidth = max(16, Int((Double(width) / factor).rounded()) & ~1)
+        let cropHeight = max(16, Int((Double(height) / factor).rounded()) & ~1)
+        return CropRect(x: ((width - cropWidth) / 2) & ~1, y: ((height - cropHeight) / 2) & ~1,
+                        width: min(cropWidth, width), height: min(cropHeight, height))
+    }
+}
+
+/// An image decoded to packed RGB, for checks and for scaling.
+public struct RGBImage: Sendable {
+    public var width: Int
+    public var height: Int
+    /// `width * height * 3` bytes, rows top to bottom.
+    public var pixels: [UInt8]
+
+    /// The pixel at `x`, `y` as (r, g, b).
+    public func pixel(x: Int, y: Int) -> (r: UInt8, g: UInt8, b: UInt8) {
+        let index = (y * width + x) * 3
+        return (pixels[index], pixels[index + 1], pixels[index + 2])
+    }
+
+    /// This image resized to `width`×`height` by bilinear interpolation.
+    public func scaled(width newWidth: Int, height newHeight: Int) -> RGBImage {
+        var out = [UInt8](repeating: 0, count: newWidth * newHeight * 3)
+        pixels.withUnsafeBufferPointer { source in
+            out.withUnsafeMutableBufferPointer { target in
+                let xRatio = Double(width - 1) / Double(max(newWidth - 1, 1))
+                let yRatio = Double(height - 1) / Double(max(newHeight - 1, 1))
+                for row in 0..<newHeight {
+                    let sy = Double(row) * yRatio
+                    let y0 = Int(sy), y1 = min(y0 + 1, height - 1)
+                    let fy = sy - Double(y0)
+                    for column in 0..<newWidth {
+                        let sx = Double(column) * xRatio
+                        let x0 = Int(sx), x1 = min(x0 + 1, width - 1)
+                        let fx = sx - Double(x0)
+                        for channel in 0..<3 {
+                            let a = Double(source[(y0 * width + x0) * 3 + channel])
+                            let b = Double(source[(y0 * width + x1) * 3 + channel])
+                            let c = Double(source[(y1 * width + x0) * 3 + channel])
+                            let d = Double(source[(y1 * width + x1) * 3 + channel])
+                            let top = a + (b - a) * fx, bottom = c + (d - c) * fx
+                            target[(row * newWidth + column) * 3 + channel] = UInt8(min(255, max(0, (top + (bottom - top) * fy).rounded())))
+                        }
+                    }
+                }
+            }
+        }
+        return RGBImage(width: newWidth, height: newHeight, pixels: out)
+    }
+}
+
+/// Encodes frames to JPEG with libjpeg-turbo's TurboJPEG API.
+///
+/// One encoder per thread: a TurboJPEG handle must not be used from two threads at once.
+public final class JPEGEncoder {
+    private let handle: tjhandle
+
+    /// - Throws: ``CaptureError/encoding(_:)`` when TurboJPEG cannot start.
+    ///
+    /// The corresponding C function is `tjInitCompress`.
+    public init() throws(CaptureError) {
+        guard let handle = tjInitCompress() else { throw CaptureError.encoding("tjInitCompress failed") }
+        self.handle = handle
+    }
+
+    deinit { tjDestroy(handle) }
+
+    private func failure(_ call: String) -> CaptureError {
+        .encoding("\(call): \(String(cString: tjGetErrorStr2(handle)))")
+    }
+
+    /// The frame (or its `crop`) as a JPEG at `quality`; MJPEG frames without a crop are returned
+    /// as they are, with the standard Huffman tables added when missing.
+    ///
+    /// - Throws: ``CaptureError/encoding(_:)`` for unsupported formats, short frames and encoder errors.
+    /// The corresponding C functions are `tjCompressFromYUVPlanes` and `tjCompress2`.
+    public func encode(_ frame: Frame, crop requested: CropRect? = nil, quality: Int) throws(CaptureError) -> [UInt8] {
+        let format = frame.format
+        let crop = requested ?? CropRect(x: 0, y: 0, width: format.width, height: format.height)
+        guard crop.x >= 0, crop.y >= 0, crop.width > 0, crop.height > 0,
+              crop.x + crop.width <= format.width, crop.y + crop.height <= format.height
+        else { throw CaptureError.encoding("crop \(crop) is outside the \(format.width)x\(format.height) frame") }
+        let whole = crop == CropRect(x: 0, y: 0, width: format.width, height: format.height)
+        if format.pixelFormat.isJPEG {
+            guard let fixed = JPEGMarkers.insertingHuffmanTablesIfMissing(frame.bytes), JPEGMarkers.isComplete(fixed) else {
+                throw CaptureError.encoding("the camera sent a damaged MJPEG frame")
+            }
+            if whole { return fixed }
+            let image = try JPEGDecoder().decode(fixed)
+            return try encodeRGB(image, crop: crop, quality: quality)
+        }
+        if let needed = format.frameBytes, frame.bytes.count < needed {
+            throw CaptureError.encoding("short frame: \(frame.bytes.count) bytes, \(format) needs \(needed)")
+        }
+        let stride = format.bytesPerLine
+        switch format.pixelFormat {
+        case .yuyv, .uyvy:
+            let lumaFirst = format.pixelFormat == .yuyv
+            let x0 = crop.x & ~1, w = crop.width & ~1, h = crop.height
+            let chromaWidth = w / 2
+            var y = [UInt8](repeating: 0, count: w * h)
+            var u = [UInt8](repeating: 0, count: chromaWidth * h)
+            var v = [UInt8](repeating: 0, count: chromaWidth * h)
+            frame.bytes.withUnsafeBufferPointer { source in
+                y.withUnsafeMutableBufferPointer { yp in
+                    u.withUnsafeMutableBufferPointer { up in
+                        v.withUnsafeMutableBufferPointer { vp in
+                            let (yo, uo, vo) = lumaFirst ? (0, 1, 3) : (1, 0, 2)
+                            for row in 0..<h {
+                                var s = (crop.y + row) * stride + x0 * 2
+                                var yi = row * w, ci = row * chromaWidth
+                                for _ in 0..<chromaWidth {
+                                    yp[yi] = source[s + yo]
+                                    yp[yi + 1] = source[s + yo + 2]
+                                    up[ci] = source[s + uo]
+                                    vp[ci] = source[s + vo]
+                                    s += 4; yi += 2; ci += 1
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            return try compressPlanes(&y, &u, &v, width: w, height: h, strides: (w, chromaWidth, chromaWidth),
+                                      subsampling: TJSAMP_422, quality: quality)
+        case .nv12, .yuv420:
+            let x0 = crop.x & ~1, y0 = crop.y & ~1, w = crop.width & ~1, h = crop.height & ~1
+            let chromaWidth = w / 2, chromaHeight = h / 2
+            var y = [UInt8](repeating: 0, count: w * h)
+            var u = [UInt8](repeating: 0, count: chromaWidth * chromaHeight)
+            var v = [UInt8](repeating: 0, count: chromaWidth * chromaHeight)
+            let chromaStart = stride * format.height
+            let isNV12 = format.pixelFormat == .nv12
+            frame.bytes.withUnsafeBufferPointer { source in
+                y.withUnsafeMutableBufferPointer { yp in
+                    for row in 0..<h {
+                        let from = (y0 + row) * stride + x0
+                        yp.baseAddress!.advanced(by: row * w).update(from: source.baseAddress!.advanced(by: from), count: w)
+                    }
+                }
+                u.withUnsafeMutableBufferPointer { up in
+                    v.withUnsafeMutableBufferPointer { vp in
+                        for row in 0..<chromaHeight {
+                            if isNV12 {
+                                var s = chromaStart + (y0 / 2 + row) * stride + x0
+                                for column in 0..<chromaWidth {
+                                    up[row * chromaWidth + column] = source[s]
+                                    vp[row * chromaWidth + column] = source[s + 1]
+                                    s += 2
+                                }
+                            } else {
+                                let chromaStride = stride / 2
+                                let uStart = chromaStart, vStart = chromaStart + chromaStride * ((format.height + 1) / 2)
+                                let offset = (y0 / 2 + row) * chromaStride + x0 / 2
+                                up.baseAddress!.advanced(by: row * chromaWidth)
+                                    .update(from: source.baseAddress!.advanced(by: uStart + offset), count: chromaWidth)
+                                vp.baseAddress!.advanced(by: row * chromaWidth)
+                                    .update(from: source.baseAddress!.advanced(by: vStart + offset), count: chromaWidth)
+                            }
+                        }
+                    }
+                }
+            }
+            return try compressPlanes(&y, &u, &v, width: w, height: h, strides: (w, chromaWidth, chromaWidth),
+                                      subsampling: TJSAMP_420, quality: quality)
+        case .rgb24, .bgr24, .grey:
+            let (pixelFormat, bytesPerPixel, subsampling): (TJPF, Int, TJSAMP) = switch format.pixelFormat {
+            case .rgb24: (TJPF_RGB, 3, TJSAMP_420)
+            case .bgr24: (TJPF_BGR, 3, TJSAMP_420)
+            default: (TJPF_GRAY, 1, TJSAMP_GRAY)
+            }
+            return try frame.bytes.withUnsafeBufferPointer { source throws(CaptureError) in
+                let start = source.baseAddress!.advanced(by: crop.y * stride + crop.x * bytesPerPixel)
+                return try compressPacked(start, width: crop.width, pitch: stride, height: crop.height,
+                                          pixelFormat: pixelFormat, subsampling: subsampling, quality: quality)
+            }
+        default:
+            throw CaptureError.encoding("pixel format \(format.pixelFormat) cannot be encoded")
+        }
+    }
+
+    /// `image` (or its crop) as a JPEG.
+    public func encodeRGB(_ image: RGBImage, crop: CropRect? = nil, quality: Int) throws(CaptureError) -> [UInt8] {
+        let crop = crop ?? CropRect(x: 0, y: 0, width: image.width, height: image.height)
+        return try image.pixels.withUnsafeBufferPointer { source throws(CaptureError) in
+            let start = source.baseAddress!.advanced(by: (crop.y * image.width + crop.x) * 3)
+            return try compressPacked(start, width: crop.width, pitch: image.width * 3, height: crop.height,
+                                      pixelFormat: TJPF_RGB, subsampling: TJSAMP_420, quality: quality)
+        }
+    }
+
+    private func compressPacked(_ start: UnsafePointer<UInt8>, width: Int, pitch: Int, height: Int,
+                                pixelFormat: TJPF, subsampling: TJSAMP, quality: Int) throws(CaptureError) -> [UInt8] {
+        var output: UnsafeMutablePointer<UInt8>? = nil
+        var size: UInt = 0
+        let result = tjCompress2(handle, start, Int32(width), Int32(pitch), Int32(height), pixelFormat.rawValue,
+                                 &output, &size, Int32(subsampling.rawValue), Int32(quality), TJFLAG_FASTDCT)
+        defer { if let output { tjFree(output) } }
+        guard result == 0, let output else { throw failure("tjCompress2") }
+        return Array(UnsafeBufferPointer(start: output, count: Int(size)))
+    }
+
+    private func compressPlanes(_ y: inout [UInt8], _ u: inout [UInt8], _ v: inout [UInt8], width: Int, height: Int,
+                                strides: (Int, Int, Int), subsampling: TJSAMP, quality: Int) throws(CaptureError) -> [UInt8] {
+        var output: UnsafeMutablePointer<UInt8>? = nil
+        var size: UInt = 0
+        let result: Int32 = y.withUnsafeBufferPointer { yp in
+            u.withUnsafeBufferPointer { up in
+                v.withUnsafeBufferPointer { vp in
+                    var planes: [UnsafePointer<UInt8>?] = [yp.baseAddress, up.baseAddress, vp.baseAddress]
+                    var pitches: [Int32] = [Int32(strides.0), Int32(strides.1), Int32(strides.2)]
+                    return tjCompressFromYUVPlanes(handle, &planes, Int32(width), &pitches, Int32(height),
+                                                   Int32(subsampling.rawValue), &output, &size, Int32(quality), TJFLAG_FASTDCT)
+                }
+            }
+        }
+        defer { if let output { tjFree(output) } }
+        guard result == 0, let output else { throw failure("tjCompressFromYUVPlanes") }
+        return Array(UnsafeBufferPointer(start: output, count: Int(size)))
+    }
+}
+
+/// Decodes JPEG files to RGB: the checks' way of looking at a photo, and MJPEG digital zoom.
+public final class JPEGDecoder {
+    private let handle: tjhandle
+
+    /// The corresponding C function is `tjInitDecompress`.
+    public init() throws(CaptureError) {
+        guard let handle = tjInitDecompress() else { throw CaptureError.encoding("tjInitDecompress failed") }
+        self.handle = handle
+    }
+
+    deinit { tjDestroy(handle) }
+
+    /// The width and height a JPEG declares. The corresponding C function is `tjDecompressHeader3`.
+    public func size(of jpeg: [UInt8]) throws(CaptureError) -> (width: Int, height: Int) {
+        var width: Int32 = 0, height: Int32 = 0, subsampling: Int32 = 0, colorspace: Int32 = 0
+        let result = jpeg.withUnsafeBufferPointer {
+            tjDecompressHeader3(handle, $0.baseAddress, UInt($0.count), &width, &height, &subsampling, &colorspace)
+        }
+        guard result == 0 else { throw CaptureError.encoding("not a JPEG: \(String(cString: tjGetErrorStr2(handle)))") }
+        return (Int(width), Int(height))
+    }
+
+    /// The whole image as RGB. The corresponding C function is `tjDecompress2`.
+    public func decode(_ jpeg: [UInt8]) throws(CaptureError) -> RGBImage {
+        let (width, height) = try size(of: jpeg)
+        var pixels = [UInt8](repeating: 0, count: width * height * 3)
+        let result = jpeg.withUnsafeBufferPointer { source in
+            pixels.withUnsafeMutableBufferPointer { target in
+                tjDecompress2(handle, source.baseAddress, UInt(source.count), target.baseAddress, Int32(width), 0,
+                              Int32(height), TJPF_RGB.rawValue, 0)
+            }
+        }
+        guard result == 0 else { throw CaptureError.encoding("decoding failed: \(String(cString: tjGetErrorStr2(handle)))") }
+        return RGBImage(width: width, height: height, pixels: pixels)
+    }
+}

@@ -1,0 +1,485 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CV4L2
+import Dispatch
+import ShutterCore
+
+/// One format a V4L2 device offers, with its frame sizes.
+public struct V4L2FormatInfo: Hashable, Sendable {
+    public var pixelFormat: PixelFormat
+    public var description: String
+    /// Produced by libv4l2's conversion rather than the device.
+    public var isEmulated: Bool
+    /// Discrete sizes, largest first; for stepwise ranges, the largest and the smallest.
+    public var sizes: [FrameSize]
+    /// The device takes any size between the two in `sizes`.
+    public var isStepwise: Bool
+
+    public init(pixelFormat: PixelFormat, description: String, isEmulated: Bool, sizes: [FrameSize], isStepwise: Bool = false) {
+        self.pixelFormat = pixelFormat
+        self.description = description
+        self.isEmulated = isEmulated
+        self.sizes = sizes
+        self.isStepwise = isStepwise
+    }
+}
+
+/// A frame size.
+public struct FrameSize: Hashable, Sendable, CustomStringConvertible {
+    public var width: Int
+    public var height: Int
+    public init(width: Int, height: Int) {
+        self.width = width
+        self.height = height
+    }
+    public var description: String { "\(width)x\(height)" }
+}
+
+/// A V4L2 capture device opened through libv4l2: querying, format, buffers.
+///
+/// The low-level half of ``V4L2Camera``; ``CameraCommands`` uses it to list devices.
+public final class V4L2Device {
+    public let path: String
+    let fd: CInt
+    public let info: CameraInfo
+
+    /// Opens `path` non-blocking and checks that it captures video by streaming.
+    ///
+    /// - Throws: ``CaptureError/permissionDenied(device:)``, ``CaptureError/deviceBusy(device:)``,
+    ///   ``CaptureError/noDevice(requested:available:)`` or ``CaptureError/notACaptureDevice(device:reason:)``.
+    /// The corresponding C functions are `v4l2_open` and `v4l2_ioctl` (`VIDIOC_QUERYCAP`).
+    public init(path: String) throws(CaptureError) {
+        self.path = path
+        var fd: CInt = -1
+        while true {
+            fd = CV4L2_open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC)
+            if fd >= 0 { break }
+            let code = errno
+            if code == EINTR { continue }
+            switch code {
+            case EACCES, EPERM: throw CaptureError.permissionDenied(device: path)
+            case EBUSY: throw CaptureError.deviceBusy(device: path)
+            case ENOENT, ENODEV, ENXIO: throw CaptureError.noDevice(requested: path, available: V4L2Device.listCaptureDevices())
+            default: throw CaptureError.system(call: "v4l2_open", errno: code, context: path)
+            }
+        }
+        self.fd = fd
+        var capability = v4l2_capability()
+        do throws(CaptureError) {
+            try Self.ioctl(fd, CV4L2_VIDIOC_QUERYCAP, &capability, "VIDIOC_QUERYCAP", path)
+        } catch {
+            CV4L2_close(fd)
+            throw error
+        }
+        let caps = capability.capabilities & CV4L2_CAP_DEVICE_CAPS != 0 ? capability.device_caps : capability.capabilities
+        info = CameraInfo(path: path, card: Self.string(capability.card), driver: Self.string(capability.driver),
+                          bus: Self.string(capability.bus_info))
+        guard caps & CV4L2_CAP_VIDEO_CAPTURE != 0, caps & CV4L2_CAP_STREAMING != 0 else {
+            CV4L2_close(fd)
+            throw CaptureError.notACaptureDevice(device: path, reason: "it is not a streaming video capture node (a metadata or output node?)")
+        }
+    }
+
+    deinit { CV4L2_close(fd) }
+
+    static func string<T>(_ tuple: T) -> String {
+        withUnsafeBytes(of: tuple) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
+    }
+
+    /// Runs an ioctl through libv4l2, retrying EINTR; errno becomes a ``CaptureError`` naming the ioctl and device.
+    ///
+    /// The corresponding C function is `v4l2_ioctl`.
+    static func ioctl(_ fd: CInt, _ request: UInt, _ argument: UnsafeMutableRawPointer, _ name: String, _ device: String) throws(CaptureError) {
+        while CV4L2_ioctl(fd, request, argument) < 0 {
+            let code = errno
+            if code == EINTR { continue }
+            switch code {
+            case ENODEV: throw CaptureError.deviceVanished(device: device)
+            case EBUSY: throw CaptureError.deviceBusy(device: device)
+            default: throw CaptureError.system(call: name, errno: code, context: device)
+            }
+        }
+    }
+
+    func ioctl(_ request: UInt, _ argument: UnsafeMutableRawPointer, _ name: String) throws(CaptureError) {
+        try Self.ioctl(fd, request, argument, name, path)
+    }
+
+    /// The device nodes `/dev/video*`, in number order.
+    public static func nodes() -> [String] {
+        guard let dir = opendir("/dev") else { return [] }
+        defer { closedir(dir) }
+        var numbers: [Int] = []
+        while let entry = readdir(dir) {
+            let name = string(entry.pointee.d_name)
+            if name.hasPrefix("video"), let number = Int(name.dropFirst(5)) { numbers.append(number) }
+        }
+        return numbers.sorted().map { "/dev/video\($0)" }
+    }
+
+    /// `path (card)` for each capture device, for error messages.
+    public static func listCaptureDevices() -> [String] {
+        nodes().compactMap { path in
+            guard let device = try? V4L2Device(path: path) else { return nil }
+            return "\(path) (\(device.info.card))"
+        }
+    }
+
+    /// Opens the device the board names: a path, or the card name `VIDIOC_QUERYCAP` reports
+    /// (exact first, then ignoring case, then as a prefix), because `/dev/videoN` numbers move.
+    public static func open(named name: String) throws(CaptureError) -> V4L2Device {
+        if name.hasPrefix("/") { return try V4L2Device(path: name) }
+        var devices: [V4L2Device] = []
+        var busy: String?
+        var denied: String?
+        for path in nodes() {
+            do throws(CaptureError) {
+                devices.append(try V4L2Device(path: path))
+            } catch {
+                if case .deviceBusy = error { busy = path }
+                if case .permissionDenied = error { denied = path }
+            }
+        }
+        let lowered = name.lowercased()
+        for match in [{ (card: String) in card == name }, { $0.lowercased() == lowered }, { $0.lowercased().hasPrefix(lowered) }] {
+            if let device = devices.first(where: { match($0.info.card) }) { return device }
+        }
+        if let denied, devices.isEmpty { throw CaptureError.permissionDenied(device: denied) }
+        if let busy, devices.isEmpty { throw CaptureError.deviceBusy(device: busy) }
+        throw CaptureError.noDevice(requested: name, available: devices.map { "\($0.path) (\($0.info.card))" })
+    }
+
+    /// The formats the device offers (libv4l2 adds the ones it converts to), with their sizes.
+    public func formats() -> [V4L2FormatInfo] {
+        var result: [V4L2FormatInfo] = []
+        for index in 0..<256 {
+            var description = v4l2_fmtdesc()
+            description.index = UInt32(index)
+            description.type = CV4L2_BUF_TYPE_VIDEO_CAPTURE
+            guard (try? ioctl(CV4L2_VIDIOC_ENUM_FMT, &description, "VIDIOC_ENUM_FMT")) != nil else { break }
+            let format = PixelFormat(rawValue: description.pixelformat)
+            let (sizes, stepwise) = sizes(for: format)
+            result.append(V4L2FormatInfo(pixelFormat: format, description: Self.string(description.description),
+                                         isEmulated: description.flags & CV4L2_FMT_FLAG_EMULATED != 0,
+                                         sizes: sizes, isStepwise: stepwise))
+        }
+        return result
+    }
+
+    /// The frame sizes offered for `format`, largest first, and whether any size between the two given is allowed.
+    public func sizes(for format: PixelFormat) -> (sizes: [FrameSize], isStepwise: Bool) {
+        var sizes: [FrameSize] = []
+        var stepwise = false
+        for index in 0..<256 {
+            var size = v4l2_frmsizeenum()
+            size.index = UInt32(index)
+            size.pixel_format = format.rawValue
+            guard (try? ioctl(CV4L2_VIDIOC_ENUM_FRAMESIZES, &size, "VIDIOC_ENUM_FRAMESIZES")) != nil else { break }
+            if size.type == CV4L2_FRMSIZE_TYPE_DISCRETE {
+                sizes.append(FrameSize(width: Int(size.discrete.width), height: Int(size.discrete.height)))
+            } else {
+                sizes.append(FrameSize(width: Int(size.stepwise.max_width), height: Int(size.stepwise.max_height)))
+                sizes.append(FrameSize(width: Int(size.stepwise.min_width), height: Int(size.stepwise.min_height)))
+                stepwise = true
+                break
+            }
+        }
+        return (sizes.sorted { $0.width * $0.height > $1.width * $1.height }, stepwise)
+    }
+
+    /// Every control, with menu entries. The corresponding ioctl is `VIDIOC_QUERYCTRL`.
+    public func controls() -> [CameraControl] {
+        var result: [CameraControl] = []
+        var id = CV4L2_CTRL_FLAG_NEXT_CTRL
+        while true {
+            var query = v4l2_queryctrl()
+            query.id = id
+            guard (try? ioctl(CV4L2_VIDIOC_QUERYCTRL, &query, "VIDIOC_QUERYCTRL")) != nil else { break }
+            id = query.id | CV4L2_CTRL_FLAG_NEXT_CTRL
+            if query.type == CV4L2_CTRL_TYPE_CTRL_CLASS || query.flags & CV4L2_CTRL_FLAG_DISABLED != 0 { continue }
+            let kind: CameraControl.Kind = switch query.type {
+            case CV4L2_CTRL_TYPE_INTEGER: .integer
+            case CV4L2_CTRL_TYPE_BOOLEAN: .boolean
+            case CV4L2_CTRL_TYPE_MENU: .menu
+            case CV4L2_CTRL_TYPE_INTEGER_MENU: .integerMenu
+            case CV4L2_CTRL_TYPE_BUTTON: .button
+            default: .other
+            }
+            var control = CameraControl(id: query.id, name: Self.string(query.name), kind: kind, minimum: query.minimum,
+                                        maximum: query.maximum, step: query.step, defaultValue: query.default_value,
+                                        isWritable: query.flags & (CV4L2_CTRL_FLAG_READ_ONLY | CV4L2_CTRL_FLAG_INACTIVE) == 0)
+            if kind == .menu || kind == .integerMenu, query.minimum <= query.maximum, query.maximum - query.minimum < 256 {
+                for value in query.minimum...query.maximum {
+                    var item = v4l2_querymenu()
+                    item.id = query.id
+                    item.index = UInt32(bitPattern: value)
+                    guard (try? ioctl(CV4L2_VIDIOC_QUERYMENU, &item, "VIDIOC_QUERYMENU")) != nil else { continue }
+                    let name = kind == .menu ? Self.string(item.name) : String(item.value)
+                    control.menu.append((value: value, name: name))
+                }
+            }
+            result.append(control)
+        }
+        return result
+    }
+
+    /// Reads a control. The corresponding ioctl is `VIDIOC_G_CTRL`.
+    public func control(_ id: UInt32) throws(CaptureError) -> Int32 {
+        var control = v4l2_control(id: id, value: 0)
+        try ioctl(CV4L2_VIDIOC_G_CTRL, &control, "VIDIOC_G_CTRL")
+        return control.value
+    }
+
+    /// Sets a control. The corresponding ioctl is `VIDIOC_S_CTRL`.
+    public func setControl(_ id: UInt32, to value: Int32) throws(CaptureError) {
+        var control = v4l2_control(id: id, value: value)
+        try ioctl(CV4L2_VIDIOC_S_CTRL, &control, "VIDIOC_S_CTRL")
+    }
+}
+
+/// The format and size to ask a device for, decided from what it offers.
+///
+/// - Returns: the requested format and size when offered; otherwise the best of
+///   ``PixelFormat/preferred`` the device (or libv4l2) offers at its largest size.
+/// - Throws: ``CaptureError/unsupportedFormat(device:requested:supported:)`` or
+///   ``CaptureError/unsupportedSize(device:requested:supported:)`` listing what is offered.
+public func chooseFormat(offered: [V4L2FormatInfo], settings: CameraSettings, device: String) throws(CaptureError) -> (PixelFormat, FrameSize) {
+    let format: V4L2FormatInfo
+    if let code = settings.pixelFormat {
+        guard let wanted = PixelFormat(fourcc: code), let match = offered.first(where: { $0.pixelFormat == wanted }) else {
+            throw CaptureError.unsupportedFormat(device: device, requested: code, supported: offered.map(\.pixelFormat.fourcc))
+        }
+        guard match.pixelFormat.isEncodable else {
+            throw CaptureError.unsupportedFormat(device: device, requested: code,
+                                                 supported: offered.map(\.pixelFormat).filter(\.isEncodable).map(\.fourcc))
+        }
+        format = match
+    } else {
+        let native = offered.filter { !$0.isEmulated }
+        let pick = PixelFormat.preferred.lazy.compactMap { wanted in native.first { $0.pixelFormat == wanted } }.first
+            ?? PixelFormat.preferred.lazy.compactMap { wanted in offered.first { $0.pixelFormat == wanted } }.first
+        guard let pick else {
+            throw CaptureError.unsupportedFormat(device: device, requested: "any of " + PixelFormat.preferred.map(\.fourcc).joined(separator: ", "),
+                                                 supported: offered.map(\.pixelFormat.fourcc))
+        }
+        format = pick
+    }
+    if let width = settings.width, let height = settings.height {
+        let wanted = FrameSize(width: width, height: height)
+        let sizes = format.sizes
+        let withinRange = format.isStepwise && sizes.count == 2
+            && (sizes[1].width...sizes[0].width).contains(width) && (sizes[1].height...sizes[0].height).contains(height)
+        let offeredSize = sizes.contains(wanted) || sizes.isEmpty || withinRange
+        guard offeredSize else {
+            throw CaptureError.unsupportedSize(device: device, requested: "\(wanted) in \(format.pixelFormat)",
+                                               supported: sizes.map(\.description))
+        }
+        return (format.pixelFormat, wanted)
+    }
+    guard let largest = format.sizes.first else {
+        throw CaptureError.unsupportedSize(device: device, requested: "a size in \(format.pixelFormat)", supported: [])
+    }
+    return (format.pixelFormat, largest)
+}
+
+/// A V4L2 camera streaming into memory-mapped buffers through libv4l2.
+public final class V4L2Camera: Camera {
+    public let device: V4L2Device
+    public private(set) var format: FrameFormat
+    public private(set) var frameInterval: Nanoseconds?
+    public private(set) var isStreaming = false
+    public let controls: [CameraControl]
+    private var buffers: [(start: UnsafeMutableRawPointer, length: Int)] = []
+    private let controlQueue = DispatchQueue(label: "shutter.v4l2.controls")
+    /// The most recent control failure from the background queue, reported by the next `setControl`.
+    private let controlFailure = Locked<CaptureError?>(nil)
+
+    /// How many buffers the driver streams into.
+    public static let bufferCount = 4
+
+    public var info: CameraInfo { device.info }
+    public var pollDescriptor: CInt? { isStreaming ? device.fd : nil }
+
+    /// Opens the camera `settings.device` names and sets its format; does not start streaming.
+    public init(settings: CameraSettings) throws(CaptureError) {
+        device = try V4L2Device.open(named: settings.device)
+        let (pixelFormat, size) = try chooseFormat(offered: device.formats(), settings: settings, device: device.path)
+        var request = v4l2_format()
+        request.type = CV4L2_BUF_TYPE_VIDEO_CAPTURE
+        request.fmt.pix.width = UInt32(size.width)
+        request.fmt.pix.height = UInt32(size.height)
+        request.fmt.pix.pixelformat = pixelFormat.rawValue
+        request.fmt.pix.field = CV4L2_FIELD_NONE
+        try device.ioctl(CV4L2_VIDIOC_S_FMT, &request, "VIDIOC_S_FMT")
+        let got = FrameFormat(width: Int(request.fmt.pix.width), height: Int(request.fmt.pix.height),
+                              pixelFormat: PixelFormat(rawValue: request.fmt.pix.pixelformat),
+                              bytesPerLine: Int(request.fmt.pix.bytesperline))
+        guard got.pixelFormat == pixelFormat else {
+            throw CaptureError.unsupportedFormat(device: device.path, requested: pixelFormat.fourcc, supported: device.formats().map(\.pixelFormat.fourcc))
+        }
+        guard got.width == size.width, got.height == size.height else {
+            throw CaptureError.unsupportedSize(device: device.path, requested: "\(size) (the driver gave \(got.width)x\(got.height))",
+                                               supported: device.sizes(for: pixelFormat).sizes.map(\.description))
+        }
+        format = got
+        if got.bytesPerLine == 0 { format.bytesPerLine = FrameFormat.defaultBytesPerLine(width: got.width, pixelFormat: got.pixelFormat) }
+        var parm = v4l2_streamparm()
+        parm.type = CV4L2_BUF_TYPE_VIDEO_CAPTURE
+        if (try? device.ioctl(CV4L2_VIDIOC_G_PARM, &parm, "VIDIOC_G_PARM")) != nil, parm.parm.capture.timeperframe.denominator > 0 {
+            let perFrame = parm.parm.capture.timeperframe
+            frameInterval = Nanoseconds(rawValue: Int64(perFrame.numerator) * 1_000_000_000 / Int64(perFrame.denominator))
+        }
+        controls = device.controls()
+    }
+
+    deinit { close() }
+
+    /// Maps the buffers, queues them and starts streaming.
+    /// The corresponding ioctls are `VIDIOC_REQBUFS`, `VIDIOC_QUERYBUF`, `VIDIOC_QBUF` and `VIDIOC_STREAMON`.
+    public func start() throws(CaptureError) {
+        guard !isStreaming else { return }
+        do throws(CaptureError) {
+            if buffers.isEmpty { try mapBuffers() }
+            for index in buffers.indices { try queue(index) }
+            var type = CV4L2_BUF_TYPE_VIDEO_CAPTURE
+            try device.ioctl(CV4L2_VIDIOC_STREAMON, &type, "VIDIOC_STREAMON")
+            isStreaming = true
+        } catch {
+            stop()
+            unmapBuffers()
+            throw error
+        }
+    }
+
+    private func mapBuffers() throws(CaptureError) {
+        var request = v4l2_requestbuffers()
+        request.count = UInt32(Self.bufferCount)
+        request.type = CV4L2_BUF_TYPE_VIDEO_CAPTURE
+        request.memory = CV4L2_MEMORY_MMAP
+        try device.ioctl(CV4L2_VIDIOC_REQBUFS, &request, "VIDIOC_REQBUFS")
+        guard request.count >= 2 else {
+            throw CaptureError.notACaptureDevice(device: device.path, reason: "the driver gave \(request.count) buffers, 2 are needed")
+        }
+        for index in 0..<Int(request.count) {
+            var buffer = v4l2_buffer()
+            buffer.index = UInt32(index)
+            buffer.type = CV4L2_BUF_TYPE_VIDEO_CAPTURE
+            buffer.memory = CV4L2_MEMORY_MMAP
+            try device.ioctl(CV4L2_VIDIOC_QUERYBUF, &buffer, "VIDIOC_QUERYBUF")
+            let pointer = CV4L2_mmap(device.fd, Int(buffer.length), Int64(buffer.m.offset))
+            guard let pointer, CV4L2_is_map_failed(pointer) == 0 else {
+                throw CaptureError.system(call: "v4l2_mmap", errno: errno, context: device.path)
+            }
+            buffers.append((pointer, Int(buffer.length)))
+        }
+    }
+
+    private func unmapBuffers() {
+        for buffer in buffers { CV4L2_munmap(buffer.start, buffer.length) }
+        if !buffers.isEmpty {
+            buffers.removeAll()
+            var request = v4l2_requestbuffers()
+            request.count = 0
+            request.type = CV4L2_BUF_TYPE_VIDEO_CAPTURE
+            request.memory = CV4L2_MEMORY_MMAP
+            try? device.ioctl(CV4L2_VIDIOC_REQBUFS, &request, "VIDIOC_REQBUFS")
+        }
+    }
+
+    private func queue(_ index: Int) throws(CaptureError) {
+        var buffer = v4l2_buffer()
+        buffer.index = UInt32(index)
+        buffer.type = CV4L2_BUF_TYPE_VIDEO_CAPTURE
+        buffer.memory = CV4L2_MEMORY_MMAP
+        try device.ioctl(CV4L2_VIDIOC_QBUF, &buffer, "VIDIOC_QBUF")
+    }
+
+    /// The corresponding ioctl is `VIDIOC_STREAMOFF`.
+    public func stop() {
+        guard isStreaming else { return }
+        isStreaming = false
+        var type = CV4L2_BUF_TYPE_VIDEO_CAPTURE
+        try? device.ioctl(CV4L2_VIDIOC_STREAMOFF, &type, "VIDIOC_STREAMOFF")
+    }
+
+    /// Dequeues every filled buffer, copies it out and queues it again; error-flagged and damaged
+    /// frames are dropped. The corresponding ioctl is `VIDIOC_DQBUF`.
+    public func readFrames() throws(CaptureError) -> [Frame] {
+        guard isStreaming else { return [] }
+        var frames: [Frame] = []
+        while true {
+            // Ask poll first: libv4l2 prints an error on every EAGAIN from VIDIOC_DQBUF.
+            var ready = pollfd(fd: device.fd, events: Int16(POLLIN), revents: 0)
+            let polled = poll(&ready, 1, 0)
+            if polled == 0 { return frames }
+            if polled < 0 {
+                if errno == EINTR { continue }
+                throw CaptureError.system(call: "poll", errno: errno, context: device.path)
+            }
+            if ready.revents & Int16(POLLIN) == 0 {
+                if ready.revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0 {
+                    // vb2 reports a stream error or a disconnected device as POLLERR; DQBUF says which.
+                } else {
+                    return frames
+                }
+            }
+            var buffer = v4l2_buffer()
+            buffer.type = CV4L2_BUF_TYPE_VIDEO_CAPTURE
+            buffer.memory = CV4L2_MEMORY_MMAP
+            if CV4L2_ioctl(device.fd, CV4L2_VIDIOC_DQBUF, &buffer) < 0 {
+                let code = errno
+                if code == EINTR { continue }
+                if code == EAGAIN { return frames }
+                if code == ENODEV { throw CaptureError.deviceVanished(device: device.path) }
+                throw CaptureError.system(call: "VIDIOC_DQBUF", errno: code, context: device.path)
+            }
+            let index = Int(buffer.index)
+            guard index < buffers.count else { continue }
+            let used = buffer.bytesused > 0 ? min(Int(buffer.bytesused), buffers[index].length) : buffers[index].length
+            let damaged = buffer.flags & CV4L2_BUF_FLAG_ERROR != 0
+                || (format.frameBytes.map { used < $0 } ?? false)
+            if !damaged {
+                let bytes = [UInt8](UnsafeRawBufferPointer(start: buffers[index].start, count: used))
+                if !format.pixelFormat.isJPEG || JPEGMarkers.isComplete(bytes) {
+                    var time = Instant(rawValue: Int64(buffer.timestamp.tv_sec) * 1_000_000_000 + Int64(buffer.timestamp.tv_usec) * 1_000)
+                    // Zero shutter lag compares this with GPIO edge times: only a CLOCK_MONOTONIC stamp will do.
+                    // A driver that stamps otherwise (or not at all) gets the dequeue time instead.
+                    if buffer.flags & CV4L2_BUF_FLAG_TIMESTAMP_MASK != CV4L2_BUF_FLAG_TIMESTAMP_MONOTONIC || time == .zero {
+                        time = monotonicNow()
+                    }
+                    frames.append(Frame(timestamp: time, sequence: buffer.sequence, format: format, bytes: bytes))
+                }
+            }
+            try queue(index)
+        }
+    }
+
+    /// Sets a control on a background queue, so a slow USB control transfer never delays frames.
+    /// Reports the previous background failure, if any. The corresponding ioctl is `VIDIOC_S_CTRL`.
+    public func setControl(_ id: UInt32, to value: Int32) throws(CaptureError) {
+        if let failure = controlFailure.withLock({ old in defer { old = nil }; return old }) { throw failure }
+        guard let control = controls.first(where: { $0.id == id }) else {
+            throw CaptureError.system(call: "VIDIOC_S_CTRL", errno: EINVAL, context: "\(device.path): no control 0x\(String(id, radix: 16))")
+        }
+        let clamped = min(max(value, control.minimum), control.maximum)
+        let fd = device.fd, path = device.path, failure = controlFailure
+        controlQueue.async {
+            var request = v4l2_control(id: id, value: clamped)
+            do throws(CaptureError) {
+                try V4L2Device.ioctl(fd, CV4L2_VIDIOC_S_CTRL, &request, "VIDIOC_S_CTRL", path)
+            } catch {
+                failure.withLock { $0 = error }
+            }
+        }
+    }
+
+    /// Waits for control changes queued so far (tests and commands).
+    public func flushControls() { controlQueue.sync {} }
+
+    public func close() {
+        controlQueue.sync {}
+        stop()
+        unmapBuffers()
+    }
+}

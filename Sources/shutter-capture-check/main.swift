@@ -1,0 +1,290 @@
+// shutter-capture-check: drives the capture module from the command line for the VM checks and
+// the benchmark, until `shutter` wires in `cameras` and `capture`.
+//
+//   shutter-capture-check cameras
+//   shutter-capture-check check --board B [overrides]
+//   shutter-capture-check capture --board B [--out PATH] [overrides]
+//   shutter-capture-check run --board B --seconds S [--press-every-ms M] [--zoom F] [overrides]
+//   shutter-capture-check verify --jpeg PATH --width W --height H [--bars] [--exif TEXT]...
+//   shutter-capture-check bench --board B --shots N [overrides]
+//   shutter-capture-check control --board B [--bind ID=NAME]... [--set ID=VALUE]... [overrides]
+//   (run: --stop-file PATH ends the presses early once PATH exists)
+// overrides: --device D  --size WxH  --format FOURCC  --dir DIR  --ring N  --warmup N  --low-power  --bind ID=NAME
+import Foundation
+import ShutterCapture
+import ShutterCore
+
+let arguments = Array(CommandLine.arguments.dropFirst(2))
+let command = CommandLine.arguments.count > 1 ? CommandLine.arguments[1] : "help"
+
+/// Writes a line to stdout at once (not buffered): the VM checks watch events as they come.
+func out(_ item: Any, newline: Bool = true) {
+    let text = "\(item)" + (newline ? "\n" : "")
+    var bytes = Array(text.utf8)[...]
+    while !bytes.isEmpty {
+        let written = bytes.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
+        if written <= 0 { return }
+        bytes = bytes.dropFirst(written)
+    }
+}
+
+func value(_ name: String) -> String? {
+    guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count else { return nil }
+    return arguments[index + 1]
+}
+func values(_ name: String) -> [String] {
+    arguments.indices.filter { arguments[$0] == name && $0 + 1 < arguments.count }.map { arguments[$0 + 1] }
+}
+func flag(_ name: String) -> Bool { arguments.contains(name) }
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("shutter-capture-check: \(message)\n".utf8))
+    exit(2)
+}
+
+func loadBoard() -> Board {
+    guard let path = value("--board") else { fail("--board is required") }
+    var board: Board
+    do { board = try Board.load(path: path) } catch { fail("\(error)") }
+    if let device = value("--device") { board.camera.device = device }
+    if let size = value("--size") {
+        let parts = size.split(separator: "x").compactMap { Int($0) }
+        guard parts.count == 2 else { fail("--size expects WxH") }
+        board.camera.width = parts[0]
+        board.camera.height = parts[1]
+    }
+    if let format = value("--format") { board.camera.pixelFormat = format }
+    if let dir = value("--dir") { board.output.directory = dir }
+    if let ring = value("--ring").flatMap(Int.init) { board.camera.ringFrames = ring }
+    if let warmup = value("--warmup").flatMap(Int.init) { board.camera.warmupFrames = warmup }
+    if flag("--low-power") { board.camera.keepStreaming = false }
+    for binding in values("--bind") {
+        let parts = binding.split(separator: "=", maxSplits: 1).map(String.init)
+        guard parts.count == 2 else { fail("--bind expects CONTROL_ID=V4L2 control name") }
+        board.camera.bindings[parts[0]] = parts[1]
+    }
+    return board
+}
+
+/// Polls the service until `body` says stop or `until` passes; events go to `body`.
+func pump(_ service: CaptureService, until deadline: Instant, _ body: (CaptureEvent?) -> Bool) {
+    while monotonicNow() < deadline {
+        var fds = service.pollDescriptors.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+        _ = poll(&fds, nfds_t(fds.count), 20)
+        let events = service.handleReadable()
+        for event in events where !body(event) { return }
+        if !body(nil) { return }
+    }
+}
+
+func percentile(_ sorted: [Double], _ p: Double) -> Double {
+    guard !sorted.isEmpty else { return .nan }
+    return sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * p).rounded()))]
+}
+
+func stats(_ name: String, _ samples: [Double]) -> JSONLine {
+    let sorted = samples.sorted()
+    var line = JSONLine()
+    line.add("n", sorted.count)
+    line.add("min", sorted.first ?? .nan, decimals: 2)
+    line.add("p50", percentile(sorted, 0.5), decimals: 2)
+    line.add("p90", percentile(sorted, 0.9), decimals: 2)
+    line.add("max", sorted.last ?? .nan, decimals: 2)
+    return line
+}
+
+switch command {
+case "cameras":
+    out(CameraCommands.listCameras(), newline: false)
+
+case "check":
+    do {
+        for line in try CameraCommands.checkCamera(board: loadBoard()) { out(line) }
+    } catch {
+        out("camera: \(error)")
+        exit(1)
+    }
+
+case "capture":
+    let board = loadBoard()
+    do {
+        out(try CameraCommands.captureOnce(board: board, out: value("--out")))
+    } catch {
+        var line = JSONLine(event: "captureFailed", at: monotonicNow())
+        line.add("kind", error.kind)
+        line.add("reason", error.description)
+        out(line)
+        exit(1)
+    }
+
+case "run":
+    // A stand-in for the daemon: presses every M ms with kernel-like timestamps slightly in the
+    // past, printing every event; a summary line at the end.
+    let board = loadBoard()
+    let seconds = Double(value("--seconds") ?? "5") ?? 5
+    // --stop-file PATH: stop pressing as soon as PATH exists (the VM checks end a run when they have seen enough).
+    let stopFile = value("--stop-file")
+    let every = Double(value("--press-every-ms") ?? "400") ?? 400
+    let service: CaptureService
+    do { service = try CaptureService(board: board) } catch { fail("\(error)") }
+    if let zoom = value("--zoom").flatMap(Double.init) { service.setZoom(zoom) }
+    let nominalInterval = service.currentCamera?.frameInterval
+    var photos = 0, failures = 0, presses = 0
+    var offsets: [Double] = [], brackets: [Double] = []
+    var outside = 0
+    var stoppedBetweenShots = 0
+    var nextPress = monotonicNow() + .milliseconds(every)
+    let deadline = monotonicNow() + .seconds(seconds)
+    var generator = SystemRandomNumberGenerator()
+    var stopPressingAt = deadline - .milliseconds(1500)
+    if stopPressingAt < monotonicNow() { stopPressingAt = deadline }
+    pump(service, until: deadline) { event in
+        if let event {
+            out(event.json)
+            switch event {
+            case .photo(let photo):
+                photos += 1
+                if !board.camera.keepStreaming, service.currentCamera?.isStreaming == false { stoppedBetweenShots += 1 }
+                offsets.append(photo.offset.milliseconds)
+                if let bracket = photo.bracket {
+                    brackets.append(bracket.milliseconds)
+                    if abs(photo.offset.rawValue) > bracket.rawValue { outside += 1 }
+                }
+            case .captureFailed(let failure): if failure.pressedAt != nil { failures += 1 }
+            case .cameraReady: break
+            }
+            return true
+        }
+        var now = monotonicNow()
+        if let stopFile, now < stopPressingAt, access(stopFile, F_OK) == 0 { stopPressingAt = now }
+        now = monotonicNow()
+        let warm = !board.camera.keepStreaming || service.framesReceived > board.camera.warmupFrames
+        if now >= nextPress, now < stopPressingAt, service.isReady, warm, service.pendingCount == 0 || board.camera.keepStreaming {
+            // A GPIO edge is stamped by the kernel before the loop sees it: 0-40 ms ago.
+            let pressedAt = now - .milliseconds(Double.random(in: 0...40, using: &generator))
+            service.capture(pressedAt: pressedAt, now: now)
+            presses += 1
+            nextPress = now + .milliseconds(every)
+        }
+        return !(now >= stopPressingAt && service.pendingCount == 0 && service.inFlightCount == 0 && presses > 0)
+    }
+    service.shutdown()
+    var summary = JSONLine(event: "summary", at: monotonicNow())
+    summary.add("presses", presses)
+    summary.add("photos", photos)
+    summary.add("failures", failures)
+    if let interval = nominalInterval { summary.add("nominalFrameIntervalMs", interval.milliseconds, decimals: 3) }
+    summary.add("offsetMs", stats("offset", offsets))
+    summary.add("bracketMs", stats("bracket", brackets))
+    summary.add("outsideBracket", outside)
+    if !board.camera.keepStreaming { summary.add("stoppedBetweenShots", stoppedBetweenShots) }
+    summary.add("absOffsetMaxMs", offsets.map(abs).max() ?? .nan, decimals: 3)
+    out(summary)
+
+case "control":
+    // Sets board controls while the camera streams: how they are served, and how long apply() took.
+    let board = loadBoard()
+    let service: CaptureService
+    do { service = try CaptureService(board: board) } catch { fail("\(error)") }
+    pump(service, until: monotonicNow() + .seconds(10)) { _ in service.framesReceived < 2 }
+    for report in service.controlReport() {
+        out("\(report.id): \(report.how)")
+    }
+    for setting in values("--set") {
+        let parts = setting.split(separator: "=", maxSplits: 1).map(String.init)
+        guard parts.count == 2, let number = Double(parts[1]) else { fail("--set expects ID=VALUE") }
+        let isPicker = board.controls.first { $0.id == parts[0] }.map { if case .picker = $0.kind { true } else { false } } ?? false
+        let started = monotonicNow()
+        service.apply(controlID: parts[0], value: isPicker ? .index(Int(number)) : .number(number))
+        out("set \(parts[0]) = \(parts[1]): apply took \(JSONLine.number((monotonicNow() - started).milliseconds, decimals: 3)) ms")
+    }
+    let before = service.framesReceived
+    pump(service, until: monotonicNow() + .seconds(10)) { event in
+        if let event { out(event.json) }
+        return service.framesReceived < before + 2
+    }
+    (service.currentCamera as? V4L2Camera)?.flushControls()
+    out("frames kept coming: \(service.framesReceived - before)")
+    service.shutdown()
+
+case "verify":
+    guard let path = value("--jpeg"), let width = value("--width").flatMap(Int.init), let height = value("--height").flatMap(Int.init)
+    else { fail("verify needs --jpeg, --width, --height") }
+    guard let data = FileManager.default.contents(atPath: path) else { out("cannot read \(path)"); exit(1) }
+    let bytes = [UInt8](data)
+    do {
+        let image = try JPEGDecoder().decode(bytes)
+        guard image.width == width, image.height == height else {
+            out("\(path): \(image.width)x\(image.height), expected \(width)x\(height)")
+            exit(1)
+        }
+        if flag("--bars") {
+            // 75 % colour bars, left to right: white, yellow, cyan, green, magenta, red, blue, black.
+            let expected: [(Bool, Bool, Bool)] = [(true, true, true), (true, true, false), (false, true, true), (false, true, false),
+                                                  (true, false, true), (true, false, false), (false, false, true), (false, false, false)]
+            var seen: [String] = []
+            var good = true
+            for bar in 0..<8 {
+                let x = width * (2 * bar + 1) / 16
+                let p = image.pixel(x: x, y: height * 3 / 4)
+                let on = (p.r > 100, p.g > 100, p.b > 100)
+                seen.append("\(p.r)/\(p.g)/\(p.b)")
+                if on != expected[bar] { good = false }
+            }
+            if !good { out("\(path): not colour bars: \(seen.joined(separator: " "))"); exit(1) }
+        }
+        let text = String(decoding: bytes.prefix(4096).map { $0 == 0 ? 0x20 : $0 }, as: UTF8.self)
+        for needle in values("--exif") where !text.contains(needle) {
+            out("\(path): EXIF lacks '\(needle)'")
+            exit(1)
+        }
+        out("\(path): ok \(image.width)x\(image.height) \(bytes.count) bytes")
+    } catch {
+        out("\(path): \(error)")
+        exit(1)
+    }
+
+case "bench":
+    // Press → JPEG on disk and frame → JPEG encode, over N presses spaced so each finishes first.
+    let board = loadBoard()
+    let shots = Int(value("--shots") ?? "10") ?? 10
+    let service: CaptureService
+    do { service = try CaptureService(board: board) } catch { fail("\(error)") }
+    var pressToDisk: [Double] = [], encode: [Double] = [], write: [Double] = [], offsets: [Double] = []
+    var waiting = false
+    var failures = 0
+    let deadline = monotonicNow() + .seconds(Double(shots) * 5 + 10)
+    pump(service, until: deadline) { event in
+        if case .photo(let photo)? = event {
+            let pressedAt = photo.pressedAt
+            pressToDisk.append((photo.at - pressedAt).milliseconds)
+            encode.append(photo.encodeTime.milliseconds)
+            write.append(photo.writeTime.milliseconds)
+            offsets.append(photo.offset.milliseconds)
+            waiting = false
+        } else if case .captureFailed = event {
+            failures += 1
+            waiting = false
+        }
+        if event == nil, !waiting, service.framesReceived > board.camera.warmupFrames, pressToDisk.count + failures < shots {
+            let now = monotonicNow()
+            service.capture(pressedAt: now, now: now)
+            waiting = true
+        }
+        return pressToDisk.count + failures < shots
+    }
+    service.shutdown()
+    var line = JSONLine(event: "bench", at: monotonicNow())
+    line.add("device", board.camera.device)
+    line.add("width", board.camera.width ?? 0)
+    line.add("height", board.camera.height ?? 0)
+    line.add("failures", failures)
+    line.add("pressToDiskMs", stats("", pressToDisk))
+    line.add("encodeMs", stats("", encode))
+    line.add("writeMs", stats("", write))
+    line.add("offsetMs", stats("", offsets))
+    out(line)
+
+default:
+    out("usage: shutter-capture-check cameras | capture | run | verify | bench (see the header of main.swift)")
+    exit(command == "help" ? 0 : 2)
+}

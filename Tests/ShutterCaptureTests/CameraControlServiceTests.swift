@@ -1,0 +1,79 @@
+import Foundation
+import Testing
+import ShutterCore
+@testable import ShutterCapture
+
+/// A synthetic camera with a UVC webcam's controls, recording every control it is given.
+final class ControlledCamera: Camera {
+    let inner: SyntheticCamera
+    let controls: [CameraControl]
+    private(set) var sets: [(id: UInt32, value: Int32)] = []
+
+    init(controls: [CameraControl]) throws {
+        inner = try SyntheticCamera(width: 64, height: 48, frameInterval: nil)
+        self.controls = controls
+    }
+
+    var info: CameraInfo { CameraInfo(path: "/dev/video9", card: "Fake UVC", driver: "uvcvideo", bus: "usb-1") }
+    var format: FrameFormat { inner.format }
+    var pollDescriptor: CInt? { inner.pollDescriptor }
+    var isStreaming: Bool { inner.isStreaming }
+    var frameInterval: Nanoseconds? { .milliseconds(33) }
+    func start() throws(CaptureError) { try inner.start() }
+    func stop() { inner.stop() }
+    func readFrames() throws(CaptureError) -> [Frame] { try inner.readFrames() }
+    func setControl(_ id: UInt32, to value: Int32) throws(CaptureError) { sets.append((id, value)) }
+    func close() { inner.close() }
+}
+
+@Suite("CaptureService with camera controls")
+struct CameraControlServiceTests {
+    static let zoom = CameraControl(id: ControlID.zoomAbsolute, name: "Zoom, Absolute", kind: .integer, minimum: 100,
+                                    maximum: 500, step: 1, defaultValue: 100, isWritable: true)
+    static let autoExposure: CameraControl = {
+        var control = CameraControl(id: ControlID.exposureAuto, name: "Auto Exposure", kind: .menu, minimum: 0, maximum: 3,
+                                    step: 1, defaultValue: 3, isWritable: true)
+        control.menu = [(1, "Manual Mode"), (3, "Aperture Priority Mode")]
+        return control
+    }()
+    static let exposure = CameraControl(id: ControlID.exposureAbsolute, name: "Exposure Time, Absolute", kind: .integer,
+                                        minimum: 3, maximum: 2047, step: 1, defaultValue: 250, isWritable: false)
+
+    func service(_ camera: ControlledCamera, _ directory: String) throws -> CaptureService {
+        let board = try simulatorBoard(directory: directory)
+        return try CaptureService(board: board, camera: camera, clock: VirtualClock(start: .seconds(1)))
+    }
+
+    @Test func opticalZoomUsesTheCameraAndSavesTheWholeFrame() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let camera = try ControlledCamera(controls: [Self.zoom])
+        let service = try service(camera, directory)
+        defer { service.shutdown() }
+        service.apply(controlID: "zoom", value: .number(4.5))  // the board's zoom range is 1...8
+        #expect(camera.sets.map(\.id) == [ControlID.zoomAbsolute])
+        #expect(camera.sets.first?.value == 300)
+        #expect(service.digitalZoomCrop == nil)
+        camera.inner.emit(at: .seconds(1))
+        service.handleReadable()
+        service.capture(pressedAt: .seconds(1), now: .seconds(1))
+        service.waitForWrites()
+        let photo = try #require(service.handleReadable().compactMap(\.photo).first)
+        #expect(photo.width == 64 && photo.height == 48)
+        #expect(service.controlReport().first?.how == "camera zoom 'Zoom, Absolute'")
+    }
+
+    @Test func exposureBiasSwitchesToManualOnceAndScalesTheExposureTime() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let camera = try ControlledCamera(controls: [Self.autoExposure, Self.exposure])
+        let service = try service(camera, directory)
+        defer { service.shutdown() }
+        service.apply(controlID: "exposure", value: .number(1))
+        service.apply(controlID: "exposure", value: .number(-1))
+        #expect(camera.sets.map(\.id) == [ControlID.exposureAuto, ControlID.exposureAbsolute, ControlID.exposureAbsolute])
+        #expect(camera.sets.map(\.value) == [1, 500, 125])
+        let report = service.controlReport()
+        #expect(report[1].enabled && report[1].how.contains("scaled by 2^EV"))
+    }
+}

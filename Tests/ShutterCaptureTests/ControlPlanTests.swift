@@ -1,0 +1,71 @@
+import Foundation
+import Testing
+import ShutterCore
+@testable import ShutterCapture
+
+private func control(_ id: UInt32, _ name: String, _ range: ClosedRange<Int32>, kind: CameraControl.Kind = .integer,
+                     default value: Int32 = 0) -> CameraControl {
+    CameraControl(id: id, name: name, kind: kind, minimum: range.lowerBound, maximum: range.upperBound, step: 1,
+                  defaultValue: value, isWritable: true)
+}
+
+@Suite("ControlPlan")
+struct ControlPlanTests {
+    @Test func aCameraWithoutControlsZoomsDigitallyAndCannotBiasExposure() {
+        let plan = ControlPlan(controls: [control(0x0098_0900, "Brightness", 0...255)])
+        #expect(plan.zoom == .digital)
+        guard case .unavailable(let reason) = plan.exposureBias else { Issue.record("expected unavailable"); return }
+        #expect(reason.contains("V4L2_CID_AUTO_EXPOSURE_BIAS"))
+        #expect(plan.exposureValue(forEV: 1) == nil)
+        #expect(plan.summary.contains { $0.hasPrefix("exposure bias: disabled") })
+    }
+
+    @Test func usesTheCameraZoomAndBiasControls() throws {
+        let zoom = control(ControlID.zoomAbsolute, "Zoom, Absolute", 100...500)
+        let bias = control(ControlID.autoExposureBias, "Auto Exposure, Bias", -4000...4000)
+        let plan = ControlPlan(controls: [zoom, bias])
+        #expect(plan.zoom == .camera(zoom))
+        let (chosen, value) = try #require(plan.exposureValue(forEV: -1.5))
+        #expect(chosen == bias && value == -1500)
+    }
+
+    @Test func fallsBackToManualExposureScaledByTwoToTheEV() throws {
+        var auto = control(ControlID.exposureAuto, "Auto Exposure", 0...3, kind: .menu, default: 3)
+        auto.menu = [(1, "Manual Mode"), (3, "Aperture Priority Mode")]
+        let absolute = control(ControlID.exposureAbsolute, "Exposure Time, Absolute", 3...2047, default: 250)
+        let plan = ControlPlan(controls: [auto, absolute])
+        #expect(plan.exposureBias == .manualExposure(absolute: absolute, auto: auto))
+        #expect(try #require(plan.exposureValue(forEV: 1)).value == 500)
+        #expect(try #require(plan.exposureValue(forEV: -2)).value == 63)  // 62.5, rounded
+        #expect(try #require(plan.exposureValue(forEV: 4)).value == 2047)  // clamped
+    }
+
+    @Test func aBoundCustomControlIsReportedAndAMissingOneIsDisabled() throws {
+        let harness = try Harness { $0.bindings = ["filter": "Saturation"] }
+        let report = harness.service.controlReport()
+        #expect(report.map(\.id) == ["zoom", "exposure", "filter"])
+        #expect(report[0].enabled && report[0].how.hasPrefix("digital zoom"))
+        #expect(!report[1].enabled && report[1].how.hasPrefix("disabled:"))
+        #expect(!report[2].enabled && report[2].how.contains("no control 'Saturation'"))
+    }
+}
+
+@Suite("CameraCommands.checkCamera")
+struct CheckCameraTests {
+    @Test func saysWhichCameraAndHowEachControlIsServed() throws {
+        let board = try simulatorBoard(directory: "/tmp/unused")
+        let lines = try CameraCommands.checkCamera(board: board)
+        #expect(lines == [
+            "camera: synthetic (shutter synthetic camera) 64x48 YUYV",
+            "control zoom: digital zoom (centred crop, saved at the crop's size)",
+            "control exposure: disabled: the camera has neither an exposure-bias control (V4L2_CID_AUTO_EXPOSURE_BIAS) nor a manual exposure time (V4L2_CID_EXPOSURE_ABSOLUTE)",
+            "control filter: not bound to a camera control (the event loop handles it)",
+        ])
+    }
+
+    @Test func aMissingCameraIsAnError() throws {
+        var board = try simulatorBoard(directory: "/tmp/unused")
+        board.camera.device = "/dev/video-shutter-test-none"
+        #expect(throws: CaptureError.self) { try CameraCommands.checkCamera(board: board) }
+    }
+}

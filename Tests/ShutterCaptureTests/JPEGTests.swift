@@ -1,0 +1,156 @@
+import Foundation
+import Testing
+import ShutterCore
+@testable import ShutterCapture
+
+/// A frame of `format` filled with one YUV colour, or one RGB colour for RGB formats.
+func solidFrame(_ pixelFormat: PixelFormat, width: Int = 64, height: Int = 48, yuv: (UInt8, UInt8, UInt8) = (81, 90, 240),
+                rgb: (UInt8, UInt8, UInt8) = (255, 0, 0)) -> Frame {
+    let format = FrameFormat(width: width, height: height, pixelFormat: pixelFormat)
+    var bytes = [UInt8](repeating: 0, count: format.frameBytes!)
+    let (y, u, v) = yuv
+    switch pixelFormat {
+    case .yuyv: for i in stride(from: 0, to: bytes.count, by: 4) { bytes[i] = y; bytes[i + 1] = u; bytes[i + 2] = y; bytes[i + 3] = v }
+    case .uyvy: for i in stride(from: 0, to: bytes.count, by: 4) { bytes[i] = u; bytes[i + 1] = y; bytes[i + 2] = v; bytes[i + 3] = y }
+    case .nv12:
+        for i in 0..<(width * height) { bytes[i] = y }
+        for i in stride(from: width * height, to: bytes.count, by: 2) { bytes[i] = u; bytes[i + 1] = v }
+    case .yuv420:
+        let quarter = (width / 2) * (height / 2)
+        for i in 0..<(width * height) { bytes[i] = y }
+        for i in 0..<quarter { bytes[width * height + i] = u; bytes[width * height + quarter + i] = v }
+    case .rgb24: for i in stride(from: 0, to: bytes.count, by: 3) { bytes[i] = rgb.0; bytes[i + 1] = rgb.1; bytes[i + 2] = rgb.2 }
+    case .bgr24: for i in stride(from: 0, to: bytes.count, by: 3) { bytes[i] = rgb.2; bytes[i + 1] = rgb.1; bytes[i + 2] = rgb.0 }
+    case .grey: for i in bytes.indices { bytes[i] = 200 }
+    default: break
+    }
+    return Frame(timestamp: .zero, sequence: 0, format: format, bytes: bytes)
+}
+
+@Suite("JPEGEncoder")
+struct JPEGEncoderTests {
+    /// Y 81, U 90, V 240 is BT.601 red.
+    @Test(arguments: [PixelFormat.yuyv, .uyvy, .nv12, .yuv420, .rgb24, .bgr24])
+    func encodesRedAtTheFrameSize(format: PixelFormat) throws {
+        let jpeg = try JPEGEncoder().encode(solidFrame(format), quality: 93)
+        let image = try JPEGDecoder().decode(jpeg)
+        #expect(image.width == 64 && image.height == 48)
+        let pixel = image.pixel(x: 32, y: 24)
+        #expect(pixel.r > 220 && pixel.g < 40 && pixel.b < 40, "\(pixel)")
+    }
+
+    @Test func encodesGrey() throws {
+        let image = try JPEGDecoder().decode(try JPEGEncoder().encode(solidFrame(.grey), quality: 80))
+        #expect(abs(Int(image.pixel(x: 5, y: 5).g) - 200) < 4)
+    }
+
+    @Test(arguments: [PixelFormat.yuyv, .nv12, .rgb24])
+    func cropsToTheRectangle(format: PixelFormat) throws {
+        let crop = CropRect.digitalZoom(width: 64, height: 48, factor: 2)
+        let jpeg = try JPEGEncoder().encode(solidFrame(format), crop: crop, quality: 90)
+        let size = try JPEGDecoder().size(of: jpeg)
+        #expect(size.width == 32 && size.height == 24)
+    }
+
+    @Test func refusesAShortFrame() {
+        var frame = solidFrame(.yuyv)
+        frame.bytes.removeLast(100)
+        #expect(throws: CaptureError.self) { try JPEGEncoder().encode(frame, quality: 90) }
+    }
+
+    @Test func showsTheSyntheticBarsInOrder() throws {
+        let camera = try SyntheticCamera(width: 320, height: 64, frameInterval: nil)
+        try camera.start()
+        camera.emit(at: Instant(rawValue: 1))
+        let frame = try #require(try camera.readFrames().first)
+        let image = try JPEGDecoder().decode(try JPEGEncoder().encode(frame, quality: 95))
+        // 75 % bars: white, yellow, cyan, green, magenta, red, blue, black
+        let expected: [(Bool, Bool, Bool)] = [(true, true, true), (true, true, false), (false, true, true), (false, true, false),
+                                              (true, false, true), (true, false, false), (false, false, true), (false, false, false)]
+        for bar in 0..<8 {
+            let x = bar * 40 + 20
+            #expect(SyntheticCamera.bar(atColumn: x, width: 320, sequence: frame.sequence) == bar)
+            let p = image.pixel(x: x, y: 32)
+            let on = (p.r > 128, p.g > 128, p.b > 128)
+            #expect(on == expected[bar], "bar \(bar): \(p)")
+        }
+    }
+
+    @Test func scalesBilinearly() {
+        let image = RGBImage(width: 2, height: 1, pixels: [0, 0, 0, 200, 100, 50])
+        let scaled = image.scaled(width: 3, height: 1)
+        #expect(scaled.pixel(x: 1, y: 0) == (100, 50, 25))
+    }
+}
+
+@Suite("JPEGMarkers")
+struct JPEGMarkersTests {
+    func sampleJPEG() throws -> [UInt8] { try JPEGEncoder().encode(solidFrame(.yuyv), quality: 90) }
+
+    /// A webcam's MJPEG frame: the same JPEG with its DHT segments cut out.
+    func strippingHuffmanTables(_ jpeg: [UInt8]) throws -> [UInt8] {
+        let segments = try #require(JPEGMarkers.headerSegments(jpeg))
+        var out = jpeg
+        for segment in segments.reversed() where segment.marker == 0xC4 { out.removeSubrange(segment.start..<segment.end) }
+        return out
+    }
+
+    @Test func insertsTheStandardTablesWhereMJPEGLeavesThemOut() throws {
+        let original = try sampleJPEG()
+        let stripped = try strippingHuffmanTables(original)
+        #expect(stripped.count < original.count)
+        let fixed = try #require(JPEGMarkers.insertingHuffmanTablesIfMissing(stripped))
+        #expect(try #require(JPEGMarkers.headerSegments(fixed)).contains { $0.marker == 0xC4 })
+        // libjpeg-turbo tolerates the missing tables, other decoders do not; with them back it must
+        // decode to the same pixels.
+        let image = try JPEGDecoder().decode(fixed)
+        #expect(image.width == 64 && image.pixel(x: 10, y: 10).r > 220)
+        #expect(image.pixels == (try JPEGDecoder().decode(original)).pixels)
+        #expect(JPEGMarkers.insertingHuffmanTablesIfMissing(original) == original)
+    }
+
+    @Test func mjpegFramesAreSavedAsTheyCome() throws {
+        let stripped = try strippingHuffmanTables(try sampleJPEG())
+        let frame = Frame(timestamp: .zero, sequence: 0, format: FrameFormat(width: 64, height: 48, pixelFormat: .mjpeg),
+                          bytes: stripped + [0, 0, 0])
+        let saved = try JPEGEncoder().encode(frame, quality: 50)
+        #expect(try JPEGDecoder().size(of: saved) == (64, 48) ? true : false)
+        let cropped = try JPEGEncoder().encode(frame, crop: CropRect(x: 16, y: 12, width: 32, height: 24), quality: 80)
+        #expect(try JPEGDecoder().size(of: cropped).width == 32)
+    }
+
+    @Test func completeness() throws {
+        let jpeg = try sampleJPEG()
+        #expect(JPEGMarkers.isComplete(jpeg))
+        #expect(JPEGMarkers.isComplete(jpeg + [0, 0]))
+        #expect(!JPEGMarkers.isComplete(Array(jpeg.dropLast(10))))
+        #expect(!JPEGMarkers.isComplete([0xFF, 0xD8, 0xFF, 0xD9]))
+        #expect(!JPEGMarkers.isComplete([]))
+    }
+
+    @Test func exifGoesAfterJFIFAndReplacesAnOldBlock() throws {
+        let jpeg = try sampleJPEG()
+        let once = try #require(JPEGMarkers.insertingAPP1(jpeg, payload: Array("Exif\0\0first".utf8)))
+        let twice = try #require(JPEGMarkers.insertingAPP1(once, payload: Array("Exif\0\0second".utf8)))
+        let segments = try #require(JPEGMarkers.headerSegments(twice))
+        #expect(segments.map(\.marker).prefix(2) == [0xE0, 0xE1])
+        #expect(segments.filter { $0.marker == 0xE1 }.count == 1)
+        #expect(try JPEGDecoder().decode(twice).width == 64)
+    }
+}
+
+@Suite("ExifWriter")
+struct ExifWriterTests {
+    @Test func writesTheFieldsAndStaysDecodable() throws {
+        let metadata = PhotoMetadata(taken: WallTime(seconds: 1_773_500_966, milliseconds: 42), cameraCard: "vivid",
+                                     boardName: "gpio-sim", orientation: 6, offsetMs: -12.5, width: 64, height: 48)
+        let payload = try ExifWriter.app1Payload(for: metadata, utc: true)
+        #expect(Array(payload.prefix(6)) == Array("Exif\0\0".utf8))
+        let text = String(decoding: payload.map { $0 == 0 ? 0x20 : $0 }, as: UTF8.self)
+        for needle in ["vivid", "gpio-sim", "shutter", "2026:03:14 15:09:26", "042", "offset -12.5 ms"] {
+            #expect(text.contains(needle), "missing \(needle)")
+        }
+        let jpeg = try ExifWriter.adding(metadata, to: try JPEGEncoder().encode(solidFrame(.yuyv), quality: 90))
+        #expect(try JPEGDecoder().decode(jpeg).height == 48)
+    }
+}

@@ -1,0 +1,65 @@
+import Foundation
+import Testing
+import ShutterCore
+@testable import ShutterCapture
+
+/// A fresh directory under /tmp, removed by the caller.
+func temporaryDirectory() -> String {
+    let path = NSTemporaryDirectory() + "shutter-capture-tests-" + UUID().uuidString
+    try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    return path
+}
+
+func listing(_ directory: String) -> [String] {
+    ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).sorted()
+}
+
+@Suite("PhotoWriter")
+struct PhotoWriterTests {
+    @Test func neverOverwritesAndPointsLatestAtTheNewest() throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let writer = try PhotoWriter(directory: dir + "/nested/photos")
+        let first = try writer.write([1, 2, 3], name: "IMG.jpg")
+        let second = try writer.write([4, 5], name: "IMG.jpg")
+        #expect(first.hasSuffix("/IMG.jpg") && second.hasSuffix("/IMG-2.jpg"))
+        #expect(FileManager.default.contents(atPath: first) == Data([1, 2, 3]))
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: dir + "/nested/photos/latest.jpg") == "IMG-2.jpg")
+        #expect(listing(dir + "/nested/photos") == ["IMG-2.jpg", "IMG.jpg", "latest.jpg"])
+    }
+
+    @Test func aFullDiskLeavesNothingBehindAndTheNextWriteWorks() throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let full = try PhotoWriter(directory: dir) { fd, pointer, count in
+            _ = write(fd, pointer, min(count, 10))  // part of it lands, then the disk is full
+            errno = ENOSPC
+            return -1
+        }
+        let error = #expect(throws: CaptureError.self) { try full.write([UInt8](repeating: 7, count: 1000), name: "IMG.jpg") }
+        guard case .system(let call, let code, let context)? = error else { Issue.record("wrong error \(String(describing: error))"); return }
+        #expect(call == "write" && code == ENOSPC && context.contains(".shutter-tmp-"))
+        #expect(listing(dir).isEmpty)
+        #expect(CaptureError.system(call: "write", errno: ENOSPC, context: "x").kind == "diskFull")
+        let healthy = try PhotoWriter(directory: dir)
+        _ = try healthy.write([1], name: "IMG.jpg")
+        #expect(listing(dir) == ["IMG.jpg", "latest.jpg"])
+    }
+
+    @Test func removesLeftoversFromACrash() throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        _ = FileManager.default.createFile(atPath: dir + "/.shutter-tmp-123-4.jpg", contents: Data([1]))
+        _ = FileManager.default.createFile(atPath: dir + "/IMG.jpg", contents: Data([1]))
+        let writer = try PhotoWriter(directory: dir)
+        #expect(writer.removeLeftovers() == [".shutter-tmp-123-4.jpg"])
+        #expect(listing(dir) == ["IMG.jpg"])
+    }
+
+    @Test func refusesAFileWhereTheDirectoryShouldBe() throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        _ = FileManager.default.createFile(atPath: dir + "/file", contents: Data())
+        #expect(throws: CaptureError.self) { try PhotoWriter(directory: dir + "/file") }
+    }
+}

@@ -1,0 +1,189 @@
+import Foundation
+import Testing
+import ShutterCore
+@testable import ShutterCapture
+
+private func ms(_ value: Double) -> Instant { Instant(rawValue: Int64(value * 1_000_000)) }
+
+@Suite("chooseFrame: the zero-shutter-lag rule")
+struct ChooseFrameTests {
+    struct Case: CustomTestStringConvertible, Sendable {
+        var times: [Double]
+        var press: Double
+        var expected: FrameChoice
+        var testDescription: String { "press \(press) ms among \(times) → \(expected)" }
+    }
+
+    @Test(arguments: [
+        Case(times: [0, 33, 66, 100], press: 40, expected: .frame(1)),
+        Case(times: [0, 33, 66, 100], press: 60, expected: .frame(2)),
+        Case(times: [0, 33, 66, 100], press: 100, expected: .frame(3)),
+        Case(times: [0, 33, 66, 100], press: 101, expected: .next),
+        Case(times: [0, 33, 66, 100], press: -50, expected: .frame(0)),
+        Case(times: [0, 10], press: 5, expected: .frame(0)),  // a tie goes to the earlier frame
+        Case(times: [66, 0, 33], press: 30, expected: .frame(2)),  // order does not matter
+        Case(times: [], press: 5, expected: .next),
+    ])
+    func choice(_ c: Case) {
+        #expect(chooseFrame(times: c.times.map(ms), pressedAt: ms(c.press)) == c.expected)
+    }
+
+    @Test func ringKeepsTheNewestFrames() {
+        var ring = FrameRing(capacity: 3)
+        let format = FrameFormat(width: 16, height: 16, pixelFormat: .grey)
+        for index in 0..<5 {
+            ring.append(Frame(timestamp: ms(Double(index) * 33), sequence: UInt32(index), format: format, bytes: []))
+        }
+        #expect(ring.frames.map(\.sequence) == [2, 3, 4])
+        #expect(ring.frame(for: ms(70))?.sequence == 2)
+        #expect(ring.frame(for: ms(140)) == nil)
+    }
+}
+
+@Suite("FileNameTemplate")
+struct FileNameTemplateTests {
+    // 2026-03-14 15:09:26 UTC
+    let time = WallTime(seconds: 1_773_500_966, milliseconds: 7)
+
+    @Test(arguments: [
+        ("IMG_%Y%m%d_%H%M%S_{ms}_{seq}.jpg", 3, "IMG_20260314_150926_007_0003.jpg"),
+        ("{seq}.jpg", 12345, "12345.jpg"),
+        ("shot-%D.jpg", 1, "shot-03-14-26.jpg"),
+        ("100%%-{ms}.jpg", 1, "100%-007.jpg"),
+    ])
+    func expansion(template: String, sequence: Int, expected: String) {
+        #expect(FileNameTemplate(template).name(at: time, sequence: sequence, utc: true) == expected)
+    }
+
+    @Test(arguments: [
+        ("IMG.jpg", 1, "IMG.jpg"), ("IMG.jpg", 2, "IMG-2.jpg"), ("a.b.jpg", 3, "a.b-3.jpg"),
+        ("noext", 2, "noext-2"), (".hidden", 2, ".hidden-2"),
+    ])
+    func variants(name: String, attempt: Int, expected: String) {
+        #expect(FileNameTemplate.variant(of: name, attempt: attempt) == expected)
+    }
+}
+
+@Suite("CropRect.digitalZoom")
+struct DigitalZoomTests {
+    @Test(arguments: [
+        (1.0, CropRect(x: 0, y: 0, width: 1280, height: 720)),
+        (0.5, CropRect(x: 0, y: 0, width: 1280, height: 720)),
+        (2.0, CropRect(x: 320, y: 180, width: 640, height: 360)),
+        (3.0, CropRect(x: 426, y: 240, width: 426, height: 240)),
+    ])
+    func centredEvenCrop(factor: Double, expected: CropRect) {
+        let crop = CropRect.digitalZoom(width: 1280, height: 720, factor: factor)
+        #expect(crop == expected)
+        #expect(crop.x % 2 == 0 && crop.y % 2 == 0 && crop.width % 2 == 0 && crop.height % 2 == 0)
+    }
+}
+
+@Suite("CameraControl mapping")
+struct CameraControlTests {
+    let zoom = CameraControl(id: ControlID.zoomAbsolute, name: "Zoom, Absolute", kind: .integer, minimum: 100,
+                             maximum: 500, step: 10, defaultValue: 100, isWritable: true)
+
+    @Test(arguments: [(1.0, Int32(100)), (8.0, 500), (4.5, 300), (0.0, 100), (20.0, 500), (2.0, 160)])
+    func linearMapping(value: Double, expected: Int32) {
+        #expect(zoom.mapped(value, from: 1...8) == expected)
+    }
+}
+
+@Suite("chooseFormat")
+struct ChooseFormatTests {
+    let offered = [
+        V4L2FormatInfo(pixelFormat: PixelFormat(fourcc: "BA81")!, description: "Bayer", isEmulated: false,
+                       sizes: [FrameSize(width: 1920, height: 1080)]),
+        V4L2FormatInfo(pixelFormat: .yuyv, description: "YUYV", isEmulated: false,
+                       sizes: [FrameSize(width: 1920, height: 1080), FrameSize(width: 1280, height: 720)]),
+        V4L2FormatInfo(pixelFormat: .rgb24, description: "RGB3", isEmulated: true,
+                       sizes: [FrameSize(width: 1920, height: 1080)]),
+    ]
+
+    @Test func defaultsToTheBestNativeFormatAtItsLargestSize() throws {
+        let (format, size) = try chooseFormat(offered: offered, settings: CameraSettings(), device: "/dev/video0")
+        #expect(format == .yuyv)
+        #expect(size == FrameSize(width: 1920, height: 1080))
+    }
+
+    @Test func prefersMJPEG() throws {
+        let mjpeg = V4L2FormatInfo(pixelFormat: .mjpeg, description: "MJPEG", isEmulated: false, sizes: [FrameSize(width: 640, height: 480)])
+        let (format, _) = try chooseFormat(offered: offered + [mjpeg], settings: CameraSettings(), device: "d")
+        #expect(format == .mjpeg)
+    }
+
+    @Test func refusesAnUnofferedSizeListingTheOffered() {
+        var settings = CameraSettings()
+        settings.width = 800
+        settings.height = 600
+        #expect(throws: CaptureError.unsupportedSize(device: "d", requested: "800x600 in YUYV", supported: ["1920x1080", "1280x720"])) {
+            try chooseFormat(offered: offered, settings: settings, device: "d")
+        }
+    }
+
+    @Test func refusesAnUnofferedFormatListingTheOffered() {
+        var settings = CameraSettings()
+        settings.pixelFormat = "NV12"
+        #expect(throws: CaptureError.unsupportedFormat(device: "d", requested: "NV12", supported: ["BA81", "YUYV", "RGB3"])) {
+            try chooseFormat(offered: offered, settings: settings, device: "d")
+        }
+    }
+
+    @Test func acceptsAnySizeInAStepwiseRange() throws {
+        let stepwise = V4L2FormatInfo(pixelFormat: .nv12, description: "NV12", isEmulated: false,
+                                      sizes: [FrameSize(width: 4056, height: 3040), FrameSize(width: 64, height: 64)], isStepwise: true)
+        var settings = CameraSettings()
+        settings.width = 2028
+        settings.height = 1520
+        let (format, size) = try chooseFormat(offered: [stepwise], settings: settings, device: "d")
+        #expect(format == .nv12 && size == FrameSize(width: 2028, height: 1520))
+        settings.width = 8000
+        #expect(throws: CaptureError.self) { try chooseFormat(offered: [stepwise], settings: settings, device: "d") }
+    }
+
+    @Test func fallsBackToLibv4l2Conversion() throws {
+        let (format, _) = try chooseFormat(offered: [offered[0], offered[2]], settings: CameraSettings(), device: "d")
+        #expect(format == .rgb24)
+    }
+}
+
+@Suite("CameraSettings decoding")
+struct CameraSettingsTests {
+    func decode(_ json: String) throws -> CameraSettings {
+        try JSONDecoder().decode(CameraSettings.self, from: Data(json.utf8))
+    }
+
+    @Test func defaults() throws {
+        let settings = try decode("{}")
+        #expect(settings.keepStreaming && settings.warmupFrames == 4 && settings.ringFrames == 4)
+        #expect(settings.orientation == 1 && settings.digitalZoom == .crop && settings.quality == 93)
+    }
+
+    @Test func newFields() throws {
+        let settings = try decode(#"{"keepStreaming": false, "warmupFrames": 8, "ringFrames": 6, "orientation": 3, "digitalZoom": "scale", "bindings": {"filter": "Saturation"}}"#)
+        #expect(!settings.keepStreaming && settings.warmupFrames == 8 && settings.ringFrames == 6)
+        #expect(settings.orientation == 3 && settings.digitalZoom == .scale && settings.bindings == ["filter": "Saturation"])
+    }
+
+    @Test(arguments: [
+        #"{"ringFrame": 4}"#, #"{"ringFrames": 1}"#, #"{"orientation": 9}"#, #"{"digitalZoom": "zoom"}"#, #"{"device": ""}"#,
+    ])
+    func refused(json: String) {
+        #expect(throws: (any Error).self) { try decode(json) }
+    }
+
+    @Test func boardErrorNamesTheField() throws {
+        let text = try String(contentsOfFile: packageRoot + "/Boards/simulator.json", encoding: .utf8)
+            .replacingOccurrences(of: #""quality": 93"#, with: #""quality": 93, "orientaton": 1"#)
+        #expect(throws: BoardError.self) { try Board.decode(Data(text.utf8), file: "sim.json") }
+        do {
+            _ = try Board.decode(Data(text.utf8), file: "sim.json")
+        } catch {
+            #expect(error.description.contains("camera.orientaton: unknown key 'orientaton' (did you mean 'orientation'?)"))
+        }
+    }
+}
+
+/// The package's root directory, for reading `Boards/`.
+let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
