@@ -65,7 +65,7 @@ let package = Package(
         /// The daemon and its commands: a thin interpreter around the state machines.
         .executableTarget(
             name: "shutter",
-            dependencies: ["ShutterCore", "ShutterGPIO", "CShutterSystem"]
+            dependencies: ["ShutterCore", "ShutterGPIO", "ShutterCapture", "CShutterSystem"]
         ),
 
         /// Throughput of the gesture state machines on a long synthetic trace (release build).

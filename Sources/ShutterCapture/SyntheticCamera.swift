@@ -1,9 +1,13 @@
 import Dispatch
+import Foundation
 import Synchronization
 import ShutterCore
 
 /// A camera with no hardware: colour bars (vivid's order, 75 %) that move a few pixels per
 /// frame, stamped with real CLOCK_MONOTONIC times, in YUYV at any size.
+///
+/// It has one control, an exposure bias (as `V4L2_CID_AUTO_EXPOSURE_BIAS`, in 0.001 EV) that
+/// brightens or darkens the bars by 2^EV, so the simulator rig's exposure control does something.
 ///
 /// Frames come from a timer thread (`frameInterval` set) or, in tests, from ``emit(at:)``.
 /// ``failNextRead(with:)`` and ``isUnplugged`` simulate a camera that fails or goes away.
@@ -12,7 +16,14 @@ public final class SyntheticCamera: Camera {
     public let format: FrameFormat
     public let frameInterval: Nanoseconds?
     public private(set) var isStreaming = false
-    public var controls: [CameraControl] { [] }
+    public var controls: [CameraControl] { [Self.exposureBiasControl] }
+
+    /// The synthetic sensor's exposure bias: −4…+4 EV in 0.001 EV, like a webcam's.
+    public static let exposureBiasControl = CameraControl(
+        id: ControlID.autoExposureBias, name: "Auto Exposure, Bias", kind: .integer,
+        minimum: -4000, maximum: 4000, step: 1, defaultValue: 0, isWritable: true)
+    /// The bias now, in 0.001 EV.
+    public private(set) var exposureBias: Int32 = 0
 
     /// While `true`, `start` fails as if the device were unplugged.
     public var isUnplugged = false
@@ -23,6 +34,8 @@ public final class SyntheticCamera: Camera {
     private var sequence: UInt32 = 0
     /// Two rows of bars side by side, so a moved row is one copy.
     private let doubleRow: [UInt8]
+    /// `doubleRow` with the exposure bias applied to luma.
+    private var exposedRow: [UInt8]
 
     /// The eight bars, top to bottom in Y, U, V (BT.601, 75 %): white, yellow, cyan, green,
     /// magenta, red, blue, black.
@@ -56,6 +69,7 @@ public final class SyntheticCamera: Camera {
             row[pair * 4 + 3] = bar.v
         }
         doubleRow = row
+        exposedRow = row
     }
 
     /// The bar index at column `x` of frame `sequence`: what a photo of that frame shows there.
@@ -127,7 +141,7 @@ public final class SyntheticCamera: Camera {
         let shift = Int(seq % UInt32(format.width / Self.pixelsPerFrame)) * Self.pixelsPerFrame
         var bytes = [UInt8](repeating: 0, count: rowBytes * format.height)
         bytes.withUnsafeMutableBufferPointer { target in
-            doubleRow.withUnsafeBufferPointer { source in
+            exposedRow.withUnsafeBufferPointer { source in
                 let from = source.baseAddress!.advanced(by: (shift & ~1) * 2)
                 for row in 0..<format.height {
                     target.baseAddress!.advanced(by: row * rowBytes).update(from: from, count: rowBytes)
@@ -138,7 +152,17 @@ public final class SyntheticCamera: Camera {
     }
 
     public func setControl(_ id: UInt32, to value: Int32) throws(CaptureError) {
-        throw CaptureError.notACaptureDevice(device: "synthetic", reason: "the synthetic camera has no controls")
+        guard id == ControlID.autoExposureBias else {
+            throw CaptureError.notACaptureDevice(device: "synthetic", reason: "the synthetic camera has only an exposure bias control")
+        }
+        exposureBias = min(max(value, Self.exposureBiasControl.minimum), Self.exposureBiasControl.maximum)
+        let gain = exp2(Double(exposureBias) / 1000)
+        var row = doubleRow
+        // Luma sits at every even byte of YUYV; chroma stays as it is.
+        for index in stride(from: 0, to: row.count, by: 2) {
+            row[index] = UInt8(min(235, max(16, (Double(doubleRow[index]) * gain).rounded())))
+        }
+        exposedRow = row
     }
 
     public func close() { stop() }

@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import ShutterCore
 import ShutterGPIO
+import ShutterCapture
 
 /// The version printed by `shutter --version`.
 let shutterVersion = "0.1.0"
@@ -67,6 +68,24 @@ let commands: [Command] = [
         """,
         options: [boardOption, OptionSpec(name: "--trace", valueName: "FILE", help: "the trace ('-' for standard input)")],
         required: ["--board", "--trace"]), run: replayTrace),
+    Command(spec: CommandSpec(
+        name: "cameras", summary: "List the V4L2 cameras: formats, sizes, controls, and what each can serve.",
+        synopsis: "",
+        details: """
+        For each /dev/video* capture device: its card name (usable as a board's camera.device),
+        driver, formats and sizes, controls, and which of zoom, exposure bias and focus it can
+        serve. A Raspberry Pi camera module needs libcamerify first (Deploy/CAMERAS.md).
+        """,
+        options: []), run: listCameras),
+    Command(spec: CommandSpec(
+        name: "capture", summary: "Take one still now with the board's camera and print the photo event.",
+        synopsis: "--board BOARD [--out PATH]",
+        details: """
+        Without --out the photo goes to the board's output directory and name template, and
+        latest.jpg follows it. An existing file is never overwritten ('-2' is added).
+        """,
+        options: [boardOption, OptionSpec(name: "--out", valueName: "PATH", help: "write the photo here")],
+        required: ["--board"]), run: captureStill),
     Command(spec: CommandSpec(
         name: "monitor", summary: "Print edges and events live, for people.",
         synopsis: "--board BOARD [--seconds N]",
@@ -177,8 +196,30 @@ func checkBoard(_ arguments: ParsedArguments) throws -> Int32 {
     if let width = c.width, let height = c.height { text += " \(width)x\(height)" }
     if let format = c.pixelFormat { text += " \(format)" }
     text += ", JPEG quality \(c.quality)\n"
+    do {
+        for line in try CameraCommands.checkCamera(board: board) { text += "  \(line)\n" }
+    } catch {
+        text += "  not checked against hardware: \(error)\n"
+    }
     text += "output: \(board.output.directory)/\(board.output.template)"
     Console.out(text)
+    return ExitStatus.success
+}
+
+// MARK: - cameras, capture
+
+func listCameras(_ arguments: ParsedArguments) throws -> Int32 {
+    Console.write(CameraCommands.listCameras(), to: STDOUT_FILENO)
+    return ExitStatus.success
+}
+
+func captureStill(_ arguments: ParsedArguments) throws -> Int32 {
+    let board = try loadBoard(arguments.value("--board")!)
+    do {
+        Console.out(try CameraCommands.captureOnce(board: board, out: arguments.value("--out")).description)
+    } catch {
+        throw CommandFailure(error.description)
+    }
     return ExitStatus.success
 }
 

@@ -2,17 +2,8 @@
 import Glibc
 #endif
 import CShutterSystem
+import ShutterCapture
 import ShutterCore
-
-/// The system's CLOCK_MONOTONIC: the clock the kernel stamps GPIO edges and V4L2 frames with.
-final class SystemMonotonicClock: MonotonicClock {
-    /// The corresponding C function is `clock_gettime(CLOCK_MONOTONIC)`.
-    var now: Instant {
-        var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &time)
-        return Instant(rawValue: Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec))
-    }
-}
 
 /// One poll() loop for everything: line descriptors, the camera, stdin, signals and one deadline.
 ///
@@ -20,6 +11,8 @@ final class SystemMonotonicClock: MonotonicClock {
 /// queue that reports back through a descriptor.
 final class EventLoop {
     private var handlers: [CInt: () throws -> Void] = [:]
+    /// Sources whose descriptors change over time (a camera that comes and goes).
+    private var dynamicSources: [(descriptors: () -> [CInt], handler: () throws -> Void)] = []
     private let signalDescriptor: CInt
     private var stopped = false
     let clock = SystemMonotonicClock()
@@ -28,6 +21,8 @@ final class EventLoop {
     var nextDeadline: () -> Instant? = { nil }
     /// Called when the deadline has passed, with the current time.
     var deadlineReached: (Instant) throws -> Void = { _ in }
+    /// Called after every wake-up, once its inputs are handled.
+    var afterWake: () throws -> Void = {}
     /// Called for SIGINT and SIGTERM; the default stops the loop.
     var signalReceived: (CInt) -> Void
 
@@ -56,6 +51,12 @@ final class EventLoop {
         handlers[descriptor] = handler
     }
 
+    /// Calls `handler` whenever any of the descriptors `descriptors()` returns, asked anew
+    /// before every wait, is readable.
+    func watch(descriptors: @escaping () -> [CInt], handler: @escaping () throws -> Void) {
+        dynamicSources.append((descriptors, handler))
+    }
+
     func unwatch(_ descriptor: CInt) {
         handlers[descriptor] = nil
     }
@@ -72,6 +73,14 @@ final class EventLoop {
             var descriptors = [pollfd(fd: signalDescriptor, events: Int16(POLLIN), revents: 0)]
             for descriptor in handlers.keys.sorted() {
                 descriptors.append(pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0))
+            }
+            var dynamicRanges: [Range<Int>] = []
+            for source in dynamicSources {
+                let start = descriptors.count
+                for descriptor in source.descriptors() {
+                    descriptors.append(pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0))
+                }
+                dynamicRanges.append(start..<descriptors.count)
             }
             var timeout: Int32 = -1
             if let deadline = nextDeadline() {
@@ -90,13 +99,18 @@ final class EventLoop {
                     signalReceived(CInt(info.ssi_signo))
                 }
             }
-            for entry in descriptors.dropFirst() where entry.revents != 0 {
+            let fixedEnd = dynamicRanges.first?.lowerBound ?? descriptors.count
+            for entry in descriptors[1..<fixedEnd] where entry.revents != 0 {
                 try handlers[entry.fd]?()
+            }
+            for (source, range) in zip(dynamicSources, dynamicRanges) where descriptors[range].contains(where: { $0.revents != 0 }) {
+                try source.handler()
             }
             if let deadline = nextDeadline() {
                 let now = clock.now
                 if deadline <= now { try deadlineReached(now) }
             }
+            try afterWake()
         }
     }
 }

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import ShutterCapture
 import ShutterCore
 import ShutterGPIO
 
@@ -79,14 +80,27 @@ final class SimulatorInput {
 
 func runDaemon(_ arguments: ParsedArguments) throws -> Int32 {
     let boardPath = arguments.value("--board")!
-    let board = try loadBoard(boardPath)
+    var board = try loadBoard(boardPath)
     let (chip, watcher) = try watchLines(of: board, consumer: "shutter")
     defer { watcher.close() }
     let loop = try EventLoop()
+    // The camera opens now (or keeps being looked for in the background); the controls it
+    // cannot serve are disabled before the recognizer sees the board.
+    let capture: CaptureBridge
+    do {
+        capture = CaptureBridge(service: try CaptureService(board: board))
+    } catch {
+        throw CommandFailure(error.description)
+    }
+    defer { capture.service.shutdown() }
+    let notes: [String]
+    (board, notes) = CaptureBridge.boardWithCameraLimits(board, service: capture.service)
+    for note in notes { Console.error("shutter: \(note)") }
     let state = try arguments.has("--no-state") ? nil : ControlState(board: board, path: arguments.value("--state"))
     let interpreter = Interpreter(board: board, watcher: watcher, initialValues: state?.load())
     interpreter.emit = { [unowned interpreter] event in
         Console.out(event.json.description)
+        capture.handle(event)
         // Save when an adjustment is over, not on every coalesced value of a swipe.
         if ["controlsAdjusting", "controlSelected", "controlsInactive"].contains(event.name) {
             state?.save(interpreter.machine.controlValues)
@@ -96,6 +110,16 @@ func runDaemon(_ arguments: ParsedArguments) throws -> Int32 {
         var line = JSONLine(event: "edgesLost", at: time)
         line.add("count", count)
         Console.out(line.description)
+    }
+    // Bring the camera to the values the controls start from (saved, or the board's).
+    for (id, value) in interpreter.machine.controlValues.sorted(by: { $0.key < $1.key }) {
+        capture.service.apply(controlID: id, value: value)
+    }
+    interpreter.setCaptureAvailable(capture.available, at: loop.clock.now)
+    loop.watch(descriptors: { capture.service.pollDescriptors }) {
+        let (events, changed) = capture.readable()
+        for event in events { Console.out(event.json.description) }
+        if changed { interpreter.setCaptureAvailable(capture.available, at: loop.clock.now) }
     }
     var simulator: SimulatorInput?
     if let mock = chip as? MockChip {
@@ -117,13 +141,15 @@ func runDaemon(_ arguments: ParsedArguments) throws -> Int32 {
     loop.deadlineReached = { [simulator] now in
         simulator?.deliver(upTo: now)
         try interpreter.pump(now: now)
-        // The simulator's input has ended and nothing is left to happen: the run is over.
-        if let simulator, simulator.ended, simulator.nextEdgeTime == nil, interpreter.nextDeadline == nil { loop.stop() }
     }
     if let simulator {
-        // An input that ends before anything is scheduled still needs one pass to notice.
-        let previous = loop.nextDeadline
-        loop.nextDeadline = { previous() ?? (simulator.ended ? loop.clock.now : nil) }
+        // The simulator's input has ended, nothing is scheduled and every photo is saved: the run is over.
+        loop.afterWake = {
+            if simulator.ended, simulator.nextEdgeTime == nil, interpreter.nextDeadline == nil,
+               capture.service.pendingCount == 0, capture.service.inFlightCount == 0 {
+                loop.stop()
+            }
+        }
     }
     Console.error("shutter: running board \(board.name) on \(board.chip) (\(LibGPIOD.summary))"
         + (simulator != nil ? "; simulated edges are read from standard input" : ""))
@@ -131,6 +157,9 @@ func runDaemon(_ arguments: ParsedArguments) throws -> Int32 {
     interpreter.finish(at: loop.clock.now)
     state?.save(interpreter.machine.controlValues)
     state?.waitUntilSaved()
+    // Photos already taken are finished before exit: a photo is written completely or not at all.
+    capture.service.waitForWrites()
+    for event in capture.service.handleReadable() { Console.out(event.json.description) }
     return ExitStatus.success
 }
 

@@ -45,7 +45,7 @@ struct ControlPlanTests {
         let report = harness.service.controlReport()
         #expect(report.map(\.id) == ["zoom", "exposure", "filter"])
         #expect(report[0].enabled && report[0].how.hasPrefix("digital zoom"))
-        #expect(!report[1].enabled && report[1].how.hasPrefix("disabled:"))
+        #expect(report[1].enabled && report[1].how == "camera control 'Auto Exposure, Bias'")
         #expect(!report[2].enabled && report[2].how.contains("no control 'Saturation'"))
     }
 }
@@ -58,7 +58,7 @@ struct CheckCameraTests {
         #expect(lines == [
             "camera: synthetic (shutter synthetic camera) 64x48 YUYV",
             "control zoom: digital zoom (centred crop, saved at the crop's size)",
-            "control exposure: disabled: the camera has neither an exposure-bias control (V4L2_CID_AUTO_EXPOSURE_BIAS) nor a manual exposure time (V4L2_CID_EXPOSURE_ABSOLUTE)",
+            "control exposure: camera control 'Auto Exposure, Bias'",
             "control filter: not bound to a camera control (the event loop handles it)",
         ])
     }

@@ -76,6 +76,24 @@ struct JPEGEncoderTests {
         }
     }
 
+    @Test func exposureBiasScalesTheSyntheticLumaByTwoToTheEV() throws {
+        let camera = try SyntheticCamera(width: 320, height: 16, frameInterval: nil)
+        try camera.start()
+        func whiteLuma() throws -> UInt8 {
+            camera.emit(at: Instant(rawValue: 1))
+            let frame = try #require(try camera.readFrames().first)
+            let x = (0..<320).first { SyntheticCamera.bar(atColumn: $0, width: 320, sequence: frame.sequence) == 0 }!
+            return frame.bytes[(x & ~1) * 2]   // Y of the white bar, first row
+        }
+        #expect(try whiteLuma() == 180)
+        try camera.setControl(ControlID.autoExposureBias, to: -1000)
+        #expect(try whiteLuma() == 90)
+        try camera.setControl(ControlID.autoExposureBias, to: 1000)
+        #expect(try whiteLuma() == 235)   // clipped at video white
+        #expect(camera.exposureBias == 1000)
+        #expect(throws: CaptureError.self) { try camera.setControl(ControlID.zoomAbsolute, to: 2) }
+    }
+
     @Test func scalesBilinearly() {
         let image = RGBImage(width: 2, height: 1, pixels: [0, 0, 0, 200, 100, 50])
         let scaled = image.scaled(width: 3, height: 1)

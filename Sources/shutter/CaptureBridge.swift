@@ -1,0 +1,61 @@
+import ShutterCapture
+import ShutterCore
+
+/// Carries out what the recognizer's events mean for the camera.
+///
+/// The recognizer decides *that* a photo is due and stamps the press; the capture
+/// service picks the frame from that instant and saves it off the event loop.
+/// Nothing here blocks: every call on the service returns at once.
+final class CaptureBridge {
+    let service: CaptureService
+    /// Whether the recognizer was last told a photo can be taken.
+    private(set) var available: Bool
+
+    init(service: CaptureService) {
+        self.service = service
+        available = service.isReady
+    }
+
+    /// Acts on one recognizer event.
+    func handle(_ event: ShutterEvent) {
+        switch event {
+        case .capture(let phase, _, let pressedAt, let photo, _, let at) where photo:
+            // captureOn "ended" means the photo of the release, not of the press.
+            service.capture(pressedAt: phase == .ended ? at : pressedAt, now: at)
+        case .burst(let phase, _, _, let at) where phase == .began || phase == .changed:
+            // Each burst shot is taken at the instant the recognizer scheduled it.
+            service.capture(pressedAt: at, now: at)
+        case .prepare(.began, _, _), .controlsActive:
+            service.prepare()
+        case .prepare(.ended, _, _):
+            service.standby()
+        case .controlsInactive(let reason, _) where reason != .capture:
+            service.standby()
+        case .controlValue(let control, let value, _, _):
+            service.apply(controlID: control, value: value)
+        default:
+            break
+        }
+    }
+
+    /// Collects what the service finished and whether its readiness changed.
+    func readable() -> (events: [CaptureEvent], availabilityChanged: Bool) {
+        let events = service.handleReadable()
+        let ready = service.isReady
+        defer { available = ready }
+        return (events, ready != available)
+    }
+
+    /// The board with the controls the camera cannot serve disabled, as `shutter check` reports them.
+    static func boardWithCameraLimits(_ board: Board, service: CaptureService) -> (Board, [String]) {
+        var board = board
+        var notes: [String] = []
+        for report in service.controlReport() where !report.enabled {
+            if let index = board.controls.firstIndex(where: { $0.id == report.id }), board.controls[index].enabled {
+                board.controls[index].enabled = false
+                notes.append("control '\(report.id)' \(report.how)")
+            }
+        }
+        return (board, notes)
+    }
+}
