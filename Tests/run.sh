@@ -30,8 +30,8 @@ stage() {   # stage NAME COMMAND...: run, time, count one result
     echo "=== $name: FAILED ($((SECONDS - start)) s)"; failed=$((failed + 1))
   fi
 }
-vm_tests() {   # vm_tests BINARY: the Tests/VM suite in a fresh guest
-  Deploy/vm/run-in-vm.sh -- env SHUTTER="$PWD/$1" Tests/VM/run-all.sh
+vm_tests() {   # vm_tests BINARY [SKIP]: the Tests/VM suite in a fresh guest
+  Deploy/vm/run-in-vm.sh -- env SHUTTER="$PWD/$1" VM_SKIP="${2:-}" Tests/VM/run-all.sh
 }
 
 stage "build (libgpiod 1.6)" swift build
@@ -40,7 +40,7 @@ stage "build (libgpiod 2.x)" Deploy/with-libgpiod2.sh swift build
 stage "unit tests (libgpiod 2.x)" Deploy/with-libgpiod2.sh swift test
 if [ "$vm" = yes ]; then
   stage "VM tests (libgpiod 1.6)" vm_tests .build/debug/shutter
-  stage "VM tests (libgpiod 2.x)" vm_tests .build-gpiod2/debug/shutter
+  stage "VM tests (libgpiod 2.x)" vm_tests .build-gpiod2/debug/shutter capture
 fi
 echo "stages: $passed passed, $failed failed"
 [ "$failed" = 0 ]

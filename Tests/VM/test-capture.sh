@@ -14,8 +14,9 @@ VIVID_OPTS=${VM_VIVID_OPTS:-n_devs=1 node_types=0x1 num_inputs=1 input_types=0x0
 WORK=$(mktemp -d /tmp/capture-vm.XXXXXX)
 cd "$WORK" || exit 1
 failed=0
+passed=0
 
-ok() { echo "ok - $*"; }
+ok() { echo "ok - $*"; passed=$((passed + 1)); }
 not_ok() { echo "not ok - $*"; failed=$((failed + 1)); }
 # check DESCRIPTION COMMAND...: ok when COMMAND succeeds; otherwise not ok with its output as comments.
 check() {
@@ -159,6 +160,6 @@ check "faults leave no temporary file, and every saved photo is a whole JPEG" \
 echo "# faults: $(grep -c '"event": "photo"' faults.log) photos, $(grep -c captureFailed faults.log) captureFailed: $(grep -o '"kind": "[a-zA-Z]*"' faults.log | sort | uniq -c | tr -s ' ' | tr '\n' ';')"
 grep -h "failed" ctl.log 2>/dev/null | head -5
 
-echo "# test-capture.sh: $failed failed, ${SECONDS}s"
+echo "# test-capture.sh: $passed passed, $failed failed (${SECONDS} s)"
 rm -rf "$WORK"
 [ $failed = 0 ]

@@ -9,6 +9,9 @@ work=$(mktemp -d)
 board=Boards/gpio-sim.json
 for line in half full secondary pad0 pad1 pad2 pad3 pad4 pad5; do drive $line down; done
 
+# The board's camera is vivid (found by its card name); photos go to $work/photos.
+sed "s|\"directory\": \"photos\"|\"directory\": \"$work/photos\"|" "$board" > "$work/board.json"
+board=$work/board.json
 "$SHUTTER" run --board "$board" --state "$work/state.json" > "$work/events" 2> "$work/run.err" &
 daemon=$!
 wait_for_consumer full shutter || not_ok "run requested the lines"
@@ -40,5 +43,27 @@ decided=$(grep -m1 '"phase": "began", "action": "primary"' "$work/events" | sed 
 check "run: capture decided 5-50 ms (the glitch filter, plus scheduling) after the kernel stamped the press (pressedAt $pressed, t $decided)" \
   awk -v p="$pressed" -v t="$decided" 'BEGIN { d = (t - p) * 1000; exit !(d >= 4.9 && d <= 50) }'
 check "run: control values saved on exit" grep -q '"zoom"' "$work/state.json"
+check "run: the camera (vivid) was ready" grep -q '"event": "cameraReady", .*"card": "vivid' "$work/events"
+photo=$(grep -m1 '"event": "photo"' "$work/events")
+path=$(echo "$photo" | sed -n 's/.*"path": "\([^"]*\)".*/\1/p')
+check "run: the full click made a photo event with the press's instant: $photo" \
+  bash -c "[ -n '$path' ] && echo '$photo' | grep -q '\"pressedAt\": $pressed,'"
+last=$(grep '"event": "photo"' "$work/events" | tail -n 1 | sed -n 's/.*"path": "\([^"]*\)".*/\1/p')
+check "run: the photo is a whole JPEG (ends with FFD9) and latest.jpg points at the last photo" \
+  bash -c "[ \"\$(tail -c 2 '$path' | od -An -tx1 | tr -d ' ')\" = ffd9 ] && [ \"\$(readlink '$work/photos/latest.jpg')\" = \"\$(basename '$last')\" ]"
+offset=$(echo "$photo" | sed -n 's/.*"offsetMs": \(-\{0,1\}[0-9.]*\).*/\1/p')
+check "run: the frame is within one vivid frame interval (200 ms at 5 fps) of the press: offsetMs $offset" \
+  awk -v o="$offset" 'BEGIN { exit !(o >= -200 && o <= 200) }'
+check "run: no temporary files left in the photo directory" bash -c "! ls -A '$work/photos' | grep -q '^\\.'"
+
+# --- the one-shot commands on vivid ---
+"$SHUTTER" cameras > "$work/cameras.out" 2>&1
+check "cameras: lists vivid with its formats and what it can serve" \
+  bash -c "grep -q 'vivid' '$work/cameras.out' && grep -q 'YUYV' '$work/cameras.out' && grep -qi 'zoom' '$work/cameras.out'"
+"$SHUTTER" capture --board "$board" --out "$work/one.jpg" > "$work/capture.out" 2>&1; status=$?
+check "capture: one still, exit 0, photo event 1280x720: $(cat "$work/capture.out")" \
+  bash -c "[ $status = 0 ] && grep -q '\"width\": 1280, \"height\": 720' '$work/capture.out' && [ -s '$work/one.jpg' ]"
+"$SHUTTER" check "$board" > "$work/check.out" 2>&1
+check "check: says exposure is disabled on vivid, and why" grep -q "control exposure: disabled" "$work/check.out"
 rm -rf "$work"
 finish
