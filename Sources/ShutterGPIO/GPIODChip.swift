@@ -39,8 +39,12 @@ public final class GPIODChip: GPIOChip {
         case .name(let name):
             try self.init(path: "/dev/\(name)", selector: selector)
         case .label(let label):
-            let chips = GPIODChip.list()
+            let (chips, unopened) = GPIODChip.survey()
             guard let match = chips.first(where: { $0.label == label }) ?? chips.first(where: { $0.name == label }) else {
+                // A chip we may not open could be the one: say why it cannot be looked at.
+                if let (path, error) = unopened.first(where: { $0.error == .permissionDenied || $0.error == .notPermitted }) {
+                    throw GPIOError.cannotOpenChip(path: path, error)
+                }
                 throw GPIOError.chipNotFound(selector, available: chips)
             }
             try self.init(path: match.path, selector: selector)
@@ -66,8 +70,12 @@ public final class GPIODChip: GPIOChip {
     }
 
     /// Every GPIO chip on the system, in /dev order; chips that cannot be opened are left out.
-    public static func list() -> [ChipSummary] {
-        guard let directory = opendir("/dev") else { return [] }
+    public static func list() -> [ChipSummary] { survey().chips }
+
+    /// The chips that could be opened, and the device nodes that could not, with why.
+    static func survey() -> (chips: [ChipSummary], unopened: [(path: String, error: Errno)]) {
+        var unopened: [(path: String, error: Errno)] = []
+        guard let directory = opendir("/dev") else { return ([], []) }
         defer { closedir(directory) }
         var paths: [String] = []
         while let entry = readdir(directory) {
@@ -75,13 +83,17 @@ public final class GPIODChip: GPIOChip {
             if name.hasPrefix("gpiochip") { paths.append("/dev/" + name) }
         }
         paths.sort { $0.count != $1.count ? $0.count < $1.count : $0 < $1 }
-        return paths.compactMap { path in
-            guard let handle = shutter_gpiod_chip_open(path) else { return nil }
+        let chips = paths.compactMap { path -> ChipSummary? in
+            guard let handle = shutter_gpiod_chip_open(path) else {
+                unopened.append((path, .current))
+                return nil
+            }
             defer { shutter_gpiod_chip_close(handle) }
             return ChipSummary(path: path, name: String(cString: shutter_gpiod_chip_name(handle)),
                                label: String(cString: shutter_gpiod_chip_label(handle)),
                                lineCount: Int(shutter_gpiod_chip_num_lines(handle)))
         }
+        return (chips, unopened)
     }
 
     /// What the kernel says of the line at `offset`.

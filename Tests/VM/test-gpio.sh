@@ -60,6 +60,16 @@ sed 's/"chip": "rig-sim"/"chip": "pinctrl-rp1"/' "$board" > "$work/missing-chip.
 check "missing chip: exit status 1 and the chips listed: $(head -c 300 "$work/chip.err")" \
   bash -c "[ $status = 1 ] && grep -q \"label 'rig-sim'\" '$work/chip.err'"
 
+# --- permission denied: says which group or udev rule grants access ---
+# /dev/gpiochipN is root-only in the guest, as on a Debian system without the udev rule.
+if su nobody -s /bin/bash -c "'$SHUTTER' --version" > /dev/null 2>&1; then
+  su nobody -s /bin/bash -c "cd /tmp && '$SHUTTER' record --board '$PWD/$board' --seconds 1" > /dev/null 2> "$work/denied.err"; status=$?
+  check "permission denied: exit 1, names the gpio group and the udev rule: $(cat "$work/denied.err")" \
+    bash -c "[ $status = 1 ] && grep -q 'permission denied.*gpio.*99-shutter.rules' '$work/denied.err'"
+else
+  echo "# permission test skipped: user nobody cannot load this binary (libraries under /root)"
+fi
+
 # --- check resolves the lines on the chip ---
 "$SHUTTER" check "$board" > "$work/check.out"
 check "check: finds chip rig-sim and resolves pad5 to offset 8" grep -q "pad5 .*\[offset 8\]" "$work/check.out"
