@@ -61,10 +61,12 @@ public struct EdgeContinuity: Sendable {
     public mutating func check(_ edge: Edge, lineSequence: UInt64 = 0, globalSequence: UInt64 = 0) -> (deliver: Bool, lost: Int) {
         var lost = 0
         if globalSequence > 0 {
-            if lastGlobalSequence > 0, globalSequence > lastGlobalSequence + 1 {
+            // The kernel numbers a request's edges from 1, so a gap before the first edge
+            // read counts too: the queue overflowed before anything was read.
+            if globalSequence > lastGlobalSequence + 1 {
                 lost = Int(globalSequence - lastGlobalSequence - 1)
             }
-            lastGlobalSequence = globalSequence
+            lastGlobalSequence = max(lastGlobalSequence, globalSequence)
         }
         let index = edge.line.rawValue
         if lineSequence > 0 { lastLineSequence[index] = lineSequence }

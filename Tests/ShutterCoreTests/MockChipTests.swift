@@ -82,4 +82,10 @@ struct EdgeContinuityTests {
         // Sequence 3 to 6 never arrived.
         #expect(continuity.check(Edge(line: LineIndex(0), active: false, time: .zero), lineSequence: 4, globalSequence: 7) == (true, 4))
     }
+
+    @Test("edges lost before the first one read are counted: the kernel numbers from 1")
+    func gapBeforeFirstRead() {
+        var continuity = EdgeContinuity(lineCount: 1)
+        #expect(continuity.check(Edge(line: LineIndex(0), active: true, time: .zero), lineSequence: 1001, globalSequence: 1001) == (true, 1000))
+    }
 }

@@ -92,8 +92,9 @@ sed 's/"debounceMs": 5/"debounceMs": 0/' "$board" > "$work/no-debounce.json"
 recorder=$!
 wait_for_consumer pad0 shutter-record
 kill -STOP $recorder
-# 1.6's kernel queue holds 16 events a line; shutter asks 2.x for 64 a line (576 here).
-toggles=$([ "$major" = 1 ] && echo 41 || echo 701)
+# 1.6's kernel queue holds 16 events a line; shutter asks 2.x for 64 a line (576 here),
+# which the kernel rounds up to a power of two (1024).
+toggles=$([ "$major" = 1 ] && echo 41 || echo 2101)
 sim=$GPIO_SIM_DIR/sim_gpio$(line_offset pad0)/pull
 for ((i = 0; i < toggles; i++)); do
   if ((i % 2 == 0)); then echo pull-up > "$sim"; else echo pull-down > "$sim"; fi
