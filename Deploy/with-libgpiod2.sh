@@ -19,7 +19,7 @@
 # `swift build|test|run` get --scratch-path and an rpath added automatically.
 set -euo pipefail
 
-ROOT=${LIBGPIOD2_ROOT:-${XDG_CACHE_HOME:-$HOME/.cache}/shutter/libgpiod2}
+ROOT=${LIBGPIOD2_ROOT:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/shutter/libgpiod2}
 SUITE=${LIBGPIOD2_SUITE:-trixie}     # trixie: 2.2.x; bookworm-backports: 2.1.x
 case "${1:-}" in
   -h|--help|"") sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; [ -n "${1:-}" ]; exit $? ;;

@@ -44,7 +44,7 @@ case "$share" in *[[:space:],]*) echo "run-in-vm: the share path may not contain
 kver=${VM_KVER:-$(ls /boot/vmlinuz-* 2>/dev/null | sed 's|/boot/vmlinuz-||' | sort -V | tail -n 1)}
 [ -n "$kver" ] || { echo "run-in-vm: no kernel in /boot; run Deploy/setup.sh" >&2; exit 255; }
 [ -d "/lib/modules/$kver/build" ] || { echo "run-in-vm: no headers for $kver (linux-headers-$kver); run Deploy/setup.sh" >&2; exit 255; }
-cache=${SHUTTER_VM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/shutter/vm}/$kver
+cache=${SHUTTER_VM_CACHE:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/shutter/vm}/$kver
 mkdir -p "$cache"
 
 # ---- gpio-sim.ko, built once per kernel ----------------------------------------
