@@ -3,6 +3,7 @@ import Glibc
 #endif
 import CShutterSystem
 import ShutterCapture
+import ShutterGPIO
 import ShutterCore
 
 /// One poll() loop for everything: line descriptors, the camera, stdin, signals and one deadline.
@@ -91,7 +92,7 @@ final class EventLoop {
             let ready = poll(&descriptors, nfds_t(descriptors.count), timeout)
             if ready < 0 {
                 if errno == EINTR { continue }
-                throw CommandFailure("poll failed: \(String(cString: strerror(errno)))")
+                throw CommandFailure("poll failed: \(Errno.current)")
             }
             if descriptors[0].revents != 0 {
                 var info = signalfd_siginfo()

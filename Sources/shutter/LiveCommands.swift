@@ -41,7 +41,7 @@ func recordTrace(_ arguments: ParsedArguments) throws -> Int32 {
     if let path = arguments.value("--out"), path != "-" {
         sink = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard sink >= 0 else {
-            throw CommandFailure("\(path): cannot write the trace: \(String(cString: strerror(errno)))")
+            throw CommandFailure("\(path): cannot write the trace: \(Errno.current)")
         }
     }
     defer { if sink != STDOUT_FILENO { close(sink) } }
@@ -64,7 +64,7 @@ func recordTrace(_ arguments: ParsedArguments) throws -> Int32 {
         for edge in edges {
             // Each line is written as it happens, so an interrupted recording is still a valid trace.
             guard Console.write(Trace.line(for: edge, origin: origin, board: board) + "\n", to: sink) else {
-                throw CommandFailure("cannot write the trace: \(String(cString: strerror(errno)))")
+                throw CommandFailure("cannot write the trace: \(Errno.current)")
             }
             count += 1
         }
