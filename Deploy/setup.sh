@@ -4,16 +4,26 @@
 # qemu harness that runs the real-kernel tests (gpio-sim, vivid).
 #
 #   Deploy/setup.sh            install (idempotent; quick when all is present)
+#   Deploy/setup.sh --no-vm    leave out the VM harness's packages (qemu, kernel, sources)
 #   Deploy/setup.sh --help     this text
+#
+# On a Raspberry Pi (arm64/armhf) the VM harness's packages are left out by themselves:
+# the harness boots Debian 12's amd64 kernel and runs on the development machine.
 #
 # Runs apt-get as root (or through sudo when not root).
 set -euo pipefail
 
+vm=yes
 case "${1:-}" in
-  -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  --no-vm) vm=no ;;
   "") ;;
   *) echo "setup.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
 esac
+if [ "$vm" = yes ] && [ "$(dpkg --print-architecture)" != amd64 ]; then
+  echo "setup.sh: $(dpkg --print-architecture) machine: leaving out the VM harness (it runs on an amd64 Debian 12 machine)" >&2
+  vm=no
+fi
 
 # Build: the C libraries behind the system-library targets.
 build_packages=(pkg-config libgpiod-dev libv4l-dev libturbojpeg0-dev libexif-dev)
@@ -25,7 +35,9 @@ vm_packages=(qemu-system-x86 linux-image-amd64 linux-headers-amd64 linux-source-
              busybox-static cpio gzip xz-utils kmod gcc make)
 
 missing=()
-for p in "${build_packages[@]}" "${tool_packages[@]}" "${vm_packages[@]}"; do
+wanted=("${build_packages[@]}" "${tool_packages[@]}")
+[ "$vm" = yes ] && wanted+=("${vm_packages[@]}")
+for p in "${wanted[@]}"; do
   dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' || missing+=("$p")
 done
 
