@@ -9,7 +9,7 @@
 # a 'shutter' system user in those groups, and the systemd unit, enabled and started.
 set -euo pipefail
 case "${1:-}" in
-  -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
   "") echo "install.sh: which board? (try --help)" >&2; exit 2 ;;
 esac
 board=$1

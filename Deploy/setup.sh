@@ -15,7 +15,7 @@ set -euo pipefail
 
 vm=yes
 case "${1:-}" in
-  -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
   --no-vm) vm=no ;;
   "") ;;
   *) echo "setup.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;

@@ -22,7 +22,8 @@ set -euo pipefail
 ROOT=${LIBGPIOD2_ROOT:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/shutter/libgpiod2}
 SUITE=${LIBGPIOD2_SUITE:-trixie}     # trixie: 2.2.x; bookworm-backports: 2.1.x
 case "${1:-}" in
-  -h|--help|"") sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; [ -n "${1:-}" ]; exit $? ;;
+  -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
+  "") echo "with-libgpiod2: no command given (try --help)" >&2; exit 2 ;;
 esac
 
 LIBDIR=$ROOT/usr/lib/x86_64-linux-gnu

@@ -14,7 +14,7 @@ export PATH=/opt/swift/usr/bin:$PATH
 vm=yes
 case "${1:-}" in
   --no-vm) vm=no ;;
-  -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
   "") ;;
   *) echo "run.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
 esac

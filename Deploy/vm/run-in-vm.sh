@@ -32,7 +32,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --share) share=$(realpath "$2"); shift 2 ;;
     --timeout) timeout_s=$2; shift 2 ;;
-    -h|--help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     --) shift; break ;;
     -*) echo "run-in-vm: unknown option '$1' (try --help)" >&2; exit 2 ;;
     *) break ;;
