@@ -261,21 +261,15 @@ func replay(_ trace: Trace, board: Board, emit: @escaping (ShutterEvent) -> Void
     var index = 0
     let edges = trace.edges
     while index < edges.count {
-        // Deliver every edge that shares this instant, then let the interpreter catch up to it.
+        // Deliver every edge that shares this instant, then let the interpreter catch up to it;
+        // the state machines fire deadlines due before an edge at their own time.
         let now = edges[index].time
         chip.clock.advance(to: now)
         while index < edges.count, edges[index].time == now {
             chip.set(edges[index].line, active: edges[index].active, at: now)
             index += 1
         }
-        // Deadlines due before the next edge fire at their own time, not the edge's.
         try interpreter.pump(now: now)
-        if index < edges.count {
-            while let deadline = interpreter.nextDeadline, deadline < edges[index].time {
-                chip.clock.advance(to: deadline)
-                try interpreter.pump(now: deadline)
-            }
-        }
     }
     // finish runs every pending deadline at its own time, then ends what is still in progress.
     interpreter.finish(at: chip.clock.now)
