@@ -40,12 +40,10 @@ public protocol EdgeWatcher: AnyObject {
 /// kernel's sequence numbers where it gives them.
 public struct EdgeContinuity: Sendable {
     private var levels: [Bool?]
-    private var lastLineSequence: [UInt64]
     private var lastGlobalSequence: UInt64 = 0
 
     public init(lineCount: Int) {
         levels = Array(repeating: nil, count: lineCount)
-        lastLineSequence = Array(repeating: 0, count: lineCount)
     }
 
     /// Records the level read at start, so the first edge can be checked too.
@@ -56,9 +54,10 @@ public struct EdgeContinuity: Sendable {
     /// Checks one edge.
     ///
     /// - Parameters:
-    ///   - lineSequence, globalSequence: the kernel's sequence numbers (libgpiod 2.x), or 0 when not given.
+    ///   - globalSequence: the kernel's sequence number of the edge within the request
+    ///     (libgpiod 2.x), or 0 when not given; it counts every line's losses.
     /// - Returns: whether to pass the edge on, and how many edges were lost before it.
-    public mutating func check(_ edge: Edge, lineSequence: UInt64 = 0, globalSequence: UInt64 = 0) -> (deliver: Bool, lost: Int) {
+    public mutating func check(_ edge: Edge, globalSequence: UInt64 = 0) -> (deliver: Bool, lost: Int) {
         var lost = 0
         if globalSequence > 0 {
             // The kernel numbers a request's edges from 1, so a gap before the first edge
@@ -69,7 +68,6 @@ public struct EdgeContinuity: Sendable {
             lastGlobalSequence = max(lastGlobalSequence, globalSequence)
         }
         let index = edge.line.rawValue
-        if lineSequence > 0 { lastLineSequence[index] = lineSequence }
         if levels[index] == edge.active {
             // The opposite edge went missing in between (or this repeats a level
             // the kernel already reported); either way at least one edge was lost.

@@ -225,7 +225,7 @@ final class GPIODWatcher: EdgeWatcher {
                 for raw in buffer.prefix(Int(count)) {
                     let edge = Edge(line: LineIndex(Int(raw.index)), active: raw.rising != 0,
                                     time: Instant(rawValue: Int64(bitPattern: raw.timestamp_ns)))
-                    let verdict = continuity.check(edge, lineSequence: UInt64(raw.line_seqno), globalSequence: UInt64(raw.global_seqno))
+                    let verdict = continuity.check(edge, globalSequence: UInt64(raw.global_seqno))
                     lost += verdict.lost
                     if verdict.deliver { edges.append(edge) }
                 }

@@ -77,15 +77,15 @@ struct EdgeContinuityTests {
     @Test("a gap in the kernel's sequence numbers counts the edges lost")
     func sequenceGap() {
         var continuity = EdgeContinuity(lineCount: 2)
-        #expect(continuity.check(Edge(line: LineIndex(0), active: true, time: .zero), lineSequence: 1, globalSequence: 1) == (true, 0))
-        #expect(continuity.check(Edge(line: LineIndex(1), active: true, time: .zero), lineSequence: 1, globalSequence: 2) == (true, 0))
+        #expect(continuity.check(Edge(line: LineIndex(0), active: true, time: .zero), globalSequence: 1) == (true, 0))
+        #expect(continuity.check(Edge(line: LineIndex(1), active: true, time: .zero), globalSequence: 2) == (true, 0))
         // Sequence 3 to 6 never arrived.
-        #expect(continuity.check(Edge(line: LineIndex(0), active: false, time: .zero), lineSequence: 4, globalSequence: 7) == (true, 4))
+        #expect(continuity.check(Edge(line: LineIndex(0), active: false, time: .zero), globalSequence: 7) == (true, 4))
     }
 
     @Test("edges lost before the first one read are counted: the kernel numbers from 1")
     func gapBeforeFirstRead() {
         var continuity = EdgeContinuity(lineCount: 1)
-        #expect(continuity.check(Edge(line: LineIndex(0), active: true, time: .zero), lineSequence: 1001, globalSequence: 1001) == (true, 1000))
+        #expect(continuity.check(Edge(line: LineIndex(0), active: true, time: .zero), globalSequence: 1001) == (true, 1000))
     }
 }
