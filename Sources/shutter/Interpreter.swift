@@ -38,7 +38,7 @@ final class Interpreter {
         if lost > 0 { reportLostEdges(lost, now) }
         for edge in edges {
             observeEdge(edge)
-            machine.advance(to: edge.time, into: &events)
+            // edge(_:into:) first fires every deadline due before the edge, at its own time.
             machine.edge(edge, into: &events)
             flush()
         }

@@ -341,7 +341,6 @@ extension RigStateMachine {
         var machine = RigStateMachine(board: board)
         var events: [ShutterEvent] = []
         for edge in edges {
-            machine.advance(to: edge.time, into: &events)
             machine.edge(edge, into: &events)
         }
         machine.finish(at: edges.last?.time ?? .zero, into: &events)
