@@ -2,7 +2,8 @@
  * Deploy/vm/uvc/usb_f_uvc-bulk.patch), seen by the guest's real uvcvideo driver.
  *
  *   uvc-feeder --gadget CONFIGFS_FUNCTION_DIR [--controls LOG] [--frames LOG]
- *   uvc-feeder --read PHOTO.jpg        print the frame stamp a photo carries
+ *   uvc-feeder --read PHOTO.jpg        print the frame stamp a photo carries, its size, SCANHASH,
+ *                                      mean grey, header markers and COM text (spaces as '_')
  *   uvc-feeder --sample WxH FILE       write one DHT-less MJPEG frame (frame 7, now), for checks
  *
  * Feeding:
@@ -235,7 +236,7 @@ static size_t nth_restart(const uint8_t *j, size_t from, size_t to, unsigned n) 
 }
 
 struct mode;
-static size_t encode_mjpeg(const struct mode *m, uint8_t *out, size_t cap, const char *comment);
+static size_t encode_mjpeg(const struct mode *m, uint8_t *out, size_t cap, const char *comment, uint64_t stamp);
 
 /* ---- streaming ----------------------------------------------------------------------------------- */
 static int fd = -1, streaming, nbufs, queued[NBUF];
@@ -271,7 +272,7 @@ static void fill_streaming(struct uvc_streaming_control *c, int format, int fram
  * every MCU row (TJ_RESTART=1): the still part is encoded once (again when the controls change
  * its grey level), and per frame only the top strip with the stamp, whose entropy-coded rows
  * replace the still frame's first rows (a restart resets the DC predictors, so rows splice). */
-static size_t encode_mjpeg(const struct mode *m, uint8_t *out, size_t cap, const char *comment) {
+static size_t encode_mjpeg(const struct mode *m, uint8_t *out, size_t cap, const char *comment, uint64_t stamp) {
 	static uint8_t *still; static size_t still_len; static unsigned still_w, still_h; static int still_grey = -1;
 	unsigned w = m->width, h = m->height, rows = strip_height(w, h);
 	int strides[3] = {(int)w, (int)w / 2, (int)w / 2};
@@ -290,7 +291,7 @@ static size_t encode_mjpeg(const struct mode *m, uint8_t *out, size_t cap, const
 		tjFree(jpeg);
 		jpeg = NULL;
 	}
-	draw_rows(planes[0], planes[1], planes[2], w, h, rows, frames, now_us());
+	draw_rows(planes[0], planes[1], planes[2], w, h, rows, frames, stamp);
 	if (tjCompressFromYUVPlanes(encoder, (const unsigned char **)planes, w, strides, rows, TJSAMP_422, &jpeg, &size, 85, TJFLAG_FASTDCT) < 0) {
 		LOG("encode: %s\n", tjGetErrorStr2(encoder));
 		return 0;
@@ -331,7 +332,7 @@ static int fill_and_queue(int i) {
 		char comment[96];
 		snprintf(comment, sizeof comment, "shutter-uvc-feeder frame=%u time=%llu.%06llu", frames,
 		         (unsigned long long)(stamp / 1000000), (unsigned long long)(stamp % 1000000));
-		used = encode_mjpeg(m, out, buflen[i], comment);
+		used = encode_mjpeg(m, out, buflen[i], comment, stamp);
 		if (!used) { LOG("frame %u: encoding failed or does not fit the buffer\n", frames); return -1; }
 		} else {
 		draw(planes[0], planes[1], planes[2], w, h, frames, stamp);
@@ -491,8 +492,19 @@ static int read_photo(const char *path) {
 	/* the mean grey level of the lower half, away from the stamp and mostly off the bar */
 	unsigned long long sum = 0, count = 0;
 	for (int y = h / 2; y < h; y += 4) for (int x = 0; x < w; x += 4) { sum += grey[(size_t)y * w + x]; count++; }
-	printf("frame=%u time=%llu.%06llu size=%dx%d scanhash=%016llx grey=%llu\n", frame, (unsigned long long)(t / 1000000),
+	printf("frame=%u time=%llu.%06llu size=%dx%d scanhash=%016llx grey=%llu markers=D8", frame, (unsigned long long)(t / 1000000),
 	       (unsigned long long)(t % 1000000), w, h, (unsigned long long)scan_hash(data, n), count ? sum / count : 0);
+	char comment[256] = "";
+	for (size_t i = 2; i + 4 <= n && data[i] == 0xFF;) {
+		size_t length = (size_t)data[i + 2] << 8 | data[i + 3];
+		printf(",%02X", data[i + 1]);
+		if (data[i + 1] == 0xFE && !comment[0])
+			for (size_t k = 0; k + 2 < length && k + 1 < sizeof comment && i + 4 + k < n; k++)
+				comment[k] = data[i + 4 + k] == ' ' ? '_' : data[i + 4 + k];
+		if (data[i + 1] == 0xDA) break;
+		i += 2 + length;
+	}
+	printf(" comment=%s\n", comment);
 	return 0;
 }
 
@@ -508,7 +520,7 @@ static int write_sample(const char *size, const char *path) {
 	setenv("TJ_RESTART", "1", 1);
 	encoder = tjInitCompress();
 	frames = 7;
-	size_t used = encode_mjpeg(&m, out, cap, "shutter-uvc-feeder sample");
+	size_t used = encode_mjpeg(&m, out, cap, "shutter-uvc-feeder sample", now_us());
 	FILE *f = fopen(path, "wb");
 	if (!used || !f || fwrite(out, 1, used, f) != used || fclose(f)) { perror(path); return 1; }
 	printf("scanhash=%016llx bytes=%zu\n", (unsigned long long)scan_hash(out, used), used);
