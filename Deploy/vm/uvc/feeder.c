@@ -81,14 +81,14 @@ static int load_modes(const char *function) {
 		struct dirent *f;
 		while (d && (f = readdir(d))) {
 			if (f->d_name[0] == '.') continue;
-			char fdir[500];
+			char fdir[700];
 			snprintf(fdir, sizeof fdir, "%s/%s", kdir, f->d_name);
 			long format = read_number(fdir, "bFormatIndex");
 			if (format <= 0) continue;
 			DIR *fd = opendir(fdir);
 			struct dirent *e;
 			while (fd && (e = readdir(fd))) {
-				char frdir[600], text[700];
+				char frdir[1000], text[1100];
 				snprintf(frdir, sizeof frdir, "%s/%s", fdir, e->d_name);
 				if (e->d_name[0] == '.' || read_number(frdir, "bFrameIndex") <= 0 || nmodes == MAXFRAMES) continue;
 				struct mode *m = &modes[nmodes++];
