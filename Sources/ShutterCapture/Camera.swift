@@ -29,6 +29,14 @@ public protocol Camera: AnyObject {
     func setControl(_ id: UInt32, to value: Int32) throws(CaptureError)
     /// Releases the device. The camera cannot be used afterwards.
     func close()
+    /// The control's value now (for auto exposure: the metered exposure), once control changes
+    /// already asked for are done; `nil` when it cannot be read.
+    func currentValue(of id: UInt32) -> Int32?
+}
+
+extension Camera {
+    /// Cameras that cannot read controls back report none.
+    public func currentValue(of id: UInt32) -> Int32? { nil }
 }
 
 /// What a camera says about itself.

@@ -264,18 +264,40 @@ public final class CaptureService {
     }
 
     /// Sets the exposure bias in EV through the camera's bias control, or its manual exposure time.
+    ///
+    /// 0 EV is the camera's plain auto exposure. A bias control works on top of auto exposure. A
+    /// camera with only a manual exposure time gets the time auto exposure metered, read just
+    /// before switching to manual, times 2^EV; back at 0 EV it meters itself again.
     public func setExposureBias(_ ev: Double) {
         exposureBias = ev
         let plan = controlPlan
-        guard let (control, value) = plan.exposureValue(forEV: ev) else { return }
-        if case .manualExposure(_, let auto?) = plan.exposureBias, !manualExposureSet {
-            manualExposureSet = true
-            set(auto, 1)  // V4L2_EXPOSURE_MANUAL
+        switch plan.exposureBias {
+        case .camera:
+            guard let (control, value) = plan.exposureValue(forEV: ev) else { return }
+            set(control, value)
+        case .manualExposure(let absolute, let auto):
+            if ev == 0 {
+                if let auto, manualExposureSet { set(auto, ControlPlan.autoExposureMode(auto)) }
+                manualExposureSet = false
+                meteredExposure = nil
+                return
+            }
+            if !manualExposureSet {
+                meteredExposure = camera?.currentValue(of: absolute.id)
+                if let auto { set(auto, 1) }  // V4L2_EXPOSURE_MANUAL
+                manualExposureSet = true
+            }
+            guard let (control, value) = plan.exposureValue(forEV: ev, metered: meteredExposure) else { return }
+            set(control, value)
+        case .unavailable:
+            return
         }
-        set(control, value)
     }
 
+    /// Whether this service switched the camera to manual exposure (for a bias on a camera without a bias control).
     private var manualExposureSet = false
+    /// The exposure time auto exposure had chosen when the bias took over.
+    private var meteredExposure: Int32?
     /// The last exposure bias asked for, re-applied to a reopened camera.
     private var exposureBias: Double?
 
@@ -371,6 +393,7 @@ public final class CaptureService {
         hardwareZoom = camera.controls.first { $0.id == ControlID.zoomAbsolute && $0.isWritable }
         ring.removeAll()
         manualExposureSet = false
+        meteredExposure = nil
         events.append(.cameraReady(at: clock.now, info: camera.info, format: camera.format, frameInterval: camera.frameInterval))
         // A reopened camera starts from its defaults: give it the zoom and exposure set before.
         if hardwareZoom != nil, zoomFactor > 1 { setZoom(zoomFactor) }

@@ -89,13 +89,23 @@ public final class V4L2Device {
             CV4L2_close(fd)
             throw error
         }
-        let caps = capability.capabilities & CV4L2_CAP_DEVICE_CAPS != 0 ? capability.device_caps : capability.capabilities
+        // Checked before the last stored property is set: a throw after that would run `deinit`
+        // too, closing the descriptor a second time (by then perhaps another thread's file).
+        if let problem = Self.captureProblem(capability) {
+            CV4L2_close(fd)
+            throw CaptureError.notACaptureDevice(device: path, reason: problem)
+        }
         info = CameraInfo(path: path, card: Self.string(capability.card), driver: Self.string(capability.driver),
                           bus: Self.string(capability.bus_info))
+    }
+
+    /// Why a node with these capabilities cannot be a camera, or `nil` when it can.
+    static func captureProblem(_ capability: v4l2_capability) -> String? {
+        let caps = capability.capabilities & CV4L2_CAP_DEVICE_CAPS != 0 ? capability.device_caps : capability.capabilities
         guard caps & CV4L2_CAP_VIDEO_CAPTURE != 0, caps & CV4L2_CAP_STREAMING != 0 else {
-            CV4L2_close(fd)
-            throw CaptureError.notACaptureDevice(device: path, reason: "it is not a streaming video capture node (a metadata or output node?)")
+            return "it is not a streaming video capture node (a metadata or output node?)"
         }
+        return nil
     }
 
     deinit { CV4L2_close(fd) }
@@ -555,6 +565,15 @@ public final class V4L2Camera: Camera {
             } catch {
                 failure.withLock { $0 = error }
             }
+        }
+    }
+
+    /// Reads a control after the changes queued before it. The corresponding ioctl is `VIDIOC_G_CTRL`.
+    public func currentValue(of id: UInt32) -> Int32? {
+        let fd = device.fd, path = device.path
+        return controlQueue.sync {
+            var request = v4l2_control(id: id, value: 0)
+            return (try? V4L2Device.ioctl(fd, CV4L2_VIDIOC_G_CTRL, &request, "VIDIOC_G_CTRL", path)) != nil ? request.value : nil
         }
     }
 
