@@ -49,12 +49,15 @@ public struct CameraInfo: Hashable, Sendable {
     public var driver: String
     /// The bus (`usb-0000:00:14.0-1`), which stays put across boots.
     public var bus: String
+    /// The maker the device reports (a USB camera's manufacturer string), for EXIF `Make`.
+    public var maker: String?
 
-    public init(path: String, card: String, driver: String, bus: String) {
+    public init(path: String, card: String, driver: String, bus: String, maker: String? = nil) {
         self.path = path
         self.card = card
         self.driver = driver
         self.bus = bus
+        self.maker = maker
     }
 }
 

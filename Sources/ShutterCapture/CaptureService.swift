@@ -548,6 +548,9 @@ public final class CaptureService {
         standbyIfIdle()
     }
 
+    /// Whether photos may claim a date; tests replace it.
+    var clockIsSynchronized: () -> Bool = PhotoMetadata.systemClockIsSynchronized
+
     /// Hands `frame` to the background queue for encoding and writing.
     private func submit(_ frame: Frame, pressedAt: Instant) {
         guard let camera else { return }
@@ -560,12 +563,14 @@ public final class CaptureService {
         let ageMs = max(0, Int((now - frame.timestamp).rawValue / 1_000_000))
         let frameWallMs = wallNow.seconds * 1000 + wallNow.milliseconds - ageMs
         let taken = WallTime(seconds: frameWallMs / 1000, milliseconds: frameWallMs % 1000)
+        var metadata = PhotoMetadata(taken: taken, cameraCard: camera.info.card, boardName: board.name,
+                                     orientation: settings.orientation, offsetMs: (frame.timestamp - pressedAt).milliseconds,
+                                     width: 0, height: 0)
+        metadata.cameraMake = camera.info.maker
+        metadata.clockSynchronized = clockIsSynchronized()
         let job = PhotoJob(frame: frame, pressedAt: pressedAt, bracket: ring.bracket(around: pressedAt), crop: digitalZoomCrop, scaleToFrame: settings.digitalZoom == .scale,
                            quality: settings.quality, name: template.name(at: taken, sequence: sequence),
-                           metadata: PhotoMetadata(taken: taken, cameraCard: camera.info.card, boardName: board.name,
-                                                   orientation: settings.orientation,
-                                                   offsetMs: (frame.timestamp - pressedAt).milliseconds,
-                                                   width: 0, height: 0))
+                           metadata: metadata)
         let writer = self.writer, finished = self.finished, wake = self.wake
         encodeQueue.async(group: group) {
             let event = job.run(writer: writer)

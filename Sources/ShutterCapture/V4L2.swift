@@ -96,7 +96,23 @@ public final class V4L2Device {
             throw CaptureError.notACaptureDevice(device: path, reason: problem)
         }
         info = CameraInfo(path: path, card: Self.string(capability.card), driver: Self.string(capability.driver),
-                          bus: Self.string(capability.bus_info))
+                          bus: Self.string(capability.bus_info), maker: Self.usbManufacturer(of: path))
+    }
+
+    /// The USB manufacturer string of the device behind `path` (`/dev/video0` →
+    /// `/sys/class/video4linux/video0/device/../manufacturer`), or `nil` for other buses.
+    static func usbManufacturer(of path: String) -> String? {
+        guard let name = path.split(separator: "/").last else { return nil }
+        let file = "/sys/class/video4linux/\(name)/device/../manufacturer"
+        let fd = Glibc.open(file, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { Glibc.close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 128)
+        let count = Glibc.read(fd, &buffer, buffer.count)
+        guard count > 0 else { return nil }
+        let text = String(decoding: buffer[..<count], as: UTF8.self)
+        let trimmed = text.split(whereSeparator: \.isNewline).first.map { $0.trimmingPrefix(while: \.isWhitespace) }.map(String.init) ?? ""
+        return trimmed.isEmpty ? nil : trimmed
     }
 
     /// Why a node with these capabilities cannot be a camera, or `nil` when it can.

@@ -262,7 +262,7 @@ struct CaptureServiceTests {
     @Test func removesLeftoversAtStart() throws {
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        _ = FileManager.default.createFile(atPath: directory + "/.shutter-tmp-1-2.jpg", contents: Data([1, 2]))
+        _ = FileManager.default.createFile(atPath: directory + "/.shutter-tmp-2147483646-2.jpg", contents: Data([1, 2]))
         let service = try CaptureService(board: try simulatorBoard(directory: directory))
         defer { service.shutdown() }
         #expect(listing(directory).isEmpty)
