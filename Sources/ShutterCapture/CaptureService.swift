@@ -41,6 +41,26 @@ public final class CaptureService {
         var pressedAt: Instant
         /// Frames still to skip after a cold start, for auto-exposure to settle.
         var skip: Int
+        /// Only frames with a newer sequence number than this may serve the press (a burst never
+        /// saves one frame twice; a cold start skips its warm-up frames).
+        var after: UInt32?
+    }
+
+    /// The driver sequence number of the last frame handed to the encoder, since the stream started.
+    private var lastSubmittedSequence: UInt32?
+    /// When the last frame arrived, or the stream (re)started, on `clock`: the stall watchdog's reference.
+    private var lastFrameArrival: Instant?
+    /// A stall was reported and no frame has come since: further restarts stay quiet unless a press waits.
+    private var stallReported = false
+    private var watchdogTimer: (any DispatchSourceTimer)?
+    /// How often the watchdog wakes the loop to look for a stalled stream.
+    static let watchdogTick = Nanoseconds.milliseconds(250)
+
+    /// How long the stream may go without a frame before it counts as stalled: five frame
+    /// intervals, and never less than a second.
+    public var stallLimit: Nanoseconds {
+        let five = (camera?.frameInterval ?? .zero).rawValue * 5
+        return Nanoseconds(rawValue: max(Nanoseconds.seconds(1).rawValue, five))
     }
 
     /// - Parameters:
@@ -123,6 +143,7 @@ public final class CaptureService {
             openNow()
         }
         pumpFrames()
+        checkStall()
         standbyIfIdle()
         defer { events.removeAll() }
         return events + done
@@ -150,15 +171,9 @@ public final class CaptureService {
             return
         }
         if !camera.isStreaming {
-            ring.removeAll()
-            do throws(CaptureError) {
-                try camera.start()
-            } catch {
-                lost(error, pressedAt: pressedAt)
-                return
-            }
+            guard startStream(camera, pressedAt: pressedAt) else { return }
             // A cold camera: the frames before the press are gone; skip the warm-up ones and take the next.
-            pending.append(PendingCapture(pressedAt: pressedAt, skip: settings.warmupFrames))
+            pending.append(PendingCapture(pressedAt: pressedAt, skip: settings.warmupFrames, after: nil))
             return
         }
         pumpFrames()
@@ -166,10 +181,11 @@ public final class CaptureService {
             fail(pressedAt: pressedAt, .notReady(reason: lastOpenError?.description ?? "no camera"))
             return
         }
-        if let frame = ring.frame(for: pressedAt) {
+        var press = PendingCapture(pressedAt: pressedAt, skip: 0, after: lastSubmittedSequence)
+        if let frame = frame(for: press) {
             submit(frame, pressedAt: pressedAt)
         } else {
-            pending.append(PendingCapture(pressedAt: pressedAt, skip: 0))
+            pending.append(press)
         }
         isPrepared = false
         if !events.isEmpty { wake.signal() }
@@ -178,10 +194,36 @@ public final class CaptureService {
     /// Starts the camera ahead of a press (light press), when the board stops it between shots.
     public func prepare() {
         guard let camera, !camera.isStreaming else { return }
-        ring.removeAll()
         isPrepared = true
-        do throws(CaptureError) { try camera.start() } catch { lost(error, pressedAt: nil) }
+        guard startStream(camera, pressedAt: nil) else { return }
         skipAfterStart = settings.warmupFrames
+    }
+
+    /// Starts `camera` streaming with an empty ring; on failure reports it (for the press, if any)
+    /// and returns `false`.
+    private func startStream(_ camera: any Camera, pressedAt: Instant?) -> Bool {
+        ring.removeAll()
+        lastSubmittedSequence = nil
+        do throws(CaptureError) {
+            try camera.start()
+        } catch {
+            lost(error, pressedAt: pressedAt)
+            return false
+        }
+        lastFrameArrival = clock.now
+        startWatchdog()
+        return true
+    }
+
+    /// The frame `press` takes from the ring now, or `nil` when it must wait for a newer one.
+    private func frame(for press: PendingCapture) -> Frame? {
+        // Frames already saved for another press, and warm-up frames, are not candidates.
+        let after = [press.after, lastSubmittedSequence].compactMap { $0 }.max()
+        let candidates = after.map { after in ring.frames.filter { $0.sequence > after } } ?? ring.frames
+        switch chooseFrame(times: candidates.map(\.timestamp), pressedAt: press.pressedAt, interval: camera?.frameInterval) {
+        case .frame(let index): return candidates[index]
+        case .next: return nil
+        }
     }
 
     /// Frames still to drop after ``prepare()`` started the camera.
@@ -222,18 +264,40 @@ public final class CaptureService {
     }
 
     /// Sets the exposure bias in EV through the camera's bias control, or its manual exposure time.
+    ///
+    /// 0 EV is the camera's plain auto exposure. A bias control works on top of auto exposure. A
+    /// camera with only a manual exposure time gets the time auto exposure metered, read just
+    /// before switching to manual, times 2^EV; back at 0 EV it meters itself again.
     public func setExposureBias(_ ev: Double) {
         exposureBias = ev
         let plan = controlPlan
-        guard let (control, value) = plan.exposureValue(forEV: ev) else { return }
-        if case .manualExposure(_, let auto?) = plan.exposureBias, !manualExposureSet {
-            manualExposureSet = true
-            set(auto, 1)  // V4L2_EXPOSURE_MANUAL
+        switch plan.exposureBias {
+        case .camera:
+            guard let (control, value) = plan.exposureValue(forEV: ev) else { return }
+            set(control, value)
+        case .manualExposure(let absolute, let auto):
+            if ev == 0 {
+                if let auto, manualExposureSet { set(auto, ControlPlan.autoExposureMode(auto)) }
+                manualExposureSet = false
+                meteredExposure = nil
+                return
+            }
+            if !manualExposureSet {
+                meteredExposure = camera?.currentValue(of: absolute.id)
+                if let auto { set(auto, 1) }  // V4L2_EXPOSURE_MANUAL
+                manualExposureSet = true
+            }
+            guard let (control, value) = plan.exposureValue(forEV: ev, metered: meteredExposure) else { return }
+            set(control, value)
+        case .unavailable:
+            return
         }
-        set(control, value)
     }
 
+    /// Whether this service switched the camera to manual exposure (for a bias on a camera without a bias control).
     private var manualExposureSet = false
+    /// The exposure time auto exposure had chosen when the bias took over.
+    private var meteredExposure: Int32?
     /// The last exposure bias asked for, re-applied to a reopened camera.
     private var exposureBias: Double?
 
@@ -306,6 +370,8 @@ public final class CaptureService {
         isShutDown = true
         retryTimer?.cancel()
         retryTimer = nil
+        watchdogTimer?.cancel()
+        watchdogTimer = nil
         camera?.close()
         camera = nil
         group.wait()
@@ -327,12 +393,13 @@ public final class CaptureService {
         hardwareZoom = camera.controls.first { $0.id == ControlID.zoomAbsolute && $0.isWritable }
         ring.removeAll()
         manualExposureSet = false
-        events.append(.cameraReady(at: clock.now, info: camera.info, format: camera.format))
+        meteredExposure = nil
+        events.append(.cameraReady(at: clock.now, info: camera.info, format: camera.format, frameInterval: camera.frameInterval))
         // A reopened camera starts from its defaults: give it the zoom and exposure set before.
         if hardwareZoom != nil, zoomFactor > 1 { setZoom(zoomFactor) }
         if let exposureBias { setExposureBias(exposureBias) }
         if settings.keepStreaming, !camera.isStreaming {
-            do throws(CaptureError) { try camera.start() } catch { lost(error, pressedAt: nil) }
+            _ = startStream(camera, pressedAt: nil)
         }
         wake.signal()
     }
@@ -402,6 +469,10 @@ public final class CaptureService {
             lost(error, pressedAt: nil)
             return
         }
+        if !frames.isEmpty {
+            lastFrameArrival = clock.now
+            stallReported = false
+        }
         for frame in frames {
             if skipAfterStart > 0 {
                 skipAfterStart -= 1
@@ -413,15 +484,54 @@ public final class CaptureService {
             while index < pending.count {
                 if pending[index].skip > 0 {
                     pending[index].skip -= 1
+                    pending[index].after = frame.sequence
                     index += 1
-                } else if frame.timestamp >= pending[index].pressedAt {
+                } else if let chosen = self.frame(for: pending[index]) {
                     let press = pending.remove(at: index)
-                    submit(frame, pressedAt: press.pressedAt)
+                    submit(chosen, pressedAt: press.pressedAt)
                 } else {
                     index += 1
                 }
             }
         }
+    }
+
+    /// The stall watchdog: a stream that sent no frame for ``stallLimit`` fails the presses waiting
+    /// (`captureFailed` of kind `stalled`) and is restarted.
+    private func checkStall() {
+        guard let camera, camera.isStreaming, let lastFrameArrival else { return }
+        let now = clock.now
+        let silence = now - lastFrameArrival
+        guard silence >= stallLimit else { return }
+        let error = CaptureError.stalled(device: camera.info.path, seconds: Double(silence.rawValue) / 1e9)
+        for press in pending {
+            events.append(.captureFailed(CaptureFailure(at: now, pressedAt: press.pressedAt, error: error)))
+        }
+        if pending.isEmpty, !stallReported {
+            events.append(.captureFailed(CaptureFailure(at: now, pressedAt: nil, error: error)))
+        }
+        stallReported = true
+        pending.removeAll()
+        camera.stop()
+        skipAfterStart = 0
+        if settings.keepStreaming || isPrepared {
+            _ = startStream(camera, pressedAt: nil)
+        } else {
+            ring.removeAll()
+        }
+        wake.signal()
+    }
+
+    /// Wakes the loop every ``watchdogTick`` so ``handleReadable()`` can notice a stalled stream.
+    private func startWatchdog() {
+        guard watchdogTimer == nil, !isShutDown else { return }
+        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "shutter.capture.watchdog"))
+        let tick = Int(Self.watchdogTick.rawValue)
+        timer.schedule(deadline: .now() + .nanoseconds(tick), repeating: .nanoseconds(tick), leeway: .milliseconds(50))
+        let wake = self.wake
+        timer.setEventHandler { wake.signal() }
+        timer.resume()
+        watchdogTimer = timer
     }
 
     /// Stops a camera the board does not keep streaming once nothing waits for it.
@@ -438,9 +548,13 @@ public final class CaptureService {
         standbyIfIdle()
     }
 
+    /// Whether photos may claim a date; tests replace it.
+    var clockIsSynchronized: () -> Bool = PhotoMetadata.systemClockIsSynchronized
+
     /// Hands `frame` to the background queue for encoding and writing.
     private func submit(_ frame: Frame, pressedAt: Instant) {
         guard let camera else { return }
+        lastSubmittedSequence = max(lastSubmittedSequence ?? frame.sequence, frame.sequence)
         sequence += 1
         inFlight += 1
         let now = clock.now
@@ -449,12 +563,14 @@ public final class CaptureService {
         let ageMs = max(0, Int((now - frame.timestamp).rawValue / 1_000_000))
         let frameWallMs = wallNow.seconds * 1000 + wallNow.milliseconds - ageMs
         let taken = WallTime(seconds: frameWallMs / 1000, milliseconds: frameWallMs % 1000)
+        var metadata = PhotoMetadata(taken: taken, cameraCard: camera.info.card, boardName: board.name,
+                                     orientation: settings.orientation, offsetMs: (frame.timestamp - pressedAt).milliseconds,
+                                     width: 0, height: 0)
+        metadata.cameraMake = camera.info.maker
+        metadata.clockSynchronized = clockIsSynchronized()
         let job = PhotoJob(frame: frame, pressedAt: pressedAt, bracket: ring.bracket(around: pressedAt), crop: digitalZoomCrop, scaleToFrame: settings.digitalZoom == .scale,
                            quality: settings.quality, name: template.name(at: taken, sequence: sequence),
-                           metadata: PhotoMetadata(taken: taken, cameraCard: camera.info.card, boardName: board.name,
-                                                   orientation: settings.orientation,
-                                                   offsetMs: (frame.timestamp - pressedAt).milliseconds,
-                                                   width: 0, height: 0))
+                           metadata: metadata)
         let writer = self.writer, finished = self.finished, wake = self.wake
         encodeQueue.async(group: group) {
             let event = job.run(writer: writer)

@@ -43,6 +43,8 @@ final class EventLoop {
         }
         signalReceived = { _ in }
         signalReceived = { [unowned self] _ in self.stop() }
+        // The reader of standard output went away: nobody hears the events any more, end cleanly.
+        watch(LineWriter.standardOutput.goneDescriptor) { [unowned self] in self.stop() }
     }
 
     deinit { close(signalDescriptor) }
