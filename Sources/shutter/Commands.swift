@@ -5,6 +5,7 @@ import Foundation
 import ShutterCore
 import ShutterGPIO
 import ShutterCapture
+import ShutterDaemon
 
 /// The version printed by `shutter --version`.
 let shutterVersion = "0.1.0"
