@@ -57,6 +57,8 @@ public final class Daemon {
     /// Receives every event line, exactly as standard output gets it (API subscribers, hooks).
     private var lineObservers: [(_ name: String, _ line: String) -> Void] = []
     private(set) var simulator: SimulatorInput?
+    /// The local API, when a socket was asked for.
+    public private(set) var api: APIServer?
 
     /// Requests the board's lines, opens the camera (or starts looking for it), loads the saved
     /// control values and sets up the loop; ``run()`` starts it.
@@ -123,8 +125,16 @@ public final class Daemon {
             simulator?.deliver(upTo: now)
             try pump(now: now)
         }
-        if let simulator {
-            // The simulator's input has ended, nothing is scheduled and every photo is saved: the run is over.
+        if let path = options.socketPath ?? board.api.socket {
+            do throws(APIServer.Failure) {
+                api = try APIServer(path: path, daemon: self)
+            } catch {
+                throw CommandFailure(error.description)
+            }
+        }
+        if let simulator, api == nil {
+            // The simulator's input has ended, nothing is scheduled and every photo is saved: the run is
+            // over. With an API socket the daemon keeps serving until SIGTERM.
             loop.afterWake = { [unowned self] in
                 if simulator.ended, simulator.nextEdgeTime == nil, interpreter.nextDeadline == nil,
                    capture.service.pendingCount == 0, capture.service.inFlightCount == 0 {
@@ -236,6 +246,8 @@ public final class Daemon {
         capture.service.waitForWrites()
         for event in capture.service.handleReadable() { report(event) }
         capture.service.shutdown()
+        api?.close()
+        api = nil
         watcher.close()
     }
 }

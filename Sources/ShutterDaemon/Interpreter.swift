@@ -63,3 +63,13 @@ public final class Interpreter {
         events.removeAll(keepingCapacity: true)
     }
 }
+
+extension Interpreter {
+    /// Runs a command on the state machines (a remote capture, a control set through the API) and
+    /// hands on the events it made, also when it throws.
+    public func perform<T, E: Error>(_ body: (inout RigStateMachine, inout [ShutterEvent]) throws(E) -> T) throws(E) -> T {
+        var made: [ShutterEvent] = []
+        defer { for event in made { emit(event) } }
+        return try body(&machine, &made)
+    }
+}

@@ -10,6 +10,7 @@ func runDaemon(_ arguments: ParsedArguments) throws -> Int32 {
     options.boardPath = boardPath
     options.statePath = arguments.value("--state")
     options.keepsState = !arguments.has("--no-state")
+    options.socketPath = arguments.value("--socket")
     let daemon = try Daemon(board: board, options: options)
     try daemon.run()
     return ExitStatus.success
