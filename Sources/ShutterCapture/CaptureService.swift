@@ -19,7 +19,8 @@ public final class CaptureService {
     private let clock: any MonotonicClock
     private var camera: (any Camera)?
     private var ring: FrameRing
-    private var pending: [PendingCapture] = []
+    /// The decisions: which frame each press gets, the stall watchdog, when to stream.
+    private var machine: CaptureStateMachine
     private var events: [CaptureEvent] = []
     private var sequence = 0
     private var inFlight = 0
@@ -37,31 +38,13 @@ public final class CaptureService {
     /// How often a missing camera is looked for again.
     public static let retryInterval = Nanoseconds.seconds(1)
 
-    struct PendingCapture {
-        var pressedAt: Instant
-        /// Frames still to skip after a cold start, for auto-exposure to settle.
-        var skip: Int
-        /// Only frames with a newer sequence number than this may serve the press (a burst never
-        /// saves one frame twice; a cold start skips its warm-up frames).
-        var after: UInt32?
-    }
-
-    /// The driver sequence number of the last frame handed to the encoder, since the stream started.
-    private var lastSubmittedSequence: UInt32?
-    /// When the last frame arrived, or the stream (re)started, on `clock`: the stall watchdog's reference.
-    private var lastFrameArrival: Instant?
-    /// A stall was reported and no frame has come since: further restarts stay quiet unless a press waits.
-    private var stallReported = false
     private var watchdogTimer: (any DispatchSourceTimer)?
     /// How often the watchdog wakes the loop to look for a stalled stream.
     static let watchdogTick = Nanoseconds.milliseconds(250)
 
     /// How long the stream may go without a frame before it counts as stalled: five frame
     /// intervals, and never less than a second.
-    public var stallLimit: Nanoseconds {
-        let five = (camera?.frameInterval ?? .zero).rawValue * 5
-        return Nanoseconds(rawValue: max(Nanoseconds.seconds(1).rawValue, five))
-    }
+    public var stallLimit: Nanoseconds { machine.stallLimit }
 
     /// - Parameters:
     ///   - board: the rig; its `camera` and `output` sections are used.
@@ -86,6 +69,8 @@ public final class CaptureService {
         self.writer = try PhotoWriter(directory: board.output.directory, updatesLatest: updatesLatest)
         self.template = FileNameTemplate(board.output.template)
         self.ring = FrameRing(capacity: board.camera.ringFrames)
+        self.machine = CaptureStateMachine(ringCapacity: board.camera.ringFrames, keepStreaming: board.camera.keepStreaming,
+                                           maximumInFlight: Self.maximumInFlight)
         self.wake = try WakePipe()
         writer.removeLeftovers()
         if let camera {
@@ -123,7 +108,7 @@ public final class CaptureService {
     public var newestFrameAt: Instant? { ring.frames.last?.timestamp }
 
     /// Presses waiting for a frame.
-    public var pendingCount: Int { pending.count }
+    public var pendingCount: Int { machine.waitingCount }
 
     /// Photos being encoded or written.
     public var inFlightCount: Int { inFlight }
@@ -143,8 +128,7 @@ public final class CaptureService {
             openNow()
         }
         pumpFrames()
-        checkStall()
-        standbyIfIdle()
+        perform(machine.tick(now: clock.now))
         defer { events.removeAll() }
         return events + done
     }
@@ -157,8 +141,8 @@ public final class CaptureService {
         wake.signal()
     }
 
-    /// Takes the photo for a press at `pressedAt` (the kernel's edge timestamp): the ring's frame
-    /// nearest the press, or the next frame when the press is newer than every frame held.
+    /// Takes the photo for a press at `pressedAt` (the kernel's edge timestamp): the held frame
+    /// whose exposure covers the press, or the next frame when the press is newer than that.
     /// Encoding and writing happen on a background queue; the result comes from ``handleReadable()``.
     public func capture(pressedAt: Instant, now: Instant) {
         guard !isShutDown else { return }
@@ -166,70 +150,62 @@ public final class CaptureService {
             fail(pressedAt: pressedAt, .notReady(reason: lastOpenError?.description ?? "no camera"))
             return
         }
-        if inFlight + pending.count >= Self.maximumInFlight {
-            fail(pressedAt: pressedAt, .notReady(reason: "\(Self.maximumInFlight) photos are still being saved"))
-            return
+        if camera.isStreaming {
+            pumpFrames()
+            guard self.camera != nil else {
+                fail(pressedAt: pressedAt, .notReady(reason: lastOpenError?.description ?? "no camera"))
+                return
+            }
         }
-        if !camera.isStreaming {
-            guard startStream(camera, pressedAt: pressedAt) else { return }
-            // A cold camera: the frames before the press are gone; skip the warm-up ones and take the next.
-            pending.append(PendingCapture(pressedAt: pressedAt, skip: settings.warmupFrames, after: nil))
-            return
-        }
-        pumpFrames()
-        guard self.camera != nil else {
-            fail(pressedAt: pressedAt, .notReady(reason: lastOpenError?.description ?? "no camera"))
-            return
-        }
-        var press = PendingCapture(pressedAt: pressedAt, skip: 0, after: lastSubmittedSequence)
-        if let frame = frame(for: press) {
-            submit(frame, pressedAt: pressedAt)
-        } else {
-            pending.append(press)
-        }
-        isPrepared = false
+        perform(machine.press(at: pressedAt, now: clock.now, inFlight: inFlight))
         if !events.isEmpty { wake.signal() }
     }
 
     /// Starts the camera ahead of a press (light press), when the board stops it between shots.
     public func prepare() {
-        guard let camera, !camera.isStreaming else { return }
-        isPrepared = true
-        guard startStream(camera, pressedAt: nil) else { return }
-        skipAfterStart = settings.warmupFrames
+        guard camera != nil else { return }
+        perform(machine.prepare())
     }
 
-    /// Starts `camera` streaming with an empty ring; on failure reports it (for the press, if any)
-    /// and returns `false`.
-    private func startStream(_ camera: any Camera, pressedAt: Instant?) -> Bool {
+    /// Carries out what the state machine decided.
+    private func perform(_ actions: [CaptureStateMachine.Action]) {
+        for action in actions {
+            switch action {
+            case .save(let number, let pressedAt):
+                if let frame = ring.frames.last(where: { $0.sequence == number }) { submit(frame, pressedAt: pressedAt) }
+            case .fail(let pressedAt, let failure):
+                let error: CaptureError = switch failure {
+                case .backlog(let limit): .notReady(reason: "\(limit) photos are still being saved")
+                case .stalled(let silence): .stalled(device: camera?.info.path ?? settings.device, seconds: Double(silence.rawValue) / 1e9)
+                }
+                events.append(.captureFailed(CaptureFailure(at: clock.now, pressedAt: pressedAt, error: error)))
+                wake.signal()
+            case .startStream:
+                if let camera { startStream(camera, warmupFrames: settings.warmupFrames) }
+            case .restartStream:
+                guard let camera else { continue }
+                camera.stop()
+                startStream(camera, warmupFrames: 0)
+            case .stopStream:
+                camera?.stop()
+                ring.removeAll()
+            }
+        }
+    }
+
+    /// Starts `camera` streaming with an empty ring; a failure fails the presses waiting (or is
+    /// reported for the stream) and the camera is looked for again.
+    private func startStream(_ camera: any Camera, warmupFrames: Int) {
         ring.removeAll()
-        lastSubmittedSequence = nil
         do throws(CaptureError) {
             try camera.start()
         } catch {
-            lost(error, pressedAt: pressedAt)
-            return false
+            lost(error, pressedAt: nil)
+            return
         }
-        lastFrameArrival = clock.now
+        machine.streamStarted(at: clock.now, warmupFrames: warmupFrames)
         startWatchdog()
-        return true
     }
-
-    /// The frame `press` takes from the ring now, or `nil` when it must wait for a newer one.
-    private func frame(for press: PendingCapture) -> Frame? {
-        // Frames already saved for another press, and warm-up frames, are not candidates.
-        let after = [press.after, lastSubmittedSequence].compactMap { $0 }.max()
-        let candidates = after.map { after in ring.frames.filter { $0.sequence > after } } ?? ring.frames
-        switch chooseFrame(times: candidates.map(\.timestamp), pressedAt: press.pressedAt, interval: camera?.frameInterval) {
-        case .frame(let index): return candidates[index]
-        case .next: return nil
-        }
-    }
-
-    /// Frames still to drop after ``prepare()`` started the camera.
-    private var skipAfterStart = 0
-    /// Set by ``prepare()``: keep the camera running until a capture or ``standby()``.
-    private var isPrepared = false
 
     /// How the open camera serves zoom, exposure bias and focus.
     public var controlPlan: ControlPlan { ControlPlan(controls: camera?.controls ?? []) }
@@ -398,8 +374,12 @@ public final class CaptureService {
         // A reopened camera starts from its defaults: give it the zoom and exposure set before.
         if hardwareZoom != nil, zoomFactor > 1 { setZoom(zoomFactor) }
         if let exposureBias { setExposureBias(exposureBias) }
-        if settings.keepStreaming, !camera.isStreaming {
-            _ = startStream(camera, pressedAt: nil)
+        machine.frameInterval = camera.frameInterval
+        if camera.isStreaming {
+            machine.streamStarted(at: clock.now, warmupFrames: 0)
+            startWatchdog()
+        } else if settings.keepStreaming {
+            startStream(camera, warmupFrames: 0)
         }
         wake.signal()
     }
@@ -438,15 +418,15 @@ public final class CaptureService {
     /// The camera failed: fail waiting presses, close it and look for it again.
     private func lost(_ error: CaptureError, pressedAt: Instant?) {
         let now = clock.now
+        let waiting = machine.streamStopped()
         if let pressedAt {
             events.append(.captureFailed(CaptureFailure(at: now, pressedAt: pressedAt, error: error)))
-        } else if pending.isEmpty {
+        } else if waiting.isEmpty {
             events.append(.captureFailed(CaptureFailure(at: now, pressedAt: nil, error: error)))
         }
-        for press in pending {
-            events.append(.captureFailed(CaptureFailure(at: now, pressedAt: press.pressedAt, error: error)))
+        for press in waiting {
+            events.append(.captureFailed(CaptureFailure(at: now, pressedAt: press, error: error)))
         }
-        pending.removeAll()
         ring.removeAll()
         camera?.close()
         camera = nil
@@ -469,57 +449,15 @@ public final class CaptureService {
             lost(error, pressedAt: nil)
             return
         }
-        if !frames.isEmpty {
-            lastFrameArrival = clock.now
-            stallReported = false
-        }
         for frame in frames {
-            if skipAfterStart > 0 {
-                skipAfterStart -= 1
-                continue
+            let (keep, actions) = machine.frame(.init(timestamp: frame.timestamp, sequence: frame.sequence), at: clock.now)
+            if keep {
+                ring.append(frame)
+                framesReceived += 1
             }
-            ring.append(frame)
-            framesReceived += 1
-            var index = 0
-            while index < pending.count {
-                if pending[index].skip > 0 {
-                    pending[index].skip -= 1
-                    pending[index].after = frame.sequence
-                    index += 1
-                } else if let chosen = self.frame(for: pending[index]) {
-                    let press = pending.remove(at: index)
-                    submit(chosen, pressedAt: press.pressedAt)
-                } else {
-                    index += 1
-                }
-            }
+            perform(actions)
+            if !(self.camera?.isStreaming ?? false) { break }  // stopped: the rest of the batch is stale
         }
-    }
-
-    /// The stall watchdog: a stream that sent no frame for ``stallLimit`` fails the presses waiting
-    /// (`captureFailed` of kind `stalled`) and is restarted.
-    private func checkStall() {
-        guard let camera, camera.isStreaming, let lastFrameArrival else { return }
-        let now = clock.now
-        let silence = now - lastFrameArrival
-        guard silence >= stallLimit else { return }
-        let error = CaptureError.stalled(device: camera.info.path, seconds: Double(silence.rawValue) / 1e9)
-        for press in pending {
-            events.append(.captureFailed(CaptureFailure(at: now, pressedAt: press.pressedAt, error: error)))
-        }
-        if pending.isEmpty, !stallReported {
-            events.append(.captureFailed(CaptureFailure(at: now, pressedAt: nil, error: error)))
-        }
-        stallReported = true
-        pending.removeAll()
-        camera.stop()
-        skipAfterStart = 0
-        if settings.keepStreaming || isPrepared {
-            _ = startStream(camera, pressedAt: nil)
-        } else {
-            ring.removeAll()
-        }
-        wake.signal()
     }
 
     /// Wakes the loop every ``watchdogTick`` so ``handleReadable()`` can notice a stalled stream.
@@ -534,18 +472,9 @@ public final class CaptureService {
         watchdogTimer = timer
     }
 
-    /// Stops a camera the board does not keep streaming once nothing waits for it.
-    private func standbyIfIdle() {
-        guard !settings.keepStreaming, !isPrepared, pending.isEmpty, let camera, camera.isStreaming else { return }
-        camera.stop()
-        ring.removeAll()
-    }
-
     /// Stops a camera the board does not keep streaming (the light press ended without a shot).
     public func standby() {
-        isPrepared = false
-        skipAfterStart = 0
-        standbyIfIdle()
+        perform(machine.standby())
     }
 
     /// Whether photos may claim a date; tests replace it.
@@ -554,7 +483,6 @@ public final class CaptureService {
     /// Hands `frame` to the background queue for encoding and writing.
     private func submit(_ frame: Frame, pressedAt: Instant) {
         guard let camera else { return }
-        lastSubmittedSequence = max(lastSubmittedSequence ?? frame.sequence, frame.sequence)
         sequence += 1
         inFlight += 1
         let now = clock.now

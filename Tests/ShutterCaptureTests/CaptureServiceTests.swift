@@ -107,10 +107,10 @@ struct CaptureServiceTests {
         // Three presses inside one frame's exposure: the first takes it, the others the next frames.
         for press in [1034.0, 1035, 1036] { harness.service.capture(pressedAt: ms(press), now: ms(1037)) }
         #expect(harness.service.pendingCount == 3)  // the interval is unknown: wait for the next frame
-        harness.frames(1066)
+        var events = harness.frames(1066)
         #expect(harness.service.pendingCount == 1)  // a shot with no new frame waits for the next one
-        harness.frames(1100)
-        let photos = harness.finish().compactMap(\.photo)
+        events += harness.frames(1100)
+        let photos = (events + harness.finish()).compactMap(\.photo)
         #expect(photos.map(\.frameSequence).sorted() == [1, 2, 3])
     }
 

@@ -11,22 +11,22 @@ import Synchronization
 /// Every line goes out at once so a pipe reader (a photo booth script, `jq`) sees each event
 /// when it happens; standard output goes through ``LineWriter/standardOutput``, so a reader that
 /// stops reading never blocks the event loop.
-enum Console {
-    static func out(_ line: String) {
+public enum Console {
+    public static func out(_ line: String) {
         LineWriter.standardOutput.send(line + "\n")
     }
 
     /// Waits until every line given to ``out(_:)`` is written (or the reader has gone).
-    static func flush() { LineWriter.standardOutput.flush() }
+    public static func flush() { LineWriter.standardOutput.flush() }
 
-    static func error(_ line: String) {
+    public static func error(_ line: String) {
         write(line + "\n", to: STDERR_FILENO)
     }
 
     /// Writes all of `text`, retrying short writes and EINTR.
     /// - Returns: `false` when the descriptor refused (a closed pipe, a full disk).
     @discardableResult
-    static func write(_ text: String, to descriptor: CInt) -> Bool {
+    public static func write(_ text: String, to descriptor: CInt) -> Bool {
         var text = text
         return text.withUTF8 { bytes in
             var offset = 0
@@ -44,20 +44,20 @@ enum Console {
 }
 
 /// Exit statuses: 1 for a failure at run time (bad board, missing hardware), 2 for a usage mistake.
-enum ExitStatus {
-    static let success: Int32 = 0
-    static let failure: Int32 = 1
-    static let usage: Int32 = 2
+public enum ExitStatus {
+    public static let success: Int32 = 0
+    public static let failure: Int32 = 1
+    public static let usage: Int32 = 2
 }
 
 /// A failure that ends a command with a message and exit status 1.
-struct CommandFailure: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
+public struct CommandFailure: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
 }
 
 /// Loads a board file or fails with the board error's text.
-func loadBoard(_ path: String) throws -> Board {
+public func loadBoard(_ path: String) throws -> Board {
     do {
         return try Board.load(path: path)
     } catch {
@@ -72,9 +72,9 @@ func loadBoard(_ path: String) throws -> Board {
 /// room again one `outputDropped` {`count`} line says how many. When the reader goes away
 /// (`EPIPE`; SIGPIPE is ignored), further lines are discarded and ``goneDescriptor`` becomes
 /// readable, so the event loop can end the run cleanly.
-final class LineWriter: Sendable {
+public final class LineWriter: Sendable {
     /// Standard output, 4 MiB of lines at most.
-    static let standardOutput = LineWriter(descriptor: STDOUT_FILENO, capacity: 4 << 20)
+    public static let standardOutput = LineWriter(descriptor: STDOUT_FILENO, capacity: 4 << 20)
 
     private struct State {
         var queuedBytes = 0
@@ -87,12 +87,10 @@ final class LineWriter: Sendable {
     private let state = Mutex(State())
     private let queue = DispatchQueue(label: "shutter.output")
     /// Readable once the reader has gone: the event loop watches it.
-    let goneDescriptor: CInt
+    public let goneDescriptor: CInt
     private let goneSignal: CInt
 
-    /// - Parameters:
-    ///   - write: writes bytes like the C function; tests replace it with a stalling one.
-    init(descriptor: CInt, capacity: Int) {
+    public init(descriptor: CInt, capacity: Int) {
         self.descriptor = descriptor
         self.capacity = capacity
         var ends: [CInt] = [-1, -1]
@@ -108,10 +106,10 @@ final class LineWriter: Sendable {
     }
 
     /// Whether the reader has gone (a write failed with EPIPE).
-    var readerGone: Bool { state.withLock { $0.readerGone } }
+    public var readerGone: Bool { state.withLock { $0.readerGone } }
 
     /// Queues `text` for writing; never blocks. Dropped (and counted) when `capacity` bytes wait already.
-    func send(_ text: String) {
+    public func send(_ text: String) {
         let bytes = text.utf8.count
         let report: Int? = state.withLock { state in
             if state.readerGone { return nil }
@@ -146,7 +144,7 @@ final class LineWriter: Sendable {
     }
 
     /// Blocks until every queued line is written or discarded.
-    func flush() { queue.sync {} }
+    public func flush() { queue.sync {} }
 
     /// Writes all of `text` (blocking: this runs on the writer's queue); `false` when the reader has gone.
     private func writeAll(_ text: String) -> Bool {
