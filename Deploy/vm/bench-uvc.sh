@@ -11,6 +11,7 @@
 #   - for SHUTTER (and SHUTTER_BEFORE): `shutter run` streaming idle at 1280x720 MJPEG: CPU time
 #     over 10 s, allocations per second, peak RSS (/usr/bin/time -v; allocations counted with
 #     Deploy/vm/malloc-count.c, the difference of a 13 s and a 3 s run over the 10 s between)
+# BENCH_ONLY=idle skips the capture timings.
 # Under TCG emulation absolute numbers are slow and noisy; compare the rows of one run.
 set -u
 : "${SHUTTER:?set SHUTTER to the shutter binary}"
@@ -35,7 +36,7 @@ click() { drive half up; sleep 0.05; drive full up; sleep 0.12; drive full down;
 wait_for() { local i; for i in $(seq $(($3 * 10))); do awk "$2" "$1" 2>/dev/null && return 0; sleep 0.1; done; return 1; }
 
 echo "# UVC capture benchmark: $(uname -r), $(nproc) CPUs (TCG), camera $UVC_VIDEO, shutter $SHUTTER"
-for size in 1280x720 1920x1080; do
+for size in $([ "${BENCH_ONLY:-}" = idle ] || echo 1280x720 1920x1080); do
   w=${size%x*}; h=${size#*x}
   echo "## $size MJPEG"
   for _ in $(seq "$RUNS"); do
@@ -67,12 +68,13 @@ idle() {
   MALLOC_COUNT_FILE="$work/allocs" LD_PRELOAD="$work/malloc-count.so" /usr/bin/time -v -o "$work/time" \
     "$1" run --board "$b" --no-state > "$work/idle.events" 2>&1 &
   local pid=$!
+  rm -f "$work"/allocs.*
   wait_for "$work/idle.events" '/"event": "cameraReady"/ { r = 1 } END { exit !r }' 60
   sleep "$2"
   kill -TERM "$(pgrep -P $pid)" 2>/dev/null || kill -TERM $pid; wait $pid
   cpu=$(awk -F': ' '/User time|System time/ { s += $2 } END { printf "%.2f", s }' "$work/time")
   rss=$(awk -F': ' '/Maximum resident/ { print $2 }' "$work/time")
-  allocs=$(cat "$work/allocs" 2>/dev/null || echo 0)
+  allocs=$(cat "$work"/allocs.* 2>/dev/null | sort -n | tail -n 1)   # shutter's, not /usr/bin/time's
 }
 for binary in ${SHUTTER_BEFORE:+"$SHUTTER_BEFORE"} "$SHUTTER"; do
   idle "$binary" 3; cpu3=$cpu; allocs3=$allocs

@@ -6,6 +6,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 extern void *__libc_malloc(size_t);
 extern void *__libc_calloc(size_t, size_t);
@@ -29,8 +30,11 @@ int posix_memalign(void **out, size_t alignment, size_t n) {
 }
 
 __attribute__((destructor)) static void report(void) {
-	const char *path = getenv("MALLOC_COUNT_FILE");
-	FILE *f = path ? fopen(path, "w") : NULL;
+	const char *base = getenv("MALLOC_COUNT_FILE");
+	char path[512];
+	if (!base) return;
+	snprintf(path, sizeof path, "%s.%d", base, (int)getpid());
+	FILE *f = fopen(path, "w");
 	if (!f) return;
 	fprintf(f, "%lu\n", (unsigned long)atomic_load(&count));
 	fclose(f);
