@@ -9,7 +9,7 @@
 //   shutter-capture-check bench --board B --shots N [overrides]
 //   shutter-capture-check control --board B [--bind ID=NAME]... [--set ID=VALUE]... [overrides]
 //   (run: --stop-file PATH ends the presses early once PATH exists)
-// overrides: --device D  --size WxH  --format FOURCC  --dir DIR  --ring N  --warmup N  --low-power  --bind ID=NAME
+// overrides: --device D  --size WxH  --format FOURCC  --fps N  --dir DIR  --ring N  --warmup N  --low-power  --bind ID=NAME
 import Foundation
 import ShutterCapture
 import ShutterCore
@@ -53,6 +53,10 @@ func loadBoard() -> Board {
         board.camera.height = parts[1]
     }
     if let format = value("--format") { board.camera.pixelFormat = format }
+    if let fps = value("--fps") {
+        guard let rate = Double(fps), rate >= 0.1, rate <= 1000 else { fail("--fps expects frames per second, 0.1...1000") }
+        board.camera.fps = rate
+    }
     if let dir = value("--dir") { board.output.directory = dir }
     if let ring = value("--ring").flatMap(Int.init) { board.camera.ringFrames = ring }
     if let warmup = value("--warmup").flatMap(Int.init) { board.camera.warmupFrames = warmup }
