@@ -59,6 +59,10 @@ public final class Daemon {
     private(set) var simulator: SimulatorInput?
     /// The local API, when a socket was asked for.
     public private(set) var api: APIServer?
+    /// systemd's notification socket, when run as a `Type=notify` service.
+    public var notifier: SystemdNotifier?
+    /// When the loop next owes systemd a `WATCHDOG=1`.
+    private var watchdogDue: Instant?
 
     /// Requests the board's lines, opens the camera (or starts looking for it), loads the saved
     /// control values and sets up the loop; ``run()`` starts it.
@@ -119,11 +123,12 @@ public final class Daemon {
         }
         watchLines()
         loop.nextDeadline = { [unowned self] in
-            [interpreter.nextDeadline, simulator?.nextEdgeTime].compactMap { $0 }.min()
+            [interpreter.nextDeadline, simulator?.nextEdgeTime, watchdogDue].compactMap { $0 }.min()
         }
         loop.deadlineReached = { [unowned self] now in
             simulator?.deliver(upTo: now)
             try pump(now: now)
+            petWatchdog(now: now)
         }
         if let path = options.socketPath ?? board.api.socket {
             do throws(APIServer.Failure) {
@@ -201,8 +206,10 @@ public final class Daemon {
         case .photo(let photo):
             counters.photos += 1
             lastPhotoPath = photo.path
+            notifier?.notify(SystemdNotifier.status(statusSummary))
         case .captureFailed:
             counters.failures += 1
+            notifier?.notify(SystemdNotifier.status(statusSummary))
         case .cameraReady:
             break
         }
@@ -229,8 +236,32 @@ public final class Daemon {
         updateCaptureAvailable()
     }
 
+    /// One line for systemd's `STATUS=` (shown by `systemctl status`).
+    public var statusSummary: String {
+        let camera = cameraState
+        return "board \(board.name); camera \(board.camera.device) \(camera.name); \(counters.photos) photos"
+            + (counters.failures > 0 ? ", \(counters.failures) failed" : "")
+            + (api.map { "; API \($0.path)" } ?? "")
+    }
+
+    /// Tells systemd the daemon is ready: the lines are requested and the camera is open or known absent.
+    public func notifyReady() {
+        guard let notifier else { return }
+        notifier.notify("READY=1\n" + SystemdNotifier.status(statusSummary))
+        if let interval = notifier.watchdogInterval { watchdogDue = loop.clock.now + interval }
+    }
+
+    /// Sends `WATCHDOG=1` when due. It comes from the loop's own deadline, so a hung loop stops it
+    /// and systemd restarts the service.
+    func petWatchdog(now: Instant) {
+        guard let notifier, let interval = notifier.watchdogInterval, let due = watchdogDue, now >= due else { return }
+        notifier.notify("WATCHDOG=1")
+        watchdogDue = now + interval
+    }
+
     /// Runs the loop until SIGINT/SIGTERM (or the simulator's input is over), then ends cleanly.
     public func run() throws {
+        notifyReady()
         Log.info("shutter: running board \(board.name) on \(board.chip) (\(LibGPIOD.summary))"
             + (simulator != nil ? "; simulated edges are read from standard input" : ""))
         try loop.run()
@@ -240,6 +271,7 @@ public final class Daemon {
     /// Ends input (a press in progress is cancelled), saves the control values, and waits for the
     /// photos already taken: a photo is written completely or not at all.
     public func finish() {
+        notifier?.notify("STOPPING=1")
         interpreter.finish(at: loop.clock.now)
         saveState()
         state?.waitUntilSaved()

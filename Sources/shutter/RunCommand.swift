@@ -12,6 +12,7 @@ func runDaemon(_ arguments: ParsedArguments) throws -> Int32 {
     options.keepsState = !arguments.has("--no-state")
     options.socketPath = arguments.value("--socket")
     let daemon = try Daemon(board: board, options: options)
+    daemon.notifier = SystemdNotifier.fromEnvironment()
     try daemon.run()
     return ExitStatus.success
 }
