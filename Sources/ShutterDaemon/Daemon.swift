@@ -44,7 +44,7 @@ public final class Daemon {
     public let options: DaemonOptions
     public let chip: any GPIOChip
     public private(set) var watcher: any EdgeWatcher
-    public let capture: CaptureBridge
+    public private(set) var capture: CaptureBridge
     public private(set) var interpreter: Interpreter
     let state: ControlState?
     public private(set) var counters = DaemonCounters()
@@ -59,6 +59,10 @@ public final class Daemon {
     private(set) var simulator: SimulatorInput?
     /// The local API, when a socket was asked for.
     public private(set) var api: APIServer?
+    /// The board's hooks, when it has any.
+    public private(set) var hooks: HookRunner?
+    /// Runners of a board replaced by SIGHUP, until their last hook is reaped.
+    private var retiredHooks: [HookRunner] = []
     /// systemd's notification socket, when run as a `Type=notify` service.
     public var notifier: SystemdNotifier?
     /// When the loop next owes systemd a `WATCHDOG=1`.
@@ -123,12 +127,29 @@ public final class Daemon {
         }
         watchLines()
         loop.nextDeadline = { [unowned self] in
-            [interpreter.nextDeadline, simulator?.nextEdgeTime, watchdogDue].compactMap { $0 }.min()
+            ([interpreter.nextDeadline, simulator?.nextEdgeTime, watchdogDue, hooks?.nextDeadline]
+                + retiredHooks.map(\.nextDeadline)).compactMap { $0 }.min()
         }
         loop.deadlineReached = { [unowned self] now in
             simulator?.deliver(upTo: now)
             try pump(now: now)
             petWatchdog(now: now)
+            hooks?.advance(to: now)
+            for runner in retiredHooks { runner.advance(to: now) }
+        }
+        if !board.hooks.isEmpty {
+            hooks = HookRunner(settings: board.hooks, loop: loop)
+        }
+        observeLines { [unowned self] name, line in hooks?.handle(name: name, line: line, now: loop.clock.now) }
+        loop.signalReceived = { [unowned self] signal in
+            switch signal {
+            case SIGCHLD:
+                hooks?.reap(now: loop.clock.now)
+                for runner in retiredHooks { runner.reap(now: loop.clock.now) }
+                retiredHooks.removeAll { $0.runningCount == 0 && $0.queuedCount == 0 }
+            case SIGHUP: reload()
+            default: loop.stop()
+            }
         }
         if let path = options.socketPath ?? board.api.socket {
             do throws(APIServer.Failure) {
@@ -278,9 +299,93 @@ public final class Daemon {
         capture.service.waitForWrites()
         for event in capture.service.handleReadable() { report(event) }
         capture.service.shutdown()
+        hooks?.stopAll()
+        for runner in retiredHooks { runner.stopAll() }
         api?.close()
         api = nil
         watcher.close()
+    }
+}
+
+extension Daemon {
+    /// SIGHUP: reads the board file again. A valid board applies; an invalid one is refused with
+    /// its error logged and the running board keeps going.
+    public func reload() {
+        guard let path = options.boardPath else {
+            Log.warning("shutter: SIGHUP: no board file to reload (the board was not read from a file)")
+            return
+        }
+        do {
+            let next = try Board.load(path: path)
+            try apply(next)
+            Log.notice("shutter: SIGHUP: reloaded \(path) (board \(next.name))")
+        } catch {
+            Log.error("shutter: SIGHUP: \(error); keeping the running board \(board.name)")
+        }
+    }
+
+    /// Applies a new board to the running daemon: the lines are requested again only if they
+    /// changed, controls keep their values where ids match, the camera is reopened only if its
+    /// settings (or the output) changed, hooks follow the new board.
+    ///
+    /// - Throws: ``CommandFailure`` when the new lines or camera directory cannot be had; the old
+    ///   lines are requested again then, so the rig keeps working as before.
+    public func apply(_ next: Board) throws {
+        let now = loop.clock.now
+        let linesChanged = next.chip != board.chip || next.lines != board.lines
+        let cameraChanged = next.camera != board.camera || next.output != board.output
+        let hooksChanged = next.hooks != board.hooks
+        var newWatcher: (any EdgeWatcher)?
+        if linesChanged {
+            guard !(chip is MockChip) || next.chip == .simulator else {
+                throw CommandFailure("the simulator's lines cannot move to \(next.chip) without a restart")
+            }
+            for descriptor in watcher.pollDescriptors { loop.unwatch(descriptor) }
+            watcher.close()
+            do {
+                newWatcher = try (next.chip == board.chip ? chip : openChip(for: next)).watch(next.lines, consumer: "shutter")
+            } catch {
+                // Back to the old lines, so a bad edit never leaves the rig deaf.
+                watcher = try chip.watch(board.lines, consumer: "shutter")
+                interpreter = Interpreter(board: board, watcher: watcher, initialValues: interpreter.machine.controlValues)
+                wireInterpreter()
+                watchLines()
+                throw CommandFailure("\(error)")
+            }
+        }
+        if cameraChanged {
+            let replacement: CaptureService
+            do throws(CaptureError) {
+                replacement = try CaptureService(board: next, clock: loop.clock)
+            } catch {
+                throw CommandFailure(error.description)
+            }
+            capture.service.waitForWrites()
+            for event in capture.service.handleReadable() { report(event) }
+            capture.service.shutdown()
+            capture = CaptureBridge(service: replacement)
+        }
+        // Whatever was in progress ends as at shutdown, then the new machine starts from the kept values.
+        interpreter.finish(at: now)
+        let values = interpreter.machine.controlValues
+        let (limited, notes) = CaptureBridge.boardWithCameraLimits(next, service: capture.service)
+        for note in notes { Log.notice("shutter: \(note)") }
+        board = limited
+        if let newWatcher { watcher = newWatcher }
+        interpreter = Interpreter(board: board, watcher: watcher, initialValues: values)
+        wireInterpreter()
+        if linesChanged { watchLines() }
+        for (id, value) in interpreter.machine.controlValues.sorted(by: { $0.key < $1.key }) {
+            capture.service.apply(controlID: id, value: value)
+        }
+        updateCaptureAvailable()
+        if hooksChanged {
+            // Hooks already running finish under the old settings; new events use the new ones.
+            if let old = hooks, old.runningCount > 0 { retiredHooks.append(old) }
+            hooks = next.hooks.isEmpty ? nil : HookRunner(settings: next.hooks, loop: loop)
+        }
+        saveState()
+        notifier?.notify(SystemdNotifier.status(statusSummary))
     }
 }
 
