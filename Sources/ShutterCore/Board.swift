@@ -21,6 +21,8 @@ public struct Board: Sendable {
     public var camera: CameraSettings
     /// Where photos go.
     public var output: OutputSettings
+    /// Output lines that show the rig's state: an LED, a buzzer (the file's `feedback`).
+    public var feedback: [FeedbackLine] = []
 
     /// The most controls a board may have, as the phone's `maxControlsCount`.
     public static let maximumControls = 8
@@ -217,7 +219,7 @@ extension BoardError {
 
 extension Board: Decodable {
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case name, description, chip, lineDefaults, lines, gestures, controls, camera, output
+        case name, description, chip, lineDefaults, lines, gestures, controls, camera, output, feedback
     }
 
     public init(from decoder: any Decoder) throws {
@@ -238,8 +240,10 @@ extension Board: Decodable {
         controls = try container.decodeIfPresent([ControlSpec].self, forKey: .controls) ?? []
         camera = try container.decodeIfPresent(CameraSettings.self, forKey: .camera) ?? CameraSettings()
         output = try container.decodeIfPresent(OutputSettings.self, forKey: .output) ?? OutputSettings()
+        feedback = try container.decodeIfPresent([FeedbackLine].self, forKey: .feedback) ?? []
         try validateLines()
         try validateControls()
+        try validateFeedback()
     }
 
     /// Cross-field checks on the lines: names and chip lines used once, the roles a gesture needs.
