@@ -36,6 +36,7 @@ vm_tests() {   # vm_tests BINARY [SKIP]: the Tests/VM suite in a fresh guest
 
 stage "build (libgpiod 1.6)" swift build
 stage "unit tests (libgpiod 1.6)" swift test
+stage "systemd unit (verify, security)" Deploy/systemd/check-unit.sh
 stage "build (libgpiod 2.x)" Deploy/with-libgpiod2.sh swift build
 stage "unit tests (libgpiod 2.x)" Deploy/with-libgpiod2.sh swift test
 if [ "$vm" = yes ]; then
