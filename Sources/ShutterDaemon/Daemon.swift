@@ -59,6 +59,8 @@ public final class Daemon {
     private(set) var simulator: SimulatorInput?
     /// The local API, when a socket was asked for.
     public private(set) var api: APIServer?
+    /// The LED and buzzer, when the board has them.
+    private var feedback: FeedbackOutput?
 
     /// Requests the board's lines, opens the camera (or starts looking for it), loads the saved
     /// control values and sets up the loop; ``run()`` starts it.
@@ -79,6 +81,7 @@ public final class Daemon {
             throw CommandFailure(error.description)
         }
         loop = try EventLoop(clock: clock ?? SystemMonotonicClock())
+        feedback = try FeedbackOutput(board: board, chip: chip)
         startedAt = loop.clock.now
         // The camera opens now (or keeps being looked for in the background); the controls it
         // cannot serve are disabled before the recognizer sees the board.
@@ -119,11 +122,12 @@ public final class Daemon {
         }
         watchLines()
         loop.nextDeadline = { [unowned self] in
-            [interpreter.nextDeadline, simulator?.nextEdgeTime].compactMap { $0 }.min()
+            [interpreter.nextDeadline, simulator?.nextEdgeTime, feedback?.nextDeadline].compactMap { $0 }.min()
         }
         loop.deadlineReached = { [unowned self] now in
             simulator?.deliver(upTo: now)
             try pump(now: now)
+            feedback?.update(now: now)
         }
         if let path = options.socketPath ?? board.api.socket {
             do throws(APIServer.Failure) {
@@ -180,6 +184,7 @@ public final class Daemon {
         if case .capture(.began, _, _, _, _, _) = event { counters.presses += 1 }
         publish(name: event.name, line: event.json.description)
         capture.handle(event)
+        feedback?.handle(event, now: loop.clock.now)
         // Save when an adjustment is over, not on every coalesced value of a swipe.
         if ["controlsAdjusting", "controlSelected", "controlsInactive"].contains(event.name) {
             saveState()
@@ -201,8 +206,10 @@ public final class Daemon {
         case .photo(let photo):
             counters.photos += 1
             lastPhotoPath = photo.path
+            feedback?.handle(.photo, now: loop.clock.now)
         case .captureFailed:
             counters.failures += 1
+            feedback?.handle(.failure, now: loop.clock.now)
         case .cameraReady:
             break
         }
@@ -248,6 +255,8 @@ public final class Daemon {
         capture.service.shutdown()
         api?.close()
         api = nil
+        feedback?.close()
+        feedback = nil
         watcher.close()
     }
 }
