@@ -20,10 +20,11 @@ let package = Package(
             name: "CGPIODBackend",
             dependencies: ["CGPIOD"]
         ),
-        /// libv4l2 and the V4L2 ioctls, with wrappers for its variadic functions and macros.
+        /// The V4L2 ioctls through the C library (so LD_PRELOAD layers like libcamerify see them),
+        /// with wrappers for variadic functions and macros; libv4lconvert for formats to convert.
         .systemLibrary(
             name: "CV4L2",
-            pkgConfig: "libv4l2",
+            pkgConfig: "libv4lconvert",
             providers: [.apt(["libv4l-dev"])]
         ),
         /// libjpeg-turbo's TurboJPEG API: encodes raw frames.
@@ -52,7 +53,7 @@ let package = Package(
             dependencies: ["ShutterCore", "CGPIODBackend"]
         ),
         /// Stills: V4L2 cameras and the synthetic one, the zero-shutter-lag ring, JPEG and EXIF,
-        /// atomic photo files. The only Swift code that calls libv4l2, TurboJPEG and libexif.
+        /// atomic photo files. The only Swift code that calls V4L2, libv4lconvert, TurboJPEG and libexif.
         .target(
             name: "ShutterCapture",
             dependencies: ["ShutterCore", "CV4L2", "CTurboJPEG", "CExif"]
