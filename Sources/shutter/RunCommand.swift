@@ -21,6 +21,7 @@ func runDaemon(_ arguments: ParsedArguments) throws -> Int32 {
         options.printsEvents = input != .terminal
     }
     let daemon = try Daemon(board: board, options: options)
+    daemon.notifier = SystemdNotifier.fromEnvironment()
     var terminal: SimulatorTerminal?
     // Held for the whole run: the loop's closures refer to it without owning it.
     let gestures = board.chip == .simulator && input != .trace ? GesturePlayer(daemon: daemon) : nil
