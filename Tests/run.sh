@@ -36,11 +36,13 @@ vm_tests() {   # vm_tests BINARY [SKIP]: the Tests/VM suite in a fresh guest
 
 stage "build (libgpiod 1.6)" swift build
 stage "unit tests (libgpiod 1.6)" swift test
+stage "systemd unit (verify, security)" Deploy/systemd/check-unit.sh
+stage "simulator (demo session, keys under tmux)" env SHUTTER=.build/debug/shutter Tests/Simulator/test-simulator.sh
 stage "build (libgpiod 2.x)" Deploy/with-libgpiod2.sh swift build
 stage "unit tests (libgpiod 2.x)" Deploy/with-libgpiod2.sh swift test
 if [ "$vm" = yes ]; then
   stage "VM tests (libgpiod 1.6)" vm_tests .build/debug/shutter
-  stage "VM tests (libgpiod 2.x)" vm_tests .build-gpiod2/debug/shutter "capture daemon"
+  stage "VM tests (libgpiod 2.x)" vm_tests .build-gpiod2/debug/shutter "capture daemon install"
 fi
 echo "stages: $passed passed, $failed failed"
 [ "$failed" = 0 ]

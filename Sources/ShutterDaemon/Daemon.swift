@@ -59,6 +59,8 @@ public final class Daemon {
     private(set) var simulator: SimulatorInput?
     /// The local API, when a socket was asked for.
     public private(set) var api: APIServer?
+    /// The LED and buzzer, when the board has them.
+    private var feedback: FeedbackOutput?
     /// The board's hooks, when it has any.
     public private(set) var hooks: HookRunner?
     /// Runners of a board replaced by SIGHUP, until their last hook is reaped.
@@ -87,6 +89,7 @@ public final class Daemon {
             throw CommandFailure(error.description)
         }
         loop = try EventLoop(clock: clock ?? SystemMonotonicClock())
+        feedback = try FeedbackOutput(board: board, chip: chip)
         startedAt = loop.clock.now
         // The camera opens now (or keeps being looked for in the background); the controls it
         // cannot serve are disabled before the recognizer sees the board.
@@ -127,12 +130,13 @@ public final class Daemon {
         }
         watchLines()
         loop.nextDeadline = { [unowned self] in
-            ([interpreter.nextDeadline, simulator?.nextEdgeTime, watchdogDue, hooks?.nextDeadline]
+            ([interpreter.nextDeadline, simulator?.nextEdgeTime, watchdogDue, hooks?.nextDeadline, feedback?.nextDeadline]
                 + retiredHooks.map(\.nextDeadline)).compactMap { $0 }.min()
         }
         loop.deadlineReached = { [unowned self] now in
             simulator?.deliver(upTo: now)
             try pump(now: now)
+            feedback?.update(now: now)
             petWatchdog(now: now)
             hooks?.advance(to: now)
             for runner in retiredHooks { runner.advance(to: now) }
@@ -206,6 +210,7 @@ public final class Daemon {
         if case .capture(.began, _, _, _, _, _) = event { counters.presses += 1 }
         publish(name: event.name, line: event.json.description)
         capture.handle(event)
+        feedback?.handle(event, now: loop.clock.now)
         // Save when an adjustment is over, not on every coalesced value of a swipe.
         if ["controlsAdjusting", "controlSelected", "controlsInactive"].contains(event.name) {
             saveState()
@@ -228,9 +233,11 @@ public final class Daemon {
             counters.photos += 1
             lastPhotoPath = photo.path
             notifier?.notify(SystemdNotifier.status(statusSummary))
+            feedback?.handle(.photo, now: loop.clock.now)
         case .captureFailed:
             counters.failures += 1
             notifier?.notify(SystemdNotifier.status(statusSummary))
+            feedback?.handle(.failure, now: loop.clock.now)
         case .cameraReady:
             break
         }
@@ -303,6 +310,8 @@ public final class Daemon {
         for runner in retiredHooks { runner.stopAll() }
         api?.close()
         api = nil
+        feedback?.close()
+        feedback = nil
         watcher.close()
     }
 }
@@ -335,6 +344,7 @@ extension Daemon {
         let linesChanged = next.chip != board.chip || next.lines != board.lines
         let cameraChanged = next.camera != board.camera || next.output != board.output
         let hooksChanged = next.hooks != board.hooks
+        let feedbackChanged = next.feedback != board.feedback || next.chip != board.chip
         var newWatcher: (any EdgeWatcher)?
         if linesChanged {
             guard !(chip is MockChip) || next.chip == .simulator else {
@@ -383,6 +393,15 @@ extension Daemon {
             // Hooks already running finish under the old settings; new events use the new ones.
             if let old = hooks, old.runningCount > 0 { retiredHooks.append(old) }
             hooks = next.hooks.isEmpty ? nil : HookRunner(settings: next.hooks, loop: loop)
+        }
+        if feedbackChanged {
+            feedback?.close()
+            feedback = nil
+            do {
+                feedback = try FeedbackOutput(board: board, chip: next.chip == .simulator || !linesChanged ? chip : openChip(for: board))
+            } catch {
+                Log.error("shutter: SIGHUP: \(error); the LED and buzzer stay off")
+            }
         }
         saveState()
         notifier?.notify(SystemdNotifier.status(statusSummary))
