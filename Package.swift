@@ -81,6 +81,13 @@ let package = Package(
             dependencies: ["ShutterCore"]
         ),
 
+        /// The daemon as a service, measured against a real `shutter run`: start-up, API round trip,
+        /// event → subscriber delay, RSS, idle CPU (release build).
+        .executableTarget(
+            name: "shutter-daemon-bench",
+            dependencies: ["ShutterDaemon"]
+        ),
+
         // MARK: Tests
 
         .testTarget(

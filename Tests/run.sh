@@ -40,11 +40,13 @@ uvc_tests() {   # the USB webcam suite: its own boot with the camera, once (capt
 
 stage "build (libgpiod 1.6)" swift build
 stage "unit tests (libgpiod 1.6)" swift test
+stage "systemd unit (verify, security)" Deploy/systemd/check-unit.sh
+stage "simulator (demo session, keys under tmux)" env SHUTTER=.build/debug/shutter Tests/Simulator/test-simulator.sh
 stage "build (libgpiod 2.x)" Deploy/with-libgpiod2.sh swift build
 stage "unit tests (libgpiod 2.x)" Deploy/with-libgpiod2.sh swift test
 if [ "$vm" = yes ]; then
   stage "VM tests (libgpiod 1.6)" vm_tests .build/debug/shutter
-  stage "VM tests (libgpiod 2.x)" vm_tests .build-gpiod2/debug/shutter capture
+  stage "VM tests (libgpiod 2.x)" vm_tests .build-gpiod2/debug/shutter "capture daemon install"
   stage "VM tests (UVC webcam)" uvc_tests
 fi
 echo "stages: $passed passed, $failed failed"

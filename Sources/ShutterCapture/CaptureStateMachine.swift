@@ -65,6 +65,12 @@ public struct CaptureStateMachine: Sendable {
     private var lastArrival: Instant?
     /// A stall was reported and no frame came since: restarts stay quiet unless a press waits.
     private var stallReported = false
+    /// No frame yet since the stream started: the watchdog gives the camera ``startupGrace``.
+    private var awaitingFirstFrame = false
+
+    /// How long a camera may take to send its first frame after it starts (webcams meter and
+    /// negotiate USB bandwidth first; an emulated one is slower still) before it counts as stalled.
+    public static let startupGrace = Nanoseconds.seconds(5)
 
     public init(ringCapacity: Int, keepStreaming: Bool, maximumInFlight: Int = 8, frameInterval: Nanoseconds? = nil) {
         capacity = max(1, ringCapacity)
@@ -84,7 +90,12 @@ public struct CaptureStateMachine: Sendable {
     /// When ``tick(now:)`` must run next: the stall watchdog's deadline while streaming.
     public var nextDeadline: Instant? {
         guard isStreaming, let lastArrival else { return nil }
-        return lastArrival + stallLimit
+        return lastArrival + currentStallLimit
+    }
+
+    /// The silence allowed now: ``startupGrace`` until the first frame, then ``stallLimit``.
+    private var currentStallLimit: Nanoseconds {
+        awaitingFirstFrame ? max(stallLimit, Self.startupGrace) : stallLimit
     }
 
     /// The camera started streaming at `now`; its first `warmupFrames` frames are skipped while
@@ -95,6 +106,7 @@ public struct CaptureStateMachine: Sendable {
         lastSaved = nil
         warmupRemaining = max(0, warmupFrames)
         lastArrival = now
+        awaitingFirstFrame = true
     }
 
     /// The camera stopped (or went away): frames held are gone; presses still waiting are
@@ -113,6 +125,7 @@ public struct CaptureStateMachine: Sendable {
     public mutating func frame(_ stamp: Stamp, at now: Instant) -> (keep: Bool, actions: [Action]) {
         lastArrival = now
         stallReported = false
+        awaitingFirstFrame = false
         if warmupRemaining > 0 {
             warmupRemaining -= 1
             return (false, [])
@@ -162,11 +175,12 @@ public struct CaptureStateMachine: Sendable {
         return standbyIfIdle()
     }
 
-    /// The time is `now`: the stall watchdog. A stream silent for ``stallLimit`` fails the presses
+    /// The time is `now`: the stall watchdog. A stream silent for ``stallLimit`` (``startupGrace``
+    /// before its first frame) fails the presses
     /// waiting (or, with none waiting, reports the stall once) and is restarted, or stopped when
     /// nothing needs it.
     public mutating func tick(now: Instant) -> [Action] {
-        guard isStreaming, let lastArrival, now - lastArrival >= stallLimit else { return [] }
+        guard isStreaming, let lastArrival, now - lastArrival >= currentStallLimit else { return [] }
         let failure = Failure.stalled(silence: now - lastArrival)
         var actions = waiting.map { Action.fail(pressedAt: $0.pressedAt, failure) }
         if waiting.isEmpty, !stallReported { actions.append(.fail(pressedAt: nil, failure)) }

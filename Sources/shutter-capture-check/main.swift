@@ -9,7 +9,7 @@
 //   shutter-capture-check bench --board B --shots N [overrides]
 //   shutter-capture-check control --board B [--bind ID=NAME]... [--set ID=VALUE]... [overrides]
 //   (run: --stop-file PATH ends the presses early once PATH exists)
-// overrides: --device D  --size WxH  --format FOURCC  --dir DIR  --ring N  --warmup N  --low-power  --bind ID=NAME
+// overrides: --device D  --size WxH  --format FOURCC  --fps N  --dir DIR  --ring N  --warmup N  --low-power  --bind ID=NAME
 import Foundation
 import ShutterCapture
 import ShutterCore
@@ -53,6 +53,10 @@ func loadBoard() -> Board {
         board.camera.height = parts[1]
     }
     if let format = value("--format") { board.camera.pixelFormat = format }
+    if let fps = value("--fps") {
+        guard let rate = Double(fps), rate >= 0.1, rate <= 1000 else { fail("--fps expects frames per second, 0.1...1000") }
+        board.camera.fps = rate
+    }
     if let dir = value("--dir") { board.output.directory = dir }
     if let ring = value("--ring").flatMap(Int.init) { board.camera.ringFrames = ring }
     if let warmup = value("--warmup").flatMap(Int.init) { board.camera.warmupFrames = warmup }
@@ -132,6 +136,7 @@ case "run":
     var offsets: [Double] = [], brackets: [Double] = []
     var outside = 0
     var stoppedBetweenShots = 0
+    var stoppedSincePress = false
     var nextPress = monotonicNow() + .milliseconds(every)
     let deadline = monotonicNow() + .seconds(seconds)
     var generator = SystemRandomNumberGenerator()
@@ -143,7 +148,6 @@ case "run":
             switch event {
             case .photo(let photo):
                 photos += 1
-                if !board.camera.keepStreaming, service.currentCamera?.isStreaming == false { stoppedBetweenShots += 1 }
                 offsets.append(photo.offset.milliseconds)
                 if let bracket = photo.bracket {
                     brackets.append(bracket.milliseconds)
@@ -154,6 +158,11 @@ case "run":
             }
             return true
         }
+        // Low power: the camera must stop between one shot's frame and the next press (the photo
+        // event itself may come after the next press has started the camera again).
+        if !board.camera.keepStreaming, presses > 0, service.pendingCount == 0, service.currentCamera?.isStreaming == false {
+            stoppedSincePress = true
+        }
         var now = monotonicNow()
         if let stopFile, now < stopPressingAt, access(stopFile, F_OK) == 0 { stopPressingAt = now }
         now = monotonicNow()
@@ -161,6 +170,8 @@ case "run":
         if now >= nextPress, now < stopPressingAt, service.isReady, warm, service.pendingCount == 0 || board.camera.keepStreaming {
             // A GPIO edge is stamped by the kernel before the loop sees it: 0-40 ms ago.
             let pressedAt = now - .milliseconds(Double.random(in: 0...40, using: &generator))
+            if stoppedSincePress { stoppedBetweenShots += 1 }
+            stoppedSincePress = false
             service.capture(pressedAt: pressedAt, now: now)
             presses += 1
             nextPress = now + .milliseconds(every)
@@ -176,7 +187,7 @@ case "run":
     summary.add("offsetMs", stats("offset", offsets))
     summary.add("bracketMs", stats("bracket", brackets))
     summary.add("outsideBracket", outside)
-    if !board.camera.keepStreaming { summary.add("stoppedBetweenShots", stoppedBetweenShots) }
+    if !board.camera.keepStreaming { summary.add("stoppedBetweenShots", stoppedBetweenShots + (stoppedSincePress ? 1 : 0)) }
     summary.add("absOffsetMaxMs", offsets.map(abs).max() ?? .nan, decimals: 3)
     out(summary)
 

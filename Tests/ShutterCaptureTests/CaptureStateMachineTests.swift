@@ -71,9 +71,9 @@ struct CaptureStateMachineTests {
         Table(name: "the stall watchdog fails waiting presses after a second and restarts the stream",
               steps: [.frame(0, 0, arrives: 40), .press(100, at: 100), .tick(1039), .tick(1040)],
               expected: ["fail 100 stalled", "restart"]),
-        Table(name: "a stall with nobody waiting is reported once, the stream restarted each time",
-              steps: [.frame(0, 0, arrives: 40), .tick(1040), .tick(2040), .frame(2050, 0, arrives: 2060), .tick(3060)],
-              expected: ["fail stream stalled", "restart", "restart", "fail stream stalled", "restart"]),
+        Table(name: "a stall with nobody waiting is reported once per silence",
+              steps: [.frame(0, 0, arrives: 40), .tick(1040), .frame(1050, 0, arrives: 1060), .tick(2060)],
+              expected: ["fail stream stalled", "restart", "fail stream stalled", "restart"]),
         Table(name: "slow frames: the watchdog waits five frame intervals",
               interval: 500,
               steps: [.frame(0, 0, arrives: 500), .tick(1500), .tick(3000)],
@@ -86,10 +86,13 @@ struct CaptureStateMachineTests {
               keepStreaming: false,
               steps: [.prepare, .frame(0, 0, arrives: 40), .frame(33, 1, arrives: 73), .standby],
               expected: ["start", "stop"]),
-        Table(name: "low power: a stall fails the press and stops the camera instead of restarting it",
+        Table(name: "low power: a camera that never sends a frame fails the press after the start-up grace and stops",
               keepStreaming: false,
-              steps: [.press(0, at: 0), .tick(999), .tick(1000)],
+              steps: [.press(0, at: 0), .tick(1000), .tick(4999), .tick(5000)],
               expected: ["start", "fail 0 stalled", "stop"]),
+        Table(name: "a restarted stream gets the start-up grace again before its first frame",
+              steps: [.frame(0, 0, arrives: 40), .tick(1040), .tick(2040), .tick(6040)],
+              expected: ["fail stream stalled", "restart", "restart"]),
         Table(name: "low power: while the light press is held a stalled camera is restarted",
               keepStreaming: false,
               steps: [.prepare, .frame(0, 0, arrives: 40), .tick(2000)],
@@ -123,7 +126,9 @@ struct CaptureStateMachineTests {
         var machine = CaptureStateMachine(ringCapacity: 4, keepStreaming: true, frameInterval: .milliseconds(400))
         #expect(machine.nextDeadline == nil)  // not streaming: nothing to watch
         machine.streamStarted(at: ms(100), warmupFrames: 0)
-        #expect(machine.nextDeadline == ms(2100))  // 5 × 400 ms
+        #expect(machine.nextDeadline == ms(5100))  // the start-up grace before the first frame
+        _ = machine.frame(.init(timestamp: ms(120), sequence: 0), at: ms(300))
+        #expect(machine.nextDeadline == ms(2300))  // then 5 × 400 ms
         _ = machine.frame(.init(timestamp: ms(150), sequence: 0), at: ms(500))
         #expect(machine.nextDeadline == ms(2500))
     }

@@ -218,10 +218,13 @@ struct CameraSettingsTests {
         let settings = try decode(#"{"keepStreaming": false, "warmupFrames": 8, "ringFrames": 6, "orientation": 3, "digitalZoom": "scale", "bindings": {"filter": "Saturation"}}"#)
         #expect(!settings.keepStreaming && settings.warmupFrames == 8 && settings.ringFrames == 6)
         #expect(settings.orientation == 3 && settings.digitalZoom == .scale && settings.bindings == ["filter": "Saturation"])
+        #expect(try decode(#"{"fps": 29.97}"#).fps == 29.97)
+        #expect(try decode("{}").fps == nil)
     }
 
     @Test(arguments: [
         #"{"ringFrame": 4}"#, #"{"ringFrames": 1}"#, #"{"orientation": 9}"#, #"{"digitalZoom": "zoom"}"#, #"{"device": ""}"#,
+        #"{"fps": 0}"#, #"{"fps": -5}"#, #"{"fps": 5000}"#,
     ])
     func refused(json: String) {
         #expect(throws: (any Error).self) { try decode(json) }

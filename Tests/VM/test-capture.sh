@@ -89,7 +89,7 @@ check "no file is left behind by failed captures" bash -c "! ls $WORK/x.jpg $nob
 rm -rf "$nobody_dir"
 
 # 4. Zero shutter lag --------------------------------------------------------------------------
-"$CHECK" run --board "$BOARD" --size 640x360 --dir "$WORK/zsl" --seconds 8 --press-every-ms 400 > zsl.log 2>&1
+"$CHECK" run --board "$BOARD" --size 640x360 --dir "$WORK/zsl" --seconds 12 --press-every-ms 400 > zsl.log 2>&1
 summary=$(grep '"event": "summary"' zsl.log)
 echo "# zsl: $summary"
 presses=$(echo "$summary" | field presses); photos=$(echo "$summary" | field photos)
