@@ -9,8 +9,8 @@
 #     file) wall time, and shutter's press (a gpio-sim click, kernel-stamped) -> JPEG on disk
 #     (the photo event's t - pressedAt), p50 of several runs
 #   - for SHUTTER (and SHUTTER_BEFORE): `shutter run` streaming idle at 1280x720 MJPEG: CPU time
-#     over 10 s, allocations per second, peak RSS (/usr/bin/time -v; allocations counted with
-#     Deploy/vm/malloc-count.c, the difference of a 13 s and a 3 s run over the 10 s between)
+#     over 10 idle s (/proc/PID/stat), allocations per second (Deploy/vm/malloc-count.c: the
+#     difference of a 10 s and a 3 s run over the 7 s between), peak RSS (/usr/bin/time -v)
 # BENCH_ONLY=idle skips the capture timings.
 # Under TCG emulation absolute numbers are slow and noisy; compare the rows of one run.
 set -u
@@ -70,17 +70,21 @@ idle() {
   local pid=$!
   rm -f "$work"/allocs.*
   wait_for "$work/idle.events" '/"event": "cameraReady"/ { r = 1 } END { exit !r }' 60
+  local child; child=$(pgrep -P $pid)
+  # CPU over exactly the idle window: utime + stime (fields 14, 15 of /proc/PID/stat, in clock ticks)
+  local ticks0; ticks0=$(awk '{ print $14 + $15 }' "/proc/$child/stat")
   sleep "$2"
-  kill -TERM "$(pgrep -P $pid)" 2>/dev/null || kill -TERM $pid; wait $pid
-  cpu=$(awk -F': ' '/User time|System time/ { s += $2 } END { printf "%.2f", s }' "$work/time")
+  local ticks1; ticks1=$(awk '{ print $14 + $15 }' "/proc/$child/stat")
+  kill -TERM "$child" 2>/dev/null || kill -TERM $pid; wait $pid
+  cpu=$(awk -v a="$ticks0" -v b="$ticks1" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f", (b - a) / hz }')
   rss=$(awk -F': ' '/Maximum resident/ { print $2 }' "$work/time")
   allocs=$(cat "$work"/allocs.* 2>/dev/null | sort -n | tail -n 1)   # shutter's, not /usr/bin/time's
 }
 for binary in ${SHUTTER_BEFORE:+"$SHUTTER_BEFORE"} "$SHUTTER"; do
-  idle "$binary" 3; cpu3=$cpu; allocs3=$allocs
-  idle "$binary" 13; cpu13=$cpu; allocs13=$allocs
-  awk -v b="$binary" -v c3="$cpu3" -v c13="$cpu13" -v a3="$allocs3" -v a13="$allocs13" -v r="$rss" 'BEGIN {
+  idle "$binary" 3; allocs3=$allocs
+  idle "$binary" 10; cpu10=$cpu; allocs10=$allocs
+  awk -v b="$binary" -v c="$cpu10" -v a3="$allocs3" -v a10="$allocs10" -v r="$rss" 'BEGIN {
     printf "idle streaming 1280x720 MJPEG, %s: CPU %.2f s over 10 s (%.0f%%), %.0f allocations/s, peak RSS %.1f MiB\n",
-      b, c13 - c3, (c13 - c3) * 10, (a13 - a3) / 10, r / 1024 }'
+      b, c, c * 10, (a10 - a3) / 7, r / 1024 }'
 done
 rm -rf "$work"
