@@ -142,7 +142,7 @@ case "run":
     var generator = SystemRandomNumberGenerator()
     var stopPressingAt = deadline - .milliseconds(1500)
     if stopPressingAt < monotonicNow() { stopPressingAt = deadline }
-    pump(service, until: deadline) { event in
+    pump(service, until: deadline + .seconds(30)) { event in
         if let event {
             out(event.json)
             switch event {
@@ -176,7 +176,10 @@ case "run":
             presses += 1
             nextPress = now + .milliseconds(every)
         }
-        return !(now >= stopPressingAt && service.pendingCount == 0 && service.inFlightCount == 0 && presses > 0)
+        let idle = service.pendingCount == 0 && service.inFlightCount == 0
+        // Past the run's time, photos still being saved are waited for (a loaded machine encodes slowly).
+        if now >= deadline, idle { return false }
+        return !(now >= stopPressingAt && idle && presses > 0)
     }
     service.shutdown()
     var summary = JSONLine(event: "summary", at: monotonicNow())
