@@ -10,7 +10,7 @@ here=$(dirname "$(readlink -f "$0")")
 : "${SHUTTER:?set SHUTTER to the shutter binary}"
 work=$(mktemp -d)
 for line in half full secondary pad0 pad1 pad2 pad3 pad4 pad5; do drive $line down; done
-sed "s|\"directory\": \"photos\"|\"directory\": \"$work/photos\"|" Boards/gpio-sim.json > "$work/board.json"
+sed -e "s|\"directory\": \"photos\"|\"directory\": \"$work/photos\"|" -e "s|\"tapMaxMs\": 180}|\"tapMaxMs\": 180, \"burst\": true, \"burstIntervalMs\": 200}|" Boards/gpio-sim.json > "$work/board.json"
 cp "$work/board.json" "$work/board.good"
 sock=$work/api.sock
 
