@@ -78,7 +78,8 @@ final class DaemonProcess {
         process.environment = environment
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
+        FileManager.default.createFile(atPath: "\(work)/\(name).err", contents: nil)
+        process.standardError = FileHandle(forWritingAtPath: "\(work)/\(name).err")
         let start = now()
         do { try process.run() } catch { fail("cannot start \(binary): \(error)") }
         var buffer = [UInt8](repeating: 0, count: 4096)
@@ -217,6 +218,9 @@ usleep(500_000)
 var before = daemon.cpuSeconds
 usleep(useconds_t(idleSeconds * 1e6))
 let streamingCPU = daemon.cpuSeconds - before
+if !daemon.process.isRunning {
+    fail("the daemon exited (status \(daemon.process.terminationStatus)): " + ((try? String(contentsOfFile: "\(work)/streaming.err", encoding: .utf8)) ?? ""))
+}
 print("CPU over \(idleSeconds) idle s, camera streaming (synthetic 1280x720 at 30 fps): \(String(format: "%.2f", streamingCPU)) s")
 print("peak RSS (VmHWM) after all of the above: \(daemon.peakRSS)")
 daemon.stop()
