@@ -4,7 +4,9 @@ import Synchronization
 import ShutterCore
 
 /// A camera with no hardware: colour bars (vivid's order, 75 %) that move a few pixels per
-/// frame, stamped with real CLOCK_MONOTONIC times, in YUYV at any size.
+/// frame, stamped with real CLOCK_MONOTONIC times, in YUYV at any size. From 160×120 up it also
+/// shows a band with the frame's number and timestamp burned in and a test chart of fine detail
+/// and colour patches (``SyntheticScene``).
 ///
 /// It has one control, an exposure bias (as `V4L2_CID_AUTO_EXPOSURE_BIAS`, in 0.001 EV) that
 /// brightens or darkens the bars by 2^EV, so the simulator rig's exposure control does something.
@@ -36,6 +38,11 @@ public final class SyntheticCamera: Camera {
     private let doubleRow: [UInt8]
     /// `doubleRow` with the exposure bias applied to luma.
     private var exposedRow: [UInt8]
+    /// The test chart's rows (``SyntheticScene``), as made and with the exposure bias applied.
+    private let chart: [UInt8]
+    private var exposedChart: [UInt8]
+    /// Luma through the exposure bias, for the burned-in band.
+    private var lumaTable: [UInt8] = (0...255).map { UInt8($0) }
 
     /// The eight bars, top to bottom in Y, U, V (BT.601, 75 %): white, yellow, cyan, green,
     /// magenta, red, blue, black.
@@ -70,6 +77,8 @@ public final class SyntheticCamera: Camera {
         }
         doubleRow = row
         exposedRow = row
+        chart = SyntheticScene.applies(width: width, height: height) ? SyntheticScene.chart(width: width, height: height) : []
+        exposedChart = chart
     }
 
     /// The bar index at column `x` of frame `sequence`: what a photo of that frame shows there.
@@ -148,6 +157,17 @@ public final class SyntheticCamera: Camera {
                 }
             }
         }
+        if !exposedChart.isEmpty {
+            let box = SyntheticScene.chartBox(width: format.width, height: format.height)
+            let boxRowBytes = box.width * 2
+            for row in 0..<box.height {
+                let target = (box.y + row) * rowBytes + box.x * 2
+                bytes.replaceSubrange(target..<target + boxRowBytes,
+                                      with: exposedChart[(row * boxRowBytes)..<((row + 1) * boxRowBytes)])
+            }
+            SyntheticScene.drawBand(SyntheticScene.label(sequence: seq, seconds: timestamp.seconds), into: &bytes,
+                                    width: format.width, height: format.height, luma: lumaTable)
+        }
         return Frame(timestamp: timestamp, sequence: seq, format: format, bytes: bytes)
     }
 
@@ -163,6 +183,10 @@ public final class SyntheticCamera: Camera {
             row[index] = UInt8(min(235, max(16, (Double(doubleRow[index]) * gain).rounded())))
         }
         exposedRow = row
+        lumaTable = (0...255).map { UInt8(min(235, max(16, (Double($0) * gain).rounded()))) }
+        var exposed = chart
+        for index in stride(from: 0, to: exposed.count, by: 2) { exposed[index] = lumaTable[Int(chart[index])] }
+        exposedChart = exposed
     }
 
     public func close() { stop() }

@@ -37,7 +37,7 @@ watch_photo() {
 }
 
 sed -e 's/"chip": "rig-sim"/"chip": "rig-fb"/' -e 's/"device": "vivid", "width": 1280, "height": 720/"device": "synthetic", "width": 320, "height": 240/' \
-    -e 's/"lightPressMaxMs": 350/"lightPressMaxMs": 3000, "prepareAfterMs": 5000, "controlsIdleTimeoutMs": 10000/' \
+    -e 's/"lightPressMaxMs": 350/"lightPressMaxMs": 5000, "prepareAfterMs": 10000, "controlsIdleTimeoutMs": 10000/' \
     -e 's|"output": {|"feedback": [{"role": "led"}, {"role": "buzzer", "line": "buzzer", "activeLow": true}], "output": {|' \
     -e "s|\"directory\": \"photos\"|\"directory\": \"$work/photos\"|" Boards/gpio-sim.json > "$work/board.json"
 "$SHUTTER" run --board "$work/board.json" --no-state > "$work/events" 2> "$work/err" < /dev/null &
