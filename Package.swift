@@ -39,6 +39,18 @@ let package = Package(
             providers: [.apt(["libexif-dev"])]
         ),
 
+        /// libcamera's flags from pkg-config, for the C++ backend (Swift never imports libcamera's C++ headers).
+        .systemLibrary(
+            name: "CLibcamera",
+            pkgConfig: "libcamera",
+            providers: [.apt(["libcamera-dev"])]
+        ),
+        /// One C interface over libcamera 0.0.3 (Debian 12) and the newer API (trixie), with a fake camera.
+        .target(
+            name: "CLibcameraBackend",
+            dependencies: ["CLibcamera"]
+        ),
+
         /// Linux system headers Swift's Glibc module leaves out (signalfd).
         .target(name: "CShutterSystem"),
 
@@ -55,7 +67,7 @@ let package = Package(
         /// atomic photo files. The only Swift code that calls libv4l2, TurboJPEG and libexif.
         .target(
             name: "ShutterCapture",
-            dependencies: ["ShutterCore", "CV4L2", "CTurboJPEG", "CExif"]
+            dependencies: ["ShutterCore", "CV4L2", "CTurboJPEG", "CExif", "CLibcameraBackend"]
         ),
         /// A small driver for the capture module's VM checks and benchmark, until the CLI wires it in.
         .executableTarget(
@@ -85,5 +97,6 @@ let package = Package(
             dependencies: ["ShutterCore", "ShutterCapture"]
         ),
     ],
-    swiftLanguageModes: [.v6]
+    swiftLanguageModes: [.v6],
+    cxxLanguageStandard: .cxx17
 )

@@ -75,12 +75,22 @@ public final class CaptureService {
         }
     }
 
-    /// Opens the camera `settings` names: the synthetic camera for `synthetic`, otherwise a V4L2 device.
+    /// Opens the camera `settings` names: the synthetic camera for `synthetic`, otherwise a
+    /// libcamera or V4L2 camera as ``CameraSettings/backend`` and ``chooseBackend(settings:libcameraCameras:)`` decide.
     public static func openCamera(_ settings: CameraSettings) throws(CaptureError) -> any Camera {
         if settings.device == "synthetic" {
             return try SyntheticCamera(width: settings.width ?? 1280, height: settings.height ?? 720)
         }
-        return try V4L2Camera(settings: settings)
+        let listed: [LibcameraEntry]
+        if settings.backend == .auto, !settings.device.hasPrefix("/") {
+            listed = (try? libcameraCameras()) ?? []
+        } else {
+            listed = []
+        }
+        switch chooseBackend(settings: settings, libcameraCameras: listed) {
+        case .libcamera: return try LibcameraCamera(settings: settings)
+        case .v4l2, .auto: return try V4L2Camera(settings: settings)
+        }
     }
 
     /// The descriptors to poll for readable: the completion pipe, and the camera while it streams.
