@@ -721,7 +721,8 @@ struct FakeCamera final : shutter_lc_camera {
         out->sequence = slot.sequence;
         out->sensor_timestamp = slot.timestamp;
         out->buffer_timestamp = slot.timestamp;
-        out->completed_at = monotonic_ns();
+        // The fake runs on the test's virtual clock: it completes a frame the instant it is stamped.
+        out->completed_at = slot.timestamp;
         out->af_state = slot.af_state;
         out->lens_position = slot.lens;
         out->plane_count = planes;

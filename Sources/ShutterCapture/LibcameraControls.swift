@@ -221,6 +221,12 @@ public struct LibcameraControlPlan: Hashable, Sendable {
                 case .scalerCrop(let maximum): return (spec.id, true, "ScalerCrop within \(maximum) (the ISP crops, photos keep their size)")
                 case .digital: return (spec.id, true, "digital zoom (the camera has no ScalerCrop; centred crop, saved at the \(board.camera.digitalZoom == .crop ? "crop's size" : "frame size"))")
                 }
+            case .lensPosition:
+                switch focus {
+                case .autofocus(let lens), .manual(let lens):
+                    return (spec.id, true, "LensPosition \(lens.lowerBound.shortDescription)...\(lens.upperBound.shortDescription) dioptres (manual focus until the next prepare)")
+                case .unavailable(let reason): return (spec.id, false, "disabled: \(reason)")
+                }
             case .systemExposureBias:
                 switch exposureBias {
                 case .exposureValue(let range): return (spec.id, true, "ExposureValue \(range.lowerBound.shortDescription)...\(range.upperBound.shortDescription) EV (0 = plain auto exposure)")

@@ -175,7 +175,7 @@ func checkBoard(_ arguments: ParsedArguments) throws -> Int32 {
         switch control.kind {
         case .picker(let count, let titles):
             row += titles.map { " " + $0.joined(separator: " | ") } ?? " \(count) items"
-        case .slider(let values), .systemZoom(let values), .systemExposureBias(let values):
+        case .slider(let values), .systemZoom(let values), .systemExposureBias(let values), .lensPosition(let values):
             switch values {
             case .range(let range, let step):
                 row += " \(range.lowerBound.shortDescription)...\(range.upperBound.shortDescription)"
