@@ -32,6 +32,12 @@ let package = Package(
             pkgConfig: "libturbojpeg",
             providers: [.apt(["libturbojpeg0-dev"])]
         ),
+        /// libyuv: SIMD format conversions where TurboJPEG cannot take a layout as is (NV12's chroma).
+        /// Debian 12 has no libyuv.pc: the module map links it.
+        .systemLibrary(
+            name: "CYUV",
+            providers: [.apt(["libyuv-dev"])]
+        ),
         /// libexif: the EXIF block in each photo.
         .systemLibrary(
             name: "CExif",
@@ -67,7 +73,7 @@ let package = Package(
         /// atomic photo files. The only Swift code that calls libv4l2, TurboJPEG and libexif.
         .target(
             name: "ShutterCapture",
-            dependencies: ["ShutterCore", "CV4L2", "CTurboJPEG", "CExif", "CLibcameraBackend"]
+            dependencies: ["ShutterCore", "CV4L2", "CTurboJPEG", "CExif", "CYUV", "CLibcameraBackend"]
         ),
         /// A small driver for the capture module's VM checks and benchmark, until the CLI wires it in.
         .executableTarget(

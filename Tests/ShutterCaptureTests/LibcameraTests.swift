@@ -416,3 +416,47 @@ struct LibcameraServiceTests {
         }
     }
 }
+
+@Suite("JPEG straight from YUV planes")
+struct YUVPlaneEncodingTests {
+    /// A 64x48 frame in four coloured quadrants: red, blue / green, white (BT.601 YUV).
+    static func quadrants(_ pixelFormat: PixelFormat) -> Frame {
+        let width = 64, height = 48
+        let colours: [(UInt8, UInt8, UInt8)] = [(81, 90, 240), (41, 240, 110), (145, 54, 34), (235, 128, 128)]
+        func colour(_ x: Int, _ y: Int) -> (UInt8, UInt8, UInt8) { colours[(y >= height / 2 ? 2 : 0) + (x >= width / 2 ? 1 : 0)] }
+        let format = FrameFormat(width: width, height: height, pixelFormat: pixelFormat)
+        var bytes = [UInt8](repeating: 0, count: format.frameBytes!)
+        for y in 0..<height { for x in 0..<width { bytes[y * width + x] = colour(x, y).0 } }
+        let chroma = width * height
+        for y in 0..<(height / 2) {
+            for x in 0..<(width / 2) {
+                let (_, u, v) = colour(x * 2, y * 2)
+                if pixelFormat == .nv12 {
+                    bytes[chroma + y * width + x * 2] = u
+                    bytes[chroma + y * width + x * 2 + 1] = v
+                } else {
+                    bytes[chroma + y * (width / 2) + x] = u
+                    bytes[chroma + (width / 2) * (height / 2) + y * (width / 2) + x] = v
+                }
+            }
+        }
+        return Frame(timestamp: .zero, sequence: 0, format: format, bytes: bytes)
+    }
+
+    @Test("a crop's offset moves luma and chroma alike", arguments: [PixelFormat.nv12, .yuv420])
+    func cropsTheRightQuadrant(format: PixelFormat) throws {
+        let frame = Self.quadrants(format)
+        let cases: [(CropRect, (Bool, Bool, Bool))] = [
+            (CropRect(x: 0, y: 0, width: 32, height: 24), (true, false, false)),    // red
+            (CropRect(x: 32, y: 0, width: 32, height: 24), (false, false, true)),   // blue
+            (CropRect(x: 0, y: 24, width: 32, height: 24), (false, true, false)),   // green
+            (CropRect(x: 32, y: 24, width: 32, height: 24), (true, true, true)),    // white
+        ]
+        for (crop, expected) in cases {
+            let image = try JPEGDecoder().decode(try JPEGEncoder().encode(frame, crop: crop, quality: 95))
+            #expect(image.width == 32 && image.height == 24)
+            let p = image.pixel(x: 16, y: 12)
+            #expect((p.r > 128, p.g > 128, p.b > 128) == expected, "\(format) \(crop): \(p)")
+        }
+    }
+}
