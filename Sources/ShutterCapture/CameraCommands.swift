@@ -87,7 +87,7 @@ public enum CameraCommands {
                 let sizes = format.isStepwise && format.sizes.count == 2
                     ? "\(format.sizes[1])...\(format.sizes[0])"
                     : format.sizes.map(\.description).joined(separator: " ")
-                let note = format.isEmulated ? " (converted by libv4l2)" : format.pixelFormat.isJPEG ? " (saved as is)" : ""
+                let note = format.isEmulated ? " (converted by libv4lconvert)" : format.pixelFormat.isJPEG ? " (saved as is)" : ""
                 out += "    \(format.pixelFormat.fourcc) \(format.description)\(note): \(sizes)\n"
             }
             let controls = device.controls()

@@ -31,10 +31,10 @@ public struct PixelFormat: RawRepresentable, Hashable, Sendable, CustomStringCon
     public static let bgr24 = PixelFormat(fourcc: "BGR3")!
     public static let grey = PixelFormat(fourcc: "GREY")!
 
-    /// The formats shutter saves or encodes without libv4l2's help, best first.
+    /// The formats shutter saves or encodes without libv4lconvert's help, best first.
     ///
     /// MJPEG is saved as it comes (no re-encoding, no loss); then the YUV formats, which TurboJPEG
-    /// encodes without a colour conversion; RGB last. Anything else is asked of libv4l2 as RGB24.
+    /// encodes without a colour conversion; RGB last. Anything else is converted by libv4lconvert.
     public static let preferred: [PixelFormat] = [.mjpeg, .jpeg, .yuyv, .uyvy, .nv12, .yuv420, .rgb24, .bgr24, .grey]
 
     /// `true` for compressed formats whose frames are already JPEG files.

@@ -9,7 +9,7 @@ import ShutterCore
 public struct V4L2FormatInfo: Hashable, Sendable {
     public var pixelFormat: PixelFormat
     public var description: String
-    /// Produced by libv4l2's conversion rather than the device.
+    /// Produced by libv4lconvert's conversion rather than the device.
     public var isEmulated: Bool
     /// Discrete sizes, largest first; for stepwise ranges, the largest and the smallest.
     public var sizes: [FrameSize]
@@ -36,19 +36,24 @@ public struct FrameSize: Hashable, Sendable, CustomStringConvertible {
     public var description: String { "\(width)x\(height)" }
 }
 
-/// A V4L2 capture device opened through libv4l2: querying, format, buffers.
+/// A V4L2 capture device opened through the C library: querying, format, buffers.
 ///
+/// Every `open`, `ioctl` and `mmap` goes through the C library (not libv4l2, which calls the kernel
+/// through `syscall()`), so an LD_PRELOAD layer such as libcamerify's `v4l2-compat.so` sees them.
 /// The low-level half of ``V4L2Camera``; ``CameraCommands`` uses it to list devices.
 public final class V4L2Device {
     public let path: String
     let fd: CInt
     public let info: CameraInfo
+    /// libv4lconvert, made on first use: it lists the formats it can convert to and converts frames.
+    private var converterHandle: OpaquePointer?
+    private var converterTried = false
 
     /// Opens `path` non-blocking and checks that it captures video by streaming.
     ///
     /// - Throws: ``CaptureError/permissionDenied(device:)``, ``CaptureError/deviceBusy(device:)``,
     ///   ``CaptureError/noDevice(requested:available:)`` or ``CaptureError/notACaptureDevice(device:reason:)``.
-    /// The corresponding C functions are `v4l2_open` and `v4l2_ioctl` (`VIDIOC_QUERYCAP`).
+    /// The corresponding C functions are `open` and `ioctl` (`VIDIOC_QUERYCAP`).
     public init(path: String) throws(CaptureError) {
         self.path = path
         var fd: CInt = -1
@@ -61,7 +66,7 @@ public final class V4L2Device {
             case EACCES, EPERM: throw CaptureError.permissionDenied(device: path)
             case EBUSY: throw CaptureError.deviceBusy(device: path)
             case ENOENT, ENODEV, ENXIO: throw CaptureError.noDevice(requested: path, available: V4L2Device.listCaptureDevices())
-            default: throw CaptureError.system(call: "v4l2_open", errno: code, context: path)
+            default: throw CaptureError.system(call: "open", errno: code, context: path)
             }
         }
         self.fd = fd
@@ -81,15 +86,28 @@ public final class V4L2Device {
         }
     }
 
-    deinit { CV4L2_close(fd) }
+    deinit {
+        if let converterHandle { v4lconvert_destroy(converterHandle) }
+        CV4L2_close(fd)
+    }
+
+    /// The converter for this device; `nil` if libv4lconvert could not make one (then only the
+    /// device's own formats are offered). The corresponding C function is `v4lconvert_create_with_dev_ops`.
+    var converter: OpaquePointer? {
+        if !converterTried {
+            converterTried = true
+            converterHandle = CV4L2_converter_create(fd)
+        }
+        return converterHandle
+    }
 
     static func string<T>(_ tuple: T) -> String {
         withUnsafeBytes(of: tuple) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
     }
 
-    /// Runs an ioctl through libv4l2, retrying EINTR; errno becomes a ``CaptureError`` naming the ioctl and device.
+    /// Runs an ioctl through the C library, retrying EINTR; errno becomes a ``CaptureError`` naming the ioctl and device.
     ///
-    /// The corresponding C function is `v4l2_ioctl`.
+    /// The corresponding C function is `ioctl`.
     static func ioctl(_ fd: CInt, _ request: UInt, _ argument: UnsafeMutableRawPointer, _ name: String, _ device: String) throws(CaptureError) {
         while CV4L2_ioctl(fd, request, argument) < 0 {
             let code = errno
@@ -150,14 +168,20 @@ public final class V4L2Device {
         throw CaptureError.noDevice(requested: name, available: devices.map { "\($0.path) (\($0.info.card))" })
     }
 
-    /// The formats the device offers (libv4l2 adds the ones it converts to), with their sizes.
+    /// The formats the device offers (libv4lconvert adds the ones it converts to), with their sizes.
+    /// The corresponding C function is `v4lconvert_enum_fmt` (`VIDIOC_ENUM_FMT` without a converter).
     public func formats() -> [V4L2FormatInfo] {
         var result: [V4L2FormatInfo] = []
+        let converter = converter
         for index in 0..<256 {
             var description = v4l2_fmtdesc()
             description.index = UInt32(index)
             description.type = CV4L2_BUF_TYPE_VIDEO_CAPTURE
-            guard (try? ioctl(CV4L2_VIDIOC_ENUM_FMT, &description, "VIDIOC_ENUM_FMT")) != nil else { break }
+            if let converter {
+                guard v4lconvert_enum_fmt(converter, &description) == 0 else { break }
+            } else {
+                guard (try? ioctl(CV4L2_VIDIOC_ENUM_FMT, &description, "VIDIOC_ENUM_FMT")) != nil else { break }
+            }
             let format = PixelFormat(rawValue: description.pixelformat)
             let (sizes, stepwise) = sizes(for: format)
             result.append(V4L2FormatInfo(pixelFormat: format, description: Self.string(description.description),
@@ -168,14 +192,20 @@ public final class V4L2Device {
     }
 
     /// The frame sizes offered for `format`, largest first, and whether any size between the two given is allowed.
+    /// The corresponding C function is `v4lconvert_enum_framesizes` (`VIDIOC_ENUM_FRAMESIZES` without a converter).
     public func sizes(for format: PixelFormat) -> (sizes: [FrameSize], isStepwise: Bool) {
         var sizes: [FrameSize] = []
         var stepwise = false
+        let converter = converter
         for index in 0..<256 {
             var size = v4l2_frmsizeenum()
             size.index = UInt32(index)
             size.pixel_format = format.rawValue
-            guard (try? ioctl(CV4L2_VIDIOC_ENUM_FRAMESIZES, &size, "VIDIOC_ENUM_FRAMESIZES")) != nil else { break }
+            if let converter {
+                guard v4lconvert_enum_framesizes(converter, &size) == 0 else { break }
+            } else {
+                guard (try? ioctl(CV4L2_VIDIOC_ENUM_FRAMESIZES, &size, "VIDIOC_ENUM_FRAMESIZES")) != nil else { break }
+            }
             if size.type == CV4L2_FRMSIZE_TYPE_DISCRETE {
                 sizes.append(FrameSize(width: Int(size.discrete.width), height: Int(size.discrete.height)))
             } else {
@@ -241,7 +271,7 @@ public final class V4L2Device {
 /// The format and size to ask a device for, decided from what it offers.
 ///
 /// - Returns: the requested format and size when offered; otherwise the best of
-///   ``PixelFormat/preferred`` the device (or libv4l2) offers at its largest size.
+///   ``PixelFormat/preferred`` the device (or libv4lconvert) offers at its largest size.
 /// - Throws: ``CaptureError/unsupportedFormat(device:requested:supported:)`` or
 ///   ``CaptureError/unsupportedSize(device:requested:supported:)`` listing what is offered.
 public func chooseFormat(offered: [V4L2FormatInfo], settings: CameraSettings, device: String) throws(CaptureError) -> (PixelFormat, FrameSize) {
@@ -283,10 +313,13 @@ public func chooseFormat(offered: [V4L2FormatInfo], settings: CameraSettings, de
     return (format.pixelFormat, largest)
 }
 
-/// A V4L2 camera streaming into memory-mapped buffers through libv4l2.
+/// A V4L2 camera streaming into memory-mapped buffers; frames in a format the device does not
+/// offer itself are converted by libv4lconvert.
 public final class V4L2Camera: Camera {
     public let device: V4L2Device
     public private(set) var format: FrameFormat
+    /// What the device delivers and how to convert it into `format`; `nil` when frames come as they are.
+    private var conversion: (converter: OpaquePointer, source: v4l2_format, destination: v4l2_format, sourceFormat: FrameFormat)?
     public private(set) var frameInterval: Nanoseconds?
     public private(set) var isStreaming = false
     public let controls: [CameraControl]
@@ -311,7 +344,25 @@ public final class V4L2Camera: Camera {
         request.fmt.pix.height = UInt32(size.height)
         request.fmt.pix.pixelformat = pixelFormat.rawValue
         request.fmt.pix.field = CV4L2_FIELD_NONE
-        try device.ioctl(CV4L2_VIDIOC_S_FMT, &request, "VIDIOC_S_FMT")
+        // A format libv4lconvert makes: set the device to the format it converts from.
+        var destination = request, source = v4l2_format()
+        if let converter = device.converter, v4lconvert_try_format(converter, &destination, &source) == 0,
+           destination.fmt.pix.pixelformat == pixelFormat.rawValue, v4lconvert_needs_conversion(converter, &source, &destination) != 0 {
+            request = source
+            try device.ioctl(CV4L2_VIDIOC_S_FMT, &request, "VIDIOC_S_FMT")
+            guard request.fmt.pix.pixelformat == source.fmt.pix.pixelformat,
+                  request.fmt.pix.width == source.fmt.pix.width, request.fmt.pix.height == source.fmt.pix.height else {
+                throw CaptureError.unsupportedFormat(device: device.path, requested: "\(pixelFormat.fourcc) converted from \(PixelFormat(rawValue: source.fmt.pix.pixelformat).fourcc)",
+                                                     supported: device.formats().map(\.pixelFormat.fourcc))
+            }
+            let delivered = FrameFormat(width: Int(request.fmt.pix.width), height: Int(request.fmt.pix.height),
+                                        pixelFormat: PixelFormat(rawValue: request.fmt.pix.pixelformat),
+                                        bytesPerLine: Int(request.fmt.pix.bytesperline))
+            conversion = (converter, request, destination, delivered)
+            request = destination
+        } else {
+            try device.ioctl(CV4L2_VIDIOC_S_FMT, &request, "VIDIOC_S_FMT")
+        }
         let got = FrameFormat(width: Int(request.fmt.pix.width), height: Int(request.fmt.pix.height),
                               pixelFormat: PixelFormat(rawValue: request.fmt.pix.pixelformat),
                               bytesPerLine: Int(request.fmt.pix.bytesperline))
@@ -369,7 +420,7 @@ public final class V4L2Camera: Camera {
             try device.ioctl(CV4L2_VIDIOC_QUERYBUF, &buffer, "VIDIOC_QUERYBUF")
             let pointer = CV4L2_mmap(device.fd, Int(buffer.length), Int64(buffer.m.offset))
             guard let pointer, CV4L2_is_map_failed(pointer) == 0 else {
-                throw CaptureError.system(call: "v4l2_mmap", errno: errno, context: device.path)
+                throw CaptureError.system(call: "mmap", errno: errno, context: device.path)
             }
             buffers.append((pointer, Int(buffer.length)))
         }
@@ -409,7 +460,7 @@ public final class V4L2Camera: Camera {
         guard isStreaming else { return [] }
         var frames: [Frame] = []
         while true {
-            // Ask poll first: libv4l2 prints an error on every EAGAIN from VIDIOC_DQBUF.
+            // Ask poll first, so an empty queue costs no ioctl (and no EAGAIN) on every wake-up.
             var ready = pollfd(fd: device.fd, events: Int16(POLLIN), revents: 0)
             let polled = poll(&ready, 1, 0)
             if polled == 0 { return frames }
@@ -438,9 +489,8 @@ public final class V4L2Camera: Camera {
             guard index < buffers.count else { continue }
             let used = buffer.bytesused > 0 ? min(Int(buffer.bytesused), buffers[index].length) : buffers[index].length
             let damaged = buffer.flags & CV4L2_BUF_FLAG_ERROR != 0
-                || (format.frameBytes.map { used < $0 } ?? false)
-            if !damaged {
-                let bytes = [UInt8](UnsafeRawBufferPointer(start: buffers[index].start, count: used))
+                || ((conversion?.sourceFormat ?? format).frameBytes.map { used < $0 } ?? false)
+            if !damaged, let bytes = frameBytes(buffers[index].start, used: used) {
                 if !format.pixelFormat.isJPEG || JPEGMarkers.isComplete(bytes) {
                     var time = Instant(rawValue: Int64(buffer.timestamp.tv_sec) * 1_000_000_000 + Int64(buffer.timestamp.tv_usec) * 1_000)
                     // Zero shutter lag compares this with GPIO edge times: only a CLOCK_MONOTONIC stamp will do.
@@ -453,6 +503,22 @@ public final class V4L2Camera: Camera {
             }
             try queue(index)
         }
+    }
+
+    /// The frame's bytes in `format`: copied out of the buffer, or converted by libv4lconvert;
+    /// `nil` when the conversion fails (a damaged compressed frame). The corresponding C function is `v4lconvert_convert`.
+    private func frameBytes(_ start: UnsafeMutableRawPointer, used: Int) -> [UInt8]? {
+        guard var conversion else { return [UInt8](UnsafeRawBufferPointer(start: start, count: used)) }
+        let capacity = max(Int(conversion.destination.fmt.pix.sizeimage), format.frameBytes ?? 0)
+        var failed = false
+        let bytes = [UInt8](unsafeUninitializedCapacity: capacity) { output, count in
+            let written = v4lconvert_convert(conversion.converter, &conversion.source, &conversion.destination,
+                                             start.assumingMemoryBound(to: UInt8.self), CInt(used),
+                                             output.baseAddress, CInt(capacity))
+            failed = written < 0
+            count = max(Int(written), 0)
+        }
+        return failed ? nil : bytes
     }
 
     /// Sets a control on a background queue, so a slow USB control transfer never delays frames.
