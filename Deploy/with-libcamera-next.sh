@@ -13,12 +13,12 @@
 #   PKG_CONFIG_SYSROOT_DIR / PKG_CONFIG_PATH   so pkg-config finds the newer headers and .so
 #   SWIFT_SCRATCH=.build-libcamera-next        a separate build folder (the C++ module of the
 #                                              backend is cached per header set)
-# `swift build` gets --scratch-path, an rpath and `--allow-shlib-undefined` added: trixie's
-# libcamera.so itself needs glibc 2.38+/GLIBCXX_3.4.32+ (gcc 14's libstdc++), which Debian 12
-# does not have, so the linker may not check libcamera's *own* undefined symbols against
-# Debian 12's libraries. Every symbol shutter uses is still resolved against the newer
-# libcamera.so at link time; the binaries run only where that libcamera runs (trixie, Pi OS).
-# `swift test` is therefore refused: the test binary could not load trixie's libcamera here.
+# `swift build` gets --scratch-path and an rpath added. The binaries link against trixie's
+# libcamera.so.0.4 (every symbol shutter uses is resolved at link time) but cannot run on
+# Debian 12: that libcamera needs GLIBC_2.38 and GLIBCXX_3.4.32 (trixie's glibc and gcc 14's
+# libstdc++), Debian 12 has glibc 2.36 and gcc 12. The loader says so and stops:
+#   libcamera.so.0.4: version `GLIBC_2.38' not found (required by .../libcamera.so.0.4)
+# So this is a compile-and-link check of the newer API; `swift test` is refused here.
 set -euo pipefail
 
 ROOT=${LIBCAMERA_NEXT_ROOT:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/shutter/libcamera-next}
@@ -76,7 +76,6 @@ if [ "$1" = swift ] && [ "${2:-}" = test ]; then
 fi
 if [ "$1" = swift ] && [ "${2:-}" = build ]; then
   shift 2
-  exec swift build --scratch-path "$SWIFT_SCRATCH" -Xlinker -rpath -Xlinker "$LIBDIR" \
-    -Xlinker --allow-shlib-undefined "$@"
+  exec swift build --scratch-path "$SWIFT_SCRATCH" -Xlinker -rpath -Xlinker "$LIBDIR" "$@"
 fi
 exec "$@"

@@ -132,12 +132,13 @@ std::unique_ptr<CameraManager> manager;
 int started_manager(CameraManager **out) {
     std::lock_guard<std::mutex> guard(manager_lock);
     if (!manager) {
-        // libcamera logs INFO lines to stderr by default; shutter's stderr is for its own
+        // libcamera logs INFO and WARN lines to stderr by default (vimc: "no static properties
+        // for Sensor B" on every open); shutter's stderr is for its own
         // errors. Its logger reads LIBCAMERA_LOG_LEVELS once, when the first category logs
         // (here): set it for that moment only, so a user's setting still wins and hooks
         // started later do not inherit ours.
         bool quiet = !getenv("LIBCAMERA_LOG_LEVELS");
-        if (quiet) setenv("LIBCAMERA_LOG_LEVELS", "*:WARN", 0);
+        if (quiet) setenv("LIBCAMERA_LOG_LEVELS", "*:ERROR", 0);
         auto candidate = std::make_unique<CameraManager>();
         int result = candidate->start();
         if (quiet) unsetenv("LIBCAMERA_LOG_LEVELS");
