@@ -341,7 +341,10 @@ public final class CaptureService {
 
     /// For each board control: whether the camera serves it, and how or why not (for `shutter check`).
     public func controlReport() -> [(id: String, enabled: Bool, how: String)] {
-        Self.controlReport(board: board, controls: camera?.controls ?? [])
+        if let camera = camera as? LibcameraCamera {
+            return LibcameraControlPlan(camera: camera).report(board: board, controls: camera.libcameraControls)
+        }
+        return Self.controlReport(board: board, controls: camera?.controls ?? [])
     }
 
     /// ``controlReport()`` for a camera with `controls`, without a service.

@@ -460,3 +460,17 @@ struct YUVPlaneEncodingTests {
         }
     }
 }
+
+@Suite("libcamera control report")
+struct LibcameraControlReportTests {
+    @Test func theServiceReportsLibcameraControlsInLibcameraTerms() throws {
+        var script = FakeLibcameraScript()
+        script.hasExposureValue = false
+        let harness = try LibcameraHarness(script)
+        let report = harness.service.controlReport()
+        let exposure = try #require(report.first { $0.id == "exposure" })
+        #expect(!exposure.enabled)
+        #expect(exposure.how == "disabled: the camera has no ExposureValue control")
+        #expect(report.first { $0.id == "zoom" }?.how.hasPrefix("ScalerCrop within") == true)
+    }
+}
