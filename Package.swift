@@ -58,7 +58,7 @@ let package = Package(
             dependencies: ["CLibcamera"]
         ),
 
-        /// Linux system headers Swift's Glibc module leaves out (signalfd).
+        /// Linux system headers Swift's Glibc module leaves out (signalfd, adjtimex).
         .target(name: "CShutterSystem"),
 
         // MARK: Swift modules
@@ -74,7 +74,7 @@ let package = Package(
         /// atomic photo files. The only Swift code that calls V4L2, libv4lconvert, TurboJPEG and libexif.
         .target(
             name: "ShutterCapture",
-            dependencies: ["ShutterCore", "CV4L2", "CTurboJPEG", "CExif", "CYUV", "CLibcameraBackend"]
+            dependencies: ["ShutterCore", "CV4L2", "CTurboJPEG", "CExif", "CYUV", "CLibcameraBackend", "CShutterSystem"]
         ),
         /// A small driver for the capture module's VM checks and benchmark, until the CLI wires it in.
         .executableTarget(
@@ -97,6 +97,13 @@ let package = Package(
         .executableTarget(
             name: "shutter-bench",
             dependencies: ["ShutterCore"]
+        ),
+
+        /// The daemon as a service, measured against a real `shutter run`: start-up, API round trip,
+        /// event → subscriber delay, RSS, idle CPU (release build).
+        .executableTarget(
+            name: "shutter-daemon-bench",
+            dependencies: ["ShutterDaemon"]
         ),
 
         // MARK: Tests

@@ -15,13 +15,30 @@ public struct V4L2FormatInfo: Hashable, Sendable {
     public var sizes: [FrameSize]
     /// The device takes any size between the two in `sizes`.
     public var isStepwise: Bool
+    /// The shortest frame interval (fastest rate) at each size, where the driver enumerates them.
+    public var fastestInterval: [FrameSize: Nanoseconds]
 
-    public init(pixelFormat: PixelFormat, description: String, isEmulated: Bool, sizes: [FrameSize], isStepwise: Bool = false) {
+    public init(pixelFormat: PixelFormat, description: String, isEmulated: Bool, sizes: [FrameSize], isStepwise: Bool = false,
+                fastestInterval: [FrameSize: Nanoseconds] = [:]) {
         self.pixelFormat = pixelFormat
         self.description = description
         self.isEmulated = isEmulated
         self.sizes = sizes
         self.isStepwise = isStepwise
+        self.fastestInterval = fastestInterval
+    }
+
+    /// Whether the format offers `size` (one of its discrete sizes, or within its stepwise range).
+    public func offers(_ size: FrameSize) -> Bool {
+        if sizes.isEmpty || sizes.contains(size) { return true }
+        return isStepwise && sizes.count == 2
+            && (sizes[1].width...sizes[0].width).contains(size.width) && (sizes[1].height...sizes[0].height).contains(size.height)
+    }
+
+    /// The frame rate at `size` (frames per second), when the driver says.
+    public func fastestRate(at size: FrameSize) -> Double? {
+        guard let interval = fastestInterval[size], interval.rawValue > 0 else { return nil }
+        return 1e9 / Double(interval.rawValue)
     }
 }
 
@@ -77,13 +94,39 @@ public final class V4L2Device {
             CV4L2_close(fd)
             throw error
         }
-        let caps = capability.capabilities & CV4L2_CAP_DEVICE_CAPS != 0 ? capability.device_caps : capability.capabilities
-        info = CameraInfo(path: path, card: Self.string(capability.card), driver: Self.string(capability.driver),
-                          bus: Self.string(capability.bus_info))
-        guard caps & CV4L2_CAP_VIDEO_CAPTURE != 0, caps & CV4L2_CAP_STREAMING != 0 else {
+        // Checked before the last stored property is set: a throw after that would run `deinit`
+        // too, closing the descriptor a second time (by then perhaps another thread's file).
+        if let problem = Self.captureProblem(capability) {
             CV4L2_close(fd)
-            throw CaptureError.notACaptureDevice(device: path, reason: "it is not a streaming video capture node (a metadata or output node?)")
+            throw CaptureError.notACaptureDevice(device: path, reason: problem)
         }
+        info = CameraInfo(path: path, card: Self.string(capability.card), driver: Self.string(capability.driver),
+                          bus: Self.string(capability.bus_info), maker: Self.usbManufacturer(of: path))
+    }
+
+    /// The USB manufacturer string of the device behind `path` (`/dev/video0` →
+    /// `/sys/class/video4linux/video0/device/../manufacturer`), or `nil` for other buses.
+    static func usbManufacturer(of path: String) -> String? {
+        guard let name = path.split(separator: "/").last else { return nil }
+        let file = "/sys/class/video4linux/\(name)/device/../manufacturer"
+        let fd = Glibc.open(file, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { Glibc.close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 128)
+        let count = Glibc.read(fd, &buffer, buffer.count)
+        guard count > 0 else { return nil }
+        let text = String(decoding: buffer[..<count], as: UTF8.self)
+        let trimmed = text.split(whereSeparator: \.isNewline).first.map { $0.trimmingPrefix(while: \.isWhitespace) }.map(String.init) ?? ""
+        return trimmed.isEmpty ? nil : trimmed
+    }
+
+    /// Why a node with these capabilities cannot be a camera, or `nil` when it can.
+    static func captureProblem(_ capability: v4l2_capability) -> String? {
+        let caps = capability.capabilities & CV4L2_CAP_DEVICE_CAPS != 0 ? capability.device_caps : capability.capabilities
+        guard caps & CV4L2_CAP_VIDEO_CAPTURE != 0, caps & CV4L2_CAP_STREAMING != 0 else {
+            return "it is not a streaming video capture node (a metadata or output node?)"
+        }
+        return nil
     }
 
     deinit {
@@ -184,9 +227,13 @@ public final class V4L2Device {
             }
             let format = PixelFormat(rawValue: description.pixelformat)
             let (sizes, stepwise) = sizes(for: format)
+            var fastest: [FrameSize: Nanoseconds] = [:]
+            for size in sizes {
+                if let interval = frameIntervals(for: format, size: size).min() { fastest[size] = interval }
+            }
             result.append(V4L2FormatInfo(pixelFormat: format, description: Self.string(description.description),
                                          isEmulated: description.flags & CV4L2_FMT_FLAG_EMULATED != 0,
-                                         sizes: sizes, isStepwise: stepwise))
+                                         sizes: sizes, isStepwise: stepwise, fastestInterval: fastest))
         }
         return result
     }
@@ -216,6 +263,33 @@ public final class V4L2Device {
             }
         }
         return (sizes.sorted { $0.width * $0.height > $1.width * $1.height }, stepwise)
+    }
+
+    /// The frame intervals offered for `format` at `size`: every discrete one, or the shortest and
+    /// longest of a range. Empty when the driver does not say.
+    /// The corresponding ioctl is `VIDIOC_ENUM_FRAMEINTERVALS`.
+    public func frameIntervals(for format: PixelFormat, size: FrameSize) -> [Nanoseconds] {
+        func nanoseconds(_ fraction: v4l2_fract) -> Nanoseconds? {
+            fraction.denominator > 0 && fraction.numerator > 0
+                ? Nanoseconds(rawValue: Int64(fraction.numerator) * 1_000_000_000 / Int64(fraction.denominator)) : nil
+        }
+        var intervals: [Nanoseconds] = []
+        for index in 0..<64 {
+            var interval = v4l2_frmivalenum()
+            interval.index = UInt32(index)
+            interval.pixel_format = format.rawValue
+            interval.width = UInt32(size.width)
+            interval.height = UInt32(size.height)
+            guard (try? ioctl(CV4L2_VIDIOC_ENUM_FRAMEINTERVALS, &interval, "VIDIOC_ENUM_FRAMEINTERVALS")) != nil else { break }
+            if interval.type == CV4L2_FRMIVAL_TYPE_DISCRETE {
+                if let value = nanoseconds(interval.discrete) { intervals.append(value) }
+            } else {
+                if let value = nanoseconds(interval.stepwise.min) { intervals.append(value) }
+                if let value = nanoseconds(interval.stepwise.max) { intervals.append(value) }
+                break
+            }
+        }
+        return intervals
     }
 
     /// Every control, with menu entries. The corresponding ioctl is `VIDIOC_QUERYCTRL`.
@@ -270,11 +344,15 @@ public final class V4L2Device {
 
 /// The format and size to ask a device for, decided from what it offers.
 ///
-/// - Returns: the requested format and size when offered; otherwise the best of
-///   ``PixelFormat/preferred`` the device (or libv4lconvert) offers at its largest size.
+/// - Returns: with `pixelFormat` set, that format at the asked (or its largest) size. Without it and
+///   with a size asked: of the formats offering that size, the one with the best frame rate there
+///   (rates above the asked `fps` count as equal), then the best of ``PixelFormat/preferred``,
+///   native before libv4lconvert-converted. Without a size: the best of ``PixelFormat/preferred``
+///   at its largest size.
 /// - Throws: ``CaptureError/unsupportedFormat(device:requested:supported:)`` or
 ///   ``CaptureError/unsupportedSize(device:requested:supported:)`` listing what is offered.
 public func chooseFormat(offered: [V4L2FormatInfo], settings: CameraSettings, device: String) throws(CaptureError) -> (PixelFormat, FrameSize) {
+    let wantedSize = settings.width.flatMap { width in settings.height.map { FrameSize(width: width, height: $0) } }
     let format: V4L2FormatInfo
     if let code = settings.pixelFormat {
         guard let wanted = PixelFormat(fourcc: code), let match = offered.first(where: { $0.pixelFormat == wanted }) else {
@@ -286,31 +364,56 @@ public func chooseFormat(offered: [V4L2FormatInfo], settings: CameraSettings, de
         }
         format = match
     } else {
-        let native = offered.filter { !$0.isEmulated }
-        let pick = PixelFormat.preferred.lazy.compactMap { wanted in native.first { $0.pixelFormat == wanted } }.first
-            ?? PixelFormat.preferred.lazy.compactMap { wanted in offered.first { $0.pixelFormat == wanted } }.first
-        guard let pick else {
+        let encodable = offered.filter(\.pixelFormat.isEncodable)
+        /// Lower is better: native before converted, then the order of ``PixelFormat/preferred``.
+        func preference(_ info: V4L2FormatInfo) -> Int {
+            (info.isEmulated ? 100 : 0) + (PixelFormat.preferred.firstIndex(of: info.pixelFormat) ?? 99)
+        }
+        guard let best = encodable.min(by: { preference($0) < preference($1) }) else {
             throw CaptureError.unsupportedFormat(device: device, requested: "any of " + PixelFormat.preferred.map(\.fourcc).joined(separator: ", "),
                                                  supported: offered.map(\.pixelFormat.fourcc))
         }
-        format = pick
-    }
-    if let width = settings.width, let height = settings.height {
-        let wanted = FrameSize(width: width, height: height)
-        let sizes = format.sizes
-        let withinRange = format.isStepwise && sizes.count == 2
-            && (sizes[1].width...sizes[0].width).contains(width) && (sizes[1].height...sizes[0].height).contains(height)
-        let offeredSize = sizes.contains(wanted) || sizes.isEmpty || withinRange
-        guard offeredSize else {
-            throw CaptureError.unsupportedSize(device: device, requested: "\(wanted) in \(format.pixelFormat)",
-                                               supported: sizes.map(\.description))
+        if let wantedSize {
+            let candidates = encodable.filter { $0.offers(wantedSize) }
+            // The rate that counts: what the format delivers at the size, up to the rate asked for.
+            func rate(_ info: V4L2FormatInfo) -> Double {
+                let fastest = info.fastestRate(at: wantedSize) ?? 0
+                return settings.fps.map { min(fastest, $0 * 0.999) } ?? fastest
+            }
+            format = candidates.min { lhs, rhs in
+                let (left, right) = (rate(lhs), rate(rhs))
+                if abs(left - right) > 0.005 * max(left, right) { return left > right }
+                return preference(lhs) < preference(rhs)
+            } ?? best
+        } else {
+            format = best
         }
-        return (format.pixelFormat, wanted)
+    }
+    if let wantedSize {
+        guard format.offers(wantedSize) else {
+            throw CaptureError.unsupportedSize(device: device, requested: "\(wantedSize) in \(format.pixelFormat)",
+                                               supported: format.sizes.map(\.description))
+        }
+        return (format.pixelFormat, wantedSize)
     }
     guard let largest = format.sizes.first else {
         throw CaptureError.unsupportedSize(device: device, requested: "a size in \(format.pixelFormat)", supported: [])
     }
     return (format.pixelFormat, largest)
+}
+
+/// When a frame's exposure started, from the driver's timestamp and its flags: the press is
+/// compared with the start of exposure, like with like.
+///
+/// Zero shutter lag compares frame times with GPIO edge times, so only a CLOCK_MONOTONIC stamp
+/// will do: a driver that stamps otherwise (or not at all) gets the dequeue time. A start-of-exposure
+/// stamp (`V4L2_BUF_FLAG_TSTAMP_SRC_SOE`, as uvcvideo gives) is taken as it is; an end-of-frame
+/// stamp (`..._EOF`, the default) and the dequeue time are moved back by one frame interval.
+func exposureStart(stamped: Instant, flags: UInt32, interval: Nanoseconds?, dequeuedAt: Instant) -> Instant {
+    let monotonic = flags & CV4L2_BUF_FLAG_TIMESTAMP_MASK == CV4L2_BUF_FLAG_TIMESTAMP_MONOTONIC && stamped != .zero
+    let time = monotonic ? stamped : dequeuedAt
+    if monotonic, flags & CV4L2_BUF_FLAG_TSTAMP_SRC_MASK == CV4L2_BUF_FLAG_TSTAMP_SRC_SOE { return time }
+    return time - (interval ?? .zero)
 }
 
 /// A V4L2 camera streaming into memory-mapped buffers; frames in a format the device does not
@@ -377,7 +480,18 @@ public final class V4L2Camera: Camera {
         if got.bytesPerLine == 0 { format.bytesPerLine = FrameFormat.defaultBytesPerLine(width: got.width, pixelFormat: got.pixelFormat) }
         var parm = v4l2_streamparm()
         parm.type = CV4L2_BUF_TYPE_VIDEO_CAPTURE
-        if (try? device.ioctl(CV4L2_VIDIOC_G_PARM, &parm, "VIDIOC_G_PARM")) != nil, parm.parm.capture.timeperframe.denominator > 0 {
+        let hasParm = (try? device.ioctl(CV4L2_VIDIOC_G_PARM, &parm, "VIDIOC_G_PARM")) != nil
+        if let fps = settings.fps {
+            let offered = device.frameIntervals(for: pixelFormat, size: size).map { JSONLine.number(1e9 / Double($0.rawValue), decimals: 2) + " fps" }
+            guard hasParm, parm.parm.capture.capability & CV4L2_CAP_TIMEPERFRAME != 0 else {
+                throw CaptureError.unsupportedSize(device: device.path, requested: "a chosen frame rate (\(JSONLine.number(fps, decimals: 2)) fps): the driver keeps its own",
+                                                   supported: offered.isEmpty ? ["its own rate"] : offered)
+            }
+            // 1000 / (fps × 1000) keeps fractional rates such as 29.97 exact enough.
+            parm.parm.capture.timeperframe = v4l2_fract(numerator: 1000, denominator: UInt32((fps * 1000).rounded()))
+            try device.ioctl(CV4L2_VIDIOC_S_PARM, &parm, "VIDIOC_S_PARM")
+        }
+        if hasParm, parm.parm.capture.timeperframe.denominator > 0 {
             let perFrame = parm.parm.capture.timeperframe
             frameInterval = Nanoseconds(rawValue: Int64(perFrame.numerator) * 1_000_000_000 / Int64(perFrame.denominator))
         }
@@ -492,12 +606,8 @@ public final class V4L2Camera: Camera {
                 || ((conversion?.sourceFormat ?? format).frameBytes.map { used < $0 } ?? false)
             if !damaged, let bytes = frameBytes(buffers[index].start, used: used) {
                 if !format.pixelFormat.isJPEG || JPEGMarkers.isComplete(bytes) {
-                    var time = Instant(rawValue: Int64(buffer.timestamp.tv_sec) * 1_000_000_000 + Int64(buffer.timestamp.tv_usec) * 1_000)
-                    // Zero shutter lag compares this with GPIO edge times: only a CLOCK_MONOTONIC stamp will do.
-                    // A driver that stamps otherwise (or not at all) gets the dequeue time instead.
-                    if buffer.flags & CV4L2_BUF_FLAG_TIMESTAMP_MASK != CV4L2_BUF_FLAG_TIMESTAMP_MONOTONIC || time == .zero {
-                        time = monotonicNow()
-                    }
+                    let stamped = Instant(rawValue: Int64(buffer.timestamp.tv_sec) * 1_000_000_000 + Int64(buffer.timestamp.tv_usec) * 1_000)
+                    let time = exposureStart(stamped: stamped, flags: buffer.flags, interval: frameInterval, dequeuedAt: monotonicNow())
                     frames.append(Frame(timestamp: time, sequence: buffer.sequence, format: format, bytes: bytes))
                 }
             }
@@ -537,6 +647,15 @@ public final class V4L2Camera: Camera {
             } catch {
                 failure.withLock { $0 = error }
             }
+        }
+    }
+
+    /// Reads a control after the changes queued before it. The corresponding ioctl is `VIDIOC_G_CTRL`.
+    public func currentValue(of id: UInt32) -> Int32? {
+        let fd = device.fd, path = device.path
+        return controlQueue.sync {
+            var request = v4l2_control(id: id, value: 0)
+            return (try? V4L2Device.ioctl(fd, CV4L2_VIDIOC_G_CTRL, &request, "VIDIOC_G_CTRL", path)) != nil ? request.value : nil
         }
     }
 

@@ -45,7 +45,7 @@ public final class ControlState: @unchecked Sendable {
                 try ControlStateFile.save(values, path: path)
                 lastSaved = values
             } catch {
-                Console.error("shutter: cannot save control values to \(path): \(error.localizedDescription)")
+                Log.warning("shutter: cannot save control values to \(path): \(error.localizedDescription)")
             }
         }
     }

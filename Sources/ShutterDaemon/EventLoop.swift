@@ -57,6 +57,8 @@ public final class EventLoop {
         signalReceived = { [unowned self] signal in
             if signal == SIGINT || signal == SIGTERM { self.stop() }
         }
+        // The reader of standard output went away: nobody hears the events any more, end cleanly.
+        watch(LineWriter.standardOutput.goneDescriptor) { [unowned self] in self.stop() }
     }
 
     deinit { close(signalDescriptor) }

@@ -48,14 +48,14 @@ public final class SimulatorInput {
             for edge in trace.edges {
                 var due = Edge(line: edge.line, active: edge.active, time: origin + Nanoseconds(rawValue: edge.time.rawValue))
                 if due.time < lastTime {
-                    Console.error("shutter: <stdin>:\(lineNumber): time goes backwards; edge taken now")
+                    Log.warning("shutter: <stdin>:\(lineNumber): time goes backwards; edge taken now")
                     due.time = lastTime
                 }
                 lastTime = due.time
                 scheduled.append(due)
             }
         } catch {
-            Console.error("shutter: <stdin>:\(lineNumber): \(error.message) (line ignored)")
+            Log.warning("shutter: <stdin>:\(lineNumber): \(error.message) (line ignored)")
         }
     }
 

@@ -21,7 +21,7 @@ let boardOption = OptionSpec(name: "--board", valueName: "BOARD", help: "the boa
 let commands: [Command] = [
     Command(spec: CommandSpec(
         name: "run", summary: "Run the daemon: watch the buttons and the slider strip, print events as JSON lines.",
-        synopsis: "--board BOARD",
+        synopsis: "[--board BOARD]",
         details: """
         Events go to standard output, one JSON object a line; diagnostics go to standard error.
         Stops cleanly on SIGINT or SIGTERM (a press in progress ends as 'cancelled').
@@ -29,16 +29,28 @@ let commands: [Command] = [
         left: by default $STATE_DIRECTORY (set by systemd) or ~/.local/state/shutter,
         file BOARDNAME.controls.json.
 
-        On the simulator board (chip "simulator") the lines are driven from standard input:
-        each line is a trace edge, {"t": 0.12, "line": "full", "active": true}, played at
-        its time after start. When standard input ends, pending timeouts run and shutter exits.
+        Without --board: /etc/shutter/board.json when it exists (Deploy/install.sh puts it
+        there), else the simulator board: Boards/simulator.json of the checkout the binary was
+        built in (looked for up to 5 directories above the binary), else
+        /usr/local/share/shutter/boards/simulator.json (installed by Deploy/install.sh).
+
+        On the simulator board (chip "simulator", mock lines, synthetic camera):
+        - in a terminal, keys drive the lines (l/space light press, d double light press,
+          f/enter full click, b hold for a burst, arrows or , . swipe, s secondary, q quit)
+          and a status line shows the current control and value, the chooser and the last photo;
+        - with standard input empty (</dev/null, as under systemd or in CI), a built-in demo
+          session plays (light press, zoom, exposure, a filter, a photo, a burst) and shutter
+          exits 0, leaving the photos in the board's output directory;
+        - otherwise standard input is a trace: each line an edge, {"t": 0.12, "line": "full",
+          "active": true}, played at its time after start. When it ends, pending timeouts run
+          and shutter exits.
         """,
         options: [boardOption,
                   OptionSpec(name: "--state", valueName: "FILE", help: "keep control values in FILE"),
                   OptionSpec(name: "--no-state", valueName: nil, help: "start from the board's initial values and save nothing"),
                   OptionSpec(name: "--socket", valueName: "PATH",
                              help: "serve the local API on this Unix socket (default: the board's api.socket; none without)")],
-        required: ["--board"]), run: runDaemon),
+        required: []), run: runDaemon),
     Command(spec: CommandSpec(
         name: "status", summary: "Ask a running daemon how it is: board, camera, controls, counters, last photo.",
         synopsis: "[--socket PATH] [--json]",

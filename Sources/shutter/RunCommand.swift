@@ -1,17 +1,73 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
 import ShutterCore
 import ShutterDaemon
 
 // MARK: - run
 
 func runDaemon(_ arguments: ParsedArguments) throws -> Int32 {
-    let boardPath = arguments.value("--board")!
+    let boardPath = try arguments.value("--board") ?? defaultBoardPath()
     let board = try loadBoard(boardPath)
     var options = DaemonOptions()
     options.boardPath = boardPath
     options.statePath = arguments.value("--state")
     options.keepsState = !arguments.has("--no-state")
     options.socketPath = arguments.value("--socket")
+    let input = board.chip == .simulator ? SimulatorInputKind.of() : .trace
+    if board.chip == .simulator, input != .trace {
+        options.readsSimulatorInput = false
+        options.printsEvents = input != .terminal
+    }
     let daemon = try Daemon(board: board, options: options)
-    try daemon.run()
+    daemon.notifier = SystemdNotifier.fromEnvironment()
+    var terminal: SimulatorTerminal?
+    // Held for the whole run: the loop's closures refer to it without owning it.
+    let gestures = board.chip == .simulator && input != .trace ? GesturePlayer(daemon: daemon) : nil
+    if let player = gestures {
+        switch input {
+        case .terminal:
+            terminal = SimulatorTerminal(daemon: daemon, player: player)
+        case .empty:
+            Console.error("shutter: standard input is empty: playing the demo session (light press, zoom, exposure, filter, a photo, a burst)")
+            DemoSession.play(on: player, daemon: daemon)
+        case .trace:
+            break
+        }
+    }
+    defer { terminal?.restore() }
+    try withExtendedLifetime(gestures) { try daemon.run() }
     return ExitStatus.success
+}
+
+/// The board `shutter run` uses without `--board`: the installed one, else the simulator board
+/// from the checkout the binary was built in, else the installed copy of it.
+func defaultBoardPath() throws -> String {
+    let installed = "/etc/shutter/board.json"
+    if FileManager.default.fileExists(atPath: installed) {
+        Console.error("shutter: no --board given: using \(installed)")
+        return installed
+    }
+    for candidate in simulatorBoardCandidates() where FileManager.default.fileExists(atPath: candidate) {
+        Console.error("shutter: no --board given and no \(installed): using the simulator board \(candidate)")
+        return candidate
+    }
+    throw CommandFailure("no --board given, no \(installed), and no simulator board found beside the binary or in "
+        + "/usr/local/share/shutter/boards (install with Deploy/install.sh, or give --board FILE)")
+}
+
+/// Boards/simulator.json in the package the binary was built in (.build/<triple>/debug/shutter
+/// sits 3 levels below it), then the installed share directories.
+func simulatorBoardCandidates() -> [String] {
+    var candidates: [String] = []
+    let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+    var directory = (executable as NSString).deletingLastPathComponent
+    for _ in 0..<5 {
+        candidates.append(directory + "/Boards/simulator.json")
+        directory = (directory as NSString).deletingLastPathComponent
+    }
+    candidates.append("/usr/local/share/shutter/boards/simulator.json")
+    candidates.append("/usr/share/shutter/boards/simulator.json")
+    return candidates
 }

@@ -42,4 +42,6 @@ func main() -> Int32 {
     }
 }
 
-exit(main())
+let status = main()
+Console.flush()
+exit(status)

@@ -290,10 +290,10 @@ struct LibcameraServiceTests {
         harness.frames(1133)
         #expect(harness.camera.fakeAppliedScalerCrop == PixelRect(x: 16, y: 12, width: 32, height: 24))
         #expect(harness.service.digitalZoomCrop == nil)
-        harness.service.capture(pressedAt: ms(1130), now: ms(1134))
+        harness.service.capture(pressedAt: ms(1120), now: ms(1134))
         let photo = try #require(harness.finish().compactMap(\.photo).first)
         #expect(photo.width == 64 && photo.height == 48)
-        #expect(photo.frameAt == ms(1133))
+        #expect(photo.frameAt == ms(1100))  // the frame whose exposure covers the press
     }
 
     @Test func exposureBiasGoesToExposureValue() throws {
@@ -320,7 +320,7 @@ struct LibcameraServiceTests {
         let events = harness.finish()
         let photo = try #require(events.compactMap(\.photo).first)
         #expect(photo.focus == .locked)
-        #expect(photo.frameAt == ms(1298))
+        #expect(photo.frameAt == ms(1265))  // focused, and its exposure covers the press
         #expect(events.first!.json.description.contains(#""focus": "locked""#))
     }
 

@@ -15,8 +15,12 @@ final class TestRig {
     private(set) var lines: [(name: String, line: String)] = []
     var names: [String] { lines.map(\.name) }
 
-    init(boardJSON: String = TestRig.simulatorBoard, options: DaemonOptions = DaemonOptions(), edit: (inout Board) -> Void = { _ in }) throws {
-        directory = NSTemporaryDirectory() + "shutter-daemon-test-\(UUID().uuidString)"
+    var socketPath: String { directory + "/api.sock" }
+
+    init(boardJSON: String = TestRig.simulatorBoard, options: DaemonOptions = DaemonOptions(), api: Bool = false,
+         edit: (inout Board) -> Void = { _ in }) throws {
+        // Short: a socket path must fit in 107 bytes.
+        directory = "/tmp/sdt-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let json = boardJSON.replacingOccurrences(of: "PHOTOS", with: directory + "/photos")
         var board = try Board.decode(Data(json.utf8), file: "test-board.json")
@@ -26,6 +30,7 @@ final class TestRig {
         var options = options
         options.readsSimulatorInput = false
         options.printsEvents = false
+        if api { options.socketPath = directory + "/api.sock" }
         if options.keepsState, options.statePath == nil { options.statePath = directory + "/state.json" }
         daemon = try Daemon(board: board, options: options, chip: chip, clock: chip.clock)
         daemon.observeLines { [unowned self] name, line in lines.append((name, line)) }
