@@ -55,6 +55,13 @@ CONF
   [ -f "$LIBDIR/pkgconfig/libgpiod.pc" ] || { echo "with-libgpiod2: no libgpiod.pc in the unpacked packages" >&2; exit 1; }
 fi
 
+# The sysroot prefixes every package's paths, not only libgpiod's: libcamera's headers live in
+# /usr/include/libcamera (not a default include directory), so make them visible in $ROOT too.
+# (A libgpiod.pc with a moved prefix instead would put the system's -L/usr/lib/... ahead of
+# 2.x's library, and the 1.6 libgpiod.so would be linked.)
+if [ -d /usr/include/libcamera ] && [ ! -e "$ROOT/usr/include/libcamera" ]; then
+  mkdir -p "$ROOT/usr/include" && ln -s /usr/include/libcamera "$ROOT/usr/include/libcamera"
+fi
 export PKG_CONFIG_SYSROOT_DIR=$ROOT
 export PKG_CONFIG_PATH=$LIBDIR/pkgconfig
 export LD_LIBRARY_PATH=$LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}

@@ -1,6 +1,6 @@
 import ShutterCore
 
-/// A source of timestamped frames: a V4L2 device or the synthetic camera.
+/// A source of timestamped frames: a libcamera camera, a V4L2 device or the synthetic camera.
 ///
 /// Used from one thread (the event loop). Every call is non-blocking except `open`/`start`,
 /// which configure the device.

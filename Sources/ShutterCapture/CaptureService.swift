@@ -26,6 +26,14 @@ public final class CaptureService {
     private var inFlight = 0
     private var zoomFactor = 1.0
     private var hardwareZoom: CameraControl?
+    /// The libcamera camera's `ScalerCrop` maximum, when zoom goes through the ISP.
+    private var scalerCropMaximum: PixelRect?
+    /// The autofocus cycle of the next shot (libcamera cameras with autofocus only).
+    private var autofocus: AutofocusSequence
+    /// Presses waiting for the lens to lock (not yet handed to the state machine).
+    private var focusWaiting: [Instant] = []
+    /// How focus ended for presses handed to the state machine, by press time.
+    private var focusOfPress: [Instant: FocusOutcome] = [:]
     private let wake: WakePipe
     private let finished = Locked<[CaptureEvent]>([])
     private let encodeQueue = DispatchQueue(label: "shutter.capture.encode", qos: .userInitiated)
@@ -69,6 +77,7 @@ public final class CaptureService {
         self.writer = try PhotoWriter(directory: board.output.directory, updatesLatest: updatesLatest)
         self.template = FileNameTemplate(board.output.template)
         self.ring = FrameRing(capacity: board.camera.ringFrames)
+        self.autofocus = AutofocusSequence(timeout: .milliseconds(Double(board.camera.focusTimeoutMs)))
         self.machine = CaptureStateMachine(ringCapacity: board.camera.ringFrames, keepStreaming: board.camera.keepStreaming,
                                            maximumInFlight: Self.maximumInFlight)
         self.wake = try WakePipe()
@@ -80,12 +89,22 @@ public final class CaptureService {
         }
     }
 
-    /// Opens the camera `settings` names: the synthetic camera for `synthetic`, otherwise a V4L2 device.
+    /// Opens the camera `settings` names: the synthetic camera for `synthetic`, otherwise a
+    /// libcamera or V4L2 camera as ``CameraSettings/backend`` and ``chooseBackend(settings:libcameraCameras:)`` decide.
     public static func openCamera(_ settings: CameraSettings) throws(CaptureError) -> any Camera {
         if settings.device == "synthetic" {
             return try SyntheticCamera(width: settings.width ?? 1280, height: settings.height ?? 720)
         }
-        return try V4L2Camera(settings: settings)
+        let listed: [LibcameraEntry]
+        if settings.backend == .auto, !settings.device.hasPrefix("/dev/") {
+            listed = (try? libcameraCameras()) ?? []
+        } else {
+            listed = []
+        }
+        switch chooseBackend(settings: settings, libcameraCameras: listed) {
+        case .libcamera: return try LibcameraCamera(settings: settings)
+        case .v4l2, .auto: return try V4L2Camera(settings: settings)
+        }
     }
 
     /// The descriptors to poll for readable: the completion pipe, and the camera while it streams.
@@ -108,7 +127,7 @@ public final class CaptureService {
     public var newestFrameAt: Instant? { ring.frames.last?.timestamp }
 
     /// Presses waiting for a frame.
-    public var pendingCount: Int { machine.waitingCount }
+    public var pendingCount: Int { machine.waitingCount + focusWaiting.count }
 
     /// Photos being encoded or written.
     public var inFlightCount: Int { inFlight }
@@ -157,13 +176,50 @@ public final class CaptureService {
                 return
             }
         }
+        if hasAutofocus {
+            // No light press before: focus now; the photo waits for the lens (see AutofocusSequence).
+            startAutofocus()
+            if autofocus.isScanning {
+                focusWaiting.append(pressedAt)
+                if !camera.isStreaming { perform(machine.prepare()) }
+                if !events.isEmpty { wake.signal() }
+                return
+            }
+            focusOfPress[pressedAt] = autofocus.outcome
+        }
         perform(machine.press(at: pressedAt, now: clock.now, inFlight: inFlight))
         if !events.isEmpty { wake.signal() }
+    }
+
+    /// Whether the open camera focuses itself (a libcamera camera with AfMode/AfTrigger).
+    private var hasAutofocus: Bool { (camera as? LibcameraCamera)?.hasAutofocus ?? false }
+
+    /// Starts an autofocus cycle on a camera that has autofocus, unless one runs or has locked.
+    private func startAutofocus() {
+        guard let camera = camera as? LibcameraCamera, camera.hasAutofocus, autofocus.trigger(at: clock.now) else { return }
+        do throws(CaptureError) {
+            try camera.triggerAutofocus()
+        } catch {
+            autofocus.reset()
+            events.append(.captureFailed(CaptureFailure(at: clock.now, pressedAt: nil, error: error)))
+            wake.signal()
+        }
+    }
+
+    /// Feeds `frame`'s AfState to the autofocus sequence and serves the presses waiting on focus.
+    private func serveFocusWaiting(with frame: Frame) {
+        guard let libcamera = camera as? LibcameraCamera else { return }
+        autofocus.frame(libcamera.focusState(ofFrame: frame.sequence), at: frame.timestamp)
+        guard !focusWaiting.isEmpty, case .take(let outcome) = autofocus.decide(frameAt: frame.timestamp, now: clock.now) else { return }
+        let presses = focusWaiting
+        focusWaiting.removeAll()
+        for pressedAt in presses { submit(frame, pressedAt: pressedAt, focus: outcome) }
     }
 
     /// Starts the camera ahead of a press (light press), when the board stops it between shots.
     public func prepare() {
         guard camera != nil else { return }
+        startAutofocus()
         perform(machine.prepare())
     }
 
@@ -223,6 +279,7 @@ public final class CaptureService {
         switch spec.kind {
         case .systemZoom: setZoom(number)
         case .systemExposureBias: setExposureBias(number)
+        case .lensPosition(let values): setLensPosition(number, range: values.bounds)
         case .slider(let values): setBound(controlID: controlID, value: number, range: values.bounds)
         case .picker(let count, _): setBound(controlID: controlID, value: number, range: 0...Double(max(count - 1, 1)))
         }
@@ -231,6 +288,15 @@ public final class CaptureService {
     /// Sets the zoom factor (1 = none): the camera's zoom control when it has one, else a centred crop.
     public func setZoom(_ factor: Double) {
         zoomFactor = max(1, factor)
+        if let maximum = scalerCropMaximum, let camera = camera as? LibcameraCamera {
+            do throws(CaptureError) {
+                try camera.setScalerCrop(scalerCrop(forZoom: zoomFactor, maximum: maximum))
+            } catch {
+                events.append(.captureFailed(CaptureFailure(at: clock.now, pressedAt: nil, error: error)))
+                wake.signal()
+            }
+            return
+        }
         guard let control = hardwareZoom else { return }
         let range = board.controls.compactMap { spec -> ClosedRange<Double>? in
             if case .systemZoom(let values) = spec.kind { return values.bounds }
@@ -246,6 +312,16 @@ public final class CaptureService {
     /// before switching to manual, times 2^EV; back at 0 EV it meters itself again.
     public func setExposureBias(_ ev: Double) {
         exposureBias = ev
+        if let camera = camera as? LibcameraCamera {
+            guard case .exposureValue(let range) = LibcameraControlPlan(camera: camera).exposureBias else { return }
+            do throws(CaptureError) {
+                try camera.setExposureValue(exposureValue(forBias: ev, range: range))
+            } catch {
+                events.append(.captureFailed(CaptureFailure(at: clock.now, pressedAt: nil, error: error)))
+                wake.signal()
+            }
+            return
+        }
         let plan = controlPlan
         switch plan.exposureBias {
         case .camera:
@@ -267,6 +343,23 @@ public final class CaptureService {
             set(control, value)
         case .unavailable:
             return
+        }
+    }
+
+    /// Drives the lens by hand (`LensPosition`, autofocus off) from a `lensPosition` slider at `value` in `range`.
+    public func setLensPosition(_ value: Double, range: ClosedRange<Double>) {
+        guard let camera = camera as? LibcameraCamera else { return }
+        let lens: ClosedRange<Double>
+        switch LibcameraControlPlan(camera: camera).focus {
+        case .autofocus(let range), .manual(let range): lens = range
+        case .unavailable: return
+        }
+        autofocus.reset()
+        do throws(CaptureError) {
+            try camera.setLensPosition(ShutterCapture.lensPosition(for: value, in: range, lens: lens))
+        } catch {
+            events.append(.captureFailed(CaptureFailure(at: clock.now, pressedAt: nil, error: error)))
+            wake.signal()
         }
     }
 
@@ -300,7 +393,10 @@ public final class CaptureService {
 
     /// For each board control: whether the camera serves it, and how or why not (for `shutter check`).
     public func controlReport() -> [(id: String, enabled: Bool, how: String)] {
-        Self.controlReport(board: board, controls: camera?.controls ?? [])
+        if let camera = camera as? LibcameraCamera {
+            return LibcameraControlPlan(camera: camera).report(board: board, controls: camera.libcameraControls)
+        }
+        return Self.controlReport(board: board, controls: camera?.controls ?? [])
     }
 
     /// ``controlReport()`` for a camera with `controls`, without a service.
@@ -317,6 +413,8 @@ public final class CaptureService {
                 case .camera(let control): return (spec.id, true, "camera zoom '\(control.name)'")
                 case .digital: return (spec.id, true, "digital zoom (centred crop, saved at the \(settings.digitalZoom == .crop ? "crop's size" : "frame size"))")
                 }
+            case .lensPosition:
+                return (spec.id, false, "disabled: manual focus needs a libcamera camera with LensPosition (V4L2 focus is not mapped)")
             case .systemExposureBias:
                 switch plan.exposureBias {
                 case .camera(let control): return (spec.id, true, "camera control '\(control.name)'")
@@ -336,7 +434,7 @@ public final class CaptureService {
 
     /// The crop digital zoom takes now, or `nil` when the camera zooms itself or there is no zoom.
     public var digitalZoomCrop: CropRect? {
-        guard hardwareZoom == nil, zoomFactor > 1, let format = camera?.format else { return nil }
+        guard hardwareZoom == nil, scalerCropMaximum == nil, zoomFactor > 1, let format = camera?.format else { return nil }
         return CropRect.digitalZoom(width: format.width, height: format.height, factor: zoomFactor)
     }
 
@@ -366,13 +464,20 @@ public final class CaptureService {
 
     private func adopt(_ camera: any Camera) {
         self.camera = camera
-        hardwareZoom = camera.controls.first { $0.id == ControlID.zoomAbsolute && $0.isWritable }
+        if let camera = camera as? LibcameraCamera {
+            hardwareZoom = nil
+            if case .scalerCrop(let maximum) = LibcameraControlPlan(camera: camera).zoom { scalerCropMaximum = maximum } else { scalerCropMaximum = nil }
+        } else {
+            hardwareZoom = camera.controls.first { $0.id == ControlID.zoomAbsolute && $0.isWritable }
+            scalerCropMaximum = nil
+        }
+        autofocus.reset()
         ring.removeAll()
         manualExposureSet = false
         meteredExposure = nil
         events.append(.cameraReady(at: clock.now, info: camera.info, format: camera.format, frameInterval: camera.frameInterval))
         // A reopened camera starts from its defaults: give it the zoom and exposure set before.
-        if hardwareZoom != nil, zoomFactor > 1 { setZoom(zoomFactor) }
+        if hardwareZoom != nil || scalerCropMaximum != nil, zoomFactor > 1 { setZoom(zoomFactor) }
         if let exposureBias { setExposureBias(exposureBias) }
         machine.frameInterval = camera.frameInterval
         if camera.isStreaming {
@@ -418,7 +523,10 @@ public final class CaptureService {
     /// The camera failed: fail waiting presses, close it and look for it again.
     private func lost(_ error: CaptureError, pressedAt: Instant?) {
         let now = clock.now
-        let waiting = machine.streamStopped()
+        let waiting = machine.streamStopped() + focusWaiting
+        focusWaiting.removeAll()
+        focusOfPress.removeAll()
+        autofocus.reset()
         if let pressedAt {
             events.append(.captureFailed(CaptureFailure(at: now, pressedAt: pressedAt, error: error)))
         } else if waiting.isEmpty {
@@ -456,6 +564,7 @@ public final class CaptureService {
                 framesReceived += 1
             }
             perform(actions)
+            if keep { serveFocusWaiting(with: frame) }
             if !(self.camera?.isStreaming ?? false) { break }  // stopped: the rest of the batch is stale
         }
     }
@@ -474,6 +583,7 @@ public final class CaptureService {
 
     /// Stops a camera the board does not keep streaming (the light press ended without a shot).
     public func standby() {
+        if focusWaiting.isEmpty { autofocus.reset() }
         perform(machine.standby())
     }
 
@@ -481,8 +591,11 @@ public final class CaptureService {
     var clockIsSynchronized: () -> Bool = PhotoMetadata.systemClockIsSynchronized
 
     /// Hands `frame` to the background queue for encoding and writing.
-    private func submit(_ frame: Frame, pressedAt: Instant) {
+    private func submit(_ frame: Frame, pressedAt: Instant, focus: FocusOutcome? = nil) {
         guard let camera else { return }
+        let focus = focus ?? focusOfPress.removeValue(forKey: pressedAt) ?? .none
+        // The shot is taken: the next one focuses again (unless a press still waits on this cycle).
+        if focusWaiting.isEmpty, focus != .none { autofocus.reset() }
         sequence += 1
         inFlight += 1
         let now = clock.now
@@ -496,7 +609,7 @@ public final class CaptureService {
                                      width: 0, height: 0)
         metadata.cameraMake = camera.info.maker
         metadata.clockSynchronized = clockIsSynchronized()
-        let job = PhotoJob(frame: frame, pressedAt: pressedAt, bracket: ring.bracket(around: pressedAt), crop: digitalZoomCrop, scaleToFrame: settings.digitalZoom == .scale,
+        let job = PhotoJob(frame: frame, pressedAt: pressedAt, focus: focus, bracket: ring.bracket(around: pressedAt), crop: digitalZoomCrop, scaleToFrame: settings.digitalZoom == .scale,
                            quality: settings.quality, name: template.name(at: taken, sequence: sequence),
                            metadata: metadata)
         let writer = self.writer, finished = self.finished, wake = self.wake
@@ -512,6 +625,7 @@ public final class CaptureService {
 struct PhotoJob: Sendable {
     var frame: Frame
     var pressedAt: Instant
+    var focus: FocusOutcome
     var bracket: Nanoseconds?
     var crop: CropRect?
     var scaleToFrame: Bool
@@ -544,7 +658,7 @@ struct PhotoJob: Sendable {
             let written = monotonicNow()
             return .photo(Photo(at: written, path: path, pressedAt: pressedAt, frameAt: frame.timestamp, width: width,
                                 height: height, bytes: jpeg.count, frameSequence: frame.sequence, bracket: bracket,
-                                encodeTime: encoded - started, writeTime: written - encoded))
+                                encodeTime: encoded - started, writeTime: written - encoded, focus: focus))
         } catch {
             return .captureFailed(CaptureFailure(at: monotonicNow(), pressedAt: pressedAt, error: error))
         }

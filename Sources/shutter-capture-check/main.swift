@@ -7,6 +7,7 @@
 //   shutter-capture-check run --board B --seconds S [--press-every-ms M] [--zoom F] [overrides]
 //   shutter-capture-check verify --jpeg PATH --width W --height H [--bars] [--exif TEXT]...
 //   shutter-capture-check bench --board B --shots N [overrides]
+//   shutter-capture-check encode --size WxH --format FOURCC [--shots N] [--zoom F]   (frame → JPEG only)
 //   shutter-capture-check control --board B [--bind ID=NAME]... [--set ID=VALUE]... [overrides]
 //   (run: --stop-file PATH ends the presses early once PATH exists)
 // overrides: --device D  --size WxH  --format FOURCC  --fps N  --dir DIR  --ring N  --warmup N  --low-power  --bind ID=NAME
@@ -298,7 +299,36 @@ case "bench":
     line.add("offsetMs", stats("", offsets))
     out(line)
 
+case "encode":
+    // Frame → JPEG for one layout, no camera: TurboJPEG straight from the planes (YU12), with
+    // libyuv's chroma split (NV12), or packed (BGR3/RGB3), whole or a digital-zoom crop.
+    let size = (value("--size") ?? "4608x2592").split(separator: "x").compactMap { Int($0) }
+    guard size.count == 2, let format = PixelFormat(fourcc: value("--format") ?? "YU12") else { fail("--size WxH --format FOURCC") }
+    let shots = Int(value("--shots") ?? "10") ?? 10
+    let frameFormat = FrameFormat(width: size[0], height: size[1], pixelFormat: format)
+    guard let frameBytes = frameFormat.frameBytes else { fail("\(format) is not an uncompressed format") }
+    var bytes = [UInt8](repeating: 128, count: frameBytes)
+    for index in stride(from: 0, to: bytes.count, by: 7) { bytes[index] = UInt8(truncatingIfNeeded: index) }
+    let frame = Frame(timestamp: .zero, sequence: 0, format: frameFormat, bytes: bytes)
+    let crop = Double(value("--zoom") ?? "1").map { CropRect.digitalZoom(width: size[0], height: size[1], factor: $0) }
+    var times: [Double] = [], jpegBytes = 0
+    do {
+        let encoder = try JPEGEncoder()
+        for _ in 0..<shots {
+            let started = monotonicNow()
+            jpegBytes = try encoder.encode(frame, crop: crop, quality: 93).count
+            times.append((monotonicNow() - started).milliseconds)
+        }
+    } catch { fail("\(error)") }
+    var line = JSONLine(event: "encode", at: monotonicNow())
+    line.add("format", format.fourcc)
+    line.add("width", size[0])
+    line.add("height", size[1])
+    line.add("bytes", jpegBytes)
+    line.add("encodeMs", stats("", times))
+    out(line)
+
 default:
-    out("usage: shutter-capture-check cameras | capture | run | verify | bench (see the header of main.swift)")
+    out("usage: shutter-capture-check cameras | capture | run | verify | bench | encode (see the header of main.swift)")
     exit(command == "help" ? 0 : 2)
 }
