@@ -124,6 +124,8 @@ extension ShutterEvent {
         case .chooser(let phase, _): "chooser \(phase.rawValue)"
         case .controlHighlighted(let control, _): "controlHighlighted \(control)"
         case .controlSelected(let control, _): "controlSelected \(control)"
+        case .lineStuck(let line, _): "lineStuck \(line)"
+        case .lineFreed(let line, _): "lineFreed \(line)"
         }
     }
 }

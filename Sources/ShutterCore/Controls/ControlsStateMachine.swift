@@ -28,6 +28,8 @@ struct ControlsStateMachine: Sendable {
     private var lastInput = Instant.zero
     private var lastEmitted: Instant?
     private var unsentValue = false
+    /// The value last sent for each control: a value equal to it is never sent again.
+    private var sentValues: [ControlValue]
     private let padSpan: Double
     let idleTimeout: Nanoseconds
     let coalescingInterval: Nanoseconds
@@ -41,6 +43,7 @@ struct ControlsStateMachine: Sendable {
         values = controls.map { spec in
             initialValues?[spec.id].flatMap { Self.validated($0, for: spec) } ?? spec.initial
         }
+        sentValues = values
         current = controls.firstIndex(where: \.enabled) ?? 0
         padSpan = Double(max(padCount - 1, 1))
         idleTimeout = timings.controlsIdleTimeout
@@ -85,10 +88,9 @@ struct ControlsStateMachine: Sendable {
     var deadline: Instant? {
         var earliest: Instant?
         if unsentValue, let lastEmitted { earliest = lastEmitted + coalescingInterval }
-        switch state {
-        case .inactive, .active(adjusting: true):
-            break
-        case .active(adjusting: false), .choosing:
+        // The idle timeout runs while adjusting too: a finger resting on the strip (or a stuck pad)
+        // must not keep the controls open for ever.
+        if isActive {
             let idle = lastInput + idleTimeout
             earliest = earliest.map { min($0, idle) } ?? idle
         }
@@ -271,8 +273,11 @@ struct ControlsStateMachine: Sendable {
 
     private mutating func emitValue(at now: Instant, into events: inout [ShutterEvent]) {
         unsentValue = false
-        lastEmitted = now
         let value = values[current]
+        // A swipe that went out and came back within one coalescing interval changed nothing.
+        guard value != sentValues[current] else { return }
+        sentValues[current] = value
+        lastEmitted = now
         var title: String?
         if case .index(let index) = value { title = titles[current][index] }
         events.append(.controlValue(control: specs[current].id, value: value, title: title, at: now))
@@ -290,6 +295,19 @@ struct ControlsStateMachine: Sendable {
 
     /// The secondary button mapped to `nextControl`: wakes the controls, or moves to the next enabled control.
     mutating func next(at now: Instant, into events: inout [ShutterEvent]) {
+        if case .choosing(let highlight) = state {
+            // In the chooser it moves the highlight, as a swipe would (wrapping round the list).
+            var candidate = highlight
+            for _ in specs.indices {
+                candidate = (candidate + 1) % specs.count
+                if specs[candidate].enabled { break }
+            }
+            lastInput = now
+            guard candidate != highlight else { return }
+            state = .choosing(highlight: candidate)
+            events.append(.controlHighlighted(control: specs[candidate].id, at: now))
+            return
+        }
         guard case .active(let adjusting) = state else {
             if case .inactive = state { activate(at: now, into: &events) }
             return
@@ -310,12 +328,7 @@ struct ControlsStateMachine: Sendable {
         if unsentValue, let lastEmitted, lastEmitted + coalescingInterval <= now {
             emitValue(at: now, into: &events)
         }
-        switch state {
-        case .inactive, .active(adjusting: true):
-            break
-        case .active(adjusting: false), .choosing:
-            if lastInput + idleTimeout <= now { close(reason: .idle, at: now, into: &events) }
-        }
+        if isActive, lastInput + idleTimeout <= now { close(reason: .idle, at: now, into: &events) }
     }
 
     /// Flushes only the coalesced value (used while input is ending, where the idle timeout does not run).

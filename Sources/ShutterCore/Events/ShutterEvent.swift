@@ -14,6 +14,10 @@ public enum CancelReason: String, Hashable, Sendable {
     case unavailable
     /// Input ended (shutdown, end of a trace) while the press was still down.
     case interrupted
+    /// The chip lost edges and reading the line found it released: when it was released is unknown.
+    case edgesLost
+    /// The line did not change for the board's `stuckAfterMs`: a jammed button is no press.
+    case stuck
 }
 
 /// Where a light press came from.
@@ -71,6 +75,10 @@ public enum ShutterEvent: Hashable, Sendable {
     case controlHighlighted(control: String, at: Instant)
     /// A light press in the chooser made `control` current.
     case controlSelected(control: String, at: Instant)
+    /// `line` (board name) stayed active for the board's `stuckAfterMs`: it is ignored until it releases.
+    case lineStuck(line: String, at: Instant)
+    /// A stuck line released; it counts again.
+    case lineFreed(line: String, at: Instant)
 
     /// When the decision was made.
     public var time: Instant {
@@ -79,7 +87,7 @@ public enum ShutterEvent: Hashable, Sendable {
              .lightPress(_, _, _, let at), .doubleLightPress(_, _, let at), .swipe(_, _, _, _, _, let at),
              .controlsActive(_, let at), .controlsAdjusting(_, _, let at), .controlsInactive(_, let at),
              .controlValue(_, _, _, let at), .chooser(_, let at), .controlHighlighted(_, let at),
-             .controlSelected(_, let at):
+             .controlSelected(_, let at), .lineStuck(_, let at), .lineFreed(_, let at):
             at
         }
     }
@@ -100,6 +108,8 @@ public enum ShutterEvent: Hashable, Sendable {
         case .chooser: "chooser"
         case .controlHighlighted: "controlHighlighted"
         case .controlSelected: "controlSelected"
+        case .lineStuck: "lineStuck"
+        case .lineFreed: "lineFreed"
         }
     }
 
@@ -152,6 +162,8 @@ public enum ShutterEvent: Hashable, Sendable {
             line.add("phase", phase.rawValue)
         case .controlHighlighted(let control, _), .controlSelected(let control, _):
             line.add("control", control)
+        case .lineStuck(let name, _), .lineFreed(let name, _):
+            line.add("line", name)
         }
         return line
     }

@@ -56,6 +56,8 @@ struct SliderStrip: Sendable {
 
     private var state = State.idle
     private var touched: UInt64 = 0
+    /// The pads released since a pad was last touched: at a lift, the pads the finger left.
+    private var leaving: UInt64 = 0
     private var touchedCount = 0
     private var indexSum = 0
     /// Recent reported places and their instants, for the velocity (a ring, allocated once).
@@ -116,6 +118,15 @@ struct SliderStrip: Sendable {
         return true
     }
 
+    /// Whether touching `pad` now lands on a pad the finger just lifted from, within the lift grace.
+    ///
+    /// The grace is for a finger sliding on to the next pad across a gap; coming down again on the
+    /// pad it left is a second tap (the caller ends the lifted touch first with ``fire(at:)``).
+    func landsWhereItLifted(_ pad: Int) -> Bool {
+        guard case .lifted = state else { return false }
+        return leaving & (1 << UInt64(pad)) != 0
+    }
+
     /// The place along the strip in [0, 1] for a mean pad index.
     func position(_ place: Double) -> Double {
         min(max((place - Self.deadBand) / span, 0), 1)
@@ -127,11 +138,13 @@ struct SliderStrip: Sendable {
         if active {
             guard touched & bit == 0 else { return .none }
             touched |= bit
+            leaving = 0
             touchedCount += 1
             indexSum += index
         } else {
             guard touched & bit != 0 else { return .none }
             touched &= ~bit
+            leaving |= bit
             touchedCount -= 1
             indexSum -= index
         }
