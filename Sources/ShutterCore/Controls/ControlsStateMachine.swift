@@ -1,3 +1,5 @@
+import Foundation
+
 /// The controls overlay without a screen: which control is current, its value, the chooser.
 ///
 /// Driven by recognized gestures (light press, double light press, swipe steps,
@@ -19,8 +21,12 @@ struct ControlsStateMachine: Sendable {
     private(set) var values: [ControlValue]
     /// The current control.
     private(set) var current: Int
-    /// The value as the swipe drives it, before snapping (sliders: value units; pickers: items).
-    private var continuous = 0.0
+    /// Each control's movement maths (``ControlScale``), in board order.
+    private let scales: [ControlScale]
+    /// Where the swipe has moved the current slider to, in units before snapping.
+    private var position = 0.0
+    /// A flick's glide: its speed (pads per second, signed) and when it moves next.
+    private var glide: (padsPerSecond: Double, next: Instant)?
     /// Movement toward the next picker item or chooser entry, in pads.
     private var detent = 0.0
     /// The swipe that woke the controls changes nothing.
@@ -46,6 +52,7 @@ struct ControlsStateMachine: Sendable {
         sentValues = values
         current = controls.firstIndex(where: \.enabled) ?? 0
         padSpan = Double(max(padCount - 1, 1))
+        scales = controls.map { ControlScale(spec: $0, padSpan: Double(max(padCount - 1, 1))) }
         idleTimeout = timings.controlsIdleTimeout
         coalescingInterval = timings.coalescingInterval
     }
@@ -88,6 +95,7 @@ struct ControlsStateMachine: Sendable {
     var deadline: Instant? {
         var earliest: Instant?
         if unsentValue, let lastEmitted { earliest = lastEmitted + coalescingInterval }
+        if let glide { earliest = earliest.map { min($0, glide.next) } ?? glide.next }
         // The idle timeout runs while adjusting too: a finger resting on the strip (or a stuck pad)
         // must not keep the controls open for ever.
         if isActive {
@@ -113,7 +121,7 @@ struct ControlsStateMachine: Sendable {
         case .choosing(let highlight):
             current = highlight
             state = .active(adjusting: false)
-            events.append(.controlSelected(control: specs[highlight].id, at: now))
+            events.append(.controlSelected(control: specs[highlight].id, display: display(highlight), at: now))
             events.append(.chooser(phase: .ended, at: now))
         }
     }
@@ -136,7 +144,7 @@ struct ControlsStateMachine: Sendable {
         guard hasEnabledControl else { return false }
         if !specs[current].enabled { current = specs.firstIndex(where: \.enabled)! }
         state = .active(adjusting: false)
-        events.append(.controlsActive(control: specs[current].id, at: now))
+        events.append(.controlsActive(control: specs[current].id, display: display(current), at: now))
         return true
     }
 
@@ -147,7 +155,9 @@ struct ControlsStateMachine: Sendable {
         events.append(.controlHighlighted(control: specs[current].id, at: now))
     }
 
-    mutating func swipeBegan(deltaPads: Double, at now: Instant, into events: inout [ShutterEvent]) {
+    mutating func swipeBegan(deltaPads: Double, padsPerSecond: Double, at now: Instant, into events: inout [ShutterEvent]) {
+        // A new touch stops a glide where it is.
+        if glide != nil { endAdjusting(at: now, into: &events) }
         switch state {
         case .inactive:
             // As on the phone, the first touch only wakes the controls.
@@ -156,9 +166,9 @@ struct ControlsStateMachine: Sendable {
             swipeConsumed = false
             state = .active(adjusting: true)
             events.append(.controlsAdjusting(phase: .began, control: specs[current].id, at: now))
-            continuous = Self.continuousValue(values[current], specs[current].kind)
+            position = scales[current].position(of: values[current])
             detent = 0
-            adjust(deltaPads: deltaPads, at: now, into: &events)
+            adjust(deltaPads: deltaPads, padsPerSecond: padsPerSecond, at: now, into: &events)
         case .choosing:
             swipeConsumed = false
             detent = 0
@@ -166,66 +176,79 @@ struct ControlsStateMachine: Sendable {
         }
     }
 
-    mutating func swipeChanged(deltaPads: Double, at now: Instant, into events: inout [ShutterEvent]) {
+    mutating func swipeChanged(deltaPads: Double, padsPerSecond: Double, at now: Instant, into events: inout [ShutterEvent]) {
         guard !swipeConsumed else { return }
         switch state {
         case .inactive, .active(adjusting: false):
             break
         case .active(adjusting: true):
-            adjust(deltaPads: deltaPads, at: now, into: &events)
+            adjust(deltaPads: deltaPads, padsPerSecond: padsPerSecond, at: now, into: &events)
         case .choosing:
             moveHighlight(deltaPads: deltaPads, at: now, into: &events)
         }
     }
 
-    mutating func swipeEnded(at now: Instant, into events: inout [ShutterEvent]) {
+    mutating func swipeEnded(flick: Bool, padsPerSecond: Double, at now: Instant, into events: inout [ShutterEvent]) {
         swipeConsumed = false
         lastInput = now
-        if case .active(adjusting: true) = state { endAdjusting(at: now, into: &events) }
+        guard case .active(adjusting: true) = state else { return }
+        // A flick of a slider carries on for a short glide that slows down; adjusting ends with it.
+        let scale = scales[current]
+        let headingOut = padsPerSecond > 0 ? position < scale.units : position > 0
+        if flick, specs[current].kind.sliderValues != nil, headingOut {
+            glide = (padsPerSecond, now + Self.glideTick)
+            return
+        }
+        endAdjusting(at: now, into: &events)
+    }
+
+    /// A glide moves the value this often.
+    static let glideTick = Nanoseconds.milliseconds(20)
+    /// A glide's speed falls by e every this many seconds.
+    static let glideDecaySeconds = 0.2
+
+    /// One glide step: move at the decayed speed; stop once slow or at an end.
+    private mutating func glideStep(at now: Instant, into events: inout [ShutterEvent]) {
+        guard let current = glide else { return }
+        let seconds = Double(Self.glideTick.rawValue) / 1e9
+        let speed = current.padsPerSecond * exp(-seconds / Self.glideDecaySeconds)
+        adjust(deltaPads: speed * seconds, padsPerSecond: speed, at: now, into: &events)
+        if abs(speed) < ControlScale.slowPadsPerSecond || scales[self.current].isAtEnd(position) {
+            endAdjusting(at: now, into: &events)
+        } else {
+            glide = (speed, now + Self.glideTick)
+        }
     }
 
     private mutating func endAdjusting(at now: Instant, into events: inout [ShutterEvent]) {
+        glide = nil
         // The final value is never lost to coalescing.
         if unsentValue { emitValue(at: now, into: &events) }
         state = .active(adjusting: false)
         events.append(.controlsAdjusting(phase: .ended, control: specs[current].id, at: now))
     }
 
-    private mutating func adjust(deltaPads: Double, at now: Instant, into events: inout [ShutterEvent]) {
+    private mutating func adjust(deltaPads: Double, padsPerSecond: Double, at now: Instant, into events: inout [ShutterEvent]) {
         let spec = specs[current]
         let old = values[current]
         switch spec.kind {
         case .picker(let count, _):
+            // Pickers keep their detents: one item per pad, whatever the speed.
             guard case .index(var index) = old else { return }
             stepDetent(deltaPads: deltaPads, index: &index, count: count)
             values[current] = .index(index)
-        case .slider(let sliderValues), .systemZoom(let sliderValues), .systemExposureBias(let sliderValues):
-            // The whole strip spans the whole range (or list), so one swipe end to end reaches any value.
-            switch sliderValues {
-            case .range(let range, _):
-                let scale = range.upperBound - range.lowerBound
-                continuous = min(max(continuous + deltaPads / padSpan * scale, range.lowerBound), range.upperBound)
-                values[current] = .number(Self.snap(continuous, sliderValues))
-            case .list(let list):
-                let last = Double(list.count - 1)
-                continuous = min(max(continuous + deltaPads / padSpan * last, 0), last)
-                values[current] = .number(list[Int(continuous.rounded())])
-            }
+        case .slider, .systemZoom, .systemExposureBias:
+            // Slow: one unit (a step, a list entry, 1/40 of a continuous range) per half pad; faster
+            // movement covers more per pad (ControlScale.gain), so a quick swipe crosses the range.
+            let scale = scales[current]
+            position = min(max(position + scale.units(deltaPads: deltaPads, padsPerSecond: padsPerSecond), 0), scale.units)
+            values[current] = scale.value(at: position)
         }
         guard values[current] != old else { return }
         if let lastEmitted, now - lastEmitted < coalescingInterval {
             unsentValue = true
         } else {
             emitValue(at: now, into: &events)
-        }
-    }
-
-    /// Where a swipe starts from: the number for ranges, the position in the list for lists.
-    private static func continuousValue(_ value: ControlValue, _ kind: ControlKind) -> Double {
-        switch (value, kind.sliderValues) {
-        case (.number(let number), .list(let list)?): Double(list.firstIndex(of: number) ?? 0)
-        case (.number(let number), _): number
-        case (.index(let index), _): Double(index)
         }
     }
 
@@ -278,9 +301,7 @@ struct ControlsStateMachine: Sendable {
         guard value != sentValues[current] else { return }
         sentValues[current] = value
         lastEmitted = now
-        var title: String?
-        if case .index(let index) = value { title = titles[current][index] }
-        events.append(.controlValue(control: specs[current].id, value: value, title: title, at: now))
+        events.append(.controlValue(control: specs[current].id, value: value, display: display(current), at: now))
     }
 
     /// A full click or secondary capture: the controls collapse before the capture event.
@@ -320,11 +341,12 @@ struct ControlsStateMachine: Sendable {
         }
         guard candidate != current else { return }
         current = candidate
-        events.append(.controlSelected(control: specs[current].id, at: now))
+        events.append(.controlSelected(control: specs[current].id, display: display(current), at: now))
     }
 
     /// The coalescing interval or the idle timeout ran out.
     mutating func fire(at now: Instant, into events: inout [ShutterEvent]) {
+        if let glide, glide.next <= now { glideStep(at: now, into: &events) }
         if unsentValue, let lastEmitted, lastEmitted + coalescingInterval <= now {
             emitValue(at: now, into: &events)
         }
@@ -359,6 +381,11 @@ struct ControlsStateMachine: Sendable {
         swipeConsumed = true
         state = .inactive
         events.append(.controlsInactive(reason: reason, at: now))
+    }
+
+    /// What control `index` shows now.
+    private func display(_ index: Int) -> ControlDisplay {
+        ControlDisplay(values[index], of: specs[index])
     }
 
     /// Each control's value by id, for persistence.

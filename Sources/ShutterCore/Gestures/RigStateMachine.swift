@@ -402,15 +402,15 @@ public struct RigStateMachine: Sendable {
             resolvePendingLightPress(at: now, into: &events)
             events.append(.swipe(phase: .began, position: motion.position, delta: motion.delta,
                                  velocity: motion.velocity, flick: false, at: now))
-            controls.swipeBegan(deltaPads: motion.deltaPads, at: now, into: &events)
+            controls.swipeBegan(deltaPads: motion.deltaPads, padsPerSecond: motion.padsPerSecond, at: now, into: &events)
         case .swipeChanged(let motion):
             events.append(.swipe(phase: .changed, position: motion.position, delta: motion.delta,
                                  velocity: motion.velocity, flick: false, at: now))
-            controls.swipeChanged(deltaPads: motion.deltaPads, at: now, into: &events)
+            controls.swipeChanged(deltaPads: motion.deltaPads, padsPerSecond: motion.padsPerSecond, at: now, into: &events)
         case .swipeEnded(let motion, let flick):
             events.append(.swipe(phase: .ended, position: motion.position, delta: motion.delta,
                                  velocity: motion.velocity, flick: flick, at: now))
-            controls.swipeEnded(at: now, into: &events)
+            controls.swipeEnded(flick: flick, padsPerSecond: motion.padsPerSecond, at: now, into: &events)
         case .tap(let pressedAt, let releasedAt):
             guard halfLine == nil else { return }
             if let outcome = lightPresses.lightPress(pressedAt: pressedAt, releasedAt: releasedAt) {

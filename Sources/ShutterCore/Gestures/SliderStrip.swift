@@ -30,6 +30,10 @@ struct SliderStrip: Sendable {
         var delta: Double
         var velocity: Double
         var deltaPads: Double
+        /// The speed in pads per second (positive toward the last pad), for the controls' speed curve.
+        var padsPerSecond: Double { velocity * span }
+        /// Strip length in pads (after the dead bands), to turn `velocity` back into pads.
+        var span: Double
     }
 
     private struct Touch: Sendable {
@@ -194,7 +198,7 @@ struct SliderStrip: Sendable {
         touch.reported = place
         record(place, at: time)
         return .swipeChanged(Motion(position: position(place), delta: position(place) - position(previous),
-                                    velocity: velocity(at: time, place: place) / span, deltaPads: change))
+                                    velocity: velocity(at: time, place: place) / span, deltaPads: change, span: span))
     }
 
     private mutating func startSwipeIfMoved(_ touch: inout Touch, place: Double, at time: Instant) -> Action? {
@@ -211,7 +215,7 @@ struct SliderStrip: Sendable {
         record(place, at: touch.currentSince)
         return .swipeBegan(Motion(position: position(place), delta: position(place) - position(touch.anchor),
                                   velocity: velocity(at: touch.currentSince, place: place) / span,
-                                  deltaPads: place - touch.anchor))
+                                  deltaPads: place - touch.anchor, span: span))
     }
 
     /// Whether the finger is a pad or more from where it landed (a swipe once it rests there).
@@ -235,7 +239,7 @@ struct SliderStrip: Sendable {
             if touch.swiping {
                 let speed = velocity(at: liftedAt, place: touch.reported)
                 return .swipeEnded(Motion(position: position(touch.reported), delta: 0, velocity: speed / span,
-                                          deltaPads: 0),
+                                          deltaPads: 0, span: span),
                                    flick: abs(speed) >= Self.flickPadsPerSecond)
             }
             if liftedAt - touch.start <= tapMaximum { return .tap(pressedAt: touch.start, releasedAt: liftedAt) }
@@ -251,7 +255,7 @@ struct SliderStrip: Sendable {
             return .none
         case .touching(let touch), .lifted(let touch, _):
             guard touch.swiping else { return .none }
-            return .swipeEnded(Motion(position: position(touch.reported), delta: 0, velocity: 0, deltaPads: 0), flick: false)
+            return .swipeEnded(Motion(position: position(touch.reported), delta: 0, velocity: 0, deltaPads: 0, span: span), flick: false)
         }
     }
 
