@@ -22,7 +22,7 @@ struct ControlScale: Sendable {
     /// Below this speed (pads per second) movement is fine control: no acceleration.
     static let slowPadsPerSecond = 3.0
     /// At and above this speed movement gets the full gain.
-    static let fastPadsPerSecond = 12.0
+    static let fastPadsPerSecond = 8.0
     /// How much more than the whole range a quick end-to-end swipe would cover, so it surely reaches the end.
     static let fastSwipeReach = 1.5
 
@@ -48,7 +48,7 @@ struct ControlScale: Sendable {
     }
 
     /// How many times faster than slow movement a movement at `padsPerSecond` moves the value:
-    /// 1 up to 3 pads/s, rising in a straight line to ``maximumGain`` at 12 pads/s, flat above.
+    /// 1 up to 3 pads/s, rising in a straight line to ``maximumGain`` at 8 pads/s, flat above.
     func gain(padsPerSecond: Double) -> Double {
         let speed = abs(padsPerSecond)
         guard speed > Self.slowPadsPerSecond else { return 1 }

@@ -168,7 +168,11 @@ struct ControlsStateMachine: Sendable {
             events.append(.controlsAdjusting(phase: .began, control: specs[current].id, at: now))
             position = scales[current].position(of: values[current])
             detent = 0
-            adjust(deltaPads: deltaPads, padsPerSecond: padsPerSecond, at: now, into: &events)
+            // The movement that made the touch a swipe (a pad or more, so a tap rolling over two pads
+            // stays a tap) is the swipe's threshold, as a touch screen's slop: the value starts with one
+            // half pad, so a slow swipe visits every step (exposure 0 → +⅓ → +⅔ …).
+            let sliderLead = specs[current].kind.sliderValues == nil ? deltaPads : min(max(deltaPads, -0.5), 0.5)
+            adjust(deltaPads: sliderLead, padsPerSecond: padsPerSecond, at: now, into: &events)
         case .choosing:
             swipeConsumed = false
             detent = 0
@@ -355,13 +359,19 @@ struct ControlsStateMachine: Sendable {
 
     /// Flushes only the coalesced value (used while input is ending, where the idle timeout does not run).
     mutating func flushValue(at now: Instant, into events: inout [ShutterEvent]) {
-        if unsentValue { emitValue(at: now, into: &events) }
+        // A glide is what the flick already asked for: it runs to its end.
+        if let glide, glide.next <= now { glideStep(at: now, into: &events) }
+        if unsentValue, let lastEmitted, lastEmitted + coalescingInterval <= now { emitValue(at: now, into: &events) }
     }
 
-    /// The deadline that must still run when input ends (the coalescing flush), if any.
+    /// The deadlines that must still run when input ends (a glide, the coalescing flush), if any.
     var flushDeadline: Instant? {
-        guard unsentValue, let lastEmitted else { return nil }
-        return lastEmitted + coalescingInterval
+        var earliest = glide?.next
+        if unsentValue, let lastEmitted {
+            let flush = lastEmitted + coalescingInterval
+            earliest = earliest.map { min($0, flush) } ?? flush
+        }
+        return earliest
     }
 
     mutating func finish(at now: Instant, into events: inout [ShutterEvent]) {

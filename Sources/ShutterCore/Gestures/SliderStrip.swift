@@ -30,10 +30,9 @@ struct SliderStrip: Sendable {
         var delta: Double
         var velocity: Double
         var deltaPads: Double
-        /// The speed in pads per second (positive toward the last pad), for the controls' speed curve.
-        var padsPerSecond: Double { velocity * span }
-        /// Strip length in pads (after the dead bands), to turn `velocity` back into pads.
-        var span: Double
+        /// The speed in pads per second (positive toward the last pad) over ``speedWindow``, for the
+        /// controls' speed curve; at the end of a swipe, the lift speed that makes a flick.
+        var padsPerSecond: Double
     }
 
     private struct Touch: Sendable {
@@ -84,6 +83,9 @@ struct SliderStrip: Sendable {
     static let reversalHysteresis = 0.75
     /// Velocity is measured over this span before the latest step.
     static let velocityWindow = Nanoseconds.milliseconds(100)
+    /// The controls' speed curve measures over this longer span: a slow finger crossing overlapping
+    /// pads moves in half-pad bursts, and only their average says how fast the person moves.
+    static let speedWindow = Nanoseconds.milliseconds(300)
     /// Lifting while moving at least this fast (pads per second) is a flick.
     static let flickPadsPerSecond = 15.0
     private static let historyCapacity = 16
@@ -198,7 +200,8 @@ struct SliderStrip: Sendable {
         touch.reported = place
         record(place, at: time)
         return .swipeChanged(Motion(position: position(place), delta: position(place) - position(previous),
-                                    velocity: velocity(at: time, place: place) / span, deltaPads: change, span: span))
+                                    velocity: velocity(at: time, place: place) / span, deltaPads: change,
+                                    padsPerSecond: velocity(at: time, place: place, window: Self.speedWindow)))
     }
 
     private mutating func startSwipeIfMoved(_ touch: inout Touch, place: Double, at time: Instant) -> Action? {
@@ -215,7 +218,8 @@ struct SliderStrip: Sendable {
         record(place, at: touch.currentSince)
         return .swipeBegan(Motion(position: position(place), delta: position(place) - position(touch.anchor),
                                   velocity: velocity(at: touch.currentSince, place: place) / span,
-                                  deltaPads: place - touch.anchor, span: span))
+                                  deltaPads: place - touch.anchor,
+                                  padsPerSecond: velocity(at: touch.currentSince, place: place, window: Self.speedWindow)))
     }
 
     /// Whether the finger is a pad or more from where it landed (a swipe once it rests there).
@@ -239,7 +243,7 @@ struct SliderStrip: Sendable {
             if touch.swiping {
                 let speed = velocity(at: liftedAt, place: touch.reported)
                 return .swipeEnded(Motion(position: position(touch.reported), delta: 0, velocity: speed / span,
-                                          deltaPads: 0, span: span),
+                                          deltaPads: 0, padsPerSecond: speed),
                                    flick: abs(speed) >= Self.flickPadsPerSecond)
             }
             if liftedAt - touch.start <= tapMaximum { return .tap(pressedAt: touch.start, releasedAt: liftedAt) }
@@ -255,7 +259,7 @@ struct SliderStrip: Sendable {
             return .none
         case .touching(let touch), .lifted(let touch, _):
             guard touch.swiping else { return .none }
-            return .swipeEnded(Motion(position: position(touch.reported), delta: 0, velocity: 0, deltaPads: 0, span: span), flick: false)
+            return .swipeEnded(Motion(position: position(touch.reported), delta: 0, velocity: 0, deltaPads: 0, padsPerSecond: 0), flick: false)
         }
     }
 
@@ -268,9 +272,9 @@ struct SliderStrip: Sendable {
 
     /// Pads per second over about the last ``velocityWindow``: from the newest sample at least that old
     /// (or the oldest kept) to `place` at `time`.
-    private func velocity(at time: Instant, place: Double) -> Double {
+    private func velocity(at time: Instant, place: Double, window: Nanoseconds = velocityWindow) -> Double {
         guard historyCount > 0 else { return 0 }
-        let limit = time - Self.velocityWindow
+        let limit = time - window
         var reference = (historyNext - historyCount + Self.historyCapacity) % Self.historyCapacity
         for offset in 0..<historyCount {
             let slot = (historyNext - 1 - offset + 2 * Self.historyCapacity) % Self.historyCapacity
