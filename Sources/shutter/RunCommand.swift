@@ -106,9 +106,10 @@ func runDaemon(_ arguments: ParsedArguments) throws -> Int32 {
             state?.save(interpreter.machine.controlValues)
         }
     }
-    interpreter.reportLostEdges = { count, time in
+    interpreter.reportLostEdges = { [unowned interpreter] count, time in
         var line = JSONLine(event: "edgesLost", at: time)
         line.add("count", count)
+        line.add("resynchronised", interpreter.resynchronised)
         Console.out(line.description)
     }
     // Bring the camera to the values the controls start from (saved, or the board's).
