@@ -168,6 +168,9 @@ public struct RigStateMachine: Sendable {
         full.finish(at: time, into: &events)
         secondary.finish(at: time, into: &events)
         controls.finish(at: time, into: &events)
+        // Input is over: a line still held is no longer watched, so it cannot become stuck later.
+        for line in activeSince.indices { activeSince[line] = nil }
+        stuckDeadline = nil
         finishing = false
     }
 
