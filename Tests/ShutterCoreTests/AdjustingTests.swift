@@ -265,3 +265,32 @@ struct DeadlineTieTests {
         #expect(sent == ["+⅓ EV@100", "+⅔ EV@160", "+1⅓ EV@210"])
     }
 }
+
+/// The end-to-end swipe traces under Tests/Traces on the simulator board (the figures in the lead's note).
+@Suite("Swipe traces on the simulator board")
+struct SwipeTraceTests {
+    static func values(_ name: String) throws -> [ControlValue] {
+        let path = URL(fileURLWithPath: Rigs.simulatorPath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Tests/Traces/\(name).jsonl").path
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        let trace = try Trace.parse(text, board: Rigs.simulator, source: name)
+        return RigStateMachine.replay(trace.edges, board: Rigs.simulator).compactMap { event in
+            if case .controlValue(_, let value, _, _) = event { return value }
+            return nil
+        }
+    }
+
+    @Test func slowSwipesVisitEveryStep() throws {
+        #expect(try Self.values("swipe-slow-exposure") == (1...6).map { .number(ControlsStateMachine.snap(Double($0) / 3, .range(-2...2, step: 1.0 / 3))) })
+        #expect(try Self.values("swipe-slow-filter") == [.index(1), .index(2), .index(3)])
+        let zoom = AdjustRigs.numbers(try Self.values("swipe-slow-zoom"))
+        #expect(zoom.count == 9)
+        #expect(zip(zoom.dropFirst(), zoom).allSatisfy { $0 / $1 <= pow(8.0, 1.0 / 40) + 1e-3 && $0 > $1 })
+    }
+
+    @Test func quickSwipesReachTheEnd() throws {
+        #expect(try Self.values("swipe-quick-zoom").last == .number(8))
+        #expect(try Self.values("swipe-quick-exposure").last == .number(2))
+        #expect(try Self.values("swipe-quick-filter").last == .index(3))
+    }
+}
