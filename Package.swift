@@ -20,10 +20,11 @@ let package = Package(
             name: "CGPIODBackend",
             dependencies: ["CGPIOD"]
         ),
-        /// libv4l2 and the V4L2 ioctls, with wrappers for its variadic functions and macros.
+        /// The V4L2 ioctls through the C library (so LD_PRELOAD layers like libcamerify see them),
+        /// with wrappers for variadic functions and macros; libv4lconvert for formats to convert.
         .systemLibrary(
             name: "CV4L2",
-            pkgConfig: "libv4l2",
+            pkgConfig: "libv4lconvert",
             providers: [.apt(["libv4l-dev"])]
         ),
         /// libjpeg-turbo's TurboJPEG API: encodes raw frames.
@@ -39,7 +40,7 @@ let package = Package(
             providers: [.apt(["libexif-dev"])]
         ),
 
-        /// Linux system headers Swift's Glibc module leaves out (signalfd).
+        /// Linux system headers Swift's Glibc module leaves out (signalfd, adjtimex).
         .target(name: "CShutterSystem"),
 
         // MARK: Swift modules
@@ -52,26 +53,39 @@ let package = Package(
             dependencies: ["ShutterCore", "CGPIODBackend"]
         ),
         /// Stills: V4L2 cameras and the synthetic one, the zero-shutter-lag ring, JPEG and EXIF,
-        /// atomic photo files. The only Swift code that calls libv4l2, TurboJPEG and libexif.
+        /// atomic photo files. The only Swift code that calls V4L2, libv4lconvert, TurboJPEG and libexif.
         .target(
             name: "ShutterCapture",
-            dependencies: ["ShutterCore", "CV4L2", "CTurboJPEG", "CExif"]
+            dependencies: ["ShutterCore", "CV4L2", "CTurboJPEG", "CExif", "CShutterSystem"]
         ),
         /// A small driver for the capture module's VM checks and benchmark, until the CLI wires it in.
         .executableTarget(
             name: "shutter-capture-check",
             dependencies: ["ShutterCore", "ShutterCapture"]
         ),
-        /// The daemon and its commands: a thin interpreter around the state machines.
+        /// The service: one event loop around the state machines, the camera, the local API,
+        /// hooks and systemd notification. Tests drive it with the mock chip and synthetic camera.
+        .target(
+            name: "ShutterDaemon",
+            dependencies: ["ShutterCore", "ShutterGPIO", "ShutterCapture", "CShutterSystem"]
+        ),
+        /// The command-line tool: thin commands over the daemon module.
         .executableTarget(
             name: "shutter",
-            dependencies: ["ShutterCore", "ShutterGPIO", "ShutterCapture", "CShutterSystem"]
+            dependencies: ["ShutterCore", "ShutterGPIO", "ShutterCapture", "ShutterDaemon", "CShutterSystem"]
         ),
 
         /// Throughput of the gesture state machines on a long synthetic trace (release build).
         .executableTarget(
             name: "shutter-bench",
             dependencies: ["ShutterCore"]
+        ),
+
+        /// The daemon as a service, measured against a real `shutter run`: start-up, API round trip,
+        /// event → subscriber delay, RSS, idle CPU (release build).
+        .executableTarget(
+            name: "shutter-daemon-bench",
+            dependencies: ["ShutterDaemon"]
         ),
 
         // MARK: Tests
@@ -83,6 +97,10 @@ let package = Package(
         .testTarget(
             name: "ShutterCaptureTests",
             dependencies: ["ShutterCore", "ShutterCapture"]
+        ),
+        .testTarget(
+            name: "ShutterDaemonTests",
+            dependencies: ["ShutterCore", "ShutterCapture", "ShutterDaemon"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,33 +1,187 @@
 #!/usr/bin/env bash
 # install.sh - install shutter as a service on a Raspberry Pi (or any Debian system).
 #
-#   sudo Deploy/install.sh BOARD     e.g. sudo Deploy/install.sh Boards/raspberry-pi-5.json
+#   sudo Deploy/install.sh [--binary PATH] [--no-start] BOARD
 #   Deploy/install.sh --help
 #
-# Builds a release binary, then installs: /usr/local/bin/shutter, the board as
-# /etc/shutter/board.json (checked first), the udev rule (gpio and video groups),
-# a 'shutter' system user in those groups, and the systemd unit, enabled and started.
+# Builds a release binary (as the owner of the checkout, so no root-owned build output
+# is left behind; --binary PATH installs a binary already built instead), checks the
+# board, then installs:
+#   /usr/local/bin/shutter                  the binary
+#   /etc/shutter/board.json                 the board; a copy you edited is kept, and
+#                                           the new one goes beside it as board.json.new
+#   /usr/local/share/shutter/boards/        the shipped boards (`shutter run` falls back
+#                                           to simulator.json there when /etc has none)
+#   /etc/udev/rules.d/99-shutter.rules      GPIO chips to group gpio, cameras to video
+#   user and group 'shutter' (in gpio, video), /var/lib/shutter
+#   /etc/systemd/system/shutter.service     enabled and started; restarted on upgrade
+#   .../shutter.service.d/photos.conf       ReadWritePaths= and RequiresMountsFor= the
+#                                           board's photo directory
+# Every step compares before it writes, so a second run changes nothing. Finally it
+# checks, as user 'shutter', that the GPIO chips, cameras and photo directory can be
+# opened. What was installed is listed in /usr/local/share/shutter/installed-files,
+# which Deploy/uninstall.sh reads. --no-start installs without enabling the service.
 set -euo pipefail
-case "${1:-}" in
-  -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
-  "") echo "install.sh: which board? (try --help)" >&2; exit 2 ;;
-esac
-board=$1
+usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; }
+binary="" start=yes board=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -h|--help) usage; exit 0 ;;
+    --binary) [ $# -ge 2 ] || { echo "install.sh: --binary needs a path" >&2; exit 2; }; binary=$(readlink -f "$2"); shift 2 ;;
+    --no-start) start=no; shift ;;
+    -*) echo "install.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
+    *) [ -z "$board" ] || { echo "install.sh: one board only (try --help)" >&2; exit 2; }; board=$(readlink -f "$1"); shift ;;
+  esac
+done
+[ -n "$board" ] || { echo "install.sh: which board? e.g. sudo Deploy/install.sh Boards/raspberry-pi-5.json (try --help)" >&2; exit 2; }
+[ -f "$board" ] || { echo "install.sh: no board file $board" >&2; exit 2; }
 [ "$(id -u)" = 0 ] || { echo "install.sh: run as root (sudo)" >&2; exit 1; }
 cd "$(dirname "$(readlink -f "$0")")/.."
-export PATH=/opt/swift/usr/bin:$PATH
-swift build -c release
-.build/release/shutter check "$board"
-install -m 0755 .build/release/shutter /usr/local/bin/shutter
-install -d /etc/shutter /usr/local/share/doc/shutter
-install -m 0644 "$board" /etc/shutter/board.json
-install -m 0644 README.md /usr/local/share/doc/shutter/README.md
-install -m 0644 Deploy/udev/99-shutter.rules /etc/udev/rules.d/99-shutter.rules
-getent group gpio >/dev/null || groupadd --system gpio
-getent group video >/dev/null || groupadd --system video
-id shutter >/dev/null 2>&1 || useradd --system --home /var/lib/shutter --shell /usr/sbin/nologin -G gpio,video shutter
-udevadm control --reload && udevadm trigger --subsystem-match=gpio --subsystem-match=video4linux || true
-install -m 0644 Deploy/systemd/shutter.service /etc/systemd/system/shutter.service
-systemctl daemon-reload
-systemctl enable --now shutter
-echo "install.sh: shutter is running; follow it with: journalctl -u shutter -f"
+
+share=/usr/local/share/shutter
+manifest=$share/installed-files
+changed=no     # anything the running service depends on
+note() { echo "install.sh: $*"; }
+
+# put SOURCE DEST MODE: install only when the content or mode differs.
+put() {
+  local source=$1 dest=$2 mode=$3
+  if [ -f "$dest" ] && cmp -s "$source" "$dest" && [ "$(stat -c %a "$dest")" = "${mode#0}" ]; then
+    return 0
+  fi
+  install -D -m "$mode" "$source" "$dest"
+  note "installed $dest"
+  changed=yes
+}
+# put_text DEST MODE: as put, from standard input.
+put_text() { local tmp; tmp=$(mktemp); cat > "$tmp"; put "$tmp" "$1" "$2"; rm -f "$tmp"; }
+
+# ---- the binary -------------------------------------------------------------------
+if [ -z "$binary" ]; then
+  command -v swift > /dev/null || export PATH=/opt/swift/usr/bin:$PATH
+  owner=$(stat -c %U .)
+  if [ "$owner" != root ]; then
+    # Build as the checkout's owner: a root-owned .build breaks their next `swift build`.
+    runuser -u "$owner" -- env PATH="$PATH" HOME="$(getent passwd "$owner" | cut -d: -f6)" swift build -c release
+  else
+    swift build -c release
+  fi
+  binary=$PWD/.build/release/shutter
+fi
+[ -x "$binary" ] || { echo "install.sh: $binary is not an executable" >&2; exit 1; }
+"$binary" check "$board" > /tmp/shutter-install-check.$$ || { rm -f /tmp/shutter-install-check.$$; exit 1; }
+output=$(sed -n 's/^output: //p' /tmp/shutter-install-check.$$)
+rm -f /tmp/shutter-install-check.$$
+put "$binary" /usr/local/bin/shutter 0755
+
+# ---- shared files -----------------------------------------------------------------
+for file in Boards/*.json; do put "$file" "$share/boards/$(basename "$file")" 0644; done
+put README.md /usr/local/share/doc/shutter/README.md 0644
+put Boards/README.md /usr/local/share/doc/shutter/BOARDS.md 0644
+
+# ---- the board: never overwrite one the user edited ---------------------------------
+# $share/board.json.installed is the copy last installed: /etc's differs from it only when edited.
+installed_copy=$share/board.json.installed
+if [ ! -f /etc/shutter/board.json ]; then
+  put "$board" /etc/shutter/board.json 0644
+  put "$board" "$installed_copy" 0644
+elif cmp -s /etc/shutter/board.json "$board"; then
+  put "$board" "$installed_copy" 0644
+elif [ -f "$installed_copy" ] && cmp -s /etc/shutter/board.json "$installed_copy"; then
+  put "$board" /etc/shutter/board.json 0644      # unedited: upgrade it
+  put "$board" "$installed_copy" 0644
+else
+  if ! cmp -s "$board" /etc/shutter/board.json.new 2>/dev/null; then
+    install -m 0644 "$board" /etc/shutter/board.json.new
+  fi
+  note "NOTE: /etc/shutter/board.json was edited, so it is kept and still used; the board given"
+  note "      is beside it as /etc/shutter/board.json.new (compare: diff -u /etc/shutter/board.json{,.new})"
+fi
+
+# ---- user, groups, udev ---------------------------------------------------------------
+for group in gpio video; do getent group $group > /dev/null || { groupadd --system $group; note "created group $group"; }; done
+if ! id shutter > /dev/null 2>&1; then
+  useradd --system --home-dir /var/lib/shutter --no-create-home --shell /usr/sbin/nologin -G gpio,video shutter
+  note "created user shutter"
+else
+  for group in gpio video; do
+    id -nG shutter | tr ' ' '\n' | grep -qx $group || { usermod -aG $group shutter; note "added shutter to $group"; }
+  done
+fi
+install -d -o shutter -g shutter -m 0750 /var/lib/shutter
+rules_before=$changed; changed=no
+put Deploy/udev/99-shutter.rules /etc/udev/rules.d/99-shutter.rules 0644
+if [ $changed = yes ]; then
+  udevadm control --reload 2> /dev/null && udevadm trigger --subsystem-match=gpio --subsystem-match=video4linux --subsystem-match=media 2> /dev/null \
+    && udevadm settle 2> /dev/null || note "udev is not running: the rule applies from the next boot"
+fi
+changed=$rules_before
+
+# ---- the photo directory ---------------------------------------------------------------
+directory=$(dirname "$output")
+case "$directory" in /*) ;; *) directory=/var/lib/shutter/${directory#./} ;; esac
+[ -d "$directory" ] || { install -d -o shutter -g shutter -m 0750 "$directory"; note "created $directory"; }
+case "$directory" in
+  /var/lib/shutter|/var/lib/shutter/*) photos_conf="" ;;
+  *) photos_conf="[Unit]
+RequiresMountsFor=$directory
+
+[Service]
+ReadWritePaths=$directory" ;;
+esac
+
+# ---- systemd --------------------------------------------------------------------------
+put Deploy/systemd/shutter.service /etc/systemd/system/shutter.service 0644
+if [ -n "$photos_conf" ]; then
+  printf '# Written by Deploy/install.sh from the board'"'"'s output directory.\n%s\n' "$photos_conf" \
+    | put_text /etc/systemd/system/shutter.service.d/photos.conf 0644
+elif [ -f /etc/systemd/system/shutter.service.d/photos.conf ]; then
+  rm -f /etc/systemd/system/shutter.service.d/photos.conf; rmdir /etc/systemd/system/shutter.service.d 2> /dev/null || true
+  changed=yes
+fi
+
+# ---- the manifest, for uninstall.sh ---------------------------------------------------
+{
+  echo /usr/local/bin/shutter
+  for file in Boards/*.json; do echo "$share/boards/$(basename "$file")"; done
+  echo /usr/local/share/doc/shutter/README.md
+  echo /usr/local/share/doc/shutter/BOARDS.md
+  echo "$installed_copy"
+  echo /etc/udev/rules.d/99-shutter.rules
+  echo /etc/systemd/system/shutter.service
+  [ -z "$photos_conf" ] || echo /etc/systemd/system/shutter.service.d/photos.conf
+} | put_text "$manifest" 0644   # in a subshell: the manifest alone is no reason to restart
+
+if [ -d /run/systemd/system ]; then
+  [ $changed = no ] || systemctl daemon-reload
+  if [ $start = yes ]; then
+    if systemctl is-active --quiet shutter; then
+      if [ $changed = yes ]; then systemctl restart shutter; note "restarted the running service (upgrade)"; fi
+    else
+      systemctl enable --now shutter; note "enabled and started shutter"
+    fi
+    systemctl is-enabled --quiet shutter || { systemctl enable shutter; note "enabled shutter"; }
+  fi
+else
+  note "systemd is not running here: start shutter with 'systemctl enable --now shutter' once it is"
+fi
+
+# ---- can the service user reach what it needs? -----------------------------------------
+problems=0
+as_shutter() { runuser -u shutter -- "$@"; }
+for device in /dev/gpiochip* /dev/video* /dev/media*; do
+  [ -e "$device" ] || continue
+  if ! as_shutter test -r "$device" -a -w "$device"; then
+    note "WARNING: user shutter cannot open $device ($(stat -c '%U:%G %a' "$device")): the udev rule gives it to group"
+    note "         $(case $device in /dev/gpio*) echo gpio;; *) echo video;; esac); replug or reboot if udev has not applied it yet"
+    problems=$((problems + 1))
+  fi
+done
+# access(2) as the user, not a probe file: a second run must not touch the directory.
+if ! as_shutter test -w "$directory" -a -x "$directory"; then
+  echo "install.sh: user shutter cannot write to the photo directory $directory ($(stat -c '%U:%G %a' "$directory")): photos would be lost" >&2
+  echo "install.sh: fix it with: sudo chown shutter:shutter '$directory'" >&2
+  exit 1
+fi
+if [ $problems = 0 ]; then note "user shutter can open the GPIO chips and cameras and write to $directory"; fi
+if [ $start = yes ] && [ -d /run/systemd/system ]; then note "follow it with: journalctl -u shutter -f"; fi

@@ -32,7 +32,8 @@ tool_packages=(gpiod v4l-utils)
 # The VM harness: qemu (TCG), Debian's kernel and its headers to build gpio-sim.ko,
 # the kernel source it is compiled from, and what the initramfs is made of.
 vm_packages=(qemu-system-x86 linux-image-amd64 linux-headers-amd64 linux-source-6.1
-             busybox-static cpio gzip xz-utils kmod gcc make)
+             busybox-static cpio gzip xz-utils kmod gcc make
+             patch fswebcam time)   # VM_UVC's usb_f_uvc patch; the UVC benchmark's peer and /usr/bin/time -v
 
 missing=()
 wanted=("${build_packages[@]}" "${tool_packages[@]}")

@@ -2,7 +2,8 @@
 # run.sh - the whole test run: what the README's test command and CI run.
 #
 #   Tests/run.sh            build and unit-test against libgpiod 1.6 and 2.x, then the
-#                           real-kernel tests (gpio-sim, vivid) in a qemu guest for both
+#                           real-kernel tests (gpio-sim, vivid) in a qemu guest for both,
+#                           and the USB webcam tests (uvcvideo, VM_UVC=1) in one more guest
 #   Tests/run.sh --no-vm    unit tests only (no qemu)
 #   Tests/run.sh --help
 #
@@ -30,17 +31,23 @@ stage() {   # stage NAME COMMAND...: run, time, count one result
     echo "=== $name: FAILED ($((SECONDS - start)) s)"; failed=$((failed + 1))
   fi
 }
-vm_tests() {   # vm_tests BINARY [SKIP]: the Tests/VM suite in a fresh guest
-  Deploy/vm/run-in-vm.sh -- env SHUTTER="$PWD/$1" VM_SKIP="${2:-}" Tests/VM/run-all.sh
+vm_tests() {   # vm_tests BINARY [SKIP]: the Tests/VM suite in a fresh guest (the UVC suite has its own)
+  Deploy/vm/run-in-vm.sh -- env SHUTTER="$PWD/$1" VM_SKIP="uvc ${2:-}" Tests/VM/run-all.sh
+}
+uvc_tests() {   # the USB webcam suite: its own boot with the camera, once (capture does not use libgpiod)
+  VM_UVC=1 Deploy/vm/run-in-vm.sh -- env SHUTTER="$PWD/.build/debug/shutter" bash Tests/VM/test-uvc.sh
 }
 
 stage "build (libgpiod 1.6)" swift build
 stage "unit tests (libgpiod 1.6)" swift test
+stage "systemd unit (verify, security)" Deploy/systemd/check-unit.sh
+stage "simulator (demo session, keys under tmux)" env SHUTTER=.build/debug/shutter Tests/Simulator/test-simulator.sh
 stage "build (libgpiod 2.x)" Deploy/with-libgpiod2.sh swift build
 stage "unit tests (libgpiod 2.x)" Deploy/with-libgpiod2.sh swift test
 if [ "$vm" = yes ]; then
   stage "VM tests (libgpiod 1.6)" vm_tests .build/debug/shutter
-  stage "VM tests (libgpiod 2.x)" vm_tests .build-gpiod2/debug/shutter capture
+  stage "VM tests (libgpiod 2.x)" vm_tests .build-gpiod2/debug/shutter "capture daemon install"
+  stage "VM tests (UVC webcam)" uvc_tests
 fi
 echo "stages: $passed passed, $failed failed"
 [ "$failed" = 0 ]

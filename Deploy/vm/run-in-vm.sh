@@ -15,6 +15,7 @@
 #     whose lines are named $VM_GPIO_NAMES (default: half full secondary pad0..pad5);
 #     lines are driven by writing pull-up/pull-down to $GPIO_SIM_DIR/sim_gpioN/pull
 #   - vivid is loaded with $VM_VIVID_OPTS (default: one webcam-like capture device)
+#   - with VM_UVC=1, a USB webcam on the real uvcvideo driver (see "VM_UVC" below)
 # and with GPIOCHIP (gpiochipN) and GPIO_SIM_DIR exported. Its output (stdout and
 # stderr merged) is printed here and its exit status is ours: 124 is a timeout,
 # 255 a guest that failed before COMMAND ran.
@@ -24,6 +25,20 @@
 # Debian's kernel is built without gpio-sim (CONFIG_GPIO_SIM is unset), so the
 # module is compiled once from linux-source into $SHUTTER_VM_CACHE (default
 # ~/.cache/shutter/vm) and reused.
+#
+# VM_UVC=1: a USB webcam the guest's own uvcvideo driver binds to. dummy_hcd (a virtual USB
+# host and device controller) carries the UVC gadget function usb_f_uvc, rebuilt once from
+# linux-source with a bulk streaming endpoint (Deploy/vm/uvc/usb_f_uvc-bulk.patch: dummy_hcd
+# has no isochronous endpoints). Deploy/vm/uvc/gadget.sh lays out its modes in configfs and
+# the project's feeder (Deploy/vm/uvc/feeder.c, built on the host with libturbojpeg-dev)
+# answers the UVC requests and streams stamped frames. COMMAND also sees:
+#   UVC_VIDEO        the uvcvideo capture node (/dev/videoN); its card: "shutter UVC test camera"
+#   UVC_GADGET       the gadget's configfs directory (unplug: echo "" > $UVC_GADGET/UDC;
+#                    replug: echo $UVC_UDC > $UVC_GADGET/UDC)
+#   UVC_UDC          the UDC's name
+#   UVC_FEEDER       the feeder binary (--read PHOTO prints the stamp a photo carries)
+#   UVC_FEEDER_PID, UVC_FEEDER_LOG, UVC_CONTROL_LOG (every control SET_CUR, "NAME VALUE"),
+#   UVC_FRAME_LOG    (every frame sent: "FRAME TIME FOURCC WxH BYTES SCANHASH")
 set -euo pipefail
 
 share=$PWD
@@ -72,6 +87,31 @@ if [ ! -f "$cache/gpio-sim/gpio-sim.ko" ]; then
     make -C "/lib/modules/$kver/build" M="$PWD" modules > build.log 2>&1 || { cat build.log >&2; exit 1; }
   )
   rm -f "$cache"/linux-source*
+fi
+# ---- VM_UVC: usb_f_uvc.ko with a bulk endpoint, and the feeder, built once per source ----
+uvc_dir=
+if [ "${VM_UVC:-0}" = 1 ]; then
+  uvc_src=$(dirname "$(readlink -f "$0")")/uvc
+  uvc_dir=$cache/uvc-$(cat "$uvc_src/usb_f_uvc-bulk.patch" "$uvc_src/feeder.c" | sha256sum | cut -c1-12)
+  if [ ! -f "$uvc_dir/usb_f_uvc.ko" ] || [ ! -x "$uvc_dir/uvc-feeder" ]; then
+    echo "run-in-vm: building usb_f_uvc.ko (bulk) for $kver and the UVC feeder (once)" >&2
+    src=$(ls /usr/src/linux-source-6.1.tar.xz 2>/dev/null || true)
+    if [ -z "$src" ]; then
+      (cd "$cache" && apt-get download linux-source-6.1 >/dev/null)
+      dpkg-deb --fsys-tarfile "$cache"/linux-source-6.1_*.deb | tar -xO ./usr/src/linux-source-6.1.tar.xz > "$cache/linux-source.tar.xz"
+      src=$cache/linux-source.tar.xz
+    fi
+    rm -rf "$uvc_dir" && mkdir -p "$uvc_dir"
+    tar -xJf "$src" -C "$uvc_dir" --strip-components=5 --wildcards '*/drivers/usb/gadget/function/*uvc*'
+    (
+      cd "$uvc_dir"
+      patch -s -p0 < "$uvc_src/usb_f_uvc-bulk.patch"
+      printf 'obj-m := usb_f_uvc.o\nusb_f_uvc-y := f_uvc.o uvc_queue.o uvc_v4l2.o uvc_video.o uvc_configfs.o\n' > Kbuild
+      make -C "/lib/modules/$kver/build" M="$PWD" modules > build.log 2>&1 || { cat build.log >&2; exit 1; }
+      gcc -O2 -Wall -o uvc-feeder.tmp "$uvc_src/feeder.c" -lturbojpeg && mv uvc-feeder.tmp uvc-feeder
+    ) || { rm -rf "$uvc_dir"; exit 255; }
+    rm -f "$cache"/linux-source*
+  fi
 fi
 # The kernel, uncompressed once: under TCG, booting a bare vmlinux through PVH saves
 # seconds of XZ decompression on every run.
@@ -148,6 +188,22 @@ vivid_opts=${VM_VIVID_OPTS:-n_devs=1 node_types=0x1 num_inputs=1 input_types=0x0
   echo 'export GPIOCHIP=$(cat $chip/bank0/chip_name)'
   echo 'export GPIO_SIM_DIR=/sys/devices/platform/$(cat $chip/dev_name)/$GPIOCHIP'
   printf 'modprobe vivid %s\n' "$vivid_opts"
+  if [ -n "$uvc_dir" ]; then
+    # VM_UVC: the feeder must run before the UDC is bound (see Deploy/vm/uvc/gadget.sh).
+    echo 'modprobe -a libcomposite dummy_hcd videodev videobuf2-v4l2 videobuf2-vmalloc videobuf2-dma-sg uvcvideo'
+    printf 'insmod %q\n' "$uvc_dir/usb_f_uvc.ko"
+    echo 'export UVC_GADGET=/sys/kernel/config/usb_gadget/shutter-uvc'
+    printf 'bash %q $UVC_GADGET\n' "$uvc_src/gadget.sh"
+    echo 'mkdir -p /run/uvc'
+    printf 'export UVC_FEEDER=%q\n' "$uvc_dir/uvc-feeder"
+    echo 'export UVC_FEEDER_LOG=/run/uvc/feeder.log UVC_CONTROL_LOG=/run/uvc/controls.log UVC_FRAME_LOG=/run/uvc/frames.log'
+    echo 'setsid "$UVC_FEEDER" --gadget $UVC_GADGET/functions/uvc.0 --controls $UVC_CONTROL_LOG --frames $UVC_FRAME_LOG > $UVC_FEEDER_LOG 2>&1 < /dev/null &'
+    echo 'export UVC_FEEDER_PID=$!'
+    echo 'export UVC_UDC=$(ls /sys/class/udc | head -n 1); echo $UVC_UDC > $UVC_GADGET/UDC'
+    echo 'UVC_VIDEO=; for _ in $(seq 300); do for v in /sys/class/video4linux/video*; do [ "$(basename "$(readlink -f $v/device/driver)")" = uvcvideo ] && [ "$(cat $v/index)" = 0 ] && UVC_VIDEO=/dev/${v##*/}; done; [ -n "$UVC_VIDEO" ] && break; sleep 0.1; done'
+    echo '[ -n "$UVC_VIDEO" ] || { echo "run-in-vm: uvcvideo found no camera in 30 s"; cat $UVC_FEEDER_LOG; dmesg | grep -iE "uvc|usb|udc" | tail -n 20; exit 255; }'
+    echo 'export UVC_VIDEO'
+  fi
   printf 'cd %q\n' "$PWD"
   echo 'set +e'
   printf '%q ' "$@"; echo

@@ -1,23 +1,55 @@
 #ifndef CV4L2_SHIM_H
 #define CV4L2_SHIM_H
-// libv4l2 and the kernel's V4L2 header. Swift cannot call variadic C functions
-// (v4l2_open, v4l2_ioctl) nor import function-like macros (VIDIOC_*, V4L2_PIX_FMT_*,
-// MAP_FAILED), so this shim wraps and copies them under CV4L2_ names.
+// The kernel's V4L2 header, the C library's open/ioctl/mmap, and libv4lconvert.
+//
+// The device is opened, controlled and mapped through the C library, never through libv4l2:
+// libv4l2 calls open/ioctl/mmap through syscall() directly, so LD_PRELOAD layers such as
+// libcamerify's v4l2-compat.so would never see them and shutter would talk to the raw node.
+// libv4lconvert is used only to convert a format the encoder cannot take (a Bayer or vendor
+// format a webcam offers), and its own ioctls go through the C library too (CV4L2_dev_ops).
+//
+// Swift cannot call variadic C functions (open, ioctl) nor import function-like macros
+// (VIDIOC_*, V4L2_PIX_FMT_*, MAP_FAILED), so this shim wraps and copies them under CV4L2_ names.
 #include <stddef.h>
 #include <stdint.h>
 #include <fcntl.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <linux/videodev2.h>
-#include <libv4l2.h>
+#include <libv4lconvert.h>
+#include <libv4l-plugin.h>
 
-static inline int CV4L2_open(const char *path, int flags) { return v4l2_open(path, flags); }
-static inline int CV4L2_close(int fd) { return v4l2_close(fd); }
-static inline int CV4L2_ioctl(int fd, unsigned long request, void *argument) { return v4l2_ioctl(fd, request, argument); }
+// The mode argument is passed even though O_CREAT is never set: with _FORTIFY_SOURCE a two-argument
+// open() becomes __open_2, which older LD_PRELOAD layers (libcamera 0.0.3) do not intercept.
+static inline int CV4L2_open(const char *path, int flags) { return open(path, flags, 0); }
+static inline int CV4L2_close(int fd) { return close(fd); }
+static inline int CV4L2_ioctl(int fd, unsigned long request, void *argument) { return ioctl(fd, request, argument); }
 static inline void *CV4L2_mmap(int fd, size_t length, int64_t offset) {
-    return v4l2_mmap(NULL, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, offset);
+    return mmap(NULL, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)offset);
 }
-static inline int CV4L2_munmap(void *start, size_t length) { return v4l2_munmap(start, length); }
+static inline int CV4L2_munmap(void *start, size_t length) { return munmap(start, length); }
 static inline int CV4L2_is_map_failed(const void *pointer) { return pointer == MAP_FAILED; }
+
+// libv4lconvert's device calls, routed through the C library (its default ones use syscall()).
+static inline void *CV4L2_dev_init(int fd) { (void)fd; return NULL; }
+static inline void CV4L2_dev_close(void *priv) { (void)priv; }
+static inline int CV4L2_dev_ioctl(void *priv, int fd, unsigned long request, void *argument) {
+    (void)priv;
+    return ioctl(fd, request, argument);
+}
+static inline ssize_t CV4L2_dev_read(void *priv, int fd, void *buffer, size_t count) { (void)priv; return read(fd, buffer, count); }
+static inline ssize_t CV4L2_dev_write(void *priv, int fd, const void *buffer, size_t count) { (void)priv; return write(fd, buffer, count); }
+
+/// A libv4lconvert converter for the device `fd` whose device calls go through the C library;
+/// NULL when it cannot be made (out of memory). Free it with `v4lconvert_destroy` before closing `fd`.
+static inline struct v4lconvert_data *CV4L2_converter_create(int fd) {
+    static const struct libv4l_dev_ops operations = {
+        .init = CV4L2_dev_init, .close = CV4L2_dev_close, .ioctl = CV4L2_dev_ioctl,
+        .read = CV4L2_dev_read, .write = CV4L2_dev_write,
+    };
+    return v4lconvert_create_with_dev_ops(fd, NULL, &operations);
+}
 
 static const unsigned long CV4L2_VIDIOC_QUERYCAP = VIDIOC_QUERYCAP;
 static const unsigned long CV4L2_VIDIOC_ENUM_FMT = VIDIOC_ENUM_FMT;
@@ -26,6 +58,7 @@ static const unsigned long CV4L2_VIDIOC_ENUM_FRAMEINTERVALS = VIDIOC_ENUM_FRAMEI
 static const unsigned long CV4L2_VIDIOC_G_FMT = VIDIOC_G_FMT;
 static const unsigned long CV4L2_VIDIOC_S_FMT = VIDIOC_S_FMT;
 static const unsigned long CV4L2_VIDIOC_G_PARM = VIDIOC_G_PARM;
+static const unsigned long CV4L2_VIDIOC_S_PARM = VIDIOC_S_PARM;
 static const unsigned long CV4L2_VIDIOC_REQBUFS = VIDIOC_REQBUFS;
 static const unsigned long CV4L2_VIDIOC_QUERYBUF = VIDIOC_QUERYBUF;
 static const unsigned long CV4L2_VIDIOC_QBUF = VIDIOC_QBUF;
@@ -58,6 +91,10 @@ static const uint32_t CV4L2_FIELD_ANY = V4L2_FIELD_ANY;
 static const uint32_t CV4L2_BUF_FLAG_ERROR = V4L2_BUF_FLAG_ERROR;
 static const uint32_t CV4L2_BUF_FLAG_TIMESTAMP_MASK = V4L2_BUF_FLAG_TIMESTAMP_MASK;
 static const uint32_t CV4L2_BUF_FLAG_TIMESTAMP_MONOTONIC = V4L2_BUF_FLAG_TIMESTAMP_MONOTONIC;
+static const uint32_t CV4L2_BUF_FLAG_TSTAMP_SRC_MASK = V4L2_BUF_FLAG_TSTAMP_SRC_MASK;
+static const uint32_t CV4L2_BUF_FLAG_TSTAMP_SRC_SOE = V4L2_BUF_FLAG_TSTAMP_SRC_SOE;
+static const uint32_t CV4L2_CAP_TIMEPERFRAME = V4L2_CAP_TIMEPERFRAME;
+static const uint32_t CV4L2_FRMIVAL_TYPE_CONTINUOUS = V4L2_FRMIVAL_TYPE_CONTINUOUS;
 static const uint32_t CV4L2_FMT_FLAG_EMULATED = V4L2_FMT_FLAG_EMULATED;
 static const uint32_t CV4L2_FRMSIZE_TYPE_DISCRETE = V4L2_FRMSIZE_TYPE_DISCRETE;
 static const uint32_t CV4L2_FRMIVAL_TYPE_DISCRETE = V4L2_FRMIVAL_TYPE_DISCRETE;

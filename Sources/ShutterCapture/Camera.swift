@@ -29,6 +29,14 @@ public protocol Camera: AnyObject {
     func setControl(_ id: UInt32, to value: Int32) throws(CaptureError)
     /// Releases the device. The camera cannot be used afterwards.
     func close()
+    /// The control's value now (for auto exposure: the metered exposure), once control changes
+    /// already asked for are done; `nil` when it cannot be read.
+    func currentValue(of id: UInt32) -> Int32?
+}
+
+extension Camera {
+    /// Cameras that cannot read controls back report none.
+    public func currentValue(of id: UInt32) -> Int32? { nil }
 }
 
 /// What a camera says about itself.
@@ -41,12 +49,15 @@ public struct CameraInfo: Hashable, Sendable {
     public var driver: String
     /// The bus (`usb-0000:00:14.0-1`), which stays put across boots.
     public var bus: String
+    /// The maker the device reports (a USB camera's manufacturer string), for EXIF `Make`.
+    public var maker: String?
 
-    public init(path: String, card: String, driver: String, bus: String) {
+    public init(path: String, card: String, driver: String, bus: String, maker: String? = nil) {
         self.path = path
         self.card = card
         self.driver = driver
         self.bus = bus
+        self.maker = maker
     }
 }
 

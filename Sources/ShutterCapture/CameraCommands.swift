@@ -29,8 +29,10 @@ public enum CameraCommands {
                 let sizes = format.isStepwise && format.sizes.count == 2
                     ? "\(format.sizes[1])...\(format.sizes[0])"
                     : format.sizes.map(\.description).joined(separator: " ")
-                let note = format.isEmulated ? " (converted by libv4l2)" : format.pixelFormat.isJPEG ? " (saved as is)" : ""
+                let note = format.isEmulated ? " (converted by libv4lconvert)" : format.pixelFormat.isJPEG ? " (saved as is)" : ""
+                let rates = format.sizes.compactMap { size in format.fastestRate(at: size).map { "\(size)@\(JSONLine.number($0, decimals: 2))" } }
                 out += "    \(format.pixelFormat.fourcc) \(format.description)\(note): \(sizes)\n"
+                if !rates.isEmpty { out += "      fastest fps: \(rates.joined(separator: " "))\n" }
             }
             let controls = device.controls()
             out += "  controls:\(controls.isEmpty ? " none" : "")\n"
@@ -56,7 +58,8 @@ public enum CameraCommands {
     public static func checkCamera(board: Board) throws(CaptureError) -> [String] {
         let camera = try CaptureService.openCamera(board.camera)
         defer { camera.close() }
-        var lines = ["camera: \(camera.info.path) (\(camera.info.card)) \(camera.format)"]
+        let rate = camera.frameInterval.map { $0.rawValue > 0 ? " at \(JSONLine.number(1e9 / Double($0.rawValue), decimals: 2)) fps" : "" } ?? ""
+        var lines = ["camera: \(camera.info.path) (\(camera.info.card)) \(camera.format)\(rate)"]
         for report in CaptureService.controlReport(board: board, controls: camera.controls) {
             lines.append("control \(report.id): \(report.how)")
         }

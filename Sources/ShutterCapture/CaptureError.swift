@@ -30,6 +30,8 @@ public enum CaptureError: Error, Hashable, Sendable, CustomStringConvertible {
     case timeout(device: String, seconds: Double)
     /// The camera is not running (not yet reopened after a failure).
     case notReady(reason: String)
+    /// The stream stopped sending frames without an error; shutter restarts it.
+    case stalled(device: String, seconds: Double)
 
     /// The errno behind the failure, when there is one.
     public var errno: CInt? {
@@ -57,6 +59,7 @@ public enum CaptureError: Error, Hashable, Sendable, CustomStringConvertible {
         case .encoding: "encodingFailed"
         case .timeout: "timeout"
         case .notReady: "notReady"
+        case .stalled: "stalled"
         }
     }
 
@@ -85,6 +88,8 @@ public enum CaptureError: Error, Hashable, Sendable, CustomStringConvertible {
             return "\(device) sent no frame in \(seconds) s"
         case .notReady(let reason):
             return "the camera is not ready: \(reason)"
+        case .stalled(let device, let seconds):
+            return "\(device) sent no frame for \(JSONLine.number(seconds, decimals: 1)) s; the stream is restarted"
         }
     }
 }

@@ -45,8 +45,9 @@ public enum CaptureEvent: Hashable, Sendable {
     case photo(Photo)
     /// A press made no photo, or the camera failed (then `pressedAt` is nil).
     case captureFailed(CaptureFailure)
-    /// The camera is (again) streaming or ready to start: its device, card and format.
-    case cameraReady(at: Instant, info: CameraInfo, format: FrameFormat)
+    /// The camera is (again) streaming or ready to start: its device, card, format and frame
+    /// interval (as the driver set it), when known.
+    case cameraReady(at: Instant, info: CameraInfo, format: FrameFormat, frameInterval: Nanoseconds? = nil)
 
     /// The event as one JSON line:
     /// `{"event":"photo","t":…,"path":…,"pressedAt":…,"frameAt":…,"offsetMs":…,"width":…,"height":…,"bytes":…}`.
@@ -69,13 +70,14 @@ public enum CaptureEvent: Hashable, Sendable {
             if let errno = failure.error.errno { line.add("errno", Int(errno)) }
             line.add("reason", failure.error.description)
             return line
-        case .cameraReady(let at, let info, let format):
+        case .cameraReady(let at, let info, let format, let frameInterval):
             var line = JSONLine(event: "cameraReady", at: at)
             line.add("device", info.path)
             line.add("card", info.card)
             line.add("width", format.width)
             line.add("height", format.height)
             line.add("pixelFormat", format.pixelFormat.fourcc)
+            if let frameInterval, frameInterval.rawValue > 0 { line.add("fps", 1e9 / Double(frameInterval.rawValue), decimals: 3) }
             return line
         }
     }

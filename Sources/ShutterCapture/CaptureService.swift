@@ -19,7 +19,8 @@ public final class CaptureService {
     private let clock: any MonotonicClock
     private var camera: (any Camera)?
     private var ring: FrameRing
-    private var pending: [PendingCapture] = []
+    /// The decisions: which frame each press gets, the stall watchdog, when to stream.
+    private var machine: CaptureStateMachine
     private var events: [CaptureEvent] = []
     private var sequence = 0
     private var inFlight = 0
@@ -37,11 +38,13 @@ public final class CaptureService {
     /// How often a missing camera is looked for again.
     public static let retryInterval = Nanoseconds.seconds(1)
 
-    struct PendingCapture {
-        var pressedAt: Instant
-        /// Frames still to skip after a cold start, for auto-exposure to settle.
-        var skip: Int
-    }
+    private var watchdogTimer: (any DispatchSourceTimer)?
+    /// How often the watchdog wakes the loop to look for a stalled stream.
+    static let watchdogTick = Nanoseconds.milliseconds(250)
+
+    /// How long the stream may go without a frame before it counts as stalled: five frame
+    /// intervals, and never less than a second.
+    public var stallLimit: Nanoseconds { machine.stallLimit }
 
     /// - Parameters:
     ///   - board: the rig; its `camera` and `output` sections are used.
@@ -66,6 +69,8 @@ public final class CaptureService {
         self.writer = try PhotoWriter(directory: board.output.directory, updatesLatest: updatesLatest)
         self.template = FileNameTemplate(board.output.template)
         self.ring = FrameRing(capacity: board.camera.ringFrames)
+        self.machine = CaptureStateMachine(ringCapacity: board.camera.ringFrames, keepStreaming: board.camera.keepStreaming,
+                                           maximumInFlight: Self.maximumInFlight)
         self.wake = try WakePipe()
         writer.removeLeftovers()
         if let camera {
@@ -103,7 +108,7 @@ public final class CaptureService {
     public var newestFrameAt: Instant? { ring.frames.last?.timestamp }
 
     /// Presses waiting for a frame.
-    public var pendingCount: Int { pending.count }
+    public var pendingCount: Int { machine.waitingCount }
 
     /// Photos being encoded or written.
     public var inFlightCount: Int { inFlight }
@@ -123,7 +128,7 @@ public final class CaptureService {
             openNow()
         }
         pumpFrames()
-        standbyIfIdle()
+        perform(machine.tick(now: clock.now))
         defer { events.removeAll() }
         return events + done
     }
@@ -136,8 +141,8 @@ public final class CaptureService {
         wake.signal()
     }
 
-    /// Takes the photo for a press at `pressedAt` (the kernel's edge timestamp): the ring's frame
-    /// nearest the press, or the next frame when the press is newer than every frame held.
+    /// Takes the photo for a press at `pressedAt` (the kernel's edge timestamp): the held frame
+    /// whose exposure covers the press, or the next frame when the press is newer than that.
     /// Encoding and writing happen on a background queue; the result comes from ``handleReadable()``.
     public func capture(pressedAt: Instant, now: Instant) {
         guard !isShutDown else { return }
@@ -145,49 +150,62 @@ public final class CaptureService {
             fail(pressedAt: pressedAt, .notReady(reason: lastOpenError?.description ?? "no camera"))
             return
         }
-        if inFlight + pending.count >= Self.maximumInFlight {
-            fail(pressedAt: pressedAt, .notReady(reason: "\(Self.maximumInFlight) photos are still being saved"))
-            return
-        }
-        if !camera.isStreaming {
-            ring.removeAll()
-            do throws(CaptureError) {
-                try camera.start()
-            } catch {
-                lost(error, pressedAt: pressedAt)
+        if camera.isStreaming {
+            pumpFrames()
+            guard self.camera != nil else {
+                fail(pressedAt: pressedAt, .notReady(reason: lastOpenError?.description ?? "no camera"))
                 return
             }
-            // A cold camera: the frames before the press are gone; skip the warm-up ones and take the next.
-            pending.append(PendingCapture(pressedAt: pressedAt, skip: settings.warmupFrames))
-            return
         }
-        pumpFrames()
-        guard self.camera != nil else {
-            fail(pressedAt: pressedAt, .notReady(reason: lastOpenError?.description ?? "no camera"))
-            return
-        }
-        if let frame = ring.frame(for: pressedAt) {
-            submit(frame, pressedAt: pressedAt)
-        } else {
-            pending.append(PendingCapture(pressedAt: pressedAt, skip: 0))
-        }
-        isPrepared = false
+        perform(machine.press(at: pressedAt, now: clock.now, inFlight: inFlight))
         if !events.isEmpty { wake.signal() }
     }
 
     /// Starts the camera ahead of a press (light press), when the board stops it between shots.
     public func prepare() {
-        guard let camera, !camera.isStreaming else { return }
-        ring.removeAll()
-        isPrepared = true
-        do throws(CaptureError) { try camera.start() } catch { lost(error, pressedAt: nil) }
-        skipAfterStart = settings.warmupFrames
+        guard camera != nil else { return }
+        perform(machine.prepare())
     }
 
-    /// Frames still to drop after ``prepare()`` started the camera.
-    private var skipAfterStart = 0
-    /// Set by ``prepare()``: keep the camera running until a capture or ``standby()``.
-    private var isPrepared = false
+    /// Carries out what the state machine decided.
+    private func perform(_ actions: [CaptureStateMachine.Action]) {
+        for action in actions {
+            switch action {
+            case .save(let number, let pressedAt):
+                if let frame = ring.frames.last(where: { $0.sequence == number }) { submit(frame, pressedAt: pressedAt) }
+            case .fail(let pressedAt, let failure):
+                let error: CaptureError = switch failure {
+                case .backlog(let limit): .notReady(reason: "\(limit) photos are still being saved")
+                case .stalled(let silence): .stalled(device: camera?.info.path ?? settings.device, seconds: Double(silence.rawValue) / 1e9)
+                }
+                events.append(.captureFailed(CaptureFailure(at: clock.now, pressedAt: pressedAt, error: error)))
+                wake.signal()
+            case .startStream:
+                if let camera { startStream(camera, warmupFrames: settings.warmupFrames) }
+            case .restartStream:
+                guard let camera else { continue }
+                camera.stop()
+                startStream(camera, warmupFrames: 0)
+            case .stopStream:
+                camera?.stop()
+                ring.removeAll()
+            }
+        }
+    }
+
+    /// Starts `camera` streaming with an empty ring; a failure fails the presses waiting (or is
+    /// reported for the stream) and the camera is looked for again.
+    private func startStream(_ camera: any Camera, warmupFrames: Int) {
+        ring.removeAll()
+        do throws(CaptureError) {
+            try camera.start()
+        } catch {
+            lost(error, pressedAt: nil)
+            return
+        }
+        machine.streamStarted(at: clock.now, warmupFrames: warmupFrames)
+        startWatchdog()
+    }
 
     /// How the open camera serves zoom, exposure bias and focus.
     public var controlPlan: ControlPlan { ControlPlan(controls: camera?.controls ?? []) }
@@ -222,18 +240,40 @@ public final class CaptureService {
     }
 
     /// Sets the exposure bias in EV through the camera's bias control, or its manual exposure time.
+    ///
+    /// 0 EV is the camera's plain auto exposure. A bias control works on top of auto exposure. A
+    /// camera with only a manual exposure time gets the time auto exposure metered, read just
+    /// before switching to manual, times 2^EV; back at 0 EV it meters itself again.
     public func setExposureBias(_ ev: Double) {
         exposureBias = ev
         let plan = controlPlan
-        guard let (control, value) = plan.exposureValue(forEV: ev) else { return }
-        if case .manualExposure(_, let auto?) = plan.exposureBias, !manualExposureSet {
-            manualExposureSet = true
-            set(auto, 1)  // V4L2_EXPOSURE_MANUAL
+        switch plan.exposureBias {
+        case .camera:
+            guard let (control, value) = plan.exposureValue(forEV: ev) else { return }
+            set(control, value)
+        case .manualExposure(let absolute, let auto):
+            if ev == 0 {
+                if let auto, manualExposureSet { set(auto, ControlPlan.autoExposureMode(auto)) }
+                manualExposureSet = false
+                meteredExposure = nil
+                return
+            }
+            if !manualExposureSet {
+                meteredExposure = camera?.currentValue(of: absolute.id)
+                if let auto { set(auto, 1) }  // V4L2_EXPOSURE_MANUAL
+                manualExposureSet = true
+            }
+            guard let (control, value) = plan.exposureValue(forEV: ev, metered: meteredExposure) else { return }
+            set(control, value)
+        case .unavailable:
+            return
         }
-        set(control, value)
     }
 
+    /// Whether this service switched the camera to manual exposure (for a bias on a camera without a bias control).
     private var manualExposureSet = false
+    /// The exposure time auto exposure had chosen when the bias took over.
+    private var meteredExposure: Int32?
     /// The last exposure bias asked for, re-applied to a reopened camera.
     private var exposureBias: Double?
 
@@ -306,6 +346,8 @@ public final class CaptureService {
         isShutDown = true
         retryTimer?.cancel()
         retryTimer = nil
+        watchdogTimer?.cancel()
+        watchdogTimer = nil
         camera?.close()
         camera = nil
         group.wait()
@@ -327,12 +369,17 @@ public final class CaptureService {
         hardwareZoom = camera.controls.first { $0.id == ControlID.zoomAbsolute && $0.isWritable }
         ring.removeAll()
         manualExposureSet = false
-        events.append(.cameraReady(at: clock.now, info: camera.info, format: camera.format))
+        meteredExposure = nil
+        events.append(.cameraReady(at: clock.now, info: camera.info, format: camera.format, frameInterval: camera.frameInterval))
         // A reopened camera starts from its defaults: give it the zoom and exposure set before.
         if hardwareZoom != nil, zoomFactor > 1 { setZoom(zoomFactor) }
         if let exposureBias { setExposureBias(exposureBias) }
-        if settings.keepStreaming, !camera.isStreaming {
-            do throws(CaptureError) { try camera.start() } catch { lost(error, pressedAt: nil) }
+        machine.frameInterval = camera.frameInterval
+        if camera.isStreaming {
+            machine.streamStarted(at: clock.now, warmupFrames: 0)
+            startWatchdog()
+        } else if settings.keepStreaming {
+            startStream(camera, warmupFrames: 0)
         }
         wake.signal()
     }
@@ -371,15 +418,15 @@ public final class CaptureService {
     /// The camera failed: fail waiting presses, close it and look for it again.
     private func lost(_ error: CaptureError, pressedAt: Instant?) {
         let now = clock.now
+        let waiting = machine.streamStopped()
         if let pressedAt {
             events.append(.captureFailed(CaptureFailure(at: now, pressedAt: pressedAt, error: error)))
-        } else if pending.isEmpty {
+        } else if waiting.isEmpty {
             events.append(.captureFailed(CaptureFailure(at: now, pressedAt: nil, error: error)))
         }
-        for press in pending {
-            events.append(.captureFailed(CaptureFailure(at: now, pressedAt: press.pressedAt, error: error)))
+        for press in waiting {
+            events.append(.captureFailed(CaptureFailure(at: now, pressedAt: press, error: error)))
         }
-        pending.removeAll()
         ring.removeAll()
         camera?.close()
         camera = nil
@@ -403,40 +450,35 @@ public final class CaptureService {
             return
         }
         for frame in frames {
-            if skipAfterStart > 0 {
-                skipAfterStart -= 1
-                continue
+            let (keep, actions) = machine.frame(.init(timestamp: frame.timestamp, sequence: frame.sequence), at: clock.now)
+            if keep {
+                ring.append(frame)
+                framesReceived += 1
             }
-            ring.append(frame)
-            framesReceived += 1
-            var index = 0
-            while index < pending.count {
-                if pending[index].skip > 0 {
-                    pending[index].skip -= 1
-                    index += 1
-                } else if frame.timestamp >= pending[index].pressedAt {
-                    let press = pending.remove(at: index)
-                    submit(frame, pressedAt: press.pressedAt)
-                } else {
-                    index += 1
-                }
-            }
+            perform(actions)
+            if !(self.camera?.isStreaming ?? false) { break }  // stopped: the rest of the batch is stale
         }
     }
 
-    /// Stops a camera the board does not keep streaming once nothing waits for it.
-    private func standbyIfIdle() {
-        guard !settings.keepStreaming, !isPrepared, pending.isEmpty, let camera, camera.isStreaming else { return }
-        camera.stop()
-        ring.removeAll()
+    /// Wakes the loop every ``watchdogTick`` so ``handleReadable()`` can notice a stalled stream.
+    private func startWatchdog() {
+        guard watchdogTimer == nil, !isShutDown else { return }
+        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "shutter.capture.watchdog"))
+        let tick = Int(Self.watchdogTick.rawValue)
+        timer.schedule(deadline: .now() + .nanoseconds(tick), repeating: .nanoseconds(tick), leeway: .milliseconds(50))
+        let wake = self.wake
+        timer.setEventHandler { wake.signal() }
+        timer.resume()
+        watchdogTimer = timer
     }
 
     /// Stops a camera the board does not keep streaming (the light press ended without a shot).
     public func standby() {
-        isPrepared = false
-        skipAfterStart = 0
-        standbyIfIdle()
+        perform(machine.standby())
     }
+
+    /// Whether photos may claim a date; tests replace it.
+    var clockIsSynchronized: () -> Bool = PhotoMetadata.systemClockIsSynchronized
 
     /// Hands `frame` to the background queue for encoding and writing.
     private func submit(_ frame: Frame, pressedAt: Instant) {
@@ -449,12 +491,14 @@ public final class CaptureService {
         let ageMs = max(0, Int((now - frame.timestamp).rawValue / 1_000_000))
         let frameWallMs = wallNow.seconds * 1000 + wallNow.milliseconds - ageMs
         let taken = WallTime(seconds: frameWallMs / 1000, milliseconds: frameWallMs % 1000)
+        var metadata = PhotoMetadata(taken: taken, cameraCard: camera.info.card, boardName: board.name,
+                                     orientation: settings.orientation, offsetMs: (frame.timestamp - pressedAt).milliseconds,
+                                     width: 0, height: 0)
+        metadata.cameraMake = camera.info.maker
+        metadata.clockSynchronized = clockIsSynchronized()
         let job = PhotoJob(frame: frame, pressedAt: pressedAt, bracket: ring.bracket(around: pressedAt), crop: digitalZoomCrop, scaleToFrame: settings.digitalZoom == .scale,
                            quality: settings.quality, name: template.name(at: taken, sequence: sequence),
-                           metadata: PhotoMetadata(taken: taken, cameraCard: camera.info.card, boardName: board.name,
-                                                   orientation: settings.orientation,
-                                                   offsetMs: (frame.timestamp - pressedAt).milliseconds,
-                                                   width: 0, height: 0))
+                           metadata: metadata)
         let writer = self.writer, finished = self.finished, wake = self.wake
         encodeQueue.async(group: group) {
             let event = job.run(writer: writer)

@@ -15,7 +15,8 @@ public struct ControlPlan: Hashable, Sendable {
     public enum ExposureBias: Hashable, Sendable {
         /// The camera's `V4L2_CID_AUTO_EXPOSURE_BIAS` (units of 0.001 EV).
         case camera(CameraControl)
-        /// Manual exposure time scaled by 2^EV from its default; `auto` is switched to manual first.
+        /// Manual exposure time scaled by 2^EV from the metered one; `auto` is switched to manual
+        /// first and back to auto for 0 EV.
         case manualExposure(absolute: CameraControl, auto: CameraControl?)
         /// Not possible on this camera, and why.
         case unavailable(reason: String)
@@ -56,9 +57,18 @@ public struct ControlPlan: Hashable, Sendable {
         }
     }
 
+    /// The auto-exposure control's value that lets the camera meter itself: aperture priority (3,
+    /// what UVC webcams offer) or full auto (0), whichever its menu has, else its default.
+    public static func autoExposureMode(_ auto: CameraControl) -> Int32 {
+        let values = auto.menu.map(\.value)
+        if values.isEmpty { return auto.defaultValue == 1 ? 3 : auto.defaultValue }
+        return [3, 0, 2].first(where: values.contains) ?? auto.defaultValue
+    }
+
     /// The exposure-control value for `ev` stops of bias: the bias control in 0.001 EV, or the
-    /// default exposure time times 2^EV; `nil` when unavailable.
-    public func exposureValue(forEV ev: Double) -> (control: CameraControl, value: Int32)? {
+    /// exposure time `metered` (what auto exposure chose; the control's default when unknown)
+    /// times 2^EV; `nil` when unavailable.
+    public func exposureValue(forEV ev: Double, metered: Int32? = nil) -> (control: CameraControl, value: Int32)? {
         switch exposureBias {
         case .camera(let control):
             if control.kind == .integerMenu, !control.menu.isEmpty {
@@ -69,7 +79,7 @@ public struct ControlPlan: Hashable, Sendable {
             }
             return (control, control.clamped(ev * 1000))
         case .manualExposure(let absolute, _):
-            var base = Double(absolute.defaultValue)
+            var base = Double(metered ?? absolute.defaultValue)
             if base <= 0 { base = Double(max(absolute.minimum, 1)) }
             return (absolute, absolute.clamped(base * exp2(ev)))
         case .unavailable:
@@ -86,7 +96,7 @@ public struct ControlPlan: Hashable, Sendable {
         }
         switch exposureBias {
         case .camera(let control): lines.append("exposure bias: camera control '\(control.name)' \(control.minimum)...\(control.maximum) (0.001 EV)")
-        case .manualExposure(let absolute, _): lines.append("exposure bias: manual exposure '\(absolute.name)' scaled by 2^EV from \(absolute.defaultValue)")
+        case .manualExposure(let absolute, _): lines.append("exposure bias: manual exposure '\(absolute.name)' scaled by 2^EV from the metered exposure")
         case .unavailable(let reason): lines.append("exposure bias: disabled: \(reason)")
         }
         switch focus {

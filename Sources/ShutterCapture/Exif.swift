@@ -2,16 +2,22 @@
 import Glibc
 #endif
 import CExif
+import CShutterSystem
 import ShutterCore
 
 /// What goes into a photo's EXIF block.
 public struct PhotoMetadata: Hashable, Sendable {
     /// When the frame was taken, on the wall clock.
     public var taken: WallTime
-    /// The camera's card name (`Make`).
+    /// The camera's name as it reports it (the V4L2 card name): `Model`.
     public var cameraCard: String
-    /// The board's name (`Model`).
+    /// The camera's maker as it reports it (USB manufacturer string): `Make`, left out when unknown.
+    public var cameraMake: String?
+    /// The board's name: `ImageDescription`, and in `Software`.
     public var boardName: String
+    /// Whether the system clock is synchronised (NTP, GPS). When it is not, the photo claims no
+    /// date: no DateTime/DateTimeOriginal/OffsetTime fields, and `UserComment` says why.
+    public var clockSynchronized: Bool = true
     /// EXIF orientation, 1...8.
     public var orientation: Int
     /// Frame time minus press time, in milliseconds.
@@ -33,8 +39,15 @@ public struct PhotoMetadata: Hashable, Sendable {
         self.height = height
     }
 
-    /// `UserComment` text: how far the saved frame is from the press.
-    public var comment: String { "shutter: press-to-frame offset \(JSONLine.number(offsetMs, decimals: 3)) ms" }
+    /// `UserComment` text: how far the saved frame is from the press, and whether the date is missing.
+    public var comment: String {
+        let offset = "shutter: press-to-frame offset \(JSONLine.number(offsetMs, decimals: 3)) ms"
+        return clockSynchronized ? offset : offset + "; clock not synchronised: no date recorded"
+    }
+
+    /// Whether the system clock is synchronised now. The corresponding C function is `adjtimex`
+    /// (`STA_UNSYNC`), which needs neither timedatectl nor D-Bus.
+    public static func systemClockIsSynchronized() -> Bool { CShutterSystem_clockIsSynchronized() != 0 }
 }
 
 /// Builds EXIF blocks with libexif.
@@ -60,17 +73,30 @@ public enum ExifWriter {
         let ms = String(metadata.taken.milliseconds)
         let subsec = String(repeating: "0", count: max(0, 3 - ms.count)) + ms
 
-        setASCII(ifd0, EXIF_TAG_MAKE, metadata.cameraCard)
-        setASCII(ifd0, EXIF_TAG_MODEL, metadata.boardName)
-        setASCII(ifd0, EXIF_TAG_SOFTWARE, metadata.software)
-        setASCII(ifd0, EXIF_TAG_DATE_TIME, date)
+        let seconds = utc ? 0 : Int(fields.tm_gmtoff)
+        func twoDigits(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        let zone = (seconds < 0 ? "-" : "+") + twoDigits(abs(seconds) / 3600) + ":" + twoDigits(abs(seconds) % 3600 / 60)
+
+        if let make = metadata.cameraMake, !make.isEmpty { setASCII(ifd0, EXIF_TAG_MAKE, make) }
+        setASCII(ifd0, EXIF_TAG_MODEL, metadata.cameraCard)
+        setASCII(ifd0, EXIF_TAG_SOFTWARE, "\(metadata.software) (board \(metadata.boardName))")
+        setASCII(ifd0, EXIF_TAG_IMAGE_DESCRIPTION, metadata.boardName)
         if let entry = initialized(ifd0, EXIF_TAG_ORIENTATION) {
             exif_set_short(entry.pointee.data, order, ExifShort(metadata.orientation))
         }
-        setASCII(exif, EXIF_TAG_DATE_TIME_ORIGINAL, date)
-        setASCII(exif, EXIF_TAG_DATE_TIME_DIGITIZED, date)
-        setASCII(exif, EXIF_TAG_SUB_SEC_TIME_ORIGINAL, subsec)
-        setASCII(exif, EXIF_TAG_SUB_SEC_TIME_DIGITIZED, subsec)
+        if metadata.clockSynchronized {
+            setASCII(ifd0, EXIF_TAG_DATE_TIME, date)
+            setASCII(exif, EXIF_TAG_DATE_TIME_ORIGINAL, date)
+            setASCII(exif, EXIF_TAG_DATE_TIME_DIGITIZED, date)
+            setASCII(exif, EXIF_TAG_SUB_SEC_TIME_ORIGINAL, subsec)
+            setASCII(exif, EXIF_TAG_SUB_SEC_TIME_DIGITIZED, subsec)
+            setASCII(exif, EXIF_TAG_OFFSET_TIME, zone)
+            setASCII(exif, EXIF_TAG_OFFSET_TIME_ORIGINAL, zone)
+            setASCII(exif, EXIF_TAG_OFFSET_TIME_DIGITIZED, zone)
+        } else {
+            // exif_data_fix adds a DateTime of its own; an unsynchronised clock claims none.
+            remove(ifd0, EXIF_TAG_DATE_TIME)
+        }
         if let entry = initialized(exif, EXIF_TAG_PIXEL_X_DIMENSION) {
             setDimension(entry, metadata.width, order)
         }
@@ -85,6 +111,26 @@ public enum ExifWriter {
         guard let output, size > 0 else { throw CaptureError.encoding("exif_data_save_data produced nothing") }
         defer { free(output) }
         return Array(UnsafeBufferPointer(start: output, count: Int(size)))
+    }
+
+    /// Every tag of an APP1 payload with its value as text, by tag number (tests and checks).
+    /// The corresponding C functions are `exif_data_new_from_data` and `exif_entry_get_value`.
+    static func read(_ payload: [UInt8]) -> [UInt16: String] {
+        guard let data = payload.withUnsafeBufferPointer({ exif_data_new_from_data($0.baseAddress, UInt32($0.count)) }) else { return [:] }
+        defer { exif_data_unref(data) }
+        var tags: [UInt16: String] = [:]
+        withUnsafeBytes(of: data.pointee.ifd) { raw in
+            for content in raw.bindMemory(to: UnsafeMutablePointer<ExifContent>?.self) {
+                guard let content else { continue }
+                for index in 0..<Int(content.pointee.count) {
+                    guard let entry = content.pointee.entries[index] else { continue }
+                    var buffer = [CChar](repeating: 0, count: 256)
+                    exif_entry_get_value(entry, &buffer, UInt32(buffer.count))
+                    tags[UInt16(entry.pointee.tag.rawValue)] = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                }
+            }
+        }
+        return tags
     }
 
     /// `jpeg` with an EXIF block for `metadata`.

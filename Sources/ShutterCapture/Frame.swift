@@ -31,10 +31,10 @@ public struct PixelFormat: RawRepresentable, Hashable, Sendable, CustomStringCon
     public static let bgr24 = PixelFormat(fourcc: "BGR3")!
     public static let grey = PixelFormat(fourcc: "GREY")!
 
-    /// The formats shutter saves or encodes without libv4l2's help, best first.
+    /// The formats shutter saves or encodes without libv4lconvert's help, best first.
     ///
     /// MJPEG is saved as it comes (no re-encoding, no loss); then the YUV formats, which TurboJPEG
-    /// encodes without a colour conversion; RGB last. Anything else is asked of libv4l2 as RGB24.
+    /// encodes without a colour conversion; RGB last. Anything else is converted by libv4lconvert.
     public static let preferred: [PixelFormat] = [.mjpeg, .jpeg, .yuyv, .uyvy, .nv12, .yuv420, .rgb24, .bgr24, .grey]
 
     /// `true` for compressed formats whose frames are already JPEG files.
@@ -107,22 +107,35 @@ public enum FrameChoice: Hashable, Sendable {
     case next
 }
 
-/// The zero-shutter-lag rule: the frame whose timestamp is nearest the press, or the next frame
-/// when the press is newer than every frame held.
+/// The zero-shutter-lag rule: the frame whose exposure covers the press.
+///
+/// Frame times are starts of exposure. A frame's exposure covers the press when it started at or
+/// before the press and the next frame (or, for the newest, `interval` later) starts after it. A
+/// press before every frame held takes the oldest; a press after the newest frame's exposure (or
+/// after the newest frame, when the interval is unknown) waits for the next frame. When frames were
+/// dropped (the gap to the next frame is longer than `interval`) and the press falls in the gap,
+/// the next frame is nearer the press than the end of the earlier one's exposure: it takes that.
 ///
 /// - Parameters:
-///   - times: the frame timestamps held, in any order.
+///   - times: the frame timestamps held (starts of exposure), in any order.
 ///   - pressedAt: the press's kernel edge timestamp.
-/// - Returns: the chosen index; ties go to the earlier frame (the moment already captured).
-public func chooseFrame(times: [Instant], pressedAt: Instant) -> FrameChoice {
-    guard let newest = times.max(), pressedAt <= newest else { return .next }
-    var best = 0
-    for index in times.indices {
-        let distance = (times[index] - pressedAt).rawValue.magnitude
-        let bestDistance = (times[best] - pressedAt).rawValue.magnitude
-        if distance < bestDistance || (distance == bestDistance && times[index] < times[best]) { best = index }
+///   - interval: the frame interval, when known.
+/// - Returns: the chosen index, or ``FrameChoice/next``.
+public func chooseFrame(times: [Instant], pressedAt: Instant, interval: Nanoseconds? = nil) -> FrameChoice {
+    let order = times.indices.sorted { times[$0] < times[$1] }
+    guard let oldest = order.first else { return .next }
+    guard let covering = order.lastIndex(where: { times[$0] <= pressedAt }) else { return .frame(oldest) }
+    let start = times[order[covering]]
+    if covering + 1 < order.count {
+        let next = times[order[covering + 1]]
+        if let interval, pressedAt >= start + interval, next - pressedAt < pressedAt - (start + interval) {
+            return .frame(order[covering + 1])
+        }
+        return .frame(order[covering])
     }
-    return .frame(best)
+    if pressedAt == start { return .frame(order[covering]) }
+    if let interval, pressedAt < start + interval { return .frame(order[covering]) }
+    return .next
 }
 
 /// The last few frames, oldest first, for the zero-shutter-lag choice.
@@ -153,8 +166,8 @@ public struct FrameRing: Sendable {
     }
 
     /// The frame a press at `pressedAt` takes, or `nil` when it must wait for the next frame.
-    public func frame(for pressedAt: Instant) -> Frame? {
-        switch chooseFrame(times: frames.map(\.timestamp), pressedAt: pressedAt) {
+    public func frame(for pressedAt: Instant, interval: Nanoseconds? = nil) -> Frame? {
+        switch chooseFrame(times: frames.map(\.timestamp), pressedAt: pressedAt, interval: interval) {
         case .frame(let index): frames[index]
         case .next: nil
         }

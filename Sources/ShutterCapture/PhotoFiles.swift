@@ -70,7 +70,10 @@ public struct FileNameTemplate: Hashable, Sendable {
 ///
 /// Each photo goes to a temporary file in the output directory, is fsynced, linked to its final
 /// name (which fails rather than overwrite) and the directory fsynced; `latest.jpg` is a symlink
-/// replaced by rename. Safe to use from a background queue.
+/// replaced by rename, or on file systems without symlinks (FAT) a hard link, or else a copy
+/// written the same atomic way. Temporary files carry the writer's process id, so a second
+/// process (`shutter capture` next to the daemon) never removes a photo in flight.
+/// Safe to use from a background queue.
 public struct PhotoWriter: Sendable {
     /// The output directory.
     public let directory: String
@@ -82,16 +85,24 @@ public struct PhotoWriter: Sendable {
     /// Writes `count` bytes to a descriptor, like `write`; tests replace it to simulate a full disk.
     public typealias WriteFunction = @Sendable (CInt, UnsafeRawPointer, Int) -> Int
     let writeFunction: WriteFunction
+    /// `symlink` and `link`, like the C functions; tests replace them to act as FAT does.
+    public typealias LinkFunction = @Sendable (String, String) -> CInt
+    let symlinkFunction: LinkFunction
+    let linkFunction: LinkFunction
     /// Whether each photo repoints `latest.jpg` (not for `shutter capture --out`).
     public let updatesLatest: Bool
 
     /// Creates the directory (and its parents) if needed.
     /// - Throws: ``CaptureError/system(call:errno:context:)`` when it cannot.
     public init(directory: String, updatesLatest: Bool = true,
-                write: @escaping WriteFunction = { Glibc.write($0, $1, $2) }) throws(CaptureError) {
+                write: @escaping WriteFunction = { Glibc.write($0, $1, $2) },
+                symlink: @escaping LinkFunction = { Glibc.symlink($0, $1) },
+                link: @escaping LinkFunction = { Glibc.link($0, $1) }) throws(CaptureError) {
         self.directory = directory
         self.updatesLatest = updatesLatest
         self.writeFunction = write
+        self.symlinkFunction = symlink
+        self.linkFunction = link
         try Self.makeDirectories(directory)
     }
 
@@ -112,7 +123,8 @@ public struct PhotoWriter: Sendable {
 
     func path(_ name: String) -> String { directory.hasSuffix("/") ? directory + name : directory + "/" + name }
 
-    /// Removes temporary files a crash left behind; returns their names.
+    /// Removes temporary files that processes which no longer run left behind (a crash); files of
+    /// running processes (a daemon writing a photo now) stay. Returns the names removed.
     @discardableResult
     public func removeLeftovers() -> [String] {
         guard let dir = opendir(directory) else { return [] }
@@ -120,9 +132,24 @@ public struct PhotoWriter: Sendable {
         var removed: [String] = []
         while let entry = readdir(dir) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
-            if name.hasPrefix(Self.temporaryPrefix), unlink(path(name)) == 0 { removed.append(name) }
+            guard name.hasPrefix(Self.temporaryPrefix) else { continue }
+            if let pid = Self.writerProcess(ofTemporary: name), Self.isRunning(pid) { continue }
+            if unlink(path(name)) == 0 { removed.append(name) }
         }
         return removed
+    }
+
+    /// The process id in a temporary file's name (`.shutter-tmp-<pid>-…`), or `nil` for other names.
+    static func writerProcess(ofTemporary name: String) -> pid_t? {
+        guard name.hasPrefix(temporaryPrefix) else { return nil }
+        let digits = name.dropFirst(temporaryPrefix.count).prefix { $0.isASCII && $0.isNumber }
+        return pid_t(digits)
+    }
+
+    /// Whether process `pid` exists (possibly another user's). The corresponding C function is `kill` with signal 0.
+    static func isRunning(_ pid: pid_t) -> Bool {
+        guard pid > 0 else { return false }
+        return kill(pid, 0) == 0 || Glibc.errno == EPERM
     }
 
     /// Writes `bytes` as a new photo named `name` (or its first free variant) and points `latest.jpg` at it.
@@ -165,7 +192,7 @@ public struct PhotoWriter: Sendable {
         var attempt = 1
         while true {
             finalName = FileNameTemplate.variant(of: name, attempt: attempt)
-            if link(temporary, path(finalName)) == 0 { break }
+            if linkFunction(temporary, path(finalName)) == 0 { break }
             let code = Glibc.errno
             if code == EEXIST { attempt += 1; continue }
             if code == EPERM || code == ENOTSUP || code == EOPNOTSUPP {
@@ -179,18 +206,64 @@ public struct PhotoWriter: Sendable {
         unlink(temporary)
         finished = true
         try syncDirectory()
-        if updatesLatest { updateLatest(to: finalName) }
+        if updatesLatest, (try? updateLatest(to: finalName, bytes: bytes)) == nil {
+            // The photo is safe; a latest.jpg that cannot follow it is removed rather than left stale.
+            unlink(path(Self.latestName))
+        }
         return path(finalName)
     }
 
-    /// Points `latest.jpg` at `name` atomically (symlink to a temporary name, then rename). Best effort:
-    /// the photo is already safe, so a failure here is not a failed capture.
-    func updateLatest(to name: String) {
-        let temporary = path("\(Self.temporaryPrefix)latest-\(getpid())")
+    /// Points `latest.jpg` at `name` atomically: a symlink to a temporary name renamed over it; where
+    /// the file system has no symlinks, a hard link; where it has neither (FAT), a copy of `bytes`
+    /// written and renamed the same atomic way. Never left pointing at an older photo silently.
+    ///
+    /// - Throws: ``CaptureError/system(call:errno:context:)`` naming `latest.jpg` when none of the
+    ///   three works (the photo itself is safe by then; ``write(_:name:)`` then removes `latest.jpg`).
+    func updateLatest(to name: String, bytes: [UInt8]) throws(CaptureError) {
+        let temporary = path("\(Self.temporaryPrefix)\(getpid())-latest")
+        let latest = path(Self.latestName)
         unlink(temporary)
-        guard symlink(name, temporary) == 0 else { return }
-        if rename(temporary, path(Self.latestName)) != 0 { unlink(temporary); return }
-        try? syncDirectory()
+        if symlinkFunction(name, temporary) == 0 || linkFunction(path(name), temporary) == 0 {
+            if rename(temporary, latest) != 0 {
+                let code = Glibc.errno
+                unlink(temporary)
+                throw CaptureError.system(call: "rename", errno: code, context: latest)
+            }
+        } else {
+            try writeCopy(bytes, to: temporary)
+            if rename(temporary, latest) != 0 {
+                let code = Glibc.errno
+                unlink(temporary)
+                throw CaptureError.system(call: "rename", errno: code, context: latest)
+            }
+        }
+        try syncDirectory()
+    }
+
+    /// Writes `bytes` to a new file at `temporary` and fsyncs it; removes it on failure.
+    private func writeCopy(_ bytes: [UInt8], to temporary: String) throws(CaptureError) {
+        let fd = try retryingEINTR("open", temporary) { open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644) }
+        let failure: (String, CInt)? = bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let chunk = writeFunction(fd, buffer.baseAddress! + offset, buffer.count - offset)
+                if chunk < 0 {
+                    if Glibc.errno == EINTR { continue }
+                    return ("write", Glibc.errno)
+                }
+                if chunk == 0 { return ("write", EIO) }
+                offset += chunk
+            }
+            while fsync(fd) != 0 {
+                if Glibc.errno != EINTR { return ("fsync", Glibc.errno) }
+            }
+            return nil
+        }
+        Glibc.close(fd)
+        if let (call, code) = failure {
+            unlink(temporary)
+            throw CaptureError.system(call: call, errno: code, context: temporary)
+        }
     }
 
     func syncDirectory() throws(CaptureError) {

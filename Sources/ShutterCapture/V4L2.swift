@@ -9,19 +9,36 @@ import ShutterCore
 public struct V4L2FormatInfo: Hashable, Sendable {
     public var pixelFormat: PixelFormat
     public var description: String
-    /// Produced by libv4l2's conversion rather than the device.
+    /// Produced by libv4lconvert's conversion rather than the device.
     public var isEmulated: Bool
     /// Discrete sizes, largest first; for stepwise ranges, the largest and the smallest.
     public var sizes: [FrameSize]
     /// The device takes any size between the two in `sizes`.
     public var isStepwise: Bool
+    /// The shortest frame interval (fastest rate) at each size, where the driver enumerates them.
+    public var fastestInterval: [FrameSize: Nanoseconds]
 
-    public init(pixelFormat: PixelFormat, description: String, isEmulated: Bool, sizes: [FrameSize], isStepwise: Bool = false) {
+    public init(pixelFormat: PixelFormat, description: String, isEmulated: Bool, sizes: [FrameSize], isStepwise: Bool = false,
+                fastestInterval: [FrameSize: Nanoseconds] = [:]) {
         self.pixelFormat = pixelFormat
         self.description = description
         self.isEmulated = isEmulated
         self.sizes = sizes
         self.isStepwise = isStepwise
+        self.fastestInterval = fastestInterval
+    }
+
+    /// Whether the format offers `size` (one of its discrete sizes, or within its stepwise range).
+    public func offers(_ size: FrameSize) -> Bool {
+        if sizes.isEmpty || sizes.contains(size) { return true }
+        return isStepwise && sizes.count == 2
+            && (sizes[1].width...sizes[0].width).contains(size.width) && (sizes[1].height...sizes[0].height).contains(size.height)
+    }
+
+    /// The frame rate at `size` (frames per second), when the driver says.
+    public func fastestRate(at size: FrameSize) -> Double? {
+        guard let interval = fastestInterval[size], interval.rawValue > 0 else { return nil }
+        return 1e9 / Double(interval.rawValue)
     }
 }
 
@@ -36,19 +53,24 @@ public struct FrameSize: Hashable, Sendable, CustomStringConvertible {
     public var description: String { "\(width)x\(height)" }
 }
 
-/// A V4L2 capture device opened through libv4l2: querying, format, buffers.
+/// A V4L2 capture device opened through the C library: querying, format, buffers.
 ///
+/// Every `open`, `ioctl` and `mmap` goes through the C library (not libv4l2, which calls the kernel
+/// through `syscall()`), so an LD_PRELOAD layer such as libcamerify's `v4l2-compat.so` sees them.
 /// The low-level half of ``V4L2Camera``; ``CameraCommands`` uses it to list devices.
 public final class V4L2Device {
     public let path: String
     let fd: CInt
     public let info: CameraInfo
+    /// libv4lconvert, made on first use: it lists the formats it can convert to and converts frames.
+    private var converterHandle: OpaquePointer?
+    private var converterTried = false
 
     /// Opens `path` non-blocking and checks that it captures video by streaming.
     ///
     /// - Throws: ``CaptureError/permissionDenied(device:)``, ``CaptureError/deviceBusy(device:)``,
     ///   ``CaptureError/noDevice(requested:available:)`` or ``CaptureError/notACaptureDevice(device:reason:)``.
-    /// The corresponding C functions are `v4l2_open` and `v4l2_ioctl` (`VIDIOC_QUERYCAP`).
+    /// The corresponding C functions are `open` and `ioctl` (`VIDIOC_QUERYCAP`).
     public init(path: String) throws(CaptureError) {
         self.path = path
         var fd: CInt = -1
@@ -61,7 +83,7 @@ public final class V4L2Device {
             case EACCES, EPERM: throw CaptureError.permissionDenied(device: path)
             case EBUSY: throw CaptureError.deviceBusy(device: path)
             case ENOENT, ENODEV, ENXIO: throw CaptureError.noDevice(requested: path, available: V4L2Device.listCaptureDevices())
-            default: throw CaptureError.system(call: "v4l2_open", errno: code, context: path)
+            default: throw CaptureError.system(call: "open", errno: code, context: path)
             }
         }
         self.fd = fd
@@ -72,24 +94,63 @@ public final class V4L2Device {
             CV4L2_close(fd)
             throw error
         }
-        let caps = capability.capabilities & CV4L2_CAP_DEVICE_CAPS != 0 ? capability.device_caps : capability.capabilities
-        info = CameraInfo(path: path, card: Self.string(capability.card), driver: Self.string(capability.driver),
-                          bus: Self.string(capability.bus_info))
-        guard caps & CV4L2_CAP_VIDEO_CAPTURE != 0, caps & CV4L2_CAP_STREAMING != 0 else {
+        // Checked before the last stored property is set: a throw after that would run `deinit`
+        // too, closing the descriptor a second time (by then perhaps another thread's file).
+        if let problem = Self.captureProblem(capability) {
             CV4L2_close(fd)
-            throw CaptureError.notACaptureDevice(device: path, reason: "it is not a streaming video capture node (a metadata or output node?)")
+            throw CaptureError.notACaptureDevice(device: path, reason: problem)
         }
+        info = CameraInfo(path: path, card: Self.string(capability.card), driver: Self.string(capability.driver),
+                          bus: Self.string(capability.bus_info), maker: Self.usbManufacturer(of: path))
     }
 
-    deinit { CV4L2_close(fd) }
+    /// The USB manufacturer string of the device behind `path` (`/dev/video0` →
+    /// `/sys/class/video4linux/video0/device/../manufacturer`), or `nil` for other buses.
+    static func usbManufacturer(of path: String) -> String? {
+        guard let name = path.split(separator: "/").last else { return nil }
+        let file = "/sys/class/video4linux/\(name)/device/../manufacturer"
+        let fd = Glibc.open(file, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { Glibc.close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 128)
+        let count = Glibc.read(fd, &buffer, buffer.count)
+        guard count > 0 else { return nil }
+        let text = String(decoding: buffer[..<count], as: UTF8.self)
+        let trimmed = text.split(whereSeparator: \.isNewline).first.map { $0.trimmingPrefix(while: \.isWhitespace) }.map(String.init) ?? ""
+        return trimmed.isEmpty ? nil : trimmed
+    }
+
+    /// Why a node with these capabilities cannot be a camera, or `nil` when it can.
+    static func captureProblem(_ capability: v4l2_capability) -> String? {
+        let caps = capability.capabilities & CV4L2_CAP_DEVICE_CAPS != 0 ? capability.device_caps : capability.capabilities
+        guard caps & CV4L2_CAP_VIDEO_CAPTURE != 0, caps & CV4L2_CAP_STREAMING != 0 else {
+            return "it is not a streaming video capture node (a metadata or output node?)"
+        }
+        return nil
+    }
+
+    deinit {
+        if let converterHandle { v4lconvert_destroy(converterHandle) }
+        CV4L2_close(fd)
+    }
+
+    /// The converter for this device; `nil` if libv4lconvert could not make one (then only the
+    /// device's own formats are offered). The corresponding C function is `v4lconvert_create_with_dev_ops`.
+    var converter: OpaquePointer? {
+        if !converterTried {
+            converterTried = true
+            converterHandle = CV4L2_converter_create(fd)
+        }
+        return converterHandle
+    }
 
     static func string<T>(_ tuple: T) -> String {
         withUnsafeBytes(of: tuple) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
     }
 
-    /// Runs an ioctl through libv4l2, retrying EINTR; errno becomes a ``CaptureError`` naming the ioctl and device.
+    /// Runs an ioctl through the C library, retrying EINTR; errno becomes a ``CaptureError`` naming the ioctl and device.
     ///
-    /// The corresponding C function is `v4l2_ioctl`.
+    /// The corresponding C function is `ioctl`.
     static func ioctl(_ fd: CInt, _ request: UInt, _ argument: UnsafeMutableRawPointer, _ name: String, _ device: String) throws(CaptureError) {
         while CV4L2_ioctl(fd, request, argument) < 0 {
             let code = errno
@@ -150,32 +211,48 @@ public final class V4L2Device {
         throw CaptureError.noDevice(requested: name, available: devices.map { "\($0.path) (\($0.info.card))" })
     }
 
-    /// The formats the device offers (libv4l2 adds the ones it converts to), with their sizes.
+    /// The formats the device offers (libv4lconvert adds the ones it converts to), with their sizes.
+    /// The corresponding C function is `v4lconvert_enum_fmt` (`VIDIOC_ENUM_FMT` without a converter).
     public func formats() -> [V4L2FormatInfo] {
         var result: [V4L2FormatInfo] = []
+        let converter = converter
         for index in 0..<256 {
             var description = v4l2_fmtdesc()
             description.index = UInt32(index)
             description.type = CV4L2_BUF_TYPE_VIDEO_CAPTURE
-            guard (try? ioctl(CV4L2_VIDIOC_ENUM_FMT, &description, "VIDIOC_ENUM_FMT")) != nil else { break }
+            if let converter {
+                guard v4lconvert_enum_fmt(converter, &description) == 0 else { break }
+            } else {
+                guard (try? ioctl(CV4L2_VIDIOC_ENUM_FMT, &description, "VIDIOC_ENUM_FMT")) != nil else { break }
+            }
             let format = PixelFormat(rawValue: description.pixelformat)
             let (sizes, stepwise) = sizes(for: format)
+            var fastest: [FrameSize: Nanoseconds] = [:]
+            for size in sizes {
+                if let interval = frameIntervals(for: format, size: size).min() { fastest[size] = interval }
+            }
             result.append(V4L2FormatInfo(pixelFormat: format, description: Self.string(description.description),
                                          isEmulated: description.flags & CV4L2_FMT_FLAG_EMULATED != 0,
-                                         sizes: sizes, isStepwise: stepwise))
+                                         sizes: sizes, isStepwise: stepwise, fastestInterval: fastest))
         }
         return result
     }
 
     /// The frame sizes offered for `format`, largest first, and whether any size between the two given is allowed.
+    /// The corresponding C function is `v4lconvert_enum_framesizes` (`VIDIOC_ENUM_FRAMESIZES` without a converter).
     public func sizes(for format: PixelFormat) -> (sizes: [FrameSize], isStepwise: Bool) {
         var sizes: [FrameSize] = []
         var stepwise = false
+        let converter = converter
         for index in 0..<256 {
             var size = v4l2_frmsizeenum()
             size.index = UInt32(index)
             size.pixel_format = format.rawValue
-            guard (try? ioctl(CV4L2_VIDIOC_ENUM_FRAMESIZES, &size, "VIDIOC_ENUM_FRAMESIZES")) != nil else { break }
+            if let converter {
+                guard v4lconvert_enum_framesizes(converter, &size) == 0 else { break }
+            } else {
+                guard (try? ioctl(CV4L2_VIDIOC_ENUM_FRAMESIZES, &size, "VIDIOC_ENUM_FRAMESIZES")) != nil else { break }
+            }
             if size.type == CV4L2_FRMSIZE_TYPE_DISCRETE {
                 sizes.append(FrameSize(width: Int(size.discrete.width), height: Int(size.discrete.height)))
             } else {
@@ -186,6 +263,33 @@ public final class V4L2Device {
             }
         }
         return (sizes.sorted { $0.width * $0.height > $1.width * $1.height }, stepwise)
+    }
+
+    /// The frame intervals offered for `format` at `size`: every discrete one, or the shortest and
+    /// longest of a range. Empty when the driver does not say.
+    /// The corresponding ioctl is `VIDIOC_ENUM_FRAMEINTERVALS`.
+    public func frameIntervals(for format: PixelFormat, size: FrameSize) -> [Nanoseconds] {
+        func nanoseconds(_ fraction: v4l2_fract) -> Nanoseconds? {
+            fraction.denominator > 0 && fraction.numerator > 0
+                ? Nanoseconds(rawValue: Int64(fraction.numerator) * 1_000_000_000 / Int64(fraction.denominator)) : nil
+        }
+        var intervals: [Nanoseconds] = []
+        for index in 0..<64 {
+            var interval = v4l2_frmivalenum()
+            interval.index = UInt32(index)
+            interval.pixel_format = format.rawValue
+            interval.width = UInt32(size.width)
+            interval.height = UInt32(size.height)
+            guard (try? ioctl(CV4L2_VIDIOC_ENUM_FRAMEINTERVALS, &interval, "VIDIOC_ENUM_FRAMEINTERVALS")) != nil else { break }
+            if interval.type == CV4L2_FRMIVAL_TYPE_DISCRETE {
+                if let value = nanoseconds(interval.discrete) { intervals.append(value) }
+            } else {
+                if let value = nanoseconds(interval.stepwise.min) { intervals.append(value) }
+                if let value = nanoseconds(interval.stepwise.max) { intervals.append(value) }
+                break
+            }
+        }
+        return intervals
     }
 
     /// Every control, with menu entries. The corresponding ioctl is `VIDIOC_QUERYCTRL`.
@@ -240,11 +344,15 @@ public final class V4L2Device {
 
 /// The format and size to ask a device for, decided from what it offers.
 ///
-/// - Returns: the requested format and size when offered; otherwise the best of
-///   ``PixelFormat/preferred`` the device (or libv4l2) offers at its largest size.
+/// - Returns: with `pixelFormat` set, that format at the asked (or its largest) size. Without it and
+///   with a size asked: of the formats offering that size, the one with the best frame rate there
+///   (rates above the asked `fps` count as equal), then the best of ``PixelFormat/preferred``,
+///   native before libv4lconvert-converted. Without a size: the best of ``PixelFormat/preferred``
+///   at its largest size.
 /// - Throws: ``CaptureError/unsupportedFormat(device:requested:supported:)`` or
 ///   ``CaptureError/unsupportedSize(device:requested:supported:)`` listing what is offered.
 public func chooseFormat(offered: [V4L2FormatInfo], settings: CameraSettings, device: String) throws(CaptureError) -> (PixelFormat, FrameSize) {
+    let wantedSize = settings.width.flatMap { width in settings.height.map { FrameSize(width: width, height: $0) } }
     let format: V4L2FormatInfo
     if let code = settings.pixelFormat {
         guard let wanted = PixelFormat(fourcc: code), let match = offered.first(where: { $0.pixelFormat == wanted }) else {
@@ -256,26 +364,37 @@ public func chooseFormat(offered: [V4L2FormatInfo], settings: CameraSettings, de
         }
         format = match
     } else {
-        let native = offered.filter { !$0.isEmulated }
-        let pick = PixelFormat.preferred.lazy.compactMap { wanted in native.first { $0.pixelFormat == wanted } }.first
-            ?? PixelFormat.preferred.lazy.compactMap { wanted in offered.first { $0.pixelFormat == wanted } }.first
-        guard let pick else {
+        let encodable = offered.filter(\.pixelFormat.isEncodable)
+        /// Lower is better: native before converted, then the order of ``PixelFormat/preferred``.
+        func preference(_ info: V4L2FormatInfo) -> Int {
+            (info.isEmulated ? 100 : 0) + (PixelFormat.preferred.firstIndex(of: info.pixelFormat) ?? 99)
+        }
+        guard let best = encodable.min(by: { preference($0) < preference($1) }) else {
             throw CaptureError.unsupportedFormat(device: device, requested: "any of " + PixelFormat.preferred.map(\.fourcc).joined(separator: ", "),
                                                  supported: offered.map(\.pixelFormat.fourcc))
         }
-        format = pick
-    }
-    if let width = settings.width, let height = settings.height {
-        let wanted = FrameSize(width: width, height: height)
-        let sizes = format.sizes
-        let withinRange = format.isStepwise && sizes.count == 2
-            && (sizes[1].width...sizes[0].width).contains(width) && (sizes[1].height...sizes[0].height).contains(height)
-        let offeredSize = sizes.contains(wanted) || sizes.isEmpty || withinRange
-        guard offeredSize else {
-            throw CaptureError.unsupportedSize(device: device, requested: "\(wanted) in \(format.pixelFormat)",
-                                               supported: sizes.map(\.description))
+        if let wantedSize {
+            let candidates = encodable.filter { $0.offers(wantedSize) }
+            // The rate that counts: what the format delivers at the size, up to the rate asked for.
+            func rate(_ info: V4L2FormatInfo) -> Double {
+                let fastest = info.fastestRate(at: wantedSize) ?? 0
+                return settings.fps.map { min(fastest, $0 * 0.999) } ?? fastest
+            }
+            format = candidates.min { lhs, rhs in
+                let (left, right) = (rate(lhs), rate(rhs))
+                if abs(left - right) > 0.005 * max(left, right) { return left > right }
+                return preference(lhs) < preference(rhs)
+            } ?? best
+        } else {
+            format = best
         }
-        return (format.pixelFormat, wanted)
+    }
+    if let wantedSize {
+        guard format.offers(wantedSize) else {
+            throw CaptureError.unsupportedSize(device: device, requested: "\(wantedSize) in \(format.pixelFormat)",
+                                               supported: format.sizes.map(\.description))
+        }
+        return (format.pixelFormat, wantedSize)
     }
     guard let largest = format.sizes.first else {
         throw CaptureError.unsupportedSize(device: device, requested: "a size in \(format.pixelFormat)", supported: [])
@@ -283,10 +402,27 @@ public func chooseFormat(offered: [V4L2FormatInfo], settings: CameraSettings, de
     return (format.pixelFormat, largest)
 }
 
-/// A V4L2 camera streaming into memory-mapped buffers through libv4l2.
+/// When a frame's exposure started, from the driver's timestamp and its flags: the press is
+/// compared with the start of exposure, like with like.
+///
+/// Zero shutter lag compares frame times with GPIO edge times, so only a CLOCK_MONOTONIC stamp
+/// will do: a driver that stamps otherwise (or not at all) gets the dequeue time. A start-of-exposure
+/// stamp (`V4L2_BUF_FLAG_TSTAMP_SRC_SOE`, as uvcvideo gives) is taken as it is; an end-of-frame
+/// stamp (`..._EOF`, the default) and the dequeue time are moved back by one frame interval.
+func exposureStart(stamped: Instant, flags: UInt32, interval: Nanoseconds?, dequeuedAt: Instant) -> Instant {
+    let monotonic = flags & CV4L2_BUF_FLAG_TIMESTAMP_MASK == CV4L2_BUF_FLAG_TIMESTAMP_MONOTONIC && stamped != .zero
+    let time = monotonic ? stamped : dequeuedAt
+    if monotonic, flags & CV4L2_BUF_FLAG_TSTAMP_SRC_MASK == CV4L2_BUF_FLAG_TSTAMP_SRC_SOE { return time }
+    return time - (interval ?? .zero)
+}
+
+/// A V4L2 camera streaming into memory-mapped buffers; frames in a format the device does not
+/// offer itself are converted by libv4lconvert.
 public final class V4L2Camera: Camera {
     public let device: V4L2Device
     public private(set) var format: FrameFormat
+    /// What the device delivers and how to convert it into `format`; `nil` when frames come as they are.
+    private var conversion: (converter: OpaquePointer, source: v4l2_format, destination: v4l2_format, sourceFormat: FrameFormat)?
     public private(set) var frameInterval: Nanoseconds?
     public private(set) var isStreaming = false
     public let controls: [CameraControl]
@@ -311,7 +447,25 @@ public final class V4L2Camera: Camera {
         request.fmt.pix.height = UInt32(size.height)
         request.fmt.pix.pixelformat = pixelFormat.rawValue
         request.fmt.pix.field = CV4L2_FIELD_NONE
-        try device.ioctl(CV4L2_VIDIOC_S_FMT, &request, "VIDIOC_S_FMT")
+        // A format libv4lconvert makes: set the device to the format it converts from.
+        var destination = request, source = v4l2_format()
+        if let converter = device.converter, v4lconvert_try_format(converter, &destination, &source) == 0,
+           destination.fmt.pix.pixelformat == pixelFormat.rawValue, v4lconvert_needs_conversion(converter, &source, &destination) != 0 {
+            request = source
+            try device.ioctl(CV4L2_VIDIOC_S_FMT, &request, "VIDIOC_S_FMT")
+            guard request.fmt.pix.pixelformat == source.fmt.pix.pixelformat,
+                  request.fmt.pix.width == source.fmt.pix.width, request.fmt.pix.height == source.fmt.pix.height else {
+                throw CaptureError.unsupportedFormat(device: device.path, requested: "\(pixelFormat.fourcc) converted from \(PixelFormat(rawValue: source.fmt.pix.pixelformat).fourcc)",
+                                                     supported: device.formats().map(\.pixelFormat.fourcc))
+            }
+            let delivered = FrameFormat(width: Int(request.fmt.pix.width), height: Int(request.fmt.pix.height),
+                                        pixelFormat: PixelFormat(rawValue: request.fmt.pix.pixelformat),
+                                        bytesPerLine: Int(request.fmt.pix.bytesperline))
+            conversion = (converter, request, destination, delivered)
+            request = destination
+        } else {
+            try device.ioctl(CV4L2_VIDIOC_S_FMT, &request, "VIDIOC_S_FMT")
+        }
         let got = FrameFormat(width: Int(request.fmt.pix.width), height: Int(request.fmt.pix.height),
                               pixelFormat: PixelFormat(rawValue: request.fmt.pix.pixelformat),
                               bytesPerLine: Int(request.fmt.pix.bytesperline))
@@ -326,7 +480,18 @@ public final class V4L2Camera: Camera {
         if got.bytesPerLine == 0 { format.bytesPerLine = FrameFormat.defaultBytesPerLine(width: got.width, pixelFormat: got.pixelFormat) }
         var parm = v4l2_streamparm()
         parm.type = CV4L2_BUF_TYPE_VIDEO_CAPTURE
-        if (try? device.ioctl(CV4L2_VIDIOC_G_PARM, &parm, "VIDIOC_G_PARM")) != nil, parm.parm.capture.timeperframe.denominator > 0 {
+        let hasParm = (try? device.ioctl(CV4L2_VIDIOC_G_PARM, &parm, "VIDIOC_G_PARM")) != nil
+        if let fps = settings.fps {
+            let offered = device.frameIntervals(for: pixelFormat, size: size).map { JSONLine.number(1e9 / Double($0.rawValue), decimals: 2) + " fps" }
+            guard hasParm, parm.parm.capture.capability & CV4L2_CAP_TIMEPERFRAME != 0 else {
+                throw CaptureError.unsupportedSize(device: device.path, requested: "a chosen frame rate (\(JSONLine.number(fps, decimals: 2)) fps): the driver keeps its own",
+                                                   supported: offered.isEmpty ? ["its own rate"] : offered)
+            }
+            // 1000 / (fps × 1000) keeps fractional rates such as 29.97 exact enough.
+            parm.parm.capture.timeperframe = v4l2_fract(numerator: 1000, denominator: UInt32((fps * 1000).rounded()))
+            try device.ioctl(CV4L2_VIDIOC_S_PARM, &parm, "VIDIOC_S_PARM")
+        }
+        if hasParm, parm.parm.capture.timeperframe.denominator > 0 {
             let perFrame = parm.parm.capture.timeperframe
             frameInterval = Nanoseconds(rawValue: Int64(perFrame.numerator) * 1_000_000_000 / Int64(perFrame.denominator))
         }
@@ -369,7 +534,7 @@ public final class V4L2Camera: Camera {
             try device.ioctl(CV4L2_VIDIOC_QUERYBUF, &buffer, "VIDIOC_QUERYBUF")
             let pointer = CV4L2_mmap(device.fd, Int(buffer.length), Int64(buffer.m.offset))
             guard let pointer, CV4L2_is_map_failed(pointer) == 0 else {
-                throw CaptureError.system(call: "v4l2_mmap", errno: errno, context: device.path)
+                throw CaptureError.system(call: "mmap", errno: errno, context: device.path)
             }
             buffers.append((pointer, Int(buffer.length)))
         }
@@ -409,7 +574,7 @@ public final class V4L2Camera: Camera {
         guard isStreaming else { return [] }
         var frames: [Frame] = []
         while true {
-            // Ask poll first: libv4l2 prints an error on every EAGAIN from VIDIOC_DQBUF.
+            // Ask poll first, so an empty queue costs no ioctl (and no EAGAIN) on every wake-up.
             var ready = pollfd(fd: device.fd, events: Int16(POLLIN), revents: 0)
             let polled = poll(&ready, 1, 0)
             if polled == 0 { return frames }
@@ -438,21 +603,32 @@ public final class V4L2Camera: Camera {
             guard index < buffers.count else { continue }
             let used = buffer.bytesused > 0 ? min(Int(buffer.bytesused), buffers[index].length) : buffers[index].length
             let damaged = buffer.flags & CV4L2_BUF_FLAG_ERROR != 0
-                || (format.frameBytes.map { used < $0 } ?? false)
-            if !damaged {
-                let bytes = [UInt8](UnsafeRawBufferPointer(start: buffers[index].start, count: used))
+                || ((conversion?.sourceFormat ?? format).frameBytes.map { used < $0 } ?? false)
+            if !damaged, let bytes = frameBytes(buffers[index].start, used: used) {
                 if !format.pixelFormat.isJPEG || JPEGMarkers.isComplete(bytes) {
-                    var time = Instant(rawValue: Int64(buffer.timestamp.tv_sec) * 1_000_000_000 + Int64(buffer.timestamp.tv_usec) * 1_000)
-                    // Zero shutter lag compares this with GPIO edge times: only a CLOCK_MONOTONIC stamp will do.
-                    // A driver that stamps otherwise (or not at all) gets the dequeue time instead.
-                    if buffer.flags & CV4L2_BUF_FLAG_TIMESTAMP_MASK != CV4L2_BUF_FLAG_TIMESTAMP_MONOTONIC || time == .zero {
-                        time = monotonicNow()
-                    }
+                    let stamped = Instant(rawValue: Int64(buffer.timestamp.tv_sec) * 1_000_000_000 + Int64(buffer.timestamp.tv_usec) * 1_000)
+                    let time = exposureStart(stamped: stamped, flags: buffer.flags, interval: frameInterval, dequeuedAt: monotonicNow())
                     frames.append(Frame(timestamp: time, sequence: buffer.sequence, format: format, bytes: bytes))
                 }
             }
             try queue(index)
         }
+    }
+
+    /// The frame's bytes in `format`: copied out of the buffer, or converted by libv4lconvert;
+    /// `nil` when the conversion fails (a damaged compressed frame). The corresponding C function is `v4lconvert_convert`.
+    private func frameBytes(_ start: UnsafeMutableRawPointer, used: Int) -> [UInt8]? {
+        guard var conversion else { return [UInt8](UnsafeRawBufferPointer(start: start, count: used)) }
+        let capacity = max(Int(conversion.destination.fmt.pix.sizeimage), format.frameBytes ?? 0)
+        var failed = false
+        let bytes = [UInt8](unsafeUninitializedCapacity: capacity) { output, count in
+            let written = v4lconvert_convert(conversion.converter, &conversion.source, &conversion.destination,
+                                             start.assumingMemoryBound(to: UInt8.self), CInt(used),
+                                             output.baseAddress, CInt(capacity))
+            failed = written < 0
+            count = max(Int(written), 0)
+        }
+        return failed ? nil : bytes
     }
 
     /// Sets a control on a background queue, so a slow USB control transfer never delays frames.
@@ -471,6 +647,15 @@ public final class V4L2Camera: Camera {
             } catch {
                 failure.withLock { $0 = error }
             }
+        }
+    }
+
+    /// Reads a control after the changes queued before it. The corresponding ioctl is `VIDIOC_G_CTRL`.
+    public func currentValue(of id: UInt32) -> Int32? {
+        let fd = device.fd, path = device.path
+        return controlQueue.sync {
+            var request = v4l2_control(id: id, value: 0)
+            return (try? V4L2Device.ioctl(fd, CV4L2_VIDIOC_G_CTRL, &request, "VIDIOC_G_CTRL", path)) != nil ? request.value : nil
         }
     }
 

@@ -21,6 +21,12 @@ public struct Board: Sendable {
     public var camera: CameraSettings
     /// Where photos go.
     public var output: OutputSettings
+    /// Output lines that show the rig's state: an LED, a buzzer (the file's `feedback`).
+    public var feedback: [FeedbackLine] = []
+    /// The local API.
+    public var api = APISettings()
+    /// Programs run after photos and on events.
+    public var hooks = HookSettings()
 
     /// The most controls a board may have, as the phone's `maxControlsCount`.
     public static let maximumControls = 8
@@ -218,6 +224,7 @@ extension BoardError {
 extension Board: Decodable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case name, description, chip, lineDefaults, lines, gestures, controls, camera, output
+        case api, hooks, feedback
     }
 
     public init(from decoder: any Decoder) throws {
@@ -238,8 +245,12 @@ extension Board: Decodable {
         controls = try container.decodeIfPresent([ControlSpec].self, forKey: .controls) ?? []
         camera = try container.decodeIfPresent(CameraSettings.self, forKey: .camera) ?? CameraSettings()
         output = try container.decodeIfPresent(OutputSettings.self, forKey: .output) ?? OutputSettings()
+        feedback = try container.decodeIfPresent([FeedbackLine].self, forKey: .feedback) ?? []
+        api = try container.decodeIfPresent(APISettings.self, forKey: .api) ?? APISettings()
+        hooks = try container.decodeIfPresent(HookSettings.self, forKey: .hooks) ?? HookSettings()
         try validateLines()
         try validateControls()
+        try validateFeedback()
     }
 
     /// Cross-field checks on the lines: names and chip lines used once, the roles a gesture needs.

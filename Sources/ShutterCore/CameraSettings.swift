@@ -7,6 +7,8 @@ public struct CameraSettings: Hashable, Sendable {
     public var height: Int?
     /// A V4L2 fourcc (`YUYV`, `MJPG`); `nil` lets shutter choose.
     public var pixelFormat: String?
+    /// Frames per second asked of the camera (`VIDIOC_S_PARM`); `nil` keeps the driver's rate.
+    public var fps: Double?
     /// JPEG quality for encoded frames, 1...100 (rpicam-still's default).
     public var quality: Int = 93
     /// `true` keeps the camera streaming into the zero-shutter-lag ring; `false` stops it
@@ -34,7 +36,7 @@ public enum DigitalZoomOutput: String, CaseIterable, Hashable, Sendable {
 
 extension CameraSettings: Decodable {
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case device, width, height, pixelFormat, quality, keepStreaming, warmupFrames, ringFrames, orientation,
+        case device, width, height, pixelFormat, fps, quality, keepStreaming, warmupFrames, ringFrames, orientation,
              digitalZoom, bindings
     }
 
@@ -45,6 +47,7 @@ extension CameraSettings: Decodable {
         width = try container.decodeIfPresent(Int.self, forKey: .width)
         height = try container.decodeIfPresent(Int.self, forKey: .height)
         pixelFormat = try container.decodeIfPresent(String.self, forKey: .pixelFormat)
+        fps = try container.decodeIfPresent(Double.self, forKey: .fps)
         quality = try container.decodeIfPresent(Int.self, forKey: .quality) ?? quality
         keepStreaming = try container.decodeIfPresent(Bool.self, forKey: .keepStreaming) ?? keepStreaming
         warmupFrames = try container.decodeIfPresent(Int.self, forKey: .warmupFrames) ?? warmupFrames
@@ -71,6 +74,7 @@ extension CameraSettings: Decodable {
         if let pixelFormat, pixelFormat.utf8.count != 4 {
             throw container.fail(.pixelFormat, "'\(pixelFormat)' is not a four-character code such as 'YUYV' or 'MJPG'")
         }
+        if let fps, !(fps >= 0.1 && fps <= 1000) { throw container.fail(.fps, "\(fps) is outside 0.1...1000 frames per second") }
         if !(1...100).contains(quality) { throw container.fail(.quality, "\(quality) is outside 1...100") }
     }
 }

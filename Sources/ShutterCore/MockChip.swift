@@ -12,6 +12,9 @@ public final class MockChip: GPIOChip, @unchecked Sendable {
     public let queueCapacityPerLine: Int
 
     private var watcher: MockWatcher?
+    /// Output lines' levels and their history (see `OutputLines.swift`).
+    var outputLevels: [String: Bool] = [:]
+    public internal(set) var outputHistory: [OutputChange] = []
 
     public init(clock: VirtualClock = VirtualClock(), queueCapacityPerLine: Int = 16) {
         self.clock = clock

@@ -25,7 +25,7 @@ public enum LibGPIOD {
 public final class GPIODChip: GPIOChip {
     /// The chip as the system lists it.
     public let summary: ChipSummary
-    private var handle: OpaquePointer?
+    private(set) var handle: OpaquePointer?
 
     /// Opens the chip a board names: by path, kernel name or label.
     ///

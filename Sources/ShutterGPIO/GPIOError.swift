@@ -24,6 +24,8 @@ public enum GPIOError: Error, Hashable, Sendable, CustomStringConvertible {
     case requestFailed(line: String?, chip: String, Errno)
     /// Reading edges failed.
     case readFailed(chip: String, Errno)
+    /// Setting an output line (LED, buzzer) failed.
+    case writeFailed(line: String, chip: String, Errno)
 
     public var description: String {
         switch self {
@@ -52,6 +54,8 @@ public enum GPIOError: Error, Hashable, Sendable, CustomStringConvertible {
             return "requesting \(line.map { "line '\($0)'" } ?? "the lines") on \(chip) failed: \(errno)"
         case .readFailed(let chip, let errno):
             return "reading edges from \(chip) failed: \(errno)"
+        case .writeFailed(let line, let chip, let errno):
+            return "setting output line '\(line)' on \(chip) failed: \(errno)"
         }
     }
 }

@@ -5,6 +5,7 @@ import Foundation
 import ShutterCore
 import ShutterGPIO
 import ShutterCapture
+import ShutterDaemon
 
 /// The version printed by `shutter --version`.
 let shutterVersion = "0.1.0"
@@ -20,7 +21,7 @@ let boardOption = OptionSpec(name: "--board", valueName: "BOARD", help: "the boa
 let commands: [Command] = [
     Command(spec: CommandSpec(
         name: "run", summary: "Run the daemon: watch the buttons and the slider strip, print events as JSON lines.",
-        synopsis: "--board BOARD",
+        synopsis: "[--board BOARD]",
         details: """
         Events go to standard output, one JSON object a line; diagnostics go to standard error.
         Stops cleanly on SIGINT or SIGTERM (a press in progress ends as 'cancelled').
@@ -28,14 +29,58 @@ let commands: [Command] = [
         left: by default $STATE_DIRECTORY (set by systemd) or ~/.local/state/shutter,
         file BOARDNAME.controls.json.
 
-        On the simulator board (chip "simulator") the lines are driven from standard input:
-        each line is a trace edge, {"t": 0.12, "line": "full", "active": true}, played at
-        its time after start. When standard input ends, pending timeouts run and shutter exits.
+        Without --board: /etc/shutter/board.json when it exists (Deploy/install.sh puts it
+        there), else the simulator board: Boards/simulator.json of the checkout the binary was
+        built in (looked for up to 5 directories above the binary), else
+        /usr/local/share/shutter/boards/simulator.json (installed by Deploy/install.sh).
+
+        On the simulator board (chip "simulator", mock lines, synthetic camera):
+        - in a terminal, keys drive the lines (l/space light press, d double light press,
+          f/enter full click, b hold for a burst, arrows or , . swipe, s secondary, q quit)
+          and a status line shows the current control and value, the chooser and the last photo;
+        - with standard input empty (</dev/null, as under systemd or in CI), a built-in demo
+          session plays (light press, zoom, exposure, a filter, a photo, a burst) and shutter
+          exits 0, leaving the photos in the board's output directory;
+        - otherwise standard input is a trace: each line an edge, {"t": 0.12, "line": "full",
+          "active": true}, played at its time after start. When it ends, pending timeouts run
+          and shutter exits.
         """,
         options: [boardOption,
                   OptionSpec(name: "--state", valueName: "FILE", help: "keep control values in FILE"),
-                  OptionSpec(name: "--no-state", valueName: nil, help: "start from the board's initial values and save nothing")],
-        required: ["--board"]), run: runDaemon),
+                  OptionSpec(name: "--no-state", valueName: nil, help: "start from the board's initial values and save nothing"),
+                  OptionSpec(name: "--socket", valueName: "PATH",
+                             help: "serve the local API on this Unix socket (default: the board's api.socket; none without)")],
+        required: []), run: runDaemon),
+    Command(spec: CommandSpec(
+        name: "status", summary: "Ask a running daemon how it is: board, camera, controls, counters, last photo.",
+        synopsis: "[--socket PATH] [--json]",
+        details: """
+        Talks to the daemon's local API (shutter run --socket PATH, or the board's api.socket;
+        the systemd unit serves /run/shutter/shutter.sock). Exit status 1 when no daemon listens.
+        """,
+        options: [socketOption, OptionSpec(name: "--json", valueName: nil, help: "print the daemon's reply as it came (one JSON line)")]),
+        run: showStatus),
+    Command(spec: CommandSpec(
+        name: "events", summary: "Follow a running daemon's events, one JSON line each, as 'shutter run' prints them.",
+        synopsis: "[--socket PATH]",
+        details: """
+        Runs until the daemon stops or Ctrl-C. A reader too slow to keep up loses the oldest lines
+        and is told with {"event":"dropped","count":N}.
+        """,
+        options: [socketOption]), run: followEvents),
+    Command(spec: CommandSpec(
+        name: "ctl", summary: "Drive a running daemon: take a photo, set or select a control, enable or disable.",
+        synopsis: "[--socket PATH] capture | set CONTROL VALUE|#INDEX|TITLE | select CONTROL | enable|disable capture|CONTROL",
+        details: """
+        Examples:
+          shutter ctl capture                  take a photo now (the event is capture, action remote)
+          shutter ctl set zoom 2               a slider's value; refused when out of range or off its step
+          shutter ctl set filter Mono          a picker's item by title (or #1 by index)
+          shutter ctl select exposure          make exposure the current control
+          shutter ctl disable capture          presses and remote captures are refused until enabled
+        Prints the daemon's reply; exit status 1 with its error when it refuses.
+        """,
+        options: [socketOption], positionals: ["COMMAND"], takesWords: true), run: controlDaemon),
     Command(spec: CommandSpec(
         name: "check", summary: "Validate a board file and print the rig it describes.",
         synopsis: "BOARD",

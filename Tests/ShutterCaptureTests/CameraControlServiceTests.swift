@@ -8,6 +8,8 @@ final class ControlledCamera: Camera {
     let inner: SyntheticCamera
     let controls: [CameraControl]
     private(set) var sets: [(id: UInt32, value: Int32)] = []
+    /// What auto exposure metered: the value read back for the exposure time.
+    var metered: [UInt32: Int32] = [:]
 
     init(controls: [CameraControl]) throws {
         inner = try SyntheticCamera(width: 64, height: 48, frameInterval: nil)
@@ -24,6 +26,7 @@ final class ControlledCamera: Camera {
     func readFrames() throws(CaptureError) -> [Frame] { try inner.readFrames() }
     func setControl(_ id: UInt32, to value: Int32) throws(CaptureError) { sets.append((id, value)) }
     func close() { inner.close() }
+    func currentValue(of id: UInt32) -> Int32? { metered[id] }
 }
 
 @Suite("CaptureService with camera controls")
@@ -67,13 +70,34 @@ struct CameraControlServiceTests {
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let camera = try ControlledCamera(controls: [Self.autoExposure, Self.exposure])
+        camera.metered[ControlID.exposureAbsolute] = 100  // auto exposure chose 10 ms, not the 25 ms default
         let service = try service(camera, directory)
         defer { service.shutdown() }
         service.apply(controlID: "exposure", value: .number(1))
         service.apply(controlID: "exposure", value: .number(-1))
         #expect(camera.sets.map(\.id) == [ControlID.exposureAuto, ControlID.exposureAbsolute, ControlID.exposureAbsolute])
-        #expect(camera.sets.map(\.value) == [1, 500, 125])
+        #expect(camera.sets.map(\.value) == [1, 200, 50])  // scaled from the metered exposure
+        // 0 EV is plain auto exposure again (aperture priority on a UVC camera), not a fixed time.
+        service.apply(controlID: "exposure", value: .number(0))
+        #expect(camera.sets.last?.id == ControlID.exposureAuto)
+        #expect(camera.sets.last?.value == 3)
+        #expect(camera.sets.count == 4)
+        // The next bias meters afresh.
+        camera.metered[ControlID.exposureAbsolute] = 400
+        service.apply(controlID: "exposure", value: .number(-2))
+        #expect(camera.sets.suffix(2).map(\.value) == [1, 100])
         let report = service.controlReport()
         #expect(report[1].enabled && report[1].how.contains("scaled by 2^EV"))
+    }
+
+    @Test func zeroBiasOnTheCameraOwnManualExposureStaysManual() throws {
+        // Exposure 0 EV before any bias: nothing is switched (the camera stays as the user left it).
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let camera = try ControlledCamera(controls: [Self.autoExposure, Self.exposure])
+        let service = try service(camera, directory)
+        defer { service.shutdown() }
+        service.apply(controlID: "exposure", value: .number(0))
+        #expect(camera.sets.isEmpty)
     }
 }

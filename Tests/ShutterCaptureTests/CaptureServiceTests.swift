@@ -89,16 +89,55 @@ struct CaptureServiceTests {
         #expect(json.contains(#""pressedAt": 1.04, "frameAt": 1.033, "offsetMs": -7, "width": 64, "height": 48, "bytes": "#))
     }
 
-    @Test func aPressNewerThanEveryFrameTakesTheNextOne() throws {
+    @Test func aPressNewerThanEveryFrameTakesTheFrameWhoseExposureCoversIt() throws {
         let harness = try Harness()
         harness.frames(1000, 1033)
         harness.service.capture(pressedAt: ms(1040), now: ms(1041))
-        #expect(harness.service.pendingCount == 1)
-        harness.frames(1066)
+        #expect(harness.service.pendingCount == 1)  // the interval is unknown: is 1033 still exposing?
+        harness.frames(1066, 1100)  // a later-stamped frame shows that 1033's exposure covered the press
         #expect(harness.service.pendingCount == 0)
         let photo = try #require(harness.finish().compactMap(\.photo).first)
-        #expect(photo.frameAt == ms(1066))
-        #expect(photo.offset == .milliseconds(26))
+        #expect(photo.frameAt == ms(1033))
+        #expect(photo.offset == .milliseconds(-7))
+    }
+
+    @Test func aBurstNeverSavesOneFrameTwice() throws {
+        let harness = try Harness()
+        harness.frames(1000, 1033)
+        // Three presses inside one frame's exposure: the first takes it, the others the next frames.
+        for press in [1034.0, 1035, 1036] { harness.service.capture(pressedAt: ms(press), now: ms(1037)) }
+        #expect(harness.service.pendingCount == 3)  // the interval is unknown: wait for the next frame
+        var events = harness.frames(1066)
+        #expect(harness.service.pendingCount == 1)  // a shot with no new frame waits for the next one
+        events += harness.frames(1100)
+        let photos = (events + harness.finish()).compactMap(\.photo)
+        #expect(photos.map(\.frameSequence).sorted() == [1, 2, 3])
+    }
+
+    @Test func aStalledStreamFailsWaitingPressesAndRestarts() throws {
+        let harness = try Harness()
+        harness.frames(1000)
+        harness.service.capture(pressedAt: ms(1100), now: ms(1100))
+        #expect(harness.service.pendingCount == 1)
+        harness.clock.advance(by: .milliseconds(900))
+        #expect(harness.service.handleReadable().isEmpty)  // under a second: still waiting
+        harness.clock.advance(by: .milliseconds(200))
+        let failures = harness.service.handleReadable().compactMap(\.failure)
+        #expect(failures.map(\.error.kind) == ["stalled"])
+        #expect(failures.first?.pressedAt == ms(1100))
+        #expect(CaptureEvent.captureFailed(failures[0]).json.description.contains(#""kind": "stalled""#))
+        #expect(harness.service.pendingCount == 0)
+        #expect(harness.camera.isStreaming)  // restarted
+        // The restarted stream serves the next press.
+        harness.frames(2200)
+        harness.service.capture(pressedAt: ms(2210), now: ms(2211))
+        harness.frames(2233)
+        #expect(harness.finish().compactMap(\.photo).first?.frameAt == ms(2200))
+        // A stall with nobody waiting is reported once, not at every restart.
+        harness.clock.advance(by: .seconds(2))
+        #expect(harness.service.handleReadable().compactMap(\.failure).map(\.error.kind) == ["stalled"])
+        harness.clock.advance(by: .seconds(2))
+        #expect(harness.service.handleReadable().compactMap(\.failure).isEmpty)
     }
 
     @Test func aBurstNamesEveryPhotoApart() throws {
@@ -117,7 +156,8 @@ struct CaptureServiceTests {
         for index in 0..<(CaptureService.maximumInFlight + 2) {
             harness.service.capture(pressedAt: ms(1001 + Double(index)), now: ms(1001))
         }
-        let events = harness.frames(1033) + harness.finish()
+        // Each press takes its own frame (a burst never saves one twice): eight frames for eight presses.
+        let events = harness.frames(1033, 1066, 1100, 1133, 1166, 1200, 1233, 1266) + harness.finish()
         #expect(events.compactMap(\.photo).count == CaptureService.maximumInFlight)
         #expect(events.compactMap(\.failure).count == 2)
     }
@@ -169,7 +209,8 @@ struct CaptureServiceTests {
         #expect(json.contains(#""kind": "systemError", "errno": 20"#))
         try FileManager.default.removeItem(atPath: harness.directory)
         try FileManager.default.createDirectory(atPath: harness.directory, withIntermediateDirectories: true)
-        harness.service.capture(pressedAt: ms(1000), now: ms(1002))
+        harness.frames(1033)
+        harness.service.capture(pressedAt: ms(1033), now: ms(1034))
         #expect(harness.finish().compactMap(\.photo).count == 1)
     }
 
@@ -221,7 +262,7 @@ struct CaptureServiceTests {
     @Test func removesLeftoversAtStart() throws {
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        _ = FileManager.default.createFile(atPath: directory + "/.shutter-tmp-1-2.jpg", contents: Data([1, 2]))
+        _ = FileManager.default.createFile(atPath: directory + "/.shutter-tmp-2147483646-2.jpg", contents: Data([1, 2]))
         let service = try CaptureService(board: try simulatorBoard(directory: directory))
         defer { service.shutdown() }
         #expect(listing(directory).isEmpty)

@@ -56,7 +56,7 @@ struct CheckCameraTests {
         let board = try simulatorBoard(directory: "/tmp/unused")
         let lines = try CameraCommands.checkCamera(board: board)
         #expect(lines == [
-            "camera: synthetic (shutter synthetic camera) 64x48 YUYV",
+            "camera: synthetic (shutter synthetic camera) 64x48 YUYV at 30 fps",
             "control zoom: digital zoom (centred crop, saved at the crop's size)",
             "control exposure: camera control 'Auto Exposure, Bias'",
             "control filter: not bound to a camera control (the event loop handles it)",

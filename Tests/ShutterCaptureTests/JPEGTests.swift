@@ -171,4 +171,27 @@ struct ExifWriterTests {
         let jpeg = try ExifWriter.adding(metadata, to: try JPEGEncoder().encode(solidFrame(.yuyv), quality: 90))
         #expect(try JPEGDecoder().decode(jpeg).height == 48)
     }
+
+    @Test func theCameraNamesItselfAndTheBoardDescribesThePhoto() throws {
+        var metadata = PhotoMetadata(taken: WallTime(seconds: 1_773_500_966, milliseconds: 42), cameraCard: "HD Pro Webcam C920",
+                                     boardName: "my rig", orientation: 1, offsetMs: 3, width: 64, height: 48)
+        metadata.cameraMake = "Logitech"
+        let tags = ExifWriter.read(try ExifWriter.app1Payload(for: metadata, utc: true))
+        #expect(tags[0x010F] == "Logitech")  // Make
+        #expect(tags[0x0110] == "HD Pro Webcam C920")  // Model
+        #expect(tags[0x010E] == "my rig")  // ImageDescription
+        #expect(tags[0x0131]?.contains("my rig") == true)  // Software
+        #expect(tags[0x9003] == "2026:03:14 15:09:26")  // DateTimeOriginal
+        #expect(tags[0x9011] == "+00:00")  // OffsetTimeOriginal
+    }
+
+    @Test func anUnsynchronisedClockClaimsNoDate() throws {
+        var metadata = PhotoMetadata(taken: WallTime(seconds: 1_773_500_966, milliseconds: 42), cameraCard: "vivid",
+                                     boardName: "rig", orientation: 1, offsetMs: 3, width: 64, height: 48)
+        metadata.clockSynchronized = false
+        let tags = ExifWriter.read(try ExifWriter.app1Payload(for: metadata, utc: true))
+        for tag: UInt16 in [0x0132, 0x9003, 0x9004, 0x9010, 0x9011, 0x9291] { #expect(tags[tag] == nil, "tag \(tag)") }
+        #expect(tags[0x010F] == nil)  // no maker reported: no Make
+        #expect(tags[0x9286]?.contains("clock not synchronised") == true)  // UserComment says why
+    }
 }

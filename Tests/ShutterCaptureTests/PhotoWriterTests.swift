@@ -46,14 +46,35 @@ struct PhotoWriterTests {
         #expect(listing(dir) == ["IMG.jpg", "latest.jpg"])
     }
 
-    @Test func removesLeftoversFromACrash() throws {
+    @Test func removesLeftoversOfDeadProcessesOnly() throws {
         let dir = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        _ = FileManager.default.createFile(atPath: dir + "/.shutter-tmp-123-4.jpg", contents: Data([1]))
-        _ = FileManager.default.createFile(atPath: dir + "/IMG.jpg", contents: Data([1]))
+        let dead = "2147483646"  // above any pid_max: no such process
+        let mine = ".shutter-tmp-\(getpid())-4.jpg"  // a photo this (running) process is writing now
+        for name in [".shutter-tmp-\(dead)-4.jpg", ".shutter-tmp-\(dead)-latest", ".shutter-tmp-junk", mine, "IMG.jpg"] {
+            _ = FileManager.default.createFile(atPath: dir + "/" + name, contents: Data([1]))
+        }
         let writer = try PhotoWriter(directory: dir)
-        #expect(writer.removeLeftovers() == [".shutter-tmp-123-4.jpg"])
-        #expect(listing(dir) == ["IMG.jpg"])
+        #expect(writer.removeLeftovers().sorted() == [".shutter-tmp-\(dead)-4.jpg", ".shutter-tmp-\(dead)-latest", ".shutter-tmp-junk"])
+        #expect(listing(dir) == [mine, "IMG.jpg"].sorted())
+    }
+
+    @Test func latestFollowsOnAFileSystemWithoutLinks() throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        // FAT: neither symlinks nor hard links.
+        let fat = try PhotoWriter(directory: dir, symlink: { _, _ in errno = EPERM; return -1 }, link: { _, _ in errno = EPERM; return -1 })
+        _ = try fat.write([1, 2, 3], name: "A.jpg")
+        #expect(FileManager.default.contents(atPath: dir + "/latest.jpg") == Data([1, 2, 3]))
+        _ = try fat.write([4, 5], name: "B.jpg")
+        #expect(FileManager.default.contents(atPath: dir + "/latest.jpg") == Data([4, 5]))
+        #expect(listing(dir) == ["A.jpg", "B.jpg", "latest.jpg"])
+        // Hard links but no symlinks: latest.jpg is the newest photo's second name.
+        let hard = try PhotoWriter(directory: dir, symlink: { _, _ in errno = EPERM; return -1 })
+        let path = try hard.write([6], name: "C.jpg")
+        var photo = stat(), latest = stat()
+        #expect(stat(path, &photo) == 0 && stat(dir + "/latest.jpg", &latest) == 0)
+        #expect(photo.st_ino == latest.st_ino)
     }
 
     @Test func refusesAFileWhereTheDirectoryShouldBe() throws {

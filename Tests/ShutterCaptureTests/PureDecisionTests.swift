@@ -10,22 +10,28 @@ struct ChooseFrameTests {
     struct Case: CustomTestStringConvertible, Sendable {
         var times: [Double]
         var press: Double
+        var interval: Double? = nil
         var expected: FrameChoice
-        var testDescription: String { "press \(press) ms among \(times) → \(expected)" }
+        var testDescription: String { "press \(press) ms among \(times) every \(interval.map { "\($0)" } ?? "?") ms → \(expected)" }
     }
 
     @Test(arguments: [
         Case(times: [0, 33, 66, 100], press: 40, expected: .frame(1)),
-        Case(times: [0, 33, 66, 100], press: 60, expected: .frame(2)),
+        Case(times: [0, 33, 66, 100], press: 60, expected: .frame(1)),  // frame 33's exposure covers 60
         Case(times: [0, 33, 66, 100], press: 100, expected: .frame(3)),
-        Case(times: [0, 33, 66, 100], press: 101, expected: .next),
+        Case(times: [0, 33, 66, 100], press: 101, expected: .next),  // interval unknown: wait for the next
         Case(times: [0, 33, 66, 100], press: -50, expected: .frame(0)),
-        Case(times: [0, 10], press: 5, expected: .frame(0)),  // a tie goes to the earlier frame
-        Case(times: [66, 0, 33], press: 30, expected: .frame(2)),  // order does not matter
+        Case(times: [0, 10], press: 5, expected: .frame(0)),
+        Case(times: [66, 0, 33], press: 30, expected: .frame(1)),  // order does not matter
         Case(times: [], press: 5, expected: .next),
+        Case(times: [0, 33], press: 40, interval: 33, expected: .frame(1)),  // newer than every frame, still exposing
+        Case(times: [0, 33], press: 70, interval: 33, expected: .next),  // exposure over: the next frame covers it
+        Case(times: [0, 33, 66], press: 70, interval: 33, expected: .frame(2)),  // it arrived: take it at once
+        Case(times: [0, 200], press: 150, interval: 33, expected: .frame(1)),  // dropped frames: the nearer start
+        Case(times: [0, 200], press: 40, interval: 33, expected: .frame(0)),
     ])
     func choice(_ c: Case) {
-        #expect(chooseFrame(times: c.times.map(ms), pressedAt: ms(c.press)) == c.expected)
+        #expect(chooseFrame(times: c.times.map(ms), pressedAt: ms(c.press), interval: c.interval.map { .milliseconds($0) }) == c.expected)
     }
 
     @Test func ringKeepsTheNewestFrames() {
@@ -36,6 +42,7 @@ struct ChooseFrameTests {
         }
         #expect(ring.frames.map(\.sequence) == [2, 3, 4])
         #expect(ring.frame(for: ms(70))?.sequence == 2)
+        #expect(ring.frame(for: ms(140), interval: .milliseconds(33))?.sequence == 4)
         #expect(ring.frame(for: ms(140)) == nil)
     }
 }
@@ -140,6 +147,53 @@ struct ChooseFormatTests {
         #expect(format == .nv12 && size == FrameSize(width: 2028, height: 1520))
         settings.width = 8000
         #expect(throws: CaptureError.self) { try chooseFormat(offered: [stepwise], settings: settings, device: "d") }
+    }
+
+    /// A webcam: MJPEG up to 1280x720, YUYV up to 1920x1080 but slow at large sizes.
+    let webcam = [
+        V4L2FormatInfo(pixelFormat: .mjpeg, description: "Motion-JPEG", isEmulated: false,
+                       sizes: [FrameSize(width: 1280, height: 720), FrameSize(width: 640, height: 480)],
+                       fastestInterval: [FrameSize(width: 1280, height: 720): .milliseconds(1000.0 / 30),
+                                         FrameSize(width: 640, height: 480): .milliseconds(1000.0 / 30)]),
+        V4L2FormatInfo(pixelFormat: .yuyv, description: "YUYV 4:2:2", isEmulated: false,
+                       sizes: [FrameSize(width: 1920, height: 1080), FrameSize(width: 1280, height: 720), FrameSize(width: 640, height: 480)],
+                       fastestInterval: [FrameSize(width: 1920, height: 1080): .milliseconds(200),
+                                         FrameSize(width: 1280, height: 720): .milliseconds(100),
+                                         FrameSize(width: 640, height: 480): .milliseconds(1000.0 / 30)]),
+    ]
+
+    struct SizeCase: Sendable, CustomTestStringConvertible {
+        var width: Int, height: Int
+        var fps: Double?
+        var expected: PixelFormat
+        var testDescription: String { "\(width)x\(height) at \(fps.map { "\($0)" } ?? "any") fps → \(expected)" }
+    }
+
+    @Test(arguments: [
+        SizeCase(width: 1920, height: 1080, expected: .yuyv),  // only YUYV has it: no failure for MJPEG's lack
+        SizeCase(width: 1280, height: 720, expected: .mjpeg),  // MJPEG is faster there
+        SizeCase(width: 640, height: 480, expected: .mjpeg),  // equal rates: the preferred format
+        SizeCase(width: 1280, height: 720, fps: 5, expected: .mjpeg),  // both reach 5 fps: preferred
+    ])
+    func withoutAPixelFormatTheSizeAtTheBestRate(_ c: SizeCase) throws {
+        var settings = CameraSettings()
+        settings.width = c.width
+        settings.height = c.height
+        settings.fps = c.fps
+        let (format, size) = try chooseFormat(offered: webcam, settings: settings, device: "d")
+        #expect(format == c.expected)
+        #expect(size == FrameSize(width: c.width, height: c.height))
+    }
+
+    @Test func aFasterFormatWinsOverThePreferredOne() throws {
+        var offered = webcam
+        offered[0].fastestInterval[FrameSize(width: 640, height: 480)] = .milliseconds(100)
+        var settings = CameraSettings()
+        settings.width = 640
+        settings.height = 480
+        #expect(try chooseFormat(offered: offered, settings: settings, device: "d").0 == .yuyv)
+        settings.fps = 10  // both reach the rate asked for: the preferred one
+        #expect(try chooseFormat(offered: offered, settings: settings, device: "d").0 == .mjpeg)
     }
 
     @Test func fallsBackToLibv4l2Conversion() throws {

@@ -1,0 +1,84 @@
+#!/bin/bash
+# Deploy/vm/bench-uvc.sh - capture figures on the VM's USB webcam (uvcvideo), all in one guest boot:
+#
+#   VM_UVC=1 Deploy/vm/run-in-vm.sh -- env SHUTTER=$PWD/.build/debug/shutter \
+#     [SHUTTER_BEFORE=/path/to/older/shutter] bash Deploy/vm/bench-uvc.sh
+#
+# Prints, for MJPEG 1280x720 and 1920x1080 (the camera's largest modes; 15 and 10 fps):
+#   - fswebcam -S 0 (open, one frame, decode + re-encode, write) and v4l2-ctl (open, one frame to a
+#     file) wall time, and shutter's press (a gpio-sim click, kernel-stamped) -> JPEG on disk
+#     (the photo event's t - pressedAt), p50 of several runs
+#   - for SHUTTER (and SHUTTER_BEFORE): `shutter run` streaming idle at 1280x720 MJPEG: CPU time
+#     over 10 s, allocations per second, peak RSS (/usr/bin/time -v; allocations counted with
+#     Deploy/vm/malloc-count.c, the difference of a 13 s and a 3 s run over the 10 s between)
+# Under TCG emulation absolute numbers are slow and noisy; compare the rows of one run.
+set -u
+: "${SHUTTER:?set SHUTTER to the shutter binary}"
+: "${UVC_VIDEO:?boot with VM_UVC=1}"
+here=$(dirname "$(readlink -f "$0")")
+root=$(cd "$here/../.." && pwd)
+. "$root/Tests/VM/lib.sh"
+RUNS=${BENCH_RUNS:-5}
+work=$(mktemp -d /tmp/uvc-bench.XXXXXX)
+card="shutter UVC test camera"
+for line in half full secondary pad0 pad1 pad2 pad3 pad4 pad5; do drive $line down; done
+gcc -O2 -shared -fPIC -o "$work/malloc-count.so" "$here/malloc-count.c" || exit 1
+
+now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
+stats() { sort -n | awk '{ a[NR] = $1 } END { if (!NR) { print "n=0"; exit } printf "n=%d min=%d p50=%d max=%d ms\n", NR, a[1], a[int((NR + 1) / 2)], a[NR] }'; }
+board() {   # board NAME W H: Boards/gpio-sim.json with the UVC camera in MJPEG at WxH
+  sed -e "s|\"camera\": {.*}|\"camera\": {\"device\": \"$card\", \"width\": $2, \"height\": $3, \"pixelFormat\": \"MJPG\"}|" \
+      -e "s|\"directory\": \"photos\"|\"directory\": \"$work/$1\"|" "$root/Boards/gpio-sim.json" > "$work/$1.json"
+  echo "$work/$1.json"
+}
+click() { drive half up; sleep 0.05; drive full up; sleep 0.12; drive full down; sleep 0.03; drive half down; }
+wait_for() { local i; for i in $(seq $(($3 * 10))); do awk "$2" "$1" 2>/dev/null && return 0; sleep 0.1; done; return 1; }
+
+echo "# UVC capture benchmark: $(uname -r), $(nproc) CPUs (TCG), camera $UVC_VIDEO, shutter $SHUTTER"
+for size in 1280x720 1920x1080; do
+  w=${size%x*}; h=${size#*x}
+  echo "## $size MJPEG"
+  for _ in $(seq "$RUNS"); do
+    t0=$(now_ms); fswebcam -q -d "$UVC_VIDEO" -r "$size" -p MJPEG -S 0 --no-banner "$work/fswebcam.jpg" > /dev/null 2>&1; t1=$(now_ms)
+    [ -s "$work/fswebcam.jpg" ] && echo $((t1 - t0)); rm -f "$work/fswebcam.jpg"
+  done | stats | sed 's/^/fswebcam -S 0 (open + 1 frame + decode + JPEG): /'
+  for _ in $(seq "$RUNS"); do
+    t0=$(now_ms)
+    v4l2-ctl -d "$UVC_VIDEO" --set-fmt-video=width=$w,height=$h,pixelformat=MJPG --stream-mmap --stream-count=1 --stream-to="$work/frame.jpg" > /dev/null 2>&1
+    t1=$(now_ms); [ -s "$work/frame.jpg" ] && echo $((t1 - t0)); rm -f "$work/frame.jpg"
+  done | stats | sed 's/^/v4l2-ctl (open + 1 frame to a file): /'
+  b=$(board "shutter-$size" "$w" "$h")
+  "$SHUTTER" run --board "$b" --no-state > "$work/events" 2> "$work/run.err" &
+  daemon=$!
+  wait_for "$work/events" '/"event": "cameraReady"/ { r = 1 } END { exit !r }' 60
+  wait_for_consumer full shutter
+  sleep 1
+  for _ in $(seq "$RUNS"); do click; sleep 1.2; done
+  wait_for "$work/events" '/"event": "photo"/ { n++ } END { exit !(n >= '"$RUNS"') }' 20
+  kill -TERM $daemon; wait $daemon
+  grep '"event": "photo"' "$work/events" | sed 's/.*"t": \([0-9.]*\),.*"pressedAt": \([0-9.]*\),.*/\1 \2/' |
+    awk '{ printf "%d\n", ($1 - $2) * 1000 }' | stats | sed 's/^/shutter run (gpio-sim press -> JPEG on disk): /'
+  grep '"event": "photo"' "$work/events" | sed 's/.*"offsetMs": \([-0-9.]*\).*/\1/' | tr '\n' ' ' | sed 's/^/#   zero-shutter-lag offsets ms: /'; echo
+done
+
+# idle BINARY SECONDS: `shutter run` streaming 1280x720 MJPEG, no presses, for SECONDS after the camera is ready.
+idle() {
+  local b; b=$(board idle 1280 720)
+  MALLOC_COUNT_FILE="$work/allocs" LD_PRELOAD="$work/malloc-count.so" /usr/bin/time -v -o "$work/time" \
+    "$1" run --board "$b" --no-state > "$work/idle.events" 2>&1 &
+  local pid=$!
+  wait_for "$work/idle.events" '/"event": "cameraReady"/ { r = 1 } END { exit !r }' 60
+  sleep "$2"
+  kill -TERM "$(pgrep -P $pid)" 2>/dev/null || kill -TERM $pid; wait $pid
+  cpu=$(awk -F': ' '/User time|System time/ { s += $2 } END { printf "%.2f", s }' "$work/time")
+  rss=$(awk -F': ' '/Maximum resident/ { print $2 }' "$work/time")
+  allocs=$(cat "$work/allocs" 2>/dev/null || echo 0)
+}
+for binary in ${SHUTTER_BEFORE:+"$SHUTTER_BEFORE"} "$SHUTTER"; do
+  idle "$binary" 3; cpu3=$cpu; allocs3=$allocs
+  idle "$binary" 13; cpu13=$cpu; allocs13=$allocs
+  awk -v b="$binary" -v c3="$cpu3" -v c13="$cpu13" -v a3="$allocs3" -v a13="$allocs13" -v r="$rss" 'BEGIN {
+    printf "idle streaming 1280x720 MJPEG, %s: CPU %.2f s over 10 s (%.0f%%), %.0f allocations/s, peak RSS %.1f MiB\n",
+      b, c13 - c3, (c13 - c3) * 10, (a13 - a3) / 10, r / 1024 }'
+done
+rm -rf "$work"

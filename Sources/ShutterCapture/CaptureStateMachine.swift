@@ -1,0 +1,209 @@
+import ShutterCore
+
+/// The capture service's decisions, without a camera: which frame a press gets, when a waiting
+/// press fails, the stall watchdog, burst de-duplication, and when to stream or stand by.
+///
+/// A value type fed timestamped inputs (frames by start of exposure and sequence number, presses
+/// by their kernel edge time, the time now) that returns the actions to carry out, with an
+/// explicit deadline (``nextDeadline``), as `RigStateMachine` is. ``CaptureService`` keeps the I/O:
+/// it holds the frames' bytes, starts and stops the camera, and encodes what ``Action/save(sequence:pressedAt:)`` names.
+public struct CaptureStateMachine: Sendable {
+    /// What the machine knows of a frame: when its exposure started and the driver's number for it.
+    public struct Stamp: Hashable, Sendable {
+        public var timestamp: Instant
+        public var sequence: UInt32
+        public init(timestamp: Instant, sequence: UInt32) {
+            self.timestamp = timestamp
+            self.sequence = sequence
+        }
+    }
+
+    /// Why a press fails, or the stream is reported failing.
+    public enum Failure: Hashable, Sendable {
+        /// No frame for `silence` while streaming (the watchdog).
+        case stalled(silence: Nanoseconds)
+        /// Too many photos are being saved already.
+        case backlog(limit: Int)
+    }
+
+    /// What the service must do.
+    public enum Action: Hashable, Sendable {
+        /// Encode and write the held frame numbered `sequence` for the press at `pressedAt`.
+        case save(sequence: UInt32, pressedAt: Instant)
+        /// Report `captureFailed` for the press at `pressedAt` (`nil`: for the stream).
+        case fail(pressedAt: Instant?, Failure)
+        /// Start the camera streaming (then call ``streamStarted(at:warmupFrames:)``).
+        case startStream
+        /// Stop the camera and start it again (then call ``streamStarted(at:warmupFrames:)``).
+        case restartStream
+        /// Stop the camera: nothing needs frames (then call ``streamStopped()``).
+        case stopStream
+    }
+
+    /// A press waiting for a frame.
+    struct Waiting: Hashable, Sendable {
+        var pressedAt: Instant
+    }
+
+    /// Whether the board keeps the camera streaming between shots.
+    public let keepStreaming: Bool
+    /// The most photos being saved or waiting; a longer burst fails fast instead of growing memory.
+    public let maximumInFlight: Int
+    /// The frames held, oldest first, as many as the service's ring holds.
+    public private(set) var held: [Stamp] = []
+    private let capacity: Int
+    /// The nominal frame interval, when the camera says.
+    public var frameInterval: Nanoseconds?
+    public private(set) var isStreaming = false
+    /// A light press started the camera: keep it until a shot or ``standby()``.
+    public private(set) var isPrepared = false
+    private var warmupRemaining = 0
+    private var waiting: [Waiting] = []
+    /// The newest frame already saved for a press, since the stream started: never saved again.
+    private var lastSaved: UInt32?
+    /// When the last frame arrived (or the stream started): the watchdog's reference.
+    private var lastArrival: Instant?
+    /// A stall was reported and no frame came since: restarts stay quiet unless a press waits.
+    private var stallReported = false
+
+    public init(ringCapacity: Int, keepStreaming: Bool, maximumInFlight: Int = 8, frameInterval: Nanoseconds? = nil) {
+        capacity = max(1, ringCapacity)
+        self.keepStreaming = keepStreaming
+        self.maximumInFlight = maximumInFlight
+        self.frameInterval = frameInterval
+    }
+
+    /// Presses waiting for a frame.
+    public var waitingCount: Int { waiting.count }
+
+    /// How long the stream may go without a frame: five frame intervals, never less than a second.
+    public var stallLimit: Nanoseconds {
+        Nanoseconds(rawValue: max(Nanoseconds.seconds(1).rawValue, (frameInterval ?? .zero).rawValue * 5))
+    }
+
+    /// When ``tick(now:)`` must run next: the stall watchdog's deadline while streaming.
+    public var nextDeadline: Instant? {
+        guard isStreaming, let lastArrival else { return nil }
+        return lastArrival + stallLimit
+    }
+
+    /// The camera started streaming at `now`; its first `warmupFrames` frames are skipped while
+    /// auto-exposure settles. Frames held before are gone.
+    public mutating func streamStarted(at now: Instant, warmupFrames: Int) {
+        isStreaming = true
+        held.removeAll()
+        lastSaved = nil
+        warmupRemaining = max(0, warmupFrames)
+        lastArrival = now
+    }
+
+    /// The camera stopped (or went away): frames held are gone; presses still waiting are
+    /// returned for the service to fail with its reason.
+    public mutating func streamStopped() -> [Instant] {
+        isStreaming = false
+        held.removeAll()
+        warmupRemaining = 0
+        lastArrival = nil
+        defer { waiting.removeAll() }
+        return waiting.map(\.pressedAt)
+    }
+
+    /// A frame arrived at `now`. Returns whether the service keeps it in its ring (warm-up frames
+    /// are dropped; when the ring is full the oldest goes) and what to do.
+    public mutating func frame(_ stamp: Stamp, at now: Instant) -> (keep: Bool, actions: [Action]) {
+        lastArrival = now
+        stallReported = false
+        if warmupRemaining > 0 {
+            warmupRemaining -= 1
+            return (false, [])
+        }
+        if held.count == capacity { held.removeFirst() }
+        held.append(stamp)
+        var actions: [Action] = []
+        var index = 0
+        while index < waiting.count {
+            if let chosen = choice(for: waiting[index].pressedAt) {
+                actions.append(save(chosen, pressedAt: waiting.remove(at: index).pressedAt))
+            } else {
+                index += 1
+            }
+        }
+        return (true, actions + standbyIfIdle())
+    }
+
+    /// A press at `pressedAt` (the kernel's edge time), with `inFlight` photos being saved now.
+    public mutating func press(at pressedAt: Instant, now: Instant, inFlight: Int) -> [Action] {
+        if inFlight + waiting.count >= maximumInFlight {
+            return [.fail(pressedAt: pressedAt, .backlog(limit: maximumInFlight))]
+        }
+        isPrepared = false
+        if !isStreaming {
+            // A cold camera: the frames before the press are gone; the first after the warm-up serves it.
+            waiting.append(Waiting(pressedAt: pressedAt))
+            return [.startStream]
+        }
+        if warmupRemaining == 0, let chosen = choice(for: pressedAt) {
+            return [save(chosen, pressedAt: pressedAt)] + standbyIfIdle()
+        }
+        waiting.append(Waiting(pressedAt: pressedAt))
+        return []
+    }
+
+    /// A light press: start the camera ahead of the shot when the board stops it between shots.
+    public mutating func prepare() -> [Action] {
+        guard !isStreaming else { return [] }
+        isPrepared = true
+        return [.startStream]
+    }
+
+    /// The light press ended without a shot: stop a camera the board does not keep streaming.
+    public mutating func standby() -> [Action] {
+        isPrepared = false
+        return standbyIfIdle()
+    }
+
+    /// The time is `now`: the stall watchdog. A stream silent for ``stallLimit`` fails the presses
+    /// waiting (or, with none waiting, reports the stall once) and is restarted, or stopped when
+    /// nothing needs it.
+    public mutating func tick(now: Instant) -> [Action] {
+        guard isStreaming, let lastArrival, now - lastArrival >= stallLimit else { return [] }
+        let failure = Failure.stalled(silence: now - lastArrival)
+        var actions = waiting.map { Action.fail(pressedAt: $0.pressedAt, failure) }
+        if waiting.isEmpty, !stallReported { actions.append(.fail(pressedAt: nil, failure)) }
+        stallReported = true
+        waiting.removeAll()
+        held.removeAll()
+        if keepStreaming || isPrepared {
+            self.lastArrival = now  // the restart counts from now
+            actions.append(.restartStream)
+        } else {
+            isStreaming = false
+            self.lastArrival = nil
+            actions.append(.stopStream)
+        }
+        return actions
+    }
+
+    /// The frame held for a press at `pressedAt`, or `nil` when it must wait. Frames already saved
+    /// for another press are not candidates: a burst never saves one frame twice.
+    func choice(for pressedAt: Instant) -> Stamp? {
+        let candidates = lastSaved.map { last in held.filter { $0.sequence > last } } ?? held
+        switch chooseFrame(times: candidates.map(\.timestamp), pressedAt: pressedAt, interval: frameInterval) {
+        case .frame(let index): return candidates[index]
+        case .next: return nil
+        }
+    }
+
+    private mutating func save(_ stamp: Stamp, pressedAt: Instant) -> Action {
+        lastSaved = max(lastSaved ?? stamp.sequence, stamp.sequence)
+        return .save(sequence: stamp.sequence, pressedAt: pressedAt)
+    }
+
+    private mutating func standbyIfIdle() -> [Action] {
+        guard !keepStreaming, !isPrepared, waiting.isEmpty, isStreaming else { return [] }
+        isStreaming = false
+        held.removeAll()
+        lastArrival = nil
+        return [.stopStream]
+    }
+}

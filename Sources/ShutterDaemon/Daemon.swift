@@ -1,0 +1,430 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import ShutterCapture
+import ShutterCore
+import ShutterGPIO
+
+/// How `shutter run` was asked to run the daemon.
+public struct DaemonOptions: Sendable {
+    /// The board file, for messages and for reloading on SIGHUP.
+    public var boardPath: String?
+    /// Where control values are kept; nil = the default place (``ControlState``).
+    public var statePath: String?
+    /// Whether control values are loaded and saved at all (`--no-state`).
+    public var keepsState = true
+    /// The API socket (`--socket`, or the board's `api.socket`); nil = no API.
+    public var socketPath: String?
+    /// Whether the simulator chip's edges are read from standard input.
+    public var readsSimulatorInput = true
+    /// Whether event lines go to standard output.
+    public var printsEvents = true
+
+    public init() {}
+}
+
+/// What the daemon has counted since it started, for `status`.
+public struct DaemonCounters: Hashable, Sendable {
+    public var presses = 0
+    public var photos = 0
+    public var failures = 0
+    public var lostEdges = 0
+}
+
+/// The service a rig runs all day: the lines, the state machines, the camera, the API, one loop.
+///
+/// Everything happens on the loop's thread; nothing in a handler blocks (photos and the state file
+/// are written on background queues that report back through descriptors). Tests build one with
+/// the mock chip, the synthetic camera and a virtual clock, and turn the loop with
+/// ``EventLoop/runOnce(timeoutMilliseconds:)``.
+public final class Daemon {
+    public let loop: EventLoop
+    public private(set) var board: Board
+    public let options: DaemonOptions
+    public let chip: any GPIOChip
+    public private(set) var watcher: any EdgeWatcher
+    public private(set) var capture: CaptureBridge
+    public private(set) var interpreter: Interpreter
+    let state: ControlState?
+    public private(set) var counters = DaemonCounters()
+    /// The newest photo on disk.
+    public private(set) var lastPhotoPath: String?
+    /// When the daemon started, on the loop's clock.
+    public let startedAt: Instant
+    /// Whether capture is enabled through the API (`disable capture` turns it off).
+    public private(set) var captureEnabled = true
+    /// Receives every event line, exactly as standard output gets it (API subscribers, hooks).
+    private var lineObservers: [(_ name: String, _ line: String) -> Void] = []
+    private(set) var simulator: SimulatorInput?
+    /// The local API, when a socket was asked for.
+    public private(set) var api: APIServer?
+    /// The LED and buzzer, when the board has them.
+    private var feedback: FeedbackOutput?
+    /// The board's hooks, when it has any.
+    public private(set) var hooks: HookRunner?
+    /// Runners of a board replaced by SIGHUP, until their last hook is reaped.
+    private var retiredHooks: [HookRunner] = []
+    /// systemd's notification socket, when run as a `Type=notify` service.
+    public var notifier: SystemdNotifier?
+    /// When the loop next owes systemd a `WATCHDOG=1`.
+    private var watchdogDue: Instant?
+
+    /// Requests the board's lines, opens the camera (or starts looking for it), loads the saved
+    /// control values and sets up the loop; ``run()`` starts it.
+    ///
+    /// - Parameters:
+    ///   - chip: the chip to use; nil opens the one the board names (the mock chip for `simulator`).
+    ///   - captureService: the camera side; nil makes one for the board.
+    ///   - clock: the loop's clock (a virtual one in tests).
+    /// - Throws: ``CommandFailure`` naming the line, camera directory or state file that failed.
+    public init(board: Board, options: DaemonOptions = DaemonOptions(), chip: (any GPIOChip)? = nil,
+                captureService: CaptureService? = nil, clock: (any MonotonicClock)? = nil) throws {
+        self.options = options
+        let chip = try chip ?? openChip(for: board)
+        self.chip = chip
+        do {
+            watcher = try chip.watch(board.lines, consumer: "shutter")
+        } catch let error as GPIOError {
+            throw CommandFailure(error.description)
+        }
+        loop = try EventLoop(clock: clock ?? SystemMonotonicClock())
+        feedback = try FeedbackOutput(board: board, chip: chip)
+        startedAt = loop.clock.now
+        // The camera opens now (or keeps being looked for in the background); the controls it
+        // cannot serve are disabled before the recognizer sees the board.
+        if let captureService {
+            capture = CaptureBridge(service: captureService)
+        } else {
+            do throws(CaptureError) {
+                capture = CaptureBridge(service: try CaptureService(board: board, clock: loop.clock))
+            } catch {
+                throw CommandFailure(error.description)
+            }
+        }
+        let (board, notes) = CaptureBridge.boardWithCameraLimits(board, service: capture.service)
+        for note in notes { Log.notice("shutter: \(note)") }
+        self.board = board
+        state = options.keepsState ? try ControlState(board: board, path: options.statePath) : nil
+        interpreter = Interpreter(board: board, watcher: watcher, initialValues: state?.load())
+        wireInterpreter()
+        // Bring the camera to the values the controls start from (saved, or the board's).
+        for (id, value) in interpreter.machine.controlValues.sorted(by: { $0.key < $1.key }) {
+            capture.service.apply(controlID: id, value: value)
+        }
+        interpreter.setCaptureAvailable(capture.available, at: loop.clock.now)
+        loop.watch(descriptors: { [unowned self] in capture.service.pollDescriptors }) { [unowned self] in
+            cameraReadable()
+        }
+        if let mock = chip as? MockChip, options.readsSimulatorInput {
+            mock.clock.advance(to: loop.clock.now)
+            let input = SimulatorInput(board: board, chip: mock, origin: loop.clock.now)
+            simulator = input
+            _ = fcntl(STDIN_FILENO, F_SETFL, fcntl(STDIN_FILENO, F_GETFL) | O_NONBLOCK)
+            loop.watch(STDIN_FILENO) { [unowned self] in
+                input.readAvailable()
+                if input.ended { loop.unwatch(STDIN_FILENO) }
+                input.deliver(upTo: loop.clock.now)
+                try pump()
+            }
+        }
+        watchLines()
+        loop.nextDeadline = { [unowned self] in
+            ([interpreter.nextDeadline, simulator?.nextEdgeTime, watchdogDue, hooks?.nextDeadline, feedback?.nextDeadline]
+                + retiredHooks.map(\.nextDeadline)).compactMap { $0 }.min()
+        }
+        loop.deadlineReached = { [unowned self] now in
+            simulator?.deliver(upTo: now)
+            try pump(now: now)
+            feedback?.update(now: now)
+            petWatchdog(now: now)
+            hooks?.advance(to: now)
+            for runner in retiredHooks { runner.advance(to: now) }
+        }
+        if !board.hooks.isEmpty {
+            hooks = HookRunner(settings: board.hooks, loop: loop)
+        }
+        observeLines { [unowned self] name, line in hooks?.handle(name: name, line: line, now: loop.clock.now) }
+        loop.signalReceived = { [unowned self] signal in
+            switch signal {
+            case SIGCHLD:
+                hooks?.reap(now: loop.clock.now)
+                for runner in retiredHooks { runner.reap(now: loop.clock.now) }
+                retiredHooks.removeAll { $0.runningCount == 0 && $0.queuedCount == 0 }
+            case SIGHUP: reload()
+            default: loop.stop()
+            }
+        }
+        if let path = options.socketPath ?? board.api.socket {
+            do throws(APIServer.Failure) {
+                api = try APIServer(path: path, daemon: self)
+            } catch {
+                throw CommandFailure(error.description)
+            }
+        }
+        if let simulator, api == nil {
+            // The simulator's input has ended, nothing is scheduled and every photo is saved: the run is
+            // over. With an API socket the daemon keeps serving until SIGTERM.
+            loop.afterWake = { [unowned self] in
+                if simulator.ended, simulator.nextEdgeTime == nil, interpreter.nextDeadline == nil,
+                   capture.service.pendingCount == 0, capture.service.inFlightCount == 0 {
+                    loop.stop()
+                }
+            }
+        }
+    }
+
+    private func watchLines() {
+        for descriptor in watcher.pollDescriptors {
+            loop.watch(descriptor) { [unowned self] in try pump() }
+        }
+    }
+
+    private func wireInterpreter() {
+        interpreter.emit = { [unowned self] event in handle(event) }
+        interpreter.reportLostEdges = { [unowned self] count, time in
+            counters.lostEdges += count
+            var line = JSONLine(event: "edgesLost", at: time)
+            line.add("count", count)
+            line.add("resynchronised", interpreter.resynchronised)
+            publish(name: "edgesLost", line: line.description)
+        }
+    }
+
+    /// Reads the lines and lets the state machines catch up to now.
+    public func pump(now: Instant? = nil) throws {
+        try interpreter.pump(now: now ?? loop.clock.now)
+    }
+
+    /// Registers a receiver of every event line, as standard output prints it.
+    public func observeLines(_ observer: @escaping (_ name: String, _ line: String) -> Void) {
+        lineObservers.append(observer)
+    }
+
+    /// Sends one event line to standard output and to every observer.
+    func publish(name: String, line: String) {
+        if options.printsEvents { Console.out(line) }
+        for observer in lineObservers { observer(name, line) }
+    }
+
+    private func handle(_ event: ShutterEvent) {
+        if case .capture(.began, _, _, _, _, _) = event { counters.presses += 1 }
+        publish(name: event.name, line: event.json.description)
+        capture.handle(event)
+        feedback?.handle(event, now: loop.clock.now)
+        // Save when an adjustment is over, not on every coalesced value of a swipe.
+        if ["controlsAdjusting", "controlSelected", "controlsInactive"].contains(event.name) {
+            saveState()
+        }
+    }
+
+    func saveState() {
+        state?.save(interpreter.machine.controlValues)
+    }
+
+    private func cameraReadable() {
+        let (events, changed) = capture.readable()
+        for event in events { report(event) }
+        if changed { updateCaptureAvailable() }
+    }
+
+    private func report(_ event: CaptureEvent) {
+        switch event {
+        case .photo(let photo):
+            counters.photos += 1
+            lastPhotoPath = photo.path
+            notifier?.notify(SystemdNotifier.status(statusSummary))
+            feedback?.handle(.photo, now: loop.clock.now)
+        case .captureFailed:
+            counters.failures += 1
+            notifier?.notify(SystemdNotifier.status(statusSummary))
+            feedback?.handle(.failure, now: loop.clock.now)
+        case .cameraReady:
+            break
+        }
+        let line = event.json
+        publish(name: Self.name(of: event), line: line.description)
+    }
+
+    static func name(of event: CaptureEvent) -> String {
+        switch event {
+        case .photo: "photo"
+        case .captureFailed: "captureFailed"
+        case .cameraReady: "cameraReady"
+        }
+    }
+
+    /// Tells the state machines whether a photo can be taken: the camera is ready and capture is enabled.
+    func updateCaptureAvailable() {
+        interpreter.setCaptureAvailable(capture.available && captureEnabled, at: loop.clock.now)
+    }
+
+    /// Turns capture on or off for presses and remote captures alike.
+    func setCaptureEnabled(_ enabled: Bool) {
+        captureEnabled = enabled
+        updateCaptureAvailable()
+    }
+
+    /// One line for systemd's `STATUS=` (shown by `systemctl status`).
+    public var statusSummary: String {
+        let camera = cameraState
+        return "board \(board.name); camera \(board.camera.device) \(camera.name); \(counters.photos) photos"
+            + (counters.failures > 0 ? ", \(counters.failures) failed" : "")
+            + (api.map { "; API \($0.path)" } ?? "")
+    }
+
+    /// Tells systemd the daemon is ready: the lines are requested and the camera is open or known absent.
+    public func notifyReady() {
+        guard let notifier else { return }
+        notifier.notify("READY=1\n" + SystemdNotifier.status(statusSummary))
+        if let interval = notifier.watchdogInterval { watchdogDue = loop.clock.now + interval }
+    }
+
+    /// Sends `WATCHDOG=1` when due. It comes from the loop's own deadline, so a hung loop stops it
+    /// and systemd restarts the service.
+    func petWatchdog(now: Instant) {
+        guard let notifier, let interval = notifier.watchdogInterval, let due = watchdogDue, now >= due else { return }
+        notifier.notify("WATCHDOG=1")
+        watchdogDue = now + interval
+    }
+
+    /// Runs the loop until SIGINT/SIGTERM (or the simulator's input is over), then ends cleanly.
+    public func run() throws {
+        notifyReady()
+        Log.info("shutter: running board \(board.name) on \(board.chip) (\(LibGPIOD.summary))"
+            + (simulator != nil ? "; simulated edges are read from standard input" : ""))
+        try loop.run()
+        finish()
+    }
+
+    /// Ends input (a press in progress is cancelled), saves the control values, and waits for the
+    /// photos already taken: a photo is written completely or not at all.
+    public func finish() {
+        notifier?.notify("STOPPING=1")
+        interpreter.finish(at: loop.clock.now)
+        saveState()
+        state?.waitUntilSaved()
+        capture.service.waitForWrites()
+        for event in capture.service.handleReadable() { report(event) }
+        capture.service.shutdown()
+        hooks?.stopAll()
+        for runner in retiredHooks { runner.stopAll() }
+        api?.close()
+        api = nil
+        feedback?.close()
+        feedback = nil
+        watcher.close()
+    }
+}
+
+extension Daemon {
+    /// SIGHUP: reads the board file again. A valid board applies; an invalid one is refused with
+    /// its error logged and the running board keeps going.
+    public func reload() {
+        guard let path = options.boardPath else {
+            Log.warning("shutter: SIGHUP: no board file to reload (the board was not read from a file)")
+            return
+        }
+        do {
+            let next = try Board.load(path: path)
+            try apply(next)
+            Log.notice("shutter: SIGHUP: reloaded \(path) (board \(next.name))")
+        } catch {
+            Log.error("shutter: SIGHUP: \(error); keeping the running board \(board.name)")
+        }
+    }
+
+    /// Applies a new board to the running daemon: the lines are requested again only if they
+    /// changed, controls keep their values where ids match, the camera is reopened only if its
+    /// settings (or the output) changed, hooks follow the new board.
+    ///
+    /// - Throws: ``CommandFailure`` when the new lines or camera directory cannot be had; the old
+    ///   lines are requested again then, so the rig keeps working as before.
+    public func apply(_ next: Board) throws {
+        let now = loop.clock.now
+        let linesChanged = next.chip != board.chip || next.lines != board.lines
+        let cameraChanged = next.camera != board.camera || next.output != board.output
+        let hooksChanged = next.hooks != board.hooks
+        let feedbackChanged = next.feedback != board.feedback || next.chip != board.chip
+        var newWatcher: (any EdgeWatcher)?
+        if linesChanged {
+            guard !(chip is MockChip) || next.chip == .simulator else {
+                throw CommandFailure("the simulator's lines cannot move to \(next.chip) without a restart")
+            }
+            for descriptor in watcher.pollDescriptors { loop.unwatch(descriptor) }
+            watcher.close()
+            do {
+                newWatcher = try (next.chip == board.chip ? chip : openChip(for: next)).watch(next.lines, consumer: "shutter")
+            } catch {
+                // Back to the old lines, so a bad edit never leaves the rig deaf.
+                watcher = try chip.watch(board.lines, consumer: "shutter")
+                interpreter = Interpreter(board: board, watcher: watcher, initialValues: interpreter.machine.controlValues)
+                wireInterpreter()
+                watchLines()
+                throw CommandFailure("\(error)")
+            }
+        }
+        if cameraChanged {
+            let replacement: CaptureService
+            do throws(CaptureError) {
+                replacement = try CaptureService(board: next, clock: loop.clock)
+            } catch {
+                throw CommandFailure(error.description)
+            }
+            capture.service.waitForWrites()
+            for event in capture.service.handleReadable() { report(event) }
+            capture.service.shutdown()
+            capture = CaptureBridge(service: replacement)
+        }
+        // Whatever was in progress ends as at shutdown, then the new machine starts from the kept values.
+        interpreter.finish(at: now)
+        let values = interpreter.machine.controlValues
+        let (limited, notes) = CaptureBridge.boardWithCameraLimits(next, service: capture.service)
+        for note in notes { Log.notice("shutter: \(note)") }
+        board = limited
+        if let newWatcher { watcher = newWatcher }
+        interpreter = Interpreter(board: board, watcher: watcher, initialValues: values)
+        wireInterpreter()
+        if linesChanged { watchLines() }
+        for (id, value) in interpreter.machine.controlValues.sorted(by: { $0.key < $1.key }) {
+            capture.service.apply(controlID: id, value: value)
+        }
+        updateCaptureAvailable()
+        if hooksChanged {
+            // Hooks already running finish under the old settings; new events use the new ones.
+            if let old = hooks, old.runningCount > 0 { retiredHooks.append(old) }
+            hooks = next.hooks.isEmpty ? nil : HookRunner(settings: next.hooks, loop: loop)
+        }
+        if feedbackChanged {
+            feedback?.close()
+            feedback = nil
+            do {
+                feedback = try FeedbackOutput(board: board, chip: next.chip == .simulator || !linesChanged ? chip : openChip(for: board))
+            } catch {
+                Log.error("shutter: SIGHUP: \(error); the LED and buzzer stay off")
+            }
+        }
+        saveState()
+        notifier?.notify(SystemdNotifier.status(statusSummary))
+    }
+}
+
+/// Opens the chip a board names: the mock chip for `simulator`, libgpiod otherwise.
+public func openChip(for board: Board) throws -> any GPIOChip {
+    if board.chip == .simulator { return MockChip() }
+    do {
+        return try GPIODChip(board.chip)
+    } catch let error as GPIOError {
+        throw CommandFailure(error.description)
+    }
+}
+
+/// Requests the board's lines, turning a GPIO error into the command's failure text.
+public func watchLines(of board: Board, consumer: String) throws -> (any GPIOChip, any EdgeWatcher) {
+    do {
+        let chip = try openChip(for: board)
+        return (chip, try chip.watch(board.lines, consumer: consumer))
+    } catch let error as GPIOError {
+        throw CommandFailure(error.description)
+    }
+}

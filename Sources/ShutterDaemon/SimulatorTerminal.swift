@@ -1,0 +1,118 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ShutterCore
+
+/// The simulator in a terminal: keys play gestures on the mock chip, events scroll by, and a
+/// status line at the bottom shows the controls, the chooser and the last photo.
+///
+/// The terminal is put in non-canonical mode without echo (Ctrl-C still stops the daemon) and
+/// restored by ``restore()``.
+public final class SimulatorTerminal {
+    private unowned let daemon: Daemon
+    private let player: GesturePlayer
+    private var saved = termios()
+    private var pending: [UInt8] = []
+    private var restored = false
+
+    /// The keys, as the screen lists them.
+    public static let keys: [(key: String, gesture: SimulatedGesture?, what: String)] = [
+        ("l / space", .lightPress, "light press (half press)"),
+        ("d", .doubleLightPress, "double light press (chooser)"),
+        ("f / enter", .fullClick, "full click (photo)"),
+        ("b", .burst, "hold for a burst"),
+        ("← / ,", .swipeLeft, "swipe left"),
+        ("→ / .", .swipeRight, "swipe right"),
+        ("s", .secondary, "secondary button"),
+        ("q", nil, "quit"),
+    ]
+
+    public init(daemon: Daemon, player: GesturePlayer) {
+        self.daemon = daemon
+        self.player = player
+        tcgetattr(STDIN_FILENO, &saved)
+        var raw = saved
+        raw.c_lflag &= ~tcflag_t(ICANON | ECHO)
+        withUnsafeMutableBytes(of: &raw.c_cc) { cc in
+            cc[Int(VMIN)] = 1
+            cc[Int(VTIME)] = 0
+        }
+        tcsetattr(STDIN_FILENO, TCSANOW, &raw)
+        _ = fcntl(STDIN_FILENO, F_SETFL, fcntl(STDIN_FILENO, F_GETFL) | O_NONBLOCK)
+        let list = Self.keys.map { "\($0.key): \($0.what)" }.joined(separator: " · ")
+        Console.write("shutter simulator, board \(daemon.board.name). Keys: \(list)\n", to: STDOUT_FILENO)
+        daemon.observeLines { [unowned self] _, line in
+            Console.write("\r\u{1B}[K" + line + "\n", to: STDOUT_FILENO)
+            drawStatus()
+        }
+        daemon.loop.watch(STDIN_FILENO) { [unowned self] in readKeys() }
+        drawStatus()
+    }
+
+    deinit { restore() }
+
+    /// Gives the terminal back as it was.
+    public func restore() {
+        guard !restored else { return }
+        restored = true
+        tcsetattr(STDIN_FILENO, TCSANOW, &saved)
+        Console.write("\n", to: STDOUT_FILENO)
+    }
+
+    private func readKeys() {
+        var chunk = [UInt8](repeating: 0, count: 64)
+        let count = read(STDIN_FILENO, &chunk, chunk.count)
+        if count == 0 { daemon.loop.stop(); return }
+        guard count > 0 else { return }
+        pending.append(contentsOf: chunk.prefix(count))
+        while !pending.isEmpty {
+            // Arrow keys arrive as ESC [ C / ESC [ D.
+            if pending[0] == 0x1B {
+                guard pending.count >= 3 else { if pending.count == 1 || pending[1] == UInt8(ascii: "[") { return }; pending.removeFirst(); continue }
+                let code = pending[2]
+                pending.removeFirst(3)
+                if code == UInt8(ascii: "C") { player.play(.swipeRight) }
+                if code == UInt8(ascii: "D") { player.play(.swipeLeft) }
+                continue
+            }
+            let key = pending.removeFirst()
+            switch key {
+            case UInt8(ascii: "l"), UInt8(ascii: " "): player.play(.lightPress)
+            case UInt8(ascii: "d"): player.play(.doubleLightPress)
+            case UInt8(ascii: "f"), UInt8(ascii: "\n"), UInt8(ascii: "\r"): player.play(.fullClick)
+            case UInt8(ascii: "b"): player.play(.burst)
+            case UInt8(ascii: ","): player.play(.swipeLeft)
+            case UInt8(ascii: "."): player.play(.swipeRight)
+            case UInt8(ascii: "s"): player.play(.secondary)
+            case UInt8(ascii: "q"): daemon.loop.stop()
+            default: break
+            }
+        }
+    }
+
+    private func drawStatus() {
+        Console.write("\r\u{1B}[K" + Self.statusLine(daemon.interpreter.machine.controlsSnapshot,
+                                                     photos: daemon.counters.photos, lastPhoto: daemon.lastPhotoPath),
+                      to: STDOUT_FILENO)
+    }
+
+    /// The status line: the active control and its value, the chooser when open, the last photo.
+    public static func statusLine(_ snapshot: ControlsSnapshot, photos: Int, lastPhoto: String?) -> String {
+        var parts: [String] = []
+        let labels = snapshot.controls.map { $0.spec.label }
+        switch snapshot.state {
+        case "choosing":
+            let items = snapshot.controls.map { $0.spec.id == snapshot.highlighted ? "[\($0.spec.label)]" : $0.spec.label }
+            parts.append("chooser: " + items.joined(separator: " "))
+        case "inactive":
+            parts.append(labels.isEmpty ? "no controls" : "controls hidden (light press shows them)")
+        default:
+            if let current = snapshot.controls.first(where: { $0.spec.id == snapshot.current }) {
+                let marker = snapshot.state == "adjusting" ? "◆" : "●"
+                parts.append("\(marker) \(current.spec.label) \(Daemon.formattedText(current.spec, value: current.value))")
+            }
+        }
+        parts.append("photos: \(photos)" + (lastPhoto.map { ", last \($0)" } ?? ""))
+        return parts.joined(separator: " │ ")
+    }
+}

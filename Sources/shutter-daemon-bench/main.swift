@@ -1,0 +1,230 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import ShutterDaemon
+
+// Measures the daemon as a service, against a real `shutter run` process on the simulator board
+// with the synthetic camera: start-up to READY=1, API round trip, event → subscriber delay with 1
+// and 64 subscribers, peak RSS, CPU time over 10 idle seconds with the camera streaming and stopped.
+// Usage: swift build -c release && .build/release/shutter-daemon-bench [path/to/shutter] [idle-seconds]
+
+let arguments = CommandLine.arguments
+let binary = arguments.count > 1 ? arguments[1]
+    : URL(fileURLWithPath: arguments[0]).deletingLastPathComponent().appendingPathComponent("shutter").path
+let idleSeconds = arguments.count > 2 ? Double(arguments[2]) ?? 10 : 10
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("shutter-daemon-bench: \(message)\n".utf8))
+    exit(1)
+}
+
+func now() -> Int64 {
+    var spec = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &spec)
+    return Int64(spec.tv_sec) * 1_000_000_000 + Int64(spec.tv_nsec)
+}
+
+func percentile(_ values: [Double], _ p: Double) -> Double {
+    let sorted = values.sorted()
+    guard !sorted.isEmpty else { return .nan }
+    return sorted[min(sorted.count - 1, Int((Double(sorted.count) * p).rounded(.up)) - 1)]
+}
+
+func ms(_ value: Double) -> String { String(format: "%.3f ms", value) }
+
+let work = "/tmp/shutter-daemon-bench-\(getpid())"
+try? FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+defer { try? FileManager.default.removeItem(atPath: work) }
+
+func board(keepStreaming: Bool) -> String {
+    let path = "\(work)/board-\(keepStreaming).json"
+    let text = """
+    {"name": "bench", "chip": "simulator",
+     "lines": [{"name": "half", "role": "half"}, {"name": "full", "role": "full"},
+               {"name": "pad0", "role": "pad"}, {"name": "pad1", "role": "pad"}, {"name": "pad2", "role": "pad"}],
+     "controls": [{"id": "zoom", "kind": "systemZoom", "label": "Zoom", "range": [1, 8], "step": 0.5, "initial": 1}],
+     "camera": {"device": "synthetic", "width": 1280, "height": 720, "keepStreaming": \(keepStreaming)},
+     "output": {"directory": "\(work)/photos"}}
+    """
+    try! text.write(toFile: path, atomically: true, encoding: .utf8)
+    return path
+}
+
+/// A daemon process with a notify socket: started, and timed to READY=1.
+final class DaemonProcess {
+    let process = Process()
+    let socket: String
+    let readyAfter: Double
+
+    init(board: String, name: String) {
+        socket = "\(work)/\(name).sock"
+        let notifyPath = "\(work)/\(name).notify"
+        let notify = Glibc.socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            let bytes = Array(notifyPath.utf8)
+            raw.copyBytes(from: bytes)
+            raw[bytes.count] = 0
+        }
+        _ = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(notify, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = ["run", "--board", board, "--no-state", "--socket", socket]
+        var environment = ProcessInfo.processInfo.environment
+        environment["NOTIFY_SOCKET"] = notifyPath
+        process.environment = environment
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        let start = now()
+        do { try process.run() } catch { fail("cannot start \(binary): \(error)") }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        var ready = false
+        while !ready {
+            var entry = pollfd(fd: notify, events: Int16(POLLIN), revents: 0)
+            guard poll(&entry, 1, 10_000) == 1 else { fail("no READY=1 within 10 s") }
+            let count = recv(notify, &buffer, buffer.count, 0)
+            if count > 0, String(decoding: buffer[..<count], as: UTF8.self).contains("READY=1") { ready = true }
+        }
+        readyAfter = Double(now() - start) / 1e6
+        close(notify)
+    }
+
+    func stop() {
+        process.terminate()
+        process.waitUntilExit()
+    }
+
+    /// Peak resident memory, from /proc.
+    var peakRSS: String {
+        let status = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)) ?? ""
+        return status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") }.map { $0.dropFirst(6).trimmingCharacters(in: .whitespaces) } ?? "?"
+    }
+
+    /// User + system CPU seconds so far.
+    var cpuSeconds: Double {
+        let stat = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8)) ?? ""
+        guard let close = stat.lastIndex(of: ")") else { return .nan }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        // Fields after the command: state is [0]; utime is field 14 overall, [11] here; stime [12].
+        let ticks = (Double(fields[11]) ?? 0) + (Double(fields[12]) ?? 0)
+        return ticks / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+}
+
+/// A raw client connection.
+final class Client {
+    let descriptor: CInt
+    var buffer: [UInt8] = []
+
+    init(_ path: String) {
+        do { descriptor = try UnixSocket.connectClient(to: path) } catch { fail("\(error)") }
+    }
+
+    func send(_ line: String) {
+        let bytes = Array((line + "\n").utf8)
+        _ = bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress!, $0.count, Int32(MSG_NOSIGNAL)) }
+    }
+
+    /// Lines already received, without waiting beyond one read.
+    func readLines(block: Bool) -> [String] {
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        let count = recv(descriptor, &chunk, chunk.count, block ? 0 : Int32(MSG_DONTWAIT))
+        if count > 0 { buffer.append(contentsOf: chunk[..<count]) }
+        var lines: [String] = []
+        while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+            lines.append(String(decoding: buffer[..<newline], as: UTF8.self))
+            buffer.removeFirst(newline + 1)
+        }
+        return lines
+    }
+
+    func readLine() -> String {
+        while true {
+            let lines = readLines(block: true)
+            if let first = lines.first {
+                // Only used for request/reply, one line at a time.
+                buffer = Array((lines.dropFirst().map { $0 + "\n" }.joined()).utf8) + buffer
+                return first
+            }
+        }
+    }
+}
+
+print("shutter-daemon-bench: \(binary)")
+let daemon = DaemonProcess(board: board(keepStreaming: true), name: "streaming")
+print("start-up to READY=1: \(ms(daemon.readyAfter))")
+
+// API round trip: request sent → reply read, one at a time.
+let client = Client(daemon.socket)
+var trips: [Double] = []
+for index in 0..<1000 {
+    let start = now()
+    client.send("{\"id\":\(index),\"cmd\":\"status\"}")
+    _ = client.readLine()
+    trips.append(Double(now() - start) / 1e6)
+}
+print("API round trip (status, 1000 requests): p50 \(ms(percentile(trips, 0.5))), p99 \(ms(percentile(trips, 0.99)))")
+var setTrips: [Double] = []
+for index in 0..<1000 {
+    let start = now()
+    client.send("{\"cmd\":\"set\",\"control\":\"zoom\",\"value\":\(1 + Double(index % 14) * 0.5)}")
+    _ = client.readLine()
+    setTrips.append(Double(now() - start) / 1e6)
+}
+print("API round trip (set, 1000 requests): p50 \(ms(percentile(setTrips, 0.5))), p99 \(ms(percentile(setTrips, 0.99)))")
+
+// Event → subscriber: the event's "t" is the daemon's CLOCK_MONOTONIC decision time; the
+// subscriber stamps arrival on the same clock.
+for count in [1, 64] {
+    let subscribers = (0..<count).map { _ in Client(daemon.socket) }
+    for subscriber in subscribers {
+        subscriber.send("{\"cmd\":\"subscribe\"}")
+        _ = subscriber.readLine()
+    }
+    var delays: [Double] = []
+    let events = 300
+    for index in 0..<events {
+        client.send("{\"cmd\":\"set\",\"control\":\"zoom\",\"value\":\(1 + Double(index % 14) * 0.5)}")
+        _ = client.readLine()
+        var pending = Set(subscribers.indices)
+        while !pending.isEmpty {
+            var entries = pending.map { pollfd(fd: subscribers[$0].descriptor, events: Int16(POLLIN), revents: 0) }
+            _ = poll(&entries, nfds_t(entries.count), 1000)
+            let arrived = now()
+            for (slot, index) in pending.enumerated() where entries[slot].revents != 0 {
+                for line in subscribers[index].readLines(block: false) where line.contains("\"controlValue\"") {
+                    guard let range = line.range(of: "\"t\": "), let end = line[range.upperBound...].firstIndex(of: ",") else { continue }
+                    if let t = Double(line[range.upperBound..<end]) {
+                        delays.append(Double(arrived) / 1e6 - t * 1000)
+                        pending.remove(index)
+                    }
+                }
+            }
+        }
+        usleep(2000)
+    }
+    print("event → subscriber, \(count) subscriber\(count == 1 ? "" : "s") (\(delays.count) deliveries): p50 \(ms(percentile(delays, 0.5))), p99 \(ms(percentile(delays, 0.99)))")
+    for subscriber in subscribers { close(subscriber.descriptor) }
+}
+close(client.descriptor)
+
+// Idle CPU with the camera streaming into the ring.
+usleep(500_000)
+var before = daemon.cpuSeconds
+usleep(useconds_t(idleSeconds * 1e6))
+let streamingCPU = daemon.cpuSeconds - before
+print("CPU over \(idleSeconds) idle s, camera streaming (synthetic 1280x720 at 30 fps): \(String(format: "%.2f", streamingCPU)) s")
+print("peak RSS (VmHWM) after all of the above: \(daemon.peakRSS)")
+daemon.stop()
+
+let stopped = DaemonProcess(board: board(keepStreaming: false), name: "stopped")
+usleep(500_000)
+before = stopped.cpuSeconds
+usleep(useconds_t(idleSeconds * 1e6))
+print("CPU over \(idleSeconds) idle s, camera stopped (keepStreaming false): \(String(format: "%.2f", stopped.cpuSeconds - before)) s")
+print("start-up to READY=1 (camera stopped): \(ms(stopped.readyAfter)); peak RSS \(stopped.peakRSS)")
+stopped.stop()

@@ -1,0 +1,137 @@
+import Testing
+import ShutterCore
+@testable import ShutterCapture
+
+private func ms(_ value: Double) -> Instant { Instant(rawValue: Int64(value * 1_000_000)) }
+
+/// One step of a table: a frame (start of exposure, sequence number) arriving at a time, a press,
+/// the clock reaching a time, a light press or its end.
+private enum Step: Sendable, CustomStringConvertible {
+    case frame(Double, UInt32, arrives: Double)
+    case press(Double, at: Double)
+    case tick(Double)
+    case prepare
+    case standby
+
+    var description: String {
+        switch self {
+        case .frame(let start, let number, let arrives): "frame #\(number) exposed at \(start) arrives at \(arrives)"
+        case .press(let time, let at): "press at \(time) seen at \(at)"
+        case .tick(let time): "time \(time)"
+        case .prepare: "light press"
+        case .standby: "light press ends"
+        }
+    }
+}
+
+private struct Table: Sendable, CustomTestStringConvertible {
+    var name: String
+    var keepStreaming = true
+    var interval: Double? = 33
+    var warmup = 0
+    var steps: [Step]
+    /// Every action, rendered: `save #N for P`, `fail P stalled`, `start`, `restart`, `stop`.
+    var expected: [String]
+    var testDescription: String { name }
+}
+
+private func render(_ action: CaptureStateMachine.Action) -> String {
+    func time(_ instant: Instant) -> String { JSONLine.number(Double(instant.rawValue) / 1e6, decimals: 0) }
+    switch action {
+    case .save(let number, let pressedAt): return "save #\(number) for \(time(pressedAt))"
+    case .fail(let pressedAt, let failure):
+        let kind = switch failure { case .stalled: "stalled"; case .backlog: "backlog" }
+        return "fail \(pressedAt.map(time) ?? "stream") \(kind)"
+    case .startStream: return "start"
+    case .restartStream: return "restart"
+    case .stopStream: return "stop"
+    }
+}
+
+@Suite("CaptureStateMachine: the capture decisions without a camera")
+struct CaptureStateMachineTests {
+    @Test(arguments: [
+        Table(name: "a press takes the frame whose exposure covers it",
+              steps: [.frame(0, 0, arrives: 40), .frame(33, 1, arrives: 73), .press(60, at: 74)],
+              expected: ["save #1 for 60"]),
+        Table(name: "a press newer than every frame, still in the newest one's exposure, takes it at once",
+              steps: [.frame(0, 0, arrives: 40), .frame(33, 1, arrives: 73), .press(50, at: 51)],
+              expected: ["save #1 for 50"]),
+        Table(name: "a press after the newest exposure waits and takes the frame that covers it",
+              steps: [.frame(0, 0, arrives: 40), .press(40, at: 41), .frame(33, 1, arrives: 73)],
+              expected: ["save #1 for 40"]),
+        Table(name: "interval unknown: a later-stamped frame shows which one covered the press",
+              interval: nil,
+              steps: [.frame(0, 0, arrives: 40), .press(20, at: 41), .frame(33, 1, arrives: 73)],
+              expected: ["save #0 for 20"]),
+        Table(name: "a burst never saves one frame twice; a shot with no new frame waits",
+              steps: [.frame(0, 0, arrives: 40), .press(10, at: 41), .press(11, at: 41), .press(12, at: 41),
+                      .frame(33, 1, arrives: 73), .frame(66, 2, arrives: 106)],
+              expected: ["save #0 for 10", "save #1 for 11", "save #2 for 12"]),
+        Table(name: "the stall watchdog fails waiting presses after a second and restarts the stream",
+              steps: [.frame(0, 0, arrives: 40), .press(100, at: 100), .tick(1039), .tick(1040)],
+              expected: ["fail 100 stalled", "restart"]),
+        Table(name: "a stall with nobody waiting is reported once, the stream restarted each time",
+              steps: [.frame(0, 0, arrives: 40), .tick(1040), .tick(2040), .frame(2050, 0, arrives: 2060), .tick(3060)],
+              expected: ["fail stream stalled", "restart", "restart", "fail stream stalled", "restart"]),
+        Table(name: "slow frames: the watchdog waits five frame intervals",
+              interval: 500,
+              steps: [.frame(0, 0, arrives: 500), .tick(1500), .tick(3000)],
+              expected: ["fail stream stalled", "restart"]),
+        Table(name: "low power: a press starts the camera, skips the warm-up frames, takes the next and stops",
+              keepStreaming: false, warmup: 2,
+              steps: [.press(0, at: 0), .frame(10, 0, arrives: 40), .frame(43, 1, arrives: 73), .frame(76, 2, arrives: 106)],
+              expected: ["start", "save #2 for 0", "stop"]),
+        Table(name: "low power: a light press keeps the camera until the shot; its end without one stops it",
+              keepStreaming: false,
+              steps: [.prepare, .frame(0, 0, arrives: 40), .frame(33, 1, arrives: 73), .standby],
+              expected: ["start", "stop"]),
+        Table(name: "low power: a stall fails the press and stops the camera instead of restarting it",
+              keepStreaming: false,
+              steps: [.press(0, at: 0), .tick(999), .tick(1000)],
+              expected: ["start", "fail 0 stalled", "stop"]),
+        Table(name: "low power: while the light press is held a stalled camera is restarted",
+              keepStreaming: false,
+              steps: [.prepare, .frame(0, 0, arrives: 40), .tick(2000)],
+              expected: ["start", "fail stream stalled", "restart"]),
+    ])
+    fileprivate func table(_ table: Table) {
+        var machine = CaptureStateMachine(ringCapacity: 4, keepStreaming: table.keepStreaming, maximumInFlight: 8,
+                                          frameInterval: table.interval.map { .milliseconds($0) })
+        if table.keepStreaming { machine.streamStarted(at: ms(0), warmupFrames: table.warmup) }
+        var actions: [CaptureStateMachine.Action] = []
+        func started(_ new: [CaptureStateMachine.Action], at time: Double) {
+            actions += new
+            if new.contains(.startStream) || new.contains(.restartStream) {
+                machine.streamStarted(at: ms(time), warmupFrames: new.contains(.startStream) ? table.warmup : 0)
+            }
+        }
+        for step in table.steps {
+            switch step {
+            case .frame(let start, let number, let arrives):
+                started(machine.frame(.init(timestamp: ms(start), sequence: number), at: ms(arrives)).actions, at: arrives)
+            case .press(let time, let at): started(machine.press(at: ms(time), now: ms(at), inFlight: 0), at: at)
+            case .tick(let time): started(machine.tick(now: ms(time)), at: time)
+            case .prepare: started(machine.prepare(), at: 0)
+            case .standby: started(machine.standby(), at: 0)
+            }
+        }
+        #expect(actions.map(render) == table.expected)
+    }
+
+    @Test func theDeadlineIsTheWatchdogs() {
+        var machine = CaptureStateMachine(ringCapacity: 4, keepStreaming: true, frameInterval: .milliseconds(400))
+        #expect(machine.nextDeadline == nil)  // not streaming: nothing to watch
+        machine.streamStarted(at: ms(100), warmupFrames: 0)
+        #expect(machine.nextDeadline == ms(2100))  // 5 × 400 ms
+        _ = machine.frame(.init(timestamp: ms(150), sequence: 0), at: ms(500))
+        #expect(machine.nextDeadline == ms(2500))
+    }
+
+    @Test func aBacklogFailsTheExtraPressAtOnce() {
+        var machine = CaptureStateMachine(ringCapacity: 4, keepStreaming: true, maximumInFlight: 2)
+        machine.streamStarted(at: ms(0), warmupFrames: 0)
+        #expect(machine.press(at: ms(10), now: ms(10), inFlight: 2).map(render) == ["fail 10 backlog"])
+        #expect(machine.waitingCount == 0)
+    }
+}

@@ -1,0 +1,89 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Testing
+import ShutterCore
+@testable import ShutterDaemon
+
+/// A test's client of the daemon's socket: the daemon runs on the same thread, so every wait
+/// turns the rig's loop while looking for the reply.
+final class TestClient {
+    let descriptor: CInt
+    let rig: TestRig
+    private var buffer: [UInt8] = []
+    private(set) var closedByDaemon = false
+
+    init(_ rig: TestRig) throws {
+        self.rig = rig
+        descriptor = try UnixSocket.connectClient(to: rig.socketPath)
+        _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
+        rig.turn()
+    }
+
+    deinit { close(descriptor) }
+
+    func sendRaw(_ bytes: [UInt8]) {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes[offset...].withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress!, $0.count, Int32(MSG_NOSIGNAL)) }
+            if written < 0 {
+                if errno == EAGAIN { rig.turn(); continue }
+                return
+            }
+            offset += written
+        }
+    }
+
+    func send(_ line: String) { sendRaw(Array((line + "\n").utf8)) }
+
+    /// Reads what has arrived without waiting.
+    private func pull() {
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = recv(descriptor, &chunk, chunk.count, Int32(MSG_DONTWAIT))
+            if count > 0 { buffer.append(contentsOf: chunk[..<count]); continue }
+            if count == 0 { closedByDaemon = true }
+            return
+        }
+    }
+
+    /// The next line, turning the daemon's loop until it comes (nil when the daemon closed first).
+    func readLine(turns: Int = 500) -> String? {
+        for _ in 0..<turns {
+            pull()
+            if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = String(decoding: buffer[..<newline], as: UTF8.self)
+                buffer.removeFirst(newline + 1)
+                return line
+            }
+            if closedByDaemon { return nil }
+            try? rig.daemon.loop.runOnce(timeoutMilliseconds: 2)
+        }
+        return nil
+    }
+
+    /// Sends `line` and returns the reply as an object.
+    func call(_ line: String) throws -> [String: JSONValue] {
+        send(line)
+        while let reply = readLine() {
+            let members = try #require(object(reply))
+            if members["ok"] != nil { return members }
+        }
+        throw TestTimeout(what: "reply to \(line)")
+    }
+
+    /// Turns the loop until the daemon has closed this connection.
+    func waitUntilClosed() -> Bool {
+        for _ in 0..<500 where !closedByDaemon {
+            pull()
+            try? rig.daemon.loop.runOnce(timeoutMilliseconds: 2)
+        }
+        return closedByDaemon
+    }
+}
+
+func object(_ line: String) -> [String: JSONValue]? {
+    guard case .object(let members)? = try? JSONValue.parse(Array(line.utf8)) else { return nil }
+    return members
+}

@@ -1,0 +1,276 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Testing
+import ShutterCore
+@testable import ShutterDaemon
+
+@Suite struct APIRequestTests {
+    @Test(arguments: [
+        ("{\"cmd\":\"status\"}", APICommand.status),
+        ("{\"cmd\":\"subscribe\",\"id\":\"a\"}", .subscribe),
+        ("{\"cmd\":\"capture\"}", .capture),
+        ("{\"cmd\":\"set\",\"control\":\"zoom\",\"value\":2.5}", .set(control: "zoom", to: .value(2.5))),
+        ("{\"cmd\":\"set\",\"control\":\"filter\",\"index\":2}", .set(control: "filter", to: .index(2))),
+        ("{\"cmd\":\"set\",\"control\":\"filter\",\"title\":\"Mono\"}", .set(control: "filter", to: .title("Mono"))),
+        ("{\"cmd\":\"select\",\"control\":\"exposure\"}", .select(control: "exposure")),
+        ("{\"cmd\":\"enable\",\"capture\":true}", .enable(.capture)),
+        ("{\"cmd\":\"disable\",\"control\":\"zoom\"}", .disable(.control("zoom"))),
+    ])
+    func parsesEachCommand(line: String, command: APICommand) throws {
+        let request = try APIRequest.parse(Array(line.utf8)).get()
+        #expect(request.command == command)
+        // The client's own encoding reads back as the same command.
+        #expect(try APIRequest.parse(Array(request.line.utf8)).get() == request)
+    }
+
+    @Test(arguments: [
+        ("", "not valid JSON"),
+        ("\u{1}\u{2}\u{ff}", "not valid JSON"),
+        ("{\"cmd\":\"status\"", "not valid JSON"),
+        ("[1,2]", "a request is a JSON object"),
+        ("{}", "missing 'cmd'"),
+        ("{\"cmd\":5}", "'cmd' must be a string"),
+        ("{\"cmd\":\"reboot\"}", "unknown command 'reboot'"),
+        ("{\"cmd\":\"status\",\"verbose\":true}", "'status' takes no 'verbose'"),
+        ("{\"cmd\":\"set\",\"control\":\"zoom\"}", "exactly one of 'value'"),
+        ("{\"cmd\":\"set\",\"control\":\"zoom\",\"value\":2,\"index\":1}", "exactly one of 'value'"),
+        ("{\"cmd\":\"set\",\"control\":\"zoom\",\"value\":\"2\"}", "'value' must be a number"),
+        ("{\"cmd\":\"set\",\"control\":\"zoom\",\"value\":true}", "'value' must be a number"),
+        ("{\"cmd\":\"set\",\"control\":\"filter\",\"index\":1.5}", "'index' must be a whole number"),
+        ("{\"cmd\":\"set\",\"value\":1}", "'set' needs 'control'"),
+        ("{\"cmd\":\"select\",\"control\":3}", "'control' must be a non-empty string"),
+        ("{\"cmd\":\"enable\"}", "needs either"),
+        ("{\"cmd\":\"enable\",\"capture\":false}", "'capture' must be true"),
+        ("{\"cmd\":\"status\",\"id\":{\"a\":1}}", "'id' must be a string or a number"),
+        ("{\"cmd\":\"status\",\"cmd\":\"capture\"}", "given twice"),
+        (String(repeating: "[", count: 100), "nested more than"),
+    ])
+    func refusesBadRequests(line: String, message: String) {
+        guard case .failure(let error) = APIRequest.parse(Array(line.utf8)) else {
+            Issue.record("accepted \(line)")
+            return
+        }
+        #expect(error.message.contains(message), "\(error.message)")
+    }
+
+    @Test func echoesTheIdOfARefusedRequest() {
+        guard case .failure(let error) = APIRequest.parse(Array("{\"id\":42,\"cmd\":\"nope\"}".utf8)) else {
+            Issue.record("accepted")
+            return
+        }
+        #expect(APIReply.failure(id: error.id, error.message).hasPrefix("{\"id\": 42, \"ok\": false"))
+    }
+}
+
+@Suite(.serialized) struct APIServerTests {
+    @Test func statusDescribesTheRig() throws {
+        let rig = try TestRig(api: true)
+        defer { rig.close() }
+        let client = try TestClient(rig)
+        let reply = try client.call("{\"id\":\"s1\",\"cmd\":\"status\"}")
+        #expect(reply["id"] == .string("s1"))
+        #expect(reply["ok"] == .bool(true))
+        #expect(reply["board"] == .string("test"))
+        #expect(reply["captureAvailable"] == .bool(true))
+        #expect(reply["controlsState"] == .string("inactive"))
+        #expect(reply["currentControl"] == .string("zoom"))
+        guard case .array(let controls)? = reply["controls"], controls.count == 3,
+              case .object(let zoom) = controls[0], case .object(let filter) = controls[2] else {
+            Issue.record("controls: \(String(describing: reply["controls"]))")
+            return
+        }
+        #expect(zoom["label"] == .string("Zoom"))
+        #expect(zoom["text"] == .string("1×"))
+        #expect(zoom["enabled"] == .bool(true))
+        #expect(filter["titles"] == .array([.string("None"), .string("Mono"), .string("Vivid"), .string("Warm")]))
+        guard case .object(let counters)? = reply["counters"] else { Issue.record("no counters"); return }
+        #expect(counters["photos"].map { if case .number(let n, _) = $0 { n == 0 } else { false } } == true)
+    }
+
+    @Test func setGoesThroughTheControlsAndIsSaved() throws {
+        let rig = try TestRig(api: true)
+        defer { rig.close() }
+        let client = try TestClient(rig)
+        #expect(try client.call("{\"cmd\":\"set\",\"control\":\"zoom\",\"value\":2.5}")["ok"] == .bool(true))
+        #expect(rig.lines.last?.line.contains("\"event\": \"controlValue\"") == true)
+        #expect(rig.lines.last?.line.contains("\"value\": 2.5") == true)
+        #expect(try client.call("{\"cmd\":\"set\",\"control\":\"filter\",\"title\":\"Vivid\"}")["ok"] == .bool(true))
+        #expect(rig.lines.last?.line.contains("\"title\": \"Vivid\"") == true)
+        rig.daemon.state?.waitUntilSaved()
+        let saved = ControlStateFile.load(path: rig.directory + "/state.json")
+        #expect(saved["zoom"] == .number(2.5))
+        #expect(saved["filter"] == .index(2))
+    }
+
+    @Test(arguments: [
+        ("{\"cmd\":\"set\",\"control\":\"zoom\",\"value\":9}", "out of range"),
+        ("{\"cmd\":\"set\",\"control\":\"zoom\",\"value\":2.2}", "not on a step"),
+        ("{\"cmd\":\"set\",\"control\":\"filter\",\"index\":4}", "out of range"),
+        ("{\"cmd\":\"set\",\"control\":\"filter\",\"title\":\"Sepia\"}", "has no item 'Sepia'"),
+        ("{\"cmd\":\"set\",\"control\":\"filter\",\"value\":1}", "is a picker"),
+        ("{\"cmd\":\"set\",\"control\":\"zoom\",\"index\":1}", "give a value"),
+        ("{\"cmd\":\"set\",\"control\":\"iso\",\"value\":1}", "no control 'iso'"),
+        ("{\"cmd\":\"select\",\"control\":\"iso\"}", "no control 'iso'"),
+    ])
+    func refusedValuesChangeNothing(line: String, message: String) throws {
+        let rig = try TestRig(api: true)
+        defer { rig.close() }
+        let client = try TestClient(rig)
+        let before = rig.daemon.interpreter.machine.controlValues
+        let reply = try client.call(line)
+        #expect(reply["ok"] == .bool(false))
+        if case .string(let error)? = reply["error"] { #expect(error.contains(message), "\(error)") } else { Issue.record("no error") }
+        #expect(rig.daemon.interpreter.machine.controlValues == before)
+        #expect(!rig.names.contains("controlValue"))
+    }
+
+    @Test func selectAndDisableAControl() throws {
+        let rig = try TestRig(api: true)
+        defer { rig.close() }
+        let client = try TestClient(rig)
+        #expect(try client.call("{\"cmd\":\"select\",\"control\":\"exposure\"}")["ok"] == .bool(true))
+        #expect(rig.names.last == "controlSelected")
+        #expect(try client.call("{\"cmd\":\"disable\",\"control\":\"zoom\"}")["ok"] == .bool(true))
+        let refused = try client.call("{\"cmd\":\"set\",\"control\":\"zoom\",\"value\":2}")
+        #expect(refused["ok"] == .bool(false))
+        let status = try client.call("{\"cmd\":\"status\"}")
+        guard case .array(let controls)? = status["controls"], case .object(let zoom) = controls[0] else { Issue.record("controls"); return }
+        #expect(zoom["enabled"] == .bool(false))
+        #expect(status["currentControl"] == .string("exposure"))
+    }
+
+    @Test func remoteCaptureReachesASubscriberWithItsPhoto() throws {
+        let rig = try TestRig(api: true)
+        defer { rig.close() }
+        let subscriber = try TestClient(rig)
+        #expect(try subscriber.call("{\"cmd\":\"subscribe\"}")["ok"] == .bool(true))
+        let client = try TestClient(rig)
+        #expect(try client.call("{\"id\":1,\"cmd\":\"capture\"}")["ok"] == .bool(true))
+        var seen: [String] = []
+        while let line = subscriber.readLine(), seen.count < 10 {
+            seen.append(line)
+            if line.contains("\"event\": \"photo\"") { break }
+        }
+        #expect(seen.contains { $0.contains("\"event\": \"capture\"") && $0.contains("\"action\": \"remote\"") })
+        let photoLine = try #require(seen.last)
+        // Exactly the line standard output gets.
+        #expect(rig.lines.contains { $0.line == photoLine })
+        #expect(rig.daemon.counters.photos == 1)
+    }
+
+    @Test func disabledCaptureIsRefusedForPressesAndRemotely() throws {
+        let rig = try TestRig(api: true)
+        defer { rig.close() }
+        let client = try TestClient(rig)
+        #expect(try client.call("{\"cmd\":\"disable\",\"capture\":true}")["ok"] == .bool(true))
+        let refused = try client.call("{\"cmd\":\"capture\"}")
+        #expect(refused["ok"] == .bool(false))
+        rig.click()
+        #expect(rig.lines.contains { $0.name == "capture" && $0.line.contains("\"reason\": \"unavailable\"") })
+        #expect(try client.call("{\"cmd\":\"enable\",\"capture\":true}")["ok"] == .bool(true))
+        #expect(try client.call("{\"cmd\":\"capture\"}")["ok"] == .bool(true))
+    }
+
+    @Test func everyBadLineGetsOneErrorReplyAndTheConnectionStaysUsable() throws {
+        let rig = try TestRig(api: true)
+        defer { rig.close() }
+        let client = try TestClient(rig)
+        client.sendRaw([0xff, 0x00, 0x13, 0x80, 0x0a])
+        client.send("{\"cmd\":")
+        client.send("{\"id\":3,\"cmd\":\"status\",\"bogus\":1}")
+        for _ in 0..<3 {
+            let reply = try #require(client.readLine().flatMap(object))
+            #expect(reply["ok"] == .bool(false))
+        }
+        #expect(try client.call("{\"cmd\":\"status\"}")["ok"] == .bool(true))
+    }
+
+    @Test func aLineOverTheLimitClosesTheConnectionOnly() throws {
+        let rig = try TestRig(api: true)
+        defer { rig.close() }
+        let client = try TestClient(rig)
+        client.sendRaw([UInt8](repeating: UInt8(ascii: "x"), count: APIServer.maximumLineBytes + 10))
+        let reply = try #require(client.readLine().flatMap(object))
+        #expect(reply["ok"] == .bool(false))
+        #expect(client.waitUntilClosed())
+        let other = try TestClient(rig)
+        #expect(try other.call("{\"cmd\":\"status\"}")["ok"] == .bool(true))
+    }
+
+    @Test func aClientLeavingMidLineIsForgotten() throws {
+        let rig = try TestRig(api: true)
+        defer { rig.close() }
+        do {
+            let client = try TestClient(rig)
+            client.sendRaw(Array("{\"cmd\":\"capt".utf8))
+            rig.turn()
+        }
+        for _ in 0..<20 { rig.turn() }
+        #expect(rig.daemon.api?.clientCount == 0)
+        #expect(!rig.names.contains("capture"))
+        let other = try TestClient(rig)
+        #expect(try other.call("{\"cmd\":\"status\"}")["ok"] == .bool(true))
+    }
+
+    @Test func hundredsOfClientsEachGetTheirReply() throws {
+        let rig = try TestRig(api: true)
+        defer { rig.close() }
+        let clients = try (0..<300).map { _ in try TestClient(rig) }
+        for (index, client) in clients.enumerated() { client.send("{\"id\":\(index),\"cmd\":\"status\"}") }
+        for (index, client) in clients.enumerated() {
+            let reply = try #require(client.readLine().flatMap(object))
+            #expect(reply["id"] == .number(Double(index), text: String(index)))
+        }
+        #expect(rig.daemon.api?.clientCount == 300)
+    }
+
+    @Test func aSubscriberThatNeverReadsLosesTheOldestLinesAndIsTold() throws {
+        let rig = try TestRig(api: true)
+        defer { rig.close() }
+        let subscriber = try TestClient(rig)
+        var size: CInt = 4096
+        setsockopt(subscriber.descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<CInt>.size))
+        subscriber.send("{\"cmd\":\"subscribe\"}")
+        for _ in 0..<10 { rig.turn() }
+        let client = try TestClient(rig)
+        // Enough controlValue lines to fill the socket buffers and the queue many times over.
+        let count = 3000
+        for index in 0..<count {
+            let value = 1 + Double(index % 14) * 0.5
+            client.send("{\"cmd\":\"set\",\"control\":\"zoom\",\"value\":\(value)}")
+            if index % 20 == 19 { for _ in 0..<20 { #expect(client.readLine() != nil) } }
+        }
+        var lines: [String] = []
+        while let line = subscriber.readLine(turns: 50) { lines.append(line) }
+        let notices = lines.compactMap(object).filter { $0["event"] == .string("dropped") }
+        #expect(notices.count >= 1)
+        var dropped = 0
+        for notice in notices { if case .number(let n, _)? = notice["count"] { dropped += Int(n) } }
+        let values = lines.filter { $0.contains("controlValue") }.count
+        #expect(values + dropped == count)
+        // The newest line always arrives.
+        #expect(lines.last == rig.lines.last?.line)
+    }
+
+    @Test func aStaleSocketIsReplacedAndALiveOneRefused() throws {
+        let rig = try TestRig(api: true)
+        defer { rig.close() }
+        // A second daemon on the same path: refused, naming it.
+        #expect {
+            _ = try UnixSocket.listen(at: rig.socketPath)
+        } throws: { error in
+            "\(error)".contains("another shutter daemon is already answering") && "\(error)".contains(rig.socketPath)
+        }
+        // A socket file nobody answers on (a crashed daemon): replaced.
+        let stale = rig.directory + "/stale.sock"
+        let descriptor = try UnixSocket.listen(at: stale)
+        close(descriptor)
+        let again = try UnixSocket.listen(at: stale)
+        close(again)
+        var info = stat()
+        #expect(stat(rig.socketPath, &info) == 0)
+        #expect(info.st_mode & 0o777 == 0o660)
+    }
+}

@@ -1,0 +1,121 @@
+import Foundation
+import Testing
+import ShutterCore
+@testable import ShutterDaemon
+
+@Suite struct HookQueueTests {
+    typealias Queue = HookQueue<String>
+
+    @Test func startsUpToTheLimitQueuesThenDrops() {
+        var queue = Queue(maximumRunning: 1, maximumQueued: 1, timeout: .seconds(1))
+        let t0 = Instant.seconds(10)
+        #expect(queue.submit("a", at: t0) == [.start(Queue.RunID(rawValue: 0), "a")])
+        #expect(queue.submit("b", at: t0) == [])
+        #expect(queue.submit("c", at: t0) == [.drop("c")])
+        #expect(queue.exited(Queue.RunID(rawValue: 0), at: t0 + .milliseconds(5)) == [.start(Queue.RunID(rawValue: 1), "b")])
+        #expect(queue.runningCount == 1 && queue.queuedCount == 0)
+    }
+
+    @Test func timeoutThenGraceThenKill() {
+        var queue = Queue(maximumRunning: 2, maximumQueued: 0, timeout: .milliseconds(100), killGrace: .milliseconds(50))
+        let t0 = Instant.seconds(1)
+        _ = queue.submit("slow", at: t0)
+        #expect(queue.nextDeadline == t0 + .milliseconds(100))
+        #expect(queue.advance(to: t0 + .milliseconds(99)) == [])
+        #expect(queue.advance(to: t0 + .milliseconds(100)) == [.terminate(Queue.RunID(rawValue: 0))])
+        #expect(queue.nextDeadline == t0 + .milliseconds(150))
+        #expect(queue.advance(to: t0 + .milliseconds(150)) == [.kill(Queue.RunID(rawValue: 0))])
+        // Killed: nothing more to decide until it is reaped, and the slot stays taken until then.
+        #expect(queue.nextDeadline == nil)
+        #expect(queue.runningCount == 1)
+        #expect(queue.exited(Queue.RunID(rawValue: 0), at: t0 + .milliseconds(151)) == [])
+        #expect(queue.runningCount == 0)
+    }
+
+    @Test func anUnknownRunEndingChangesNothing() {
+        var queue = Queue(maximumRunning: 1, maximumQueued: 4, timeout: .seconds(1))
+        #expect(queue.exited(Queue.RunID(rawValue: 7), at: .zero) == [])
+    }
+}
+
+@Suite(.serialized) struct HookRunnerTests {
+    func rig(_ hooks: String) throws -> TestRig {
+        try TestRig(boardJSON: TestRig.simulatorBoard.replacingOccurrences(
+            of: "\"output\":", with: "\"hooks\": \(hooks),\n  \"output\":"))
+    }
+
+    /// Turns the loop until `count` hooks have ended.
+    func waitForExits(_ rig: TestRig, _ count: Int) throws {
+        try rig.waitFor {
+            rig.daemon.hooks?.reap(now: rig.chip.clock.now)
+            return (rig.daemon.hooks?.exits.count ?? 0) >= count
+        }
+    }
+
+    @Test func thePhotoHookGetsThePathAsArgumentAndTheFieldsInItsEnvironment() throws {
+        let out = "/tmp/sdt-hook-\(UUID().uuidString.prefix(8))"
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        let rig = try rig("{\"photo\": [\"/bin/sh\", \"-c\", \"echo \\\"$1|$SHUTTER_EVENT|$SHUTTER_PATH|$SHUTTER_PRESSED_AT\\\" > \(out)\", \"hook\", \"{path}\"]}")
+        defer { rig.close() }
+        rig.click()
+        try rig.waitFor { rig.names.contains("photo") }
+        try waitForExits(rig, 1)
+        let path = try #require(rig.daemon.lastPhotoPath)
+        let written = try String(contentsOfFile: out, encoding: .utf8).trimmingCharacters(in: .newlines)
+        let fields = written.split(separator: "|", omittingEmptySubsequences: false).map(String.init)
+        #expect(fields.count == 4)
+        #expect(fields[0] == path && fields[2] == path)
+        #expect(fields[1] == "photo")
+        #expect(Double(fields[3]) != nil)
+        #expect(rig.daemon.hooks?.exits.first?.status == "exited 0")
+    }
+
+    @Test func aFailingOrMissingHookIsLoggedAndTheDaemonGoesOn() throws {
+        let rig = try rig("{\"event\": [\"/bin/sh\", \"-c\", \"exit 3\"], \"events\": [\"controlValue\"]}")
+        defer { rig.close() }
+        let outcome = rig.daemon.execute(APIRequest(id: nil, command: .set(control: "zoom", to: .value(2))))
+        #expect(outcome.reply.contains("\"ok\": true"))
+        try waitForExits(rig, 1)
+        #expect(rig.daemon.hooks?.exits.first?.status == "exited 3")
+        let missing = try self.rig("{\"photo\": [\"/nonexistent/upload\", \"{path}\"]}")
+        defer { missing.close() }
+        missing.click()
+        try missing.waitFor { missing.names.contains("photo") }
+        #expect(missing.daemon.hooks?.exits.first?.status == "not started")
+        #expect(missing.daemon.hooks?.runningCount == 0)
+    }
+
+    @Test func aHookOverItsTimeoutIsTerminatedThenKilled() throws {
+        let rig = try rig("""
+        {"event": ["/bin/sh", "-c", "trap '' TERM; sleep 30"], "events": ["controlValue"], "timeoutMs": 100}
+        """)
+        defer { rig.close() }
+        _ = rig.daemon.execute(APIRequest(id: nil, command: .set(control: "zoom", to: .value(2))))
+        #expect(rig.daemon.hooks?.runningCount == 1)
+        // Let the shell install its trap before the virtual timeout passes.
+        usleep(200_000)
+        rig.advance(by: .milliseconds(150))
+        rig.advance(by: .seconds(2.1))
+        try waitForExits(rig, 1)
+        #expect(rig.daemon.hooks?.exits.first?.status == "killed by signal 9")
+    }
+
+    @Test func excessHooksWaitThenAreDropped() throws {
+        let rig = try rig("""
+        {"event": ["/bin/sh", "-c", "sleep 0.2"], "events": ["controlValue"], "maxRunning": 1, "maxQueued": 1}
+        """)
+        defer { rig.close() }
+        for value in [2.0, 3.0, 4.0] {
+            _ = rig.daemon.execute(APIRequest(id: nil, command: .set(control: "zoom", to: .value(value))))
+        }
+        #expect(rig.daemon.hooks?.runningCount == 1)
+        #expect(rig.daemon.hooks?.queuedCount == 1)
+        try waitForExits(rig, 2)
+        #expect(rig.daemon.hooks?.exits.map(\.status) == ["exited 0", "exited 0"])
+    }
+
+    @Test(arguments: [("pressedAt", "PRESSED_AT"), ("path", "PATH"), ("offsetMs", "OFFSET_MS"), ("t", "T")])
+    func environmentNames(key: String, name: String) {
+        #expect(HookRunner.environmentName(key) == name)
+    }
+}

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# The simulator as a first-time user meets it: `shutter run` with no board and stdin at its
+# end plays the demo session; in a terminal (tmux) keys drive the lines and a status line
+# shows the control, the chooser and the last photo. Runs on the host, no VM; ~40 s.
+#   SHUTTER=.build/debug/shutter Tests/Simulator/test-simulator.sh
+set -u
+here=$(dirname "$(readlink -f "$0")")
+. "$here/../VM/lib.sh"
+shutter=$(readlink -f "${SHUTTER:-.build/debug/shutter}")
+work=$(mktemp -d)
+trap 'tmux -L shutter-test kill-server 2> /dev/null; rm -rf "$work"' EXIT
+
+# --- demo: no board, no terminal, stdin empty ---
+if [ -e /etc/shutter/board.json ]; then
+  echo "# /etc/shutter/board.json exists: the demo is run with --board Boards/simulator.json"
+  board_args=(--board "$here/../../Boards/simulator.json")
+else
+  board_args=()
+fi
+(cd "$work" && timeout 60 "$shutter" run "${board_args[@]}" --no-state < /dev/null > demo.jsonl 2> demo.err); status=$?
+check "demo: exit 0 (got $status)" [ "$status" = 0 ]
+check "demo: says it plays the demo session: $(grep -m1 demo "$work/demo.err")" grep -q "playing the demo session" "$work/demo.err"
+for event in controlsActive '"control": "zoom", "value"' '"controlSelected", "t": [0-9.]*, "control": "exposure"' \
+             '"control": "exposure", "value"' '"control": "filter", "index"' '"burst", "t": [0-9.]*, "phase": "ended"'; do
+  check "demo: the session shows $event" grep -q "$event" "$work/demo.jsonl"
+done
+photos=$(ls "$work"/photos/IMG_*.jpg 2> /dev/null | wc -l)
+check "demo: a photo and a burst are on disk in the board's output directory ($photos photos)" [ "$photos" -ge 4 ]
+
+# --- a pipe that stays open is still read as a trace ---
+(cd "$work" && { printf '{"t": 0.1, "line": "half", "active": true}\n{"t": 0.25, "line": "half", "active": false}\n'; sleep 1.5; } \
+  | timeout 30 "$shutter" run --board "$here/../../Boards/simulator.json" --no-state > trace.jsonl 2> trace.err); status=$?
+check "an open pipe is a trace, not the demo: exit $status, a light press, no demo" \
+  bash -c "[ $status = 0 ] && grep -q lightPress '$work/trace.jsonl' && ! grep -q demo '$work/trace.err' && ! grep -q burst '$work/trace.jsonl'"
+
+# --- terminal: keys under tmux ---
+tmux -L shutter-test new-session -d -s sim -x 200 -y 50 -c "$work" "'$shutter' run --board '$here/../../Boards/simulator.json' --no-state 2> '$work/tty.err'; echo exited \$? > '$work/tty.status'; sleep 30"
+screen() { tmux -L shutter-test capture-pane -p -t sim; }
+status_line() { screen | grep -E '│ photos' | tail -n 1; }
+wait_screen() { for _ in $(seq 50); do screen | grep -q "$1" && return 0; sleep 0.1; done; return 1; }
+check "terminal: the keys are listed on screen" wait_screen "f / enter: full click"
+check "terminal: the status line shows the controls hidden at first: $(status_line)" wait_screen "controls hidden"
+tmux -L shutter-test send-keys -t sim l
+check "terminal: 'l' (light press) shows the current control and its value: $(status_line)" wait_screen "● Zoom 1×"
+tmux -L shutter-test send-keys -t sim Right
+check "terminal: → swipes the zoom up: $(sleep 1; status_line)" bash -c "tmux -L shutter-test capture-pane -p -t sim | grep -E '│ photos' | tail -n 1 | grep -qE '● Zoom [2-8]'"
+tmux -L shutter-test send-keys -t sim d
+check "terminal: 'd' (double light press) opens the chooser: $(sleep 1; status_line)" wait_screen "chooser: \[Zoom\] Exposure Filter"
+tmux -L shutter-test send-keys -t sim f
+check "terminal: 'f' takes a photo and the status line names it: $(sleep 1.5; status_line)" wait_screen "photos: 1, last photos/IMG_"
+tmux -L shutter-test send-keys -t sim q
+for _ in $(seq 50); do [ -f "$work/tty.status" ] && break; sleep 0.1; done
+check "terminal: 'q' quits with exit 0 ($(cat "$work/tty.status" 2> /dev/null))" grep -qx "exited 0" "$work/tty.status"
+finish

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# The daemon as a service on gpio-sim + vivid: presses reach an API subscriber as events and
+# JPEG files; status/ctl answer; SIGHUP with a broken board keeps it running; SIGTERM during a
+# burst leaves only complete photos; kill -9 while writing leaves no partial photo visible and
+# the next start removes the temporary files; a notify socket receives READY=1 and WATCHDOG=1.
+# Not GPIO-version specific: run once per CI (skipped in the libgpiod 2.x run).
+set -u
+here=$(dirname "$(readlink -f "$0")")
+. "$here/lib.sh"
+: "${SHUTTER:?set SHUTTER to the shutter binary}"
+work=$(mktemp -d)
+for line in half full secondary pad0 pad1 pad2 pad3 pad4 pad5; do drive $line down; done
+sed "s|\"directory\": \"photos\"|\"directory\": \"$work/photos\"|" Boards/gpio-sim.json > "$work/board.json"
+cp "$work/board.json" "$work/board.good"
+sock=$work/api.sock
+
+# until COMMAND succeeds, at most ~90 s (the first start under TCG loads the Swift runtime over 9p)
+wait_until() { for _ in $(seq 900); do "$@" && return 0; sleep 0.1; done; return 1; }
+complete_jpegs() {   # every visible photo ends with FFD9
+  local f
+  for f in "$work"/photos/IMG_*.jpg; do
+    [ -e "$f" ] || continue
+    [ "$(tail -c 2 "$f" | od -An -tx1 | tr -d ' ')" = ffd9 ] || { echo "# partial: $f"; return 1; }
+  done
+}
+temp_files() { ls -A "$work/photos" 2>/dev/null | grep -c '^\.shutter-tmp-'; }
+
+# A notify listener, as systemd's: datagrams appended to a file.
+socat -u UNIX-RECV:"$work/notify.sock" OPEN:"$work/notify.out",creat,append &
+listener=$!
+wait_until test -S "$work/notify.sock"
+start=$(date +%s%N)
+NOTIFY_SOCKET=$work/notify.sock WATCHDOG_USEC=600000 \
+  "$SHUTTER" run --board "$work/board.json" --state "$work/state.json" --socket "$sock" > "$work/events" 2> "$work/run.err" &
+daemon=$!
+wait_until grep -q READY=1 "$work/notify.out"
+ready=$(( ($(date +%s%N) - start) / 1000000 ))
+check "notify: READY=1 with a STATUS line (after $ready ms)" grep -q 'STATUS=board gpio-sim' "$work/notify.out"
+check "api: the socket is mode 0660" [ "$(stat -c %a "$sock")" = 660 ]
+"$SHUTTER" events --socket "$sock" > "$work/subscriber" 2> "$work/subscriber.err" &
+follower=$!
+sleep 0.5
+
+# A full click through the kernel's lines.
+drive half up; sleep 0.05; drive full up; sleep 0.15; drive full down; sleep 0.05; drive half down
+wait_until grep -q '"event": "photo"' "$work/subscriber"
+check "api: the subscriber got the press as capture events" grep -q '"event": "capture", .*"action": "primary"' "$work/subscriber"
+photo=$(grep -m1 '"event": "photo"' "$work/subscriber" | sed -n 's/.*"path": "\([^"]*\)".*/\1/p')
+check "api: the subscriber got the photo event, and the file is a whole JPEG: $photo" \
+  bash -c "[ -n '$photo' ] && [ \"\$(tail -c 2 '$photo' | od -An -tx1 | tr -d ' ')\" = ffd9 ]"
+check "api: subscriber lines are exactly standard output's" \
+  bash -c "grep -F -x -q \"\$(grep -m1 '\"event\": \"photo\"' '$work/subscriber')\" '$work/events'"
+"$SHUTTER" status --socket "$sock" > "$work/status" 2>&1
+check "api: status counts the photo ($(tr '\n' ' ' < "$work/status"))" grep -q 'photos 1' "$work/status"
+check "api: ctl set zoom 2 is applied" "$SHUTTER" ctl --socket "$sock" set zoom 2
+check "api: ctl set zoom 99 is refused" bash -c "! '$SHUTTER' ctl --socket '$sock' set zoom 99 2>/dev/null"
+"$SHUTTER" ctl --socket "$sock" capture > /dev/null
+wait_until bash -c "[ \$(grep -c '\"event\": \"photo\"' '$work/subscriber') -ge 2 ]"
+check "api: a remote capture makes a photo" grep -q '"action": "remote"' "$work/subscriber"
+
+# SIGHUP with a broken board: refused, logged, still running and answering.
+echo '{ "name": "broken",' > "$work/board.json"
+kill -HUP $daemon; sleep 1
+check "reload: a broken board is refused with its error logged" grep -q 'SIGHUP: .*keeping the running board gpio-sim' "$work/run.err"
+check "reload: the daemon still runs and answers" bash -c "kill -0 $daemon && '$SHUTTER' status --socket '$sock' > /dev/null"
+cp "$work/board.good" "$work/board.json"
+kill -HUP $daemon; sleep 1
+check "reload: the good board applies again" grep -q 'SIGHUP: reloaded' "$work/run.err"
+
+# SIGTERM in the middle of a burst: only complete photos.
+drive half up; sleep 0.05; drive full up; sleep 1.6
+kill -TERM $daemon; wait $daemon; status=$?
+drive full down; drive half down
+check "burst: exit 0 on SIGTERM mid-burst (status $status)" [ "$status" = 0 ]
+check "burst: the burst was under way ($(grep -c '"event": "burst"' "$work/events") burst events, $(ls "$work"/photos/IMG_*.jpg | wc -l) photos)" \
+  bash -c "[ \$(grep -c '\"event\": \"burst\"' '$work/events') -ge 2 ]"
+check "burst: every photo is complete" complete_jpegs
+check "burst: no temporary files left" [ "$(temp_files)" = 0 ]
+check "notify: WATCHDOG=1 came from the loop" grep -q WATCHDOG=1 "$work/notify.out"
+check "notify: STOPPING=1 on shutdown" grep -q STOPPING=1 "$work/notify.out"
+check "api: the socket file is removed on exit" [ ! -e "$sock" ]
+kill $follower 2>/dev/null; wait $follower 2>/dev/null
+
+# kill -9 while photos are being written: nothing partial is visible; the next start cleans up.
+"$SHUTTER" run --board "$work/board.json" --no-state --socket "$sock" > "$work/events2" 2> "$work/run2.err" &
+daemon=$!
+wait_until test -S "$sock"
+drive half up; sleep 0.05; drive full up
+wait_until bash -c "grep -q '\"event\": \"burst\"' '$work/events2'"
+sleep 0.4
+kill -9 $daemon; wait $daemon 2>/dev/null
+drive full down; drive half down
+check "kill -9: no partial photo visible" complete_jpegs
+left=$(temp_files)
+"$SHUTTER" run --board "$work/board.json" --no-state --socket "$sock" > /dev/null 2> "$work/run3.err" &
+daemon=$!
+check "kill -9: the socket left behind is replaced on the next start (it answers)" \
+  wait_until "$SHUTTER" status --socket "$sock" > /dev/null
+check "kill -9: the next start removed the temporary files ($left before)" [ "$(temp_files)" = 0 ]
+kill -TERM $daemon; wait $daemon
+kill $listener 2>/dev/null; wait $listener 2>/dev/null
+echo "# notify: $(tr '\n' '|' < "$work/notify.out" | head -c 300)"
+echo "# run.err:"; sed 's/^/#   /' "$work/run.err" | tail -n 20
+finish

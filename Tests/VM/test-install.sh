@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# Deploy/install.sh and Deploy/uninstall.sh in the guest, whose writes vanish at power-off:
+# a first install, a second that changes nothing, an edited board kept, an upgrade that
+# restarts the service, no root-owned build output, access checked as user shutter,
+# uninstall keeping the photos. systemd is not PID 1 in the guest: a stub systemctl
+# records what install.sh asks of it. Not GPIO behaviour: run once (VM_SKIP for 2.x).
+set -u
+here=$(dirname "$(readlink -f "$0")")
+. "$here/lib.sh"
+: "${SHUTTER:?set SHUTTER to the shutter binary}"
+repo=$(readlink -f "$here/../..")
+work=$(mktemp -d)
+chmod 755 "$work"
+mkdir -p "$work/bin" /run/systemd/system
+cat > "$work/bin/systemctl" <<STUB
+#!/bin/bash
+echo "systemctl \$*" >> $work/systemctl.log
+case "\$*" in
+  "is-active --quiet shutter") [ -f $work/active ] ;;
+  "is-enabled --quiet shutter") [ -f $work/enabled ] ;;
+  "enable --now shutter") touch $work/active $work/enabled ;;
+  "enable shutter") touch $work/enabled ;;
+  "disable --now shutter") rm -f $work/active $work/enabled ;;
+esac
+STUB
+chmod 755 "$work/bin/systemctl"
+export PATH=$work/bin:$PATH
+snapshot() { find /usr/local/bin/shutter /usr/local/share/shutter /usr/local/share/doc/shutter /etc/shutter /etc/udev/rules.d/99-shutter.rules \
+  /etc/systemd/system/shutter.service* /var/lib/shutter -printf '%p %s %T@ %m %u\n' 2> /dev/null | sort; }
+
+# --- first install ---
+"$repo/Deploy/install.sh" --binary "$SHUTTER" "$repo/Boards/gpio-sim.json" > "$work/first.out" 2>&1; status=$?
+check "first install exits 0 (got $status)" [ "$status" = 0 ]
+grep -E 'WARNING|shutter can|error' "$work/first.out" | sed 's/^/#   /' 
+check "the binary, board, shared simulator board, udev rule and unit are installed" \
+  test -x /usr/local/bin/shutter -a -f /etc/shutter/board.json -a -f /usr/local/share/shutter/boards/simulator.json \
+    -a -f /etc/udev/rules.d/99-shutter.rules -a -f /etc/systemd/system/shutter.service
+check "user shutter exists, in groups gpio and video" bash -c "id -nG shutter | grep -qw gpio && id -nG shutter | grep -qw video"
+check "the photo directory /var/lib/shutter/photos belongs to shutter" [ "$(stat -c %U /var/lib/shutter/photos 2>/dev/null)" = shutter ]
+check "the service was enabled and started" grep -qx "systemctl enable --now shutter" "$work/systemctl.log"
+# No udev runs in the guest, so the devices are still root's: the check must say so.
+check "access checked as user shutter: a chip it cannot open is named with its group: $(grep -m1 'gpiochip' "$work/first.out")" \
+  grep -q "WARNING: user shutter cannot open /dev/$GPIOCHIP (root:root 600)" "$work/first.out"
+
+# --- once the devices are the groups' (what the udev rule does), the check passes ---
+chgrp gpio /dev/gpiochip*; chgrp video /dev/video* /dev/media*; chmod 660 /dev/gpiochip* /dev/video* /dev/media*
+"$repo/Deploy/install.sh" --binary "$SHUTTER" "$repo/Boards/gpio-sim.json" > "$work/access.out" 2>&1
+check "with the rule applied: $(grep -m1 'shutter can' "$work/access.out")" \
+  grep -q "user shutter can open the GPIO chips and cameras and write to /var/lib/shutter/photos" "$work/access.out"
+
+# --- a second run changes nothing ---
+before=$(snapshot); : > "$work/systemctl.log"
+sleep 1.1
+"$repo/Deploy/install.sh" --binary "$SHUTTER" "$repo/Boards/gpio-sim.json" > "$work/second.out" 2>&1; status=$?
+check "second install exits 0 (got $status)" [ "$status" = 0 ]
+check "second install writes nothing (no 'installed' line)" bash -c "! grep -q 'installed /' '$work/second.out'"
+check "second install: every installed file has the same size, time, mode and owner" [ "$before" = "$(snapshot)" ]
+check "second install neither restarts nor reloads: $(tr '\n' ';' < "$work/systemctl.log")" \
+  bash -c "! grep -qE '^systemctl (restart|daemon-reload|enable)' '$work/systemctl.log'"
+
+# --- an edited board is kept, the new one goes beside it ---
+sed -i 's/"description": "[^"]*"/"description": "edited by the rig builder"/' /etc/shutter/board.json
+sed 's/"name": "gpio-sim"/"name": "gpio-sim-v2"/' "$repo/Boards/gpio-sim.json" > "$work/v2.json"
+"$repo/Deploy/install.sh" --binary "$SHUTTER" "$work/v2.json" > "$work/edited.out" 2>&1; status=$?
+check "install over an edited board exits 0 (got $status)" [ "$status" = 0 ]
+check "the edited board is kept" grep -q "edited by the rig builder" /etc/shutter/board.json
+check "the new board is beside it as board.json.new, with a note" \
+  bash -c "grep -q gpio-sim-v2 /etc/shutter/board.json.new && grep -q 'board.json.new' '$work/edited.out'"
+
+# --- an upgrade restarts the running service ---
+cp "$SHUTTER" "$work/shutter-new" && printf 'upgrade' >> "$work/shutter-new"
+: > "$work/systemctl.log"
+"$repo/Deploy/install.sh" --binary "$work/shutter-new" "$repo/Boards/gpio-sim.json" > "$work/upgrade.out" 2>&1; status=$?
+check "upgrade exits 0 and restarts the running service: $(tr '\n' ';' < "$work/systemctl.log")" \
+  bash -c "[ $status = 0 ] && grep -qx 'systemctl daemon-reload' '$work/systemctl.log' && grep -qx 'systemctl restart shutter' '$work/systemctl.log'"
+
+# --- photos on another mount: the unit gets ReadWritePaths= and RequiresMountsFor= ---
+sed 's|"directory": "photos"|"directory": "/srv/rig-photos"|' "$repo/Boards/gpio-sim.json" > "$work/usb.json"
+cp "$work/usb.json" /etc/shutter/board.json.new; rm -f /etc/shutter/board.json; cp /usr/local/share/shutter/board.json.installed /etc/shutter/board.json
+"$repo/Deploy/install.sh" --binary "$work/shutter-new" "$work/usb.json" > "$work/usb.out" 2>&1; status=$?
+check "a board with photos in /srv/rig-photos: exit 0, directory created for shutter (got $status)" \
+  bash -c "[ $status = 0 ] && [ \$(stat -c %U /srv/rig-photos) = shutter ]"
+check "the drop-in names the photo directory in ReadWritePaths= and RequiresMountsFor=" \
+  bash -c "grep -qx 'ReadWritePaths=/srv/rig-photos' /etc/systemd/system/shutter.service.d/photos.conf && grep -qx 'RequiresMountsFor=/srv/rig-photos' /etc/systemd/system/shutter.service.d/photos.conf"
+
+# --- a photo directory shutter cannot write is an error naming it ---
+chown root:root /srv/rig-photos && chmod 755 /srv/rig-photos
+"$repo/Deploy/install.sh" --binary "$work/shutter-new" "$work/usb.json" > "$work/denied.out" 2>&1; status=$?
+check "an unwritable photo directory: exit 1, named, with the fix: $(grep -m1 'cannot write' "$work/denied.out")" \
+  bash -c "[ $status = 1 ] && grep -q 'cannot write to the photo directory /srv/rig-photos' '$work/denied.out'"
+chown shutter:shutter /srv/rig-photos
+
+# --- building leaves no root-owned output in the checkout ---
+useradd --create-home builder
+mkdir -p "$work/checkout" && cp -r "$repo/Deploy" "$repo/Boards" "$repo/README.md" "$work/checkout/" && chown -R builder: "$work/checkout"
+mkdir -p "$work/fake-swift"
+printf '#!/bin/bash\nmkdir -p .build/release && cp %q .build/release/shutter\n' "$SHUTTER" > "$work/fake-swift/swift"
+chmod 755 "$work/fake-swift/swift"
+PATH=$work/fake-swift:$PATH "$work/checkout/Deploy/install.sh" "$repo/Boards/gpio-sim.json" > "$work/build.out" 2>&1; status=$?
+root_owned=$(find "$work/checkout" -user root | head -3)
+check "install.sh run as root builds as the checkout's owner: exit 0, nothing root-owned (${root_owned:-none})" \
+  bash -c "[ $status = 0 ] && [ -z '$root_owned' ] && [ -x '$work/checkout/.build/release/shutter' ]"
+
+# --- uninstall: removes what was installed, keeps photos ---
+echo photo > /var/lib/shutter/photos/IMG_1.jpg; echo photo > /srv/rig-photos/IMG_2.jpg
+"$repo/Deploy/uninstall.sh" > "$work/uninstall.out" 2>&1; status=$?
+check "uninstall exits 0 (got $status)" [ "$status" = 0 ]
+left=$(ls -d /usr/local/bin/shutter /usr/local/share/shutter /usr/local/share/doc/shutter /etc/udev/rules.d/99-shutter.rules /etc/systemd/system/shutter.service* 2>/dev/null)
+check "uninstall removes the binary, shared files, udev rule and unit (left: ${left:-nothing})" [ -z "$left" ]
+check "uninstall keeps the photos" test -f /var/lib/shutter/photos/IMG_1.jpg -a -f /srv/rig-photos/IMG_2.jpg
+check "uninstall disables the service" grep -qx "systemctl disable --now shutter" "$work/systemctl.log"
+"$repo/Deploy/uninstall.sh" > /dev/null 2>&1; status=$?
+check "a second uninstall is a no-op with exit 0 (got $status)" [ "$status" = 0 ]
+finish
