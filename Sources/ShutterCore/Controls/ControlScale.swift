@@ -165,14 +165,19 @@ public struct ControlDisplay: Hashable, Sendable {
 
     /// `number` with `places` decimals; `trimmed` drops trailing zeros. The minus is U+2212.
     static func decimal(_ number: Double, places: Int, trimmed: Bool = false) -> String {
-        let scale = pow(10, Double(places))
-        let rounded = (abs(number) * scale).rounded() / scale
-        var text = String(format: "%.\(places)f", rounded)
-        if trimmed, text.contains(".") {
-            while text.hasSuffix("0") { text.removeLast() }
-            if text.hasSuffix(".") { text.removeLast() }
+        // Integer arithmetic, not String(format:): an event carries one of these on every value.
+        var scale: Int64 = 1
+        for _ in 0..<places { scale *= 10 }
+        let magnitude = min(abs(number), 1e15)
+        let units = Int64((magnitude * Double(scale)).rounded())
+        var text = String(units / scale)
+        if places > 0 {
+            var fraction = String(units % scale)
+            while fraction.count < places { fraction = "0" + fraction }
+            if trimmed { while fraction.hasSuffix("0") { fraction.removeLast() } }
+            if !fraction.isEmpty { text += "." + fraction }
         }
-        return (number < 0 && rounded != 0 ? "\u{2212}" : "") + text
+        return (number < 0 && units != 0 ? "\u{2212}" : "") + text
     }
 
     /// Exposure bias as a photographer writes it: `0 EV`, `+⅓ EV`, `−1 EV`, `+1⅔ EV`, else one decimal.

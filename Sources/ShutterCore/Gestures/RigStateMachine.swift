@@ -203,15 +203,26 @@ public struct RigStateMachine: Sendable {
     }
 
     private func earliestTimer() -> (timer: Timer, deadline: Instant)? {
-        var best: (timer: Timer, deadline: Instant)?
-        // Raw values rather than `allCases`, which would build an array on every call.
-        for raw in Timer.lightPress.rawValue...Timer.stuck.rawValue {
-            let timer = Timer(rawValue: raw)!
-            if let deadline = deadline(of: timer), best == nil || deadline < best!.deadline {
-                best = (timer, deadline)
-            }
+        // Unrolled, in firing order (earlier timers win ties): this runs for every edge.
+        var bestTimer = Timer.lightPress
+        var bestTime = Instant(rawValue: .max)
+        var found = false
+        @inline(__always) func consider(_ timer: Timer, _ deadline: Instant?) {
+            if let deadline, !found || deadline < bestTime { bestTimer = timer; bestTime = deadline; found = true }
         }
-        return best
+        consider(.lightPress, lightPresses.deadline)
+        if !finishing {
+            consider(.half, half.deadline)
+            consider(.full, full.deadline)
+            consider(.secondary, secondary.deadline)
+            consider(.strip, strip.deadline)
+            consider(.controls, controls.deadline)
+            consider(.stuck, stuckDeadline)
+        } else {
+            consider(.strip, strip.graceDeadline)
+            consider(.controls, controls.flushDeadline)
+        }
+        return found ? (bestTimer, bestTime) : nil
     }
 
     /// A gesture deadline is held while a line has an unconfirmed change that began before it.
