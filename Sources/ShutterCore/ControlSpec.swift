@@ -11,6 +11,12 @@ public struct ControlSpec: Hashable, Sendable {
     public var kind: ControlKind
     /// The value at start (and in every replay).
     public var initial: ControlValue
+    /// How a continuous slider maps movement to value: `log` by default for zoom, `linear` otherwise.
+    public var scale: SliderScale = .linear
+    /// A slider's unit, shown after its value (`5 s`).
+    public var unit: String?
+    /// Zoom is shown multiplied by this (the phone's display zoom factor).
+    public var displayMultiplier: Double?
 
     public init(id: String, label: String, symbol: String? = nil, enabled: Bool = true,
                 kind: ControlKind, initial: ControlValue) {
@@ -81,6 +87,7 @@ public enum ControlValue: Hashable, Sendable {
 extension ControlSpec: Decodable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case id, kind, label, symbol, enabled, range, step, values, count, titles, initial
+        case scale, unit, displayMultiplier
     }
 
     public init(from decoder: any Decoder) throws {
@@ -132,6 +139,26 @@ extension ControlSpec: Decodable {
             throw container.fail(.kind, message)
         }
         initial = try Self.initialValue(container, kind: kind)
+        try decodeDisplay(container)
+    }
+
+    /// `scale`, `unit` and `displayMultiplier`, checked against the kind.
+    private mutating func decodeDisplay(_ container: KeyedDecodingContainer<CodingKeys>) throws {
+        if case .systemZoom = kind { scale = .log }
+        if let chosen = try container.decodeEnum(SliderScale.self, forKey: .scale) {
+            guard let values = kind.sliderValues else { throw container.fail(.scale, "a picker has no scale") }
+            if chosen == .log, values.bounds.lowerBound <= 0 {
+                throw container.fail(.scale, "'log' needs a range above 0 (this one starts at \(values.bounds.lowerBound.shortDescription))")
+            }
+            scale = chosen
+        }
+        unit = try container.decodeIfPresent(String.self, forKey: .unit)
+        if unit != nil, kind.sliderValues == nil { throw container.fail(.unit, "a picker has titles, not a unit") }
+        displayMultiplier = try container.decodeIfPresent(Double.self, forKey: .displayMultiplier)
+        if let displayMultiplier {
+            guard case .systemZoom = kind else { throw container.fail(.displayMultiplier, "only a systemZoom control has one") }
+            guard displayMultiplier > 0, displayMultiplier.isFinite else { throw container.fail(.displayMultiplier, "must be above 0") }
+        }
     }
 
     private static func sliderValues(_ container: KeyedDecodingContainer<CodingKeys>,

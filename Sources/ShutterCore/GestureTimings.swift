@@ -25,6 +25,9 @@ public struct GestureTimings: Hashable, Sendable {
     public var coalescingInterval = Nanoseconds.milliseconds(50)
     /// A finger may leave every pad this long between two pads and still be one swipe.
     public var liftGrace = Nanoseconds.milliseconds(60)
+    /// A line active this long without a change is stuck (water on a pad, a jammed button): it is
+    /// reported once and ignored until it releases.
+    public var stuckAfter = Nanoseconds.milliseconds(30_000)
     /// Whether the photo is taken when the press begins or when it ends.
     public var captureOn = CapturePhase.began
     /// What the secondary button does.
@@ -52,7 +55,7 @@ extension GestureTimings: Decodable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case glitchFilterMs, lightPressMaxMs, doublePressWindowMs, tapMaxMs, prepareAfterMs
         case burst, burstAfterMs, burstIntervalMs, controlsIdleTimeoutMs, coalescingIntervalMs, liftGraceMs
-        case captureOn, secondaryAction
+        case captureOn, secondaryAction, stuckAfterMs
     }
 
     public init(from decoder: any Decoder) throws {
@@ -72,6 +75,7 @@ extension GestureTimings: Decodable {
         coalescingInterval = try container.decodeMilliseconds(forKey: .coalescingIntervalMs, in: 0...1000)
             ?? defaults.coalescingInterval
         liftGrace = try container.decodeMilliseconds(forKey: .liftGraceMs, in: 0...1000) ?? defaults.liftGrace
+        stuckAfter = try container.decodeMilliseconds(forKey: .stuckAfterMs, in: 1000...3_600_000) ?? defaults.stuckAfter
         captureOn = try container.decodeEnum(CapturePhase.self, forKey: .captureOn) ?? defaults.captureOn
         secondaryAction = try container.decodeEnum(SecondaryAction.self, forKey: .secondaryAction) ?? defaults.secondaryAction
         if lightPressMaximum <= glitchFilter {

@@ -33,18 +33,22 @@ public struct Instant: RawRepresentable, Hashable, Comparable, Sendable {
 
     @inlinable
     public static func + (lhs: Instant, rhs: Nanoseconds) -> Instant {
-        Instant(rawValue: lhs.rawValue &+ rhs.rawValue)
+        Instant(rawValue: saturating(lhs.rawValue.addingReportingOverflow(rhs.rawValue), rhs.rawValue >= 0))
     }
 
     @inlinable
     public static func - (lhs: Instant, rhs: Nanoseconds) -> Instant {
-        Instant(rawValue: lhs.rawValue &- rhs.rawValue)
+        Instant(rawValue: saturating(lhs.rawValue.subtractingReportingOverflow(rhs.rawValue), rhs.rawValue < 0))
     }
 
     @inlinable
     public static func - (lhs: Instant, rhs: Instant) -> Nanoseconds {
-        Nanoseconds(rawValue: lhs.rawValue &- rhs.rawValue)
+        Nanoseconds(rawValue: saturating(lhs.rawValue.subtractingReportingOverflow(rhs.rawValue), rhs.rawValue < 0))
     }
+
+    /// The largest trace time `shutter replay` accepts, in seconds: far enough below the clock's
+    /// end (about 9.22e9 s) that every deadline after it still fits.
+    public static let latestTraceSeconds = 9.2e9
 }
 
 /// A span of monotonic time in nanoseconds.
@@ -81,13 +85,20 @@ public struct Nanoseconds: RawRepresentable, Hashable, Comparable, Sendable {
 
     @inlinable
     public static func + (lhs: Nanoseconds, rhs: Nanoseconds) -> Nanoseconds {
-        Nanoseconds(rawValue: lhs.rawValue &+ rhs.rawValue)
+        Nanoseconds(rawValue: saturating(lhs.rawValue.addingReportingOverflow(rhs.rawValue), rhs.rawValue >= 0))
     }
 
     @inlinable
     public static func * (lhs: Nanoseconds, rhs: Int64) -> Nanoseconds {
-        Nanoseconds(rawValue: lhs.rawValue &* rhs)
+        let (product, overflow) = lhs.rawValue.multipliedReportingOverflow(by: rhs)
+        return Nanoseconds(rawValue: overflow ? ((lhs.rawValue < 0) != (rhs < 0) ? .min : .max) : product)
     }
+}
+
+/// Clock arithmetic never wraps: a result past either end of the clock stays at that end.
+@inlinable @usableFromInline
+func saturating(_ result: (partialValue: Int64, overflow: Bool), _ upward: Bool) -> Int64 {
+    result.overflow ? (upward ? .max : .min) : result.partialValue
 }
 
 /// A source of the current monotonic time.

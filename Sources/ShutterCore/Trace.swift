@@ -52,6 +52,9 @@ public struct Trace: Hashable, Sendable {
             }
             let t = decoded.t
             guard t.isFinite, t >= 0 else { throw fail("'t' is \(t); time starts at 0") }
+            guard t <= Instant.latestTraceSeconds else {
+                throw fail("'t' is \(JSONLine.number(t)) s, beyond what the clock holds (at most \(JSONLine.number(Instant.latestTraceSeconds)) s)")
+            }
             guard t >= lastTime else {
                 throw fail("time goes backwards: t \(JSONLine.number(t)) comes after t \(JSONLine.number(lastTime))")
             }

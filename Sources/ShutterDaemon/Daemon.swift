@@ -186,6 +186,7 @@ public final class Daemon {
             counters.lostEdges += count
             var line = JSONLine(event: "edgesLost", at: time)
             line.add("count", count)
+            line.add("resynchronised", interpreter.resynchronised)
             publish(name: "edgesLost", line: line.description)
         }
     }

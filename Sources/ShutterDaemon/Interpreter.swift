@@ -16,6 +16,8 @@ public final class Interpreter {
     public var observeEdge: (Edge) -> Void = { _ in }
     /// Told how many edges the kernel lost, when it lost some.
     public var reportLostEdges: (Int, Instant) -> Void = { _, _ in }
+    /// Whether the levels could be read back after the last loss (and the recognizer resynchronised).
+    public private(set) var resynchronised = false
 
     public init(board: Board, watcher: any EdgeWatcher, initialValues: [String: ControlValue]? = nil) {
         self.board = board
@@ -35,12 +37,21 @@ public final class Interpreter {
     public func pump(now: Instant) throws {
         edges.removeAll(keepingCapacity: true)
         let lost = try watcher.readEdges(into: &edges)
-        if lost > 0 { reportLostEdges(lost, now) }
         for edge in edges {
             observeEdge(edge)
             // edge(_:into:) first fires every deadline due before the edge, at its own time.
             machine.edge(edge, into: &events)
             flush()
+        }
+        if lost > 0 {
+            // The recognizer may believe a line is still down: read the levels and feed the differences.
+            let levels = try? watcher.currentLevels()
+            resynchronised = levels != nil
+            reportLostEdges(lost, now)
+            if let levels {
+                machine.resynchronize(levels: levels, at: now, into: &events)
+                flush()
+            }
         }
         machine.advance(to: now, into: &events)
         flush()

@@ -32,7 +32,7 @@ enum FeedbackInput: Sendable, CustomStringConvertible {
     func apply(to machine: inout FeedbackStateMachine) {
         let at = Instant.zero + .milliseconds(time)
         switch self {
-        case .controlsActive: machine.event(.controlsActive(control: "zoom", at: at))
+        case .controlsActive: machine.event(.controlsActive(control: "zoom", display: ControlDisplay(label: "Zoom", text: "1.0×"), at: at))
         case .controlsInactive: machine.event(.controlsInactive(reason: .idle, at: at))
         case .chooserOpen: machine.event(.chooser(phase: .began, at: at))
         case .chooserClosed: machine.event(.chooser(phase: .ended, at: at))

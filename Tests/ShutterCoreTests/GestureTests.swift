@@ -171,8 +171,8 @@ struct StripGestureTests {
             $0.press("half", at: 100, for: 120); $0.swipe([0, 1, 2, 3, 4, 5], at: 600, perPad: 100)
         }, expected: ["lightPress", "controlsActive zoom", "swipe began", "controlsAdjusting began zoom",
                       // one pad at the tap window's end (+1.4), then 3.1 is coalesced into 3.8
-                      "controlValue zoom 2.4", "controlValue zoom 3.8", "controlValue zoom 4.5", "controlValue zoom 5.2",
-                      "controlValue zoom 5.9", "controlValue zoom 6.6", "controlValue zoom 7.3", "controlValue zoom 8",
+                      "controlValue zoom 1.366", "controlValue zoom 2.484", "controlValue zoom 3.393", "controlValue zoom 4.635",
+                      "controlValue zoom 6.331", "controlValue zoom 8",
                       "swipe ended", "controlsAdjusting ended zoom", "controlsInactive finish"]),
         GestureCase(name: "swipe reversing direction", ignoring: ["controlValue"], build: {
             $0.press("half", at: 100, for: 120)
@@ -189,7 +189,7 @@ struct StripGestureTests {
         GestureCase(name: "a gap longer than the lift grace is two touches", ignoring: ["swipe changed"], build: {
             $0.swipe([0, 1, 2], at: 100, perPad: 100, overlap: 20); $0.swipe([3, 4, 5], at: 500, perPad: 100)
         }, expected: ["swipe began", "controlsActive zoom", "swipe ended", "swipe began",
-                      "controlsAdjusting began zoom", "controlValue zoom 2.4", "controlValue zoom 3.8",
+                      "controlsAdjusting began zoom", "controlValue zoom 1.366", "controlValue zoom 2.484",
                       "swipe ended", "controlsAdjusting ended zoom", "controlsInactive finish"]),
         GestureCase(name: "a quick swipe that leaves the strip is a flick", ignoring: ["swipe changed"], build: {
             $0.swipe([0, 1, 2, 3, 4], at: 100, perPad: 35, overlap: 15)
@@ -206,7 +206,7 @@ struct StripGestureTests {
             $0.swipe([2, 3, 4], at: 2200, perPad: 120)
         }, expected: ["doubleLightPress", "controlsActive zoom", "chooser began", "controlHighlighted zoom",
                       "controlHighlighted exposure", "lightPress", "controlSelected exposure", "chooser ended",
-                      "controlsAdjusting began exposure", "controlValue exposure 0.667", "controlValue exposure 1.333", "controlValue exposure 1.667",
+                      "controlsAdjusting began exposure", "controlValue exposure 0.667", "controlValue exposure 1", "controlValue exposure 1.667",
                       "controlsAdjusting ended exposure",
                       "controlsInactive finish"]),
         GestureCase(name: "chooser skips disabled controls; picker steps one item per pad",
@@ -268,7 +268,7 @@ struct StripGestureTests {
         GestureCase(name: "tap, then swipe adjusts", board: Rigs.board(withoutHalf: true), ignoring: ["swipe changed"],
                     build: { $0.press("pad2", at: 100, for: 90); $0.swipe([2, 3, 4], at: 350, perPad: 100) },
                     expected: ["lightPress", "controlsActive zoom", "swipe began", "controlsAdjusting began zoom",
-                               "controlValue zoom 2.4", "controlValue zoom 3.8", "swipe ended", "controlsAdjusting ended zoom", "controlsInactive finish"]),
+                               "controlValue zoom 1.366", "controlValue zoom 2.484", "swipe ended", "controlsAdjusting ended zoom", "controlsInactive finish"]),
     ]
 
     @Test(arguments: tapCases)

@@ -113,17 +113,19 @@ extension ShutterEvent {
         case .lightPress: "lightPress"
         case .doubleLightPress: "doubleLightPress"
         case .swipe(let phase, _, _, _, let flick, _): "swipe \(phase.rawValue)" + (flick ? " flick" : "")
-        case .controlsActive(let control, _): "controlsActive \(control)"
+        case .controlsActive(let control, _, _): "controlsActive \(control)"
         case .controlsAdjusting(let phase, let control, _): "controlsAdjusting \(phase.rawValue) \(control)"
         case .controlsInactive(let reason, _): "controlsInactive \(reason.rawValue)"
-        case .controlValue(let control, let value, let title, _):
+        case .controlValue(let control, let value, let display, _):
             switch value {
             case .number(let number): "controlValue \(control) \(JSONLine.number(number, decimals: 3))"
-            case .index: "controlValue \(control) \(title ?? "?")"
+            case .index: "controlValue \(control) \(display.title ?? "?")"
             }
         case .chooser(let phase, _): "chooser \(phase.rawValue)"
         case .controlHighlighted(let control, _): "controlHighlighted \(control)"
-        case .controlSelected(let control, _): "controlSelected \(control)"
+        case .controlSelected(let control, _, _): "controlSelected \(control)"
+        case .lineStuck(let line, _): "lineStuck \(line)"
+        case .lineFreed(let line, _): "lineFreed \(line)"
         }
     }
 }

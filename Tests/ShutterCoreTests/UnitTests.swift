@@ -72,7 +72,7 @@ struct RigStateMachineTests {
         let lines = trace.run().map(\.json.description)
         #expect(lines == [
             #"{"event": "doubleLightPress", "t": 0.455, "source": "half", "pressedAt": 0.1}"#,
-            #"{"event": "controlsActive", "t": 0.455, "control": "zoom"}"#,
+            #"{"event": "controlsActive", "t": 0.455, "control": "zoom", "label": "Zoom", "text": "1.0×"}"#,
             #"{"event": "chooser", "t": 0.455, "phase": "began"}"#,
             #"{"event": "controlHighlighted", "t": 0.455, "control": "zoom"}"#,
             // One pad from where it landed, past the tap window, resting there 50 ms (1.04 + 0.05 s).
@@ -97,8 +97,9 @@ struct RigStateMachineTests {
     }
 
     @Test func pickerValueJSON() {
-        let event = ShutterEvent.controlValue(control: "filter", value: .index(2), title: "Vivid", at: ms(1500))
-        #expect(event.json.description == #"{"event": "controlValue", "t": 1.5, "control": "filter", "index": 2, "title": "Vivid"}"#)
+        let event = ShutterEvent.controlValue(control: "filter", value: .index(2),
+                                              display: ControlDisplay(label: "Filter", text: "Vivid", title: "Vivid"), at: ms(1500))
+        #expect(event.json.description == #"{"event": "controlValue", "t": 1.5, "control": "filter", "index": 2, "title": "Vivid", "label": "Filter", "text": "Vivid"}"#)
     }
 
     @Test func persistedValuesAreRestoredValidated() {

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The controls overlay without a screen: which control is current, its value, the chooser.
 ///
 /// Driven by recognized gestures (light press, double light press, swipe steps,
@@ -19,8 +21,12 @@ struct ControlsStateMachine: Sendable {
     private(set) var values: [ControlValue]
     /// The current control.
     private(set) var current: Int
-    /// The value as the swipe drives it, before snapping (sliders: value units; pickers: items).
-    private var continuous = 0.0
+    /// Each control's movement maths (``ControlScale``), in board order.
+    private let scales: [ControlScale]
+    /// Where the swipe has moved the current slider to, in units before snapping.
+    private var position = 0.0
+    /// A flick's glide: its speed (pads per second, signed) and when it moves next.
+    private var glide: (padsPerSecond: Double, next: Instant)?
     /// Movement toward the next picker item or chooser entry, in pads.
     private var detent = 0.0
     /// The swipe that woke the controls changes nothing.
@@ -28,6 +34,8 @@ struct ControlsStateMachine: Sendable {
     private var lastInput = Instant.zero
     private var lastEmitted: Instant?
     private var unsentValue = false
+    /// The value last sent for each control: a value equal to it is never sent again.
+    private var sentValues: [ControlValue]
     private let padSpan: Double
     let idleTimeout: Nanoseconds
     let coalescingInterval: Nanoseconds
@@ -41,8 +49,10 @@ struct ControlsStateMachine: Sendable {
         values = controls.map { spec in
             initialValues?[spec.id].flatMap { Self.validated($0, for: spec) } ?? spec.initial
         }
+        sentValues = values
         current = controls.firstIndex(where: \.enabled) ?? 0
         padSpan = Double(max(padCount - 1, 1))
+        scales = controls.map { ControlScale(spec: $0, padSpan: Double(max(padCount - 1, 1))) }
         idleTimeout = timings.controlsIdleTimeout
         coalescingInterval = timings.coalescingInterval
     }
@@ -85,10 +95,10 @@ struct ControlsStateMachine: Sendable {
     var deadline: Instant? {
         var earliest: Instant?
         if unsentValue, let lastEmitted { earliest = lastEmitted + coalescingInterval }
-        switch state {
-        case .inactive, .active(adjusting: true):
-            break
-        case .active(adjusting: false), .choosing:
+        if let glide { earliest = earliest.map { min($0, glide.next) } ?? glide.next }
+        // The idle timeout runs while adjusting too: a finger resting on the strip (or a stuck pad)
+        // must not keep the controls open for ever.
+        if isActive {
             let idle = lastInput + idleTimeout
             earliest = earliest.map { min($0, idle) } ?? idle
         }
@@ -111,7 +121,7 @@ struct ControlsStateMachine: Sendable {
         case .choosing(let highlight):
             current = highlight
             state = .active(adjusting: false)
-            events.append(.controlSelected(control: specs[highlight].id, at: now))
+            events.append(.controlSelected(control: specs[highlight].id, display: display(highlight), at: now))
             events.append(.chooser(phase: .ended, at: now))
         }
     }
@@ -134,7 +144,7 @@ struct ControlsStateMachine: Sendable {
         guard hasEnabledControl else { return false }
         if !specs[current].enabled { current = specs.firstIndex(where: \.enabled)! }
         state = .active(adjusting: false)
-        events.append(.controlsActive(control: specs[current].id, at: now))
+        events.append(.controlsActive(control: specs[current].id, display: display(current), at: now))
         return true
     }
 
@@ -145,7 +155,9 @@ struct ControlsStateMachine: Sendable {
         events.append(.controlHighlighted(control: specs[current].id, at: now))
     }
 
-    mutating func swipeBegan(deltaPads: Double, at now: Instant, into events: inout [ShutterEvent]) {
+    mutating func swipeBegan(deltaPads: Double, padsPerSecond: Double, at now: Instant, into events: inout [ShutterEvent]) {
+        // A new touch stops a glide where it is.
+        if glide != nil { endAdjusting(at: now, into: &events) }
         switch state {
         case .inactive:
             // As on the phone, the first touch only wakes the controls.
@@ -154,9 +166,13 @@ struct ControlsStateMachine: Sendable {
             swipeConsumed = false
             state = .active(adjusting: true)
             events.append(.controlsAdjusting(phase: .began, control: specs[current].id, at: now))
-            continuous = Self.continuousValue(values[current], specs[current].kind)
+            position = scales[current].position(of: values[current])
             detent = 0
-            adjust(deltaPads: deltaPads, at: now, into: &events)
+            // The movement that made the touch a swipe (a pad or more, so a tap rolling over two pads
+            // stays a tap) is the swipe's threshold, as a touch screen's slop: the value starts with one
+            // half pad, so a slow swipe visits every step (exposure 0 → +⅓ → +⅔ …).
+            let sliderLead = specs[current].kind.sliderValues == nil ? deltaPads : min(max(deltaPads, -0.5), 0.5)
+            adjust(deltaPads: sliderLead, padsPerSecond: padsPerSecond, at: now, into: &events)
         case .choosing:
             swipeConsumed = false
             detent = 0
@@ -164,67 +180,79 @@ struct ControlsStateMachine: Sendable {
         }
     }
 
-    mutating func swipeChanged(deltaPads: Double, at now: Instant, into events: inout [ShutterEvent]) {
+    mutating func swipeChanged(deltaPads: Double, padsPerSecond: Double, at now: Instant, into events: inout [ShutterEvent]) {
         guard !swipeConsumed else { return }
         switch state {
         case .inactive, .active(adjusting: false):
             break
         case .active(adjusting: true):
-            adjust(deltaPads: deltaPads, at: now, into: &events)
+            adjust(deltaPads: deltaPads, padsPerSecond: padsPerSecond, at: now, into: &events)
         case .choosing:
             moveHighlight(deltaPads: deltaPads, at: now, into: &events)
         }
     }
 
-    mutating func swipeEnded(at now: Instant, into events: inout [ShutterEvent]) {
+    mutating func swipeEnded(flick: Bool, padsPerSecond: Double, at now: Instant, into events: inout [ShutterEvent]) {
         swipeConsumed = false
         lastInput = now
-        if case .active(adjusting: true) = state { endAdjusting(at: now, into: &events) }
+        guard case .active(adjusting: true) = state else { return }
+        // A flick of a slider carries on for a short glide that slows down; adjusting ends with it.
+        let scale = scales[current]
+        let headingOut = padsPerSecond > 0 ? position < scale.units : position > 0
+        if flick, specs[current].kind.sliderValues != nil, headingOut {
+            glide = (padsPerSecond, now + Self.glideTick)
+            return
+        }
+        endAdjusting(at: now, into: &events)
+    }
+
+    /// A glide moves the value this often.
+    static let glideTick = Nanoseconds.milliseconds(20)
+    /// A glide's speed falls by e every this many seconds.
+    static let glideDecaySeconds = 0.2
+
+    /// One glide step: move at the decayed speed; stop once slow or at an end.
+    private mutating func glideStep(at now: Instant, into events: inout [ShutterEvent]) {
+        guard let current = glide else { return }
+        let seconds = Double(Self.glideTick.rawValue) / 1e9
+        let speed = current.padsPerSecond * exp(-seconds / Self.glideDecaySeconds)
+        adjust(deltaPads: speed * seconds, padsPerSecond: speed, at: now, into: &events)
+        if abs(speed) < ControlScale.slowPadsPerSecond || scales[self.current].isAtEnd(position) {
+            endAdjusting(at: now, into: &events)
+        } else {
+            glide = (speed, now + Self.glideTick)
+        }
     }
 
     private mutating func endAdjusting(at now: Instant, into events: inout [ShutterEvent]) {
+        glide = nil
         // The final value is never lost to coalescing.
         if unsentValue { emitValue(at: now, into: &events) }
         state = .active(adjusting: false)
         events.append(.controlsAdjusting(phase: .ended, control: specs[current].id, at: now))
     }
 
-    private mutating func adjust(deltaPads: Double, at now: Instant, into events: inout [ShutterEvent]) {
+    private mutating func adjust(deltaPads: Double, padsPerSecond: Double, at now: Instant, into events: inout [ShutterEvent]) {
         let spec = specs[current]
         let old = values[current]
         switch spec.kind {
         case .picker(let count, _):
+            // Pickers keep their detents: one item per pad, whatever the speed.
             guard case .index(var index) = old else { return }
             stepDetent(deltaPads: deltaPads, index: &index, count: count)
             values[current] = .index(index)
-        case .slider(let sliderValues), .systemZoom(let sliderValues), .systemExposureBias(let sliderValues),
-             .lensPosition(let sliderValues):
-            // The whole strip spans the whole range (or list), so one swipe end to end reaches any value.
-            switch sliderValues {
-            case .range(let range, _):
-                let scale = range.upperBound - range.lowerBound
-                continuous = min(max(continuous + deltaPads / padSpan * scale, range.lowerBound), range.upperBound)
-                values[current] = .number(Self.snap(continuous, sliderValues))
-            case .list(let list):
-                let last = Double(list.count - 1)
-                continuous = min(max(continuous + deltaPads / padSpan * last, 0), last)
-                values[current] = .number(list[Int(continuous.rounded())])
-            }
+        case .slider, .systemZoom, .systemExposureBias, .lensPosition:
+            // Slow: one unit (a step, a list entry, 1/40 of a continuous range) per half pad; faster
+            // movement covers more per pad (ControlScale.gain), so a quick swipe crosses the range.
+            let scale = scales[current]
+            position = min(max(position + scale.units(deltaPads: deltaPads, padsPerSecond: padsPerSecond), 0), scale.units)
+            values[current] = scale.value(at: position)
         }
         guard values[current] != old else { return }
         if let lastEmitted, now - lastEmitted < coalescingInterval {
             unsentValue = true
         } else {
             emitValue(at: now, into: &events)
-        }
-    }
-
-    /// Where a swipe starts from: the number for ranges, the position in the list for lists.
-    private static func continuousValue(_ value: ControlValue, _ kind: ControlKind) -> Double {
-        switch (value, kind.sliderValues) {
-        case (.number(let number), .list(let list)?): Double(list.firstIndex(of: number) ?? 0)
-        case (.number(let number), _): number
-        case (.index(let index), _): Double(index)
         }
     }
 
@@ -272,11 +300,12 @@ struct ControlsStateMachine: Sendable {
 
     private mutating func emitValue(at now: Instant, into events: inout [ShutterEvent]) {
         unsentValue = false
-        lastEmitted = now
         let value = values[current]
-        var title: String?
-        if case .index(let index) = value { title = titles[current][index] }
-        events.append(.controlValue(control: specs[current].id, value: value, title: title, at: now))
+        // A swipe that went out and came back within one coalescing interval changed nothing.
+        guard value != sentValues[current] else { return }
+        sentValues[current] = value
+        lastEmitted = now
+        events.append(.controlValue(control: specs[current].id, value: value, display: display(current), at: now))
     }
 
     /// A full click or secondary capture: the controls collapse before the capture event.
@@ -291,6 +320,19 @@ struct ControlsStateMachine: Sendable {
 
     /// The secondary button mapped to `nextControl`: wakes the controls, or moves to the next enabled control.
     mutating func next(at now: Instant, into events: inout [ShutterEvent]) {
+        if case .choosing(let highlight) = state {
+            // In the chooser it moves the highlight, as a swipe would (wrapping round the list).
+            var candidate = highlight
+            for _ in specs.indices {
+                candidate = (candidate + 1) % specs.count
+                if specs[candidate].enabled { break }
+            }
+            lastInput = now
+            guard candidate != highlight else { return }
+            state = .choosing(highlight: candidate)
+            events.append(.controlHighlighted(control: specs[candidate].id, at: now))
+            return
+        }
         guard case .active(let adjusting) = state else {
             if case .inactive = state { activate(at: now, into: &events) }
             return
@@ -303,31 +345,33 @@ struct ControlsStateMachine: Sendable {
         }
         guard candidate != current else { return }
         current = candidate
-        events.append(.controlSelected(control: specs[current].id, at: now))
+        events.append(.controlSelected(control: specs[current].id, display: display(current), at: now))
     }
 
     /// The coalescing interval or the idle timeout ran out.
     mutating func fire(at now: Instant, into events: inout [ShutterEvent]) {
+        if let glide, glide.next <= now { glideStep(at: now, into: &events) }
         if unsentValue, let lastEmitted, lastEmitted + coalescingInterval <= now {
             emitValue(at: now, into: &events)
         }
-        switch state {
-        case .inactive, .active(adjusting: true):
-            break
-        case .active(adjusting: false), .choosing:
-            if lastInput + idleTimeout <= now { close(reason: .idle, at: now, into: &events) }
-        }
+        if isActive, lastInput + idleTimeout <= now { close(reason: .idle, at: now, into: &events) }
     }
 
     /// Flushes only the coalesced value (used while input is ending, where the idle timeout does not run).
     mutating func flushValue(at now: Instant, into events: inout [ShutterEvent]) {
-        if unsentValue { emitValue(at: now, into: &events) }
+        // A glide is what the flick already asked for: it runs to its end.
+        if let glide, glide.next <= now { glideStep(at: now, into: &events) }
+        if unsentValue, let lastEmitted, lastEmitted + coalescingInterval <= now { emitValue(at: now, into: &events) }
     }
 
-    /// The deadline that must still run when input ends (the coalescing flush), if any.
+    /// The deadlines that must still run when input ends (a glide, the coalescing flush), if any.
     var flushDeadline: Instant? {
-        guard unsentValue, let lastEmitted else { return nil }
-        return lastEmitted + coalescingInterval
+        var earliest = glide?.next
+        if unsentValue, let lastEmitted {
+            let flush = lastEmitted + coalescingInterval
+            earliest = earliest.map { min($0, flush) } ?? flush
+        }
+        return earliest
     }
 
     mutating func finish(at now: Instant, into events: inout [ShutterEvent]) {
@@ -347,6 +391,11 @@ struct ControlsStateMachine: Sendable {
         swipeConsumed = true
         state = .inactive
         events.append(.controlsInactive(reason: reason, at: now))
+    }
+
+    /// What control `index` shows now.
+    private func display(_ index: Int) -> ControlDisplay {
+        ControlDisplay(values[index], of: specs[index])
     }
 
     /// Each control's value by id, for persistence.
@@ -400,12 +449,15 @@ extension ControlsStateMachine {
         guard spec.enabled else { throw ControlRefusal("control '\(id)' is disabled") }
         try Self.checkExact(value, for: spec)
         if isActive { lastInput = now }
-        if index == current { unsentValue = false }
+        if index == current {
+            unsentValue = false
+            glide = nil
+            position = scales[index].position(of: value)
+        }
         values[index] = value
+        sentValues[index] = value
         lastEmitted = now
-        var title: String?
-        if case .index(let item) = value { title = titles[index][item] }
-        events.append(.controlValue(control: id, value: value, title: title, at: now))
+        events.append(.controlValue(control: id, value: value, display: display(index), at: now))
     }
 
     /// Refuses a value `spec` cannot take as it is.
@@ -471,7 +523,7 @@ extension ControlsStateMachine {
             lastInput = now
             events.append(.chooser(phase: .ended, at: now))
         }
-        events.append(.controlSelected(control: id, at: now))
+        events.append(.controlSelected(control: id, display: display(index), at: now))
     }
 
     /// Enables or disables a control; a disabled current control hands over to the next enabled one.
@@ -483,7 +535,7 @@ extension ControlsStateMachine {
             current = next
             if isActive {
                 if case .active(adjusting: true) = state { endAdjusting(at: now, into: &events) }
-                events.append(.controlSelected(control: specs[next].id, at: now))
+                events.append(.controlSelected(control: specs[next].id, display: display(next), at: now))
             }
         } else if isActive {
             close(reason: .toggle, at: now, into: &events)

@@ -16,6 +16,10 @@ public enum CancelReason: String, Hashable, Sendable {
     case unavailable
     /// Input ended (shutdown, end of a trace) while the press was still down.
     case interrupted
+    /// The chip lost edges and reading the line found it released: when it was released is unknown.
+    case edgesLost
+    /// The line did not change for the board's `stuckAfterMs`: a jammed button is no press.
+    case stuck
 }
 
 /// Where a light press came from.
@@ -60,28 +64,32 @@ public enum ShutterEvent: Hashable, Sendable {
     /// `velocity` in strip lengths per second (positive toward the last pad).
     case swipe(phase: EventPhase, position: Double, delta: Double, velocity: Double, flick: Bool, at: Instant)
     /// The controls can be operated; `control` is the current one.
-    case controlsActive(control: String, at: Instant)
+    case controlsActive(control: String, display: ControlDisplay, at: Instant)
     /// A swipe starts (`began`) or ends (`ended`) adjusting `control`.
     case controlsAdjusting(phase: EventPhase, control: String, at: Instant)
     /// The controls went away.
     case controlsInactive(reason: InactiveReason, at: Instant)
     /// A control's new value; pickers also carry the item's title.
-    case controlValue(control: String, value: ControlValue, title: String?, at: Instant)
+    case controlValue(control: String, value: ControlValue, display: ControlDisplay, at: Instant)
     /// The list of controls opened or closed.
     case chooser(phase: EventPhase, at: Instant)
     /// A swipe in the chooser moved to `control`.
     case controlHighlighted(control: String, at: Instant)
     /// A light press in the chooser made `control` current.
-    case controlSelected(control: String, at: Instant)
+    case controlSelected(control: String, display: ControlDisplay, at: Instant)
+    /// `line` (board name) stayed active for the board's `stuckAfterMs`: it is ignored until it releases.
+    case lineStuck(line: String, at: Instant)
+    /// A stuck line released; it counts again.
+    case lineFreed(line: String, at: Instant)
 
     /// When the decision was made.
     public var time: Instant {
         switch self {
         case .capture(_, _, _, _, _, let at), .burst(_, _, _, let at), .prepare(_, _, let at),
              .lightPress(_, _, _, let at), .doubleLightPress(_, _, let at), .swipe(_, _, _, _, _, let at),
-             .controlsActive(_, let at), .controlsAdjusting(_, _, let at), .controlsInactive(_, let at),
+             .controlsActive(_, _, let at), .controlsAdjusting(_, _, let at), .controlsInactive(_, let at),
              .controlValue(_, _, _, let at), .chooser(_, let at), .controlHighlighted(_, let at),
-             .controlSelected(_, let at):
+             .controlSelected(_, _, let at), .lineStuck(_, let at), .lineFreed(_, let at):
             at
         }
     }
@@ -102,6 +110,8 @@ public enum ShutterEvent: Hashable, Sendable {
         case .chooser: "chooser"
         case .controlHighlighted: "controlHighlighted"
         case .controlSelected: "controlSelected"
+        case .lineStuck: "lineStuck"
+        case .lineFreed: "lineFreed"
         }
     }
 
@@ -135,25 +145,31 @@ public enum ShutterEvent: Hashable, Sendable {
             line.add("delta", delta, decimals: 4)
             line.add("velocity", velocity, decimals: 3)
             if phase == .ended { line.add("flick", flick) }
-        case .controlsActive(let control, _):
+        case .controlsActive(let control, let display, _), .controlSelected(let control, let display, _):
             line.add("control", control)
+            line.add("label", display.label)
+            line.add("text", display.text)
         case .controlsAdjusting(let phase, let control, _):
             line.add("phase", phase.rawValue)
             line.add("control", control)
         case .controlsInactive(let reason, _):
             line.add("reason", reason.rawValue)
-        case .controlValue(let control, let value, let title, _):
+        case .controlValue(let control, let value, let display, _):
             line.add("control", control)
             switch value {
             case .number(let number): line.add("value", number)
             case .index(let index):
                 line.add("index", index)
-                line.add("title", title ?? String(index))
+                line.add("title", display.title ?? String(index))
             }
+            line.add("label", display.label)
+            line.add("text", display.text)
         case .chooser(let phase, _):
             line.add("phase", phase.rawValue)
-        case .controlHighlighted(let control, _), .controlSelected(let control, _):
+        case .controlHighlighted(let control, _):
             line.add("control", control)
+        case .lineStuck(let name, _), .lineFreed(let name, _):
+            line.add("line", name)
         }
         return line
     }

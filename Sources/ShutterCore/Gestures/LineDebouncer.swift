@@ -31,9 +31,28 @@ struct LineDebouncer: Sendable {
     /// How long a level must hold; zero passes edges straight through.
     let window: Nanoseconds
 
+    /// How long the line must rest at its confirmed level between two pulses for the next pulse to
+    /// start a new edge run: contact bounce flips back within a fraction of a millisecond, noise spikes
+    /// leave milliseconds of quiet between them.
+    let quietGap: Nanoseconds
+
+    /// The longest quiet gap: rest this long and the next edge starts a new run.
+    static let maximumQuietGap = Nanoseconds.milliseconds(2)
+
     init(window: Nanoseconds) {
         precondition(window >= .zero, "a debounce window cannot be negative")
         self.window = window
+        quietGap = Nanoseconds(rawValue: min(window.rawValue / 2, Self.maximumQuietGap.rawValue))
+    }
+
+    /// Sets the confirmed and raw level at once (after levels were read back from the chip), dropping
+    /// anything pending. Returns the transition when the level changed.
+    mutating func resynchronize(active: Bool, at time: Instant) -> ConfirmedTransition? {
+        state = .settled
+        raw = active
+        guard active != level else { return nil }
+        level = active
+        return ConfirmedTransition(active: active, since: time)
     }
 
     /// When ``fire(at:)`` must be called, if anything is pending.
@@ -65,8 +84,10 @@ struct LineDebouncer: Sendable {
         case .settled:
             state = .attempt(start: time, lastEdge: time)
         case .attempt(let start, let lastEdge):
-            // The caller fires deadlines first; an expired attempt here means it did not.
-            if time >= lastEdge + window, raw != level {
+            // The caller fires deadlines first; an expired attempt here means it did not. A line that
+            // rested at its confirmed level for the quiet gap and now leaves it again starts a new
+            // run: the earlier pulses were glitches, not the bounce of this change.
+            if raw != level, time >= lastEdge + window || time - lastEdge >= quietGap {
                 state = .attempt(start: time, lastEdge: time)
             } else {
                 state = .attempt(start: start, lastEdge: time)

@@ -14,12 +14,21 @@ public struct RigStateMachine: Sendable {
 
     /// The timers of the gesture machines, in the order they fire when due at the same instant.
     private enum Timer: Int, Sendable {
-        case lightPress, half, full, secondary, strip, controls
+        case lightPress, half, full, secondary, strip, controls, stuck
     }
 
     private let timings: GestureTimings
     private let kinds: [LineKind]
     private let halfLine: Int?
+    private let lineNames: [String]
+    /// A full click confirmed while `half` was still settling: when `half` confirms, it is a click.
+    private var fullClickAwaitingHalf = false
+    /// Since when each line has been confirmed active (nil while inactive or stuck).
+    private var activeSince: [Instant?]
+    /// Lines reported stuck: ignored until they release.
+    private var stuck: [Bool]
+    /// The earliest instant a line becomes stuck, kept so the deadline scan stays cheap.
+    private var stuckDeadline: Instant?
     private var debouncers: [LineDebouncer]
     private var half: HalfButton
     private var full: CaptureButton
@@ -38,6 +47,9 @@ public struct RigStateMachine: Sendable {
     /// the end of a window must count as inside it); a line that chatters without end cannot hold
     /// time back longer than this.
     static let settleLimit = Nanoseconds.milliseconds(50)
+
+    /// The clock's last instant: a deadline that saturated there is never due.
+    static let never = Instant(rawValue: .max)
 
     /// Creates the machine for `board`, every line released and the controls inactive.
     ///
@@ -61,6 +73,9 @@ public struct RigStateMachine: Sendable {
             }
         }
         halfLine = board.lines.firstIndex { $0.role == .half }
+        lineNames = board.lines.map(\.name)
+        activeSince = Array(repeating: nil, count: board.lines.count)
+        stuck = Array(repeating: false, count: board.lines.count)
         debouncers = board.lines.indices.map { index in
             let line = board.lines[index]
             let software = softwareDebounce.map { $0.contains(LineIndex(index)) } ?? (line.debounce > .zero)
@@ -115,6 +130,26 @@ public struct RigStateMachine: Sendable {
         }
     }
 
+    /// The chip lost edges; `levels` are the lines' levels read afterwards (nil when they could not be
+    /// read), in board line order.
+    ///
+    /// Every line whose level differs from what the recognizer believes changes at `now`, as if its
+    /// edge had come then: a press found released ends (a capture or burst as `cancelled`, reason
+    /// `edgesLost`, since its photos after the lost release were not meant), a touch found lifted ends.
+    public mutating func resynchronize(levels: [Bool], at now: Instant, into events: inout [ShutterEvent]) {
+        advance(to: now, into: &events)
+        for line in debouncers.indices where line < levels.count {
+            guard let transition = debouncers[line].resynchronize(active: levels[line], at: cursor),
+                  noteConfirmed(line: line, transition, at: cursor, into: &events) else { continue }
+            if transition.active {
+                controls.input(at: cursor)
+                route(line: line, transition, at: cursor, into: &events)
+            } else {
+                forceRelease(line: line, reason: .edgesLost, at: cursor, into: &events)
+            }
+        }
+    }
+
     /// End of input (end of a trace, shutdown).
     ///
     /// First completes what a person already did: pending edges are confirmed or dropped, a light
@@ -133,6 +168,9 @@ public struct RigStateMachine: Sendable {
         full.finish(at: time, into: &events)
         secondary.finish(at: time, into: &events)
         controls.finish(at: time, into: &events)
+        // Input is over: a line still held is no longer watched, so it cannot become stuck later.
+        for line in activeSince.indices { activeSince[line] = nil }
+        stuckDeadline = nil
         finishing = false
     }
 
@@ -151,6 +189,7 @@ public struct RigStateMachine: Sendable {
         return best
     }
 
+    @inline(__always)
     private func deadline(of timer: Timer) -> Instant? {
         switch timer {
         case .lightPress: lightPresses.deadline
@@ -159,19 +198,31 @@ public struct RigStateMachine: Sendable {
         case .secondary: finishing ? nil : secondary.deadline
         case .strip: finishing ? strip.graceDeadline : strip.deadline
         case .controls: finishing ? controls.flushDeadline : controls.deadline
+        case .stuck: finishing ? nil : stuckDeadline
         }
     }
 
     private func earliestTimer() -> (timer: Timer, deadline: Instant)? {
-        var best: (timer: Timer, deadline: Instant)?
-        // Raw values rather than `allCases`, which would build an array on every call.
-        for raw in Timer.lightPress.rawValue...Timer.controls.rawValue {
-            let timer = Timer(rawValue: raw)!
-            if let deadline = deadline(of: timer), best == nil || deadline < best!.deadline {
-                best = (timer, deadline)
-            }
+        // Unrolled, in firing order (earlier timers win ties): this runs for every edge.
+        var bestTimer = Timer.lightPress
+        var bestTime = Instant(rawValue: .max)
+        var found = false
+        @inline(__always) func consider(_ timer: Timer, _ deadline: Instant?) {
+            if let deadline, !found || deadline < bestTime { bestTimer = timer; bestTime = deadline; found = true }
         }
-        return best
+        consider(.lightPress, lightPresses.deadline)
+        if !finishing {
+            consider(.half, half.deadline)
+            consider(.full, full.deadline)
+            consider(.secondary, secondary.deadline)
+            consider(.strip, strip.deadline)
+            consider(.controls, controls.deadline)
+            consider(.stuck, stuckDeadline)
+        } else {
+            consider(.strip, strip.graceDeadline)
+            consider(.controls, controls.flushDeadline)
+        }
+        return found ? (bestTimer, bestTime) : nil
     }
 
     /// A gesture deadline is held while a line has an unconfirmed change that began before it.
@@ -188,12 +239,13 @@ public struct RigStateMachine: Sendable {
             let line = earliestLineDeadline()
             let timer = earliestTimer()
             let timerDue = timer.map { effectiveDue($0.deadline) }
-            if let line, line.time <= limit, timerDue.map({ line.time <= $0 }) ?? true {
+            // A deadline saturated at the clock's end never comes (only extreme inputs reach it).
+            if let line, line.time <= limit, line.time < Self.never, timerDue.map({ line.time <= $0 }) ?? true {
                 if line.time > cursor { cursor = line.time }
                 if let transition = debouncers[line.line].fire() {
                     confirmed(line: line.line, transition, at: cursor, into: &events)
                 }
-            } else if let timer, let due = timerDue, due <= limit {
+            } else if let timer, let due = timerDue, due <= limit, due < Self.never {
                 if due > cursor { cursor = due }
                 fire(timer.timer, at: cursor, into: &events)
                 // Every timer must move its deadline past the instant it fired at, or time stops.
@@ -224,6 +276,15 @@ public struct RigStateMachine: Sendable {
             } else {
                 controls.fire(at: now, into: &events)
             }
+        case .stuck:
+            for line in activeSince.indices {
+                guard let since = activeSince[line], since + timings.stuckAfter <= now else { continue }
+                stuck[line] = true
+                activeSince[line] = nil
+                events.append(.lineStuck(line: lineNames[line], at: now))
+                forceRelease(line: line, reason: .stuck, at: now, into: &events)
+            }
+            updateStuckDeadline()
         }
     }
 
@@ -231,17 +292,65 @@ public struct RigStateMachine: Sendable {
 
     private var lightPressSource: LightPressSource { halfLine == nil ? .strip : .half }
 
+    /// Bookkeeping of a confirmed change for stuck lines; false when the change must not be routed
+    /// (a stuck line, which is ignored until it releases).
+    @discardableResult
+    private mutating func noteConfirmed(line: Int, _ transition: ConfirmedTransition, at now: Instant,
+                                        into events: inout [ShutterEvent]) -> Bool {
+        if stuck[line] {
+            if !transition.active {
+                stuck[line] = false
+                events.append(.lineFreed(line: lineNames[line], at: now))
+            }
+            return false
+        }
+        activeSince[line] = transition.active ? transition.since : nil
+        updateStuckDeadline()
+        return true
+    }
+
+    private mutating func updateStuckDeadline() {
+        var earliest: Instant?
+        for case let since? in activeSince {
+            let due = since + timings.stuckAfter
+            if earliest.map({ due < $0 }) ?? true { earliest = due }
+        }
+        stuckDeadline = earliest
+    }
+
+    /// Releases `line` without a person releasing it (stuck, or found released after lost edges):
+    /// a capture press is cancelled; anything else releases as usual.
+    private mutating func forceRelease(line: Int, reason: CancelReason, at now: Instant, into events: inout [ShutterEvent]) {
+        let release = ConfirmedTransition(active: false, since: now)
+        switch kinds[line] {
+        case .full: full.cancel(reason: reason, at: now, into: &events)
+        case .secondary: secondary.cancel(reason: reason, at: now, into: &events)
+        case .half, .pad: break
+        }
+        route(line: line, release, at: now, into: &events)
+    }
+
     private mutating func confirmed(line: Int, _ transition: ConfirmedTransition, at now: Instant,
                                     into events: inout [ShutterEvent]) {
+        guard noteConfirmed(line: line, transition, at: now, into: &events) else { return }
         controls.input(at: now)
+        route(line: line, transition, at: now, into: &events)
+    }
+
+    private mutating func route(line: Int, _ transition: ConfirmedTransition, at now: Instant,
+                                into events: inout [ShutterEvent]) {
         switch kinds[line] {
         case .half:
             if transition.active {
                 half.press(since: transition.since)
+                // `full` may confirm first (shorter debounce, less bounce): it was a click all the same.
+                if fullClickAwaitingHalf || full.isDown { half.fullClicked() }
+                fullClickAwaitingHalf = false
                 if let outcome = lightPresses.pressStarted(since: transition.since, maximum: timings.lightPressMaximum) {
                     report(outcome, at: now, into: &events)
                 }
             } else {
+                fullClickAwaitingHalf = false
                 switch half.release(since: transition.since, at: now, into: &events) {
                 case .lightPress(let pressedAt, let releasedAt):
                     if let outcome = lightPresses.lightPress(pressedAt: pressedAt, releasedAt: releasedAt) {
@@ -259,8 +368,10 @@ public struct RigStateMachine: Sendable {
                     return
                 }
                 resolvePendingLightPress(at: now, into: &events)
+                if let halfLine, !half.isPressed, debouncers[halfLine].pendingSince != nil { fullClickAwaitingHalf = true }
                 half.fullClicked()
-                controls.collapse(at: now, into: &events)
+                // The controls collapse only for a capture that begins.
+                if captureAvailable { controls.collapse(at: now, into: &events) }
                 full.press(since: transition.since, available: captureAvailable, at: now, into: &events)
             } else {
                 full.release(at: now, into: &events)
@@ -270,7 +381,7 @@ public struct RigStateMachine: Sendable {
                 resolvePendingLightPress(at: now, into: &events)
                 switch timings.secondaryAction {
                 case .capture:
-                    controls.collapse(at: now, into: &events)
+                    if captureAvailable { controls.collapse(at: now, into: &events) }
                     secondary.press(since: transition.since, available: captureAvailable, at: now, into: &events)
                 case .toggleControls:
                     controls.toggle(at: now, into: &events)
@@ -281,6 +392,10 @@ public struct RigStateMachine: Sendable {
                 secondary.release(at: now, into: &events)
             }
         case .pad(let pad):
+            // A finger that comes down again on a pad it just left is a second tap, not the same touch.
+            if transition.active, strip.landsWhereItLifted(pad) {
+                route(strip.fire(at: now), at: now, into: &events)
+            }
             route(strip.pad(pad, active: transition.active, since: transition.since), at: now, into: &events)
         }
     }
@@ -291,7 +406,8 @@ public struct RigStateMachine: Sendable {
             break
         case .touchBegan(let since):
             guard halfLine == nil else { return }
-            if let outcome = lightPresses.pressStarted(since: since, maximum: timings.tapMaximum) {
+            // A tap is known only once the lift grace ran out after it: allow for it in the double's window.
+            if let outcome = lightPresses.pressStarted(since: since, maximum: timings.tapMaximum + timings.liftGrace) {
                 report(outcome, at: now, into: &events)
             }
         case .notTap:
@@ -301,15 +417,15 @@ public struct RigStateMachine: Sendable {
             resolvePendingLightPress(at: now, into: &events)
             events.append(.swipe(phase: .began, position: motion.position, delta: motion.delta,
                                  velocity: motion.velocity, flick: false, at: now))
-            controls.swipeBegan(deltaPads: motion.deltaPads, at: now, into: &events)
+            controls.swipeBegan(deltaPads: motion.deltaPads, padsPerSecond: motion.padsPerSecond, at: now, into: &events)
         case .swipeChanged(let motion):
             events.append(.swipe(phase: .changed, position: motion.position, delta: motion.delta,
                                  velocity: motion.velocity, flick: false, at: now))
-            controls.swipeChanged(deltaPads: motion.deltaPads, at: now, into: &events)
+            controls.swipeChanged(deltaPads: motion.deltaPads, padsPerSecond: motion.padsPerSecond, at: now, into: &events)
         case .swipeEnded(let motion, let flick):
             events.append(.swipe(phase: .ended, position: motion.position, delta: motion.delta,
                                  velocity: motion.velocity, flick: flick, at: now))
-            controls.swipeEnded(at: now, into: &events)
+            controls.swipeEnded(flick: flick, padsPerSecond: motion.padsPerSecond, at: now, into: &events)
         case .tap(let pressedAt, let releasedAt):
             guard halfLine == nil else { return }
             if let outcome = lightPresses.lightPress(pressedAt: pressedAt, releasedAt: releasedAt) {

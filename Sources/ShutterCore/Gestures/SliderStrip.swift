@@ -30,6 +30,9 @@ struct SliderStrip: Sendable {
         var delta: Double
         var velocity: Double
         var deltaPads: Double
+        /// The speed in pads per second (positive toward the last pad) over ``speedWindow``, for the
+        /// controls' speed curve; at the end of a swipe, the lift speed that makes a flick.
+        var padsPerSecond: Double
     }
 
     private struct Touch: Sendable {
@@ -56,6 +59,8 @@ struct SliderStrip: Sendable {
 
     private var state = State.idle
     private var touched: UInt64 = 0
+    /// The pads released since a pad was last touched: at a lift, the pads the finger left.
+    private var leaving: UInt64 = 0
     private var touchedCount = 0
     private var indexSum = 0
     /// Recent reported places and their instants, for the velocity (a ring, allocated once).
@@ -78,6 +83,9 @@ struct SliderStrip: Sendable {
     static let reversalHysteresis = 0.75
     /// Velocity is measured over this span before the latest step.
     static let velocityWindow = Nanoseconds.milliseconds(100)
+    /// The controls' speed curve measures over this longer span: a slow finger crossing overlapping
+    /// pads moves in half-pad bursts, and only their average says how fast the person moves.
+    static let speedWindow = Nanoseconds.milliseconds(300)
     /// Lifting while moving at least this fast (pads per second) is a flick.
     static let flickPadsPerSecond = 15.0
     private static let historyCapacity = 16
@@ -116,6 +124,15 @@ struct SliderStrip: Sendable {
         return true
     }
 
+    /// Whether touching `pad` now lands on a pad the finger just lifted from, within the lift grace.
+    ///
+    /// The grace is for a finger sliding on to the next pad across a gap; coming down again on the
+    /// pad it left is a second tap (the caller ends the lifted touch first with ``fire(at:)``).
+    func landsWhereItLifted(_ pad: Int) -> Bool {
+        guard case .lifted = state else { return false }
+        return leaving & (1 << UInt64(pad)) != 0
+    }
+
     /// The place along the strip in [0, 1] for a mean pad index.
     func position(_ place: Double) -> Double {
         min(max((place - Self.deadBand) / span, 0), 1)
@@ -127,11 +144,13 @@ struct SliderStrip: Sendable {
         if active {
             guard touched & bit == 0 else { return .none }
             touched |= bit
+            leaving = 0
             touchedCount += 1
             indexSum += index
         } else {
             guard touched & bit != 0 else { return .none }
             touched &= ~bit
+            leaving |= bit
             touchedCount -= 1
             indexSum -= index
         }
@@ -181,7 +200,8 @@ struct SliderStrip: Sendable {
         touch.reported = place
         record(place, at: time)
         return .swipeChanged(Motion(position: position(place), delta: position(place) - position(previous),
-                                    velocity: velocity(at: time, place: place) / span, deltaPads: change))
+                                    velocity: velocity(at: time, place: place) / span, deltaPads: change,
+                                    padsPerSecond: velocity(at: time, place: place, window: Self.speedWindow)))
     }
 
     private mutating func startSwipeIfMoved(_ touch: inout Touch, place: Double, at time: Instant) -> Action? {
@@ -198,7 +218,8 @@ struct SliderStrip: Sendable {
         record(place, at: touch.currentSince)
         return .swipeBegan(Motion(position: position(place), delta: position(place) - position(touch.anchor),
                                   velocity: velocity(at: touch.currentSince, place: place) / span,
-                                  deltaPads: place - touch.anchor))
+                                  deltaPads: place - touch.anchor,
+                                  padsPerSecond: velocity(at: touch.currentSince, place: place, window: Self.speedWindow)))
     }
 
     /// Whether the finger is a pad or more from where it landed (a swipe once it rests there).
@@ -222,7 +243,7 @@ struct SliderStrip: Sendable {
             if touch.swiping {
                 let speed = velocity(at: liftedAt, place: touch.reported)
                 return .swipeEnded(Motion(position: position(touch.reported), delta: 0, velocity: speed / span,
-                                          deltaPads: 0),
+                                          deltaPads: 0, padsPerSecond: speed),
                                    flick: abs(speed) >= Self.flickPadsPerSecond)
             }
             if liftedAt - touch.start <= tapMaximum { return .tap(pressedAt: touch.start, releasedAt: liftedAt) }
@@ -238,7 +259,7 @@ struct SliderStrip: Sendable {
             return .none
         case .touching(let touch), .lifted(let touch, _):
             guard touch.swiping else { return .none }
-            return .swipeEnded(Motion(position: position(touch.reported), delta: 0, velocity: 0, deltaPads: 0), flick: false)
+            return .swipeEnded(Motion(position: position(touch.reported), delta: 0, velocity: 0, deltaPads: 0, padsPerSecond: 0), flick: false)
         }
     }
 
@@ -251,9 +272,9 @@ struct SliderStrip: Sendable {
 
     /// Pads per second over about the last ``velocityWindow``: from the newest sample at least that old
     /// (or the oldest kept) to `place` at `time`.
-    private func velocity(at time: Instant, place: Double) -> Double {
+    private func velocity(at time: Instant, place: Double, window: Nanoseconds = velocityWindow) -> Double {
         guard historyCount > 0 else { return 0 }
-        let limit = time - Self.velocityWindow
+        let limit = time - window
         var reference = (historyNext - historyCount + Self.historyCapacity) % Self.historyCapacity
         for offset in 0..<historyCount {
             let slot = (historyNext - 1 - offset + 2 * Self.historyCapacity) % Self.historyCapacity
