@@ -15,6 +15,10 @@
 #     whose lines are named $VM_GPIO_NAMES (default: half full secondary pad0..pad5);
 #     lines are driven by writing pull-up/pull-down to $GPIO_SIM_DIR/sim_gpioN/pull
 #   - vivid is loaded with $VM_VIVID_OPTS (default: one webcam-like capture device)
+#   - with VM_VIMC=1: vimc too (the kernel's virtual media pipeline that libcamera's
+#     vimc pipeline handler drives: `cam --list` shows 'platform/vimc.0 Sensor B'),
+#     and systemd-udevd, with the media and video4linux devices triggered and settled
+#     (libcamera sees only devices udev has initialised)
 # and with GPIOCHIP (gpiochipN) and GPIO_SIM_DIR exported. Its output (stdout and
 # stderr merged) is printed here and its exit status is ours: 124 is a timeout,
 # 255 a guest that failed before COMMAND ran.
@@ -23,7 +27,9 @@
 # linux-headers-amd64, linux-source-6.1, busybox-static, cpio, kmod, gcc, make.
 # Debian's kernel is built without gpio-sim (CONFIG_GPIO_SIM is unset), so the
 # module is compiled once from linux-source into $SHUTTER_VM_CACHE (default
-# ~/.cache/shutter/vm) and reused.
+# ~/.cache/shutter/vm) and reused; so is vimc.ko (CONFIG_VIDEO_VIMC is unset too) on
+# the first VM_VIMC=1 run. libcamera in the guest needs libcamera0.0.3, libcamera-ipa,
+# libcamera-tools, libcamera-v4l2 and udev on the host (Deploy/setup.sh).
 set -euo pipefail
 
 share=$PWD
@@ -69,6 +75,25 @@ if [ ! -f "$cache/gpio-sim/gpio-sim.ko" ]; then
     # It calls irq_to_desc(), which is not exported; generic_handle_irq() does the same.
     sed -i 's/handle_simple_irq(irq_to_desc(irqnum));/generic_handle_irq(irqnum);/' irq_sim.c
     printf 'obj-m := gpio-sim.o\ngpio-sim-y := gpio-sim-main.o irq_sim.o\n' > Kbuild
+    make -C "/lib/modules/$kver/build" M="$PWD" modules > build.log 2>&1 || { cat build.log >&2; exit 1; }
+  )
+  rm -f "$cache"/linux-source*
+fi
+# ---- vimc.ko, built once per kernel when VM_VIMC=1 ------------------------------
+# Debian leaves CONFIG_VIDEO_VIMC unset; the driver builds out of tree with no patch.
+if [ "${VM_VIMC:-0}" = 1 ] && [ ! -f "$cache/vimc/vimc.ko" ]; then
+  echo "run-in-vm: building vimc.ko for $kver (once)" >&2
+  src=$(ls /usr/src/linux-source-6.1.tar.xz 2>/dev/null || true)
+  if [ -z "$src" ]; then
+    (cd "$cache" && apt-get download linux-source-6.1 >/dev/null)
+    dpkg-deb --fsys-tarfile "$cache"/linux-source-6.1_*.deb | tar -xO ./usr/src/linux-source-6.1.tar.xz > "$cache/linux-source.tar.xz"
+    src=$cache/linux-source.tar.xz
+  fi
+  rm -rf "$cache/vimc" && mkdir -p "$cache/vimc"
+  tar -xJf "$src" -C "$cache/vimc" --strip-components=5 --wildcards '*/drivers/media/test-drivers/vimc/*'
+  (
+    cd "$cache/vimc"
+    printf 'obj-m := vimc.o\nvimc-y := %s\n' "$(ls vimc-*.c | sed 's/\.c$/.o/' | tr '\n' ' ')" > Kbuild
     make -C "/lib/modules/$kver/build" M="$PWD" modules > build.log 2>&1 || { cat build.log >&2; exit 1; }
   )
   rm -f "$cache"/linux-source*
@@ -148,6 +173,16 @@ vivid_opts=${VM_VIVID_OPTS:-n_devs=1 node_types=0x1 num_inputs=1 input_types=0x0
   echo 'export GPIOCHIP=$(cat $chip/bank0/chip_name)'
   echo 'export GPIO_SIM_DIR=/sys/devices/platform/$(cat $chip/dev_name)/$GPIOCHIP'
   printf 'modprobe vivid %s\n' "$vivid_opts"
+  if [ "${VM_VIMC:-0}" = 1 ]; then
+    # vimc's dependencies are modules of Debian's kernel; vimc itself is the one built above.
+    echo 'modprobe -a mc videodev videobuf2-common videobuf2-v4l2 videobuf2-vmalloc videobuf2-dma-contig v4l2-tpg'
+    printf 'insmod %q\n' "$cache/vimc/vimc.ko"
+    # udevd and udevadm refuse to work "in a chroot" (the guest's / is one) unless told to.
+    echo 'export SYSTEMD_IGNORE_CHROOT=1'
+    echo '/lib/systemd/systemd-udevd --daemon > /dev/null 2>&1'
+    echo 'udevadm trigger --subsystem-match=media --subsystem-match=video4linux --action=add'
+    echo 'udevadm settle --timeout=30'
+  fi
   printf 'cd %q\n' "$PWD"
   echo 'set +e'
   printf '%q ' "$@"; echo
