@@ -63,10 +63,16 @@ let package = Package(
             name: "shutter-capture-check",
             dependencies: ["ShutterCore", "ShutterCapture"]
         ),
-        /// The daemon and its commands: a thin interpreter around the state machines.
+        /// The service: one event loop around the state machines, the camera, the local API,
+        /// hooks and systemd notification. Tests drive it with the mock chip and synthetic camera.
+        .target(
+            name: "ShutterDaemon",
+            dependencies: ["ShutterCore", "ShutterGPIO", "ShutterCapture", "CShutterSystem"]
+        ),
+        /// The command-line tool: thin commands over the daemon module.
         .executableTarget(
             name: "shutter",
-            dependencies: ["ShutterCore", "ShutterGPIO", "ShutterCapture", "CShutterSystem"]
+            dependencies: ["ShutterCore", "ShutterGPIO", "ShutterCapture", "ShutterDaemon", "CShutterSystem"]
         ),
 
         /// Throughput of the gesture state machines on a long synthetic trace (release build).
@@ -84,6 +90,10 @@ let package = Package(
         .testTarget(
             name: "ShutterCaptureTests",
             dependencies: ["ShutterCore", "ShutterCapture"]
+        ),
+        .testTarget(
+            name: "ShutterDaemonTests",
+            dependencies: ["ShutterCore", "ShutterCapture", "ShutterDaemon"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -21,6 +21,10 @@ public struct Board: Sendable {
     public var camera: CameraSettings
     /// Where photos go.
     public var output: OutputSettings
+    /// The local API.
+    public var api = APISettings()
+    /// Programs run after photos and on events.
+    public var hooks = HookSettings()
 
     /// The most controls a board may have, as the phone's `maxControlsCount`.
     public static let maximumControls = 8
@@ -218,6 +222,7 @@ extension BoardError {
 extension Board: Decodable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case name, description, chip, lineDefaults, lines, gestures, controls, camera, output
+        case api, hooks
     }
 
     public init(from decoder: any Decoder) throws {
@@ -238,6 +243,8 @@ extension Board: Decodable {
         controls = try container.decodeIfPresent([ControlSpec].self, forKey: .controls) ?? []
         camera = try container.decodeIfPresent(CameraSettings.self, forKey: .camera) ?? CameraSettings()
         output = try container.decodeIfPresent(OutputSettings.self, forKey: .output) ?? OutputSettings()
+        api = try container.decodeIfPresent(APISettings.self, forKey: .api) ?? APISettings()
+        hooks = try container.decodeIfPresent(HookSettings.self, forKey: .hooks) ?? HookSettings()
         try validateLines()
         try validateControls()
     }

@@ -19,6 +19,9 @@ struct CommandSpec: Sendable {
     var positionals: [String] = []
     /// Options that must be given.
     var required: [String] = []
+    /// Takes any number of words after the options (`ctl set exposure -1`); from the first word on,
+    /// nothing is read as an option.
+    var takesWords = false
 
     var help: String {
         var text = "usage: shutter \(name) \(synopsis)\n\n\(summary)\n"
@@ -65,6 +68,10 @@ struct ParsedArguments {
         while index < arguments.count {
             let argument = arguments[index]
             index += 1
+            if spec.takesWords, !positionals.isEmpty {
+                positionals.append(argument)
+                continue
+            }
             if argument == "--help" || argument == "-h" {
                 wantsHelp = true
                 continue
@@ -99,10 +106,10 @@ struct ParsedArguments {
             }
         }
         if wantsHelp { return }
-        if positionals.count > spec.positionals.count {
+        if positionals.count > spec.positionals.count, !spec.takesWords {
             throw UsageError(message: "unexpected argument '\(positionals[spec.positionals.count])' for '\(spec.name)' \(hint)")
         }
-        if positionals.count < spec.positionals.count {
+        if positionals.count < spec.positionals.count, !spec.takesWords {
             throw UsageError(message: "'\(spec.name)' needs \(spec.positionals[positionals.count]) \(hint)")
         }
         for name in spec.required where values[name] == nil {

@@ -5,6 +5,7 @@ import Foundation
 import ShutterCore
 import ShutterGPIO
 import ShutterCapture
+import ShutterDaemon
 
 /// The version printed by `shutter --version`.
 let shutterVersion = "0.1.0"
@@ -34,8 +35,40 @@ let commands: [Command] = [
         """,
         options: [boardOption,
                   OptionSpec(name: "--state", valueName: "FILE", help: "keep control values in FILE"),
-                  OptionSpec(name: "--no-state", valueName: nil, help: "start from the board's initial values and save nothing")],
+                  OptionSpec(name: "--no-state", valueName: nil, help: "start from the board's initial values and save nothing"),
+                  OptionSpec(name: "--socket", valueName: "PATH",
+                             help: "serve the local API on this Unix socket (default: the board's api.socket; none without)")],
         required: ["--board"]), run: runDaemon),
+    Command(spec: CommandSpec(
+        name: "status", summary: "Ask a running daemon how it is: board, camera, controls, counters, last photo.",
+        synopsis: "[--socket PATH] [--json]",
+        details: """
+        Talks to the daemon's local API (shutter run --socket PATH, or the board's api.socket;
+        the systemd unit serves /run/shutter/shutter.sock). Exit status 1 when no daemon listens.
+        """,
+        options: [socketOption, OptionSpec(name: "--json", valueName: nil, help: "print the daemon's reply as it came (one JSON line)")]),
+        run: showStatus),
+    Command(spec: CommandSpec(
+        name: "events", summary: "Follow a running daemon's events, one JSON line each, as 'shutter run' prints them.",
+        synopsis: "[--socket PATH]",
+        details: """
+        Runs until the daemon stops or Ctrl-C. A reader too slow to keep up loses the oldest lines
+        and is told with {"event":"dropped","count":N}.
+        """,
+        options: [socketOption]), run: followEvents),
+    Command(spec: CommandSpec(
+        name: "ctl", summary: "Drive a running daemon: take a photo, set or select a control, enable or disable.",
+        synopsis: "[--socket PATH] capture | set CONTROL VALUE|#INDEX|TITLE | select CONTROL | enable|disable capture|CONTROL",
+        details: """
+        Examples:
+          shutter ctl capture                  take a photo now (the event is capture, action remote)
+          shutter ctl set zoom 2               a slider's value; refused when out of range or off its step
+          shutter ctl set filter Mono          a picker's item by title (or #1 by index)
+          shutter ctl select exposure          make exposure the current control
+          shutter ctl disable capture          presses and remote captures are refused until enabled
+        Prints the daemon's reply; exit status 1 with its error when it refuses.
+        """,
+        options: [socketOption], positionals: ["COMMAND"], takesWords: true), run: controlDaemon),
     Command(spec: CommandSpec(
         name: "check", summary: "Validate a board file and print the rig it describes.",
         synopsis: "BOARD",

@@ -4,22 +4,7 @@ import Glibc
 import Foundation
 import ShutterCore
 import ShutterGPIO
-
-/// Opens the chip a board names: the mock chip for `simulator`, libgpiod otherwise.
-func openChip(for board: Board) throws -> any GPIOChip {
-    if board.chip == .simulator { return MockChip() }
-    return try GPIODChip(board.chip)
-}
-
-/// Requests the board's lines, turning a GPIO error into the command's failure text.
-func watchLines(of board: Board, consumer: String) throws -> (any GPIOChip, any EdgeWatcher) {
-    do {
-        let chip = try openChip(for: board)
-        return (chip, try chip.watch(board.lines, consumer: consumer))
-    } catch let error as GPIOError {
-        throw CommandFailure(error.description)
-    }
-}
+import ShutterDaemon
 
 // MARK: - record
 

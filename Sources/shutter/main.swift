@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import ShutterGPIO
+import ShutterDaemon
 
 /// Parses the command line, runs the command, and turns failures into messages and exit statuses.
 func main() -> Int32 {

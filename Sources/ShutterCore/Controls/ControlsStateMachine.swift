@@ -13,7 +13,7 @@ struct ControlsStateMachine: Sendable {
     }
 
     private var state = State.inactive
-    private let specs: [ControlSpec]
+    private var specs: [ControlSpec]
     private let titles: [[String]]
     /// The current value of each control, in board order.
     private(set) var values: [ControlValue]
@@ -353,5 +353,153 @@ struct ControlsStateMachine: Sendable {
         var result: [String: ControlValue] = [:]
         for (spec, value) in zip(specs, values) { result[spec.id] = value }
         return result
+    }
+}
+
+// MARK: - Remote commands (the local API)
+
+/// Why a remote command on the controls was refused; the text says what to send instead.
+public struct ControlRefusal: Error, Hashable, Sendable, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// Where the controls are, for `status`.
+public struct ControlsSnapshot: Hashable, Sendable {
+    /// `inactive`, `active`, `adjusting` or `choosing`.
+    public var state: String
+    /// The current control's id.
+    public var current: String?
+    /// The control highlighted in the open chooser.
+    public var highlighted: String?
+    /// Each control's spec (with `enabled` as it is now) and value, in board order.
+    public var controls: [(spec: ControlSpec, value: ControlValue)]
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.state == rhs.state && lhs.current == rhs.current && lhs.highlighted == rhs.highlighted
+            && lhs.controls.map(\.spec) == rhs.controls.map(\.spec) && lhs.controls.map(\.value) == rhs.controls.map(\.value)
+    }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(state); hasher.combine(current) }
+}
+
+extension ControlsStateMachine {
+    private func index(of id: String) throws(ControlRefusal) -> Int {
+        guard let index = specs.firstIndex(where: { $0.id == id }) else {
+            throw ControlRefusal("no control '\(id)'; the board has \(specs.map(\.id).joined(separator: ", "))")
+        }
+        return index
+    }
+
+    /// Sets a control's value exactly as given (a value outside its range or off its step is
+    /// refused, never clamped) and emits `controlValue` at once, as a swipe's last value is.
+    mutating func set(_ id: String, to value: ControlValue, at now: Instant, into events: inout [ShutterEvent]) throws(ControlRefusal) {
+        let index = try index(of: id)
+        let spec = specs[index]
+        guard spec.enabled else { throw ControlRefusal("control '\(id)' is disabled") }
+        try Self.checkExact(value, for: spec)
+        if isActive { lastInput = now }
+        if index == current { unsentValue = false }
+        values[index] = value
+        lastEmitted = now
+        var title: String?
+        if case .index(let item) = value { title = titles[index][item] }
+        events.append(.controlValue(control: id, value: value, title: title, at: now))
+    }
+
+    /// Refuses a value `spec` cannot take as it is.
+    static func checkExact(_ value: ControlValue, for spec: ControlSpec) throws(ControlRefusal) {
+        switch (spec.kind, value) {
+        case (.picker(let count, _), .index(let index)):
+            guard (0..<count).contains(index) else {
+                throw ControlRefusal("index \(index) is out of range for '\(spec.id)' (0...\(count - 1))")
+            }
+        case (.slider(let values), .number(let number)), (.systemZoom(let values), .number(let number)),
+             (.systemExposureBias(let values), .number(let number)):
+            guard number.isFinite else { throw ControlRefusal("value must be a finite number") }
+            switch values {
+            case .range(let range, let step):
+                let tolerance = 1e-9 * max(1, abs(range.upperBound - range.lowerBound))
+                guard number >= range.lowerBound - tolerance, number <= range.upperBound + tolerance else {
+                    throw ControlRefusal("value \(number.shortDescription) is out of range for '\(spec.id)' (\(range.lowerBound.shortDescription)...\(range.upperBound.shortDescription))")
+                }
+                if let step {
+                    let steps = (number - range.lowerBound) / step
+                    guard abs(steps - steps.rounded()) < 1e-6 else {
+                        throw ControlRefusal("value \(number.shortDescription) is not on a step of '\(spec.id)' (\(range.lowerBound.shortDescription) + n × \(JSONLine.number(step, decimals: 6)))")
+                    }
+                }
+            case .list(let list):
+                guard list.contains(where: { abs($0 - number) < 1e-9 }) else {
+                    throw ControlRefusal("value \(number.shortDescription) is not one of '\(spec.id)''s values (\(list.map(\.shortDescription).joined(separator: ", ")))")
+                }
+            }
+        case (.picker, .number):
+            throw ControlRefusal("'\(spec.id)' is a picker: give an index or a title, not a value")
+        default:
+            throw ControlRefusal("'\(spec.id)' is a \(spec.kind.name): give a value, not an index or a title")
+        }
+    }
+
+    /// The index of the item titled `title` in picker `id`.
+    func itemIndex(titled title: String, in id: String) throws(ControlRefusal) -> Int {
+        let index = try index(of: id)
+        guard case .picker = specs[index].kind else {
+            throw ControlRefusal("'\(id)' is a \(specs[index].kind.name): give a value, not a title")
+        }
+        guard let item = titles[index].firstIndex(of: title) else {
+            throw ControlRefusal("'\(id)' has no item '\(title)'; its items are \(titles[index].joined(separator: ", "))")
+        }
+        return item
+    }
+
+    /// Makes `id` the current control, as choosing it in the chooser does (the chooser closes).
+    mutating func select(_ id: String, at now: Instant, into events: inout [ShutterEvent]) throws(ControlRefusal) {
+        let index = try index(of: id)
+        guard specs[index].enabled else { throw ControlRefusal("control '\(id)' is disabled") }
+        switch state {
+        case .inactive:
+            current = index
+        case .active(let adjusting):
+            if adjusting { endAdjusting(at: now, into: &events) }
+            current = index
+            lastInput = now
+        case .choosing:
+            current = index
+            state = .active(adjusting: false)
+            lastInput = now
+            events.append(.chooser(phase: .ended, at: now))
+        }
+        events.append(.controlSelected(control: id, at: now))
+    }
+
+    /// Enables or disables a control; a disabled current control hands over to the next enabled one.
+    mutating func setEnabled(_ id: String, _ enabled: Bool, at now: Instant, into events: inout [ShutterEvent]) throws(ControlRefusal) {
+        let index = try index(of: id)
+        specs[index].enabled = enabled
+        guard !enabled, index == current else { return }
+        if let next = specs.indices.first(where: { specs[$0].enabled }) {
+            current = next
+            if isActive {
+                if case .active(adjusting: true) = state { endAdjusting(at: now, into: &events) }
+                events.append(.controlSelected(control: specs[next].id, at: now))
+            }
+        } else if isActive {
+            close(reason: .toggle, at: now, into: &events)
+        }
+    }
+
+    var snapshot: ControlsSnapshot {
+        let name: String
+        var highlighted: String?
+        switch state {
+        case .inactive: name = "inactive"
+        case .active(let adjusting): name = adjusting ? "adjusting" : "active"
+        case .choosing(let highlight):
+            name = "choosing"
+            highlighted = specs[highlight].id
+        }
+        return ControlsSnapshot(state: name, current: specs.isEmpty ? nil : specs[current].id, highlighted: highlighted,
+                                controls: Array(zip(specs, values)).map { (spec: $0.0, value: $0.1) })
     }
 }

@@ -6,6 +6,8 @@ public enum EventPhase: String, Hashable, Sendable {
 /// Which capture handler a press drives, as the phone's primary and secondary actions.
 public enum CaptureAction: String, Hashable, Sendable {
     case primary, secondary
+    /// A capture asked for through the local API (`capture` command), not a press.
+    case remote
 }
 
 /// Why a press cannot lead to a photo.

@@ -347,3 +347,54 @@ extension RigStateMachine {
         return events
     }
 }
+
+// MARK: - Remote commands (the local API)
+
+extension RigStateMachine {
+    /// A photo asked for through the API, taken as a press would be: `capture` with action
+    /// `remote` and `photo: true`, or `cancelled` (`reason: unavailable`) when capture is off.
+    /// - Returns: whether a photo was asked for.
+    @discardableResult
+    public mutating func remoteCapture(at now: Instant, into events: inout [ShutterEvent]) -> Bool {
+        advance(to: now, into: &events)
+        guard captureAvailable else {
+            events.append(.capture(phase: .cancelled, action: .remote, pressedAt: cursor, photo: false,
+                                   reason: .unavailable, at: cursor))
+            return false
+        }
+        events.append(.capture(phase: .ended, action: .remote, pressedAt: cursor, photo: true, reason: nil, at: cursor))
+        return true
+    }
+
+    /// Sets control `id` to `value` through the controls, as a swipe's last value: `controlValue`
+    /// is emitted at once. A value outside the range or off the step is refused, not clamped.
+    public mutating func setControl(_ id: String, to value: ControlValue, at now: Instant,
+                                    into events: inout [ShutterEvent]) throws(ControlRefusal) {
+        advance(to: now, into: &events)
+        try controls.set(id, to: value, at: cursor, into: &events)
+    }
+
+    /// The index of the item titled `title` in picker `id`.
+    public func itemIndex(titled title: String, in id: String) throws(ControlRefusal) -> Int {
+        try controls.itemIndex(titled: title, in: id)
+    }
+
+    /// Makes `id` the current control (`controlSelected`; an open chooser closes).
+    public mutating func selectControl(_ id: String, at now: Instant, into events: inout [ShutterEvent]) throws(ControlRefusal) {
+        advance(to: now, into: &events)
+        try controls.select(id, at: cursor, into: &events)
+    }
+
+    /// Enables or disables control `id`.
+    public mutating func setControlEnabled(_ id: String, _ enabled: Bool, at now: Instant,
+                                           into events: inout [ShutterEvent]) throws(ControlRefusal) {
+        advance(to: now, into: &events)
+        try controls.setEnabled(id, enabled, at: cursor, into: &events)
+    }
+
+    /// Where the controls are, for `status`.
+    public var controlsSnapshot: ControlsSnapshot { controls.snapshot }
+
+    /// Whether a press can take a photo now.
+    public var isCaptureAvailable: Bool { captureAvailable }
+}

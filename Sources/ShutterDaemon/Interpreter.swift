@@ -4,20 +4,20 @@ import ShutterCore
 ///
 /// The same interpreter serves the daemon (real clock, real chip) and replay
 /// (virtual clock, mock chip): it never reads a clock itself, it is told the time.
-final class Interpreter {
-    let board: Board
-    let watcher: any EdgeWatcher
-    private(set) var machine: RigStateMachine
+public final class Interpreter {
+    public let board: Board
+    public let watcher: any EdgeWatcher
+    public private(set) var machine: RigStateMachine
     private var edges: [Edge] = []
     private var events: [ShutterEvent] = []
     /// Receives every event, in order.
-    var emit: (ShutterEvent) -> Void = { _ in }
+    public var emit: (ShutterEvent) -> Void = { _ in }
     /// Receives each raw edge before the state machines see it (`record`, `monitor`).
-    var observeEdge: (Edge) -> Void = { _ in }
+    public var observeEdge: (Edge) -> Void = { _ in }
     /// Told how many edges the kernel lost, when it lost some.
-    var reportLostEdges: (Int, Instant) -> Void = { _, _ in }
+    public var reportLostEdges: (Int, Instant) -> Void = { _, _ in }
 
-    init(board: Board, watcher: any EdgeWatcher, initialValues: [String: ControlValue]? = nil) {
+    public init(board: Board, watcher: any EdgeWatcher, initialValues: [String: ControlValue]? = nil) {
         self.board = board
         self.watcher = watcher
         let software = Set(board.lines.indices.map { LineIndex($0) }.filter {
@@ -29,10 +29,10 @@ final class Interpreter {
     }
 
     /// The next instant the state machines need to be woken at.
-    var nextDeadline: Instant? { machine.nextDeadline }
+    public var nextDeadline: Instant? { machine.nextDeadline }
 
     /// Reads every waiting edge, feeds each in time order, then lets deadlines up to `now` fire.
-    func pump(now: Instant) throws {
+    public func pump(now: Instant) throws {
         edges.removeAll(keepingCapacity: true)
         let lost = try watcher.readEdges(into: &edges)
         if lost > 0 { reportLostEdges(lost, now) }
@@ -47,13 +47,13 @@ final class Interpreter {
     }
 
     /// Tells the state machines whether a photo can be taken now.
-    func setCaptureAvailable(_ available: Bool, at now: Instant) {
+    public func setCaptureAvailable(_ available: Bool, at now: Instant) {
         machine.setCaptureAvailable(available, at: now, into: &events)
         flush()
     }
 
     /// Ends input: pending deadlines run, and whatever is still in progress ends or is cancelled.
-    func finish(at now: Instant) {
+    public func finish(at now: Instant) {
         machine.finish(at: now, into: &events)
         flush()
     }
@@ -61,5 +61,15 @@ final class Interpreter {
     private func flush() {
         for event in events { emit(event) }
         events.removeAll(keepingCapacity: true)
+    }
+}
+
+extension Interpreter {
+    /// Runs a command on the state machines (a remote capture, a control set through the API) and
+    /// hands on the events it made, also when it throws.
+    public func perform<T, E: Error>(_ body: (inout RigStateMachine, inout [ShutterEvent]) throws(E) -> T) throws(E) -> T {
+        var made: [ShutterEvent] = []
+        defer { for event in made { emit(event) } }
+        return try body(&machine, &made)
     }
 }

@@ -6,18 +6,18 @@ import ShutterCore
 /// The recognizer decides *that* a photo is due and stamps the press; the capture
 /// service picks the frame from that instant and saves it off the event loop.
 /// Nothing here blocks: every call on the service returns at once.
-final class CaptureBridge {
-    let service: CaptureService
+public final class CaptureBridge {
+    public let service: CaptureService
     /// Whether the recognizer was last told a photo can be taken.
-    private(set) var available: Bool
+    public private(set) var available: Bool
 
-    init(service: CaptureService) {
+    public init(service: CaptureService) {
         self.service = service
         available = service.isReady
     }
 
     /// Acts on one recognizer event.
-    func handle(_ event: ShutterEvent) {
+    public func handle(_ event: ShutterEvent) {
         switch event {
         case .capture(let phase, _, let pressedAt, let photo, _, let at) where photo:
             // captureOn "ended" means the photo of the release, not of the press.
@@ -39,7 +39,7 @@ final class CaptureBridge {
     }
 
     /// Collects what the service finished and whether its readiness changed.
-    func readable() -> (events: [CaptureEvent], availabilityChanged: Bool) {
+    public func readable() -> (events: [CaptureEvent], availabilityChanged: Bool) {
         let events = service.handleReadable()
         let ready = service.isReady
         defer { available = ready }
@@ -47,7 +47,7 @@ final class CaptureBridge {
     }
 
     /// The board with the controls the camera cannot serve disabled, as `shutter check` reports them.
-    static func boardWithCameraLimits(_ board: Board, service: CaptureService) -> (Board, [String]) {
+    public static func boardWithCameraLimits(_ board: Board, service: CaptureService) -> (Board, [String]) {
         var board = board
         var notes: [String] = []
         for report in service.controlReport() where !report.enabled {

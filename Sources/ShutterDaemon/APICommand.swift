@@ -1,0 +1,195 @@
+import ShutterCapture
+import ShutterCore
+
+/// One request of the daemon's API, whatever carried it (the Unix socket today; HTTP and MQTT
+/// parse into the same commands and frame the same replies).
+public enum APICommand: Hashable, Sendable {
+    case status
+    case subscribe
+    case capture
+    case set(control: String, to: SetValue)
+    case select(control: String)
+    case enable(APITarget)
+    case disable(APITarget)
+
+    /// What `set` was given: a slider's value, a picker's index or an item's title.
+    public enum SetValue: Hashable, Sendable {
+        case value(Double)
+        case index(Int)
+        case title(String)
+    }
+
+    /// The names `cmd` may take.
+    public static let names = ["status", "subscribe", "capture", "set", "select", "enable", "disable"]
+}
+
+/// What `enable` and `disable` act on.
+public enum APITarget: Hashable, Sendable {
+    case capture
+    case control(String)
+}
+
+/// A request: its command and the `id` to echo (as sent: a string, a number or null).
+public struct APIRequest: Hashable, Sendable {
+    public var id: JSONValue?
+    public var command: APICommand
+
+    public init(id: JSONValue?, command: APICommand) {
+        self.id = id
+        self.command = command
+    }
+}
+
+/// A refused request: the `id` when one could be read, and what was wrong.
+public struct APIRequestError: Error, Hashable, Sendable {
+    public var id: JSONValue?
+    public var message: String
+}
+
+extension APIRequest {
+    /// Parses one request line (without its newline).
+    ///
+    /// Unknown commands, unknown or missing fields and wrong types are refused with a message that
+    /// says what to send instead; nothing is guessed.
+    public static func parse<Bytes: Collection<UInt8>>(_ line: Bytes) -> Result<APIRequest, APIRequestError> {
+        let value: JSONValue
+        do {
+            value = try JSONValue.parse(line)
+        } catch {
+            return .failure(APIRequestError(id: nil, message: error.description))
+        }
+        guard case .object(let members) = value else {
+            return .failure(APIRequestError(id: nil, message: "a request is a JSON object like {\"cmd\":\"status\"}, not \(value.kindName)"))
+        }
+        var id: JSONValue?
+        if let given = members["id"] {
+            switch given {
+            case .string, .number, .null: id = given
+            default: return .failure(APIRequestError(id: nil, message: "'id' must be a string or a number, not \(given.kindName)"))
+            }
+        }
+        func fail(_ message: String) -> Result<APIRequest, APIRequestError> { .failure(APIRequestError(id: id, message: message)) }
+        guard let cmdValue = members["cmd"] else { return fail("missing 'cmd' (one of \(APICommand.names.joined(separator: ", ")))") }
+        guard case .string(let cmd) = cmdValue else { return fail("'cmd' must be a string, not \(cmdValue.kindName)") }
+        let allowed: Set<String>
+        switch cmd {
+        case "status", "subscribe", "capture": allowed = []
+        case "set": allowed = ["control", "value", "index", "title"]
+        case "select": allowed = ["control"]
+        case "enable", "disable": allowed = ["capture", "control"]
+        default:
+            return fail("unknown command '\(cmd.prefix(64))' (one of \(APICommand.names.joined(separator: ", ")))")
+        }
+        for key in members.keys.sorted() where key != "cmd" && key != "id" && !allowed.contains(key) {
+            return fail("'\(cmd)' takes no '\(key.prefix(64))'" + (allowed.isEmpty ? "" : " (it takes \(allowed.sorted().joined(separator: ", ")))"))
+        }
+        func string(_ key: String) -> Result<String?, APIRequestError> {
+            guard let member = members[key] else { return .success(nil) }
+            guard case .string(let text) = member, !text.isEmpty else {
+                return .failure(APIRequestError(id: id, message: "'\(key)' must be a non-empty string, not \(member.kindName)"))
+            }
+            return .success(text)
+        }
+        let command: APICommand
+        switch cmd {
+        case "status": command = .status
+        case "subscribe": command = .subscribe
+        case "capture": command = .capture
+        case "select":
+            switch string("control") {
+            case .failure(let error): return .failure(error)
+            case .success(nil): return fail("'select' needs 'control' (a control id)")
+            case .success(let control?): command = .select(control: control)
+            }
+        case "set":
+            let control: String
+            switch string("control") {
+            case .failure(let error): return .failure(error)
+            case .success(nil): return fail("'set' needs 'control' (a control id)")
+            case .success(let given?): control = given
+            }
+            let given = ["value", "index", "title"].filter { members[$0] != nil }
+            guard given.count == 1 else {
+                return fail("'set' needs exactly one of 'value' (sliders), 'index' or 'title' (pickers)")
+            }
+            switch (given[0], members[given[0]]!) {
+            case ("value", .number(let number, _)):
+                command = .set(control: control, to: .value(number))
+            case ("index", .number(let number, _)):
+                guard number == number.rounded(), abs(number) < 1e9 else { return fail("'index' must be a whole number") }
+                command = .set(control: control, to: .index(Int(number)))
+            case ("title", .string(let title)):
+                command = .set(control: control, to: .title(title))
+            case (let key, let member):
+                return fail("'\(key)' must be \(key == "title" ? "a string" : "a number"), not \(member.kindName)")
+            }
+        default:
+            let hasCapture = members["capture"] != nil
+            let control: String?
+            switch string("control") {
+            case .failure(let error): return .failure(error)
+            case .success(let given): control = given
+            }
+            if hasCapture {
+                guard members["capture"] == .bool(true) else { return fail("'capture' must be true") }
+            }
+            let target: APITarget
+            switch (hasCapture, control) {
+            case (true, nil): target = .capture
+            case (false, let control?): target = .control(control)
+            default: return fail("'\(cmd)' needs either \"capture\": true or \"control\": ID")
+            }
+            command = cmd == "enable" ? .enable(target) : .disable(target)
+        }
+        return .success(APIRequest(id: id, command: command))
+    }
+
+    /// The request as one line, as the command-line client sends it.
+    public var line: String {
+        var members: [String: JSONValue] = [:]
+        if let id { members["id"] = id }
+        func put(_ cmd: String) { members["cmd"] = .string(cmd) }
+        switch command {
+        case .status: put("status")
+        case .subscribe: put("subscribe")
+        case .capture: put("capture")
+        case .select(let control):
+            put("select")
+            members["control"] = .string(control)
+        case .set(let control, let value):
+            put("set")
+            members["control"] = .string(control)
+            switch value {
+            case .value(let number): members["value"] = .number(number, text: JSONLine.number(number, decimals: 12))
+            case .index(let index): members["index"] = .number(Double(index), text: String(index))
+            case .title(let title): members["title"] = .string(title)
+            }
+        case .enable(let target), .disable(let target):
+            if case .enable = command { put("enable") } else { put("disable") }
+            switch target {
+            case .capture: members["capture"] = .bool(true)
+            case .control(let control): members["control"] = .string(control)
+            }
+        }
+        return JSONValue.object(members).text
+    }
+}
+
+/// A reply: `{"id":…,"ok":true,…}` or `{"id":…,"ok":false,"error":"…"}`.
+public enum APIReply {
+    public static func success(id: JSONValue?, _ fill: (inout JSONLine) -> Void = { _ in }) -> String {
+        var line = JSONLine()
+        if let id { line.add("id", json: id.text) }
+        line.add("ok", true)
+        fill(&line)
+        return line.description
+    }
+
+    public static func failure(id: JSONValue?, _ message: String) -> String {
+        var line = JSONLine()
+        if let id { line.add("id", json: id.text) }
+        line.add("ok", false)
+        line.add("error", message)
+        return line.description
+    }
+}

@@ -1,0 +1,54 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import ShutterCore
+
+/// Where the daemon keeps control values between runs, saved off the event loop.
+public final class ControlState: @unchecked Sendable {
+    // Unchecked: `lastSaved` is only touched on `queue`.
+    public let path: String
+    private let queue = DispatchQueue(label: "shutter.control-state")
+    private var lastSaved: [String: ControlValue]?
+
+    public init(board: Board, path: String?) throws {
+        if let path {
+            self.path = path
+        } else {
+            let environment = ProcessInfo.processInfo.environment
+            let directory = environment["STATE_DIRECTORY"].flatMap { $0.split(separator: ":").first.map(String.init) }
+                ?? (environment["XDG_STATE_HOME"] ?? (NSHomeDirectory() + "/.local/state")) + "/shutter"
+            self.path = directory + "/\(board.name).controls.json"
+        }
+        let directory = (self.path as NSString).deletingLastPathComponent
+        if !directory.isEmpty {
+            do {
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            } catch {
+                throw CommandFailure("cannot create the state directory \(directory): \(error.localizedDescription) (use --state FILE or --no-state)")
+            }
+        }
+    }
+
+    /// The saved values; none when the file is missing or damaged (the board's initial values apply).
+    public func load() -> [String: ControlValue] {
+        let values = ControlStateFile.load(path: path)
+        queue.sync { lastSaved = values }
+        return values
+    }
+
+    /// Saves `values` in the background when they changed; a failure is reported, never fatal.
+    public func save(_ values: [String: ControlValue]) {
+        queue.async { [self] in
+            guard values != lastSaved else { return }
+            do {
+                try ControlStateFile.save(values, path: path)
+                lastSaved = values
+            } catch {
+                Console.error("shutter: cannot save control values to \(path): \(error.localizedDescription)")
+            }
+        }
+    }
+
+    public func waitUntilSaved() { queue.sync {} }
+}

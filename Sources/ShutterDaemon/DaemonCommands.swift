@@ -1,0 +1,149 @@
+import ShutterCapture
+import ShutterCore
+
+/// The daemon's side of the command model: each ``APICommand`` carried out on the loop's thread.
+extension Daemon {
+    /// The outcome of a command: the reply line, and whether the session now receives events.
+    public struct CommandOutcome: Sendable {
+        public var reply: String
+        public var subscribes = false
+    }
+
+    /// Carries out `request` and returns its one reply.
+    public func execute(_ request: APIRequest) -> CommandOutcome {
+        let id = request.id
+        let now = loop.clock.now
+        func done() -> CommandOutcome { CommandOutcome(reply: APIReply.success(id: id)) }
+        func refused(_ message: String) -> CommandOutcome { CommandOutcome(reply: APIReply.failure(id: id, message)) }
+        // Let the state machines catch up first, so a command lands after every edge already read.
+        try? pump(now: now)
+        switch request.command {
+        case .status:
+            return CommandOutcome(reply: APIReply.success(id: id) { status(into: &$0, now: now) })
+        case .subscribe:
+            return CommandOutcome(reply: APIReply.success(id: id), subscribes: true)
+        case .capture:
+            guard interpreter.perform({ machine, events in machine.remoteCapture(at: now, into: &events) }) else {
+                return refused(captureEnabled ? "capture is unavailable: \(cameraState.reason ?? "the camera is not ready")"
+                                              : "capture is disabled (send {\"cmd\":\"enable\",\"capture\":true})")
+            }
+            return CommandOutcome(reply: APIReply.success(id: id) { $0.add("pressedAt", now) })
+        case .set(let control, let given):
+            do throws(ControlRefusal) {
+                let value: ControlValue
+                switch given {
+                case .value(let number): value = .number(number)
+                case .index(let index): value = .index(index)
+                case .title(let title): value = .index(try interpreter.machine.itemIndex(titled: title, in: control))
+                }
+                try interpreter.perform { (machine, events) throws(ControlRefusal) in
+                    try machine.setControl(control, to: value, at: now, into: &events)
+                }
+            } catch {
+                return refused(error.description)
+            }
+            saveState()
+            return done()
+        case .select(let control):
+            do throws(ControlRefusal) {
+                try interpreter.perform { (machine, events) throws(ControlRefusal) in
+                    try machine.selectControl(control, at: now, into: &events)
+                }
+            } catch {
+                return refused(error.description)
+            }
+            return done()
+        case .enable(let target), .disable(let target):
+            let enabled: Bool
+            if case .enable = request.command { enabled = true } else { enabled = false }
+            switch target {
+            case .capture:
+                setCaptureEnabled(enabled)
+            case .control(let control):
+                do throws(ControlRefusal) {
+                    try interpreter.perform { (machine, events) throws(ControlRefusal) in
+                        try machine.setControlEnabled(control, enabled, at: now, into: &events)
+                    }
+                } catch {
+                    return refused(error.description)
+                }
+            }
+            return done()
+        }
+    }
+
+    /// The camera's state for `status`: `streaming`, `stopped` (open, idle) or `absent` (being looked for).
+    var cameraState: (name: String, reason: String?) {
+        guard let camera = capture.service.currentCamera else { return ("absent", "no camera (still looking for \(board.camera.device))") }
+        return (camera.isStreaming ? "streaming" : "stopped", nil)
+    }
+
+    private func status(into line: inout JSONLine, now: Instant) {
+        line.add("board", board.name)
+        line.add("uptime", (now - startedAt).milliseconds / 1000, decimals: 3)
+        var camera = JSONLine()
+        camera.add("device", board.camera.device)
+        camera.add("state", cameraState.name)
+        line.add("camera", camera)
+        line.add("captureAvailable", interpreter.machine.isCaptureAvailable)
+        line.add("captureEnabled", captureEnabled)
+        let snapshot = interpreter.machine.controlsSnapshot
+        line.add("controlsState", snapshot.state)
+        if let current = snapshot.current { line.add("currentControl", current) }
+        if let highlighted = snapshot.highlighted { line.add("highlightedControl", highlighted) }
+        let controls = snapshot.controls.map { spec, value in Self.describe(spec, value: value).description }
+        line.add("controls", json: "[" + controls.joined(separator: ",") + "]")
+        var counts = JSONLine()
+        counts.add("presses", counters.presses)
+        counts.add("photos", counters.photos)
+        counts.add("failures", counters.failures)
+        counts.add("lostEdges", counters.lostEdges)
+        line.add("counters", counts)
+        line.add("lastPhoto", json: lastPhotoPath.map(JSONLine.quoted) ?? "null")
+    }
+
+    /// One control as `status` lists it.
+    static func describe(_ spec: ControlSpec, value: ControlValue) -> JSONLine {
+        var line = JSONLine()
+        line.add("id", spec.id)
+        line.add("label", spec.label)
+        line.add("kind", spec.kind.name)
+        switch spec.kind {
+        case .picker(let count, let titles):
+            let names = titles ?? (0..<count).map(String.init)
+            line.add("titles", json: "[" + names.map(JSONLine.quoted).joined(separator: ",") + "]")
+        case .slider(let values), .systemZoom(let values), .systemExposureBias(let values):
+            switch values {
+            case .range(let range, let step):
+                line.add("range", json: "[\(JSONLine.number(range.lowerBound, decimals: 12)),\(JSONLine.number(range.upperBound, decimals: 12))]")
+                if let step { line.add("step", step, decimals: 12) }
+            case .list(let list):
+                line.add("values", json: "[" + list.map { JSONLine.number($0, decimals: 12) }.joined(separator: ",") + "]")
+            }
+        }
+        switch value {
+        case .number(let number): line.add("value", number, decimals: 12)
+        case .index(let index): line.add("index", index)
+        }
+        line.add("text", formattedText(spec, value: value))
+        line.add("enabled", spec.enabled)
+        return line
+    }
+
+    /// The value as a person reads it: `2.5×`, `+0.5 EV`, `Mono`.
+    static func formattedText(_ spec: ControlSpec, value: ControlValue) -> String {
+        switch (spec.kind, value) {
+        case (.picker(_, let titles), .index(let index)):
+            return titles.map { $0[index] } ?? String(index)
+        case (.systemZoom, .number(let number)):
+            return JSONLine.number(number, decimals: 2) + "×"
+        case (.systemExposureBias, .number(let number)):
+            let text = JSONLine.number(number, decimals: 2)
+            return (number > 0 ? "+" : "") + text + " EV"
+        case (_, .number(let number)):
+            return JSONLine.number(number, decimals: 3)
+        case (_, .index(let index)):
+            return String(index)
+        }
+    }
+}

@@ -1,0 +1,126 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ShutterGPIO
+
+/// Unix stream sockets for the API: small typed calls over the C ones, errno kept.
+public enum UnixSocket {
+    /// A socket call that failed: which one, on which path, and errno.
+    public struct Failure: Error, CustomStringConvertible {
+        public var call: String
+        public var path: String
+        public var errno: Errno
+        public var description: String { "\(path): \(call) failed: \(errno)" }
+    }
+
+    /// `path` as a `sockaddr_un`, or nil when it does not fit (107 bytes).
+    static func address(_ path: String) -> sockaddr_un? {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard !bytes.isEmpty, bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return nil }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: bytes)
+            raw[bytes.count] = 0
+        }
+        return address
+    }
+
+    /// A new stream socket, close-on-exec, optionally non-blocking.
+    ///
+    /// The corresponding C function is `socket`.
+    static func make(nonBlocking: Bool, path: String) throws(Failure) -> CInt {
+        var type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+        if nonBlocking { type |= Int32(SOCK_NONBLOCK.rawValue) }
+        let descriptor = socket(AF_UNIX, type, 0)
+        guard descriptor >= 0 else { throw Failure(call: "socket", path: path, errno: .current) }
+        return descriptor
+    }
+
+    /// Connects `descriptor` to `path`.
+    ///
+    /// The corresponding C function is `connect`.
+    static func connect(_ descriptor: CInt, to path: String) throws(Failure) {
+        guard var address = address(path) else { throw Failure(call: "connect", path: path, errno: Errno(rawValue: ENAMETOOLONG)) }
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard result == 0 else { throw Failure(call: "connect", path: path, errno: .current) }
+    }
+
+    /// Connects a blocking client socket to `path` (the command-line client).
+    public static func connectClient(to path: String) throws(Failure) -> CInt {
+        let descriptor = try make(nonBlocking: false, path: path)
+        do throws(Failure) {
+            try connect(descriptor, to: path)
+        } catch {
+            close(descriptor)
+            throw error
+        }
+        return descriptor
+    }
+
+    /// Whether a daemon answers on `path` (a connect succeeds).
+    static func isAnswering(_ path: String) -> Bool {
+        guard let descriptor = try? make(nonBlocking: true, path: path) else { return false }
+        defer { close(descriptor) }
+        do throws(Failure) {
+            try connect(descriptor, to: path)
+            return true
+        } catch {
+            // A non-blocking connect to a live listener with a full backlog says EAGAIN: still alive.
+            return error.errno.rawValue == EAGAIN
+        }
+    }
+
+    /// Binds a listening socket at `path`, mode 0660: a stale socket file (nothing answers) is
+    /// replaced; a live one, or a file that is not a socket, is refused.
+    ///
+    /// The corresponding C functions are `bind` and `listen`.
+    static func listen(at path: String, backlog: CInt = 128) throws(APIServer.Failure) -> CInt {
+        var info = stat()
+        if lstat(path, &info) == 0 {
+            guard info.st_mode & S_IFMT == S_IFSOCK else {
+                throw APIServer.Failure("\(path) exists and is not a socket; remove it or choose another --socket path")
+            }
+            if isAnswering(path) {
+                throw APIServer.Failure("\(path): another shutter daemon is already answering on this socket (stop it, or give this one another --socket path)")
+            }
+            // A socket file left by a daemon that died without removing it.
+            unlink(path)
+        }
+        guard var address = address(path) else {
+            throw APIServer.Failure("\(path): a socket path must be 1 to 107 bytes")
+        }
+        let descriptor: CInt
+        do throws(Failure) {
+            descriptor = try make(nonBlocking: true, path: path)
+        } catch {
+            throw APIServer.Failure(error.description)
+        }
+        // The socket file gets its mode from the umask at bind(): 0660, the service's group may talk to it.
+        let oldMask = umask(0o117)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        let bindErrno = Errno.current
+        umask(oldMask)
+        guard bound == 0 else {
+            close(descriptor)
+            throw APIServer.Failure("\(path): cannot create the API socket: \(bindErrno)"
+                + (bindErrno.rawValue == ENOENT ? " (its directory does not exist)" : ""))
+        }
+        chmod(path, 0o660)
+        guard Glibc.listen(descriptor, backlog) == 0 else {
+            let error = Errno.current
+            close(descriptor)
+            unlink(path)
+            throw APIServer.Failure("\(path): listen failed: \(error)")
+        }
+        return descriptor
+    }
+}

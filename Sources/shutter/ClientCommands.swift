@@ -1,0 +1,172 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import ShutterCore
+import ShutterDaemon
+
+/// The API socket the client commands use unless `--socket` says otherwise.
+let defaultSocketPath = ProcessInfo.processInfo.environment["SHUTTER_SOCKET"] ?? "/run/shutter/shutter.sock"
+
+let socketOption = OptionSpec(name: "--socket", valueName: "PATH",
+                              help: "the daemon's API socket (default $SHUTTER_SOCKET or /run/shutter/shutter.sock)")
+
+/// A connection to a running daemon's API, one request line out, reply lines in.
+final class APIConnection {
+    let path: String
+    private let descriptor: CInt
+    private var buffer: [UInt8] = []
+
+    init(path: String) throws {
+        self.path = path
+        do {
+            descriptor = try UnixSocket.connectClient(to: path)
+        } catch {
+            switch error.errno.rawValue {
+            case ENOENT, ECONNREFUSED:
+                throw CommandFailure("no shutter daemon is listening on \(path) (start one with 'shutter run --socket \(path)', or give --socket)")
+            case EACCES:
+                throw CommandFailure("\(path): permission denied (the socket is mode 0660: join the service's group)")
+            default:
+                throw CommandFailure(error.description)
+            }
+        }
+    }
+
+    deinit { close(descriptor) }
+
+    func send(_ request: APIRequest) throws {
+        guard Console.write(request.line + "\n", to: descriptor) else {
+            throw CommandFailure("\(path): the daemon closed the connection")
+        }
+    }
+
+    /// The next line from the daemon; nil when it closed the connection.
+    func readLine() throws -> String? {
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = String(decoding: buffer[..<newline], as: UTF8.self)
+                buffer.removeFirst(newline + 1)
+                return line
+            }
+            let count = recv(descriptor, &chunk, chunk.count, 0)
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw CommandFailure("\(path): reading the reply failed: \(String(cString: strerror(errno)))")
+            }
+            if count == 0 { return nil }
+            buffer.append(contentsOf: chunk[..<count])
+        }
+    }
+
+    /// Sends `command` and returns its reply, or fails with the daemon's error text.
+    func call(_ command: APICommand) throws -> [String: JSONValue] {
+        try send(APIRequest(id: nil, command: command))
+        while let line = try readLine() {
+            guard case .object(let members)? = try? JSONValue.parse(Array(line.utf8)) else { continue }
+            // Event lines of an earlier subscription are not this reply.
+            guard let ok = members["ok"] else { continue }
+            guard ok == .bool(true) else {
+                if case .string(let message)? = members["error"] { throw CommandFailure(message) }
+                throw CommandFailure("the daemon refused: \(line)")
+            }
+            return members
+        }
+        throw CommandFailure("\(path): the daemon closed the connection before replying")
+    }
+}
+
+// MARK: - status
+
+func showStatus(_ arguments: ParsedArguments) throws -> Int32 {
+    let connection = try APIConnection(path: arguments.value("--socket") ?? defaultSocketPath)
+    let reply = try connection.call(.status)
+    if arguments.has("--json") {
+        Console.out(JSONValue.object(reply).text)
+        return ExitStatus.success
+    }
+    func text(_ key: String, in object: [String: JSONValue] = reply) -> String {
+        switch object[key] {
+        case .string(let string)?: string
+        case .number(_, let text)?: text
+        case .bool(let value)?: value ? "yes" : "no"
+        case .null?, nil: "-"
+        case let value?: value.text
+        }
+    }
+    var lines: [String] = []
+    lines.append("board \(text("board")), up \(text("uptime")) s")
+    if case .object(let camera)? = reply["camera"] {
+        lines.append("camera \(text("device", in: camera)): \(text("state", in: camera)); capture available: \(text("captureAvailable")), enabled: \(text("captureEnabled"))")
+    }
+    var controlsLine = "controls \(text("controlsState"))"
+    if reply["currentControl"] != nil { controlsLine += ", current \(text("currentControl"))" }
+    if reply["highlightedControl"] != nil { controlsLine += ", chooser on \(text("highlightedControl"))" }
+    lines.append(controlsLine)
+    if case .array(let controls)? = reply["controls"] {
+        for case .object(let control) in controls {
+            lines.append("  \(text("id", in: control)) (\(text("label", in: control))): \(text("text", in: control))"
+                + (control["enabled"] == .bool(false) ? " (disabled)" : ""))
+        }
+    }
+    if case .object(let counts)? = reply["counters"] {
+        lines.append("presses \(text("presses", in: counts)), photos \(text("photos", in: counts)), failures \(text("failures", in: counts)), lost edges \(text("lostEdges", in: counts))")
+    }
+    lines.append("last photo: \(text("lastPhoto"))")
+    Console.out(lines.joined(separator: "\n"))
+    return ExitStatus.success
+}
+
+// MARK: - events
+
+func followEvents(_ arguments: ParsedArguments) throws -> Int32 {
+    let connection = try APIConnection(path: arguments.value("--socket") ?? defaultSocketPath)
+    _ = try connection.call(.subscribe)
+    while let line = try connection.readLine() {
+        guard Console.write(line + "\n", to: STDOUT_FILENO) else { return ExitStatus.success }
+    }
+    Console.error("shutter events: the daemon closed the connection")
+    return ExitStatus.failure
+}
+
+// MARK: - ctl
+
+/// The `ctl` words as an API command.
+func parseControlCommand(_ words: [String]) throws -> APICommand {
+    let hint = "(see 'shutter ctl --help')"
+    guard let verb = words.first else { throw UsageError(message: "'ctl' needs a command: capture, set, select, enable or disable \(hint)") }
+    let rest = Array(words.dropFirst())
+    func expect(_ count: Int, _ shape: String) throws {
+        guard rest.count == count else { throw UsageError(message: "usage: shutter ctl \(verb) \(shape) \(hint)") }
+    }
+    switch verb {
+    case "capture":
+        try expect(0, "")
+        return .capture
+    case "select":
+        try expect(1, "CONTROL")
+        return .select(control: rest[0])
+    case "set":
+        try expect(2, "CONTROL VALUE|#INDEX|TITLE")
+        let given = rest[1]
+        if given.hasPrefix("#"), let index = Int(given.dropFirst()) { return .set(control: rest[0], to: .index(index)) }
+        if let number = Double(given), number.isFinite { return .set(control: rest[0], to: .value(number)) }
+        return .set(control: rest[0], to: .title(given))
+    case "enable", "disable":
+        try expect(1, "capture|CONTROL")
+        let target: APITarget = rest[0] == "capture" ? .capture : .control(rest[0])
+        return verb == "enable" ? .enable(target) : .disable(target)
+    default:
+        throw UsageError(message: "unknown ctl command '\(verb)': capture, set, select, enable or disable \(hint)")
+    }
+}
+
+func controlDaemon(_ arguments: ParsedArguments) throws -> Int32 {
+    let command = try parseControlCommand(arguments.positionals)
+    let connection = try APIConnection(path: arguments.value("--socket") ?? defaultSocketPath)
+    var reply = try connection.call(command)
+    reply["ok"] = nil
+    Console.out(reply.isEmpty ? "ok" : JSONValue.object(reply).text)
+    return ExitStatus.success
+}

@@ -1,0 +1,111 @@
+import Foundation
+import Testing
+import ShutterCapture
+import ShutterCore
+@testable import ShutterDaemon
+
+/// The simulator board on the mock chip and the synthetic camera, with a temporary photo
+/// directory, driven on the chip's virtual clock: the daemon's loop is turned by hand.
+final class TestRig {
+    let directory: String
+    let chip: MockChip
+    let daemon: Daemon
+    let board: Board
+    /// Every event line the daemon published, in order.
+    private(set) var lines: [(name: String, line: String)] = []
+    var names: [String] { lines.map(\.name) }
+
+    init(boardJSON: String = TestRig.simulatorBoard, options: DaemonOptions = DaemonOptions(), edit: (inout Board) -> Void = { _ in }) throws {
+        directory = NSTemporaryDirectory() + "shutter-daemon-test-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let json = boardJSON.replacingOccurrences(of: "PHOTOS", with: directory + "/photos")
+        var board = try Board.decode(Data(json.utf8), file: "test-board.json")
+        edit(&board)
+        self.board = board
+        chip = MockChip(clock: VirtualClock(start: .seconds(100)))
+        var options = options
+        options.readsSimulatorInput = false
+        options.printsEvents = false
+        if options.keepsState, options.statePath == nil { options.statePath = directory + "/state.json" }
+        daemon = try Daemon(board: board, options: options, chip: chip, clock: chip.clock)
+        daemon.observeLines { [unowned self] name, line in lines.append((name, line)) }
+    }
+
+    func close() {
+        daemon.finish()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// Moves the virtual clock on and lets the daemon act on what is due.
+    func advance(by span: Nanoseconds) {
+        chip.clock.advance(by: span)
+        turn()
+    }
+
+    /// One turn of the loop without waiting; the mock chip has no descriptor, so its edges are
+    /// read here as the simulator's input handler reads them.
+    func turn() {
+        try? daemon.pump()
+        try? daemon.loop.runOnce(timeoutMilliseconds: 0)
+    }
+
+    func line(_ name: String) -> LineIndex {
+        LineIndex(board.lines.firstIndex { $0.name == name }!)
+    }
+
+    /// A full click on the two-stage button: half, full, release both; then 500 ms pass.
+    func click() {
+        chip.set(line("half"), active: true, at: chip.clock.now)
+        advance(by: .milliseconds(40))
+        press("full", for: .milliseconds(60))
+        chip.set(line("half"), active: false, at: chip.clock.now)
+        for _ in 0..<10 { advance(by: .milliseconds(50)) }
+    }
+
+    /// Presses `name` for `duration`, then lets 500 ms pass.
+    func press(_ name: String, for duration: Nanoseconds) {
+        chip.set(line(name), active: true, at: chip.clock.now)
+        turn()
+        advance(by: duration)
+        chip.set(line(name), active: false, at: chip.clock.now)
+        turn()
+        for _ in 0..<10 { advance(by: .milliseconds(50)) }
+    }
+
+    /// Turns the loop (waiting for real descriptors, such as the photo writer's, up to 20 ms at a
+    /// time) until `condition` holds; fails after 10 s of real time.
+    func waitFor(_ what: String = #function, _ condition: () -> Bool) throws {
+        let limit = Date().addingTimeInterval(10)
+        while !condition() {
+            guard Date() < limit else { throw TestTimeout(what: what) }
+            try daemon.pump()
+            try daemon.loop.runOnce(timeoutMilliseconds: 20)
+        }
+    }
+
+    static let simulatorBoard = """
+    {
+      "name": "test",
+      "chip": "simulator",
+      "lineDefaults": {"activeLow": false, "bias": "as-is", "debounceMs": 5},
+      "lines": [
+        {"name": "half", "role": "half"}, {"name": "full", "role": "full"}, {"name": "secondary", "role": "secondary"},
+        {"name": "pad0", "role": "pad"}, {"name": "pad1", "role": "pad"}, {"name": "pad2", "role": "pad"},
+        {"name": "pad3", "role": "pad"}, {"name": "pad4", "role": "pad"}, {"name": "pad5", "role": "pad"}
+      ],
+      "gestures": {"glitchFilterMs": 5, "lightPressMaxMs": 350, "doublePressWindowMs": 300, "tapMaxMs": 180},
+      "controls": [
+        {"id": "zoom", "kind": "systemZoom", "label": "Zoom", "range": [1, 8], "step": 0.5, "initial": 1},
+        {"id": "exposure", "kind": "systemExposureBias", "label": "Exposure", "range": [-2, 2], "step": 0.5, "initial": 0},
+        {"id": "filter", "kind": "picker", "label": "Filter", "titles": ["None", "Mono", "Vivid", "Warm"], "initial": "None"}
+      ],
+      "camera": {"device": "synthetic", "width": 320, "height": 240, "quality": 80},
+      "output": {"directory": "PHOTOS", "template": "IMG_{seq}.jpg"}
+    }
+    """
+}
+
+struct TestTimeout: Error, CustomStringConvertible {
+    var what: String
+    var description: String { "timed out waiting: \(what)" }
+}
