@@ -33,11 +33,29 @@ let package = Package(
             pkgConfig: "libturbojpeg",
             providers: [.apt(["libturbojpeg0-dev"])]
         ),
+        /// libyuv: SIMD format conversions where TurboJPEG cannot take a layout as is (NV12's chroma).
+        /// Debian 12 has no libyuv.pc: the module map links it.
+        .systemLibrary(
+            name: "CYUV",
+            providers: [.apt(["libyuv-dev"])]
+        ),
         /// libexif: the EXIF block in each photo.
         .systemLibrary(
             name: "CExif",
             pkgConfig: "libexif",
             providers: [.apt(["libexif-dev"])]
+        ),
+
+        /// libcamera's flags from pkg-config, for the C++ backend (Swift never imports libcamera's C++ headers).
+        .systemLibrary(
+            name: "CLibcamera",
+            pkgConfig: "libcamera",
+            providers: [.apt(["libcamera-dev"])]
+        ),
+        /// One C interface over libcamera 0.0.3 (Debian 12) and the newer API (trixie), with a fake camera.
+        .target(
+            name: "CLibcameraBackend",
+            dependencies: ["CLibcamera"]
         ),
 
         /// Linux system headers Swift's Glibc module leaves out (signalfd).
@@ -56,7 +74,7 @@ let package = Package(
         /// atomic photo files. The only Swift code that calls V4L2, libv4lconvert, TurboJPEG and libexif.
         .target(
             name: "ShutterCapture",
-            dependencies: ["ShutterCore", "CV4L2", "CTurboJPEG", "CExif"]
+            dependencies: ["ShutterCore", "CV4L2", "CTurboJPEG", "CExif", "CYUV", "CLibcameraBackend"]
         ),
         /// A small driver for the capture module's VM checks and benchmark, until the CLI wires it in.
         .executableTarget(
@@ -96,5 +114,6 @@ let package = Package(
             dependencies: ["ShutterCore", "ShutterCapture", "ShutterDaemon"]
         ),
     ],
-    swiftLanguageModes: [.v6]
+    swiftLanguageModes: [.v6],
+    cxxLanguageStandard: .cxx17
 )

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # run.sh - the whole test run: what the README's test command and CI run.
 #
-#   Tests/run.sh            build and unit-test against libgpiod 1.6 and 2.x, then the
+#   Tests/run.sh            build and unit-test against libgpiod 1.6 and 2.x, build against
+#                           trixie's libcamera (it cannot run on Debian 12), then the
 #                           real-kernel tests (gpio-sim, vivid) in a qemu guest for both
 #   Tests/run.sh --no-vm    unit tests only (no qemu)
 #   Tests/run.sh --help
@@ -38,6 +39,7 @@ stage "build (libgpiod 1.6)" swift build
 stage "unit tests (libgpiod 1.6)" swift test
 stage "build (libgpiod 2.x)" Deploy/with-libgpiod2.sh swift build
 stage "unit tests (libgpiod 2.x)" Deploy/with-libgpiod2.sh swift test
+stage "build (libcamera trixie API, compile and link only)" Deploy/with-libcamera-next.sh swift build
 if [ "$vm" = yes ]; then
   stage "VM tests (libgpiod 1.6)" vm_tests .build/debug/shutter
   stage "VM tests (libgpiod 2.x)" vm_tests .build-gpiod2/debug/shutter capture

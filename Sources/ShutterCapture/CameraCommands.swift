@@ -8,9 +8,67 @@ public enum CameraCommands {
     /// Every V4L2 device `/dev/video*`: card, driver, formats and sizes, controls, and which of
     /// zoom, exposure bias and focus it can serve. Devices that cannot be opened say why.
     public static func listCameras() -> String {
+        listLibcameraCameras() + listV4L2Cameras()
+    }
+
+    /// Every camera libcamera lists: id, model, formats with sizes, controls with ranges, and
+    /// how it serves zoom, exposure bias and focus. Board `device` takes the id or the model.
+    public static func listLibcameraCameras() -> String {
+        let (header, runtime) = libcameraVersions
+        let entries: [LibcameraEntry]
+        do throws(CaptureError) {
+            entries = try libcameraCameras()
+        } catch {
+            return "libcamera \(runtime): cannot list cameras: \(error)\n\n"
+        }
+        if entries.isEmpty {
+            return "libcamera \(runtime) (built against \(header)): no cameras (Raspberry Pi camera modules appear here; see Deploy/CAMERAS.md)\n\n"
+        }
+        var out = ""
+        for entry in entries {
+            var settings = CameraSettings()
+            settings.device = entry.id
+            out += "libcamera: \(entry.id)\(entry.model.isEmpty ? "" : " (model \(entry.model))")\n"
+            let camera: LibcameraCamera
+            do throws(CaptureError) {
+                camera = try LibcameraCamera(settings: settings)
+            } catch {
+                out += "  \(error)\n\n"
+                continue
+            }
+            out += describe(camera)
+            camera.close()
+        }
+        return out
+    }
+
+    /// The formats, controls and control plan of an open libcamera camera, indented, for `shutter cameras`.
+    public static func describe(_ camera: LibcameraCamera) -> String {
+        var out = "  formats:\n"
+        for format in camera.offeredFormats() {
+            let sizes = format.sizes.count > 12
+                ? "\(format.sizes.count) sizes \(format.sizes.last!)...\(format.sizes.first!)"
+                : format.sizes.map(\.description).joined(separator: " ")
+            out += "    \(format.name): \(sizes)\n"
+        }
+        out += "  controls:\(camera.libcameraControls.isEmpty ? " none" : "")\n"
+        for control in camera.libcameraControls.sorted(by: { $0.name < $1.name }) {
+            if control.type == .rectangle {
+                out += "    \(control.name) [rectangle]\(control.role == .scalerCrop ? camera.scalerCropMaximum.map { " up to \($0)" } ?? "" : "")\n"
+            } else {
+                out += "    \(control.name) [\(control.type)] \(control.minimum.shortDescription)...\(control.maximum.shortDescription) default \(control.defaultValue.shortDescription)\n"
+            }
+        }
+        out += "  serves:\n"
+        for line in LibcameraControlPlan(camera: camera).summary { out += "    \(line)\n" }
+        return out + "\n"
+    }
+
+    /// Every V4L2 device `/dev/video*`, as ``listCameras()`` shows them.
+    public static func listV4L2Cameras() -> String {
         let nodes = V4L2Device.nodes()
         if nodes.isEmpty {
-            return "no V4L2 devices (/dev/video*). USB webcams appear when plugged in; a Pi camera module needs libcamerify (see Deploy/CAMERAS.md).\n"
+            return "no V4L2 devices (/dev/video*). USB webcams appear when plugged in; a Pi camera module is listed under libcamera above (see Deploy/CAMERAS.md).\n"
         }
         var out = ""
         for path in nodes {
@@ -57,6 +115,14 @@ public enum CameraCommands {
         let camera = try CaptureService.openCamera(board.camera)
         defer { camera.close() }
         var lines = ["camera: \(camera.info.path) (\(camera.info.card)) \(camera.format)"]
+        if let camera = camera as? LibcameraCamera {
+            lines[0] += " through libcamera \(libcameraVersions.runtime)"
+            if let viewfinder = camera.viewfinder { lines.append("viewfinder: \(viewfinder.width)x\(viewfinder.height)") }
+            for report in LibcameraControlPlan(camera: camera).report(board: board, controls: camera.libcameraControls) {
+                lines.append("control \(report.id): \(report.how)")
+            }
+            return lines
+        }
         for report in CaptureService.controlReport(board: board, controls: camera.controls) {
             lines.append("control \(report.id): \(report.how)")
         }

@@ -20,6 +20,8 @@ public struct Photo: Hashable, Sendable {
     /// Frame-to-JPEG-bytes time (encode, EXIF) and the file write (fsync, rename), for the benchmark.
     public var encodeTime: Nanoseconds
     public var writeTime: Nanoseconds
+    /// How autofocus ended before the frame (`none` without autofocus).
+    public var focus: FocusOutcome = .none
 
     /// Frame time minus press time: negative when the frame was taken before the press.
     public var offset: Nanoseconds { frameAt - pressedAt }
@@ -61,6 +63,7 @@ public enum CaptureEvent: Hashable, Sendable {
             line.add("width", photo.width)
             line.add("height", photo.height)
             line.add("bytes", photo.bytes)
+            line.add("focus", photo.focus.rawValue)
             return line
         case .captureFailed(let failure):
             var line = JSONLine(event: "captureFailed", at: failure.at)

@@ -25,6 +25,10 @@ public final class CaptureService {
     private var inFlight = 0
     private var zoomFactor = 1.0
     private var hardwareZoom: CameraControl?
+    /// The libcamera camera's `ScalerCrop` maximum, when zoom goes through the ISP.
+    private var scalerCropMaximum: PixelRect?
+    /// The autofocus cycle of the next shot (libcamera cameras with autofocus only).
+    private var autofocus: AutofocusSequence
     private let wake: WakePipe
     private let finished = Locked<[CaptureEvent]>([])
     private let encodeQueue = DispatchQueue(label: "shutter.capture.encode", qos: .userInitiated)
@@ -41,6 +45,8 @@ public final class CaptureService {
         var pressedAt: Instant
         /// Frames still to skip after a cold start, for auto-exposure to settle.
         var skip: Int
+        /// The press waits for the autofocus cycle to lock, fail or time out.
+        var waitsForFocus = false
     }
 
     /// - Parameters:
@@ -66,6 +72,7 @@ public final class CaptureService {
         self.writer = try PhotoWriter(directory: board.output.directory, updatesLatest: updatesLatest)
         self.template = FileNameTemplate(board.output.template)
         self.ring = FrameRing(capacity: board.camera.ringFrames)
+        self.autofocus = AutofocusSequence(timeout: .milliseconds(Double(board.camera.focusTimeoutMs)))
         self.wake = try WakePipe()
         writer.removeLeftovers()
         if let camera {
@@ -75,12 +82,22 @@ public final class CaptureService {
         }
     }
 
-    /// Opens the camera `settings` names: the synthetic camera for `synthetic`, otherwise a V4L2 device.
+    /// Opens the camera `settings` names: the synthetic camera for `synthetic`, otherwise a
+    /// libcamera or V4L2 camera as ``CameraSettings/backend`` and ``chooseBackend(settings:libcameraCameras:)`` decide.
     public static func openCamera(_ settings: CameraSettings) throws(CaptureError) -> any Camera {
         if settings.device == "synthetic" {
             return try SyntheticCamera(width: settings.width ?? 1280, height: settings.height ?? 720)
         }
-        return try V4L2Camera(settings: settings)
+        let listed: [LibcameraEntry]
+        if settings.backend == .auto, !settings.device.hasPrefix("/dev/") {
+            listed = (try? libcameraCameras()) ?? []
+        } else {
+            listed = []
+        }
+        switch chooseBackend(settings: settings, libcameraCameras: listed) {
+        case .libcamera: return try LibcameraCamera(settings: settings)
+        case .v4l2, .auto: return try V4L2Camera(settings: settings)
+        }
     }
 
     /// The descriptors to poll for readable: the completion pipe, and the camera while it streams.
@@ -166,10 +183,20 @@ public final class CaptureService {
             fail(pressedAt: pressedAt, .notReady(reason: lastOpenError?.description ?? "no camera"))
             return
         }
-        if let frame = ring.frame(for: pressedAt) {
-            submit(frame, pressedAt: pressedAt)
+        if hasAutofocus {
+            // No half press before: focus now, and the photo waits for the lens.
+            startAutofocus()
+            if autofocus.isScanning {
+                pending.append(PendingCapture(pressedAt: pressedAt, skip: 0, waitsForFocus: true))
+                isPrepared = false
+                return
+            }
+        }
+        let candidates = autofocus.focusedSince.map { since in ring.frames.filter { $0.timestamp >= since } } ?? ring.frames
+        if let frame = FrameRing.nearest(in: candidates, to: pressedAt) {
+            submit(frame, pressedAt: pressedAt, focus: autofocus.outcome)
         } else {
-            pending.append(PendingCapture(pressedAt: pressedAt, skip: 0))
+            pending.append(PendingCapture(pressedAt: pressedAt, skip: 0, waitsForFocus: hasAutofocus))
         }
         isPrepared = false
         if !events.isEmpty { wake.signal() }
@@ -177,11 +204,27 @@ public final class CaptureService {
 
     /// Starts the camera ahead of a press (light press), when the board stops it between shots.
     public func prepare() {
+        startAutofocus()
         guard let camera, !camera.isStreaming else { return }
         ring.removeAll()
         isPrepared = true
         do throws(CaptureError) { try camera.start() } catch { lost(error, pressedAt: nil) }
         skipAfterStart = settings.warmupFrames
+    }
+
+    /// Whether the open camera focuses itself (a libcamera camera with AfMode/AfTrigger).
+    private var hasAutofocus: Bool { (camera as? LibcameraCamera)?.hasAutofocus ?? false }
+
+    /// Starts an autofocus cycle on a camera that has autofocus, unless one runs or has locked.
+    private func startAutofocus() {
+        guard hasAutofocus, let camera = camera as? LibcameraCamera, autofocus.trigger(at: clock.now) else { return }
+        do throws(CaptureError) {
+            try camera.triggerAutofocus()
+        } catch {
+            autofocus.reset()
+            events.append(.captureFailed(CaptureFailure(at: clock.now, pressedAt: nil, error: error)))
+            wake.signal()
+        }
     }
 
     /// Frames still to drop after ``prepare()`` started the camera.
@@ -205,6 +248,7 @@ public final class CaptureService {
         switch spec.kind {
         case .systemZoom: setZoom(number)
         case .systemExposureBias: setExposureBias(number)
+        case .lensPosition(let values): setLensPosition(number, range: values.bounds)
         case .slider(let values): setBound(controlID: controlID, value: number, range: values.bounds)
         case .picker(let count, _): setBound(controlID: controlID, value: number, range: 0...Double(max(count - 1, 1)))
         }
@@ -213,6 +257,15 @@ public final class CaptureService {
     /// Sets the zoom factor (1 = none): the camera's zoom control when it has one, else a centred crop.
     public func setZoom(_ factor: Double) {
         zoomFactor = max(1, factor)
+        if let maximum = scalerCropMaximum, let camera = camera as? LibcameraCamera {
+            do throws(CaptureError) {
+                try camera.setScalerCrop(scalerCrop(forZoom: zoomFactor, maximum: maximum))
+            } catch {
+                events.append(.captureFailed(CaptureFailure(at: clock.now, pressedAt: nil, error: error)))
+                wake.signal()
+            }
+            return
+        }
         guard let control = hardwareZoom else { return }
         let range = board.controls.compactMap { spec -> ClosedRange<Double>? in
             if case .systemZoom(let values) = spec.kind { return values.bounds }
@@ -224,6 +277,16 @@ public final class CaptureService {
     /// Sets the exposure bias in EV through the camera's bias control, or its manual exposure time.
     public func setExposureBias(_ ev: Double) {
         exposureBias = ev
+        if let camera = camera as? LibcameraCamera {
+            guard case .exposureValue(let range) = LibcameraControlPlan(camera: camera).exposureBias else { return }
+            do throws(CaptureError) {
+                try camera.setExposureValue(exposureValue(forBias: ev, range: range))
+            } catch {
+                events.append(.captureFailed(CaptureFailure(at: clock.now, pressedAt: nil, error: error)))
+                wake.signal()
+            }
+            return
+        }
         let plan = controlPlan
         guard let (control, value) = plan.exposureValue(forEV: ev) else { return }
         if case .manualExposure(_, let auto?) = plan.exposureBias, !manualExposureSet {
@@ -231,6 +294,24 @@ public final class CaptureService {
             set(auto, 1)  // V4L2_EXPOSURE_MANUAL
         }
         set(control, value)
+    }
+
+    /// Drives the lens by hand (`LensPosition`, autofocus off) from a `lensPosition` slider at `value` in `range`.
+    public func setLensPosition(_ value: Double, range: ClosedRange<Double>) {
+        guard let camera = camera as? LibcameraCamera else { return }
+        let plan = LibcameraControlPlan(camera: camera)
+        let lens: ClosedRange<Double>
+        switch plan.focus {
+        case .autofocus(let range), .manual(let range): lens = range
+        case .unavailable: return
+        }
+        autofocus.reset()
+        do throws(CaptureError) {
+            try camera.setLensPosition(ShutterCapture.lensPosition(for: value, in: range, lens: lens))
+        } catch {
+            events.append(.captureFailed(CaptureFailure(at: clock.now, pressedAt: nil, error: error)))
+            wake.signal()
+        }
     }
 
     private var manualExposureSet = false
@@ -277,6 +358,8 @@ public final class CaptureService {
                 case .camera(let control): return (spec.id, true, "camera zoom '\(control.name)'")
                 case .digital: return (spec.id, true, "digital zoom (centred crop, saved at the \(settings.digitalZoom == .crop ? "crop's size" : "frame size"))")
                 }
+            case .lensPosition:
+                return (spec.id, false, "disabled: manual focus needs a libcamera camera with LensPosition (V4L2 focus is not mapped)")
             case .systemExposureBias:
                 switch plan.exposureBias {
                 case .camera(let control): return (spec.id, true, "camera control '\(control.name)'")
@@ -296,7 +379,7 @@ public final class CaptureService {
 
     /// The crop digital zoom takes now, or `nil` when the camera zooms itself or there is no zoom.
     public var digitalZoomCrop: CropRect? {
-        guard hardwareZoom == nil, zoomFactor > 1, let format = camera?.format else { return nil }
+        guard hardwareZoom == nil, scalerCropMaximum == nil, zoomFactor > 1, let format = camera?.format else { return nil }
         return CropRect.digitalZoom(width: format.width, height: format.height, factor: zoomFactor)
     }
 
@@ -324,12 +407,19 @@ public final class CaptureService {
 
     private func adopt(_ camera: any Camera) {
         self.camera = camera
-        hardwareZoom = camera.controls.first { $0.id == ControlID.zoomAbsolute && $0.isWritable }
+        if let camera = camera as? LibcameraCamera {
+            hardwareZoom = nil
+            if case .scalerCrop(let maximum) = LibcameraControlPlan(camera: camera).zoom { scalerCropMaximum = maximum } else { scalerCropMaximum = nil }
+        } else {
+            hardwareZoom = camera.controls.first { $0.id == ControlID.zoomAbsolute && $0.isWritable }
+            scalerCropMaximum = nil
+        }
+        autofocus.reset()
         ring.removeAll()
         manualExposureSet = false
         events.append(.cameraReady(at: clock.now, info: camera.info, format: camera.format))
         // A reopened camera starts from its defaults: give it the zoom and exposure set before.
-        if hardwareZoom != nil, zoomFactor > 1 { setZoom(zoomFactor) }
+        if hardwareZoom != nil || scalerCropMaximum != nil, zoomFactor > 1 { setZoom(zoomFactor) }
         if let exposureBias { setExposureBias(exposureBias) }
         if settings.keepStreaming, !camera.isStreaming {
             do throws(CaptureError) { try camera.start() } catch { lost(error, pressedAt: nil) }
@@ -409,11 +499,21 @@ public final class CaptureService {
             }
             ring.append(frame)
             framesReceived += 1
+            if let libcamera = camera as? LibcameraCamera {
+                autofocus.frame(libcamera.focusState(ofFrame: frame.sequence), at: frame.timestamp)
+            }
             var index = 0
             while index < pending.count {
                 if pending[index].skip > 0 {
                     pending[index].skip -= 1
                     index += 1
+                } else if pending[index].waitsForFocus {
+                    switch autofocus.decide(frameAt: frame.timestamp, now: clock.now) {
+                    case .wait: index += 1
+                    case .take(let outcome):
+                        let press = pending.remove(at: index)
+                        submit(frame, pressedAt: press.pressedAt, focus: outcome)
+                    }
                 } else if frame.timestamp >= pending[index].pressedAt {
                     let press = pending.remove(at: index)
                     submit(frame, pressedAt: press.pressedAt)
@@ -434,13 +534,16 @@ public final class CaptureService {
     /// Stops a camera the board does not keep streaming (the light press ended without a shot).
     public func standby() {
         isPrepared = false
+        if pending.allSatisfy({ !$0.waitsForFocus }) { autofocus.reset() }
         skipAfterStart = 0
         standbyIfIdle()
     }
 
     /// Hands `frame` to the background queue for encoding and writing.
-    private func submit(_ frame: Frame, pressedAt: Instant) {
+    private func submit(_ frame: Frame, pressedAt: Instant, focus: FocusOutcome = .none) {
         guard let camera else { return }
+        // The shot is taken: the next one focuses again (unless another press still waits on this cycle).
+        if pending.allSatisfy({ !$0.waitsForFocus }) { autofocus.reset() }
         sequence += 1
         inFlight += 1
         let now = clock.now
@@ -449,7 +552,7 @@ public final class CaptureService {
         let ageMs = max(0, Int((now - frame.timestamp).rawValue / 1_000_000))
         let frameWallMs = wallNow.seconds * 1000 + wallNow.milliseconds - ageMs
         let taken = WallTime(seconds: frameWallMs / 1000, milliseconds: frameWallMs % 1000)
-        let job = PhotoJob(frame: frame, pressedAt: pressedAt, bracket: ring.bracket(around: pressedAt), crop: digitalZoomCrop, scaleToFrame: settings.digitalZoom == .scale,
+        let job = PhotoJob(frame: frame, pressedAt: pressedAt, focus: focus, bracket: ring.bracket(around: pressedAt), crop: digitalZoomCrop, scaleToFrame: settings.digitalZoom == .scale,
                            quality: settings.quality, name: template.name(at: taken, sequence: sequence),
                            metadata: PhotoMetadata(taken: taken, cameraCard: camera.info.card, boardName: board.name,
                                                    orientation: settings.orientation,
@@ -468,6 +571,7 @@ public final class CaptureService {
 struct PhotoJob: Sendable {
     var frame: Frame
     var pressedAt: Instant
+    var focus: FocusOutcome
     var bracket: Nanoseconds?
     var crop: CropRect?
     var scaleToFrame: Bool
@@ -500,7 +604,7 @@ struct PhotoJob: Sendable {
             let written = monotonicNow()
             return .photo(Photo(at: written, path: path, pressedAt: pressedAt, frameAt: frame.timestamp, width: width,
                                 height: height, bytes: jpeg.count, frameSequence: frame.sequence, bracket: bracket,
-                                encodeTime: encoded - started, writeTime: written - encoded))
+                                encodeTime: encoded - started, writeTime: written - encoded, focus: focus))
         } catch {
             return .captureFailed(CaptureFailure(at: monotonicNow(), pressedAt: pressedAt, error: error))
         }

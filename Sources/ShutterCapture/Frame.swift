@@ -152,6 +152,14 @@ public struct FrameRing: Sendable {
         return after.timestamp - before.timestamp
     }
 
+    /// The frame of `frames` a press at `pressedAt` takes, or `nil` when it must wait for the next frame.
+    public static func nearest(in frames: [Frame], to pressedAt: Instant) -> Frame? {
+        switch chooseFrame(times: frames.map(\.timestamp), pressedAt: pressedAt) {
+        case .frame(let index): frames[index]
+        case .next: nil
+        }
+    }
+
     /// The frame a press at `pressedAt` takes, or `nil` when it must wait for the next frame.
     public func frame(for pressedAt: Instant) -> Frame? {
         switch chooseFrame(times: frames.map(\.timestamp), pressedAt: pressedAt) {

@@ -1,4 +1,5 @@
 import CTurboJPEG
+import CYUV
 import ShutterCore
 
 /// A rectangle of a frame, in pixels; digital zoom's crop.
@@ -142,45 +143,40 @@ public final class JPEGEncoder {
             return try compressPlanes(&y, &u, &v, width: w, height: h, strides: (w, chromaWidth, chromaWidth),
                                       subsampling: TJSAMP_422, quality: quality)
         case .nv12, .yuv420:
+            // Straight from the frame's planes: TurboJPEG takes a pointer and a stride per plane,
+            // so the crop is only an offset. YUV420 needs no copy at all; NV12's interleaved
+            // chroma is split by libyuv (SIMD) into two small planes, its luma is not copied.
             let x0 = crop.x & ~1, y0 = crop.y & ~1, w = crop.width & ~1, h = crop.height & ~1
             let chromaWidth = w / 2, chromaHeight = h / 2
-            var y = [UInt8](repeating: 0, count: w * h)
+            let chromaStart = stride * format.height
+            if format.pixelFormat == .yuv420 {
+                let chromaStride = stride / 2, chromaRows = (format.height + 1) / 2
+                let offset = (y0 / 2) * chromaStride + x0 / 2
+                return try frame.bytes.withUnsafeBufferPointer { source throws(CaptureError) in
+                    let base = source.baseAddress!
+                    return try compressPlanes(base + y0 * stride + x0, base + chromaStart + offset,
+                                              base + chromaStart + chromaStride * chromaRows + offset,
+                                              width: w, height: h, strides: (stride, chromaStride, chromaStride),
+                                              subsampling: TJSAMP_420, quality: quality)
+                }
+            }
             var u = [UInt8](repeating: 0, count: chromaWidth * chromaHeight)
             var v = [UInt8](repeating: 0, count: chromaWidth * chromaHeight)
-            let chromaStart = stride * format.height
-            let isNV12 = format.pixelFormat == .nv12
-            frame.bytes.withUnsafeBufferPointer { source in
-                y.withUnsafeMutableBufferPointer { yp in
-                    for row in 0..<h {
-                        let from = (y0 + row) * stride + x0
-                        yp.baseAddress!.advanced(by: row * w).update(from: source.baseAddress!.advanced(by: from), count: w)
-                    }
-                }
+            return try frame.bytes.withUnsafeBufferPointer { source throws(CaptureError) in
+                let base = source.baseAddress!
                 u.withUnsafeMutableBufferPointer { up in
                     v.withUnsafeMutableBufferPointer { vp in
-                        for row in 0..<chromaHeight {
-                            if isNV12 {
-                                var s = chromaStart + (y0 / 2 + row) * stride + x0
-                                for column in 0..<chromaWidth {
-                                    up[row * chromaWidth + column] = source[s]
-                                    vp[row * chromaWidth + column] = source[s + 1]
-                                    s += 2
-                                }
-                            } else {
-                                let chromaStride = stride / 2
-                                let uStart = chromaStart, vStart = chromaStart + chromaStride * ((format.height + 1) / 2)
-                                let offset = (y0 / 2 + row) * chromaStride + x0 / 2
-                                up.baseAddress!.advanced(by: row * chromaWidth)
-                                    .update(from: source.baseAddress!.advanced(by: uStart + offset), count: chromaWidth)
-                                vp.baseAddress!.advanced(by: row * chromaWidth)
-                                    .update(from: source.baseAddress!.advanced(by: vStart + offset), count: chromaWidth)
-                            }
-                        }
+                        SplitUVPlane(base + chromaStart + (y0 / 2) * stride + x0, Int32(stride), up.baseAddress, Int32(chromaWidth),
+                                     vp.baseAddress, Int32(chromaWidth), Int32(chromaWidth), Int32(chromaHeight))
+                    }
+                }
+                return try u.withUnsafeBufferPointer { up throws(CaptureError) in
+                    try v.withUnsafeBufferPointer { vp throws(CaptureError) in
+                        try compressPlanes(base + y0 * stride + x0, up.baseAddress!, vp.baseAddress!, width: w, height: h,
+                                           strides: (stride, chromaWidth, chromaWidth), subsampling: TJSAMP_420, quality: quality)
                     }
                 }
             }
-            return try compressPlanes(&y, &u, &v, width: w, height: h, strides: (w, chromaWidth, chromaWidth),
-                                      subsampling: TJSAMP_420, quality: quality)
         case .rgb24, .bgr24, .grey:
             let (pixelFormat, bytesPerPixel, subsampling): (TJPF, Int, TJSAMP) = switch format.pixelFormat {
             case .rgb24: (TJPF_RGB, 3, TJSAMP_420)
@@ -215,6 +211,20 @@ public final class JPEGEncoder {
                                  &output, &size, Int32(subsampling.rawValue), Int32(quality), TJFLAG_FASTDCT)
         defer { if let output { tjFree(output) } }
         guard result == 0, let output else { throw failure("tjCompress2") }
+        return Array(UnsafeBufferPointer(start: output, count: Int(size)))
+    }
+
+    /// Encodes three planes where they lie (no copy). The corresponding C function is `tjCompressFromYUVPlanes`.
+    private func compressPlanes(_ y: UnsafePointer<UInt8>, _ u: UnsafePointer<UInt8>, _ v: UnsafePointer<UInt8>, width: Int, height: Int,
+                                strides: (Int, Int, Int), subsampling: TJSAMP, quality: Int) throws(CaptureError) -> [UInt8] {
+        var output: UnsafeMutablePointer<UInt8>? = nil
+        var size: UInt = 0
+        var planes: [UnsafePointer<UInt8>?] = [y, u, v]
+        var pitches: [Int32] = [Int32(strides.0), Int32(strides.1), Int32(strides.2)]
+        let result = tjCompressFromYUVPlanes(handle, &planes, Int32(width), &pitches, Int32(height),
+                                             Int32(subsampling.rawValue), &output, &size, Int32(quality), TJFLAG_FASTDCT)
+        defer { if let output { tjFree(output) } }
+        guard result == 0, let output else { throw failure("tjCompressFromYUVPlanes") }
         return Array(UnsafeBufferPointer(start: output, count: Int(size)))
     }
 

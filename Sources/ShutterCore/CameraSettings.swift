@@ -20,11 +20,55 @@ public struct CameraSettings: Hashable, Sendable {
     public var orientation: Int = 1
     /// How digital zoom saves its crop: at the crop's own size, or scaled back to the frame's size.
     public var digitalZoom: DigitalZoomOutput = .crop
-    /// Custom controls bound to a V4L2 control by name: board control id → control name (`"Brightness"`).
+    /// Custom controls bound to a camera control by name: board control id → control name (`"Brightness"`).
     public var bindings: [String: String] = [:]
+    /// Which camera stack opens `device`: libcamera, V4L2, or `auto` (libcamera when it lists the camera).
+    public var backend: CameraBackend = .auto
+    /// With libcamera: a second, smaller stream next to the still one (for the live view); `nil` for none.
+    public var viewfinder: FrameDimensions?
+    /// With libcamera autofocus: how long a photo waits for the lens to lock, in milliseconds.
+    public var focusTimeoutMs: Int = 500
 
     public init() {}
 }
+
+/// Which camera stack serves the board's camera.
+public enum CameraBackend: String, CaseIterable, Hashable, Sendable {
+    /// libcamera (Raspberry Pi camera modules; USB webcams through its uvcvideo handler).
+    case libcamera
+    /// V4L2 through libv4l2 (USB webcams, vivid, `libcamerify`).
+    case v4l2
+    /// libcamera when it lists the camera the board names, else V4L2.
+    case auto
+}
+
+/// A width and a height in pixels.
+public struct FrameDimensions: Hashable, Sendable {
+    public var width: Int
+    public var height: Int
+
+    public init(width: Int, height: Int) {
+        self.width = width
+        self.height = height
+    }
+}
+
+extension FrameDimensions: Decodable {
+    enum CodingKeys: String, CodingKey, CaseIterable { case width, height }
+
+    public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        guard let width = try container.decodeIfPresent(Int.self, forKey: .width) else { throw container.fail(.width, "missing") }
+        guard let height = try container.decodeIfPresent(Int.self, forKey: .height) else { throw container.fail(.height, "missing") }
+        if !(16...16384).contains(width) { throw container.fail(.width, "\(width) is outside 16...16384") }
+        if !(16...16384).contains(height) { throw container.fail(.height, "\(height) is outside 16...16384") }
+        self.init(width: width, height: height)
+    }
+}
+
+/// libcamera's names of the formats shutter can encode, accepted in `camera.pixelFormat` next to V4L2 fourccs.
+public let libcameraFormatNames: Set<String> = ["NV12", "NV21", "YUV420", "YVU420", "YUYV", "UYVY", "RGB888", "BGR888", "MJPEG"]
 
 /// What digital zoom writes: the centred crop at its own size, or scaled to the configured size.
 public enum DigitalZoomOutput: String, CaseIterable, Hashable, Sendable {
@@ -35,7 +79,7 @@ public enum DigitalZoomOutput: String, CaseIterable, Hashable, Sendable {
 extension CameraSettings: Decodable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case device, width, height, pixelFormat, quality, keepStreaming, warmupFrames, ringFrames, orientation,
-             digitalZoom, bindings
+             digitalZoom, bindings, backend, viewfinder, focusTimeoutMs
     }
 
     public init(from decoder: any Decoder) throws {
@@ -57,6 +101,21 @@ extension CameraSettings: Decodable {
             digitalZoom = zoom
         }
         bindings = try container.decodeIfPresent([String: String].self, forKey: .bindings) ?? bindings
+        if let backendText = try container.decodeIfPresent(String.self, forKey: .backend) {
+            guard let backend = CameraBackend(rawValue: backendText) else {
+                throw container.fail(.backend, "'\(backendText)' is not one of 'libcamera', 'v4l2', 'auto'")
+            }
+            self.backend = backend
+        }
+        viewfinder = try container.decodeIfPresent(FrameDimensions.self, forKey: .viewfinder)
+        focusTimeoutMs = try container.decodeIfPresent(Int.self, forKey: .focusTimeoutMs) ?? focusTimeoutMs
+        if !(0...10_000).contains(focusTimeoutMs) { throw container.fail(.focusTimeoutMs, "\(focusTimeoutMs) is outside 0...10000") }
+        if viewfinder != nil, backend == .v4l2 {
+            throw container.fail(.viewfinder, "a viewfinder stream needs the libcamera backend ('backend': 'libcamera' or 'auto')")
+        }
+        if let viewfinder, let width, let height, viewfinder.width * viewfinder.height > width * height {
+            throw container.fail(.viewfinder, "\(viewfinder.width)x\(viewfinder.height) is larger than the still size \(width)x\(height)")
+        }
         if device.isEmpty { throw container.fail(.device, "must name a camera: 'synthetic', a path or a card name") }
         if !(0...100).contains(warmupFrames) { throw container.fail(.warmupFrames, "\(warmupFrames) is outside 0...100") }
         if !(2...16).contains(ringFrames) { throw container.fail(.ringFrames, "\(ringFrames) is outside 2...16") }
@@ -68,8 +127,9 @@ extension CameraSettings: Decodable {
         if (width == nil) != (height == nil) {
             throw container.fail(width == nil ? .width : .height, "missing: give both width and height, or neither")
         }
-        if let pixelFormat, pixelFormat.utf8.count != 4 {
-            throw container.fail(.pixelFormat, "'\(pixelFormat)' is not a four-character code such as 'YUYV' or 'MJPG'")
+        if let pixelFormat, pixelFormat.utf8.count != 4, backend == .v4l2 || !libcameraFormatNames.contains(pixelFormat) {
+            throw container.fail(.pixelFormat, "'\(pixelFormat)' is not a four-character code such as 'YUYV' or 'MJPG'"
+                                 + (backend == .v4l2 ? "" : " nor a libcamera format (\(libcameraFormatNames.sorted().joined(separator: ", ")))"))
         }
         if !(1...100).contains(quality) { throw container.fail(.quality, "\(quality) is outside 1...100") }
     }

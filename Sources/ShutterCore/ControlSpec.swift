@@ -33,6 +33,8 @@ public enum ControlKind: Hashable, Sendable {
     case systemZoom(SliderValues)
     /// The system exposure-bias slider, in EV; drives the camera's exposure.
     case systemExposureBias(SliderValues)
+    /// Manual focus: the slider's range maps onto the lens's `LensPosition` range (libcamera cameras).
+    case lensPosition(SliderValues)
 
     /// The name the board file uses for the kind.
     public var name: String {
@@ -41,13 +43,14 @@ public enum ControlKind: Hashable, Sendable {
         case .picker: "picker"
         case .systemZoom: "systemZoom"
         case .systemExposureBias: "systemExposureBias"
+        case .lensPosition: "lensPosition"
         }
     }
 
     /// The slider's values, for the three slider kinds.
     public var sliderValues: SliderValues? {
         switch self {
-        case .slider(let values), .systemZoom(let values), .systemExposureBias(let values): values
+        case .slider(let values), .systemZoom(let values), .systemExposureBias(let values), .lensPosition(let values): values
         case .picker: nil
         }
     }
@@ -102,6 +105,8 @@ extension ControlSpec: Decodable {
             }
         case "systemExposureBias":
             kind = .systemExposureBias(try Self.sliderValues(container, defaultRange: -2...2))
+        case "lensPosition":
+            kind = .lensPosition(try Self.sliderValues(container, defaultRange: 0...1))
         case "picker":
             for key in [CodingKeys.range, .step, .values] where container.contains(key) {
                 throw container.fail(key, "a picker has 'count' or 'titles', not '\(key.stringValue)'")
@@ -121,7 +126,7 @@ extension ControlSpec: Decodable {
                 kind = .picker(count: titles?.count ?? count!, titles: titles)
             }
         default:
-            let kinds = ["slider", "picker", "systemZoom", "systemExposureBias"]
+            let kinds = ["slider", "picker", "systemZoom", "systemExposureBias", "lensPosition"]
             var message = "'\(kindName)' is not one of \(kinds.map { "'\($0)'" }.joined(separator: ", "))"
             if let guess = closestName(to: kindName, among: kinds) { message += " (did you mean '\(guess)'?)" }
             throw container.fail(.kind, message)
@@ -176,7 +181,7 @@ extension ControlSpec: Decodable {
             let index = try container.decodeIfPresent(Int.self, forKey: .initial) ?? 0
             guard (0..<count).contains(index) else { throw container.fail(.initial, "index \(index) is outside 0...\(count - 1)") }
             return .index(index)
-        case .slider(let values), .systemZoom(let values), .systemExposureBias(let values):
+        case .slider(let values), .systemZoom(let values), .systemExposureBias(let values), .lensPosition(let values):
             let fallback: Double
             switch kind {
             case .systemZoom: fallback = values.bounds.lowerBound

@@ -112,7 +112,7 @@ extension Daemon {
         case .picker(let count, let titles):
             let names = titles ?? (0..<count).map(String.init)
             line.add("titles", json: "[" + names.map(JSONLine.quoted).joined(separator: ",") + "]")
-        case .slider(let values), .systemZoom(let values), .systemExposureBias(let values):
+        case .slider(let values), .systemZoom(let values), .systemExposureBias(let values), .lensPosition(let values):
             switch values {
             case .range(let range, let step):
                 line.add("range", json: "[\(JSONLine.number(range.lowerBound, decimals: 12)),\(JSONLine.number(range.upperBound, decimals: 12))]")

@@ -102,12 +102,15 @@ let commands: [Command] = [
         options: [boardOption, OptionSpec(name: "--trace", valueName: "FILE", help: "the trace ('-' for standard input)")],
         required: ["--board", "--trace"]), run: replayTrace),
     Command(spec: CommandSpec(
-        name: "cameras", summary: "List the V4L2 cameras: formats, sizes, controls, and what each can serve.",
+        name: "cameras", summary: "List the libcamera and V4L2 cameras: formats, sizes, controls, and what each can serve.",
         synopsis: "",
         details: """
-        For each /dev/video* capture device: its card name (usable as a board's camera.device),
-        driver, formats and sizes, controls, and which of zoom, exposure bias and focus it can
-        serve. A Raspberry Pi camera module needs libcamerify first (Deploy/CAMERAS.md).
+        First every camera libcamera lists (Raspberry Pi camera modules): its id and model (either
+        is usable as a board's camera.device with "backend": "libcamera"), formats and sizes,
+        controls with their ranges, and how it serves zoom (ScalerCrop), exposure bias
+        (ExposureValue) and focus. Then each /dev/video* capture device: its card name (usable
+        as camera.device), driver, formats and sizes, controls, and which of zoom, exposure bias
+        and focus it can serve. See Deploy/CAMERAS.md for which backend suits which camera.
         """,
         options: []), run: listCameras),
     Command(spec: CommandSpec(
@@ -208,7 +211,7 @@ func checkBoard(_ arguments: ParsedArguments) throws -> Int32 {
         switch control.kind {
         case .picker(let count, let titles):
             row += titles.map { " " + $0.joined(separator: " | ") } ?? " \(count) items"
-        case .slider(let values), .systemZoom(let values), .systemExposureBias(let values):
+        case .slider(let values), .systemZoom(let values), .systemExposureBias(let values), .lensPosition(let values):
             switch values {
             case .range(let range, let step):
                 row += " \(range.lowerBound.shortDescription)...\(range.upperBound.shortDescription)"

@@ -53,7 +53,7 @@ struct ControlsStateMachine: Sendable {
         case (.picker(let count, _), .index(let index)):
             return .index(min(max(index, 0), count - 1))
         case (.slider(let values), .number(let number)), (.systemZoom(let values), .number(let number)),
-             (.systemExposureBias(let values), .number(let number)):
+             (.systemExposureBias(let values), .number(let number)), (.lensPosition(let values), .number(let number)):
             guard number.isFinite else { return nil }
             return .number(snap(number, values))
         default:
@@ -197,7 +197,8 @@ struct ControlsStateMachine: Sendable {
             guard case .index(var index) = old else { return }
             stepDetent(deltaPads: deltaPads, index: &index, count: count)
             values[current] = .index(index)
-        case .slider(let sliderValues), .systemZoom(let sliderValues), .systemExposureBias(let sliderValues):
+        case .slider(let sliderValues), .systemZoom(let sliderValues), .systemExposureBias(let sliderValues),
+             .lensPosition(let sliderValues):
             // The whole strip spans the whole range (or list), so one swipe end to end reaches any value.
             switch sliderValues {
             case .range(let range, _):
@@ -415,7 +416,7 @@ extension ControlsStateMachine {
                 throw ControlRefusal("index \(index) is out of range for '\(spec.id)' (0...\(count - 1))")
             }
         case (.slider(let values), .number(let number)), (.systemZoom(let values), .number(let number)),
-             (.systemExposureBias(let values), .number(let number)):
+             (.systemExposureBias(let values), .number(let number)), (.lensPosition(let values), .number(let number)):
             guard number.isFinite else { throw ControlRefusal("value must be a finite number") }
             switch values {
             case .range(let range, let step):

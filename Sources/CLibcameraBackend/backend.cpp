@@ -1,0 +1,917 @@
+// The one file that talks to libcamera: cameras, streams, requests and controls behind the C
+// interface in include/shutter_libcamera.h. Built against Debian 12's libcamera 0.0.3 and the
+// newer API (0.4 in Debian trixie); the differences are behind #if on <libcamera/version.h>.
+//
+// Threads: libcamera completes requests on its own thread. The completion handler only moves
+// the request into a locked queue and writes the eventfd; the event loop takes it from there
+// (shutter_lc_next), so no Swift code ever runs on libcamera's thread.
+
+#include "shutter_libcamera.h"
+
+#include <libcamera/libcamera.h>
+#include <libcamera/version.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <strings.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#if LIBCAMERA_VERSION_MAJOR > 0 || LIBCAMERA_VERSION_MINOR >= 4
+// 0.4 added unsigned and point control types.
+#define SHUTTER_LC_HAS_UNSIGNED_CONTROLS 1
+#else
+#define SHUTTER_LC_HAS_UNSIGNED_CONTROLS 0
+#endif
+
+using namespace libcamera;
+
+namespace {
+
+int64_t monotonic_ns() {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+void copy_string(char *target, size_t size, const std::string &source) {
+    size_t count = std::min(size - 1, source.size());
+    memcpy(target, source.data(), count);
+    target[count] = 0;
+}
+
+int stable_control(const ControlId *id) {
+    unsigned int n = id->id();
+    if (n == controls::SCALER_CROP) return SHUTTER_LC_CONTROL_SCALER_CROP;
+    if (n == controls::EXPOSURE_VALUE) return SHUTTER_LC_CONTROL_EXPOSURE_VALUE;
+    if (n == controls::AF_MODE) return SHUTTER_LC_CONTROL_AF_MODE;
+    if (n == controls::AF_TRIGGER) return SHUTTER_LC_CONTROL_AF_TRIGGER;
+    if (n == controls::LENS_POSITION) return SHUTTER_LC_CONTROL_LENS_POSITION;
+    if (n == controls::AE_ENABLE) return SHUTTER_LC_CONTROL_AE_ENABLE;
+    if (n == controls::BRIGHTNESS) return SHUTTER_LC_CONTROL_BRIGHTNESS;
+    if (n == controls::CONTRAST) return SHUTTER_LC_CONTROL_CONTRAST;
+    if (n == controls::SATURATION) return SHUTTER_LC_CONTROL_SATURATION;
+    return SHUTTER_LC_CONTROL_OTHER;
+}
+
+const ControlId *libcamera_control(int control) {
+    switch (control) {
+    case SHUTTER_LC_CONTROL_SCALER_CROP: return &controls::ScalerCrop;
+    case SHUTTER_LC_CONTROL_EXPOSURE_VALUE: return &controls::ExposureValue;
+    case SHUTTER_LC_CONTROL_AF_MODE: return &controls::AfMode;
+    case SHUTTER_LC_CONTROL_AF_TRIGGER: return &controls::AfTrigger;
+    case SHUTTER_LC_CONTROL_LENS_POSITION: return &controls::LensPosition;
+    case SHUTTER_LC_CONTROL_AE_ENABLE: return &controls::AeEnable;
+    case SHUTTER_LC_CONTROL_BRIGHTNESS: return &controls::Brightness;
+    case SHUTTER_LC_CONTROL_CONTRAST: return &controls::Contrast;
+    case SHUTTER_LC_CONTROL_SATURATION: return &controls::Saturation;
+    default: return nullptr;
+    }
+}
+
+/// A scalar control value as a double; NaN for types that have none.
+double scalar(const ControlValue &value) {
+    if (value.isNone() || value.isArray()) return 0;
+    switch (value.type()) {
+    case ControlTypeBool: return value.get<bool>() ? 1 : 0;
+    case ControlTypeByte: return value.get<uint8_t>();
+    case ControlTypeInteger32: return value.get<int32_t>();
+    case ControlTypeInteger64: return double(value.get<int64_t>());
+    case ControlTypeFloat: return value.get<float>();
+#if SHUTTER_LC_HAS_UNSIGNED_CONTROLS
+    case ControlTypeUnsigned16: return value.get<uint16_t>();
+    case ControlTypeUnsigned32: return value.get<uint32_t>();
+#endif
+    default: return 0;
+    }
+}
+
+int value_type(ControlType type) {
+    switch (type) {
+    case ControlTypeBool: return SHUTTER_LC_TYPE_BOOL;
+    case ControlTypeByte:
+    case ControlTypeInteger32:
+    case ControlTypeInteger64:
+#if SHUTTER_LC_HAS_UNSIGNED_CONTROLS
+    case ControlTypeUnsigned16:
+    case ControlTypeUnsigned32:
+#endif
+        return SHUTTER_LC_TYPE_INT;
+    case ControlTypeFloat: return SHUTTER_LC_TYPE_FLOAT;
+    case ControlTypeRectangle: return SHUTTER_LC_TYPE_RECTANGLE;
+    default: return SHUTTER_LC_TYPE_OTHER;
+    }
+}
+
+/// `value` as a ControlValue of `type`; false for types shutter never sets.
+bool make_value(ControlType type, double value, ControlValue &out) {
+    switch (type) {
+    case ControlTypeBool: out = ControlValue(value != 0); return true;
+    case ControlTypeInteger32: out = ControlValue(int32_t(value)); return true;
+    case ControlTypeInteger64: out = ControlValue(int64_t(value)); return true;
+    case ControlTypeFloat: out = ControlValue(float(value)); return true;
+    default: return false;
+    }
+}
+
+/// The process's one camera manager (libcamera allows one), started on first use.
+std::mutex manager_lock;
+std::unique_ptr<CameraManager> manager;
+
+int started_manager(CameraManager **out) {
+    std::lock_guard<std::mutex> guard(manager_lock);
+    if (!manager) {
+        // libcamera logs INFO and WARN lines to stderr by default (vimc: "no static properties
+        // for Sensor B" on every open); shutter's stderr is for its own
+        // errors. Its logger reads LIBCAMERA_LOG_LEVELS once, when the first category logs
+        // (here): set it for that moment only, so a user's setting still wins and hooks
+        // started later do not inherit ours.
+        bool quiet = !getenv("LIBCAMERA_LOG_LEVELS");
+        if (quiet) setenv("LIBCAMERA_LOG_LEVELS", "*:ERROR", 0);
+        auto candidate = std::make_unique<CameraManager>();
+        int result = candidate->start();
+        if (quiet) unsetenv("LIBCAMERA_LOG_LEVELS");
+        if (result < 0) return result;
+        manager = std::move(candidate);
+    }
+    *out = manager.get();
+    return 0;
+}
+
+std::string model_of(const std::shared_ptr<Camera> &camera) {
+    auto model = camera->properties().get(properties::Model);
+    return model ? *model : std::string();
+}
+
+}  // namespace
+
+/// What both the real and the fake camera do; the C functions dispatch through it.
+struct shutter_lc_camera {
+    std::string id, model;
+    int event_fd = -1;
+
+    shutter_lc_camera() { event_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC); }
+    virtual ~shutter_lc_camera() {
+        if (event_fd >= 0) ::close(event_fd);
+    }
+
+    void signal() {
+        uint64_t one = 1;
+        while (::write(event_fd, &one, sizeof one) < 0 && errno == EINTR) {}
+    }
+    void drain() {
+        uint64_t count;
+        while (::read(event_fd, &count, sizeof count) < 0 && errno == EINTR) {}
+    }
+
+    virtual int formats(shutter_lc_format *formats, int capacity) = 0;
+    virtual int sizes(uint32_t fourcc, uint32_t *widths, uint32_t *heights, int capacity) = 0;
+    virtual int control_list(shutter_lc_control_info *controls, int capacity) = 0;
+    virtual int scaler_crop_maximum(Rectangle &out) = 0;
+    virtual int configure(shutter_lc_stream_config *still, shutter_lc_stream_config *viewfinder, int buffer_count) = 0;
+    virtual int start() = 0;
+    virtual void stop() = 0;
+    virtual int next(shutter_lc_completed *out) = 0;
+    virtual int release(int request) = 0;
+    virtual int set(int control, double value) = 0;
+    virtual int set_named(const char *name, double value) = 0;
+    virtual int set_crop(const Rectangle &crop) = 0;
+};
+
+namespace {
+
+/// A camera through libcamera.
+struct RealCamera final : shutter_lc_camera {
+    std::shared_ptr<Camera> camera;
+    std::unique_ptr<CameraConfiguration> config;
+    std::unique_ptr<FrameBufferAllocator> allocator;
+    Stream *still = nullptr, *viewfinder = nullptr;
+    std::vector<std::unique_ptr<Request>> requests;
+    /// Mapped planes per request: still planes, then the viewfinder's first plane.
+    struct Mapping { std::vector<std::pair<void *, size_t>> maps; const uint8_t *planes[3]; uint32_t bytes[3]; uint32_t count; const uint8_t *vf; uint32_t vf_bytes; };
+    std::vector<Mapping> mappings;
+    std::mutex lock;                   // guards done, pending, disconnected, running
+    std::deque<Request *> done;
+    ControlList pending;
+    bool running = false, disconnected = false;
+
+    explicit RealCamera(std::shared_ptr<Camera> cam) : camera(std::move(cam)), pending(controls::controls) {
+        id = camera->id();
+        model = model_of(camera);
+        camera->requestCompleted.connect(this, &RealCamera::completed);
+        camera->disconnected.connect(this, &RealCamera::lost);
+    }
+
+    ~RealCamera() override {
+        stop();
+        camera->requestCompleted.disconnect(this, &RealCamera::completed);
+        camera->disconnected.disconnect(this, &RealCamera::lost);
+        unmap();
+        requests.clear();
+        allocator.reset();
+        camera->release();
+    }
+
+    // libcamera's thread: queue and wake the event loop, nothing else.
+    void completed(Request *request) {
+        {
+            std::lock_guard<std::mutex> guard(lock);
+            if (!running) return;
+            done.push_back(request);
+        }
+        signal();
+    }
+    void lost() {
+        {
+            std::lock_guard<std::mutex> guard(lock);
+            disconnected = true;
+        }
+        signal();
+    }
+
+    int formats(shutter_lc_format *formats, int capacity) override {
+        auto generated = camera->generateConfiguration(std::vector<StreamRole>{ StreamRole::StillCapture });
+        if (!generated || generated->empty()) return -ENOTSUP;
+        auto pixelFormats = generated->at(0).formats().pixelformats();
+        int count = 0;
+        for (const PixelFormat &format : pixelFormats) {
+            if (count < capacity) {
+                formats[count].fourcc = format.fourcc();
+                copy_string(formats[count].name, sizeof formats[count].name, format.toString());
+                formats[count].size_count = uint32_t(generated->at(0).formats().sizes(format).size());
+            }
+            count++;
+        }
+        return count;
+    }
+
+    int sizes(uint32_t fourcc, uint32_t *widths, uint32_t *heights, int capacity) override {
+        auto generated = camera->generateConfiguration(std::vector<StreamRole>{ StreamRole::StillCapture });
+        if (!generated || generated->empty()) return -ENOTSUP;
+        auto list = generated->at(0).formats().sizes(PixelFormat(fourcc));
+        std::sort(list.begin(), list.end(), [](const Size &a, const Size &b) { return a.width * a.height > b.width * b.height; });
+        int count = 0;
+        for (const Size &size : list) {
+            if (count < capacity) {
+                widths[count] = size.width;
+                heights[count] = size.height;
+            }
+            count++;
+        }
+        return count;
+    }
+
+    int control_list(shutter_lc_control_info *out, int capacity) override {
+        int count = 0;
+        for (const auto &[controlId, info] : camera->controls()) {
+            if (count < capacity) {
+                shutter_lc_control_info &entry = out[count];
+                entry.libcamera_id = controlId->id();
+                entry.control = stable_control(controlId);
+                entry.type = value_type(controlId->type());
+                copy_string(entry.name, sizeof entry.name, controlId->name());
+                entry.minimum = scalar(info.min());
+                entry.maximum = scalar(info.max());
+                entry.default_value = scalar(info.def());
+            }
+            count++;
+        }
+        return count;
+    }
+
+    int scaler_crop_maximum(Rectangle &out) override {
+        auto found = camera->controls().find(&controls::ScalerCrop);
+        if (found == camera->controls().end()) return -ENOTSUP;
+        const ControlValue &max = found->second.max();
+        if (!max.isNone() && max.type() == ControlTypeRectangle) {
+            out = max.get<Rectangle>();
+            if (!out.isNull()) return 0;
+        }
+        if (auto property = camera->properties().get(properties::ScalerCropMaximum)) {
+            out = *property;
+            return 0;
+        }
+        return -ENOTSUP;
+    }
+
+    static void fill(shutter_lc_stream_config *target, const StreamConfiguration &granted, bool adjusted) {
+        target->fourcc = granted.pixelFormat.fourcc();
+        target->width = granted.size.width;
+        target->height = granted.size.height;
+        target->stride = granted.stride;
+        target->frame_size = granted.frameSize;
+        target->adjusted = adjusted;
+    }
+
+    int configure(shutter_lc_stream_config *stillConfig, shutter_lc_stream_config *vfConfig, int buffer_count) override {
+        if (running) return -EBUSY;
+        unmap();
+        requests.clear();
+        allocator.reset();
+        std::vector<StreamRole> roles{ StreamRole::StillCapture };
+        if (vfConfig) roles.push_back(StreamRole::Viewfinder);
+        config = camera->generateConfiguration(roles);
+        if (!config && vfConfig) {
+            // One stream only (vimc, uvcvideo): no viewfinder.
+            vfConfig->width = vfConfig->height = vfConfig->fourcc = 0;
+            vfConfig = nullptr;
+            config = camera->generateConfiguration(std::vector<StreamRole>{ StreamRole::StillCapture });
+        }
+        if (!config || config->empty()) return -ENOTSUP;
+        auto ask = [&](StreamConfiguration &stream, const shutter_lc_stream_config *wanted) {
+            if (wanted->fourcc) stream.pixelFormat = PixelFormat(wanted->fourcc);
+            if (wanted->width && wanted->height) stream.size = Size(wanted->width, wanted->height);
+            stream.bufferCount = unsigned(std::max(buffer_count, 2));
+        };
+        ask(config->at(0), stillConfig);
+        if (vfConfig) ask(config->at(1), vfConfig);
+        CameraConfiguration::Status status = config->validate();
+        if (status == CameraConfiguration::Invalid) return -EINVAL;
+        bool adjusted = status == CameraConfiguration::Adjusted;
+        int result = camera->configure(config.get());
+        if (result < 0) return result;
+        still = config->at(0).stream();
+        fill(stillConfig, config->at(0), adjusted);
+        if (vfConfig) {
+            viewfinder = config->at(1).stream();
+            fill(vfConfig, config->at(1), adjusted);
+        } else {
+            viewfinder = nullptr;
+        }
+        allocator = std::make_unique<FrameBufferAllocator>(camera);
+        for (StreamConfiguration &stream : *config) {
+            if (allocator->allocate(stream.stream()) < 0) return -ENOMEM;
+        }
+        const auto &stillBuffers = allocator->buffers(still);
+        size_t count = stillBuffers.size();
+        if (viewfinder) count = std::min(count, allocator->buffers(viewfinder).size());
+        if (count < 2) return -ENOBUFS;
+        for (size_t index = 0; index < count; index++) {
+            std::unique_ptr<Request> request = camera->createRequest(index);
+            if (!request) return -ENOMEM;
+            if (request->addBuffer(still, stillBuffers[index].get()) < 0) return -EINVAL;
+            if (viewfinder && request->addBuffer(viewfinder, allocator->buffers(viewfinder)[index].get()) < 0) return -EINVAL;
+            Mapping mapping{};
+            if (!map(stillBuffers[index].get(), mapping, false)) return -errno;
+            if (viewfinder && !map(allocator->buffers(viewfinder)[index].get(), mapping, true)) return -errno;
+            mappings.push_back(std::move(mapping));
+            requests.push_back(std::move(request));
+        }
+        return 0;
+    }
+
+    /// Maps each dmabuf once (planes of one buffer usually share it) and records plane addresses.
+    bool map(FrameBuffer *buffer, Mapping &mapping, bool isViewfinder) {
+        std::map<int, std::pair<uint8_t *, size_t>> byFd;
+        for (const FrameBuffer::Plane &plane : buffer->planes()) {
+            size_t end = size_t(plane.offset) + plane.length;
+            auto &entry = byFd[plane.fd.get()];
+            entry.second = std::max(entry.second, end);
+        }
+        for (auto &[fd, entry] : byFd) {
+            void *address = mmap(nullptr, entry.second, PROT_READ, MAP_SHARED, fd, 0);
+            if (address == MAP_FAILED) return false;
+            entry.first = static_cast<uint8_t *>(address);
+            mapping.maps.emplace_back(address, entry.second);
+        }
+        uint32_t index = 0;
+        for (const FrameBuffer::Plane &plane : buffer->planes()) {
+            const uint8_t *address = byFd[plane.fd.get()].first + plane.offset;
+            if (isViewfinder) {
+                mapping.vf = address;
+                mapping.vf_bytes = plane.length;
+                break;
+            }
+            if (index < 3) {
+                mapping.planes[index] = address;
+                mapping.bytes[index] = plane.length;
+                index++;
+            }
+        }
+        if (!isViewfinder) mapping.count = index;
+        return true;
+    }
+
+    void unmap() {
+        for (Mapping &mapping : mappings)
+            for (auto &[address, length] : mapping.maps) munmap(address, length);
+        mappings.clear();
+    }
+
+    int start() override {
+        if (requests.empty()) return -EINVAL;
+        if (running) return 0;
+        int result = camera->start();
+        if (result < 0) return result;
+        {
+            std::lock_guard<std::mutex> guard(lock);
+            running = true;
+        }
+        for (auto &request : requests) {
+            request->reuse(Request::ReuseBuffers);
+            result = camera->queueRequest(request.get());
+            if (result < 0) {
+                stop();
+                return result;
+            }
+        }
+        return 0;
+    }
+
+    void stop() override {
+        bool wasRunning;
+        {
+            std::lock_guard<std::mutex> guard(lock);
+            wasRunning = running;
+            running = false;
+            done.clear();
+        }
+        if (wasRunning) camera->stop();
+        drain();
+    }
+
+    int next(shutter_lc_completed *out) override {
+        Request *request = nullptr;
+        {
+            std::lock_guard<std::mutex> guard(lock);
+            if (disconnected) return -ENODEV;
+            if (done.empty()) {
+                drain();
+                return 0;
+            }
+            request = done.front();
+            done.pop_front();
+        }
+        memset(out, 0, sizeof *out);
+        out->request = int(request->cookie());
+        out->completed_at = monotonic_ns();
+        FrameBuffer *buffer = request->findBuffer(still);
+        out->ok = request->status() == Request::RequestComplete && buffer
+            && buffer->metadata().status == FrameMetadata::FrameSuccess;
+        if (buffer) {
+            out->sequence = buffer->metadata().sequence;
+            out->buffer_timestamp = int64_t(buffer->metadata().timestamp);
+        }
+        const ControlList &metadata = request->metadata();
+        out->sensor_timestamp = metadata.get(controls::SensorTimestamp).value_or(0);
+        auto afState = metadata.get(controls::AfState);
+        out->af_state = afState ? *afState : -1;
+        out->lens_position = metadata.get(controls::LensPosition).value_or(-1.0f);
+        const Mapping &mapping = mappings[request->cookie()];
+        out->plane_count = mapping.count;
+        for (uint32_t index = 0; index < mapping.count; index++) {
+            out->planes[index] = mapping.planes[index];
+            out->plane_bytes[index] = mapping.bytes[index];
+            // A plane may be filled less than its length (compressed formats); trust bytesused.
+            if (buffer && index < buffer->metadata().planes().size()) {
+                uint32_t used = buffer->metadata().planes()[index].bytesused;
+                if (used > 0 && used < out->plane_bytes[index]) out->plane_bytes[index] = used;
+            }
+        }
+        out->viewfinder = mapping.vf;
+        out->viewfinder_bytes = mapping.vf_bytes;
+        return 1;
+    }
+
+    int release(int cookie) override {
+        if (cookie < 0 || size_t(cookie) >= requests.size()) return -EINVAL;
+        Request *request = requests[cookie].get();
+        {
+            std::lock_guard<std::mutex> guard(lock);
+            if (!running) return 0;  // queued again by the next start
+        }
+        request->reuse(Request::ReuseBuffers);
+        {
+            std::lock_guard<std::mutex> guard(lock);
+            for (const auto &[key, value] : pending) request->controls().set(key, value);
+            pending.clear();
+        }
+        return camera->queueRequest(request);
+    }
+
+    int set(int control, double value) override {
+        const ControlId *id = libcamera_control(control);
+        if (!id || camera->controls().find(id) == camera->controls().end()) return -ENOTSUP;
+        ControlValue converted;
+        if (!make_value(id->type(), value, converted)) return -EINVAL;
+        std::lock_guard<std::mutex> guard(lock);
+        pending.set(id->id(), converted);
+        return 0;
+    }
+
+    int set_named(const char *name, double value) override {
+        for (const auto &[controlId, info] : camera->controls()) {
+            if (strcasecmp(controlId->name().c_str(), name) != 0) continue;
+            ControlValue converted;
+            if (!make_value(controlId->type(), value, converted)) return -EINVAL;
+            std::lock_guard<std::mutex> guard(lock);
+            pending.set(controlId->id(), converted);
+            return 0;
+        }
+        return -ENOTSUP;
+    }
+
+    int set_crop(const Rectangle &crop) override {
+        if (camera->controls().find(&controls::ScalerCrop) == camera->controls().end()) return -ENOTSUP;
+        std::lock_guard<std::mutex> guard(lock);
+        pending.set(controls::ScalerCrop, crop);
+        return 0;
+    }
+};
+
+/// The fake: one format, scripted autofocus, frames delivered by the test.
+struct FakeCamera final : shutter_lc_camera {
+    shutter_lc_fake_config script;
+    struct Slot {
+        std::vector<uint8_t> memory;
+        std::map<int, float> controls;
+        bool crop_set = false;
+        Rectangle crop;
+        int64_t timestamp = 0;
+        uint32_t sequence = 0;
+        int af_state = -1;
+        float lens = -1;
+    };
+    std::vector<Slot> slots;
+    std::deque<int> queued, done;
+    std::map<int, float> pending, applied;
+    bool pending_crop = false, applied_crop_set = false;
+    Rectangle pending_crop_rect, applied_crop;
+    bool running = false;
+    uint32_t sequence = 0;
+    int af_state = SHUTTER_LC_AF_IDLE, af_frames_left = 0, af_triggers = 0;
+    float lens = 1.0f;
+    uint32_t stride = 0, frame_size = 0, planes = 1;
+    uint32_t plane_offsets[3] = {}, plane_sizes[3] = {};
+
+    explicit FakeCamera(const shutter_lc_fake_config &config) : script(config) {
+        id = "fake/shutter-lc-fake";
+        model = script.has_autofocus ? "fake-imx708" : "fake";
+        uint32_t w = script.width, h = script.height;
+        switch (script.fourcc) {
+        case 0x3231564e:  // NV12
+            stride = w;
+            planes = 2;
+            plane_sizes[0] = w * h;
+            plane_sizes[1] = w * ((h + 1) / 2);
+            break;
+        case 0x32315559:  // YUV420
+            stride = w;
+            planes = 3;
+            plane_sizes[0] = w * h;
+            plane_sizes[1] = plane_sizes[2] = (w / 2) * ((h + 1) / 2);
+            break;
+        default:          // RGB888 / BGR888
+            stride = w * 3;
+            plane_sizes[0] = stride * h;
+        }
+        for (uint32_t index = 1; index < planes; index++) plane_offsets[index] = plane_offsets[index - 1] + plane_sizes[index - 1];
+        frame_size = plane_offsets[planes - 1] + plane_sizes[planes - 1];
+    }
+
+    int formats(shutter_lc_format *formats, int capacity) override {
+        if (capacity > 0) {
+            formats[0].fourcc = script.fourcc;
+            copy_string(formats[0].name, sizeof formats[0].name, PixelFormat(script.fourcc).toString());
+            formats[0].size_count = 1;
+        }
+        return 1;
+    }
+
+    int sizes(uint32_t fourcc, uint32_t *widths, uint32_t *heights, int capacity) override {
+        if (fourcc != script.fourcc) return 0;
+        if (capacity > 0) {
+            widths[0] = script.width;
+            heights[0] = script.height;
+        }
+        return 1;
+    }
+
+    int control_list(shutter_lc_control_info *out, int capacity) override {
+        std::vector<shutter_lc_control_info> list;
+        auto add = [&](const ControlId &id, int control, int type, double min, double max, double def) {
+            shutter_lc_control_info entry{};
+            entry.libcamera_id = id.id();
+            entry.control = control;
+            entry.type = type;
+            copy_string(entry.name, sizeof entry.name, id.name());
+            entry.minimum = min;
+            entry.maximum = max;
+            entry.default_value = def;
+            list.push_back(entry);
+        };
+        add(controls::Brightness, SHUTTER_LC_CONTROL_BRIGHTNESS, SHUTTER_LC_TYPE_FLOAT, -1, 1, 0);
+        if (script.has_scaler_crop) add(controls::ScalerCrop, SHUTTER_LC_CONTROL_SCALER_CROP, SHUTTER_LC_TYPE_RECTANGLE, 0, 0, 0);
+        if (script.has_exposure_value) add(controls::ExposureValue, SHUTTER_LC_CONTROL_EXPOSURE_VALUE, SHUTTER_LC_TYPE_FLOAT, -8, 8, 0);
+        if (script.has_autofocus) {
+            add(controls::AfMode, SHUTTER_LC_CONTROL_AF_MODE, SHUTTER_LC_TYPE_INT, 0, 2, 0);
+            add(controls::AfTrigger, SHUTTER_LC_CONTROL_AF_TRIGGER, SHUTTER_LC_TYPE_INT, 0, 1, 0);
+            add(controls::LensPosition, SHUTTER_LC_CONTROL_LENS_POSITION, SHUTTER_LC_TYPE_FLOAT, 0, 15, 1);
+        }
+        for (size_t index = 0; index < list.size() && int(index) < capacity; index++) out[index] = list[index];
+        return int(list.size());
+    }
+
+    int scaler_crop_maximum(Rectangle &out) override {
+        if (!script.has_scaler_crop) return -ENOTSUP;
+        out = Rectangle(0, 0, script.width, script.height);
+        return 0;
+    }
+
+    int configure(shutter_lc_stream_config *still, shutter_lc_stream_config *viewfinder, int buffer_count) override {
+        if (running) return -EBUSY;
+        if ((still->fourcc && still->fourcc != script.fourcc)) return -EINVAL;
+        bool adjusted = still->width && (still->width != script.width || still->height != script.height);
+        still->fourcc = script.fourcc;
+        still->width = script.width;
+        still->height = script.height;
+        still->stride = stride;
+        still->frame_size = frame_size;
+        still->adjusted = adjusted;
+        if (viewfinder) viewfinder->width = viewfinder->height = viewfinder->fourcc = 0;
+        slots.assign(size_t(std::max(buffer_count, 2)), Slot{});
+        for (Slot &slot : slots) slot.memory.assign(frame_size, 0);
+        return 0;
+    }
+
+    int start() override {
+        if (slots.empty()) return -EINVAL;
+        if (running) return 0;
+        running = true;
+        queued.clear();
+        done.clear();
+        for (size_t index = 0; index < slots.size(); index++) queue(int(index));
+        return 0;
+    }
+
+    void queue(int index) {
+        Slot &slot = slots[index];
+        slot.controls = pending;
+        slot.crop_set = pending_crop;
+        slot.crop = pending_crop_rect;
+        pending.clear();
+        pending_crop = false;
+        queued.push_back(index);
+    }
+
+    void stop() override {
+        running = false;
+        queued.clear();
+        done.clear();
+        drain();
+    }
+
+    int deliver(int64_t timestamp, uint8_t fill) {
+        if (!running || queued.empty()) return -EAGAIN;
+        int index = queued.front();
+        queued.pop_front();
+        Slot &slot = slots[index];
+        bool triggered = false;
+        for (const auto &[control, value] : slot.controls) {
+            applied[control] = value;
+            if (control == SHUTTER_LC_CONTROL_AF_TRIGGER && int(value) == 0) triggered = true;
+            if (control == SHUTTER_LC_CONTROL_LENS_POSITION) lens = value;
+        }
+        if (slot.crop_set) {
+            applied_crop = slot.crop;
+            applied_crop_set = true;
+        }
+        // The autofocus script: a start in AfModeAuto scans for af_scan_frames frames, then ends.
+        bool autoMode = applied.count(SHUTTER_LC_CONTROL_AF_MODE) && int(applied[SHUTTER_LC_CONTROL_AF_MODE]) == 1;
+        if (script.has_autofocus && triggered && autoMode) {
+            af_triggers++;
+            af_state = SHUTTER_LC_AF_SCANNING;
+            af_frames_left = script.af_scan_frames;
+        } else if (af_state == SHUTTER_LC_AF_SCANNING) {
+            if (af_frames_left > 0) af_frames_left--;
+            if (af_frames_left == 0 && script.af_outcome != SHUTTER_LC_AF_SCANNING) af_state = script.af_outcome;
+        }
+        if (script.has_autofocus && af_state == SHUTTER_LC_AF_FOCUSED) lens = 2.5f;
+        std::fill(slot.memory.begin(), slot.memory.end(), fill);
+        slot.timestamp = timestamp;
+        slot.sequence = sequence++;
+        slot.af_state = script.has_autofocus ? af_state : -1;
+        slot.lens = script.has_autofocus ? lens : -1;
+        done.push_back(index);
+        signal();
+        return 0;
+    }
+
+    int next(shutter_lc_completed *out) override {
+        if (done.empty()) {
+            drain();
+            return 0;
+        }
+        int index = done.front();
+        done.pop_front();
+        const Slot &slot = slots[index];
+        memset(out, 0, sizeof *out);
+        out->request = index;
+        out->ok = 1;
+        out->sequence = slot.sequence;
+        out->sensor_timestamp = slot.timestamp;
+        out->buffer_timestamp = slot.timestamp;
+        // The fake runs on the test's virtual clock: it completes a frame the instant it is stamped.
+        out->completed_at = slot.timestamp;
+        out->af_state = slot.af_state;
+        out->lens_position = slot.lens;
+        out->plane_count = planes;
+        for (uint32_t plane = 0; plane < planes; plane++) {
+            out->planes[plane] = slot.memory.data() + plane_offsets[plane];
+            out->plane_bytes[plane] = plane_sizes[plane];
+        }
+        return 1;
+    }
+
+    int release(int index) override {
+        if (index < 0 || size_t(index) >= slots.size()) return -EINVAL;
+        if (running) queue(index);
+        return 0;
+    }
+
+    bool offers(int control) const {
+        switch (control) {
+        case SHUTTER_LC_CONTROL_BRIGHTNESS: return true;
+        case SHUTTER_LC_CONTROL_EXPOSURE_VALUE: return script.has_exposure_value;
+        case SHUTTER_LC_CONTROL_AF_MODE:
+        case SHUTTER_LC_CONTROL_AF_TRIGGER:
+        case SHUTTER_LC_CONTROL_LENS_POSITION: return script.has_autofocus;
+        default: return false;
+        }
+    }
+
+    int set(int control, double value) override {
+        if (!offers(control)) return -ENOTSUP;
+        pending[control] = float(value);
+        return 0;
+    }
+
+    int set_named(const char *name, double value) override {
+        if (strcasecmp(name, "Brightness") == 0) return set(SHUTTER_LC_CONTROL_BRIGHTNESS, value);
+        return -ENOTSUP;
+    }
+
+    int set_crop(const Rectangle &crop) override {
+        if (!script.has_scaler_crop) return -ENOTSUP;
+        pending_crop = true;
+        pending_crop_rect = crop;
+        return 0;
+    }
+};
+
+}  // namespace
+
+// MARK: - The C interface
+
+extern "C" {
+
+const char *shutter_lc_header_version(void) {
+#define SHUTTER_LC_STRING2(x) #x
+#define SHUTTER_LC_STRING(x) SHUTTER_LC_STRING2(x)
+    return SHUTTER_LC_STRING(LIBCAMERA_VERSION_MAJOR) "." SHUTTER_LC_STRING(LIBCAMERA_VERSION_MINOR) "." SHUTTER_LC_STRING(LIBCAMERA_VERSION_PATCH);
+}
+
+const char *shutter_lc_runtime_version(void) {
+    static std::string version = CameraManager::version();
+    return version.c_str();
+}
+
+int shutter_lc_list(shutter_lc_camera_entry *entries, int capacity) {
+    CameraManager *cameras = nullptr;
+    int result = started_manager(&cameras);
+    if (result < 0) return result;
+    auto list = cameras->cameras();
+    for (size_t index = 0; index < list.size() && int(index) < capacity; index++) {
+        copy_string(entries[index].id, sizeof entries[index].id, list[index]->id());
+        copy_string(entries[index].model, sizeof entries[index].model, model_of(list[index]));
+    }
+    return int(list.size());
+}
+
+shutter_lc_camera *shutter_lc_open(const char *name, int *error) {
+    int ignored;
+    if (!error) error = &ignored;
+    CameraManager *cameras = nullptr;
+    *error = started_manager(&cameras);
+    if (*error < 0) return nullptr;
+    std::shared_ptr<Camera> found;
+    std::string wanted = name ? name : "";
+    for (const auto &camera : cameras->cameras()) {
+        if (wanted.empty() || camera->id() == wanted || strcasecmp(model_of(camera).c_str(), wanted.c_str()) == 0) {
+            found = camera;
+            break;
+        }
+    }
+    if (!found) {
+        *error = -ENOENT;
+        return nullptr;
+    }
+    int result = found->acquire();
+    if (result < 0) {
+        *error = result;
+        return nullptr;
+    }
+    *error = 0;
+    try {
+        return new RealCamera(found);
+    } catch (...) {
+        found->release();
+        *error = -ENOMEM;
+        return nullptr;
+    }
+}
+
+shutter_lc_camera *shutter_lc_open_fake(const shutter_lc_fake_config *config) {
+    if (!config || config->width == 0 || config->height == 0) return nullptr;
+    return new FakeCamera(*config);
+}
+
+int shutter_lc_fake_deliver(shutter_lc_camera *camera, int64_t timestamp_ns, uint8_t fill) {
+    auto *fake = dynamic_cast<FakeCamera *>(camera);
+    return fake ? fake->deliver(timestamp_ns, fill) : -EINVAL;
+}
+
+int shutter_lc_fake_applied(shutter_lc_camera *camera, int control, float *value) {
+    auto *fake = dynamic_cast<FakeCamera *>(camera);
+    if (!fake) return -EINVAL;
+    auto found = fake->applied.find(control);
+    if (found == fake->applied.end()) return -ENOENT;
+    *value = found->second;
+    return 0;
+}
+
+int shutter_lc_fake_scaler_crop(shutter_lc_camera *camera, int32_t *x, int32_t *y, uint32_t *width, uint32_t *height) {
+    auto *fake = dynamic_cast<FakeCamera *>(camera);
+    if (!fake) return -EINVAL;
+    if (!fake->applied_crop_set) return -ENOENT;
+    *x = fake->applied_crop.x;
+    *y = fake->applied_crop.y;
+    *width = fake->applied_crop.width;
+    *height = fake->applied_crop.height;
+    return 0;
+}
+
+int shutter_lc_fake_af_triggers(shutter_lc_camera *camera) {
+    auto *fake = dynamic_cast<FakeCamera *>(camera);
+    return fake ? fake->af_triggers : -EINVAL;
+}
+
+void shutter_lc_close(shutter_lc_camera *camera) { delete camera; }
+
+const char *shutter_lc_id(shutter_lc_camera *camera) { return camera->id.c_str(); }
+const char *shutter_lc_model(shutter_lc_camera *camera) { return camera->model.c_str(); }
+
+int shutter_lc_formats(shutter_lc_camera *camera, shutter_lc_format *formats, int capacity) {
+    return camera->formats(formats, capacity);
+}
+
+int shutter_lc_sizes(shutter_lc_camera *camera, uint32_t fourcc, uint32_t *widths, uint32_t *heights, int capacity) {
+    return camera->sizes(fourcc, widths, heights, capacity);
+}
+
+int shutter_lc_controls(shutter_lc_camera *camera, shutter_lc_control_info *controls, int capacity) {
+    return camera->control_list(controls, capacity);
+}
+
+int shutter_lc_scaler_crop_maximum(shutter_lc_camera *camera, int32_t *x, int32_t *y, uint32_t *width, uint32_t *height) {
+    Rectangle rectangle;
+    int result = camera->scaler_crop_maximum(rectangle);
+    if (result < 0) return result;
+    *x = rectangle.x;
+    *y = rectangle.y;
+    *width = rectangle.width;
+    *height = rectangle.height;
+    return 0;
+}
+
+int shutter_lc_configure(shutter_lc_camera *camera, shutter_lc_stream_config *still,
+                         shutter_lc_stream_config *viewfinder, int buffer_count) {
+    if (!still) return -EINVAL;
+    return camera->configure(still, viewfinder, buffer_count);
+}
+
+int shutter_lc_start(shutter_lc_camera *camera) { return camera->start(); }
+void shutter_lc_stop(shutter_lc_camera *camera) { camera->stop(); }
+int shutter_lc_poll_fd(shutter_lc_camera *camera) { return camera->event_fd; }
+int shutter_lc_next(shutter_lc_camera *camera, shutter_lc_completed *out) { return camera->next(out); }
+int shutter_lc_release(shutter_lc_camera *camera, int request) { return camera->release(request); }
+int shutter_lc_set_float(shutter_lc_camera *camera, int control, float value) { return camera->set(control, value); }
+int shutter_lc_set_int(shutter_lc_camera *camera, int control, int32_t value) { return camera->set(control, value); }
+int shutter_lc_set_named(shutter_lc_camera *camera, const char *name, double value) { return camera->set_named(name, value); }
+
+int shutter_lc_set_scaler_crop(shutter_lc_camera *camera, int32_t x, int32_t y, uint32_t width, uint32_t height) {
+    return camera->set_crop(Rectangle(x, y, width, height));
+}
+
+}  // extern "C"

@@ -1,0 +1,194 @@
+#ifndef SHUTTER_LIBCAMERA_H
+#define SHUTTER_LIBCAMERA_H
+// One stable C interface over libcamera's C++ API: Debian 12's 0.0.3 and the newer API of
+// Debian trixie / Raspberry Pi OS (backend.cpp picks with #if on <libcamera/version.h>).
+// Swift only ever sees this file. A fake camera (shutter_lc_open_fake) sits behind the same
+// functions, so the Swift side is tested through its real code path without hardware.
+// Functions that fail return NULL or a negative errno (-ENODEV, -EBUSY, ...).
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// The libcamera version the backend was compiled against, "0.0.3" or "0.5.0".
+const char *shutter_lc_header_version(void);
+/// The libcamera version loaded at run time (CameraManager::version()).
+const char *shutter_lc_runtime_version(void);
+
+/// One camera libcamera lists.
+typedef struct {
+    char id[256];       // libcamera's id: "/base/soc/i2c0mux/i2c@1/imx708@1a", "platform/vimc.0 Sensor B"
+    char model[64];     // properties::Model: "imx708", "Sensor B"; empty when unknown
+} shutter_lc_camera_entry;
+
+/// Fills up to `capacity` entries; returns how many cameras libcamera lists (may exceed
+/// `capacity`), or a negative errno when the camera manager cannot start.
+int shutter_lc_list(shutter_lc_camera_entry *entries, int capacity);
+
+typedef struct shutter_lc_camera shutter_lc_camera;
+
+/// Opens and acquires the camera whose id equals `name`, or whose model equals it (ignoring
+/// case), or the first camera when `name` is empty. NULL and *error = -ENOENT (no such
+/// camera), -EBUSY (another process holds it), or another negative errno.
+shutter_lc_camera *shutter_lc_open(const char *name, int *error);
+
+/// The fake camera's script: what it offers and how its autofocus behaves.
+typedef struct {
+    uint32_t width, height;     // the one size it offers
+    uint32_t fourcc;            // DRM fourcc of its one format (NV12, YUV420, RGB888, BGR888)
+    int has_scaler_crop;        // offers ScalerCrop (the full sensor is width x height)
+    int has_exposure_value;     // offers ExposureValue -8...8
+    int has_autofocus;          // offers AfMode, AfTrigger, LensPosition 0...15, reports AfState
+    /// After an AfTrigger start, the frames reporting Scanning before the outcome.
+    int af_scan_frames;
+    /// The outcome: SHUTTER_LC_AF_FOCUSED, SHUTTER_LC_AF_FAILED, or SHUTTER_LC_AF_SCANNING (never ends).
+    int af_outcome;
+} shutter_lc_fake_config;
+
+/// A fake camera behind the same interface: no thread, no hardware. Frames arrive only when
+/// the test calls shutter_lc_fake_deliver.
+shutter_lc_camera *shutter_lc_open_fake(const shutter_lc_fake_config *config);
+
+/// Completes the oldest queued request of a started fake camera as a frame stamped
+/// `timestamp_ns`: applies that request's controls, fills every plane with `fill`, advances
+/// the autofocus script, and makes the poll descriptor readable. -EAGAIN when no request is
+/// queued (every buffer is held), -EINVAL for a real camera.
+int shutter_lc_fake_deliver(shutter_lc_camera *camera, int64_t timestamp_ns, uint8_t fill);
+/// The value the fake camera last applied for control `control` (SHUTTER_LC_CONTROL_*) as a
+/// float (ScalerCrop: see shutter_lc_fake_scaler_crop). -ENOENT if never set.
+int shutter_lc_fake_applied(shutter_lc_camera *camera, int control, float *value);
+/// The ScalerCrop rectangle the fake last applied. -ENOENT if never set.
+int shutter_lc_fake_scaler_crop(shutter_lc_camera *camera, int32_t *x, int32_t *y, uint32_t *width, uint32_t *height);
+/// How many times the fake saw AfTrigger start.
+int shutter_lc_fake_af_triggers(shutter_lc_camera *camera);
+
+/// Releases and closes the camera (stopping it first). NULL is ignored.
+void shutter_lc_close(shutter_lc_camera *camera);
+
+/// The camera's libcamera id and model; valid until closed.
+const char *shutter_lc_id(shutter_lc_camera *camera);
+const char *shutter_lc_model(shutter_lc_camera *camera);
+
+/// A stream's format as libcamera offers it.
+typedef struct {
+    uint32_t fourcc;            // DRM fourcc (libcamera::PixelFormat::fourcc())
+    char name[32];              // libcamera's name: "NV12", "RGB888"
+    uint32_t size_count;        // sizes below, largest first
+} shutter_lc_format;
+
+/// The formats the still-capture role offers. Returns the count (may exceed capacity) or a negative errno.
+int shutter_lc_formats(shutter_lc_camera *camera, shutter_lc_format *formats, int capacity);
+/// The sizes offered for `fourcc` (largest first): fills widths/heights, returns the count.
+int shutter_lc_sizes(shutter_lc_camera *camera, uint32_t fourcc, uint32_t *widths, uint32_t *heights, int capacity);
+
+/// The controls shutter maps, with stable numbers of its own (libcamera's numeric ids change
+/// between versions).
+enum {
+    SHUTTER_LC_CONTROL_OTHER = 0,
+    SHUTTER_LC_CONTROL_SCALER_CROP = 1,
+    SHUTTER_LC_CONTROL_EXPOSURE_VALUE = 2,
+    SHUTTER_LC_CONTROL_AF_MODE = 3,
+    SHUTTER_LC_CONTROL_AF_TRIGGER = 4,
+    SHUTTER_LC_CONTROL_LENS_POSITION = 5,
+    SHUTTER_LC_CONTROL_AE_ENABLE = 6,
+    SHUTTER_LC_CONTROL_BRIGHTNESS = 7,
+    SHUTTER_LC_CONTROL_CONTRAST = 8,
+    SHUTTER_LC_CONTROL_SATURATION = 9,
+};
+
+/// AfState values (libcamera's AfStateEnum, the same in every version so far).
+enum {
+    SHUTTER_LC_AF_IDLE = 0,
+    SHUTTER_LC_AF_SCANNING = 1,
+    SHUTTER_LC_AF_FOCUSED = 2,
+    SHUTTER_LC_AF_FAILED = 3,
+};
+
+/// Value types of controls.
+enum {
+    SHUTTER_LC_TYPE_BOOL = 1,
+    SHUTTER_LC_TYPE_INT = 2,    // int32 and int64
+    SHUTTER_LC_TYPE_FLOAT = 3,
+    SHUTTER_LC_TYPE_RECTANGLE = 4,
+    SHUTTER_LC_TYPE_OTHER = 5,
+};
+
+/// One control the camera offers, with its range (rectangles: min/max are unused, see
+/// shutter_lc_scaler_crop_maximum).
+typedef struct {
+    uint32_t libcamera_id;      // libcamera's numeric id (for listing only)
+    int control;                // SHUTTER_LC_CONTROL_*
+    int type;                   // SHUTTER_LC_TYPE_*
+    char name[64];              // "ExposureValue", "AfMode"
+    double minimum, maximum, default_value;
+} shutter_lc_control_info;
+
+/// The controls the camera offers. Returns the count (may exceed capacity).
+int shutter_lc_controls(shutter_lc_camera *camera, shutter_lc_control_info *controls, int capacity);
+
+/// The rectangle ScalerCrop may cover at most (the sensor's active area, in sensor pixels).
+/// 0, or -ENOTSUP when the camera has no ScalerCrop.
+int shutter_lc_scaler_crop_maximum(shutter_lc_camera *camera, int32_t *x, int32_t *y, uint32_t *width, uint32_t *height);
+
+/// One stream shutter asks for; the backend writes back what libcamera granted.
+typedef struct {
+    uint32_t fourcc;            // 0 lets the backend keep libcamera's default for the role
+    uint32_t width, height;     // 0 keeps the default
+    uint32_t stride;            // out: bytes per row of the first plane
+    uint32_t frame_size;        // out: bytes of one frame (all planes)
+    int adjusted;               // out: libcamera changed what was asked
+} shutter_lc_stream_config;
+
+/// Configures a still stream and optionally a smaller viewfinder stream (NULL: none), allocates
+/// buffers (`buffer_count` requests, at least 2) and maps them. Call before start. 0 or a negative errno.
+int shutter_lc_configure(shutter_lc_camera *camera, shutter_lc_stream_config *still,
+                         shutter_lc_stream_config *viewfinder, int buffer_count);
+
+/// Starts the camera and queues every request; completed requests are queued again as
+/// shutter_lc_release hands them back, so at least two are always queued while shutter holds
+/// the rest. 0 or a negative errno.
+int shutter_lc_start(shutter_lc_camera *camera);
+/// Stops the camera; completed requests not yet taken are dropped.
+void shutter_lc_stop(shutter_lc_camera *camera);
+
+/// A descriptor that is readable while completed requests wait (an eventfd).
+int shutter_lc_poll_fd(shutter_lc_camera *camera);
+
+/// One completed request.
+typedef struct {
+    int request;                // pass to shutter_lc_release
+    int ok;                     // 0: cancelled or failed (its buffer must not be used)
+    uint32_t sequence;          // the still buffer's frame sequence
+    int64_t sensor_timestamp;   // controls::SensorTimestamp, ns; 0 when not reported
+    int64_t buffer_timestamp;   // FrameMetadata::timestamp, ns
+    int64_t completed_at;       // CLOCK_MONOTONIC when the backend saw the completion, ns
+    int af_state;               // SHUTTER_LC_AF_*, or -1 when not reported
+    float lens_position;        // reported LensPosition, or -1
+    const uint8_t *planes[3];   // the still stream's mapped planes (NULL beyond plane_count)
+    uint32_t plane_bytes[3];
+    uint32_t plane_count;
+    const uint8_t *viewfinder;  // the viewfinder stream's first plane, or NULL
+    uint32_t viewfinder_bytes;
+} shutter_lc_completed;
+
+/// Takes the oldest completed request: 1 (filled `out`), 0 (none waiting), or a negative errno
+/// (-ENODEV: the camera was disconnected). Its planes stay mapped and unchanged until released.
+int shutter_lc_next(shutter_lc_camera *camera, shutter_lc_completed *out);
+/// Hands a request back: it is queued again, with the controls set since.
+int shutter_lc_release(shutter_lc_camera *camera, int request);
+
+/// Sets controls on the next request queued (libcamera applies per request). 0 or -ENOTSUP
+/// when the camera lacks the control.
+int shutter_lc_set_float(shutter_lc_camera *camera, int control, float value);
+int shutter_lc_set_int(shutter_lc_camera *camera, int control, int32_t value);
+/// Sets the control named `name` (ignoring case: "Brightness") for a board binding.
+int shutter_lc_set_named(shutter_lc_camera *camera, const char *name, double value);
+int shutter_lc_set_scaler_crop(shutter_lc_camera *camera, int32_t x, int32_t y, uint32_t width, uint32_t height);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,506 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CLibcameraBackend
+import ShutterCore
+
+/// One control a libcamera camera offers, with its range as libcamera states it.
+public struct LibcameraControlInfo: Hashable, Sendable {
+    /// The controls shutter maps; libcamera's numeric ids differ between versions, these do not.
+    public enum Role: Int32, Hashable, Sendable {
+        case other = 0, scalerCrop, exposureValue, afMode, afTrigger, lensPosition, aeEnable, brightness, contrast, saturation
+    }
+
+    public enum ValueType: Int32, Hashable, Sendable {
+        case bool = 1, integer, float, rectangle, other
+    }
+
+    /// libcamera's numeric id (for listing only).
+    public var libcameraID: UInt32
+    public var role: Role
+    public var type: ValueType
+    public var name: String
+    public var minimum: Double
+    public var maximum: Double
+    public var defaultValue: Double
+
+    public init(libcameraID: UInt32, role: Role, type: ValueType, name: String, minimum: Double, maximum: Double, defaultValue: Double) {
+        self.libcameraID = libcameraID
+        self.role = role
+        self.type = type
+        self.name = name
+        self.minimum = minimum
+        self.maximum = maximum
+        self.defaultValue = defaultValue
+    }
+
+    /// The control as the ``Camera`` protocol's integer control: floats in thousandths, so a
+    /// board binding maps onto it like a V4L2 control.
+    public var cameraControl: CameraControl {
+        let scale = type == .float ? 1000.0 : 1
+        func clampedInt(_ value: Double) -> Int32 { Int32(max(Double(Int32.min), min(Double(Int32.max), (value * scale).rounded()))) }
+        return CameraControl(id: libcameraID, name: name, kind: type == .bool ? .boolean : type == .rectangle ? .other : .integer,
+                             minimum: clampedInt(minimum), maximum: clampedInt(maximum), step: 1,
+                             defaultValue: clampedInt(defaultValue), isWritable: type != .rectangle)
+    }
+}
+
+/// A camera libcamera lists.
+public struct LibcameraEntry: Hashable, Sendable {
+    /// libcamera's id (`/base/soc/i2c0mux/i2c@1/imx708@1a`, `platform/vimc.0 Sensor B`).
+    public var id: String
+    /// The sensor model (`imx708`), empty when unknown.
+    public var model: String
+}
+
+/// The cameras libcamera lists, or why it cannot list any.
+///
+/// The corresponding C function is `shutter_lc_list` (`CameraManager::cameras`).
+public func libcameraCameras() throws(CaptureError) -> [LibcameraEntry] {
+    var entries = [shutter_lc_camera_entry](repeating: shutter_lc_camera_entry(), count: 16)
+    let count = shutter_lc_list(&entries, Int32(entries.count))
+    guard count >= 0 else { throw CaptureError.system(call: "CameraManager::start", errno: -count, context: "libcamera") }
+    return entries.prefix(Int(min(count, 16))).map {
+        LibcameraEntry(id: V4L2Device.string($0.id), model: V4L2Device.string($0.model))
+    }
+}
+
+/// The libcamera version shutter was compiled against and the one loaded now.
+public var libcameraVersions: (header: String, runtime: String) {
+    (String(cString: shutter_lc_header_version()), String(cString: shutter_lc_runtime_version()))
+}
+
+/// libcamera's pixel formats (DRM fourccs) as the V4L2 formats with the same memory layout.
+///
+/// DRM names packed RGB by the 32-bit word, V4L2 by the bytes: libcamera's `RGB888` is V4L2's
+/// `BGR3` (bytes B, G, R) and `BGR888` is `RGB3`. The YUV formats share their codes.
+public enum LibcameraFormat {
+    public static let rgb888 = PixelFormat(fourcc: "RG24")!
+    public static let bgr888 = PixelFormat(fourcc: "BG24")!
+
+    /// The V4L2 format with the same bytes as libcamera's `drm` format.
+    public static func v4l2(fromDRM drm: PixelFormat) -> PixelFormat {
+        switch drm {
+        case rgb888: .bgr24
+        case bgr888: .rgb24
+        default: drm
+        }
+    }
+
+    /// The DRM fourcc for a board's `pixelFormat`: libcamera's name (`NV12`, `RGB888`) or a V4L2 code.
+    public static func drm(named name: String) -> PixelFormat? {
+        switch name {
+        case "RGB888": rgb888
+        case "BGR888": bgr888
+        case "YUV420": PixelFormat(fourcc: "YU12")
+        case "YVU420": PixelFormat(fourcc: "YV12")
+        case "MJPEG": .mjpeg
+        case "RGB3": bgr888
+        case "BGR3": rgb888
+        default: PixelFormat(fourcc: name)
+        }
+    }
+
+    /// The formats shutter asks libcamera for, best first: YUV420/NV12 go to TurboJPEG without a colour conversion.
+    public static let preferred: [PixelFormat] = [PixelFormat(fourcc: "YU12")!, .nv12, .yuyv, .uyvy, rgb888, bgr888, .mjpeg]
+}
+
+/// Autofocus state as libcamera reports it per frame (`controls::AfState`).
+public enum AfState: Int32, Hashable, Sendable {
+    case idle = 0, scanning, focused, failed
+}
+
+/// A camera through libcamera (or its fake): a still stream and optionally a viewfinder stream,
+/// requests cycling continuously, frames copied out of the mapped buffers into the ring.
+public final class LibcameraCamera: Camera {
+    private var handle: OpaquePointer?
+    public let info: CameraInfo
+    public private(set) var format: FrameFormat
+    /// The viewfinder stream's size, when libcamera granted one.
+    public private(set) var viewfinder: FrameDimensions?
+    public private(set) var isStreaming = false
+    public private(set) var frameInterval: Nanoseconds?
+    public let controls: [CameraControl]
+    /// Every control with libcamera's own ranges.
+    public let libcameraControls: [LibcameraControlInfo]
+    /// The largest rectangle `ScalerCrop` may take, in sensor pixels; `nil` without ScalerCrop.
+    public let scalerCropMaximum: PixelRect?
+    /// Whether the size or format was changed by libcamera (vimc rounds widths to multiples of 6).
+    public private(set) var wasAdjusted = false
+    /// AfState of recent frames by sequence, for the autofocus wait.
+    private var focusBySequence: [UInt32: AfState] = [:]
+    private var lastFrameAt: Instant?
+
+    /// Requests in flight: at least two stay queued (vimc streams only with two buffers queued).
+    public static let requestCount = 4
+
+    /// Opens the libcamera camera `settings.device` names (its id, or its model such as `imx708`;
+    /// `libcamera` takes the first one), configures the still stream (and the viewfinder), and
+    /// allocates and maps the buffers. Does not start streaming.
+    ///
+    /// The corresponding C functions are `shutter_lc_open` and `shutter_lc_configure`.
+    public convenience init(settings: CameraSettings) throws(CaptureError) {
+        var error: Int32 = 0
+        let name = settings.device == "libcamera" ? "" : settings.device
+        guard let handle = shutter_lc_open(name, &error) else {
+            switch -error {
+            case EBUSY: throw CaptureError.deviceBusy(device: settings.device)
+            case EACCES, EPERM: throw CaptureError.permissionDenied(device: settings.device)
+            case ENOENT:
+                let available = ((try? libcameraCameras()) ?? []).map { "\($0.id) (\($0.model))" }
+                throw CaptureError.noDevice(requested: settings.device, available: available)
+            default: throw CaptureError.system(call: "shutter_lc_open", errno: -error, context: settings.device)
+            }
+        }
+        try self.init(handle: handle, settings: settings)
+    }
+
+    /// A fake libcamera camera behind the same C interface, for tests: frames arrive when
+    /// ``deliverFakeFrame(at:fill:)`` is called.
+    ///
+    /// The corresponding C function is `shutter_lc_open_fake`.
+    public convenience init(fake: FakeLibcameraScript, settings: CameraSettings = CameraSettings()) throws(CaptureError) {
+        var config = shutter_lc_fake_config(
+            width: UInt32(fake.width), height: UInt32(fake.height), fourcc: fake.format.rawValue,
+            has_scaler_crop: fake.hasScalerCrop ? 1 : 0, has_exposure_value: fake.hasExposureValue ? 1 : 0,
+            has_autofocus: fake.hasAutofocus ? 1 : 0, af_scan_frames: Int32(fake.autofocusScanFrames),
+            af_outcome: fake.autofocusOutcome.rawValue)
+        guard let handle = shutter_lc_open_fake(&config) else {
+            throw CaptureError.notACaptureDevice(device: "fake", reason: "bad fake configuration")
+        }
+        try self.init(handle: handle, settings: settings)
+    }
+
+    private init(handle: OpaquePointer, settings: CameraSettings) throws(CaptureError) {
+        self.handle = handle
+        let id = String(cString: shutter_lc_id(handle)), model = String(cString: shutter_lc_model(handle))
+        info = CameraInfo(path: id, card: model.isEmpty ? id : model, driver: "libcamera", bus: id)
+        var infos = [shutter_lc_control_info](repeating: shutter_lc_control_info(), count: 128)
+        let controlCount = Int(max(0, min(shutter_lc_controls(handle, &infos, 128), 128)))
+        libcameraControls = infos.prefix(controlCount).map { entry in
+            LibcameraControlInfo(libcameraID: entry.libcamera_id, role: LibcameraControlInfo.Role(rawValue: entry.control) ?? .other,
+                                 type: LibcameraControlInfo.ValueType(rawValue: entry.type) ?? .other,
+                                 name: V4L2Device.string(entry.name), minimum: entry.minimum, maximum: entry.maximum,
+                                 defaultValue: entry.default_value)
+        }
+        controls = libcameraControls.map(\.cameraControl)
+        var x: Int32 = 0, y: Int32 = 0, width: UInt32 = 0, height: UInt32 = 0
+        scalerCropMaximum = shutter_lc_scaler_crop_maximum(handle, &x, &y, &width, &height) == 0
+            ? PixelRect(x: Int(x), y: Int(y), width: Int(width), height: Int(height)) : nil
+        format = FrameFormat(width: 0, height: 0, pixelFormat: .nv12)
+        do throws(CaptureError) {
+            try configure(settings)
+        } catch {
+            shutter_lc_close(handle)
+            self.handle = nil
+            throw error
+        }
+    }
+
+    deinit { close() }
+
+    /// The formats offered (DRM fourcc and libcamera's name) with their sizes, largest first.
+    public func offeredFormats() -> [(format: PixelFormat, name: String, sizes: [FrameSize])] {
+        guard let handle else { return [] }
+        var formats = [shutter_lc_format](repeating: shutter_lc_format(), count: 64)
+        let count = Int(max(0, min(shutter_lc_formats(handle, &formats, 64), 64)))
+        return formats.prefix(count).map { entry in
+            var widths = [UInt32](repeating: 0, count: 256), heights = [UInt32](repeating: 0, count: 256)
+            let sizeCount = Int(max(0, min(shutter_lc_sizes(handle, entry.fourcc, &widths, &heights, 256), 256)))
+            let sizes = (0..<sizeCount).map { FrameSize(width: Int(widths[$0]), height: Int(heights[$0])) }
+            return (PixelFormat(rawValue: entry.fourcc), V4L2Device.string(entry.name), sizes)
+        }
+    }
+
+    private func configure(_ settings: CameraSettings) throws(CaptureError) {
+        guard let handle else { return }
+        let offered = offeredFormats()
+        let device = info.path
+        let wanted: PixelFormat
+        if let name = settings.pixelFormat {
+            guard let drm = LibcameraFormat.drm(named: name), offered.contains(where: { $0.format == drm }) else {
+                throw CaptureError.unsupportedFormat(device: device, requested: name, supported: offered.map(\.name))
+            }
+            wanted = drm
+        } else {
+            guard let pick = LibcameraFormat.preferred.first(where: { want in offered.contains { $0.format == want } }) else {
+                throw CaptureError.unsupportedFormat(device: device, requested: "any of YUV420, NV12, YUYV, UYVY, RGB888, BGR888, MJPEG",
+                                                     supported: offered.map(\.name))
+            }
+            wanted = pick
+        }
+        var still = shutter_lc_stream_config()
+        still.fourcc = wanted.rawValue
+        if let width = settings.width, let height = settings.height {
+            still.width = UInt32(width)
+            still.height = UInt32(height)
+        } else if let largest = offered.first(where: { $0.format == wanted })?.sizes.first {
+            still.width = UInt32(largest.width)
+            still.height = UInt32(largest.height)
+        }
+        var finder = shutter_lc_stream_config()
+        var result: Int32
+        if let viewfinder = settings.viewfinder {
+            finder.width = UInt32(viewfinder.width)
+            finder.height = UInt32(viewfinder.height)
+            result = shutter_lc_configure(handle, &still, &finder, Int32(Self.requestCount))
+        } else {
+            result = shutter_lc_configure(handle, &still, nil, Int32(Self.requestCount))
+        }
+        guard result == 0 else {
+            if result == -EINVAL {
+                throw CaptureError.unsupportedSize(device: device, requested: "\(still.width)x\(still.height) in \(wanted)",
+                                                   supported: offered.first { $0.format == wanted }?.sizes.map(\.description) ?? [])
+            }
+            throw CaptureError.system(call: "shutter_lc_configure", errno: -result, context: device)
+        }
+        let granted = PixelFormat(rawValue: still.fourcc)
+        guard granted == wanted else {
+            throw CaptureError.unsupportedFormat(device: device, requested: "\(wanted) (libcamera gave \(granted))", supported: offered.map(\.name))
+        }
+        format = FrameFormat(width: Int(still.width), height: Int(still.height), pixelFormat: LibcameraFormat.v4l2(fromDRM: granted),
+                             bytesPerLine: Int(still.stride))
+        wasAdjusted = still.adjusted != 0
+        viewfinder = finder.width > 0 ? FrameDimensions(width: Int(finder.width), height: Int(finder.height)) : nil
+    }
+
+    public var pollDescriptor: CInt? {
+        guard isStreaming, let handle else { return nil }
+        return shutter_lc_poll_fd(handle)
+    }
+
+    /// Starts the camera and queues every request. The corresponding C function is `shutter_lc_start`.
+    public func start() throws(CaptureError) {
+        guard !isStreaming, let handle else { return }
+        let result = shutter_lc_start(handle)
+        guard result == 0 else {
+            if result == -ENODEV { throw CaptureError.deviceVanished(device: info.path) }
+            throw CaptureError.system(call: "Camera::start", errno: -result, context: info.path)
+        }
+        isStreaming = true
+        lastFrameAt = nil
+    }
+
+    /// The corresponding C function is `shutter_lc_stop`.
+    public func stop() {
+        guard isStreaming, let handle else { return }
+        isStreaming = false
+        shutter_lc_stop(handle)
+    }
+
+    /// Takes every completed request: copies the still frame out, notes its AfState, and queues
+    /// the request again at once, so libcamera always has the others to fill.
+    ///
+    /// The corresponding C functions are `shutter_lc_next` and `shutter_lc_release`.
+    public func readFrames() throws(CaptureError) -> [Frame] {
+        guard isStreaming, let handle else { return [] }
+        var frames: [Frame] = []
+        while true {
+            var done = shutter_lc_completed()
+            let result = shutter_lc_next(handle, &done)
+            if result == 0 { return frames }
+            if result == -ENODEV { throw CaptureError.deviceVanished(device: info.path) }
+            guard result > 0 else { throw CaptureError.system(call: "shutter_lc_next", errno: -result, context: info.path) }
+            if done.ok != 0 {
+                let time = LibcameraTimestamp.monotonic(sensor: done.sensor_timestamp, buffer: done.buffer_timestamp,
+                                                        completedAt: Instant(rawValue: done.completed_at))
+                if let lastFrameAt, time > lastFrameAt { frameInterval = time - lastFrameAt }
+                lastFrameAt = time
+                frames.append(Frame(timestamp: time, sequence: done.sequence, format: format, bytes: copyPlanes(done)))
+                if let state = AfState(rawValue: done.af_state) {
+                    focusBySequence[done.sequence] = state
+                    if focusBySequence.count > 64 { focusBySequence = focusBySequence.filter { $0.key + 32 >= done.sequence } }
+                }
+            }
+            let released = shutter_lc_release(handle, done.request)
+            if released == -ENODEV { throw CaptureError.deviceVanished(device: info.path) }
+            if released < 0 { throw CaptureError.system(call: "Camera::queueRequest", errno: -released, context: info.path) }
+        }
+    }
+
+    /// The still stream's planes, one after another as ``FrameFormat`` lays them out.
+    private func copyPlanes(_ done: shutter_lc_completed) -> [UInt8] {
+        let planes = [done.planes.0, done.planes.1, done.planes.2], sizes = [done.plane_bytes.0, done.plane_bytes.1, done.plane_bytes.2]
+        let total = (0..<Int(done.plane_count)).reduce(0) { $0 + Int(sizes[$1]) }
+        let wanted = format.frameBytes ?? total
+        return [UInt8](unsafeUninitializedCapacity: max(total, wanted)) { buffer, count in
+            var offset = 0
+            for index in 0..<Int(done.plane_count) {
+                guard let plane = planes[index] else { continue }
+                (buffer.baseAddress! + offset).initialize(from: plane, count: Int(sizes[index]))
+                offset += Int(sizes[index])
+            }
+            if offset < wanted {
+                (buffer.baseAddress! + offset).initialize(repeating: 0, count: wanted - offset)
+                offset = wanted
+            }
+            count = offset
+        }
+    }
+
+    /// The AfState libcamera reported with the frame `sequence`, while it is recent.
+    public func focusState(ofFrame sequence: UInt32) -> AfState? { focusBySequence[sequence] }
+
+    /// Sets a control by its libcamera id (a board binding); float controls take thousandths.
+    ///
+    /// The corresponding C function is `shutter_lc_set_named`.
+    public func setControl(_ id: UInt32, to value: Int32) throws(CaptureError) {
+        guard let handle, let control = libcameraControls.first(where: { $0.libcameraID == id }) else {
+            throw CaptureError.system(call: "set control", errno: ENOTSUP, context: "\(info.path): control \(id)")
+        }
+        let scaled = control.type == .float ? Double(value) / 1000 : Double(value)
+        try check(shutter_lc_set_named(handle, control.name, scaled), control.name)
+    }
+
+    /// Crops on the ISP: the photo keeps the stream's size. The corresponding control is `ScalerCrop`.
+    public func setScalerCrop(_ rect: PixelRect) throws(CaptureError) {
+        guard let handle else { return }
+        try check(shutter_lc_set_scaler_crop(handle, Int32(rect.x), Int32(rect.y), UInt32(rect.width), UInt32(rect.height)), "ScalerCrop")
+    }
+
+    /// Sets `ExposureValue` (EV; 0 is plain auto exposure).
+    public func setExposureValue(_ ev: Double) throws(CaptureError) {
+        guard let handle else { return }
+        try check(shutter_lc_set_float(handle, Int32(SHUTTER_LC_CONTROL_EXPOSURE_VALUE), Float(ev)), "ExposureValue")
+    }
+
+    /// Starts an autofocus cycle: `AfMode` auto and `AfTrigger` start on the next request.
+    public func triggerAutofocus() throws(CaptureError) {
+        guard let handle else { return }
+        try check(shutter_lc_set_int(handle, Int32(SHUTTER_LC_CONTROL_AF_MODE), 1), "AfMode")  // AfModeAuto
+        try check(shutter_lc_set_int(handle, Int32(SHUTTER_LC_CONTROL_AF_TRIGGER), 0), "AfTrigger")  // AfTriggerStart
+    }
+
+    /// Manual focus: `AfMode` manual and `LensPosition` in dioptres.
+    public func setLensPosition(_ dioptres: Double) throws(CaptureError) {
+        guard let handle else { return }
+        try check(shutter_lc_set_int(handle, Int32(SHUTTER_LC_CONTROL_AF_MODE), 0), "AfMode")  // AfModeManual
+        try check(shutter_lc_set_float(handle, Int32(SHUTTER_LC_CONTROL_LENS_POSITION), Float(dioptres)), "LensPosition")
+    }
+
+    /// The control with `role`, when the camera offers it.
+    public func control(_ role: LibcameraControlInfo.Role) -> LibcameraControlInfo? {
+        libcameraControls.first { $0.role == role }
+    }
+
+    /// Whether the camera can focus itself (Camera Module 3): it offers AfMode, AfTrigger and LensPosition.
+    public var hasAutofocus: Bool {
+        control(.afMode) != nil && control(.afTrigger) != nil && control(.lensPosition) != nil
+    }
+
+    private func check(_ result: Int32, _ name: String) throws(CaptureError) {
+        guard result < 0 else { return }
+        throw CaptureError.system(call: "set \(name)", errno: -result, context: info.path)
+    }
+
+    /// Stops, releases and closes the camera. The corresponding C function is `shutter_lc_close`.
+    public func close() {
+        guard let handle else { return }
+        stop()
+        shutter_lc_close(handle)
+        self.handle = nil
+    }
+
+    // MARK: - The fake camera's test hooks
+
+    /// Completes the fake camera's oldest queued request as a frame at `time`; `false` when every request is held.
+    @discardableResult
+    public func deliverFakeFrame(at time: Instant, fill: UInt8 = 0x80) -> Bool {
+        guard let handle else { return false }
+        return shutter_lc_fake_deliver(handle, time.rawValue, fill) == 0
+    }
+
+    /// The value the fake camera last applied for the control with `role`.
+    public func fakeApplied(_ role: LibcameraControlInfo.Role) -> Double? {
+        guard let handle else { return nil }
+        var value: Float = 0
+        return shutter_lc_fake_applied(handle, role.rawValue, &value) == 0 ? Double(value) : nil
+    }
+
+    /// The ScalerCrop rectangle the fake camera last applied.
+    public var fakeAppliedScalerCrop: PixelRect? {
+        guard let handle else { return nil }
+        var x: Int32 = 0, y: Int32 = 0, width: UInt32 = 0, height: UInt32 = 0
+        guard shutter_lc_fake_scaler_crop(handle, &x, &y, &width, &height) == 0 else { return nil }
+        return PixelRect(x: Int(x), y: Int(y), width: Int(width), height: Int(height))
+    }
+
+    /// How many autofocus cycles the fake camera started.
+    public var fakeAutofocusTriggers: Int {
+        guard let handle else { return 0 }
+        return Int(shutter_lc_fake_af_triggers(handle))
+    }
+}
+
+/// What the fake libcamera camera offers and how its autofocus ends.
+public struct FakeLibcameraScript: Hashable, Sendable {
+    public var width = 64
+    public var height = 48
+    /// The DRM fourcc it streams (`NV12`, `YU12`, `RG24`, `BG24`).
+    public var format = PixelFormat.nv12
+    public var hasScalerCrop = true
+    public var hasExposureValue = true
+    public var hasAutofocus = true
+    /// Frames reporting Scanning after an AfTrigger start before the outcome.
+    public var autofocusScanFrames = 2
+    /// `.focused`, `.failed`, or `.scanning` (never ends: the photo times out).
+    public var autofocusOutcome = AfState.focused
+
+    public init() {}
+}
+
+/// A rectangle in pixels (libcamera's `Rectangle`).
+public struct PixelRect: Hashable, Sendable, CustomStringConvertible {
+    public var x: Int
+    public var y: Int
+    public var width: Int
+    public var height: Int
+
+    public init(x: Int, y: Int, width: Int, height: Int) {
+        self.x = x
+        self.y = y
+        self.width = width
+        self.height = height
+    }
+
+    public var description: String { "(\(x), \(y))/\(width)x\(height)" }
+}
+
+/// Which clock libcamera's frame times are on, and their conversion to CLOCK_MONOTONIC.
+///
+/// `controls::SensorTimestamp` is the time the sensor exposed the frame's first line, taken
+/// by the pipeline handlers from the V4L2 buffer of the sensor's receiver (unicam, CFE, vimc),
+/// and `FrameMetadata::timestamp` is that buffer's V4L2 timestamp; videobuf2 stamps both with
+/// `ktime_get_ns()`, i.e. CLOCK_MONOTONIC, the clock of GPIO edge timestamps. libcamera's own
+/// documentation only promises "nanoseconds", so shutter checks: a stamp that is zero, in the
+/// future of the completion, or more than ``maximumAge`` older than it cannot be CLOCK_MONOTONIC
+/// for a frame just completed, and the completion time (CLOCK_MONOTONIC) is used instead.
+public enum LibcameraTimestamp {
+    /// How much older than its completion a frame may be (requests queue a few frames deep).
+    public static let maximumAge = Nanoseconds.seconds(2)
+
+    /// The frame's CLOCK_MONOTONIC instant from the sensor timestamp, else the buffer's, else the completion time.
+    public static func monotonic(sensor: Int64, buffer: Int64, completedAt: Instant) -> Instant {
+        for candidate in [sensor, buffer] where candidate > 0 {
+            let time = Instant(rawValue: candidate)
+            if time <= completedAt, completedAt - time <= maximumAge { return time }
+        }
+        return completedAt
+    }
+}
+
+/// The backend that opens the board's camera: `libcamera` and `v4l2` as the board says; `auto`
+/// is libcamera when it lists the camera the board names (by id or model, or any camera for the
+/// name `libcamera`), else V4L2. A device path (`/dev/video0`) is always V4L2 (libcamera ids of
+/// Raspberry Pi camera modules start with `/base/`, so only `/dev/` counts as a path).
+public func chooseBackend(settings: CameraSettings, libcameraCameras: [LibcameraEntry]) -> CameraBackend {
+    switch settings.backend {
+    case .libcamera, .v4l2: return settings.backend
+    case .auto:
+        if settings.device.hasPrefix("/dev/") { return .v4l2 }
+        let name = settings.device
+        let listed = libcameraCameras.contains { $0.id == name || $0.model.lowercased() == name.lowercased() }
+            || (name == "libcamera" && !libcameraCameras.isEmpty)
+        return listed ? .libcamera : .v4l2
+    }
+}

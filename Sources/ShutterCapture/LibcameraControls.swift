@@ -1,0 +1,244 @@
+import ShutterCore
+
+/// The `ScalerCrop` rectangle for a zoom factor: the ISP crops, the stream keeps its size.
+///
+/// The crop is centred in the sensor's maximum crop, `1/factor` of its width and height (the
+/// aspect ratio stays), with even sizes and offsets as the ISPs want; factors below 1 are 1.
+public func scalerCrop(forZoom factor: Double, maximum: PixelRect) -> PixelRect {
+    let factor = max(1, factor.isFinite ? factor : 1)
+    func even(_ value: Double) -> Int { max(2, Int(value / 2) * 2) }
+    let width = min(maximum.width, even(Double(maximum.width) / factor))
+    let height = min(maximum.height, even(Double(maximum.height) / factor))
+    let x = maximum.x + ((maximum.width - width) / 2) & ~1
+    let y = maximum.y + ((maximum.height - height) / 2) & ~1
+    return PixelRect(x: x, y: y, width: width, height: height)
+}
+
+/// `ExposureValue` for an exposure bias of `ev` stops: the bias itself (libcamera's unit is EV),
+/// clamped to the camera's range; 0 is plain auto exposure.
+public func exposureValue(forBias ev: Double, range: ClosedRange<Double>) -> Double {
+    guard ev.isFinite else { return 0 }
+    return min(max(ev, range.lowerBound), range.upperBound)
+}
+
+/// `LensPosition` (dioptres: 0 is infinity, larger is closer) for a slider at `value` in `range`:
+/// linear onto the lens's range.
+public func lensPosition(for value: Double, in range: ClosedRange<Double>, lens: ClosedRange<Double>) -> Double {
+    let span = range.upperBound - range.lowerBound
+    let fraction = span > 0 ? min(max((value - range.lowerBound) / span, 0), 1) : 0
+    return lens.lowerBound + fraction * (lens.upperBound - lens.lowerBound)
+}
+
+/// How a photo's focus ended, as the `photo` event reports it.
+public enum FocusOutcome: String, Hashable, Sendable {
+    /// The autofocus cycle locked before the frame was taken.
+    case locked
+    /// The autofocus cycle reported failure; the frame was taken as the lens stood.
+    case failed
+    /// The lens had not locked within `focusTimeoutMs`; the frame was taken anyway.
+    case timeout
+    /// No autofocus (fixed-focus camera, V4L2, manual focus).
+    case none
+}
+
+/// The autofocus sequence of one shot, as a value: `prepare` (or a press without one) starts a
+/// cycle, each frame's `AfState` moves it, and a waiting press is served when the lens locks,
+/// fails, or the deadline `focusTimeout` after the trigger passes.
+///
+/// The service performs the actions (send `AfMode` auto + `AfTrigger` start) and asks
+/// ``decide(frameAt:now:)`` which frame a waiting press may take.
+public struct AutofocusSequence: Hashable, Sendable {
+    public enum Phase: Hashable, Sendable {
+        /// No cycle since the last shot.
+        case idle
+        /// Triggered at `since`; a press waits until `deadline`.
+        case scanning(since: Instant, deadline: Instant)
+        /// The lens locked: frames from `at` on are focused.
+        case locked(at: Instant)
+        /// The cycle gave up at `at`.
+        case failed(at: Instant)
+    }
+
+    /// What a waiting press does with a frame.
+    public enum Decision: Hashable, Sendable {
+        /// Keep waiting for a later frame.
+        case wait
+        /// Take this frame; the photo's focus was `outcome`.
+        case take(FocusOutcome)
+    }
+
+    public let timeout: Nanoseconds
+    public private(set) var phase: Phase = .idle
+
+    public init(timeout: Nanoseconds) {
+        self.timeout = timeout
+    }
+
+    /// Starts a cycle at `now` unless one is running or has locked; returns whether the camera
+    /// must be sent `AfTrigger` start.
+    public mutating func trigger(at now: Instant) -> Bool {
+        switch phase {
+        case .scanning, .locked: return false
+        case .idle, .failed:
+            phase = .scanning(since: now, deadline: now + timeout)
+            return true
+        }
+    }
+
+    /// The frame stamped `frameAt` reported `state`. Frames from before the trigger (requests
+    /// queued earlier) do not count.
+    public mutating func frame(_ state: AfState?, at frameAt: Instant) {
+        guard case .scanning(let since, _) = phase, frameAt >= since, let state else { return }
+        switch state {
+        case .focused: phase = .locked(at: frameAt)
+        case .failed: phase = .failed(at: frameAt)
+        case .idle, .scanning: break
+        }
+    }
+
+    /// The deadline a waiting press has, while a cycle runs.
+    public var deadline: Instant? {
+        if case .scanning(_, let deadline) = phase { return deadline }
+        return nil
+    }
+
+    /// Whether a press now must wait for focus instead of taking the ring's frame.
+    public var isScanning: Bool { deadline != nil }
+
+    /// For a press waiting on focus: take the frame stamped `frameAt` (fed to ``frame(_:at:)``
+    /// first), or wait. At `now` past the deadline the frame is taken with `timeout`.
+    public func decide(frameAt: Instant, now: Instant) -> Decision {
+        switch phase {
+        case .idle: return .take(.none)
+        case .locked(let at): return frameAt >= at ? .take(.locked) : .wait
+        case .failed: return .take(.failed)
+        case .scanning(_, let deadline): return now >= deadline || frameAt >= deadline ? .take(.timeout) : .wait
+        }
+    }
+
+    /// The outcome for a press served from the ring without waiting.
+    public var outcome: FocusOutcome {
+        switch phase {
+        case .idle: .none
+        case .locked: .locked
+        case .failed: .failed
+        case .scanning: .timeout
+        }
+    }
+
+    /// The earliest frame time a ring frame may have to count as focused.
+    public var focusedSince: Instant? {
+        if case .locked(let at) = phase { return at }
+        return nil
+    }
+
+    /// The shot is done (or the light press ended): the next shot focuses again.
+    public mutating func reset() { phase = .idle }
+}
+
+/// How a libcamera camera serves the system controls and focus, decided from its controls alone.
+public struct LibcameraControlPlan: Hashable, Sendable {
+    public enum Zoom: Hashable, Sendable {
+        /// `ScalerCrop` within this maximum: the ISP crops, the photo keeps its full size.
+        case scalerCrop(maximum: PixelRect)
+        /// No ScalerCrop (vimc, USB webcams): a centred crop of each frame on the CPU.
+        case digital
+    }
+
+    public enum ExposureBias: Hashable, Sendable {
+        /// `ExposureValue` in EV over this range.
+        case exposureValue(ClosedRange<Double>)
+        case unavailable(reason: String)
+    }
+
+    public enum Focus: Hashable, Sendable {
+        /// AfMode/AfTrigger/AfState autofocus, and LensPosition (dioptres) for manual focus.
+        case autofocus(lens: ClosedRange<Double>)
+        /// LensPosition only.
+        case manual(lens: ClosedRange<Double>)
+        case unavailable(reason: String)
+    }
+
+    public var zoom: Zoom
+    public var exposureBias: ExposureBias
+    public var focus: Focus
+
+    public init(controls: [LibcameraControlInfo], scalerCropMaximum: PixelRect?) {
+        func find(_ role: LibcameraControlInfo.Role) -> LibcameraControlInfo? { controls.first { $0.role == role } }
+        if find(.scalerCrop) != nil, let maximum = scalerCropMaximum, maximum.width > 0, maximum.height > 0 {
+            zoom = .scalerCrop(maximum: maximum)
+        } else {
+            zoom = .digital
+        }
+        if let ev = find(.exposureValue), ev.maximum > ev.minimum {
+            exposureBias = .exposureValue(ev.minimum...ev.maximum)
+        } else {
+            exposureBias = .unavailable(reason: "the camera has no ExposureValue control")
+        }
+        if let lens = find(.lensPosition), lens.maximum > lens.minimum {
+            focus = find(.afMode) != nil && find(.afTrigger) != nil
+                ? .autofocus(lens: lens.minimum...lens.maximum) : .manual(lens: lens.minimum...lens.maximum)
+        } else {
+            focus = .unavailable(reason: "the camera has no LensPosition control (fixed focus)")
+        }
+    }
+
+    public init(camera: LibcameraCamera) {
+        self.init(controls: camera.libcameraControls, scalerCropMaximum: camera.scalerCropMaximum)
+    }
+
+    /// Whether a press runs an autofocus cycle.
+    public var hasAutofocus: Bool {
+        if case .autofocus = focus { return true }
+        return false
+    }
+
+    /// One line per system control for `shutter cameras`.
+    public var summary: [String] {
+        var lines: [String] = []
+        switch zoom {
+        case .scalerCrop(let maximum): lines.append("zoom: ScalerCrop within \(maximum) (the ISP crops; photos keep their size)")
+        case .digital: lines.append("zoom: digital (centred crop; the camera has no ScalerCrop)")
+        }
+        switch exposureBias {
+        case .exposureValue(let range): lines.append("exposure bias: ExposureValue \(range.lowerBound.shortDescription)...\(range.upperBound.shortDescription) EV")
+        case .unavailable(let reason): lines.append("exposure bias: disabled: \(reason)")
+        }
+        switch focus {
+        case .autofocus(let lens): lines.append("focus: autofocus (AfMode/AfTrigger on prepare), LensPosition \(lens.lowerBound.shortDescription)...\(lens.upperBound.shortDescription) dioptres")
+        case .manual(let lens): lines.append("focus: manual only, LensPosition \(lens.lowerBound.shortDescription)...\(lens.upperBound.shortDescription) dioptres")
+        case .unavailable(let reason): lines.append("focus: none: \(reason)")
+        }
+        return lines
+    }
+
+    /// For each board control: whether this camera serves it, and how or why not (`shutter check`).
+    public func report(board: Board, controls: [LibcameraControlInfo] = []) -> [(id: String, enabled: Bool, how: String)] {
+        board.controls.map { spec in
+            switch spec.kind {
+            case .systemZoom:
+                switch zoom {
+                case .scalerCrop(let maximum): return (spec.id, true, "ScalerCrop within \(maximum) (the ISP crops, photos keep their size)")
+                case .digital: return (spec.id, true, "digital zoom (the camera has no ScalerCrop; centred crop, saved at the \(board.camera.digitalZoom == .crop ? "crop's size" : "frame size"))")
+                }
+            case .lensPosition:
+                switch focus {
+                case .autofocus(let lens), .manual(let lens):
+                    return (spec.id, true, "LensPosition \(lens.lowerBound.shortDescription)...\(lens.upperBound.shortDescription) dioptres (manual focus until the next prepare)")
+                case .unavailable(let reason): return (spec.id, false, "disabled: \(reason)")
+                }
+            case .systemExposureBias:
+                switch exposureBias {
+                case .exposureValue(let range): return (spec.id, true, "ExposureValue \(range.lowerBound.shortDescription)...\(range.upperBound.shortDescription) EV (0 = plain auto exposure)")
+                case .unavailable(let reason): return (spec.id, false, "disabled: \(reason)")
+                }
+            case .slider, .picker:
+                guard let name = board.camera.bindings[spec.id] else { return (spec.id, true, "not bound to a camera control (the event loop handles it)") }
+                guard let control = controls.first(where: { $0.name.lowercased() == name.lowercased() }) else {
+                    return (spec.id, false, "disabled: the camera has no control '\(name)' (it has: \(controls.map(\.name).joined(separator: ", ")))")
+                }
+                return (spec.id, true, "camera control '\(control.name)' \(control.minimum.shortDescription)...\(control.maximum.shortDescription)")
+            }
+        }
+    }
+}

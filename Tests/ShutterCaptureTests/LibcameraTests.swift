@@ -1,0 +1,462 @@
+import Foundation
+import Testing
+import ShutterCore
+@testable import ShutterCapture
+
+private func ms(_ value: Double) -> Instant { Instant(rawValue: Int64(value * 1_000_000)) }
+
+@Suite("libcamera decisions")
+struct LibcameraDecisionTests {
+    static let sensor = PixelRect(x: 16, y: 8, width: 4608, height: 2592)
+
+    @Test("ScalerCrop for a zoom factor: centred, 1/factor of the sensor, even", arguments: [
+        (1.0, PixelRect(x: 16, y: 8, width: 4608, height: 2592)),
+        (2.0, PixelRect(x: 16 + 1152, y: 8 + 648, width: 2304, height: 1296)),
+        (4.0, PixelRect(x: 16 + 1728, y: 8 + 972, width: 1152, height: 648)),
+        (3.0, PixelRect(x: 16 + 1536, y: 8 + 864, width: 1536, height: 864)),
+        (0.5, PixelRect(x: 16, y: 8, width: 4608, height: 2592)),
+        (.nan, PixelRect(x: 16, y: 8, width: 4608, height: 2592)),
+    ])
+    func scalerCropTable(factor: Double, expected: PixelRect) {
+        #expect(scalerCrop(forZoom: factor, maximum: Self.sensor) == expected)
+    }
+
+    @Test func scalerCropKeepsTheAspectRatioAtOddFactors() {
+        let crop = scalerCrop(forZoom: 2.7, maximum: Self.sensor)
+        #expect(crop.width % 2 == 0 && crop.height % 2 == 0 && crop.x % 2 == 0 && crop.y % 2 == 0)
+        #expect(abs(Double(crop.width) / Double(crop.height) - 4608.0 / 2592.0) < 0.01)
+        #expect(crop.x - Self.sensor.x == (Self.sensor.width - crop.width) / 2 & ~1)
+    }
+
+    @Test("ExposureValue is the bias in EV, clamped; 0 is plain auto exposure", arguments: [
+        (0.0, 0.0), (1.0, 1.0), (-2.5, -2.5), (12.0, 8.0), (-9.0, -8.0), (.infinity, 0.0),
+    ])
+    func exposureTable(bias: Double, expected: Double) {
+        #expect(exposureValue(forBias: bias, range: -8...8) == expected)
+    }
+
+    @Test("LensPosition: the slider's range onto the lens's", arguments: [
+        (0.0, 0.0), (10.0, 15.0), (5.0, 7.5), (-1.0, 0.0), (11.0, 15.0),
+    ])
+    func lensTable(value: Double, expected: Double) {
+        #expect(lensPosition(for: value, in: 0...10, lens: 0...15) == expected)
+    }
+
+    @Test("which backend opens the camera", arguments: [
+        (CameraBackend.auto, "imx708", true, CameraBackend.libcamera),
+        (.auto, "IMX708", true, .libcamera),
+        (.auto, "/base/soc/i2c0mux/i2c@1/imx708@1a", true, .libcamera),
+        (.auto, "libcamera", true, .libcamera),
+        (.auto, "libcamera", false, .v4l2),
+        (.auto, "HD Pro Webcam C920", true, .v4l2),
+        (.auto, "/dev/video0", true, .v4l2),
+        (.auto, "imx708", false, .v4l2),
+        (.v4l2, "imx708", true, .v4l2),
+        (.libcamera, "imx708", false, .libcamera),
+    ])
+    func backendTable(backend: CameraBackend, device: String, listed: Bool, expected: CameraBackend) {
+        var settings = CameraSettings()
+        settings.backend = backend
+        settings.device = device
+        let cameras = listed ? [LibcameraEntry(id: "/base/soc/i2c0mux/i2c@1/imx708@1a", model: "imx708")] : []
+        #expect(chooseBackend(settings: settings, libcameraCameras: cameras) == expected)
+    }
+
+    @Test("frame times: SensorTimestamp on CLOCK_MONOTONIC, else the buffer's, else the completion", arguments: [
+        (Int64(9_990_000_000), Int64(9_995_000_000), Int64(9_990_000_000)),  // sensor time
+        (0, 9_995_000_000, 9_995_000_000),                                   // no SensorTimestamp: the buffer's
+        (0, 0, 10_000_000_000),                                              // neither: completion
+        (11_000_000_000, 0, 10_000_000_000),                                 // in the future: another clock
+        (1_000_000, 0, 10_000_000_000),                                      // far older: another clock
+        (1_764_000_000_000_000_000, 1_764_000_000_000_000_000, 10_000_000_000), // wall-clock nanoseconds
+    ])
+    func timestampTable(sensor: Int64, buffer: Int64, expected: Int64) {
+        let time = LibcameraTimestamp.monotonic(sensor: sensor, buffer: buffer, completedAt: Instant(rawValue: 10_000_000_000))
+        #expect(time == Instant(rawValue: expected))
+    }
+
+    @Test("libcamera formats as the V4L2 formats with the same bytes", arguments: [
+        ("RG24", "BGR3"), ("BG24", "RGB3"), ("NV12", "NV12"), ("YU12", "YU12"), ("YUYV", "YUYV"),
+    ])
+    func formatTable(drm: String, v4l2: String) {
+        #expect(LibcameraFormat.v4l2(fromDRM: PixelFormat(fourcc: drm)!) == PixelFormat(fourcc: v4l2)!)
+    }
+
+    @Test("board pixel format names to DRM fourccs", arguments: [
+        ("RGB888", "RG24"), ("BGR888", "BG24"), ("YUV420", "YU12"), ("NV12", "NV12"), ("MJPEG", "MJPG"), ("BGR3", "RG24"),
+    ])
+    func formatNames(name: String, drm: String) {
+        #expect(LibcameraFormat.drm(named: name) == PixelFormat(fourcc: drm)!)
+    }
+}
+
+@Suite("AutofocusSequence")
+struct AutofocusSequenceTests {
+    typealias Step = (frameAt: Double, state: AfState?, now: Double, expected: AutofocusSequence.Decision)
+
+    /// Trigger at 1000 ms with a 500 ms timeout, then frames; each frame's decision for a waiting press.
+    @Test("a waiting press: locked, failed, or timed out", arguments: [
+        ("locks on the third frame", [
+            (1033.0, AfState.scanning, 1034.0, AutofocusSequence.Decision.wait),
+            (1066, .scanning, 1067, .wait),
+            (1100, .focused, 1101, .take(.locked)),
+        ]),
+        ("fails", [
+            (1033.0, AfState.scanning, 1034.0, AutofocusSequence.Decision.wait),
+            (1066, .failed, 1067, .take(.failed)),
+        ]),
+        ("times out at the first frame at the deadline", [
+            (1400.0, AfState.scanning, 1401.0, AutofocusSequence.Decision.wait),
+            (1466, .scanning, 1499, .wait),
+            (1500, .scanning, 1501, .take(.timeout)),
+        ]),
+        ("an old frame's Focused (queued before the trigger) does not count", [
+            (990.0, AfState.focused, 1001.0, AutofocusSequence.Decision.wait),
+            (1033, .focused, 1034, .take(.locked)),
+        ]),
+        ("no AfState reported: the deadline decides", [
+            (1100.0, nil, 1101.0, AutofocusSequence.Decision.wait),
+            (1533, nil, 1534, .take(.timeout)),
+        ]),
+    ] as [(String, [Step])])
+    func waitingPress(what: String, steps: [Step]) {
+        var sequence = AutofocusSequence(timeout: .milliseconds(500))
+        let sent1000 = sequence.trigger(at: ms(1000))
+        #expect(sent1000)
+        for step in steps {
+            sequence.frame(step.state, at: ms(step.frameAt))
+            #expect(sequence.decide(frameAt: ms(step.frameAt), now: ms(step.now)) == step.expected, "\(what) at \(step.frameAt)")
+        }
+    }
+
+    @Test func aSecondTriggerWhileScanningOrLockedSendsNothing() {
+        var sequence = AutofocusSequence(timeout: .milliseconds(500))
+        let sent1000 = sequence.trigger(at: ms(1000))
+        #expect(sent1000)
+        let sent1100 = sequence.trigger(at: ms(1100))
+        #expect(!sent1100)
+        sequence.frame(.focused, at: ms(1133))
+        #expect(sequence.outcome == .locked)
+        #expect(sequence.focusedSince == ms(1133))
+        let sent1200 = sequence.trigger(at: ms(1200))
+        #expect(!sent1200)
+        sequence.reset()
+        #expect(sequence.outcome == .none)
+        let sent1300 = sequence.trigger(at: ms(1300))
+        #expect(sent1300)
+        #expect(sequence.deadline == ms(1800))
+    }
+
+    @Test func afterAFailureTheNextPrepareTriesAgain() {
+        var sequence = AutofocusSequence(timeout: .milliseconds(500))
+        _ = sequence.trigger(at: ms(1000))
+        sequence.frame(.failed, at: ms(1033))
+        #expect(sequence.outcome == .failed)
+        let sent1100 = sequence.trigger(at: ms(1100))
+        #expect(sent1100)
+    }
+}
+
+/// A capture service on the fake libcamera camera (behind the real C interface), on a virtual clock.
+final class LibcameraHarness {
+    let directory = temporaryDirectory()
+    let clock = VirtualClock(start: ms(1000))
+    var camera: LibcameraCamera!
+    var service: CaptureService!
+
+    init(_ script: FakeLibcameraScript = FakeLibcameraScript(), _ tweak: (inout CameraSettings) -> Void = { _ in }) throws {
+        let board = try simulatorBoard(directory: directory) {
+            $0.backend = .libcamera
+            $0.device = "fake"
+            tweak(&$0)
+        }
+        service = try CaptureService(board: board, factory: { [unowned self] (settings: CameraSettings) throws(CaptureError) -> any Camera in
+            let camera = try LibcameraCamera(fake: script, settings: settings)
+            self.camera = camera
+            return camera
+        }, clock: clock)
+        _ = service.handleReadable()
+    }
+
+    /// Frames every 33 ms from `start` until `done` holds or `limit` frames, the clock following them.
+    @discardableResult
+    func frames(from start: Double, until done: () -> Bool, limit: Int = 30) -> [CaptureEvent] {
+        var events: [CaptureEvent] = []
+        for index in 0..<limit {
+            events += frames(start + Double(index) * 33)
+            if done() { break }
+        }
+        return events
+    }
+
+    /// Frames at these times (ms), the clock following them, then the service takes them in.
+    @discardableResult
+    func frames(_ times: Double...) -> [CaptureEvent] {
+        var events: [CaptureEvent] = []
+        for time in times {
+            if clock.now < ms(time) { clock.advance(to: ms(time)) }
+            #expect(camera.deliverFakeFrame(at: ms(time)), "a request was queued for the frame at \(time)")
+            events += service.handleReadable()
+        }
+        return events
+    }
+
+    func finish() -> [CaptureEvent] {
+        service.waitForWrites()
+        return service.handleReadable()
+    }
+
+    deinit {
+        service.shutdown()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+}
+
+@Suite("LibcameraCamera on the fake camera")
+struct LibcameraCameraTests {
+    @Test func streamsNV12FramesWithTheirSensorTimestamps() throws {
+        let camera = try LibcameraCamera(fake: FakeLibcameraScript())
+        #expect(camera.format == FrameFormat(width: 64, height: 48, pixelFormat: .nv12, bytesPerLine: 64))
+        #expect(camera.info.driver == "libcamera")
+        try camera.start()
+        #expect(camera.pollDescriptor != nil)
+        for index in 0..<4 { #expect(camera.deliverFakeFrame(at: ms(1000 + Double(index) * 33), fill: UInt8(index))) }
+        // Four requests: no fifth frame until shutter hands one back.
+        #expect(!camera.deliverFakeFrame(at: ms(1132)))
+        let frames = try camera.readFrames()
+        #expect(frames.count == 4)
+        #expect(frames.map(\.timestamp) == [ms(1000), ms(1033), ms(1066), ms(1099)])
+        #expect(frames.map(\.sequence) == [0, 1, 2, 3])
+        #expect(frames[2].bytes.count == 64 * 48 * 3 / 2)
+        #expect(frames[2].bytes.allSatisfy { $0 == 2 })
+        // Handed back: the requests cycle.
+        #expect(camera.deliverFakeFrame(at: ms(1132)))
+        #expect(try camera.readFrames().map(\.sequence) == [4])
+        camera.close()
+    }
+
+    @Test func listsTheControlsWithTheirRanges() throws {
+        let camera = try LibcameraCamera(fake: FakeLibcameraScript())
+        let names = Set(camera.libcameraControls.map(\.name))
+        #expect(names.isSuperset(of: ["ScalerCrop", "ExposureValue", "AfMode", "AfTrigger", "LensPosition"]))
+        #expect(camera.control(.exposureValue)?.minimum == -8)
+        #expect(camera.control(.lensPosition)?.maximum == 15)
+        #expect(camera.scalerCropMaximum == PixelRect(x: 0, y: 0, width: 64, height: 48))
+        #expect(camera.hasAutofocus)
+        let plan = LibcameraControlPlan(camera: camera)
+        #expect(plan.zoom == .scalerCrop(maximum: PixelRect(x: 0, y: 0, width: 64, height: 48)))
+        #expect(plan.exposureBias == .exposureValue(-8...8))
+        #expect(plan.focus == .autofocus(lens: 0...15))
+        let listing = CameraCommands.describe(camera)
+        #expect(listing.contains("ExposureValue [float] -8...8 default 0"))
+        #expect(listing.contains("zoom: ScalerCrop within (0, 0)/64x48"))
+    }
+
+    @Test func aCameraWithoutTheControlsSaysWhy() throws {
+        var script = FakeLibcameraScript()
+        script.hasScalerCrop = false
+        script.hasExposureValue = false
+        script.hasAutofocus = false
+        let camera = try LibcameraCamera(fake: script)
+        let plan = LibcameraControlPlan(camera: camera)
+        #expect(plan.zoom == .digital)
+        #expect(plan.exposureBias == .unavailable(reason: "the camera has no ExposureValue control"))
+        #expect(!plan.hasAutofocus)
+        var board = try simulatorBoard(directory: "/tmp")
+        board.controls.append(ControlSpec(id: "focus", label: "Focus", kind: .lensPosition(.range(0...1, step: nil)), initial: .number(0)))
+        let report = plan.report(board: board, controls: camera.libcameraControls)
+        #expect(report.first { $0.id == "exposure" }?.enabled == false)
+        #expect(report.first { $0.id == "focus" }?.how.contains("fixed focus") == true)
+        #expect(report.first { $0.id == "zoom" }?.how.contains("no ScalerCrop") == true)
+    }
+
+    @Test func refusesAFormatTheCameraLacks() {
+        var settings = CameraSettings()
+        settings.pixelFormat = "RGB888"
+        #expect(throws: CaptureError.self) { try LibcameraCamera(fake: FakeLibcameraScript(), settings: settings) }
+    }
+}
+
+@Suite("CaptureService on a libcamera camera")
+struct LibcameraServiceTests {
+    @Test func zoomGoesToScalerCropAndThePhotoKeepsItsSize() throws {
+        var script = FakeLibcameraScript()
+        script.hasAutofocus = false  // the press takes the ring's frame at once
+        let harness = try LibcameraHarness(script)
+        harness.service.apply(controlID: "zoom", value: .number(2))
+        // Controls ride on the next request queued: the four already queued go first.
+        harness.frames(1000, 1033, 1066, 1100)
+        #expect(harness.camera.fakeAppliedScalerCrop == nil)
+        harness.frames(1133)
+        #expect(harness.camera.fakeAppliedScalerCrop == PixelRect(x: 16, y: 12, width: 32, height: 24))
+        #expect(harness.service.digitalZoomCrop == nil)
+        harness.service.capture(pressedAt: ms(1130), now: ms(1134))
+        let photo = try #require(harness.finish().compactMap(\.photo).first)
+        #expect(photo.width == 64 && photo.height == 48)
+        #expect(photo.frameAt == ms(1133))
+    }
+
+    @Test func exposureBiasGoesToExposureValue() throws {
+        let harness = try LibcameraHarness()
+        harness.service.apply(controlID: "exposure", value: .number(1.5))
+        harness.frames(1000, 1033, 1066, 1100, 1133)
+        #expect(harness.camera.fakeApplied(.exposureValue) == 1.5)
+        harness.service.apply(controlID: "exposure", value: .number(0))
+        harness.frames(1166, 1200, 1233, 1266, 1300)
+        #expect(harness.camera.fakeApplied(.exposureValue) == 0)
+    }
+
+    @Test func prepareFocusesAndThePhotoSaysLocked() throws {
+        var script = FakeLibcameraScript()
+        script.autofocusScanFrames = 2
+        let harness = try LibcameraHarness(script)
+        harness.frames(1000)
+        harness.service.prepare()
+        // Trigger on the 5th request from here, two Scanning frames, then Focused: 1264.
+        harness.frames(1033, 1066, 1100, 1133, 1166, 1199, 1232, 1265, 1298)
+        #expect(harness.camera.fakeAutofocusTriggers == 1)
+        #expect(harness.camera.fakeApplied(.afMode) == 1)
+        harness.service.capture(pressedAt: ms(1290), now: ms(1299))
+        let events = harness.finish()
+        let photo = try #require(events.compactMap(\.photo).first)
+        #expect(photo.focus == .locked)
+        #expect(photo.frameAt == ms(1298))
+        #expect(events.first!.json.description.contains(#""focus": "locked""#))
+    }
+
+    @Test func aPressWithoutPrepareWaitsForTheLens() throws {
+        var script = FakeLibcameraScript()
+        script.autofocusScanFrames = 3
+        let harness = try LibcameraHarness(script)
+        harness.frames(1000, 1033)
+        harness.service.capture(pressedAt: ms(1040), now: ms(1041))
+        #expect(harness.service.pendingCount == 1)
+        // The trigger rides on a request queued after the press; scanning frames do not serve the press.
+        let events = harness.frames(from: 1066, until: { harness.service.pendingCount == 0 })
+        let photo = try #require((events + harness.finish()).compactMap(\.photo).first)
+        #expect(photo.focus == .locked)
+        // Four queued requests, then the trigger's frame and three more Scanning ones.
+        #expect(photo.frameAt > ms(1066 + 6 * 33))
+        #expect(photo.frameAt - ms(1040) < .milliseconds(500))
+        #expect(harness.camera.fakeAutofocusTriggers == 1)
+    }
+
+    @Test func aLensThatNeverLocksTimesOut() throws {
+        var script = FakeLibcameraScript()
+        script.autofocusOutcome = .scanning
+        let harness = try LibcameraHarness(script) { $0.focusTimeoutMs = 200 }
+        harness.frames(1000)
+        harness.service.prepare()  // at 1000: deadline 1200
+        harness.frames(1033, 1066, 1100)
+        harness.service.capture(pressedAt: ms(1100), now: ms(1101))
+        harness.frames(1133, 1166, 1199)
+        #expect(harness.service.pendingCount == 1)
+        harness.frames(1200)
+        let photo = try #require(harness.finish().compactMap(\.photo).first)
+        #expect(photo.focus == .timeout)
+        #expect(photo.frameAt == ms(1200))
+    }
+
+    @Test func aFailedCycleTakesThePhotoAtOnce() throws {
+        var script = FakeLibcameraScript()
+        script.autofocusOutcome = .failed
+        script.autofocusScanFrames = 1
+        let harness = try LibcameraHarness(script)
+        harness.frames(1000)
+        harness.service.prepare()
+        harness.service.capture(pressedAt: ms(1001), now: ms(1001))
+        let events = harness.frames(from: 1033, until: { harness.service.pendingCount == 0 })
+        let photo = try #require((events + harness.finish()).compactMap(\.photo).first)
+        #expect(photo.focus == .failed)
+        #expect(photo.frameAt < ms(1500))  // before the 500 ms deadline
+    }
+
+    @Test func aFixedFocusCameraTakesTheRingFrameWithFocusNone() throws {
+        var script = FakeLibcameraScript()
+        script.hasAutofocus = false
+        let harness = try LibcameraHarness(script)
+        harness.frames(1000, 1033, 1066)
+        harness.service.prepare()
+        harness.service.capture(pressedAt: ms(1040), now: ms(1067))
+        let photo = try #require(harness.finish().compactMap(\.photo).first)
+        #expect(photo.focus == .none)
+        #expect(photo.frameAt == ms(1033))
+        #expect(harness.camera.fakeAutofocusTriggers == 0)
+    }
+
+    @Test func aLensPositionSliderFocusesByHand() throws {
+        let harness = try LibcameraHarness {
+            _ = $0
+        }
+        var board = harness.service.board
+        board.controls.append(ControlSpec(id: "focus", label: "Focus", kind: .lensPosition(.range(0...10, step: nil)), initial: .number(0)))
+        let service = try CaptureService(board: board, camera: harness.camera, clock: harness.clock, updatesLatest: false)
+        defer { service.shutdown() }
+        service.apply(controlID: "focus", value: .number(5))
+        for index in 0..<5 {
+            harness.camera.deliverFakeFrame(at: ms(1000 + Double(index) * 33))
+            _ = service.handleReadable()
+        }
+        #expect(harness.camera.fakeApplied(.afMode) == 0)
+        #expect(harness.camera.fakeApplied(.lensPosition) == 7.5)
+    }
+
+    @Test func encodesTheFakeCamerasYUV420AndRGB888() throws {
+        for format in [PixelFormat(fourcc: "YU12")!, LibcameraFormat.rgb888, LibcameraFormat.bgr888] {
+            var script = FakeLibcameraScript()
+            script.format = format
+            script.hasAutofocus = false
+            let harness = try LibcameraHarness(script)
+            harness.frames(1000, 1033)
+            harness.service.capture(pressedAt: ms(1033), now: ms(1034))
+            let photo = try #require(harness.finish().compactMap(\.photo).first, "\(format)")
+            let jpeg = try #require(FileManager.default.contents(atPath: photo.path))
+            let image = try JPEGDecoder().decode([UInt8](jpeg))
+            #expect(image.width == 64 && image.height == 48, "\(format)")
+        }
+    }
+}
+
+@Suite("JPEG straight from YUV planes")
+struct YUVPlaneEncodingTests {
+    /// A 64x48 frame in four coloured quadrants: red, blue / green, white (BT.601 YUV).
+    static func quadrants(_ pixelFormat: PixelFormat) -> Frame {
+        let width = 64, height = 48
+        let colours: [(UInt8, UInt8, UInt8)] = [(81, 90, 240), (41, 240, 110), (145, 54, 34), (235, 128, 128)]
+        func colour(_ x: Int, _ y: Int) -> (UInt8, UInt8, UInt8) { colours[(y >= height / 2 ? 2 : 0) + (x >= width / 2 ? 1 : 0)] }
+        let format = FrameFormat(width: width, height: height, pixelFormat: pixelFormat)
+        var bytes = [UInt8](repeating: 0, count: format.frameBytes!)
+        for y in 0..<height { for x in 0..<width { bytes[y * width + x] = colour(x, y).0 } }
+        let chroma = width * height
+        for y in 0..<(height / 2) {
+            for x in 0..<(width / 2) {
+                let (_, u, v) = colour(x * 2, y * 2)
+                if pixelFormat == .nv12 {
+                    bytes[chroma + y * width + x * 2] = u
+                    bytes[chroma + y * width + x * 2 + 1] = v
+                } else {
+                    bytes[chroma + y * (width / 2) + x] = u
+                    bytes[chroma + (width / 2) * (height / 2) + y * (width / 2) + x] = v
+                }
+            }
+        }
+        return Frame(timestamp: .zero, sequence: 0, format: format, bytes: bytes)
+    }
+
+    @Test("a crop's offset moves luma and chroma alike", arguments: [PixelFormat.nv12, .yuv420])
+    func cropsTheRightQuadrant(format: PixelFormat) throws {
+        let frame = Self.quadrants(format)
+        let cases: [(CropRect, (Bool, Bool, Bool))] = [
+            (CropRect(x: 0, y: 0, width: 32, height: 24), (true, false, false)),    // red
+            (CropRect(x: 32, y: 0, width: 32, height: 24), (false, false, true)),   // blue
+            (CropRect(x: 0, y: 24, width: 32, height: 24), (false, true, false)),   // green
+            (CropRect(x: 32, y: 24, width: 32, height: 24), (true, true, true)),    // white
+        ]
+        for (crop, expected) in cases {
+            let image = try JPEGDecoder().decode(try JPEGEncoder().encode(frame, crop: crop, quality: 95))
+            #expect(image.width == 32 && image.height == 24)
+            let p = image.pixel(x: 16, y: 12)
+            #expect((p.r > 128, p.g > 128, p.b > 128) == expected, "\(format) \(crop): \(p)")
+        }
+    }
+}
