@@ -180,8 +180,9 @@ vivid_opts=${VM_VIVID_OPTS:-n_devs=1 node_types=0x1 num_inputs=1 input_types=0x0
     # udevd and udevadm refuse to work "in a chroot" (the guest's / is one) unless told to.
     echo 'export SYSTEMD_IGNORE_CHROOT=1'
     echo '/lib/systemd/systemd-udevd --daemon > /dev/null 2>&1'
-    echo 'udevadm trigger --subsystem-match=media --subsystem-match=video4linux --action=add'
-    echo 'udevadm settle --timeout=30'
+    # Not fatal: under heavy load settle can time out talking to udevd; the suites check what libcamera sees.
+    echo 'udevadm trigger --subsystem-match=media --subsystem-match=video4linux --action=add || echo "run-in-vm: udevadm trigger failed" >&2'
+    echo 'udevadm settle --timeout=60 || echo "run-in-vm: udevadm settle did not finish" >&2'
   fi
   printf 'cd %q\n' "$PWD"
   echo 'set +e'
