@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # setup.sh - install everything shutter needs on a fresh Debian 12 (bookworm) machine:
 # the build (Swift is expected at /opt/swift or on PATH), the unit tests, and the
-# qemu harness that runs the real-kernel tests (gpio-sim, vivid).
+# qemu harness that runs the real-kernel tests (gpio-sim, vivid, vimc with libcamera).
 #
 #   Deploy/setup.sh            install (idempotent; quick when all is present)
 #   Deploy/setup.sh --no-vm    leave out the VM harness's packages (qemu, kernel, sources)
@@ -34,6 +34,9 @@ tool_packages=(gpiod v4l-utils libcamera-ipa libcamera-tools)
 vm_packages=(qemu-system-x86 linux-image-amd64 linux-headers-amd64 linux-source-6.1
              busybox-static cpio gzip xz-utils kmod gcc make
              patch fswebcam time)   # VM_UVC's usb_f_uvc patch; the UVC benchmark's peer and /usr/bin/time -v
+# libcamera in the guest (Tests/VM/test-libcamera.sh, VM_VIMC=1): the vimc pipeline handler and
+# its IPA, `cam`, libcamerify, and udevd (libcamera sees only devices udev has initialised).
+vm_packages+=(libcamera0.0.3 libcamera-ipa libcamera-tools libcamera-v4l2 udev)
 
 missing=()
 wanted=("${build_packages[@]}" "${tool_packages[@]}")

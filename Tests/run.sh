@@ -4,7 +4,8 @@
 #   Tests/run.sh            build and unit-test against libgpiod 1.6 and 2.x, build against
 #                           trixie's libcamera (it cannot run on Debian 12), then the
 #                           real-kernel tests (gpio-sim, vivid) in a qemu guest for both,
-#                           and the USB webcam tests (uvcvideo, VM_UVC=1) in one more guest
+#                           and the USB webcam tests (uvcvideo, VM_UVC=1) in one more guest,
+#                           and libcamera on vimc once, in a guest of its own
 #   Tests/run.sh --no-vm    unit tests only (no qemu)
 #   Tests/run.sh --help
 #
@@ -50,6 +51,9 @@ if [ "$vm" = yes ]; then
   stage "VM tests (libgpiod 1.6)" vm_tests .build/debug/shutter
   stage "VM tests (libgpiod 2.x)" vm_tests .build-gpiod2/debug/shutter "capture daemon install"
   stage "VM tests (UVC webcam)" uvc_tests
+  # libcamera on vimc: once per run, in its own boot (vimc, udevd), with the 1.6 build.
+  stage "VM tests (libcamera on vimc)" env VM_VIMC=1 Deploy/vm/run-in-vm.sh -- \
+    env SHUTTER="$PWD/.build/debug/shutter" bash Tests/VM/test-libcamera.sh
 fi
 echo "stages: $passed passed, $failed failed"
 [ "$failed" = 0 ]

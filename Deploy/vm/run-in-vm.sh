@@ -16,6 +16,10 @@
 #     lines are driven by writing pull-up/pull-down to $GPIO_SIM_DIR/sim_gpioN/pull
 #   - vivid is loaded with $VM_VIVID_OPTS (default: one webcam-like capture device)
 #   - with VM_UVC=1, a USB webcam on the real uvcvideo driver (see "VM_UVC" below)
+#   - with VM_VIMC=1: vimc too (the kernel's virtual media pipeline that libcamera's
+#     vimc pipeline handler drives: `cam --list` shows 'platform/vimc.0 Sensor B'),
+#     and systemd-udevd, with the media and video4linux devices triggered and settled
+#     (libcamera sees only devices udev has initialised)
 # and with GPIOCHIP (gpiochipN) and GPIO_SIM_DIR exported. Its output (stdout and
 # stderr merged) is printed here and its exit status is ours: 124 is a timeout,
 # 255 a guest that failed before COMMAND ran.
@@ -39,6 +43,10 @@
 #   UVC_FEEDER       the feeder binary (--read PHOTO prints the stamp a photo carries)
 #   UVC_FEEDER_PID, UVC_FEEDER_LOG, UVC_CONTROL_LOG (every control SET_CUR, "NAME VALUE"),
 #   UVC_FRAME_LOG    (every frame sent: "FRAME TIME FOURCC WxH BYTES SCANHASH")
+#
+# VM_VIMC=1: vimc (CONFIG_VIDEO_VIMC is unset too), built once the same way. libcamera in
+# the guest needs libcamera0.0.3, libcamera-ipa, libcamera-tools, libcamera-v4l2 and udev on
+# the host (Deploy/setup.sh).
 set -euo pipefail
 
 share=$PWD
@@ -62,18 +70,26 @@ kver=${VM_KVER:-$(ls /boot/vmlinuz-* 2>/dev/null | sed 's|/boot/vmlinuz-||' | so
 cache=${SHUTTER_VM_CACHE:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/shutter/vm}/$kver
 mkdir -p "$cache"
 
+# ---- modules built from linux-source-6.1, each once per kernel ---------------------
+# The source tarball: the installed one, else downloaded and kept in the cache (a later
+# module build reuses it).
+linux_source() {
+  if [ -f /usr/src/linux-source-6.1.tar.xz ]; then echo /usr/src/linux-source-6.1.tar.xz; return; fi
+  if [ ! -s "$cache/linux-source.tar.xz" ]; then
+    (cd "$cache" && apt-get download linux-source-6.1 >/dev/null) &&
+      dpkg-deb --fsys-tarfile "$cache"/linux-source-6.1_*.deb | tar -xO ./usr/src/linux-source-6.1.tar.xz > "$cache/linux-source.tar.xz.tmp" &&
+      mv "$cache/linux-source.tar.xz.tmp" "$cache/linux-source.tar.xz" || return 1
+  fi
+  echo "$cache/linux-source.tar.xz"
+}
+
 # ---- gpio-sim.ko, built once per kernel ----------------------------------------
 # A lock, since the 1.6 and 2.x test runs may start at the same time.
 exec 9>"$cache/.lock"
 flock 9
 if [ ! -f "$cache/gpio-sim/gpio-sim.ko" ]; then
   echo "run-in-vm: building gpio-sim.ko for $kver (once)" >&2
-  src=$(ls /usr/src/linux-source-6.1.tar.xz 2>/dev/null || true)
-  if [ -z "$src" ]; then
-    (cd "$cache" && apt-get download linux-source-6.1 >/dev/null)
-    dpkg-deb --fsys-tarfile "$cache"/linux-source-6.1_*.deb | tar -xO ./usr/src/linux-source-6.1.tar.xz > "$cache/linux-source.tar.xz"
-    src=$cache/linux-source.tar.xz
-  fi
+  src=$(linux_source)
   rm -rf "$cache/gpio-sim" && mkdir -p "$cache/gpio-sim"
   tar -xJf "$src" -C "$cache/gpio-sim" --strip-components=3 --wildcards \
     '*/drivers/gpio/gpio-sim.c' '*/drivers/gpio/gpiolib.h' '*/kernel/irq/irq_sim.c'
@@ -86,7 +102,7 @@ if [ ! -f "$cache/gpio-sim/gpio-sim.ko" ]; then
     printf 'obj-m := gpio-sim.o\ngpio-sim-y := gpio-sim-main.o irq_sim.o\n' > Kbuild
     make -C "/lib/modules/$kver/build" M="$PWD" modules > build.log 2>&1 || { cat build.log >&2; exit 1; }
   )
-  rm -f "$cache"/linux-source*
+  rm -f "$cache"/linux-source*.deb
 fi
 # ---- VM_UVC: usb_f_uvc.ko with a bulk endpoint, and the feeder, built once per source ----
 uvc_dir=
@@ -95,12 +111,7 @@ if [ "${VM_UVC:-0}" = 1 ]; then
   uvc_dir=$cache/uvc-$(cat "$uvc_src/usb_f_uvc-bulk.patch" "$uvc_src/feeder.c" | sha256sum | cut -c1-12)
   if [ ! -f "$uvc_dir/usb_f_uvc.ko" ] || [ ! -x "$uvc_dir/uvc-feeder" ]; then
     echo "run-in-vm: building usb_f_uvc.ko (bulk) for $kver and the UVC feeder (once)" >&2
-    src=$(ls /usr/src/linux-source-6.1.tar.xz 2>/dev/null || true)
-    if [ -z "$src" ]; then
-      (cd "$cache" && apt-get download linux-source-6.1 >/dev/null)
-      dpkg-deb --fsys-tarfile "$cache"/linux-source-6.1_*.deb | tar -xO ./usr/src/linux-source-6.1.tar.xz > "$cache/linux-source.tar.xz"
-      src=$cache/linux-source.tar.xz
-    fi
+    src=$(linux_source)
     rm -rf "$uvc_dir" && mkdir -p "$uvc_dir"
     tar -xJf "$src" -C "$uvc_dir" --strip-components=5 --wildcards '*/drivers/usb/gadget/function/*uvc*'
     (
@@ -110,8 +121,22 @@ if [ "${VM_UVC:-0}" = 1 ]; then
       make -C "/lib/modules/$kver/build" M="$PWD" modules > build.log 2>&1 || { cat build.log >&2; exit 1; }
       gcc -O2 -Wall -o uvc-feeder.tmp "$uvc_src/feeder.c" -lturbojpeg && mv uvc-feeder.tmp uvc-feeder
     ) || { rm -rf "$uvc_dir"; exit 255; }
-    rm -f "$cache"/linux-source*
+    rm -f "$cache"/linux-source*.deb
   fi
+fi
+# ---- vimc.ko, built once per kernel when VM_VIMC=1 ------------------------------
+# Debian leaves CONFIG_VIDEO_VIMC unset; the driver builds out of tree with no patch.
+if [ "${VM_VIMC:-0}" = 1 ] && [ ! -f "$cache/vimc/vimc.ko" ]; then
+  echo "run-in-vm: building vimc.ko for $kver (once)" >&2
+  src=$(linux_source)
+  rm -rf "$cache/vimc" && mkdir -p "$cache/vimc"
+  tar -xJf "$src" -C "$cache/vimc" --strip-components=5 --wildcards '*/drivers/media/test-drivers/vimc/*'
+  (
+    cd "$cache/vimc"
+    printf 'obj-m := vimc.o\nvimc-y := %s\n' "$(ls vimc-*.c | sed 's/\.c$/.o/' | tr '\n' ' ')" > Kbuild
+    make -C "/lib/modules/$kver/build" M="$PWD" modules > build.log 2>&1 || { cat build.log >&2; exit 1; }
+  )
+  rm -f "$cache"/linux-source*.deb
 fi
 # The kernel, uncompressed once: under TCG, booting a bare vmlinux through PVH saves
 # seconds of XZ decompression on every run.
@@ -203,6 +228,17 @@ vivid_opts=${VM_VIVID_OPTS:-n_devs=1 node_types=0x1 num_inputs=1 input_types=0x0
     echo 'UVC_VIDEO=; for _ in $(seq 300); do for v in /sys/class/video4linux/video*; do [ "$(basename "$(readlink -f $v/device/driver)")" = uvcvideo ] && [ "$(cat $v/index)" = 0 ] && UVC_VIDEO=/dev/${v##*/}; done; [ -n "$UVC_VIDEO" ] && break; sleep 0.1; done'
     echo '[ -n "$UVC_VIDEO" ] || { echo "run-in-vm: uvcvideo found no camera in 30 s"; cat $UVC_FEEDER_LOG; dmesg | grep -iE "uvc|usb|udc" | tail -n 20; exit 255; }'
     echo 'export UVC_VIDEO'
+  fi
+  if [ "${VM_VIMC:-0}" = 1 ]; then
+    # vimc's dependencies are modules of Debian's kernel; vimc itself is the one built above.
+    echo 'modprobe -a mc videodev videobuf2-common videobuf2-v4l2 videobuf2-vmalloc videobuf2-dma-contig v4l2-tpg'
+    printf 'insmod %q\n' "$cache/vimc/vimc.ko"
+    # udevd and udevadm refuse to work "in a chroot" (the guest's / is one) unless told to.
+    echo 'export SYSTEMD_IGNORE_CHROOT=1'
+    echo '/lib/systemd/systemd-udevd --daemon > /dev/null 2>&1'
+    # Not fatal: under heavy load settle can time out talking to udevd; the suites check what libcamera sees.
+    echo 'udevadm trigger --subsystem-match=media --subsystem-match=video4linux --action=add || echo "run-in-vm: udevadm trigger failed" >&2'
+    echo 'udevadm settle --timeout=60 || echo "run-in-vm: udevadm settle did not finish" >&2'
   fi
   printf 'cd %q\n' "$PWD"
   echo 'set +e'

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include <link.h>
 #include <strings.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
@@ -129,9 +130,19 @@ bool make_value(ControlType type, double value, ControlValue &out) {
 std::mutex manager_lock;
 std::unique_ptr<CameraManager> manager;
 
+/// Whether libcamera's V4L2 compatibility layer (libcamerify's LD_PRELOAD `v4l2-compat.so`) is
+/// loaded: it runs the process's camera manager itself, and a second one aborts the process
+/// ("Multiple CameraManager objects are not allowed").
+bool compatibility_layer_loaded() {
+    return dl_iterate_phdr([](struct dl_phdr_info *info, size_t, void *) -> int {
+        return info->dlpi_name && strstr(info->dlpi_name, "v4l2-compat") ? 1 : 0;
+    }, nullptr) != 0;
+}
+
 int started_manager(CameraManager **out) {
     std::lock_guard<std::mutex> guard(manager_lock);
     if (!manager) {
+        if (compatibility_layer_loaded()) return -EALREADY;
         // libcamera logs INFO and WARN lines to stderr by default (vimc: "no static properties
         // for Sensor B" on every open); shutter's stderr is for its own
         // errors. Its logger reads LIBCAMERA_LOG_LEVELS once, when the first category logs

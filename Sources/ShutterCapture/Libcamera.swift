@@ -59,11 +59,19 @@ public struct LibcameraEntry: Hashable, Sendable {
 public func libcameraCameras() throws(CaptureError) -> [LibcameraEntry] {
     var entries = [shutter_lc_camera_entry](repeating: shutter_lc_camera_entry(), count: 16)
     let count = shutter_lc_list(&entries, Int32(entries.count))
-    guard count >= 0 else { throw CaptureError.system(call: "CameraManager::start", errno: -count, context: "libcamera") }
+    guard count >= 0 else {
+        if -count == EALREADY { throw CaptureError.system(call: "CameraManager::start", errno: EALREADY, context: libcamerifyContext) }
+        throw CaptureError.system(call: "CameraManager::start", errno: -count, context: "libcamera")
+    }
     return entries.prefix(Int(min(count, 16))).map {
         LibcameraEntry(id: V4L2Device.string($0.id), model: V4L2Device.string($0.model))
     }
 }
+
+/// Why the libcamera backend is off under libcamerify: its layer runs libcamera's one camera
+/// manager in the process (a second one would abort it), and serves the camera as a V4L2 device.
+let libcamerifyContext = "libcamera under libcamerify (its layer v4l2-compat.so owns the process's one camera manager; "
+    + "the camera is a V4L2 device there: use the v4l2 backend, or run without libcamerify for the libcamera backend)"
 
 /// The libcamera version shutter was compiled against and the one loaded now.
 public var libcameraVersions: (header: String, runtime: String) {
@@ -149,6 +157,7 @@ public final class LibcameraCamera: Camera {
             case ENOENT:
                 let available = ((try? libcameraCameras()) ?? []).map { "\($0.id) (\($0.model))" }
                 throw CaptureError.noDevice(requested: settings.device, available: available)
+            case EALREADY: throw CaptureError.system(call: "CameraManager::start", errno: EALREADY, context: libcamerifyContext)
             default: throw CaptureError.system(call: "shutter_lc_open", errno: -error, context: settings.device)
             }
         }

@@ -5,7 +5,7 @@
 //   shutter-capture-check check --board B [overrides]
 //   shutter-capture-check capture --board B [--out PATH] [overrides]
 //   shutter-capture-check run --board B --seconds S [--press-every-ms M] [--zoom F] [overrides]
-//   shutter-capture-check verify --jpeg PATH --width W --height H [--bars] [--exif TEXT]...
+//   shutter-capture-check verify --jpeg PATH --width W --height H [--bars [--zoom F]] [--exif TEXT]...
 //   shutter-capture-check bench --board B --shots N [overrides]
 //   shutter-capture-check encode --size WxH --format FOURCC [--shots N] [--zoom F]   (frame → JPEG only)
 //   shutter-capture-check control --board B [--bind ID=NAME]... [--set ID=VALUE]... [overrides]
@@ -236,10 +236,13 @@ case "verify":
             // 75 % colour bars, left to right: white, yellow, cyan, green, magenta, red, blue, black.
             let expected: [(Bool, Bool, Bool)] = [(true, true, true), (true, true, false), (false, true, true), (false, true, false),
                                                   (true, false, true), (true, false, false), (false, false, true), (false, false, false)]
+            // --zoom F: the picture is the centred 1/F of the bars, so only the middle ones show, F times as wide.
+            let zoom = value("--zoom").flatMap(Double.init) ?? 1
             var seen: [String] = []
             var good = true
             for bar in 0..<8 {
-                let x = width * (2 * bar + 1) / 16
+                let x = Int((Double(width) / 2 + (Double(width * (2 * bar + 1)) / 16 - Double(width) / 2) * zoom).rounded(.down))
+                guard (0..<width).contains(x) else { continue }
                 let p = image.pixel(x: x, y: height * 3 / 4)
                 let on = (p.r > 100, p.g > 100, p.b > 100)
                 seen.append("\(p.r)/\(p.g)/\(p.b)")

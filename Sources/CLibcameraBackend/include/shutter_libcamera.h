@@ -25,14 +25,16 @@ typedef struct {
 } shutter_lc_camera_entry;
 
 /// Fills up to `capacity` entries; returns how many cameras libcamera lists (may exceed
-/// `capacity`), or a negative errno when the camera manager cannot start.
+/// `capacity`), or a negative errno when the camera manager cannot start: -EALREADY under
+/// libcamerify, whose layer runs the process's one camera manager itself.
 int shutter_lc_list(shutter_lc_camera_entry *entries, int capacity);
 
 typedef struct shutter_lc_camera shutter_lc_camera;
 
 /// Opens and acquires the camera whose id equals `name`, or whose model equals it (ignoring
 /// case), or the first camera when `name` is empty. NULL and *error = -ENOENT (no such
-/// camera), -EBUSY (another process holds it), or another negative errno.
+/// camera), -EBUSY (another process holds it), -EALREADY (under libcamerify, as for
+/// `shutter_lc_list`), or another negative errno.
 shutter_lc_camera *shutter_lc_open(const char *name, int *error);
 
 /// The fake camera's script: what it offers and how its autofocus behaves.

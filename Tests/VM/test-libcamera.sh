@@ -1,0 +1,182 @@
+#!/bin/bash
+# Tests/VM/test-libcamera.sh - cameras through libcamera on a real kernel: the virtual media
+# pipeline vimc, which libcamera's vimc pipeline handler drives like a camera module's.
+#
+# Run inside the VM guest as root with vimc loaded and udevd running (VM_VIMC=1), e.g.
+#   VM_VIMC=1 Deploy/vm/run-in-vm.sh -- env SHUTTER=$PWD/.build/debug/shutter bash Tests/VM/test-libcamera.sh
+# Env: SHUTTER = the built shutter binary; shutter-capture-check is taken from beside it (or
+# $SHUTTER_CAPTURE_CHECK). Checks:
+#   - the V4L2 backend under libcamerify: it goes through libcamera's compatibility layer (driver
+#     'libcamera', card 'platform/vimc.0 Sensor B', a name the raw nodes do not answer to) and
+#     its JPEG decodes at the board's size with vimc's colour bars
+#   - a format the camera lacks is converted by libv4lconvert, whose ioctls reach the layer too
+#     (under libcamerify vimc offers RGB3/BGR3 only; YU12 is converted from them)
+#   - the native libcamera backend: `shutter cameras` lists the camera through libcamera;
+#     `shutter capture` writes a JPEG at the board's size with the bars; the daemon turns
+#     gpio-sim presses into photos whose frame lies within one frame interval of the press
+#     (distribution printed); digital zoom changes the field of view, not the size; vimc
+#     unbound and bound again gives captureFailed, a reopen and photos again, no partial file
+#   - figures: press -> JPEG (both backends) next to `cam` (libcamera's own tool) in this boot
+# Prints one "ok - ..." / "not ok - ..." line per check and "# ..." figures; exits 1 if any failed.
+set -u
+. "$(dirname "$0")/lib.sh"   # drive, wait_for_consumer (gpio-sim lines)
+SHUTTER=${SHUTTER:-.build/debug/shutter}
+CHECK=${SHUTTER_CAPTURE_CHECK:-$(dirname "$SHUTTER")/shutter-capture-check}
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+CAMERA="platform/vimc.0 Sensor B"
+# libcamera's vimc pipeline makes both sides multiples of 6 (640x480 comes back as 636x480).
+WIDTH=720 HEIGHT=480
+WORK=$(mktemp -d /tmp/libcamera-vm.XXXXXX)
+cd "$WORK" || exit 1
+failed=0
+passed=0
+
+ok() { echo "ok - $*"; passed=$((passed + 1)); }
+not_ok() { echo "not ok - $*"; failed=$((failed + 1)); }
+# check DESCRIPTION COMMAND...: ok when COMMAND succeeds; otherwise not ok with its output as comments.
+check() {
+  local description=$1; shift
+  if "$@" > "$WORK/check.log" 2>&1; then ok "$description"
+  else not_ok "$description"; sed 's/^/#   /' "$WORK/check.log" | head -15; return 1; fi
+}
+# board FILE CAMERA-JSON: Boards/gpio-sim.json with another camera object.
+board() {
+  sed "s|\"camera\": {.*}|\"camera\": $2|" "$ROOT/Boards/gpio-sim.json" > "$1"
+  grep -qF "$2" "$1" || { echo "# could not write $1"; return 1; }
+}
+now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
+# stats: numbers in, "n=.. min=.. p50=.. p90=.. max=.. ms" out.
+stats() { sort -n | awk '{a[NR]=$1} END{if(NR==0){print "n=0"; exit}; i=int(NR*0.9+0.5); if(i<1)i=1; if(i>NR)i=NR; printf "n=%d min=%d p50=%d p90=%d max=%d ms\n", NR, a[1], a[int((NR+1)/2)], a[i], a[NR]}'; }
+
+[ -x "$CHECK" ] || { echo "not ok - shutter-capture-check not found at $CHECK"; exit 1; }
+media=$(grep -lx "VIMC MDEV" /sys/bus/media/devices/media*/model 2>/dev/null | head -1 | xargs -r dirname | xargs -r basename)
+[ -n "$media" ] || { echo "not ok - vimc is not loaded (run the guest with VM_VIMC=1)"; exit 1; }
+cam --list > cam-list.txt 2>&1
+check "libcamera lists vimc's camera '$CAMERA' (udev initialised its devices)" grep -qF "($CAMERA)" cam-list.txt || {
+  echo "# test-libcamera.sh: libcamera sees no camera; nothing else can run"; exit 1; }
+
+# 1. The V4L2 backend under libcamerify ------------------------------------------------------------
+"$SHUTTER" cameras > cameras-raw.txt 2>&1
+libcamerify "$SHUTTER" cameras > cameras-compat.txt 2>&1
+check "without libcamerify, shutter cameras shows vimc's raw nodes (driver vimc)" \
+  grep -q '^/dev/video[0-9]*: vimc (driver vimc' cameras-raw.txt
+check "under libcamerify, shutter cameras shows the camera through libcamera (driver libcamera, card '$CAMERA')" \
+  grep -qF ": $CAMERA (driver libcamera" cameras-compat.txt
+
+board v4l2.json "{\"device\": \"$CAMERA\", \"backend\": \"v4l2\", \"width\": $WIDTH, \"height\": $HEIGHT, \"quality\": 90}"
+"$SHUTTER" capture --board v4l2.json --out "$WORK/raw.jpg" > raw.json 2>&1
+check "without libcamerify the card name '$CAMERA' is unknown (no camera): only the layer answers to it" \
+  bash -c "grep -qF \"no camera '$CAMERA'\" raw.json && ! [ -e '$WORK/raw.jpg' ]"
+libcamerify "$SHUTTER" capture --board v4l2.json --out "$WORK/compat.jpg" > compat.json 2>&1
+check "under libcamerify, shutter capture (V4L2 backend) prints a ${WIDTH}x${HEIGHT} photo event" \
+  grep -q "\"event\": \"photo\".*\"width\": $WIDTH, \"height\": $HEIGHT" compat.json
+check "the JPEG decodes to ${WIDTH}x${HEIGHT} and shows vimc's colour bars" \
+  "$CHECK" verify --jpeg "$WORK/compat.jpg" --width $WIDTH --height $HEIGHT --bars
+
+# 2. Conversion by libv4lconvert, its ioctls through the C library (so through the layer too) -----
+libcamerify "$CHECK" capture --board v4l2.json --format YU12 --out "$WORK/converted.jpg" > converted.json 2>&1
+check "a format the camera lacks (YU12) is converted by libv4lconvert from the layer's RGB and decodes with the bars" \
+  bash -c "grep -q '\"event\": \"photo\"' converted.json && '$CHECK' verify --jpeg '$WORK/converted.jpg' --width $WIDTH --height $HEIGHT --bars" ||
+  grep -v 'INFO\|WARN' converted.json | sed 's/^/#   /' | head -5
+
+# 3. The native libcamera backend ----------------------------------------------------------------------
+board libcamera.json "{\"device\": \"$CAMERA\", \"backend\": \"libcamera\", \"width\": $WIDTH, \"height\": $HEIGHT, \"quality\": 90, \"digitalZoom\": \"scale\"}"
+sed -i "s|\"directory\": \"photos\"|\"directory\": \"$WORK/photos\"|" libcamera.json
+check "shutter cameras lists the vimc camera through libcamera" grep -qF "libcamera: $CAMERA" cameras-raw.txt
+"$SHUTTER" capture --board libcamera.json --out "$WORK/native.jpg" > native.json 2>&1
+check "shutter capture (libcamera backend) prints a ${WIDTH}x${HEIGHT} photo event" \
+  grep -q "\"event\": \"photo\".*\"width\": $WIDTH, \"height\": $HEIGHT" native.json || sed 's/^/#   /' native.json | head -5
+check "its JPEG decodes to ${WIDTH}x${HEIGHT} and shows vimc's colour bars" \
+  "$CHECK" verify --jpeg "$WORK/native.jpg" --width $WIDTH --height $HEIGHT --bars
+
+# Zero shutter lag with presses at known instants: the frame nearest each press, within its frame interval.
+"$CHECK" run --board libcamera.json --dir "$WORK/zsl" --seconds 120 --press-every-ms 600 --stop-file "$WORK/zsl.stop" > zsl.log 2>&1 &
+runner=$!
+for _ in $(seq 1200); do [ "$(grep -c '"event": "photo"' zsl.log)" -ge 6 ] && break; sleep 0.1; done
+touch "$WORK/zsl.stop"; wait $runner
+summary=$(grep '"event": "summary"' zsl.log)
+echo "# zsl (libcamera, ${WIDTH}x${HEIGHT}): $summary"
+presses=$(echo "$summary" | sed -n 's/.*"presses": \([0-9]*\).*/\1/p'); photos=$(echo "$summary" | sed -n 's/.*"photos": \([0-9]*\).*/\1/p')
+check "every press makes a photo ($photos of $presses)" test "${presses:-0}" -ge 6 -a "${photos:-x}" = "${presses:-y}"
+check "every photo's frame is within one frame interval of its press" grep -q '"outsideBracket": 0' <<< "$summary"
+# The longest frame interval seen: the bound for the daemon's presses below.
+interval=$(echo "$summary" | sed -n 's/.*"bracketMs": {[^}]*"max": \([0-9.]*\).*/\1/p')
+
+# The daemon: presses pulled on gpio-sim (edges >= 50 ms apart) become photos.
+for line in half full secondary pad0 pad1 pad2 pad3 pad4 pad5; do drive $line down; done
+"$SHUTTER" run --board libcamera.json --state "$WORK/state.json" > events.log 2> daemon.err &
+daemon=$!
+wait_for_consumer full shutter || echo "# the daemon did not request the lines"
+for _ in $(seq 100); do grep -q '"event": "cameraReady"' events.log && break; sleep 0.1; done
+sleep 1   # the ring fills
+clicks=8
+for _ in $(seq $clicks); do
+  drive half up; sleep 0.06; drive full up; sleep 0.12; drive full down; sleep 0.06; drive half down; sleep 0.5
+done
+for _ in $(seq 100); do [ "$(grep -c '"event": "photo"' events.log)" -ge $clicks ] && break; sleep 0.1; done
+kill -TERM $daemon; wait $daemon; status=$?
+offsets=$(grep '"event": "photo"' events.log | sed -n 's/.*"offsetMs": \(-\{0,1\}[0-9.]*\).*/\1/p')
+echo "# daemon zsl offsets (ms, frame - press): $(echo $offsets | tr ' ' ','); longest frame interval ${interval:-?} ms"
+echo "$offsets" | sort -n | awk '{a[NR]=$1} END{if(NR) printf "# daemon zsl offset distribution: n=%d min=%s p50=%s max=%s ms\n", NR, a[1], a[int((NR+1)/2)], a[NR]}'
+check "the daemon (libcamera backend) turns $clicks pulled presses into $clicks photos and exits 0 on SIGTERM (status $status)" \
+  bash -c "[ $status = 0 ] && [ \$(grep -c '\"event\": \"photo\"' events.log) = $clicks ]" || sed 's/^/#   /' daemon.err | head -5
+check "every daemon photo's frame is within one frame interval (${interval:-?} ms) of its press" \
+  awk -v bound="${interval:-0}" 'BEGIN { n = 0 } { n++; if ($1 > bound || -$1 > bound) bad = 1 } END { exit !(n > 0 && !bad && bound > 0) }' <<< "$offsets"
+
+# Digital zoom (vimc has no ScalerCrop): the centred half of the frame, saved at the full size.
+"$CHECK" run --board libcamera.json --dir "$WORK/zoom" --zoom 2 --seconds 30 --press-every-ms 400 --stop-file "$WORK/zoom.stop" > zoom.log 2>&1 &
+runner=$!
+for _ in $(seq 300); do grep -q '"event": "photo"' zoom.log && break; sleep 0.1; done
+touch "$WORK/zoom.stop"; wait $runner
+zoomed=$(grep -m1 '"event": "photo"' zoom.log | sed -n 's/.*"path": "\([^"]*\)".*/\1/p')
+check "zoom 2x keeps the photo's size (${WIDTH}x${HEIGHT}) and shows the middle four bars twice as wide" \
+  "$CHECK" verify --jpeg "${zoomed:-missing}" --width $WIDTH --height $HEIGHT --bars --zoom 2
+check "(and the unzoomed photo does not pass as zoomed)" bash -c "! '$CHECK' verify --jpeg '$WORK/native.jpg' --width $WIDTH --height $HEIGHT --bars --zoom 2"
+
+# vimc unbound and bound again while presses keep coming.
+"$CHECK" run --board libcamera.json --dir "$WORK/unbind" --seconds 90 --press-every-ms 800 --stop-file "$WORK/unbind.stop" > unbind.log 2>&1 &
+runner=$!
+for _ in $(seq 300); do grep -q '"event": "photo"' unbind.log && break; sleep 0.1; done
+echo vimc.0 > /sys/bus/platform/drivers/vimc/unbind
+for _ in $(seq 100); do grep -q '"event": "captureFailed"' unbind.log && break; sleep 0.1; done
+sleep 1
+echo vimc.0 > /sys/bus/platform/drivers/vimc/bind
+udevadm settle --timeout=30
+# Wait (up to 60 s) for a photo after the reopen, then end the run.
+for _ in $(seq 600); do
+  awk '/captureFailed/{f=1} f && /cameraReady/{r=1} r && /"event": "photo"/{p=1} END{exit !p}' unbind.log && break; sleep 0.1
+done
+touch "$WORK/unbind.stop"; wait $runner; status=$?
+echo "# unbind: $(grep -c '"event": "photo"' unbind.log) photos; $(grep -o '"kind": "[a-zA-Z]*"' unbind.log | sort | uniq -c | tr -s ' ' | tr '\n' ';')"
+# Known failure (measured here): the backend sees no disconnect on unbind, and on bind libcamera 0.0.3
+# aborts the process ("Trying to register a camera with a duplicated ID"). Reported as TODO, not counted.
+todo() { local what=$1; shift; if "$@" > /dev/null 2>&1; then ok "$what"; else echo "not ok - $what # TODO libcamera hotplug (issue 8)"; fi; }
+todo "the run survives vimc unbound and bound again (exit status $status)" test $status = 0
+todo "the unbind is reported as captureFailed (deviceVanished)" grep -q '"kind": "deviceVanished"' unbind.log
+todo "the camera is reopened when vimc is back, and presses make photos again" \
+  bash -c "awk '/deviceVanished/{f=1} f && /cameraReady/{r=1} r && /\"event\": \"photo\"/{p=1} END{exit !p}' unbind.log"
+grep -a 'FATAL' unbind.log | head -2 | sed 's/^/#   /'
+check "no temporary file is left, and every saved photo is a whole JPEG at the board's size" \
+  bash -c "! ls -A '$WORK/unbind' | grep -q '^\\.' && for f in '$WORK'/unbind/IMG_*; do '$CHECK' verify --jpeg \"\$f\" --width $WIDTH --height $HEIGHT > /dev/null || exit 1; done"
+
+# 4. Figures: press -> JPEG (both backends), next to libcamera's cam in the same boot ----------------
+libcamerify "$CHECK" bench --board v4l2.json --dir "$WORK/bench" --shots 3 > bench.json 2>&1
+echo "# press -> JPEG, libcamerify + V4L2 backend ${WIDTH}x${HEIGHT} RGB3: $(grep '"event": "bench"' bench.json || tail -3 bench.json)"
+"$CHECK" bench --board libcamera.json --dir "$WORK/bench" --shots 3 > bench.json 2>&1
+echo "# press -> JPEG, libcamera backend ${WIDTH}x${HEIGHT}: $(grep '"event": "bench"' bench.json || tail -3 bench.json)"
+# vimc streams only once two buffers are queued: cam --capture=1 never ends, so ask for two.
+for _ in 1 2; do
+  t0=$(now_ms)
+  timeout 30 cam -c 1 --capture=2 -s width=$WIDTH,height=$HEIGHT > cam.log 2>&1 || echo "# cam failed: $(tail -1 cam.log)" >&2
+  t1=$(now_ms); echo $((t1 - t0))
+done 2> cam-failures.log | stats | sed "s/^/# cam -c 1 --capture=2 ${WIDTH}x${HEIGHT} (start libcamera, configure, 2 frames, no file): /"
+cat cam-failures.log
+for _ in 1 2; do
+  t0=$(now_ms)
+  libcamerify "$SHUTTER" capture --board v4l2.json --out "$WORK/once.jpg" > /dev/null 2>&1 || echo "# shutter capture failed" >&2
+  t1=$(now_ms); echo $((t1 - t0)); rm -f "$WORK/once.jpg"
+done | stats | sed "s/^/# libcamerify shutter capture ${WIDTH}x${HEIGHT} (start, open, frames, JPEG on disk): /"
+
+echo "# test-libcamera.sh: $passed passed, $failed failed (${SECONDS} s)"
+rm -rf "$WORK"
+[ $failed = 0 ]
