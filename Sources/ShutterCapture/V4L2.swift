@@ -53,6 +53,23 @@ public struct FrameSize: Hashable, Sendable, CustomStringConvertible {
     public var description: String { "\(width)x\(height)" }
 }
 
+/// The calls ``V4L2Device``'s initialiser makes on the open descriptor, replaceable so a test can
+/// give it a node that answers `VIDIOC_QUERYCAP` without capturing, and watch every close.
+struct V4L2DeviceCalls: Sendable {
+    /// The node's capabilities. The corresponding ioctl is `VIDIOC_QUERYCAP`.
+    var queryCapability: @Sendable (_ fd: CInt, _ path: String) throws(CaptureError) -> v4l2_capability
+    /// The corresponding C function is `close`.
+    var close: @Sendable (CInt) -> Void
+
+    static let system = V4L2DeviceCalls(
+        queryCapability: { (fd: CInt, path: String) throws(CaptureError) -> v4l2_capability in
+            var capability = v4l2_capability()
+            try V4L2Device.ioctl(fd, CV4L2_VIDIOC_QUERYCAP, &capability, "VIDIOC_QUERYCAP", path)
+            return capability
+        },
+        close: { fd in _ = CV4L2_close(fd) })
+}
+
 /// A V4L2 capture device opened through the C library: querying, format, buffers.
 ///
 /// Every `open`, `ioctl` and `mmap` goes through the C library (not libv4l2, which calls the kernel
@@ -61,6 +78,8 @@ public struct FrameSize: Hashable, Sendable, CustomStringConvertible {
 public final class V4L2Device {
     public let path: String
     let fd: CInt
+    /// How the descriptor is closed (the C library's `close`, or a test's recording one).
+    private let closeDescriptor: @Sendable (CInt) -> Void
     public let info: CameraInfo
     /// libv4lconvert, made on first use: it lists the formats it can convert to and converts frames.
     private var converterHandle: OpaquePointer?
@@ -71,8 +90,14 @@ public final class V4L2Device {
     /// - Throws: ``CaptureError/permissionDenied(device:)``, ``CaptureError/deviceBusy(device:)``,
     ///   ``CaptureError/noDevice(requested:available:)`` or ``CaptureError/notACaptureDevice(device:reason:)``.
     /// The corresponding C functions are `open` and `ioctl` (`VIDIOC_QUERYCAP`).
-    public init(path: String) throws(CaptureError) {
+    public convenience init(path: String) throws(CaptureError) {
+        try self.init(path: path, calls: .system)
+    }
+
+    /// Opens `path` making the capability query and the close through `calls` (tests replace them).
+    init(path: String, calls: V4L2DeviceCalls) throws(CaptureError) {
         self.path = path
+        self.closeDescriptor = calls.close
         var fd: CInt = -1
         while true {
             fd = CV4L2_open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC)
@@ -87,17 +112,17 @@ public final class V4L2Device {
             }
         }
         self.fd = fd
-        var capability = v4l2_capability()
+        let capability: v4l2_capability
         do throws(CaptureError) {
-            try Self.ioctl(fd, CV4L2_VIDIOC_QUERYCAP, &capability, "VIDIOC_QUERYCAP", path)
+            capability = try calls.queryCapability(fd, path)
         } catch {
-            CV4L2_close(fd)
+            calls.close(fd)
             throw error
         }
         // Checked before the last stored property is set: a throw after that would run `deinit`
         // too, closing the descriptor a second time (by then perhaps another thread's file).
         if let problem = Self.captureProblem(capability) {
-            CV4L2_close(fd)
+            calls.close(fd)
             throw CaptureError.notACaptureDevice(device: path, reason: problem)
         }
         info = CameraInfo(path: path, card: Self.string(capability.card), driver: Self.string(capability.driver),
@@ -131,7 +156,7 @@ public final class V4L2Device {
 
     deinit {
         if let converterHandle { v4lconvert_destroy(converterHandle) }
-        CV4L2_close(fd)
+        closeDescriptor(fd)
     }
 
     /// The converter for this device; `nil` if libv4lconvert could not make one (then only the
