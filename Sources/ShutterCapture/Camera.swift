@@ -32,11 +32,18 @@ public protocol Camera: AnyObject {
     /// The control's value now (for auto exposure: the metered exposure), once control changes
     /// already asked for are done; `nil` when it cannot be read.
     func currentValue(of id: UInt32) -> Int32?
+    /// What one frame held in the ring costs in bytes (for a V4L2 camera, the driver's buffer
+    /// size); with the board's `ringMiB` it bounds how many frames the ring holds.
+    var bytesPerFrame: Int { get }
 }
 
 extension Camera {
     /// Cameras that cannot read controls back report none.
     public func currentValue(of id: UInt32) -> Int32? { nil }
+
+    /// An uncompressed frame's size; for compressed formats, two bytes a pixel (a bound no
+    /// MJPEG frame reaches).
+    public var bytesPerFrame: Int { format.frameBytes ?? format.width * format.height * 2 }
 }
 
 /// What a camera says about itself.

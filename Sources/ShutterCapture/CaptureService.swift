@@ -473,6 +473,11 @@ public final class CaptureService {
         }
         autofocus.reset()
         ring.removeAll()
+        // The ring holds `ringFrames`, fewer when they would pass `ringMiB` at this frame size.
+        let capacity = (camera as? V4L2Camera)?.ringCapacity
+            ?? ringCapacity(ringFrames: settings.ringFrames, ringMiB: settings.ringMiB, frameBytes: camera.bytesPerFrame)
+        ring.capacity = capacity
+        machine.ringCapacity = capacity
         manualExposureSet = false
         meteredExposure = nil
         events.append(.cameraReady(at: clock.now, info: camera.info, format: camera.format, frameInterval: camera.frameInterval))

@@ -51,7 +51,13 @@ public struct CaptureStateMachine: Sendable {
     public let maximumInFlight: Int
     /// The frames held, oldest first, as many as the service's ring holds.
     public private(set) var held: [Stamp] = []
-    private let capacity: Int
+    /// How many frames the ring holds (the service sets it once it knows the frame size); lowering it forgets the oldest.
+    public var ringCapacity: Int {
+        didSet {
+            ringCapacity = max(1, ringCapacity)
+            if held.count > ringCapacity { held.removeFirst(held.count - ringCapacity) }
+        }
+    }
     /// The nominal frame interval, when the camera says.
     public var frameInterval: Nanoseconds?
     public private(set) var isStreaming = false
@@ -73,7 +79,7 @@ public struct CaptureStateMachine: Sendable {
     public static let startupGrace = Nanoseconds.seconds(5)
 
     public init(ringCapacity: Int, keepStreaming: Bool, maximumInFlight: Int = 8, frameInterval: Nanoseconds? = nil) {
-        capacity = max(1, ringCapacity)
+        self.ringCapacity = max(1, ringCapacity)
         self.keepStreaming = keepStreaming
         self.maximumInFlight = maximumInFlight
         self.frameInterval = frameInterval
@@ -130,7 +136,7 @@ public struct CaptureStateMachine: Sendable {
             warmupRemaining -= 1
             return (false, [])
         }
-        if held.count == capacity { held.removeFirst() }
+        if held.count >= ringCapacity { held.removeFirst(held.count - ringCapacity + 1) }
         held.append(stamp)
         var actions: [Action] = []
         var index = 0

@@ -81,6 +81,61 @@ public struct FrameFormat: Hashable, Sendable, CustomStringConvertible {
     public var description: String { "\(width)x\(height) \(pixelFormat)" }
 }
 
+/// Where a frame's bytes live: an array the frame owns, or a driver buffer lent to it.
+///
+/// A lent buffer (a V4L2 `mmap` buffer) stays out of the driver's queue while any frame refers to
+/// it: the ring holding it, or a photo being encoded from it. When the last reference goes, the
+/// buffer is handed back (`release` runs once, on whichever thread dropped it) and the driver
+/// fills it again. So the ring is the driver's own buffers, and a photo is encoded straight from
+/// the memory the camera wrote.
+public final class FrameBuffer: @unchecked Sendable {
+    // @unchecked: lent bytes are never written while a frame refers to them (the driver only
+    // writes a buffer after `release`), and every stored property is immutable.
+    /// How many bytes the frame has.
+    public let count: Int
+    private let owned: [UInt8]?
+    private let lent: UnsafeRawPointer?
+    private let release: (@Sendable () -> Void)?
+
+    /// Bytes the frame owns.
+    public init(bytes: [UInt8]) {
+        owned = bytes
+        count = bytes.count
+        lent = nil
+        release = nil
+    }
+
+    /// `count` bytes at `start` that belong to someone else until `release` runs (when the last
+    /// frame referring to them goes away).
+    public init(lending start: UnsafeRawPointer, count: Int, release: @escaping @Sendable () -> Void) {
+        lent = start
+        self.count = count
+        owned = nil
+        self.release = release
+    }
+
+    /// Whether the bytes are a driver buffer lent to the frame (not a copy).
+    public var isLent: Bool { lent != nil }
+
+    deinit { release?() }
+
+    /// The bytes as an array: the owned array itself, or a copy of a lent buffer.
+    public var array: [UInt8] { owned ?? [UInt8](UnsafeRawBufferPointer(start: lent, count: count)) }
+
+    /// Calls `body` with the bytes where they lie.
+    public func withUnsafeBytes<Result, Failure: Error>(_ body: (UnsafeRawBufferPointer) throws(Failure) -> Result) throws(Failure) -> Result {
+        if let owned {
+            let outcome: Swift.Result<Result, Failure> = owned.withUnsafeBytes { raw in
+                Swift.Result { () throws(Failure) -> Result in try body(raw) }
+            }
+            return try outcome.get()
+        }
+        return try withExtendedLifetime(self) { () throws(Failure) -> Result in
+            try body(UnsafeRawBufferPointer(start: lent, count: count))
+        }
+    }
+}
+
 /// One frame from the camera: its pixels and the CLOCK_MONOTONIC instant the driver stamped it with.
 public struct Frame: Sendable {
     /// The driver's timestamp (V4L2 `timestamp`), on the same clock as GPIO edges.
@@ -88,15 +143,42 @@ public struct Frame: Sendable {
     /// The driver's frame counter; gaps mean dropped frames.
     public var sequence: UInt32
     public var format: FrameFormat
-    /// The frame's bytes (`bytesused` of them for compressed formats).
-    public var bytes: [UInt8]
+    /// Where the bytes live (`bytesused` of them for compressed formats): owned, or a lent driver buffer.
+    public var buffer: FrameBuffer
 
     public init(timestamp: Instant, sequence: UInt32, format: FrameFormat, bytes: [UInt8]) {
+        self.init(timestamp: timestamp, sequence: sequence, format: format, buffer: FrameBuffer(bytes: bytes))
+    }
+
+    public init(timestamp: Instant, sequence: UInt32, format: FrameFormat, buffer: FrameBuffer) {
         self.timestamp = timestamp
         self.sequence = sequence
         self.format = format
-        self.bytes = bytes
+        self.buffer = buffer
     }
+
+    /// The frame's bytes as an array (a copy when they are a lent driver buffer; for checks and
+    /// tests: the capture path reads them in place with ``withUnsafeBytes(_:)``).
+    public var bytes: [UInt8] {
+        get { buffer.array }
+        set { buffer = FrameBuffer(bytes: newValue) }
+    }
+
+    /// How many bytes the frame has.
+    public var byteCount: Int { buffer.count }
+
+    /// Calls `body` with the frame's bytes where they lie (no copy).
+    public func withUnsafeBytes<Result, Failure: Error>(_ body: (UnsafeRawBufferPointer) throws(Failure) -> Result) throws(Failure) -> Result {
+        try buffer.withUnsafeBytes(body)
+    }
+}
+
+/// How many frames the zero-shutter-lag ring holds: the board's `ringFrames`, fewer when that many
+/// frames of `frameBytes` each would pass the board's `ringMiB`, and never fewer than one.
+public func ringCapacity(ringFrames: Int, ringMiB: Int, frameBytes: Int) -> Int {
+    guard frameBytes > 0 else { return max(1, ringFrames) }
+    let fitting = (ringMiB * 1_048_576) / frameBytes
+    return max(1, min(ringFrames, fitting))
 }
 
 /// Which frame a press should take, as decided from the frame times alone.
@@ -140,7 +222,13 @@ public func chooseFrame(times: [Instant], pressedAt: Instant, interval: Nanoseco
 
 /// The last few frames, oldest first, for the zero-shutter-lag choice.
 public struct FrameRing: Sendable {
-    public let capacity: Int
+    /// The most frames held; lowering it drops the oldest.
+    public var capacity: Int {
+        didSet {
+            precondition(capacity >= 1, "a ring holds at least one frame")
+            if frames.count > capacity { frames.removeFirst(frames.count - capacity) }
+        }
+    }
     public private(set) var frames: [Frame] = []
 
     public init(capacity: Int) {

@@ -41,7 +41,7 @@ public enum JPEGMarkers {
     }
 
     /// The header segments from SOI up to and including SOS; `nil` when the data is not a JPEG.
-    static func headerSegments(_ jpeg: [UInt8]) -> [Segment]? {
+    static func headerSegments<Bytes: RandomAccessCollection<UInt8>>(_ jpeg: Bytes) -> [Segment]? where Bytes.Index == Int {
         guard jpeg.count >= 4, jpeg[0] == 0xFF, jpeg[1] == 0xD8 else { return nil }
         var segments: [Segment] = []
         var index = 2
@@ -69,7 +69,7 @@ public enum JPEGMarkers {
     /// Whether `jpeg` looks like a whole JPEG: SOI, a frame header, a scan, and an EOI at the end.
     ///
     /// Webcams pad MJPEG buffers, so zero bytes after the EOI are allowed.
-    public static func isComplete(_ jpeg: [UInt8]) -> Bool {
+    public static func isComplete<Bytes: RandomAccessCollection<UInt8>>(_ jpeg: Bytes) -> Bool where Bytes.Index == Int {
         guard let segments = headerSegments(jpeg), segments.contains(where: { (0xC0...0xCF).contains($0.marker) && $0.marker != 0xC4 && $0.marker != 0xC8 && $0.marker != 0xCC })
         else { return false }
         var end = jpeg.count

@@ -84,6 +84,10 @@ public final class JPEGEncoder {
 
     deinit { tjDestroy(handle) }
 
+    /// Stills take the accurate integer DCT: the fast one saves a few milliseconds per photo and
+    /// costs visible error at high quality.
+    static let stillFlags: Int32 = TJFLAG_ACCURATEDCT
+
     private func failure(_ call: String) -> CaptureError {
         .encoding("\(call): \(String(cString: tjGetErrorStr2(handle)))")
     }
@@ -108,38 +112,41 @@ public final class JPEGEncoder {
             let image = try JPEGDecoder().decode(fixed)
             return try encodeRGB(image, crop: crop, quality: quality)
         }
-        if let needed = format.frameBytes, frame.bytes.count < needed {
-            throw CaptureError.encoding("short frame: \(frame.bytes.count) bytes, \(format) needs \(needed)")
+        if let needed = format.frameBytes, frame.byteCount < needed {
+            throw CaptureError.encoding("short frame: \(frame.byteCount) bytes, \(format) needs \(needed)")
         }
+        // Every path below reads the frame where it lies (for a V4L2 camera: the driver's own
+        // buffer, held out of its queue until this returns).
+        return try frame.withUnsafeBytes { (raw: UnsafeRawBufferPointer) throws(CaptureError) -> [UInt8] in
+            try encodeRaw(raw.bindMemory(to: UInt8.self).baseAddress!, format: format, crop: crop, quality: quality)
+        }
+    }
+
+    /// Encodes an uncompressed frame of `format` at `source` (or its `crop`).
+    private func encodeRaw(_ source: UnsafePointer<UInt8>, format: FrameFormat, crop: CropRect, quality: Int) throws(CaptureError) -> [UInt8] {
         let stride = format.bytesPerLine
         switch format.pixelFormat {
         case .yuyv, .uyvy:
-            let lumaFirst = format.pixelFormat == .yuyv
+            // The one conversion YUYV needs: TurboJPEG takes planes, not interleaved 4:2:2. libyuv
+            // (SIMD) splits the crop into three planes, which TurboJPEG then encodes as they are.
             let x0 = crop.x & ~1, w = crop.width & ~1, h = crop.height
             let chromaWidth = w / 2
             var y = [UInt8](repeating: 0, count: w * h)
             var u = [UInt8](repeating: 0, count: chromaWidth * h)
             var v = [UInt8](repeating: 0, count: chromaWidth * h)
-            frame.bytes.withUnsafeBufferPointer { source in
-                y.withUnsafeMutableBufferPointer { yp in
-                    u.withUnsafeMutableBufferPointer { up in
-                        v.withUnsafeMutableBufferPointer { vp in
-                            let (yo, uo, vo) = lumaFirst ? (0, 1, 3) : (1, 0, 2)
-                            for row in 0..<h {
-                                var s = (crop.y + row) * stride + x0 * 2
-                                var yi = row * w, ci = row * chromaWidth
-                                for _ in 0..<chromaWidth {
-                                    yp[yi] = source[s + yo]
-                                    yp[yi + 1] = source[s + yo + 2]
-                                    up[ci] = source[s + uo]
-                                    vp[ci] = source[s + vo]
-                                    s += 4; yi += 2; ci += 1
-                                }
-                            }
-                        }
+            let start = source + crop.y * stride + x0 * 2
+            let split = y.withUnsafeMutableBufferPointer { yp in
+                u.withUnsafeMutableBufferPointer { up in
+                    v.withUnsafeMutableBufferPointer { vp in
+                        format.pixelFormat == .yuyv
+                            ? YUY2ToI422(start, Int32(stride), yp.baseAddress, Int32(w), up.baseAddress, Int32(chromaWidth),
+                                         vp.baseAddress, Int32(chromaWidth), Int32(w), Int32(h))
+                            : UYVYToI422(start, Int32(stride), yp.baseAddress, Int32(w), up.baseAddress, Int32(chromaWidth),
+                                         vp.baseAddress, Int32(chromaWidth), Int32(w), Int32(h))
                     }
                 }
             }
+            guard split == 0 else { throw CaptureError.encoding("libyuv could not split the \(format.pixelFormat) frame (\(split))") }
             return try compressPlanes(&y, &u, &v, width: w, height: h, strides: (w, chromaWidth, chromaWidth),
                                       subsampling: TJSAMP_422, quality: quality)
         case .nv12, .yuv420:
@@ -149,32 +156,27 @@ public final class JPEGEncoder {
             let x0 = crop.x & ~1, y0 = crop.y & ~1, w = crop.width & ~1, h = crop.height & ~1
             let chromaWidth = w / 2, chromaHeight = h / 2
             let chromaStart = stride * format.height
+            let base = source
             if format.pixelFormat == .yuv420 {
                 let chromaStride = stride / 2, chromaRows = (format.height + 1) / 2
                 let offset = (y0 / 2) * chromaStride + x0 / 2
-                return try frame.bytes.withUnsafeBufferPointer { source throws(CaptureError) in
-                    let base = source.baseAddress!
-                    return try compressPlanes(base + y0 * stride + x0, base + chromaStart + offset,
-                                              base + chromaStart + chromaStride * chromaRows + offset,
-                                              width: w, height: h, strides: (stride, chromaStride, chromaStride),
-                                              subsampling: TJSAMP_420, quality: quality)
-                }
+                return try compressPlanes(base + y0 * stride + x0, base + chromaStart + offset,
+                                          base + chromaStart + chromaStride * chromaRows + offset,
+                                          width: w, height: h, strides: (stride, chromaStride, chromaStride),
+                                          subsampling: TJSAMP_420, quality: quality)
             }
             var u = [UInt8](repeating: 0, count: chromaWidth * chromaHeight)
             var v = [UInt8](repeating: 0, count: chromaWidth * chromaHeight)
-            return try frame.bytes.withUnsafeBufferPointer { source throws(CaptureError) in
-                let base = source.baseAddress!
-                u.withUnsafeMutableBufferPointer { up in
-                    v.withUnsafeMutableBufferPointer { vp in
-                        SplitUVPlane(base + chromaStart + (y0 / 2) * stride + x0, Int32(stride), up.baseAddress, Int32(chromaWidth),
-                                     vp.baseAddress, Int32(chromaWidth), Int32(chromaWidth), Int32(chromaHeight))
-                    }
+            u.withUnsafeMutableBufferPointer { up in
+                v.withUnsafeMutableBufferPointer { vp in
+                    SplitUVPlane(base + chromaStart + (y0 / 2) * stride + x0, Int32(stride), up.baseAddress, Int32(chromaWidth),
+                                 vp.baseAddress, Int32(chromaWidth), Int32(chromaWidth), Int32(chromaHeight))
                 }
-                return try u.withUnsafeBufferPointer { up throws(CaptureError) in
-                    try v.withUnsafeBufferPointer { vp throws(CaptureError) in
-                        try compressPlanes(base + y0 * stride + x0, up.baseAddress!, vp.baseAddress!, width: w, height: h,
-                                           strides: (stride, chromaWidth, chromaWidth), subsampling: TJSAMP_420, quality: quality)
-                    }
+            }
+            return try u.withUnsafeBufferPointer { up throws(CaptureError) in
+                try v.withUnsafeBufferPointer { vp throws(CaptureError) in
+                    try compressPlanes(base + y0 * stride + x0, up.baseAddress!, vp.baseAddress!, width: w, height: h,
+                                       strides: (stride, chromaWidth, chromaWidth), subsampling: TJSAMP_420, quality: quality)
                 }
             }
         case .rgb24, .bgr24, .grey:
@@ -183,11 +185,8 @@ public final class JPEGEncoder {
             case .bgr24: (TJPF_BGR, 3, TJSAMP_420)
             default: (TJPF_GRAY, 1, TJSAMP_GRAY)
             }
-            return try frame.bytes.withUnsafeBufferPointer { source throws(CaptureError) in
-                let start = source.baseAddress!.advanced(by: crop.y * stride + crop.x * bytesPerPixel)
-                return try compressPacked(start, width: crop.width, pitch: stride, height: crop.height,
-                                          pixelFormat: pixelFormat, subsampling: subsampling, quality: quality)
-            }
+            return try compressPacked(source + crop.y * stride + crop.x * bytesPerPixel, width: crop.width, pitch: stride,
+                                      height: crop.height, pixelFormat: pixelFormat, subsampling: subsampling, quality: quality)
         default:
             throw CaptureError.encoding("pixel format \(format.pixelFormat) cannot be encoded")
         }
@@ -208,7 +207,7 @@ public final class JPEGEncoder {
         var output: UnsafeMutablePointer<UInt8>? = nil
         var size: UInt = 0
         let result = tjCompress2(handle, start, Int32(width), Int32(pitch), Int32(height), pixelFormat.rawValue,
-                                 &output, &size, Int32(subsampling.rawValue), Int32(quality), TJFLAG_FASTDCT)
+                                 &output, &size, Int32(subsampling.rawValue), Int32(quality), Self.stillFlags)
         defer { if let output { tjFree(output) } }
         guard result == 0, let output else { throw failure("tjCompress2") }
         return Array(UnsafeBufferPointer(start: output, count: Int(size)))
@@ -222,7 +221,7 @@ public final class JPEGEncoder {
         var planes: [UnsafePointer<UInt8>?] = [y, u, v]
         var pitches: [Int32] = [Int32(strides.0), Int32(strides.1), Int32(strides.2)]
         let result = tjCompressFromYUVPlanes(handle, &planes, Int32(width), &pitches, Int32(height),
-                                             Int32(subsampling.rawValue), &output, &size, Int32(quality), TJFLAG_FASTDCT)
+                                             Int32(subsampling.rawValue), &output, &size, Int32(quality), Self.stillFlags)
         defer { if let output { tjFree(output) } }
         guard result == 0, let output else { throw failure("tjCompressFromYUVPlanes") }
         return Array(UnsafeBufferPointer(start: output, count: Int(size)))
@@ -238,7 +237,7 @@ public final class JPEGEncoder {
                     var planes: [UnsafePointer<UInt8>?] = [yp.baseAddress, up.baseAddress, vp.baseAddress]
                     var pitches: [Int32] = [Int32(strides.0), Int32(strides.1), Int32(strides.2)]
                     return tjCompressFromYUVPlanes(handle, &planes, Int32(width), &pitches, Int32(height),
-                                                   Int32(subsampling.rawValue), &output, &size, Int32(quality), TJFLAG_FASTDCT)
+                                                   Int32(subsampling.rawValue), &output, &size, Int32(quality), Self.stillFlags)
                 }
             }
         }

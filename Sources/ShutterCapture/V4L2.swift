@@ -4,6 +4,7 @@ import Glibc
 import CV4L2
 import Dispatch
 import ShutterCore
+import Synchronization
 
 /// One format a V4L2 device offers, with its frame sizes.
 public struct V4L2FormatInfo: Hashable, Sendable {
@@ -451,13 +452,25 @@ public final class V4L2Camera: Camera {
     public private(set) var frameInterval: Nanoseconds?
     public private(set) var isStreaming = false
     public let controls: [CameraControl]
-    private var buffers: [(start: UnsafeMutableRawPointer, length: Int)] = []
+    /// The driver's buffers and which of them are queued or lent to frames.
+    private let bufferQueue: V4L2BufferQueue
+    /// How many frames the zero-shutter-lag ring holds (the board's `ringFrames`, bounded by `ringMiB`).
+    public let ringCapacity: Int
+    /// The driver's buffer size (`sizeimage`): what one frame held in the ring costs.
+    public private(set) var bytesPerFrame: Int
     private let controlQueue = DispatchQueue(label: "shutter.v4l2.controls")
     /// The most recent control failure from the background queue, reported by the next `setControl`.
     private let controlFailure = Locked<CaptureError?>(nil)
 
-    /// How many buffers the driver streams into.
-    public static let bufferCount = 4
+    /// Buffers asked for beyond the ring: two stay queued so the driver never starves (vimc
+    /// streams only with two), one is being filled or dequeued while the ring is full.
+    public static let spareBuffers = 3
+    /// Fewer queued buffers than this after a dequeue, and the frame is copied and its buffer
+    /// queued at once, rather than lent: a burst of photos still encoding cannot starve the driver.
+    static let minimumQueued = 2
+
+    /// How many buffers the driver streams into: the ring plus ``spareBuffers``.
+    public var bufferCount: Int { ringCapacity + Self.spareBuffers }
 
     public var info: CameraInfo { device.info }
     public var pollDescriptor: CInt? { isStreaming ? device.fd : nil }
@@ -503,6 +516,9 @@ public final class V4L2Camera: Camera {
         }
         format = got
         if got.bytesPerLine == 0 { format.bytesPerLine = FrameFormat.defaultBytesPerLine(width: got.width, pixelFormat: got.pixelFormat) }
+        bytesPerFrame = max(Int(request.fmt.pix.sizeimage), format.frameBytes ?? 0)
+        ringCapacity = ShutterCapture.ringCapacity(ringFrames: settings.ringFrames, ringMiB: settings.ringMiB, frameBytes: bytesPerFrame)
+        bufferQueue = V4L2BufferQueue(fd: device.fd, path: device.path)
         var parm = v4l2_streamparm()
         parm.type = CV4L2_BUF_TYPE_VIDEO_CAPTURE
         let hasParm = (try? device.ioctl(CV4L2_VIDIOC_G_PARM, &parm, "VIDIOC_G_PARM")) != nil
@@ -525,15 +541,13 @@ public final class V4L2Camera: Camera {
 
     deinit { close() }
 
-    /// Maps the buffers, queues them and starts streaming.
+    /// Maps the buffers, queues them (all but those still lent to frames) and starts streaming.
     /// The corresponding ioctls are `VIDIOC_REQBUFS`, `VIDIOC_QUERYBUF`, `VIDIOC_QBUF` and `VIDIOC_STREAMON`.
     public func start() throws(CaptureError) {
         guard !isStreaming else { return }
         do throws(CaptureError) {
-            if buffers.isEmpty { try mapBuffers() }
-            for index in buffers.indices { try queue(index) }
-            var type = CV4L2_BUF_TYPE_VIDEO_CAPTURE
-            try device.ioctl(CV4L2_VIDIOC_STREAMON, &type, "VIDIOC_STREAMON")
+            if !bufferQueue.isMapped { try mapBuffers() }
+            try bufferQueue.start()
             isStreaming = true
         } catch {
             stop()
@@ -544,13 +558,15 @@ public final class V4L2Camera: Camera {
 
     private func mapBuffers() throws(CaptureError) {
         var request = v4l2_requestbuffers()
-        request.count = UInt32(Self.bufferCount)
+        request.count = UInt32(bufferCount)
         request.type = CV4L2_BUF_TYPE_VIDEO_CAPTURE
         request.memory = CV4L2_MEMORY_MMAP
         try device.ioctl(CV4L2_VIDIOC_REQBUFS, &request, "VIDIOC_REQBUFS")
         guard request.count >= 2 else {
             throw CaptureError.notACaptureDevice(device: device.path, reason: "the driver gave \(request.count) buffers, 2 are needed")
         }
+        var regions: [MappedBuffers.Region] = []
+        defer { bufferQueue.adopt(MappedBuffers(regions)) }  // what was mapped is unmapped, even after a failure
         for index in 0..<Int(request.count) {
             var buffer = v4l2_buffer()
             buffer.index = UInt32(index)
@@ -561,42 +577,35 @@ public final class V4L2Camera: Camera {
             guard let pointer, CV4L2_is_map_failed(pointer) == 0 else {
                 throw CaptureError.system(call: "mmap", errno: errno, context: device.path)
             }
-            buffers.append((pointer, Int(buffer.length)))
+            regions.append(MappedBuffers.Region(start: pointer, length: Int(buffer.length)))
         }
     }
 
+    /// Lets go of the buffers: the driver frees them once the frames still holding some are done
+    /// (their mappings stay valid until then). The corresponding ioctl is `VIDIOC_REQBUFS` (count 0).
     private func unmapBuffers() {
-        for buffer in buffers { CV4L2_munmap(buffer.start, buffer.length) }
-        if !buffers.isEmpty {
-            buffers.removeAll()
-            var request = v4l2_requestbuffers()
-            request.count = 0
-            request.type = CV4L2_BUF_TYPE_VIDEO_CAPTURE
-            request.memory = CV4L2_MEMORY_MMAP
-            try? device.ioctl(CV4L2_VIDIOC_REQBUFS, &request, "VIDIOC_REQBUFS")
-        }
-    }
-
-    private func queue(_ index: Int) throws(CaptureError) {
-        var buffer = v4l2_buffer()
-        buffer.index = UInt32(index)
-        buffer.type = CV4L2_BUF_TYPE_VIDEO_CAPTURE
-        buffer.memory = CV4L2_MEMORY_MMAP
-        try device.ioctl(CV4L2_VIDIOC_QBUF, &buffer, "VIDIOC_QBUF")
+        guard bufferQueue.forget() else { return }
+        var request = v4l2_requestbuffers()
+        request.count = 0
+        request.type = CV4L2_BUF_TYPE_VIDEO_CAPTURE
+        request.memory = CV4L2_MEMORY_MMAP
+        try? device.ioctl(CV4L2_VIDIOC_REQBUFS, &request, "VIDIOC_REQBUFS")
     }
 
     /// The corresponding ioctl is `VIDIOC_STREAMOFF`.
     public func stop() {
         guard isStreaming else { return }
         isStreaming = false
-        var type = CV4L2_BUF_TYPE_VIDEO_CAPTURE
-        try? device.ioctl(CV4L2_VIDIOC_STREAMOFF, &type, "VIDIOC_STREAMOFF")
+        bufferQueue.stop()
     }
 
-    /// Dequeues every filled buffer, copies it out and queues it again; error-flagged and damaged
-    /// frames are dropped. The corresponding ioctl is `VIDIOC_DQBUF`.
+    /// Dequeues every filled buffer. Each good frame borrows its buffer: the buffer stays out of
+    /// the driver's queue until the frame (in the ring, or in a photo being encoded) is dropped.
+    /// Converted frames, and frames that would leave the driver short of queued buffers, are
+    /// copied and their buffer queued at once; error-flagged and damaged frames are dropped.
+    /// The corresponding ioctl is `VIDIOC_DQBUF`.
     public func readFrames() throws(CaptureError) -> [Frame] {
-        guard isStreaming else { return [] }
+        guard isStreaming, let mapping = bufferQueue.mapping else { return [] }
         var frames: [Frame] = []
         while true {
             // Ask poll first, so an empty queue costs no ioctl (and no EAGAIN) on every wake-up.
@@ -625,18 +634,25 @@ public final class V4L2Camera: Camera {
                 throw CaptureError.system(call: "VIDIOC_DQBUF", errno: code, context: device.path)
             }
             let index = Int(buffer.index)
-            guard index < buffers.count else { continue }
-            let used = buffer.bytesused > 0 ? min(Int(buffer.bytesused), buffers[index].length) : buffers[index].length
+            guard index < mapping.regions.count else { continue }
+            let region = mapping.regions[index]
+            let used = buffer.bytesused > 0 ? min(Int(buffer.bytesused), region.length) : region.length
             let damaged = buffer.flags & CV4L2_BUF_FLAG_ERROR != 0
                 || ((conversion?.sourceFormat ?? format).frameBytes.map { used < $0 } ?? false)
-            if !damaged, let bytes = frameBytes(buffers[index].start, used: used) {
-                if !format.pixelFormat.isJPEG || JPEGMarkers.isComplete(bytes) {
-                    let stamped = Instant(rawValue: Int64(buffer.timestamp.tv_sec) * 1_000_000_000 + Int64(buffer.timestamp.tv_usec) * 1_000)
-                    let time = exposureStart(stamped: stamped, flags: buffer.flags, interval: frameInterval, dequeuedAt: monotonicNow())
-                    frames.append(Frame(timestamp: time, sequence: buffer.sequence, format: format, bytes: bytes))
-                }
+            let raw = UnsafeRawBufferPointer(start: region.start, count: used)
+            let wanted = !damaged && (conversion != nil || !format.pixelFormat.isJPEG || JPEGMarkers.isComplete(raw))
+            let stamped = Instant(rawValue: Int64(buffer.timestamp.tv_sec) * 1_000_000_000 + Int64(buffer.timestamp.tv_usec) * 1_000)
+            let time = exposureStart(stamped: stamped, flags: buffer.flags, interval: frameInterval, dequeuedAt: monotonicNow())
+            if wanted, conversion == nil, bufferQueue.lend(index) {
+                let queue = bufferQueue
+                let lent = FrameBuffer(lending: region.start, count: used) { queue.giveBack(index, of: mapping) }
+                frames.append(Frame(timestamp: time, sequence: buffer.sequence, format: format, buffer: lent))
+                continue
             }
-            try queue(index)
+            if wanted, let bytes = frameBytes(region.start, used: used) {
+                frames.append(Frame(timestamp: time, sequence: buffer.sequence, format: format, bytes: bytes))
+            }
+            try bufferQueue.requeue(index)
         }
     }
 
@@ -691,5 +707,141 @@ public final class V4L2Camera: Camera {
         controlQueue.sync {}
         stop()
         unmapBuffers()
+    }
+}
+
+/// The driver's `mmap` buffers, shared by the camera and every frame lent one of them: unmapped
+/// when the last lets go, so a photo still encoding keeps its buffer readable after the camera
+/// stopped or closed. The corresponding C function is `munmap`.
+final class MappedBuffers: @unchecked Sendable {
+    // @unchecked: the regions never change after init; their bytes are read only by a frame
+    // that holds the buffer out of the driver's queue.
+    struct Region {
+        var start: UnsafeMutableRawPointer
+        var length: Int
+    }
+
+    let regions: [Region]
+
+    init(_ regions: [Region]) { self.regions = regions }
+
+    deinit {
+        for region in regions { CV4L2_munmap(region.start, region.length) }
+    }
+}
+
+/// Which of a V4L2 camera's buffers are queued in the driver and which are lent to frames.
+///
+/// Frames hand their buffer back from whichever thread drops them last (the event loop's ring,
+/// or the encode queue once a photo is written), so the bookkeeping and the `QBUF` that returns
+/// a buffer to the driver are behind one lock.
+final class V4L2BufferQueue: Sendable {
+    private struct Ledger: Sendable {
+        var mapping: MappedBuffers?
+        var isStreaming = false
+        /// Buffers dequeued and held by frames; not queued until given back.
+        var lent: Set<Int> = []
+        /// Buffers the driver holds to fill.
+        var queued = 0
+    }
+
+    private let fd: CInt
+    private let path: String
+    private let ledger = Mutex(Ledger())
+
+    init(fd: CInt, path: String) {
+        self.fd = fd
+        self.path = path
+    }
+
+    /// The buffers mapped now; `nil` before ``adopt(_:)`` and after ``forget()``.
+    var mapping: MappedBuffers? { ledger.withLock { $0.mapping } }
+    var isMapped: Bool { mapping != nil }
+
+    /// How many buffers are lent to frames now (for tests and figures).
+    var lentCount: Int { ledger.withLock { $0.lent.count } }
+    /// How many buffers the driver holds now.
+    var queuedCount: Int { ledger.withLock { $0.queued } }
+
+    /// Takes newly mapped buffers; none is lent or queued yet.
+    func adopt(_ mapping: MappedBuffers) {
+        ledger.withLock { ledger in
+            ledger = Ledger(mapping: mapping)
+        }
+    }
+
+    /// Drops the buffers (frames still holding one keep its mapping); whether there were any.
+    func forget() -> Bool {
+        let old: MappedBuffers? = ledger.withLock { ledger in
+            let old = ledger.mapping
+            ledger = Ledger()
+            return old
+        }
+        return old != nil  // `old` is released here, outside the lock
+    }
+
+    /// Queues every buffer not lent to a frame and starts streaming.
+    /// The corresponding ioctls are `VIDIOC_QBUF` and `VIDIOC_STREAMON`.
+    func start() throws(CaptureError) {
+        try ledger.withLock { (ledger: inout Ledger) throws(CaptureError) in
+            guard let mapping = ledger.mapping else { return }
+            ledger.queued = 0
+            for index in mapping.regions.indices where !ledger.lent.contains(index) {
+                try queue(index)
+                ledger.queued += 1
+            }
+            var type = CV4L2_BUF_TYPE_VIDEO_CAPTURE
+            try V4L2Device.ioctl(fd, CV4L2_VIDIOC_STREAMON, &type, "VIDIOC_STREAMON", path)
+            ledger.isStreaming = true
+        }
+    }
+
+    /// Stops streaming: the driver gives every queued buffer back; lent ones stay lent.
+    /// The corresponding ioctl is `VIDIOC_STREAMOFF`.
+    func stop() {
+        ledger.withLock { ledger in
+            ledger.isStreaming = false
+            ledger.queued = 0
+            var type = CV4L2_BUF_TYPE_VIDEO_CAPTURE
+            try? V4L2Device.ioctl(fd, CV4L2_VIDIOC_STREAMOFF, &type, "VIDIOC_STREAMOFF", path)
+        }
+    }
+
+    /// Buffer `index` was just dequeued: lends it to a frame when enough others stay queued
+    /// (then `true`); otherwise the caller copies the frame and calls ``requeue(_:)``.
+    func lend(_ index: Int) -> Bool {
+        ledger.withLock { ledger in
+            ledger.queued -= 1
+            guard ledger.queued >= V4L2Camera.minimumQueued else { return false }
+            ledger.lent.insert(index)
+            return true
+        }
+    }
+
+    /// Queues a buffer that was dequeued and not lent. The corresponding ioctl is `VIDIOC_QBUF`.
+    func requeue(_ index: Int) throws(CaptureError) {
+        try ledger.withLock { (ledger: inout Ledger) throws(CaptureError) in
+            guard ledger.isStreaming else { return }
+            try queue(index)
+            ledger.queued += 1
+        }
+    }
+
+    /// The last frame holding buffer `index` of `mapping` is gone: the buffer is queued again
+    /// while streaming, or kept for the next start. A buffer of an older mapping is left alone.
+    func giveBack(_ index: Int, of mapping: MappedBuffers) {
+        ledger.withLock { ledger in
+            guard ledger.mapping === mapping, ledger.lent.remove(index) != nil, ledger.isStreaming else { return }
+            // A failed QBUF (the device went away) leaves the buffer out; the next DQBUF reports why.
+            if (try? queue(index)) != nil { ledger.queued += 1 }
+        }
+    }
+
+    private func queue(_ index: Int) throws(CaptureError) {
+        var buffer = v4l2_buffer()
+        buffer.index = UInt32(index)
+        buffer.type = CV4L2_BUF_TYPE_VIDEO_CAPTURE
+        buffer.memory = CV4L2_MEMORY_MMAP
+        try V4L2Device.ioctl(fd, CV4L2_VIDIOC_QBUF, &buffer, "VIDIOC_QBUF", path)
     }
 }

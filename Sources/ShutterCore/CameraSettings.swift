@@ -18,6 +18,10 @@ public struct CameraSettings: Hashable, Sendable {
     public var warmupFrames: Int = 4
     /// How many recent frames the zero-shutter-lag ring keeps, 2...16.
     public var ringFrames: Int = 4
+    /// The most memory the ring's frames may take, in MiB: fewer than `ringFrames` are held when
+    /// that many frames of the configured size would not fit (24 MiB: four 1080p YUYV frames,
+    /// comfortable on a Pi Zero 2 W's 512 MB).
+    public var ringMiB: Int = 24
     /// The EXIF orientation written into each photo, 1...8 (1 = upright).
     public var orientation: Int = 1
     /// How digital zoom saves its crop: at the crop's own size, or scaled back to the frame's size.
@@ -80,7 +84,7 @@ public enum DigitalZoomOutput: String, CaseIterable, Hashable, Sendable {
 
 extension CameraSettings: Decodable {
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case device, width, height, pixelFormat, fps, quality, keepStreaming, warmupFrames, ringFrames, orientation,
+        case device, width, height, pixelFormat, fps, quality, keepStreaming, warmupFrames, ringFrames, ringMiB, orientation,
              digitalZoom, bindings, backend, viewfinder, focusTimeoutMs
     }
 
@@ -96,6 +100,7 @@ extension CameraSettings: Decodable {
         keepStreaming = try container.decodeIfPresent(Bool.self, forKey: .keepStreaming) ?? keepStreaming
         warmupFrames = try container.decodeIfPresent(Int.self, forKey: .warmupFrames) ?? warmupFrames
         ringFrames = try container.decodeIfPresent(Int.self, forKey: .ringFrames) ?? ringFrames
+        ringMiB = try container.decodeIfPresent(Int.self, forKey: .ringMiB) ?? ringMiB
         orientation = try container.decodeIfPresent(Int.self, forKey: .orientation) ?? orientation
         if let zoomText = try container.decodeIfPresent(String.self, forKey: .digitalZoom) {
             guard let zoom = DigitalZoomOutput(rawValue: zoomText) else {
@@ -122,6 +127,7 @@ extension CameraSettings: Decodable {
         if device.isEmpty { throw container.fail(.device, "must name a camera: 'synthetic', a path or a card name") }
         if !(0...100).contains(warmupFrames) { throw container.fail(.warmupFrames, "\(warmupFrames) is outside 0...100") }
         if !(2...16).contains(ringFrames) { throw container.fail(.ringFrames, "\(ringFrames) is outside 2...16") }
+        if !(1...1024).contains(ringMiB) { throw container.fail(.ringMiB, "\(ringMiB) is outside 1...1024") }
         if !(1...8).contains(orientation) {
             throw container.fail(.orientation, "\(orientation) is outside 1...8 (EXIF orientation; 1 is upright)")
         }

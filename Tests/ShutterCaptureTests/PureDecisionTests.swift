@@ -220,11 +220,13 @@ struct CameraSettingsTests {
         #expect(settings.orientation == 3 && settings.digitalZoom == .scale && settings.bindings == ["filter": "Saturation"])
         #expect(try decode(#"{"fps": 29.97}"#).fps == 29.97)
         #expect(try decode("{}").fps == nil)
+        #expect(try decode("{}").ringMiB == 24)
+        #expect(try decode(#"{"ringMiB": 8}"#).ringMiB == 8)
     }
 
     @Test(arguments: [
         #"{"ringFrame": 4}"#, #"{"ringFrames": 1}"#, #"{"orientation": 9}"#, #"{"digitalZoom": "zoom"}"#, #"{"device": ""}"#,
-        #"{"fps": 0}"#, #"{"fps": -5}"#, #"{"fps": 5000}"#,
+        #"{"fps": 0}"#, #"{"fps": -5}"#, #"{"fps": 5000}"#, #"{"ringMiB": 0}"#, #"{"ringMiB": 4096}"#,
     ])
     func refused(json: String) {
         #expect(throws: (any Error).self) { try decode(json) }
