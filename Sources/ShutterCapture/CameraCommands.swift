@@ -118,6 +118,7 @@ public enum CameraCommands {
         defer { camera.close() }
         let rate = camera.frameInterval.map { $0.rawValue > 0 ? " at \(JSONLine.number(1e9 / Double($0.rawValue), decimals: 2)) fps" : "" } ?? ""
         var lines = ["camera: \(camera.info.path) (\(camera.info.card)) \(camera.format)\(rate)"]
+        lines.append(ringReport(settings: board.camera, camera: camera))
         if let camera = camera as? LibcameraCamera {
             lines[0] += " through libcamera \(libcameraVersions.runtime)"
             if let viewfinder = camera.viewfinder { lines.append("viewfinder: \(viewfinder.width)x\(viewfinder.height)") }
@@ -130,6 +131,20 @@ public enum CameraCommands {
             lines.append("control \(report.id): \(report.how)")
         }
         return lines
+    }
+
+    /// How many frames the zero-shutter-lag ring holds at the camera's frame size, and what that costs.
+    static func ringReport(settings: CameraSettings, camera: any Camera) -> String {
+        let perFrame = camera.bytesPerFrame
+        let held = (camera as? V4L2Camera)?.ringCapacity
+            ?? ringCapacity(ringFrames: settings.ringFrames, ringMiB: settings.ringMiB, frameBytes: perFrame)
+        let mib = { (bytes: Int) in JSONLine.number(Double(bytes) / 1_048_576, decimals: 1) + " MiB" }
+        var line = "ring: \(held) frame\(held == 1 ? "" : "s") of \(mib(perFrame)) (\(mib(held * perFrame)); ringFrames \(settings.ringFrames), ringMiB \(settings.ringMiB))"
+        if held < settings.ringFrames { line += ": ringMiB holds fewer than ringFrames at this size" }
+        if let v4l2 = camera as? V4L2Camera {
+            line += ", \(v4l2.bufferCount) driver buffers (\(mib(v4l2.bufferCount * perFrame)) mapped)"
+        }
+        return line
     }
 
     /// Takes one still now with the board's camera and returns its `photo` event.
