@@ -138,7 +138,9 @@ public enum CameraCommands {
         let perFrame = camera.bytesPerFrame
         let held = (camera as? V4L2Camera)?.ringCapacity
             ?? ringCapacity(ringFrames: settings.ringFrames, ringMiB: settings.ringMiB, frameBytes: perFrame)
-        let mib = { (bytes: Int) in JSONLine.number(Double(bytes) / 1_048_576, decimals: 1) + " MiB" }
+        let mib = { (bytes: Int) in
+            bytes >= 1_048_576 ? JSONLine.number(Double(bytes) / 1_048_576, decimals: 1) + " MiB" : "\((bytes + 1023) / 1024) KiB"
+        }
         var line = "ring: \(held) frame\(held == 1 ? "" : "s") of \(mib(perFrame)) (\(mib(held * perFrame)); ringFrames \(settings.ringFrames), ringMiB \(settings.ringMiB))"
         if held < settings.ringFrames { line += ": ringMiB holds fewer than ringFrames at this size" }
         if let v4l2 = camera as? V4L2Camera {

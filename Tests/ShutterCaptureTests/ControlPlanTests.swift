@@ -57,6 +57,7 @@ struct CheckCameraTests {
         let lines = try CameraCommands.checkCamera(board: board)
         #expect(lines == [
             "camera: synthetic (shutter synthetic camera) 64x48 YUYV at 30 fps",
+            "ring: 4 frames of 6 KiB (24 KiB; ringFrames 4, ringMiB 24)",
             "control zoom: digital zoom (centred crop, saved at the crop's size)",
             "control exposure: camera control 'Auto Exposure, Bias'",
             "control filter: not bound to a camera control (the event loop handles it)",
@@ -67,5 +68,17 @@ struct CheckCameraTests {
         var board = try simulatorBoard(directory: "/tmp/unused")
         board.camera.device = "/dev/video-shutter-test-none"
         #expect(throws: CaptureError.self) { try CameraCommands.checkCamera(board: board) }
+    }
+}
+
+@Suite("CameraCommands.ringReport")
+struct RingReportTests {
+    @Test func saysWhenRingMiBHoldsFewerThanRingFrames() throws {
+        let camera = try SyntheticCamera(width: 1920, height: 1080)
+        var settings = CameraSettings()
+        settings.ringFrames = 8
+        settings.ringMiB = 10
+        #expect(CameraCommands.ringReport(settings: settings, camera: camera)
+            == "ring: 2 frames of 4 MiB (7.9 MiB; ringFrames 8, ringMiB 10): ringMiB holds fewer than ringFrames at this size")
     }
 }
