@@ -84,40 +84,39 @@ public struct FrameFormat: Hashable, Sendable, CustomStringConvertible {
 /// Where a frame's bytes live: an array the frame owns, or a driver buffer lent to it.
 ///
 /// A lent buffer (a V4L2 `mmap` buffer) stays out of the driver's queue while any frame refers to
-/// it: the ring holding it, or a photo being encoded from it. When the last reference goes, the
-/// buffer is handed back (`release` runs once, on whichever thread dropped it) and the driver
-/// fills it again. So the ring is the driver's own buffers, and a photo is encoded straight from
-/// the memory the camera wrote.
+/// it: the ring holding it, or a photo being encoded from it. The camera keeps one `FrameBuffer`
+/// per driver buffer, made once when the buffers are mapped, and takes a buffer back when its
+/// object is referred to by nobody else any more (`isKnownUniquelyReferenced`): so the ring is
+/// the driver's own buffers, a photo is encoded straight from the memory the camera wrote, and
+/// streaming allocates nothing per frame.
 public final class FrameBuffer: @unchecked Sendable {
-    // @unchecked: lent bytes are never written while a frame refers to them (the driver only
-    // writes a buffer after `release`), and every stored property is immutable.
+    // @unchecked: `count` changes only while the camera alone holds the object (no frame refers
+    // to it), and the driver writes lent bytes only after the camera took the buffer back.
     /// How many bytes the frame has.
-    public let count: Int
+    public internal(set) var count: Int
     private let owned: [UInt8]?
     private let lent: UnsafeRawPointer?
-    private let release: (@Sendable () -> Void)?
+    /// What keeps lent memory mapped while this object lives (the camera's mapping).
+    private let keeper: AnyObject?
 
     /// Bytes the frame owns.
     public init(bytes: [UInt8]) {
         owned = bytes
         count = bytes.count
         lent = nil
-        release = nil
+        keeper = nil
     }
 
-    /// `count` bytes at `start` that belong to someone else until `release` runs (when the last
-    /// frame referring to them goes away).
-    public init(lending start: UnsafeRawPointer, count: Int, release: @escaping @Sendable () -> Void) {
+    /// `count` bytes at `start`, which stay valid while `keeper` lives.
+    init(lending start: UnsafeRawPointer, count: Int, keeper: AnyObject) {
         lent = start
         self.count = count
         owned = nil
-        self.release = release
+        self.keeper = keeper
     }
 
     /// Whether the bytes are a driver buffer lent to the frame (not a copy).
     public var isLent: Bool { lent != nil }
-
-    deinit { release?() }
 
     /// The bytes as an array: the owned array itself, or a copy of a lent buffer.
     public var array: [UInt8] { owned ?? [UInt8](UnsafeRawBufferPointer(start: lent, count: count)) }

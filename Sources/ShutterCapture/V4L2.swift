@@ -463,8 +463,9 @@ public final class V4L2Camera: Camera {
     private let controlFailure = Locked<CaptureError?>(nil)
 
     /// Buffers asked for beyond the ring: two stay queued so the driver never starves (vimc
-    /// streams only with two), one is being filled or dequeued while the ring is full.
-    public static let spareBuffers = 3
+    /// streams only with two), one is dequeued while the ring still holds the frame it replaces,
+    /// and one is a photo being encoded. More photos at once, and frames are copied while they encode.
+    public static let spareBuffers = 4
     /// Fewer queued buffers than this after a dequeue, and the frame is copied and its buffer
     /// queued at once, rather than lent: a burst of photos still encoding cannot starve the driver.
     static let minimumQueued = 2
@@ -518,7 +519,7 @@ public final class V4L2Camera: Camera {
         if got.bytesPerLine == 0 { format.bytesPerLine = FrameFormat.defaultBytesPerLine(width: got.width, pixelFormat: got.pixelFormat) }
         bytesPerFrame = max(Int(request.fmt.pix.sizeimage), format.frameBytes ?? 0)
         ringCapacity = ShutterCapture.ringCapacity(ringFrames: settings.ringFrames, ringMiB: settings.ringMiB, frameBytes: bytesPerFrame)
-        bufferQueue = V4L2BufferQueue(fd: device.fd, path: device.path)
+        bufferQueue = V4L2BufferQueue(calls: .device(fd: device.fd, path: device.path), minimumQueued: Self.minimumQueued)
         var parm = v4l2_streamparm()
         parm.type = CV4L2_BUF_TYPE_VIDEO_CAPTURE
         let hasParm = (try? device.ioctl(CV4L2_VIDIOC_G_PARM, &parm, "VIDIOC_G_PARM")) != nil
@@ -606,6 +607,8 @@ public final class V4L2Camera: Camera {
     /// The corresponding ioctl is `VIDIOC_DQBUF`.
     public func readFrames() throws(CaptureError) -> [Frame] {
         guard isStreaming, let mapping = bufferQueue.mapping else { return [] }
+        // Buffers whose frames the ring dropped (or whose photos are written) go back first.
+        try bufferQueue.reclaim()
         var frames: [Frame] = []
         while true {
             // Ask poll first, so an empty queue costs no ioctl (and no EAGAIN) on every wake-up.
@@ -643,9 +646,7 @@ public final class V4L2Camera: Camera {
             let wanted = !damaged && (conversion != nil || !format.pixelFormat.isJPEG || JPEGMarkers.isComplete(raw))
             let stamped = Instant(rawValue: Int64(buffer.timestamp.tv_sec) * 1_000_000_000 + Int64(buffer.timestamp.tv_usec) * 1_000)
             let time = exposureStart(stamped: stamped, flags: buffer.flags, interval: frameInterval, dequeuedAt: monotonicNow())
-            if wanted, conversion == nil, bufferQueue.lend(index) {
-                let queue = bufferQueue
-                let lent = FrameBuffer(lending: region.start, count: used) { queue.giveBack(index, of: mapping) }
+            if wanted, conversion == nil, let lent = bufferQueue.lend(index, count: used) {
                 frames.append(Frame(timestamp: time, sequence: buffer.sequence, format: format, buffer: lent))
                 continue
             }
@@ -722,126 +723,170 @@ final class MappedBuffers: @unchecked Sendable {
     }
 
     let regions: [Region]
+    private let unmap: @Sendable (Region) -> Void
 
-    init(_ regions: [Region]) { self.regions = regions }
+    init(_ regions: [Region], unmap: @escaping @Sendable (Region) -> Void = { _ = CV4L2_munmap($0.start, $0.length) }) {
+        self.regions = regions
+        self.unmap = unmap
+    }
 
     deinit {
-        for region in regions { CV4L2_munmap(region.start, region.length) }
+        for region in regions { unmap(region) }
+    }
+}
+
+/// The ioctls ``V4L2BufferQueue`` makes, replaceable so tests can follow the buffers without a device.
+struct V4L2BufferCalls: Sendable {
+    /// The corresponding ioctl is `VIDIOC_QBUF`.
+    var queue: @Sendable (_ index: Int) throws(CaptureError) -> Void
+    /// The corresponding ioctl is `VIDIOC_STREAMON`.
+    var streamOn: @Sendable () throws(CaptureError) -> Void
+    /// The corresponding ioctl is `VIDIOC_STREAMOFF`.
+    var streamOff: @Sendable () -> Void
+
+    static func device(fd: CInt, path: String) -> V4L2BufferCalls {
+        V4L2BufferCalls(
+            queue: { (index: Int) throws(CaptureError) in
+                var buffer = v4l2_buffer()
+                buffer.index = UInt32(index)
+                buffer.type = CV4L2_BUF_TYPE_VIDEO_CAPTURE
+                buffer.memory = CV4L2_MEMORY_MMAP
+                try V4L2Device.ioctl(fd, CV4L2_VIDIOC_QBUF, &buffer, "VIDIOC_QBUF", path)
+            },
+            streamOn: { () throws(CaptureError) in
+                var type = CV4L2_BUF_TYPE_VIDEO_CAPTURE
+                try V4L2Device.ioctl(fd, CV4L2_VIDIOC_STREAMON, &type, "VIDIOC_STREAMON", path)
+            },
+            streamOff: {
+                var type = CV4L2_BUF_TYPE_VIDEO_CAPTURE
+                try? V4L2Device.ioctl(fd, CV4L2_VIDIOC_STREAMOFF, &type, "VIDIOC_STREAMOFF", path)
+            })
     }
 }
 
 /// Which of a V4L2 camera's buffers are queued in the driver and which are lent to frames.
 ///
-/// Frames hand their buffer back from whichever thread drops them last (the event loop's ring,
-/// or the encode queue once a photo is written), so the bookkeeping and the `QBUF` that returns
-/// a buffer to the driver are behind one lock.
+/// Each buffer has one ``FrameBuffer``, made when the buffers are mapped. Lending a buffer hands
+/// out that object; the buffer comes back (``reclaim()``) once nothing but this queue refers to
+/// the object any more: the ring dropped the frame and no photo is being encoded from it. Frames
+/// are dropped on other threads (the encode queue), but only the event loop hands frames out,
+/// so an object seen unreferenced stays so. Nothing is allocated per frame.
 final class V4L2BufferQueue: Sendable {
-    private struct Ledger: Sendable {
+    private struct Ledger: @unchecked Sendable {
+        // @unchecked: the slots are only touched under the lock, and lent ones only read.
         var mapping: MappedBuffers?
+        /// One object per buffer, lent to the frames made from it.
+        var slots: [FrameBuffer] = []
         var isStreaming = false
-        /// Buffers dequeued and held by frames; not queued until given back.
+        /// Buffers dequeued and held by frames; not queued until reclaimed.
         var lent: Set<Int> = []
         /// Buffers the driver holds to fill.
         var queued = 0
     }
 
-    private let fd: CInt
-    private let path: String
+    private let calls: V4L2BufferCalls
     private let ledger = Mutex(Ledger())
+    /// Fewer queued buffers than this after a dequeue, and the frame is not lent (the caller
+    /// copies it and queues the buffer at once): photos still encoding cannot starve the driver.
+    let minimumQueued: Int
 
-    init(fd: CInt, path: String) {
-        self.fd = fd
-        self.path = path
+    init(calls: V4L2BufferCalls, minimumQueued: Int) {
+        self.calls = calls
+        self.minimumQueued = minimumQueued
     }
 
     /// The buffers mapped now; `nil` before ``adopt(_:)`` and after ``forget()``.
     var mapping: MappedBuffers? { ledger.withLock { $0.mapping } }
     var isMapped: Bool { mapping != nil }
 
-    /// How many buffers are lent to frames now (for tests and figures).
+    /// How many buffers are lent to frames now.
     var lentCount: Int { ledger.withLock { $0.lent.count } }
     /// How many buffers the driver holds now.
     var queuedCount: Int { ledger.withLock { $0.queued } }
 
     /// Takes newly mapped buffers; none is lent or queued yet.
     func adopt(_ mapping: MappedBuffers) {
-        ledger.withLock { ledger in
-            ledger = Ledger(mapping: mapping)
+        let slots = mapping.regions.map { FrameBuffer(lending: UnsafeRawPointer($0.start), count: $0.length, keeper: mapping) }
+        let old = ledger.withLock { ledger in
+            let old = ledger
+            ledger = Ledger(mapping: mapping, slots: slots)
+            return old
         }
+        _ = old  // the old mapping and slots go here, outside the lock
     }
 
     /// Drops the buffers (frames still holding one keep its mapping); whether there were any.
     func forget() -> Bool {
-        let old: MappedBuffers? = ledger.withLock { ledger in
-            let old = ledger.mapping
+        let old = ledger.withLock { ledger in
+            let old = ledger
             ledger = Ledger()
             return old
         }
-        return old != nil  // `old` is released here, outside the lock
+        return old.mapping != nil
     }
 
     /// Queues every buffer not lent to a frame and starts streaming.
-    /// The corresponding ioctls are `VIDIOC_QBUF` and `VIDIOC_STREAMON`.
     func start() throws(CaptureError) {
         try ledger.withLock { (ledger: inout Ledger) throws(CaptureError) in
-            guard let mapping = ledger.mapping else { return }
+            guard ledger.mapping != nil else { return }
+            try takeBackUnreferenced(&ledger, queueing: false)
             ledger.queued = 0
-            for index in mapping.regions.indices where !ledger.lent.contains(index) {
-                try queue(index)
+            for index in ledger.slots.indices where !ledger.lent.contains(index) {
+                try calls.queue(index)
                 ledger.queued += 1
             }
-            var type = CV4L2_BUF_TYPE_VIDEO_CAPTURE
-            try V4L2Device.ioctl(fd, CV4L2_VIDIOC_STREAMON, &type, "VIDIOC_STREAMON", path)
+            try calls.streamOn()
             ledger.isStreaming = true
         }
     }
 
     /// Stops streaming: the driver gives every queued buffer back; lent ones stay lent.
-    /// The corresponding ioctl is `VIDIOC_STREAMOFF`.
     func stop() {
         ledger.withLock { ledger in
             ledger.isStreaming = false
             ledger.queued = 0
-            var type = CV4L2_BUF_TYPE_VIDEO_CAPTURE
-            try? V4L2Device.ioctl(fd, CV4L2_VIDIOC_STREAMOFF, &type, "VIDIOC_STREAMOFF", path)
+            calls.streamOff()
         }
     }
 
-    /// Buffer `index` was just dequeued: lends it to a frame when enough others stay queued
-    /// (then `true`); otherwise the caller copies the frame and calls ``requeue(_:)``.
-    func lend(_ index: Int) -> Bool {
+    /// Queues again every lent buffer no frame refers to any more. Call before dequeuing.
+    func reclaim() throws(CaptureError) {
+        try ledger.withLock { (ledger: inout Ledger) throws(CaptureError) in
+            guard ledger.isStreaming else { return }
+            try takeBackUnreferenced(&ledger, queueing: true)
+        }
+    }
+
+    /// Marks lent buffers no frame refers to as back; queues them when `queueing`.
+    private func takeBackUnreferenced(_ ledger: inout Ledger, queueing: Bool) throws(CaptureError) {
+        for index in ledger.lent.sorted() where isKnownUniquelyReferenced(&ledger.slots[index]) {
+            ledger.lent.remove(index)
+            if queueing {
+                try calls.queue(index)
+                ledger.queued += 1
+            }
+        }
+    }
+
+    /// Buffer `index` was just dequeued with `count` bytes: its frame buffer when it may be lent
+    /// (enough others stay queued); otherwise `nil`, and the caller copies the frame and calls ``requeue(_:)``.
+    func lend(_ index: Int, count: Int) -> FrameBuffer? {
         ledger.withLock { ledger in
             ledger.queued -= 1
-            guard ledger.queued >= V4L2Camera.minimumQueued else { return false }
+            guard index < ledger.slots.count, ledger.queued >= minimumQueued,
+                  isKnownUniquelyReferenced(&ledger.slots[index]) else { return nil }
             ledger.lent.insert(index)
-            return true
+            ledger.slots[index].count = count
+            return ledger.slots[index]
         }
     }
 
-    /// Queues a buffer that was dequeued and not lent. The corresponding ioctl is `VIDIOC_QBUF`.
+    /// Queues a buffer that was dequeued and not lent.
     func requeue(_ index: Int) throws(CaptureError) {
         try ledger.withLock { (ledger: inout Ledger) throws(CaptureError) in
             guard ledger.isStreaming else { return }
-            try queue(index)
+            try calls.queue(index)
             ledger.queued += 1
         }
-    }
-
-    /// The last frame holding buffer `index` of `mapping` is gone: the buffer is queued again
-    /// while streaming, or kept for the next start. A buffer of an older mapping is left alone.
-    func giveBack(_ index: Int, of mapping: MappedBuffers) {
-        ledger.withLock { ledger in
-            guard ledger.mapping === mapping, ledger.lent.remove(index) != nil, ledger.isStreaming else { return }
-            // A failed QBUF (the device went away) leaves the buffer out; the next DQBUF reports why.
-            if (try? queue(index)) != nil { ledger.queued += 1 }
-        }
-    }
-
-    private func queue(_ index: Int) throws(CaptureError) {
-        var buffer = v4l2_buffer()
-        buffer.index = UInt32(index)
-        buffer.type = CV4L2_BUF_TYPE_VIDEO_CAPTURE
-        buffer.memory = CV4L2_MEMORY_MMAP
-        try V4L2Device.ioctl(fd, CV4L2_VIDIOC_QBUF, &buffer, "VIDIOC_QBUF", path)
     }
 }

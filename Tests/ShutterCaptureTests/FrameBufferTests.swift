@@ -19,59 +19,151 @@ struct RingCapacityTests {
     }
 }
 
-@Suite("FrameBuffer: a driver buffer lent to frames")
-struct FrameBufferTests {
-    /// A lent buffer and a counter of how often it was handed back.
-    func lentFrame(sequence: UInt32, storage: UnsafeMutableRawBufferPointer, returns: Locked<[UInt32]>) -> Frame {
-        let buffer = FrameBuffer(lending: UnsafeRawPointer(storage.baseAddress!), count: storage.count) {
-            returns.withLock { $0.append(sequence) }
-        }
-        return Frame(timestamp: Instant(rawValue: Int64(sequence) * 33_000_000), sequence: sequence,
-                     format: FrameFormat(width: 4, height: 2, pixelFormat: .yuyv), buffer: buffer)
+/// A driver in memory for ``V4L2BufferQueue``: buffers it was given, filled in order.
+final class FakeDriver: @unchecked Sendable {  // @unchecked: `storage` is only read through the mapping
+    let queued = Locked<[Int]>([])
+    let unmapped = Locked<Int>(0)
+    let streaming = Locked<Bool>(false)
+    let storage: UnsafeMutableRawBufferPointer
+    let bufferBytes = 64
+
+    init(buffers: Int) {
+        storage = UnsafeMutableRawBufferPointer.allocate(byteCount: buffers * bufferBytes, alignment: 16)
     }
 
-    @Test func theRingHandsBackTheOldestWhenANewFrameArrives() {
-        let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: 16, alignment: 8)
-        defer { storage.deallocate() }
-        let returns = Locked<[UInt32]>([])
-        var ring = FrameRing(capacity: 2)
-        for sequence in 1...4 as ClosedRange<UInt32> {
-            ring.append(lentFrame(sequence: sequence, storage: storage, returns: returns))
-        }
-        #expect(returns.withLock { $0 } == [1, 2])
-        ring.removeAll()
-        #expect(returns.withLock { $0 } == [1, 2, 3, 4])
+    deinit { storage.deallocate() }
+
+    var calls: V4L2BufferCalls {
+        V4L2BufferCalls(
+            queue: { [queued] (index: Int) throws(CaptureError) in
+                queued.withLock { list in
+                    precondition(!list.contains(index), "buffer \(index) queued twice")
+                    list.append(index)
+                }
+            },
+            streamOn: { [streaming] () throws(CaptureError) in streaming.withLock { $0 = true } },
+            streamOff: { [queued, streaming] in
+                streaming.withLock { $0 = false }
+                queued.withLock { $0.removeAll() }
+            })
     }
 
-    @Test func aFrameTakenForAPhotoStaysOutUntilThePhotoIsDone() {
-        let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: 16, alignment: 8)
-        defer { storage.deallocate() }
-        let returns = Locked<[UInt32]>([])
-        var ring = FrameRing(capacity: 2)
-        ring.append(lentFrame(sequence: 1, storage: storage, returns: returns))
-        var photo: Frame? = ring.frames.first   // the press's frame, handed to the encoder
-        for sequence in 2...4 as ClosedRange<UInt32> {
-            ring.append(lentFrame(sequence: sequence, storage: storage, returns: returns))
+    func mapping(buffers: Int) -> MappedBuffers {
+        let regions = (0..<buffers).map { MappedBuffers.Region(start: storage.baseAddress! + $0 * bufferBytes, length: bufferBytes) }
+        return MappedBuffers(regions) { [unmapped] _ in unmapped.withLock { $0 += 1 } }
+    }
+
+    /// The oldest buffer queued, as `VIDIOC_DQBUF` gives it; `nil` when the driver has none (a stall).
+    func dequeue() -> Int? {
+        queued.withLock { list in list.isEmpty ? nil : list.removeFirst() }
+    }
+}
+
+@Suite("V4L2BufferQueue: the driver's buffers are the ring")
+struct BufferQueueTests {
+    /// A queue over `buffers` fake buffers, streaming.
+    func streaming(buffers: Int) throws -> (V4L2BufferQueue, FakeDriver) {
+        let driver = FakeDriver(buffers: buffers)
+        let queue = V4L2BufferQueue(calls: driver.calls, minimumQueued: V4L2Camera.minimumQueued)
+        queue.adopt(driver.mapping(buffers: buffers))
+        try queue.start()
+        return (queue, driver)
+    }
+
+    /// One frame through the camera's steps: reclaim, dequeue, lend (or copy and requeue).
+    func nextFrame(_ queue: V4L2BufferQueue, _ driver: FakeDriver, sequence: UInt32) throws -> Frame? {
+        try queue.reclaim()
+        guard let index = driver.dequeue() else { return nil }
+        let format = FrameFormat(width: 4, height: 2, pixelFormat: .yuyv)
+        if let lent = queue.lend(index, count: 16) {
+            return Frame(timestamp: Instant(rawValue: Int64(sequence) * 33_000_000), sequence: sequence, format: format, buffer: lent)
         }
-        #expect(returns.withLock { $0 } == [2], "frame 1 is still being encoded")
-        #expect(photo?.buffer.isLent == true && photo?.byteCount == 16)
+        let copy = Frame(timestamp: .zero, sequence: sequence, format: format, bytes: [UInt8](repeating: 0, count: 16))
+        try queue.requeue(index)
+        return copy
+    }
+
+    @Test func streamingIdleLendsEveryFrameAndKeepsTheDriverFed() throws {
+        let ringFrames = 4
+        let (queue, driver) = try streaming(buffers: ringFrames + V4L2Camera.spareBuffers)
+        var ring = FrameRing(capacity: ringFrames)
+        for sequence in 1...50 as ClosedRange<UInt32> {
+            let frame = try #require(try nextFrame(queue, driver, sequence: sequence), "the driver ran out of buffers at frame \(sequence)")
+            #expect(frame.buffer.isLent, "frame \(sequence) was copied")
+            ring.append(frame)
+            #expect(queue.queuedCount >= V4L2Camera.minimumQueued)
+        }
+        #expect(queue.lentCount == ringFrames + 1)  // the ring, and the buffer its newest frame dropped (back at the next dequeue)
+        try queue.reclaim()
+        #expect(queue.lentCount == ringFrames)
+    }
+
+    @Test func aPhotoKeepsItsBufferOutOfTheQueueUntilItIsWritten() throws {
+        let (queue, driver) = try streaming(buffers: 2 + V4L2Camera.spareBuffers)
+        var ring = FrameRing(capacity: 2)
+        for sequence in 1...3 as ClosedRange<UInt32> { ring.append(try #require(try nextFrame(queue, driver, sequence: sequence))) }
+        var photo: Frame? = ring.frames.last  // the press's frame, handed to the encoder
+        let held = ObjectIdentifier(photo!.buffer)
+        for sequence in 4...20 as ClosedRange<UInt32> {
+            let frame = try #require(try nextFrame(queue, driver, sequence: sequence))
+            #expect(frame.buffer.isLent && ObjectIdentifier(frame.buffer) != held, "frame \(sequence) was written into the buffer a photo is encoded from")
+            ring.append(frame)
+        }
+        // Twenty frames later the photo's buffer still holds its frame: never given to the driver.
+        #expect(photo?.sequence == 3 && photo.map { ObjectIdentifier($0.buffer) } == held)
+        #expect(queue.lentCount == 3 + 1)
         photo = nil
-        #expect(returns.withLock { $0 } == [2, 1])
+        try queue.reclaim()
+        #expect(queue.lentCount == 2)
     }
 
-    @Test func loweringTheCapacityHandsBackTheOldest() {
-        let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: 16, alignment: 8)
-        defer { storage.deallocate() }
-        let returns = Locked<[UInt32]>([])
-        var ring = FrameRing(capacity: 4)
-        for sequence in 1...4 as ClosedRange<UInt32> {
-            ring.append(lentFrame(sequence: sequence, storage: storage, returns: returns))
+    @Test func aBurstOfPhotosNeverStarvesTheDriver() throws {
+        let (queue, driver) = try streaming(buffers: 2 + V4L2Camera.spareBuffers)
+        var ring = FrameRing(capacity: 2)
+        var photos: [Frame] = []
+        var copies = 0
+        for sequence in 1...30 as ClosedRange<UInt32> {
+            let frame = try #require(try nextFrame(queue, driver, sequence: sequence), "stalled at frame \(sequence)")
+            if !frame.buffer.isLent { copies += 1 }
+            ring.append(frame)
+            if sequence % 2 == 0, photos.count < 8 { photos.append(frame) }  // eight photos still encoding
+            #expect(queue.queuedCount >= V4L2Camera.minimumQueued - 1)
         }
-        ring.capacity = 1
-        #expect(returns.withLock { $0 } == [1, 2, 3])
-        #expect(ring.frames.map(\.sequence) == [4])
+        #expect(copies > 0, "with eight photos held, frames had to be copied rather than lent")
+        photos.removeAll()
+        ring.removeAll()
+        try queue.reclaim()
+        #expect(queue.lentCount == 0)
     }
 
+    @Test func aRestartQueuesEveryBufferButTheOnesStillHeld() throws {
+        let buffers = 2 + V4L2Camera.spareBuffers
+        let (queue, driver) = try streaming(buffers: buffers)
+        var ring = FrameRing(capacity: 2)
+        for sequence in 1...4 as ClosedRange<UInt32> { ring.append(try #require(try nextFrame(queue, driver, sequence: sequence))) }
+        let photo = ring.frames.last!
+        queue.stop()
+        ring.removeAll()  // the service forgets the ring when the stream stops
+        try queue.start()
+        #expect(driver.queued.withLock { $0.count } == buffers - 1)
+        #expect(queue.lentCount == 1)
+        _ = photo
+    }
+
+    @Test func closingKeepsAPhotosBufferMappedUntilItIsWritten() throws {
+        let (queue, driver) = try streaming(buffers: 5)
+        var photo: Frame? = try nextFrame(queue, driver, sequence: 1)
+        queue.stop()
+        #expect(queue.forget())
+        #expect(driver.unmapped.withLock { $0 } == 0, "unmapped under a photo being encoded")
+        #expect(photo?.bytes.count == 16)
+        photo = nil
+        #expect(driver.unmapped.withLock { $0 } == 5)
+    }
+}
+
+@Suite("FrameBuffer")
+struct FrameBufferTests {
     @Test func encodingReadsALentBufferInPlace() throws {
         // A YUYV frame in memory the test owns, as a driver's buffer would be: encoded without
         // first becoming an array.
@@ -79,15 +171,10 @@ struct FrameBufferTests {
         let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: source.byteCount, alignment: 16)
         defer { storage.deallocate() }
         source.withUnsafeBytes { storage.copyMemory(from: $0) }
-        let returned = Locked<Int>(0)
-        var frame: Frame? = Frame(timestamp: .zero, sequence: 0, format: source.format,
-                                  buffer: FrameBuffer(lending: UnsafeRawPointer(storage.baseAddress!), count: storage.count) {
-                                      returned.withLock { $0 += 1 }
-                                  })
-        let lent = try JPEGEncoder().encode(frame!, quality: 90)
-        let copied = try JPEGEncoder().encode(source, quality: 90)
-        #expect(lent == copied)
-        frame = nil
-        #expect(returned.withLock { $0 } == 1)
+        let keeper = Locked<Int>(0)
+        let frame = Frame(timestamp: .zero, sequence: 0, format: source.format,
+                          buffer: FrameBuffer(lending: UnsafeRawPointer(storage.baseAddress!), count: storage.count, keeper: keeper))
+        #expect(frame.buffer.isLent)
+        #expect(try JPEGEncoder().encode(frame, quality: 90) == JPEGEncoder().encode(source, quality: 90))
     }
 }
