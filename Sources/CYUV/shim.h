@@ -1,4 +1,4 @@
 // libyuv (Debian libyuv-dev): SIMD format conversions, used only where TurboJPEG cannot take
-// a camera's layout as it is (NV12's interleaved chroma, YUYV's packed 4:2:2). Debian 12 ships no pkg-config file
+// a camera's layout as it is (NV12's interleaved chroma). Debian 12 ships no pkg-config file
 // for it, so the module map links "yuv" itself.
-#include <libyuv/planar_functions.h>  // SplitUVPlane, YUY2ToI422, UYVYToI422
+#include <libyuv/planar_functions.h>
