@@ -144,29 +144,50 @@ public struct Frame: Sendable {
     public var format: FrameFormat
     /// Where the bytes live (`bytesused` of them for compressed formats): owned, or a lent driver buffer.
     public var buffer: FrameBuffer
+    /// Set when `buffer` holds the device's format and libv4lconvert makes `format` from it
+    /// (only for a frame a photo takes: ``resolved()``).
+    public var conversion: FrameConversion?
 
     public init(timestamp: Instant, sequence: UInt32, format: FrameFormat, bytes: [UInt8]) {
         self.init(timestamp: timestamp, sequence: sequence, format: format, buffer: FrameBuffer(bytes: bytes))
     }
 
-    public init(timestamp: Instant, sequence: UInt32, format: FrameFormat, buffer: FrameBuffer) {
+    public init(timestamp: Instant, sequence: UInt32, format: FrameFormat, buffer: FrameBuffer, conversion: FrameConversion? = nil) {
         self.timestamp = timestamp
         self.sequence = sequence
         self.format = format
         self.buffer = buffer
+        self.conversion = conversion
     }
 
-    /// The frame's bytes as an array (a copy when they are a lent driver buffer; for checks and
-    /// tests: the capture path reads them in place with ``withUnsafeBytes(_:)``).
+    /// This frame with its bytes in `format`: itself, or (for a frame libv4lconvert converts)
+    /// a converted copy. Runs where the photo is made, not on the event loop.
+    /// - Throws: ``CaptureError/encoding(_:)`` when the conversion fails (a damaged frame).
+    public func resolved() throws(CaptureError) -> Frame {
+        guard let conversion else { return self }
+        let formatBytes = format.frameBytes ?? 0
+        guard let bytes = buffer.withUnsafeBytes({ conversion.convert($0, formatBytes: formatBytes) }) else {
+            throw CaptureError.encoding("libv4lconvert could not convert the \(conversion.sourceFormat) frame to \(format.pixelFormat)")
+        }
+        return Frame(timestamp: timestamp, sequence: sequence, format: format, bytes: bytes)
+    }
+
+    /// The frame's bytes in `format` as an array (a copy when they are a lent driver buffer,
+    /// converted when the frame needs it, empty when that fails; for checks and tests: the
+    /// capture path reads them in place with ``withUnsafeBytes(_:)``).
     public var bytes: [UInt8] {
-        get { buffer.array }
-        set { buffer = FrameBuffer(bytes: newValue) }
+        get { conversion == nil ? buffer.array : ((try? resolved())?.buffer.array ?? []) }
+        set {
+            buffer = FrameBuffer(bytes: newValue)
+            conversion = nil
+        }
     }
 
-    /// How many bytes the frame has.
+    /// How many bytes the frame has (as delivered: before any conversion).
     public var byteCount: Int { buffer.count }
 
-    /// Calls `body` with the frame's bytes where they lie (no copy).
+    /// Calls `body` with the frame's bytes where they lie (no copy; for a frame that needs
+    /// converting, the device's bytes: call ``resolved()`` first).
     public func withUnsafeBytes<Result, Failure: Error>(_ body: (UnsafeRawBufferPointer) throws(Failure) -> Result) throws(Failure) -> Result {
         try buffer.withUnsafeBytes(body)
     }

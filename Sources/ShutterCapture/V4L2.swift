@@ -448,7 +448,7 @@ public final class V4L2Camera: Camera {
     public let device: V4L2Device
     public private(set) var format: FrameFormat
     /// What the device delivers and how to convert it into `format`; `nil` when frames come as they are.
-    private var conversion: (converter: OpaquePointer, source: v4l2_format, destination: v4l2_format, sourceFormat: FrameFormat)?
+    private var conversion: FrameConversion?
     public private(set) var frameInterval: Nanoseconds?
     public private(set) var isStreaming = false
     public let controls: [CameraControl]
@@ -500,7 +500,8 @@ public final class V4L2Camera: Camera {
             let delivered = FrameFormat(width: Int(request.fmt.pix.width), height: Int(request.fmt.pix.height),
                                         pixelFormat: PixelFormat(rawValue: request.fmt.pix.pixelformat),
                                         bytesPerLine: Int(request.fmt.pix.bytesperline))
-            conversion = (converter, request, destination, delivered)
+            conversion = FrameConversion(device: device, converter: converter, source: request, destination: destination,
+                                         sourceFormat: delivered, capacity: max(Int(destination.fmt.pix.sizeimage), 0))
             request = destination
         } else {
             try device.ioctl(CV4L2_VIDIOC_S_FMT, &request, "VIDIOC_S_FMT")
@@ -602,8 +603,9 @@ public final class V4L2Camera: Camera {
 
     /// Dequeues every filled buffer. Each good frame borrows its buffer: the buffer stays out of
     /// the driver's queue until the frame (in the ring, or in a photo being encoded) is dropped.
-    /// Converted frames, and frames that would leave the driver short of queued buffers, are
-    /// copied and their buffer queued at once; error-flagged and damaged frames are dropped.
+    /// Frames that would leave the driver short of queued buffers are copied and their buffer
+    /// queued at once; error-flagged and damaged frames are dropped. Frames in a format
+    /// libv4lconvert makes carry the device's bytes and their ``FrameConversion``.
     /// The corresponding ioctl is `VIDIOC_DQBUF`.
     public func readFrames() throws(CaptureError) -> [Frame] {
         guard isStreaming, let mapping = bufferQueue.mapping else { return [] }
@@ -643,34 +645,22 @@ public final class V4L2Camera: Camera {
             let damaged = buffer.flags & CV4L2_BUF_FLAG_ERROR != 0
                 || ((conversion?.sourceFormat ?? format).frameBytes.map { used < $0 } ?? false)
             let raw = UnsafeRawBufferPointer(start: region.start, count: used)
-            let wanted = !damaged && (conversion != nil || !format.pixelFormat.isJPEG || JPEGMarkers.isComplete(raw))
+            let delivered = conversion?.sourceFormat ?? format
+            let wanted = !damaged && (!delivered.pixelFormat.isJPEG || JPEGMarkers.isComplete(raw))
             let stamped = Instant(rawValue: Int64(buffer.timestamp.tv_sec) * 1_000_000_000 + Int64(buffer.timestamp.tv_usec) * 1_000)
             let time = exposureStart(stamped: stamped, flags: buffer.flags, interval: frameInterval, dequeuedAt: monotonicNow())
-            if wanted, conversion == nil, let lent = bufferQueue.lend(index, count: used) {
-                frames.append(Frame(timestamp: time, sequence: buffer.sequence, format: format, buffer: lent))
+            // A frame libv4lconvert must convert keeps the device's bytes and is converted only
+            // if a photo takes it, on the encode queue: never per frame on the event loop.
+            if wanted, let lent = bufferQueue.lend(index, count: used) {
+                frames.append(Frame(timestamp: time, sequence: buffer.sequence, format: format, buffer: lent, conversion: conversion))
                 continue
             }
-            if wanted, let bytes = frameBytes(region.start, used: used) {
-                frames.append(Frame(timestamp: time, sequence: buffer.sequence, format: format, bytes: bytes))
+            if wanted {
+                frames.append(Frame(timestamp: time, sequence: buffer.sequence, format: format,
+                                    buffer: FrameBuffer(bytes: [UInt8](raw)), conversion: conversion))
             }
             try bufferQueue.requeue(index)
         }
-    }
-
-    /// The frame's bytes in `format`: copied out of the buffer, or converted by libv4lconvert;
-    /// `nil` when the conversion fails (a damaged compressed frame). The corresponding C function is `v4lconvert_convert`.
-    private func frameBytes(_ start: UnsafeMutableRawPointer, used: Int) -> [UInt8]? {
-        guard var conversion else { return [UInt8](UnsafeRawBufferPointer(start: start, count: used)) }
-        let capacity = max(Int(conversion.destination.fmt.pix.sizeimage), format.frameBytes ?? 0)
-        var failed = false
-        let bytes = [UInt8](unsafeUninitializedCapacity: capacity) { output, count in
-            let written = v4lconvert_convert(conversion.converter, &conversion.source, &conversion.destination,
-                                             start.assumingMemoryBound(to: UInt8.self), CInt(used),
-                                             output.baseAddress, CInt(capacity))
-            failed = written < 0
-            count = max(Int(written), 0)
-        }
-        return failed ? nil : bytes
     }
 
     /// Sets a control on a background queue, so a slow USB control transfer never delays frames.
@@ -708,6 +698,51 @@ public final class V4L2Camera: Camera {
         controlQueue.sync {}
         stop()
         unmapBuffers()
+    }
+}
+
+/// libv4lconvert's conversion of one device's frames into the format the board asked for.
+///
+/// Done for the one frame a photo takes, on the encode queue, rather than for every frame on the
+/// event loop. Holds the device: libv4lconvert may read controls through its descriptor while it
+/// converts, so the descriptor stays open until the last frame needing it is gone.
+public final class FrameConversion: @unchecked Sendable {
+    // @unchecked: the converter is used under `lock` only; everything else is immutable.
+    private let device: V4L2Device
+    private let converter: OpaquePointer
+    private let lock = Mutex(())
+    private let source: v4l2_format
+    private let destination: v4l2_format
+    /// What the device delivers.
+    public let sourceFormat: FrameFormat
+    private let capacity: Int
+
+    init(device: V4L2Device, converter: OpaquePointer, source: v4l2_format, destination: v4l2_format,
+         sourceFormat: FrameFormat, capacity: Int) {
+        self.device = device
+        self.converter = converter
+        self.source = source
+        self.destination = destination
+        self.sourceFormat = sourceFormat
+        self.capacity = capacity
+    }
+
+    /// `raw` (a frame as the device delivered it) in the destination format; `nil` when the
+    /// conversion fails (a damaged compressed frame). The corresponding C function is `v4lconvert_convert`.
+    func convert(_ raw: UnsafeRawBufferPointer, formatBytes: Int) -> [UInt8]? {
+        let capacity = max(self.capacity, formatBytes)
+        var source = self.source, destination = self.destination
+        return lock.withLock { _ -> [UInt8]? in
+            var failed = false
+            let bytes = [UInt8](unsafeUninitializedCapacity: capacity) { output, count in
+                let written = v4lconvert_convert(converter, &source, &destination,
+                                                 UnsafeMutablePointer(mutating: raw.baseAddress?.assumingMemoryBound(to: UInt8.self)), CInt(raw.count),
+                                                 output.baseAddress, CInt(capacity))
+                failed = written < 0
+                count = max(Int(written), 0)
+            }
+            return failed ? nil : bytes
+        }
     }
 }
 

@@ -84,11 +84,23 @@ check "a YUYV photo is encoded to a JPEG (with DHT) that decodes at 640x480" \
 check "frame counter read back from the YUYV photo names a YUYV frame the feeder sent (frame $frame)" \
   bash -c "awk -v f='$frame' '\$1 == f && \$3 == \"YUYV\" && \$4 == \"640x480\" { found = 1 } END { exit !found }' '$UVC_FRAME_LOG'"
 
+# A format the camera lacks: libv4lconvert makes it, only for the frame the photo takes.
+b=$(board yu12 "\"device\": \"$card\", \"width\": 640, \"height\": 480, \"pixelFormat\": \"YU12\"")
+"$SHUTTER" capture --board "$b" --out "$work/yu12.jpg" > "$work/yu12.out" 2>&1
+echo "# $(cat "$work/yu12.out")"
+read_photo "$work/yu12.jpg"
+frame=$(stamp frame)
+check "a YU12 photo (converted by libv4lconvert from the camera's format) decodes at 640x480 and names a frame the feeder sent ($frame)" \
+  bash -c "[ '$(stamp size)' = 640x480 ] && awk -v f='$frame' '\$1 == f { found = 1 } END { exit !found }' '$UVC_FRAME_LOG'"
+
 # 3. Format choice by frame rate, and the board's frame rate through S_PARM -------------------------
 b=$(board choice "\"device\": \"$card\", \"width\": 1280, \"height\": 720")
 "$SHUTTER" check "$b" > "$work/choice.txt" 2>&1
 echo "# check: $(grep 'camera: /dev' "$work/choice.txt")"
 check "without pixelFormat 1280x720 is MJPEG (15 fps) rather than YUYV (5 fps)" grep -q "camera: /dev/.* 1280x720 MJPG at 15 fps" "$work/choice.txt"
+echo "# check: $(grep 'ring:' "$work/choice.txt")"
+check "check says what the ring holds: 4 frames of the driver's buffer size, and the 8 buffers mapped" \
+  grep -q "ring: 4 frames of .*ringFrames 4, ringMiB 24), 8 driver buffers" "$work/choice.txt"
 
 # 4. The daemon: controls reach the camera, frame rate, zero-shutter-lag offsets, unplug ------------
 b=$(board run "\"device\": \"$card\", \"width\": 640, \"height\": 480, \"pixelFormat\": \"MJPG\", \"fps\": 10" 4 -1)
