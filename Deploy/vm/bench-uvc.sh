@@ -9,8 +9,8 @@
 #     file) wall time, and shutter's press (a gpio-sim click, kernel-stamped) -> JPEG on disk
 #     (the photo event's t - pressedAt), p50 of several runs
 #   - for SHUTTER (and SHUTTER_BEFORE): `shutter run` streaming idle at 1280x720 MJPEG: CPU time
-#     over 10 idle s (/proc/PID/stat), allocations per second (Deploy/vm/malloc-count.c: the
-#     difference of a 10 s and a 3 s run over the 7 s between), peak RSS (/usr/bin/time -v)
+#     over 10 idle s (/proc/PID/stat), allocations per second over the same 10 s (Deploy/vm/malloc-count.c,
+#     its live counter read at both ends), peak RSS (/usr/bin/time -v)
 # BENCH_ONLY=idle skips the capture timings.
 # Under TCG emulation absolute numbers are slow and noisy; compare the rows of one run.
 set -u
@@ -62,29 +62,32 @@ for size in $([ "${BENCH_ONLY:-}" = idle ] || echo 1280x720 1920x1080); do
   grep '"event": "photo"' "$work/events" | sed 's/.*"offsetMs": \([-0-9.]*\).*/\1/' | tr '\n' ' ' | sed 's/^/#   zero-shutter-lag offsets ms: /'; echo
 done
 
-# idle BINARY SECONDS: `shutter run` streaming 1280x720 MJPEG, no presses, for SECONDS after the camera is ready.
+# idle BINARY SECONDS: `shutter run` streaming 1280x720 MJPEG, no presses, for SECONDS from 2 s after
+# the camera is ready (the stream has started and settled): CPU time and allocations over exactly
+# that window, peak RSS of the whole run.
 idle() {
   local b; b=$(board idle 1280 720)
-  MALLOC_COUNT_FILE="$work/allocs" LD_PRELOAD="$work/malloc-count.so" /usr/bin/time -v -o "$work/time" \
+  rm -f "$work"/live.*
+  MALLOC_COUNT_LIVE="$work/live" LD_PRELOAD="$work/malloc-count.so" /usr/bin/time -v -o "$work/time" \
     "$1" run --board "$b" --no-state > "$work/idle.events" 2>&1 &
   local pid=$!
-  rm -f "$work"/allocs.*
   wait_for "$work/idle.events" '/"event": "cameraReady"/ { r = 1 } END { exit !r }' 60
+  sleep 2
   local child; child=$(pgrep -P $pid)
-  # CPU over exactly the idle window: utime + stime (fields 14, 15 of /proc/PID/stat, in clock ticks)
-  local ticks0; ticks0=$(awk '{ print $14 + $15 }' "/proc/$child/stat")
+  # utime + stime (fields 14, 15 of /proc/PID/stat, in clock ticks) and the live allocation count
+  local ticks0 allocs0 ticks1 allocs1
+  ticks0=$(awk '{ print $14 + $15 }' "/proc/$child/stat"); allocs0=$(od -An -t u8 -N8 "$work/live.$child")
   sleep "$2"
-  local ticks1; ticks1=$(awk '{ print $14 + $15 }' "/proc/$child/stat")
+  ticks1=$(awk '{ print $14 + $15 }' "/proc/$child/stat"); allocs1=$(od -An -t u8 -N8 "$work/live.$child")
   kill -TERM "$child" 2>/dev/null || kill -TERM $pid; wait $pid
   cpu=$(awk -v a="$ticks0" -v b="$ticks1" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f", (b - a) / hz }')
+  allocs=$(( allocs1 - allocs0 ))
   rss=$(awk -F': ' '/Maximum resident/ { print $2 }' "$work/time")
-  allocs=$(cat "$work"/allocs.* 2>/dev/null | sort -n | tail -n 1)   # shutter's, not /usr/bin/time's
 }
 for binary in ${SHUTTER_BEFORE:+"$SHUTTER_BEFORE"} "$SHUTTER"; do
-  idle "$binary" 3; allocs3=$allocs
-  idle "$binary" 10; cpu10=$cpu; allocs10=$allocs
-  awk -v b="$binary" -v c="$cpu10" -v a3="$allocs3" -v a10="$allocs10" -v r="$rss" 'BEGIN {
+  idle "$binary" 10
+  awk -v b="$binary" -v c="$cpu" -v a="$allocs" -v r="$rss" 'BEGIN {
     printf "idle streaming 1280x720 MJPEG, %s: CPU %.2f s over 10 s (%.0f%%), %.0f allocations/s, peak RSS %.1f MiB\n",
-      b, c, c * 10, (a10 - a3) / 7, r / 1024 }'
+      b, c, c * 10, a / 10, r / 1024 }'
 done
 rm -rf "$work"

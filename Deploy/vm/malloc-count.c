@@ -1,8 +1,12 @@
 /* malloc-count.so: counts heap allocations of a process (LD_PRELOAD), for the benchmarks'
  * "allocations per second while streaming idle". At exit it writes the count to
  * $MALLOC_COUNT_FILE. Build: gcc -O2 -shared -fPIC -o malloc-count.so malloc-count.c
- * Run two lengths of the same idle run and divide the difference by the extra seconds: that
- * cancels start-up and shutdown. */
+ * With $MALLOC_COUNT_LIVE set, the count is also kept live in the 8-byte file
+ * $MALLOC_COUNT_LIVE.<pid> (read it with `od -An -t u8 -N8`), so a benchmark can count exactly
+ * the allocations of a window (two readings) instead of subtracting whole runs, whose start-up
+ * varies (a camera that answers late is enumerated again). */
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +18,29 @@ extern void *__libc_realloc(void *, size_t);
 extern void *__libc_memalign(size_t, size_t);
 
 static atomic_ulong count;
-static inline void counted(void) { atomic_fetch_add_explicit(&count, 1, memory_order_relaxed); }
+static atomic_ulong *live;
+static inline void counted(void) {
+	atomic_fetch_add_explicit(&count, 1, memory_order_relaxed);
+	atomic_ulong *shared = live;
+	if (shared) atomic_fetch_add_explicit(shared, 1, memory_order_relaxed);
+}
+
+__attribute__((constructor)) static void open_live(void) {
+	const char *base = getenv("MALLOC_COUNT_LIVE");
+	char path[512];
+	if (!base) return;
+	snprintf(path, sizeof path, "%s.%d", base, (int)getpid());
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) return;
+	if (ftruncate(fd, sizeof(atomic_ulong)) == 0) {
+		void *map = mmap(NULL, sizeof(atomic_ulong), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (map != MAP_FAILED) {
+			atomic_store((atomic_ulong *)map, atomic_load(&count));
+			live = map;
+		}
+	}
+	close(fd);
+}
 
 void *malloc(size_t n) { counted(); return __libc_malloc(n); }
 void *calloc(size_t n, size_t size) { counted(); return __libc_calloc(n, size); }

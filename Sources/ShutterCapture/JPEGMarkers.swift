@@ -42,36 +42,45 @@ public enum JPEGMarkers {
 
     /// The header segments from SOI up to and including SOS; `nil` when the data is not a JPEG.
     static func headerSegments<Bytes: RandomAccessCollection<UInt8>>(_ jpeg: Bytes) -> [Segment]? where Bytes.Index == Int {
-        guard jpeg.count >= 4, jpeg[0] == 0xFF, jpeg[1] == 0xD8 else { return nil }
         var segments: [Segment] = []
+        return scanHeader(jpeg) { segments.append($0) } ? segments : nil
+    }
+
+    /// Calls `visit` with each header segment from SOI up to and including SOS, allocating
+    /// nothing (the completeness check runs on every frame); `false` when the data is not a JPEG.
+    static func scanHeader<Bytes: RandomAccessCollection<UInt8>>(_ jpeg: Bytes, _ visit: (Segment) -> Void) -> Bool where Bytes.Index == Int {
+        guard jpeg.count >= 4, jpeg[0] == 0xFF, jpeg[1] == 0xD8 else { return false }
         var index = 2
         while index + 1 < jpeg.count {
-            guard jpeg[index] == 0xFF else { return nil }
+            guard jpeg[index] == 0xFF else { return false }
             var markerIndex = index + 1
             while markerIndex < jpeg.count, jpeg[markerIndex] == 0xFF { markerIndex += 1 }  // fill bytes
-            guard markerIndex < jpeg.count else { return nil }
+            guard markerIndex < jpeg.count else { return false }
             let marker = jpeg[markerIndex]
             if marker == 0x01 || (0xD0...0xD7).contains(marker) {
-                segments.append(Segment(marker: marker, start: index, end: markerIndex + 1))
+                visit(Segment(marker: marker, start: index, end: markerIndex + 1))
                 index = markerIndex + 1
                 continue
             }
-            guard markerIndex + 2 < jpeg.count else { return nil }
+            guard markerIndex + 2 < jpeg.count else { return false }
             let length = Int(jpeg[markerIndex + 1]) << 8 | Int(jpeg[markerIndex + 2])
-            guard length >= 2, markerIndex + 1 + length <= jpeg.count else { return nil }
-            segments.append(Segment(marker: marker, start: index, end: markerIndex + 1 + length))
-            if marker == 0xDA { return segments }
+            guard length >= 2, markerIndex + 1 + length <= jpeg.count else { return false }
+            visit(Segment(marker: marker, start: index, end: markerIndex + 1 + length))
+            if marker == 0xDA { return true }
             index = markerIndex + 1 + length
         }
-        return nil
+        return false
     }
 
     /// Whether `jpeg` looks like a whole JPEG: SOI, a frame header, a scan, and an EOI at the end.
     ///
     /// Webcams pad MJPEG buffers, so zero bytes after the EOI are allowed.
     public static func isComplete<Bytes: RandomAccessCollection<UInt8>>(_ jpeg: Bytes) -> Bool where Bytes.Index == Int {
-        guard let segments = headerSegments(jpeg), segments.contains(where: { (0xC0...0xCF).contains($0.marker) && $0.marker != 0xC4 && $0.marker != 0xC8 && $0.marker != 0xCC })
-        else { return false }
+        var hasFrameHeader = false
+        let isJPEG = scanHeader(jpeg) { segment in
+            if (0xC0...0xCF).contains(segment.marker), segment.marker != 0xC4, segment.marker != 0xC8, segment.marker != 0xCC { hasFrameHeader = true }
+        }
+        guard isJPEG, hasFrameHeader else { return false }
         var end = jpeg.count
         while end > 2, jpeg[end - 1] == 0 { end -= 1 }
         return end >= 4 && jpeg[end - 2] == 0xFF && jpeg[end - 1] == 0xD9

@@ -894,7 +894,7 @@ final class V4L2BufferQueue: Sendable {
 
     /// Marks lent buffers no frame refers to as back; queues them when `queueing`.
     private func takeBackUnreferenced(_ ledger: inout Ledger, queueing: Bool) throws(CaptureError) {
-        for index in ledger.lent.sorted() where isKnownUniquelyReferenced(&ledger.slots[index]) {
+        for index in ledger.slots.indices where ledger.lent.contains(index) && isKnownUniquelyReferenced(&ledger.slots[index]) {
             ledger.lent.remove(index)
             if queueing {
                 try calls.queue(index)
