@@ -11,7 +11,8 @@
 #   - for SHUTTER (and SHUTTER_BEFORE): `shutter run` streaming idle at 1280x720 MJPEG: CPU time
 #     over 10 idle s (/proc/PID/stat), allocations per second over the same 10 s (Deploy/vm/malloc-count.c,
 #     its live counter read at both ends), peak RSS (/usr/bin/time -v)
-# BENCH_ONLY=idle skips the capture timings.
+# BENCH_ONLY=idle skips the capture timings; BENCH_FORMAT=YUYV measures idle streaming in YUYV
+# (1280x720 at 5 fps: 1.8 MB a frame, where copies show) instead of MJPEG.
 # Under TCG emulation absolute numbers are slow and noisy; compare the rows of one run.
 set -u
 : "${SHUTTER:?set SHUTTER to the shutter binary}"
@@ -27,8 +28,8 @@ gcc -O2 -shared -fPIC -o "$work/malloc-count.so" "$here/malloc-count.c" || exit 
 
 now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
 stats() { sort -n | awk '{ a[NR] = $1 } END { if (!NR) { print "n=0"; exit } printf "n=%d min=%d p50=%d max=%d ms\n", NR, a[1], a[int((NR + 1) / 2)], a[NR] }'; }
-board() {   # board NAME W H: Boards/gpio-sim.json with the UVC camera in MJPEG at WxH
-  sed -e "s|\"camera\": {.*}|\"camera\": {\"device\": \"$card\", \"width\": $2, \"height\": $3, \"pixelFormat\": \"MJPG\"}|" \
+board() {   # board NAME W H [FOURCC]: Boards/gpio-sim.json with the UVC camera in MJPEG (or FOURCC) at WxH
+  sed -e "s|\"camera\": {.*}|\"camera\": {\"device\": \"$card\", \"width\": $2, \"height\": $3, \"pixelFormat\": \"${4:-MJPG}\"}|" \
       -e "s|\"directory\": \"photos\"|\"directory\": \"$work/$1\"|" "$root/Boards/gpio-sim.json" > "$work/$1.json"
   echo "$work/$1.json"
 }
@@ -66,7 +67,7 @@ done
 # the camera is ready (the stream has started and settled): CPU time and allocations over exactly
 # that window, peak RSS of the whole run.
 idle() {
-  local b; b=$(board idle 1280 720)
+  local b; b=$(board idle 1280 720 "${BENCH_FORMAT:-MJPG}")
   rm -f "$work"/live.*
   MALLOC_COUNT_LIVE="$work/live" LD_PRELOAD="$work/malloc-count.so" /usr/bin/time -v -o "$work/time" \
     "$1" run --board "$b" --no-state > "$work/idle.events" 2>&1 &
@@ -86,8 +87,8 @@ idle() {
 }
 for binary in ${SHUTTER_BEFORE:+"$SHUTTER_BEFORE"} "$SHUTTER"; do
   idle "$binary" 10
-  awk -v b="$binary" -v c="$cpu" -v a="$allocs" -v r="$rss" 'BEGIN {
-    printf "idle streaming 1280x720 MJPEG, %s: CPU %.2f s over 10 s (%.0f%%), %.0f allocations/s, peak RSS %.1f MiB\n",
-      b, c, c * 10, a / 10, r / 1024 }'
+  awk -v f="${BENCH_FORMAT:-MJPEG}" -v b="$binary" -v c="$cpu" -v a="$allocs" -v r="$rss" 'BEGIN {
+    printf "idle streaming 1280x720 %s, %s: CPU %.2f s over 10 s (%.0f%%), %.0f allocations/s, peak RSS %.1f MiB\n",
+      f, b, c, c * 10, a / 10, r / 1024 }'
 done
 rm -rf "$work"
