@@ -145,6 +145,7 @@ public enum CameraCommands {
         if held < settings.ringFrames { line += ": ringMiB holds fewer than ringFrames at this size" }
         if let v4l2 = camera as? V4L2Camera {
             line += ", \(v4l2.bufferCount) driver buffers (\(mib(v4l2.bufferCount * perFrame)) mapped)"
+            if !v4l2.lendsBuffers { line += "; frames are copied (libcamerify's layer needs its buffers back in turn)" }
         }
         return line
     }

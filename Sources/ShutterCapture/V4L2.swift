@@ -470,8 +470,13 @@ public final class V4L2Camera: Camera {
     /// queued at once, rather than lent: a burst of photos still encoding cannot starve the driver.
     static let minimumQueued = 2
 
-    /// How many buffers the driver streams into: the ring plus ``spareBuffers``.
-    public var bufferCount: Int { ringCapacity + Self.spareBuffers }
+    /// Whether frames borrow the driver's buffers (the ring is the driver's buffers). Not under
+    /// libcamerify: its `v4l2-compat.so` hands buffers out in turn from `DQBUF` and expects
+    /// them back in the same order, so there frames are copied and buffers queued at once.
+    public let lendsBuffers: Bool
+
+    /// How many buffers the driver streams into: the ring plus ``spareBuffers`` (4 when frames are copied).
+    public var bufferCount: Int { lendsBuffers ? ringCapacity + Self.spareBuffers : 4 }
 
     public var info: CameraInfo { device.info }
     public var pollDescriptor: CInt? { isStreaming ? device.fd : nil }
@@ -520,7 +525,9 @@ public final class V4L2Camera: Camera {
         if got.bytesPerLine == 0 { format.bytesPerLine = FrameFormat.defaultBytesPerLine(width: got.width, pixelFormat: got.pixelFormat) }
         bytesPerFrame = max(Int(request.fmt.pix.sizeimage), format.frameBytes ?? 0)
         ringCapacity = ShutterCapture.ringCapacity(ringFrames: settings.ringFrames, ringMiB: settings.ringMiB, frameBytes: bytesPerFrame)
-        bufferQueue = V4L2BufferQueue(calls: .device(fd: device.fd, path: device.path), minimumQueued: Self.minimumQueued)
+        lendsBuffers = device.info.driver != "libcamera"
+        bufferQueue = V4L2BufferQueue(calls: .device(fd: device.fd, path: device.path),
+                                      minimumQueued: lendsBuffers ? Self.minimumQueued : .max)
         var parm = v4l2_streamparm()
         parm.type = CV4L2_BUF_TYPE_VIDEO_CAPTURE
         let hasParm = (try? device.ioctl(CV4L2_VIDIOC_G_PARM, &parm, "VIDIOC_G_PARM")) != nil
