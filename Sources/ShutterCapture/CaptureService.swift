@@ -438,6 +438,11 @@ public final class CaptureService {
         return CropRect.digitalZoom(width: format.width, height: format.height, factor: zoomFactor)
     }
 
+    /// What the next photo's pixels go through before encoding: digital zoom's crop (scaled back or not).
+    public var photoProcessing: PhotoProcessing {
+        PhotoProcessing(crop: digitalZoomCrop, scaleToFrame: settings.digitalZoom == .scale)
+    }
+
     /// Stops the camera and waits for photos being written; no event is reported afterwards.
     public func shutdown() {
         guard !isShutDown else { return }
@@ -609,7 +614,7 @@ public final class CaptureService {
                                      width: 0, height: 0)
         metadata.cameraMake = camera.info.maker
         metadata.clockSynchronized = clockIsSynchronized()
-        let job = PhotoJob(frame: frame, pressedAt: pressedAt, focus: focus, bracket: ring.bracket(around: pressedAt), crop: digitalZoomCrop, scaleToFrame: settings.digitalZoom == .scale,
+        let job = PhotoJob(frame: frame, pressedAt: pressedAt, focus: focus, bracket: ring.bracket(around: pressedAt), processing: photoProcessing,
                            quality: settings.quality, name: template.name(at: taken, sequence: sequence),
                            metadata: metadata)
         let writer = self.writer, finished = self.finished, wake = self.wake
@@ -627,8 +632,8 @@ struct PhotoJob: Sendable {
     var pressedAt: Instant
     var focus: FocusOutcome
     var bracket: Nanoseconds?
-    var crop: CropRect?
-    var scaleToFrame: Bool
+    /// Digital zoom and effect, applied before encoding.
+    var processing: PhotoProcessing
     var quality: Int
     var name: String
     var metadata: PhotoMetadata
@@ -637,18 +642,9 @@ struct PhotoJob: Sendable {
     func run(writer: PhotoWriter) -> CaptureEvent {
         do throws(CaptureError) {
             let started = monotonicNow()
-            let encoder = try JPEGEncoder()
-            var jpeg = try encoder.encode(frame, crop: crop, quality: quality)
-            var width = crop?.width ?? frame.format.width, height = crop?.height ?? frame.format.height
-            if scaleToFrame, crop != nil {
-                let image = try JPEGDecoder().decode(jpeg).scaled(width: frame.format.width, height: frame.format.height)
-                jpeg = try encoder.encodeRGB(image, quality: quality)
-                width = frame.format.width
-                height = frame.format.height
-            } else if crop != nil {
-                let size = try JPEGDecoder().size(of: jpeg)
-                (width, height) = (size.width, size.height)
-            }
+            let photo = try encodePhoto(frame, processing: processing, quality: quality, encoder: try JPEGEncoder())
+            var jpeg = photo.jpeg
+            let width = photo.width, height = photo.height
             var metadata = self.metadata
             metadata.width = width
             metadata.height = height
