@@ -25,6 +25,8 @@ public final class CaptureService {
     private var sequence = 0
     private var inFlight = 0
     private var zoomFactor = 1.0
+    /// The photo effect the board's effect picker chose.
+    private var effect = PhotoEffect.none
     private var hardwareZoom: CameraControl?
     /// The libcamera camera's `ScalerCrop` maximum, when zoom goes through the ISP.
     private var scalerCropMaximum: PixelRect?
@@ -281,7 +283,9 @@ public final class CaptureService {
         case .systemExposureBias: setExposureBias(number)
         case .lensPosition(let values): setLensPosition(number, range: values.bounds)
         case .slider(let values): setBound(controlID: controlID, value: number, range: values.bounds)
-        case .picker(let count, _): setBound(controlID: controlID, value: number, range: 0...Double(max(count - 1, 1)))
+        case .picker(let count, _):
+            if let effects = spec.effects, case .index(let index) = value, effects.indices.contains(index) { effect = effects[index] }
+            setBound(controlID: controlID, value: number, range: 0...Double(max(count - 1, 1)))
         }
     }
 
@@ -422,6 +426,7 @@ public final class CaptureService {
                 case .unavailable(let reason): return (spec.id, false, "disabled: \(reason)")
                 }
             case .slider, .picker:
+                if let effects = spec.effects, settings.bindings[spec.id] == nil { return (spec.id, true, photoEffectReport(effects)) }
                 guard let name = settings.bindings[spec.id] else { return (spec.id, true, "not bound to a camera control (the event loop handles it)") }
                 guard let control = bound(name) else {
                     let names = controls.map(\.name).joined(separator: ", ")
@@ -438,9 +443,10 @@ public final class CaptureService {
         return CropRect.digitalZoom(width: format.width, height: format.height, factor: zoomFactor)
     }
 
-    /// What the next photo's pixels go through before encoding: digital zoom's crop (scaled back or not).
+    /// What the next photo's pixels go through before encoding: digital zoom's crop (scaled back
+    /// or not) and the chosen effect.
     public var photoProcessing: PhotoProcessing {
-        PhotoProcessing(crop: digitalZoomCrop, scaleToFrame: settings.digitalZoom == .scale)
+        PhotoProcessing(crop: digitalZoomCrop, scaleToFrame: settings.digitalZoom == .scale, effect: effect)
     }
 
     /// Stops the camera and waits for photos being written; no event is reported afterwards.

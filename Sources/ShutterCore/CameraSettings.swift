@@ -20,8 +20,9 @@ public struct CameraSettings: Hashable, Sendable {
     public var ringFrames: Int = 4
     /// The EXIF orientation written into each photo, 1...8 (1 = upright).
     public var orientation: Int = 1
-    /// How digital zoom saves its crop: at the crop's own size, or scaled back to the frame's size.
-    public var digitalZoom: DigitalZoomOutput = .crop
+    /// How digital zoom saves its crop: scaled back to the frame's size (the phone's way, the
+    /// default), or at the crop's own size.
+    public var digitalZoom: DigitalZoomOutput = .scale
     /// Custom controls bound to a camera control by name: board control id → control name (`"Brightness"`).
     public var bindings: [String: String] = [:]
     /// Which camera stack opens `device`: libcamera, V4L2, or `auto` (libcamera when it lists the camera).

@@ -11,6 +11,7 @@
 //   shutter-capture-check control --board B [--bind ID=NAME]... [--set ID=VALUE]... [overrides]
 //   (run: --stop-file PATH ends the presses early once PATH exists)
 // overrides: --device D  --size WxH  --format FOURCC  --fps N  --dir DIR  --ring N  --warmup N  --low-power  --bind ID=NAME
+//            --digital-zoom scale|crop
 import Foundation
 import ShutterCapture
 import ShutterCore
@@ -62,6 +63,10 @@ func loadBoard() -> Board {
     if let ring = value("--ring").flatMap(Int.init) { board.camera.ringFrames = ring }
     if let warmup = value("--warmup").flatMap(Int.init) { board.camera.warmupFrames = warmup }
     if flag("--low-power") { board.camera.keepStreaming = false }
+    if let mode = value("--digital-zoom") {
+        guard let output = DigitalZoomOutput(rawValue: mode) else { fail("--digital-zoom expects 'scale' or 'crop'") }
+        board.camera.digitalZoom = output
+    }
     for binding in values("--bind") {
         let parts = binding.split(separator: "=", maxSplits: 1).map(String.init)
         guard parts.count == 2 else { fail("--bind expects CONTROL_ID=V4L2 control name") }
