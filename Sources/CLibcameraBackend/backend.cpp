@@ -63,6 +63,7 @@ int stable_control(const ControlId *id) {
     if (n == controls::BRIGHTNESS) return SHUTTER_LC_CONTROL_BRIGHTNESS;
     if (n == controls::CONTRAST) return SHUTTER_LC_CONTROL_CONTRAST;
     if (n == controls::SATURATION) return SHUTTER_LC_CONTROL_SATURATION;
+    if (n == controls::FRAME_DURATION_LIMITS) return SHUTTER_LC_CONTROL_FRAME_DURATION_LIMITS;
     return SHUTTER_LC_CONTROL_OTHER;
 }
 
@@ -171,6 +172,8 @@ std::string model_of(const std::shared_ptr<Camera> &camera) {
 struct shutter_lc_camera {
     std::string id, model;
     int event_fd = -1;
+    /// FrameDurationLimits (both limits) applied at each start, in microseconds; 0: the camera's default.
+    int64_t frame_duration_us = 0;
 
     shutter_lc_camera() { event_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC); }
     virtual ~shutter_lc_camera() {
@@ -198,6 +201,20 @@ struct shutter_lc_camera {
     virtual int set(int control, double value) = 0;
     virtual int set_named(const char *name, double value) = 0;
     virtual int set_crop(const Rectangle &crop) = 0;
+    /// FrameDurationLimits' range in microseconds; false when the camera has no such control.
+    virtual bool frame_duration_range(int64_t &minimum, int64_t &maximum) = 0;
+
+    int set_frame_rate(double fps, int64_t *duration_ns) {
+        if (!(fps > 0)) return -EINVAL;
+        int64_t minimum = 0, maximum = 0;
+        if (!frame_duration_range(minimum, maximum)) return -ENOTSUP;
+        int64_t wanted = int64_t(1e6 / fps + 0.5);
+        if (minimum > 0) wanted = std::max(wanted, minimum);
+        if (maximum > 0 && maximum >= minimum) wanted = std::min(wanted, maximum);
+        frame_duration_us = wanted;
+        if (duration_ns) *duration_ns = wanted * 1000;
+        return 0;
+    }
 };
 
 namespace {
@@ -420,10 +437,23 @@ struct RealCamera final : shutter_lc_camera {
         mappings.clear();
     }
 
+    bool frame_duration_range(int64_t &minimum, int64_t &maximum) override {
+        auto found = camera->controls().find(&controls::FrameDurationLimits);
+        if (found == camera->controls().end()) return false;
+        // Pipelines state the limits as int64 scalars (µs); anything else leaves them open.
+        const ControlValue &low = found->second.min(), &high = found->second.max();
+        minimum = !low.isNone() && !low.isArray() && low.type() == ControlTypeInteger64 ? low.get<int64_t>() : 0;
+        maximum = !high.isNone() && !high.isArray() && high.type() == ControlTypeInteger64 ? high.get<int64_t>() : 0;
+        return true;
+    }
+
     int start() override {
         if (requests.empty()) return -EINVAL;
         if (running) return 0;
-        int result = camera->start();
+        ControlList startControls(controls::controls);
+        if (frame_duration_us > 0)
+            startControls.set(controls::FrameDurationLimits, { frame_duration_us, frame_duration_us });
+        int result = camera->start(frame_duration_us > 0 ? &startControls : nullptr);
         if (result < 0) return result;
         {
             std::lock_guard<std::mutex> guard(lock);
@@ -545,7 +575,7 @@ struct RealCamera final : shutter_lc_camera {
 struct FakeCamera final : shutter_lc_camera {
     shutter_lc_fake_config script;
     struct Slot {
-        std::vector<uint8_t> memory;
+        std::vector<uint8_t> memory, viewfinder;
         std::map<int, float> controls;
         bool crop_set = false;
         Rectangle crop;
@@ -563,7 +593,7 @@ struct FakeCamera final : shutter_lc_camera {
     uint32_t sequence = 0;
     int af_state = SHUTTER_LC_AF_IDLE, af_frames_left = 0, af_triggers = 0;
     float lens = 1.0f;
-    uint32_t stride = 0, frame_size = 0, planes = 1;
+    uint32_t stride = 0, frame_size = 0, planes = 1, vf_bytes = 0;
     uint32_t plane_offsets[3] = {}, plane_sizes[3] = {};
 
     explicit FakeCamera(const shutter_lc_fake_config &config) : script(config) {
@@ -625,6 +655,9 @@ struct FakeCamera final : shutter_lc_camera {
         add(controls::Brightness, SHUTTER_LC_CONTROL_BRIGHTNESS, SHUTTER_LC_TYPE_FLOAT, -1, 1, 0);
         if (script.has_scaler_crop) add(controls::ScalerCrop, SHUTTER_LC_CONTROL_SCALER_CROP, SHUTTER_LC_TYPE_RECTANGLE, 0, 0, 0);
         if (script.has_exposure_value) add(controls::ExposureValue, SHUTTER_LC_CONTROL_EXPOSURE_VALUE, SHUTTER_LC_TYPE_FLOAT, -8, 8, 0);
+        if (script.frame_duration_max_us > 0)
+            add(controls::FrameDurationLimits, SHUTTER_LC_CONTROL_FRAME_DURATION_LIMITS, SHUTTER_LC_TYPE_INT,
+                double(script.frame_duration_min_us), double(script.frame_duration_max_us), double(script.frame_duration_min_us));
         if (script.has_autofocus) {
             add(controls::AfMode, SHUTTER_LC_CONTROL_AF_MODE, SHUTTER_LC_TYPE_INT, 0, 2, 0);
             add(controls::AfTrigger, SHUTTER_LC_CONTROL_AF_TRIGGER, SHUTTER_LC_TYPE_INT, 0, 1, 0);
@@ -650,15 +683,40 @@ struct FakeCamera final : shutter_lc_camera {
         still->stride = stride;
         still->frame_size = frame_size;
         still->adjusted = adjusted;
-        if (viewfinder) viewfinder->width = viewfinder->height = viewfinder->fourcc = 0;
+        // A viewfinder as the Raspberry Pi pipeline gives one: the size asked for (within the
+        // still size, even), NV12.
+        vf_bytes = 0;
+        if (viewfinder && viewfinder->width && viewfinder->height) {
+            uint32_t w = std::min(viewfinder->width, script.width) & ~1u, h = std::min(viewfinder->height, script.height) & ~1u;
+            viewfinder->adjusted = w != viewfinder->width || h != viewfinder->height;
+            viewfinder->fourcc = 0x3231564e;  // NV12
+            viewfinder->width = w;
+            viewfinder->height = h;
+            viewfinder->stride = w;
+            viewfinder->frame_size = vf_bytes = w * h * 3 / 2;
+        } else if (viewfinder) {
+            viewfinder->width = viewfinder->height = viewfinder->fourcc = 0;
+        }
         slots.assign(size_t(std::max(buffer_count, 2)), Slot{});
-        for (Slot &slot : slots) slot.memory.assign(frame_size, 0);
+        for (Slot &slot : slots) {
+            slot.memory.assign(frame_size, 0);
+            slot.viewfinder.assign(vf_bytes, 0);
+        }
         return 0;
+    }
+
+    bool frame_duration_range(int64_t &minimum, int64_t &maximum) override {
+        if (script.frame_duration_max_us <= 0) return false;
+        minimum = script.frame_duration_min_us;
+        maximum = script.frame_duration_max_us;
+        return true;
     }
 
     int start() override {
         if (slots.empty()) return -EINVAL;
         if (running) return 0;
+        // As Camera::start(controls): the limits apply from the first frame.
+        if (frame_duration_us > 0) applied[SHUTTER_LC_CONTROL_FRAME_DURATION_LIMITS] = float(frame_duration_us);
         running = true;
         queued.clear();
         done.clear();
@@ -710,6 +768,7 @@ struct FakeCamera final : shutter_lc_camera {
         }
         if (script.has_autofocus && af_state == SHUTTER_LC_AF_FOCUSED) lens = 2.5f;
         std::fill(slot.memory.begin(), slot.memory.end(), fill);
+        std::fill(slot.viewfinder.begin(), slot.viewfinder.end(), fill);
         slot.timestamp = timestamp;
         slot.sequence = sequence++;
         slot.af_state = script.has_autofocus ? af_state : -1;
@@ -741,6 +800,10 @@ struct FakeCamera final : shutter_lc_camera {
         for (uint32_t plane = 0; plane < planes; plane++) {
             out->planes[plane] = slot.memory.data() + plane_offsets[plane];
             out->plane_bytes[plane] = plane_sizes[plane];
+        }
+        if (vf_bytes) {
+            out->viewfinder = slot.viewfinder.data();
+            out->viewfinder_bytes = vf_bytes;
         }
         return 1;
     }
@@ -910,6 +973,10 @@ int shutter_lc_configure(shutter_lc_camera *camera, shutter_lc_stream_config *st
                          shutter_lc_stream_config *viewfinder, int buffer_count) {
     if (!still) return -EINVAL;
     return camera->configure(still, viewfinder, buffer_count);
+}
+
+int shutter_lc_set_frame_rate(shutter_lc_camera *camera, double fps, int64_t *frame_duration_ns) {
+    return camera->set_frame_rate(fps, frame_duration_ns);
 }
 
 int shutter_lc_start(shutter_lc_camera *camera) { return camera->start(); }

@@ -486,7 +486,8 @@ public final class CaptureService {
         ring.removeAll()
         manualExposureSet = false
         meteredExposure = nil
-        events.append(.cameraReady(at: clock.now, info: camera.info, format: camera.format, frameInterval: camera.frameInterval))
+        events.append(.cameraReady(at: clock.now, info: camera.info, format: camera.format, frameInterval: camera.frameInterval,
+                                   viewfinder: (camera as? LibcameraCamera)?.viewfinder))
         // A reopened camera starts from its defaults: give it the zoom and exposure set before.
         if hardwareZoom != nil || scalerCropMaximum != nil, zoomFactor > 1 { setZoom(zoomFactor) }
         if let exposureBias { setExposureBias(exposureBias) }

@@ -7,7 +7,7 @@ public struct CameraSettings: Hashable, Sendable {
     public var height: Int?
     /// A V4L2 fourcc (`YUYV`, `MJPG`); `nil` lets shutter choose.
     public var pixelFormat: String?
-    /// Frames per second asked of the camera (`VIDIOC_S_PARM`); `nil` keeps the driver's rate.
+    /// Frames per second asked of the camera (V4L2 `VIDIOC_S_PARM`, libcamera `FrameDurationLimits`); `nil` keeps the driver's rate.
     public var fps: Double?
     /// JPEG quality for encoded frames, 1...100 (rpicam-still's default).
     public var quality: Int = 93
