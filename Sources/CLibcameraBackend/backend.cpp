@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -22,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include <dirent.h>
 #include <link.h>
 #include <strings.h>
 #include <sys/eventfd.h>
@@ -127,9 +129,31 @@ bool make_value(ControlType type, double value, ControlValue &out) {
     }
 }
 
-/// The process's one camera manager (libcamera allows one), started on first use.
+/// The process's one camera manager (libcamera allows one), started on first use and
+/// destroyed again whenever no camera is open (see release_manager_if_idle).
 std::mutex manager_lock;
 std::unique_ptr<CameraManager> manager;
+/// Real cameras open now (guarded by manager_lock).
+int open_cameras = 0;
+
+/// Stops and destroys the camera manager when no camera is open; the next use starts a new
+/// one, which enumerates the media devices afresh.
+///
+/// Why: libcamera 0.0.3 does not always see a camera go away (vimc unbound: no `disconnected`,
+/// the camera stays listed), and when the device comes back its hotplug handler registers a
+/// camera with the same id next to the stale one and aborts the process ("Trying to register
+/// a camera with a duplicated ID"). A manager that lives only while a camera is open has
+/// nothing stale to collide with: shutter closes a camera that failed before it reopens it.
+/// Every Camera shared_ptr must be dropped before this runs.
+void release_manager_if_idle() {
+    std::unique_ptr<CameraManager> retired;
+    {
+        std::lock_guard<std::mutex> guard(manager_lock);
+        if (open_cameras > 0 || !manager) return;
+        retired = std::move(manager);
+    }
+    retired.reset();  // ~CameraManager stops its thread
+}
 
 /// Whether libcamera's V4L2 compatibility layer (libcamerify's LD_PRELOAD `v4l2-compat.so`) is
 /// loaded: it runs the process's camera manager itself, and a second one aborts the process
@@ -159,6 +183,36 @@ int started_manager(CameraManager **out) {
     }
     *out = manager.get();
     return 0;
+}
+
+/// Whether a V4L2 or media device node this process holds open was removed: its
+/// /proc/self/fd link reads "/dev/video3 (deleted)" once the driver unregistered it.
+///
+/// libcamera 0.0.3 does not always report such a camera as disconnected (vimc unbound: no
+/// `disconnected` signal), and stopping it then aborts the process: the vimc pipeline's stop
+/// cannot take its buffers back from the gone device and asserts ("data->queuedRequests_.empty()
+/// failed in stop()"). So the backend looks before it stops a camera. A process holds one camera
+/// (shutter opens one), so any removed node counts as this camera's.
+bool device_node_removed() {
+    DIR *dir = opendir("/proc/self/fd");
+    if (!dir) return false;
+    bool removed = false;
+    const std::string suffix = " (deleted)";
+    while (struct dirent *entry = readdir(dir)) {
+        if (entry->d_name[0] == '.') continue;
+        char link[64], target[256];
+        snprintf(link, sizeof link, "/proc/self/fd/%s", entry->d_name);
+        ssize_t length = readlink(link, target, sizeof target - 1);
+        if (length <= 0) continue;
+        std::string path(target, size_t(length));
+        bool node = path.rfind("/dev/video", 0) == 0 || path.rfind("/dev/media", 0) == 0 || path.rfind("/dev/v4l-subdev", 0) == 0;
+        if (node && path.size() > suffix.size() && path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0) {
+            removed = true;
+            break;
+        }
+    }
+    closedir(dir);
+    return removed;
 }
 
 std::string model_of(const std::shared_ptr<Camera> &camera) {
@@ -235,20 +289,51 @@ struct RealCamera final : shutter_lc_camera {
     bool running = false, disconnected = false;
 
     explicit RealCamera(std::shared_ptr<Camera> cam) : camera(std::move(cam)), pending(controls::controls) {
+        {
+            std::lock_guard<std::mutex> guard(manager_lock);
+            open_cameras++;
+        }
         id = camera->id();
         model = model_of(camera);
         camera->requestCompleted.connect(this, &RealCamera::completed);
         camera->disconnected.connect(this, &RealCamera::lost);
     }
 
+    /// What a camera whose device vanished under it leaves behind, never freed: libcamera's
+    /// pipeline may still point at its requests and buffers (it could not stop them), and
+    /// freeing them or releasing the camera could touch the gone device. A few buffers' worth
+    /// of memory per unplug, against a crash.
+    struct Remains {
+        std::shared_ptr<Camera> camera;
+        std::unique_ptr<CameraConfiguration> config;
+        std::unique_ptr<FrameBufferAllocator> allocator;
+        std::vector<std::unique_ptr<Request>> requests;
+    };
+
     ~RealCamera() override {
         stop();
         camera->requestCompleted.disconnect(this, &RealCamera::completed);
         camera->disconnected.disconnect(this, &RealCamera::lost);
         unmap();
-        requests.clear();
-        allocator.reset();
-        camera->release();
+        bool gone;
+        {
+            std::lock_guard<std::mutex> guard(lock);
+            gone = disconnected;
+        }
+        if (gone) {
+            new Remains{ std::move(camera), std::move(config), std::move(allocator), std::move(requests) };  // leaked on purpose
+        } else {
+            requests.clear();
+            allocator.reset();
+            config.reset();
+            camera->release();
+            camera.reset();
+        }
+        {
+            std::lock_guard<std::mutex> guard(manager_lock);
+            open_cameras--;
+        }
+        release_manager_if_idle();
     }
 
     // libcamera's thread: queue and wake the event loop, nothing else.
@@ -350,7 +435,9 @@ struct RealCamera final : shutter_lc_camera {
         std::vector<StreamRole> roles{ StreamRole::StillCapture };
         if (vfConfig) roles.push_back(StreamRole::Viewfinder);
         config = camera->generateConfiguration(roles);
-        if (!config && vfConfig) {
+        // A pipeline with one stream (vimc, uvcvideo) returns no configuration, or one with a
+        // single stream, for two roles.
+        if (vfConfig && (!config || config->size() < 2)) {
             // One stream only (vimc, uvcvideo): no viewfinder.
             vfConfig->width = vfConfig->height = vfConfig->fourcc = 0;
             vfConfig = nullptr;
@@ -450,6 +537,10 @@ struct RealCamera final : shutter_lc_camera {
     int start() override {
         if (requests.empty()) return -EINVAL;
         if (running) return 0;
+        {
+            std::lock_guard<std::mutex> guard(lock);
+            if (disconnected) return -ENODEV;
+        }
         ControlList startControls(controls::controls);
         if (frame_duration_us > 0)
             startControls.set(controls::FrameDurationLimits, { frame_duration_us, frame_duration_us });
@@ -471,14 +562,18 @@ struct RealCamera final : shutter_lc_camera {
     }
 
     void stop() override {
-        bool wasRunning;
+        bool wasRunning, gone;
         {
             std::lock_guard<std::mutex> guard(lock);
             wasRunning = running;
             running = false;
             done.clear();
+            // A device that went away without libcamera noticing: Camera::stop would abort
+            // the process (see device_node_removed); the camera is only closed from here on.
+            if (wasRunning && !disconnected && device_node_removed()) disconnected = true;
+            gone = disconnected;
         }
-        if (wasRunning) camera->stop();
+        if (wasRunning && !gone) camera->stop();
         drain();
     }
 
@@ -865,12 +960,17 @@ int shutter_lc_list(shutter_lc_camera_entry *entries, int capacity) {
     CameraManager *cameras = nullptr;
     int result = started_manager(&cameras);
     if (result < 0) return result;
-    auto list = cameras->cameras();
-    for (size_t index = 0; index < list.size() && int(index) < capacity; index++) {
-        copy_string(entries[index].id, sizeof entries[index].id, list[index]->id());
-        copy_string(entries[index].model, sizeof entries[index].model, model_of(list[index]));
+    int count;
+    {
+        auto list = cameras->cameras();
+        for (size_t index = 0; index < list.size() && int(index) < capacity; index++) {
+            copy_string(entries[index].id, sizeof entries[index].id, list[index]->id());
+            copy_string(entries[index].model, sizeof entries[index].model, model_of(list[index]));
+        }
+        count = int(list.size());
     }
-    return int(list.size());
+    release_manager_if_idle();
+    return count;
 }
 
 shutter_lc_camera *shutter_lc_open(const char *name, int *error) {
@@ -879,31 +979,32 @@ shutter_lc_camera *shutter_lc_open(const char *name, int *error) {
     CameraManager *cameras = nullptr;
     *error = started_manager(&cameras);
     if (*error < 0) return nullptr;
-    std::shared_ptr<Camera> found;
-    std::string wanted = name ? name : "";
-    for (const auto &camera : cameras->cameras()) {
-        if (wanted.empty() || camera->id() == wanted || strcasecmp(model_of(camera).c_str(), wanted.c_str()) == 0) {
-            found = camera;
-            break;
+    shutter_lc_camera *opened = nullptr;
+    {
+        std::shared_ptr<Camera> found;
+        std::string wanted = name ? name : "";
+        for (const auto &camera : cameras->cameras()) {
+            if (wanted.empty() || camera->id() == wanted || strcasecmp(model_of(camera).c_str(), wanted.c_str()) == 0) {
+                found = camera;
+                break;
+            }
+        }
+        if (!found) {
+            *error = -ENOENT;
+        } else if (int result = found->acquire(); result < 0) {
+            *error = result;
+        } else {
+            *error = 0;
+            try {
+                opened = new RealCamera(found);
+            } catch (...) {
+                found->release();
+                *error = -ENOMEM;
+            }
         }
     }
-    if (!found) {
-        *error = -ENOENT;
-        return nullptr;
-    }
-    int result = found->acquire();
-    if (result < 0) {
-        *error = result;
-        return nullptr;
-    }
-    *error = 0;
-    try {
-        return new RealCamera(found);
-    } catch (...) {
-        found->release();
-        *error = -ENOMEM;
-        return nullptr;
-    }
+    if (!opened) release_manager_if_idle();  // nothing holds a Camera now
+    return opened;
 }
 
 shutter_lc_camera *shutter_lc_open_fake(const shutter_lc_fake_config *config) {
