@@ -7,7 +7,7 @@
 //   shutter-capture-check run --board B --seconds S [--press-every-ms M] [--zoom F] [overrides]
 //   shutter-capture-check verify --jpeg PATH --width W --height H [--bars [--zoom F]] [--exif TEXT]...
 //   shutter-capture-check bench --board B --shots N [overrides]
-//   shutter-capture-check encode --size WxH --format FOURCC [--shots N] [--zoom F [--crop]]   (frame → JPEG only)
+//   shutter-capture-check encode --size WxH --format FOURCC [--shots N] [--zoom F [--crop]] [--effect E]   (frame → JPEG only)
 //   shutter-capture-check control --board B [--bind ID=NAME]... [--set ID=VALUE]... [overrides]
 //   (run: --stop-file PATH ends the presses early once PATH exists)
 // overrides: --device D  --size WxH  --format FOURCC  --fps N  --dir DIR  --ring N  --warmup N  --low-power  --bind ID=NAME
@@ -320,7 +320,8 @@ case "encode":
     let frame = Frame(timestamp: .zero, sequence: 0, format: frameFormat, bytes: bytes)
     let crop = Double(value("--zoom") ?? "1").flatMap { $0 > 1 ? CropRect.digitalZoom(width: size[0], height: size[1], factor: $0) : nil }
     // --crop saves digital zoom's crop at its own size (the board's `digitalZoom: "crop"`); by default it is scaled back.
-    let processing = PhotoProcessing(crop: crop, scaleToFrame: !flag("--crop"))
+    guard let effect = PhotoEffect(rawValue: value("--effect") ?? "none") else { fail("--effect expects none, mono, vivid or warm") }
+    let processing = PhotoProcessing(crop: crop, scaleToFrame: !flag("--crop"), effect: effect)
     var times: [Double] = [], jpegBytes = 0
     do {
         let encoder = try JPEGEncoder()

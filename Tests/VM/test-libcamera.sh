@@ -96,7 +96,7 @@ check "a board fps on a camera without FrameDurationLimits (vimc) is refused wit
   bash -c "[ $fps_status != 0 ] && grep -q FrameDurationLimits fps.out && ! [ -e '$WORK/fps.jpg' ]" || sed 's/^/#   /' fps.out | head -3
 # A viewfinder stream: vimc has one stream, so none is granted; the still stream works as before.
 board vf.json "{\"device\": \"$CAMERA\", \"backend\": \"libcamera\", \"width\": $WIDTH, \"height\": $HEIGHT, \"viewfinder\": {\"width\": 360, \"height\": 240}}"
-"$SHUTTER" check --board vf.json > vf-check.txt 2>&1
+"$SHUTTER" check vf.json > vf-check.txt 2>&1
 "$SHUTTER" capture --board vf.json --out "$WORK/vf.jpg" > vf.out 2>&1
 check "with a viewfinder asked, shutter check says vimc grants none and the still photo is taken at ${WIDTH}x${HEIGHT}" \
   bash -c "grep -q '^viewfinder: none' vf-check.txt && '$CHECK' verify --jpeg '$WORK/vf.jpg' --width $WIDTH --height $HEIGHT" || sed 's/^/#   /' vf-check.txt | head -5
