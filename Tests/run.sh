@@ -34,7 +34,8 @@ stage() {   # stage NAME COMMAND...: run, time, count one result
   fi
 }
 vm_tests() {   # vm_tests BINARY [SKIP]: the Tests/VM suite in a fresh guest (the UVC suite has its own)
-  Deploy/vm/run-in-vm.sh -- env SHUTTER="$PWD/$1" VM_SKIP="uvc ${2:-}" Tests/VM/run-all.sh
+  # Six suites in one boot: 20 minutes before a hang is called one (a loaded machine needed over 10).
+  Deploy/vm/run-in-vm.sh --timeout 1200 -- env SHUTTER="$PWD/$1" VM_SKIP="uvc ${2:-}" Tests/VM/run-all.sh
 }
 uvc_tests() {   # the USB webcam suite: its own boot with the camera, once (capture does not use libgpiod)
   VM_UVC=1 Deploy/vm/run-in-vm.sh -- env SHUTTER="$PWD/.build/debug/shutter" bash Tests/VM/test-uvc.sh
