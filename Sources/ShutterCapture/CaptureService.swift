@@ -284,7 +284,10 @@ public final class CaptureService {
         case .lensPosition(let values): setLensPosition(number, range: values.bounds)
         case .slider(let values): setBound(controlID: controlID, value: number, range: values.bounds)
         case .picker(let count, _):
-            if let effects = spec.effects, case .index(let index) = value, effects.indices.contains(index) { effect = effects[index] }
+            // A binding to a camera control takes the picker over (as `controlReport` says); else its effects apply.
+            if settings.bindings[controlID] == nil, let effects = spec.effects, case .index(let index) = value, effects.indices.contains(index) {
+                effect = effects[index]
+            }
             setBound(controlID: controlID, value: number, range: 0...Double(max(count - 1, 1)))
         }
     }
