@@ -99,7 +99,7 @@ board vf.json "{\"device\": \"$CAMERA\", \"backend\": \"libcamera\", \"width\": 
 "$SHUTTER" check vf.json > vf-check.txt 2>&1
 "$SHUTTER" capture --board vf.json --out "$WORK/vf.jpg" > vf.out 2>&1
 check "with a viewfinder asked, shutter check says vimc grants none and the still photo is taken at ${WIDTH}x${HEIGHT}" \
-  bash -c "grep -q '^viewfinder: none' vf-check.txt && '$CHECK' verify --jpeg '$WORK/vf.jpg' --width $WIDTH --height $HEIGHT" || sed 's/^/#   /' vf-check.txt | head -5
+  bash -c "grep -q '^ *viewfinder: none' vf-check.txt && '$CHECK' verify --jpeg '$WORK/vf.jpg' --width $WIDTH --height $HEIGHT" || sed 's/^/#   /' vf-check.txt | head -5
 
 # Zero shutter lag with presses at known instants: the frame nearest each press, within its frame interval.
 "$CHECK" run --board libcamera.json --dir "$WORK/zsl" --seconds 120 --press-every-ms 600 --stop-file "$WORK/zsl.stop" > zsl.log 2>&1 &
