@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -22,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include <dirent.h>
 #include <link.h>
 #include <strings.h>
 #include <sys/eventfd.h>
@@ -63,6 +65,7 @@ int stable_control(const ControlId *id) {
     if (n == controls::BRIGHTNESS) return SHUTTER_LC_CONTROL_BRIGHTNESS;
     if (n == controls::CONTRAST) return SHUTTER_LC_CONTROL_CONTRAST;
     if (n == controls::SATURATION) return SHUTTER_LC_CONTROL_SATURATION;
+    if (n == controls::FRAME_DURATION_LIMITS) return SHUTTER_LC_CONTROL_FRAME_DURATION_LIMITS;
     return SHUTTER_LC_CONTROL_OTHER;
 }
 
@@ -126,9 +129,31 @@ bool make_value(ControlType type, double value, ControlValue &out) {
     }
 }
 
-/// The process's one camera manager (libcamera allows one), started on first use.
+/// The process's one camera manager (libcamera allows one), started on first use and
+/// destroyed again whenever no camera is open (see release_manager_if_idle).
 std::mutex manager_lock;
 std::unique_ptr<CameraManager> manager;
+/// Real cameras open now (guarded by manager_lock).
+int open_cameras = 0;
+
+/// Stops and destroys the camera manager when no camera is open; the next use starts a new
+/// one, which enumerates the media devices afresh.
+///
+/// Why: libcamera 0.0.3 does not always see a camera go away (vimc unbound: no `disconnected`,
+/// the camera stays listed), and when the device comes back its hotplug handler registers a
+/// camera with the same id next to the stale one and aborts the process ("Trying to register
+/// a camera with a duplicated ID"). A manager that lives only while a camera is open has
+/// nothing stale to collide with: shutter closes a camera that failed before it reopens it.
+/// Every Camera shared_ptr must be dropped before this runs.
+void release_manager_if_idle() {
+    std::unique_ptr<CameraManager> retired;
+    {
+        std::lock_guard<std::mutex> guard(manager_lock);
+        if (open_cameras > 0 || !manager) return;
+        retired = std::move(manager);
+    }
+    retired.reset();  // ~CameraManager stops its thread
+}
 
 /// Whether libcamera's V4L2 compatibility layer (libcamerify's LD_PRELOAD `v4l2-compat.so`) is
 /// loaded: it runs the process's camera manager itself, and a second one aborts the process
@@ -160,6 +185,36 @@ int started_manager(CameraManager **out) {
     return 0;
 }
 
+/// Whether a V4L2 or media device node this process holds open was removed: its
+/// /proc/self/fd link reads "/dev/video3 (deleted)" once the driver unregistered it.
+///
+/// libcamera 0.0.3 does not always report such a camera as disconnected (vimc unbound: no
+/// `disconnected` signal), and stopping it then aborts the process: the vimc pipeline's stop
+/// cannot take its buffers back from the gone device and asserts ("data->queuedRequests_.empty()
+/// failed in stop()"). So the backend looks before it stops a camera. A process holds one camera
+/// (shutter opens one), so any removed node counts as this camera's.
+bool device_node_removed() {
+    DIR *dir = opendir("/proc/self/fd");
+    if (!dir) return false;
+    bool removed = false;
+    const std::string suffix = " (deleted)";
+    while (struct dirent *entry = readdir(dir)) {
+        if (entry->d_name[0] == '.') continue;
+        char link[64], target[256];
+        snprintf(link, sizeof link, "/proc/self/fd/%s", entry->d_name);
+        ssize_t length = readlink(link, target, sizeof target - 1);
+        if (length <= 0) continue;
+        std::string path(target, size_t(length));
+        bool node = path.rfind("/dev/video", 0) == 0 || path.rfind("/dev/media", 0) == 0 || path.rfind("/dev/v4l-subdev", 0) == 0;
+        if (node && path.size() > suffix.size() && path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0) {
+            removed = true;
+            break;
+        }
+    }
+    closedir(dir);
+    return removed;
+}
+
 std::string model_of(const std::shared_ptr<Camera> &camera) {
     auto model = camera->properties().get(properties::Model);
     return model ? *model : std::string();
@@ -171,6 +226,8 @@ std::string model_of(const std::shared_ptr<Camera> &camera) {
 struct shutter_lc_camera {
     std::string id, model;
     int event_fd = -1;
+    /// FrameDurationLimits (both limits) applied at each start, in microseconds; 0: the camera's default.
+    int64_t frame_duration_us = 0;
 
     shutter_lc_camera() { event_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC); }
     virtual ~shutter_lc_camera() {
@@ -198,6 +255,20 @@ struct shutter_lc_camera {
     virtual int set(int control, double value) = 0;
     virtual int set_named(const char *name, double value) = 0;
     virtual int set_crop(const Rectangle &crop) = 0;
+    /// FrameDurationLimits' range in microseconds; false when the camera has no such control.
+    virtual bool frame_duration_range(int64_t &minimum, int64_t &maximum) = 0;
+
+    int set_frame_rate(double fps, int64_t *duration_ns) {
+        if (!(fps > 0)) return -EINVAL;
+        int64_t minimum = 0, maximum = 0;
+        if (!frame_duration_range(minimum, maximum)) return -ENOTSUP;
+        int64_t wanted = int64_t(1e6 / fps + 0.5);
+        if (minimum > 0) wanted = std::max(wanted, minimum);
+        if (maximum > 0 && maximum >= minimum) wanted = std::min(wanted, maximum);
+        frame_duration_us = wanted;
+        if (duration_ns) *duration_ns = wanted * 1000;
+        return 0;
+    }
 };
 
 namespace {
@@ -218,20 +289,51 @@ struct RealCamera final : shutter_lc_camera {
     bool running = false, disconnected = false;
 
     explicit RealCamera(std::shared_ptr<Camera> cam) : camera(std::move(cam)), pending(controls::controls) {
+        {
+            std::lock_guard<std::mutex> guard(manager_lock);
+            open_cameras++;
+        }
         id = camera->id();
         model = model_of(camera);
         camera->requestCompleted.connect(this, &RealCamera::completed);
         camera->disconnected.connect(this, &RealCamera::lost);
     }
 
+    /// What a camera whose device vanished under it leaves behind, never freed: libcamera's
+    /// pipeline may still point at its requests and buffers (it could not stop them), and
+    /// freeing them or releasing the camera could touch the gone device. A few buffers' worth
+    /// of memory per unplug, against a crash.
+    struct Remains {
+        std::shared_ptr<Camera> camera;
+        std::unique_ptr<CameraConfiguration> config;
+        std::unique_ptr<FrameBufferAllocator> allocator;
+        std::vector<std::unique_ptr<Request>> requests;
+    };
+
     ~RealCamera() override {
         stop();
         camera->requestCompleted.disconnect(this, &RealCamera::completed);
         camera->disconnected.disconnect(this, &RealCamera::lost);
         unmap();
-        requests.clear();
-        allocator.reset();
-        camera->release();
+        bool gone;
+        {
+            std::lock_guard<std::mutex> guard(lock);
+            gone = disconnected;
+        }
+        if (gone) {
+            new Remains{ std::move(camera), std::move(config), std::move(allocator), std::move(requests) };  // leaked on purpose
+        } else {
+            requests.clear();
+            allocator.reset();
+            config.reset();
+            camera->release();
+            camera.reset();
+        }
+        {
+            std::lock_guard<std::mutex> guard(manager_lock);
+            open_cameras--;
+        }
+        release_manager_if_idle();
     }
 
     // libcamera's thread: queue and wake the event loop, nothing else.
@@ -333,7 +435,9 @@ struct RealCamera final : shutter_lc_camera {
         std::vector<StreamRole> roles{ StreamRole::StillCapture };
         if (vfConfig) roles.push_back(StreamRole::Viewfinder);
         config = camera->generateConfiguration(roles);
-        if (!config && vfConfig) {
+        // A pipeline with one stream (vimc, uvcvideo) returns no configuration, or one with a
+        // single stream, for two roles.
+        if (vfConfig && (!config || config->size() < 2)) {
             // One stream only (vimc, uvcvideo): no viewfinder.
             vfConfig->width = vfConfig->height = vfConfig->fourcc = 0;
             vfConfig = nullptr;
@@ -420,10 +524,27 @@ struct RealCamera final : shutter_lc_camera {
         mappings.clear();
     }
 
+    bool frame_duration_range(int64_t &minimum, int64_t &maximum) override {
+        auto found = camera->controls().find(&controls::FrameDurationLimits);
+        if (found == camera->controls().end()) return false;
+        // Pipelines state the limits as int64 scalars (µs); anything else leaves them open.
+        const ControlValue &low = found->second.min(), &high = found->second.max();
+        minimum = !low.isNone() && !low.isArray() && low.type() == ControlTypeInteger64 ? low.get<int64_t>() : 0;
+        maximum = !high.isNone() && !high.isArray() && high.type() == ControlTypeInteger64 ? high.get<int64_t>() : 0;
+        return true;
+    }
+
     int start() override {
         if (requests.empty()) return -EINVAL;
         if (running) return 0;
-        int result = camera->start();
+        {
+            std::lock_guard<std::mutex> guard(lock);
+            if (disconnected) return -ENODEV;
+        }
+        ControlList startControls(controls::controls);
+        if (frame_duration_us > 0)
+            startControls.set(controls::FrameDurationLimits, { frame_duration_us, frame_duration_us });
+        int result = camera->start(frame_duration_us > 0 ? &startControls : nullptr);
         if (result < 0) return result;
         {
             std::lock_guard<std::mutex> guard(lock);
@@ -441,14 +562,18 @@ struct RealCamera final : shutter_lc_camera {
     }
 
     void stop() override {
-        bool wasRunning;
+        bool wasRunning, gone;
         {
             std::lock_guard<std::mutex> guard(lock);
             wasRunning = running;
             running = false;
             done.clear();
+            // A device that went away without libcamera noticing: Camera::stop would abort
+            // the process (see device_node_removed); the camera is only closed from here on.
+            if (wasRunning && !disconnected && device_node_removed()) disconnected = true;
+            gone = disconnected;
         }
-        if (wasRunning) camera->stop();
+        if (wasRunning && !gone) camera->stop();
         drain();
     }
 
@@ -545,7 +670,7 @@ struct RealCamera final : shutter_lc_camera {
 struct FakeCamera final : shutter_lc_camera {
     shutter_lc_fake_config script;
     struct Slot {
-        std::vector<uint8_t> memory;
+        std::vector<uint8_t> memory, viewfinder;
         std::map<int, float> controls;
         bool crop_set = false;
         Rectangle crop;
@@ -563,7 +688,7 @@ struct FakeCamera final : shutter_lc_camera {
     uint32_t sequence = 0;
     int af_state = SHUTTER_LC_AF_IDLE, af_frames_left = 0, af_triggers = 0;
     float lens = 1.0f;
-    uint32_t stride = 0, frame_size = 0, planes = 1;
+    uint32_t stride = 0, frame_size = 0, planes = 1, vf_bytes = 0;
     uint32_t plane_offsets[3] = {}, plane_sizes[3] = {};
 
     explicit FakeCamera(const shutter_lc_fake_config &config) : script(config) {
@@ -625,6 +750,9 @@ struct FakeCamera final : shutter_lc_camera {
         add(controls::Brightness, SHUTTER_LC_CONTROL_BRIGHTNESS, SHUTTER_LC_TYPE_FLOAT, -1, 1, 0);
         if (script.has_scaler_crop) add(controls::ScalerCrop, SHUTTER_LC_CONTROL_SCALER_CROP, SHUTTER_LC_TYPE_RECTANGLE, 0, 0, 0);
         if (script.has_exposure_value) add(controls::ExposureValue, SHUTTER_LC_CONTROL_EXPOSURE_VALUE, SHUTTER_LC_TYPE_FLOAT, -8, 8, 0);
+        if (script.frame_duration_max_us > 0)
+            add(controls::FrameDurationLimits, SHUTTER_LC_CONTROL_FRAME_DURATION_LIMITS, SHUTTER_LC_TYPE_INT,
+                double(script.frame_duration_min_us), double(script.frame_duration_max_us), double(script.frame_duration_min_us));
         if (script.has_autofocus) {
             add(controls::AfMode, SHUTTER_LC_CONTROL_AF_MODE, SHUTTER_LC_TYPE_INT, 0, 2, 0);
             add(controls::AfTrigger, SHUTTER_LC_CONTROL_AF_TRIGGER, SHUTTER_LC_TYPE_INT, 0, 1, 0);
@@ -650,15 +778,40 @@ struct FakeCamera final : shutter_lc_camera {
         still->stride = stride;
         still->frame_size = frame_size;
         still->adjusted = adjusted;
-        if (viewfinder) viewfinder->width = viewfinder->height = viewfinder->fourcc = 0;
+        // A viewfinder as the Raspberry Pi pipeline gives one: the size asked for (within the
+        // still size, even), NV12.
+        vf_bytes = 0;
+        if (viewfinder && viewfinder->width && viewfinder->height) {
+            uint32_t w = std::min(viewfinder->width, script.width) & ~1u, h = std::min(viewfinder->height, script.height) & ~1u;
+            viewfinder->adjusted = w != viewfinder->width || h != viewfinder->height;
+            viewfinder->fourcc = 0x3231564e;  // NV12
+            viewfinder->width = w;
+            viewfinder->height = h;
+            viewfinder->stride = w;
+            viewfinder->frame_size = vf_bytes = w * h * 3 / 2;
+        } else if (viewfinder) {
+            viewfinder->width = viewfinder->height = viewfinder->fourcc = 0;
+        }
         slots.assign(size_t(std::max(buffer_count, 2)), Slot{});
-        for (Slot &slot : slots) slot.memory.assign(frame_size, 0);
+        for (Slot &slot : slots) {
+            slot.memory.assign(frame_size, 0);
+            slot.viewfinder.assign(vf_bytes, 0);
+        }
         return 0;
+    }
+
+    bool frame_duration_range(int64_t &minimum, int64_t &maximum) override {
+        if (script.frame_duration_max_us <= 0) return false;
+        minimum = script.frame_duration_min_us;
+        maximum = script.frame_duration_max_us;
+        return true;
     }
 
     int start() override {
         if (slots.empty()) return -EINVAL;
         if (running) return 0;
+        // As Camera::start(controls): the limits apply from the first frame.
+        if (frame_duration_us > 0) applied[SHUTTER_LC_CONTROL_FRAME_DURATION_LIMITS] = float(frame_duration_us);
         running = true;
         queued.clear();
         done.clear();
@@ -710,6 +863,7 @@ struct FakeCamera final : shutter_lc_camera {
         }
         if (script.has_autofocus && af_state == SHUTTER_LC_AF_FOCUSED) lens = 2.5f;
         std::fill(slot.memory.begin(), slot.memory.end(), fill);
+        std::fill(slot.viewfinder.begin(), slot.viewfinder.end(), fill);
         slot.timestamp = timestamp;
         slot.sequence = sequence++;
         slot.af_state = script.has_autofocus ? af_state : -1;
@@ -741,6 +895,10 @@ struct FakeCamera final : shutter_lc_camera {
         for (uint32_t plane = 0; plane < planes; plane++) {
             out->planes[plane] = slot.memory.data() + plane_offsets[plane];
             out->plane_bytes[plane] = plane_sizes[plane];
+        }
+        if (vf_bytes) {
+            out->viewfinder = slot.viewfinder.data();
+            out->viewfinder_bytes = vf_bytes;
         }
         return 1;
     }
@@ -802,12 +960,17 @@ int shutter_lc_list(shutter_lc_camera_entry *entries, int capacity) {
     CameraManager *cameras = nullptr;
     int result = started_manager(&cameras);
     if (result < 0) return result;
-    auto list = cameras->cameras();
-    for (size_t index = 0; index < list.size() && int(index) < capacity; index++) {
-        copy_string(entries[index].id, sizeof entries[index].id, list[index]->id());
-        copy_string(entries[index].model, sizeof entries[index].model, model_of(list[index]));
+    int count;
+    {
+        auto list = cameras->cameras();
+        for (size_t index = 0; index < list.size() && int(index) < capacity; index++) {
+            copy_string(entries[index].id, sizeof entries[index].id, list[index]->id());
+            copy_string(entries[index].model, sizeof entries[index].model, model_of(list[index]));
+        }
+        count = int(list.size());
     }
-    return int(list.size());
+    release_manager_if_idle();
+    return count;
 }
 
 shutter_lc_camera *shutter_lc_open(const char *name, int *error) {
@@ -816,31 +979,32 @@ shutter_lc_camera *shutter_lc_open(const char *name, int *error) {
     CameraManager *cameras = nullptr;
     *error = started_manager(&cameras);
     if (*error < 0) return nullptr;
-    std::shared_ptr<Camera> found;
-    std::string wanted = name ? name : "";
-    for (const auto &camera : cameras->cameras()) {
-        if (wanted.empty() || camera->id() == wanted || strcasecmp(model_of(camera).c_str(), wanted.c_str()) == 0) {
-            found = camera;
-            break;
+    shutter_lc_camera *opened = nullptr;
+    {
+        std::shared_ptr<Camera> found;
+        std::string wanted = name ? name : "";
+        for (const auto &camera : cameras->cameras()) {
+            if (wanted.empty() || camera->id() == wanted || strcasecmp(model_of(camera).c_str(), wanted.c_str()) == 0) {
+                found = camera;
+                break;
+            }
+        }
+        if (!found) {
+            *error = -ENOENT;
+        } else if (int result = found->acquire(); result < 0) {
+            *error = result;
+        } else {
+            *error = 0;
+            try {
+                opened = new RealCamera(found);
+            } catch (...) {
+                found->release();
+                *error = -ENOMEM;
+            }
         }
     }
-    if (!found) {
-        *error = -ENOENT;
-        return nullptr;
-    }
-    int result = found->acquire();
-    if (result < 0) {
-        *error = result;
-        return nullptr;
-    }
-    *error = 0;
-    try {
-        return new RealCamera(found);
-    } catch (...) {
-        found->release();
-        *error = -ENOMEM;
-        return nullptr;
-    }
+    if (!opened) release_manager_if_idle();  // nothing holds a Camera now
+    return opened;
 }
 
 shutter_lc_camera *shutter_lc_open_fake(const shutter_lc_fake_config *config) {
@@ -910,6 +1074,10 @@ int shutter_lc_configure(shutter_lc_camera *camera, shutter_lc_stream_config *st
                          shutter_lc_stream_config *viewfinder, int buffer_count) {
     if (!still) return -EINVAL;
     return camera->configure(still, viewfinder, buffer_count);
+}
+
+int shutter_lc_set_frame_rate(shutter_lc_camera *camera, double fps, int64_t *frame_duration_ns) {
+    return camera->set_frame_rate(fps, frame_duration_ns);
 }
 
 int shutter_lc_start(shutter_lc_camera *camera) { return camera->start(); }

@@ -121,7 +121,11 @@ public enum CameraCommands {
         lines.append(ringReport(settings: board.camera, camera: camera))
         if let camera = camera as? LibcameraCamera {
             lines[0] += " through libcamera \(libcameraVersions.runtime)"
-            if let viewfinder = camera.viewfinder { lines.append("viewfinder: \(viewfinder.width)x\(viewfinder.height)") }
+            if let viewfinder = camera.viewfinder {
+                lines.append("viewfinder: \(viewfinder.width)x\(viewfinder.height)")
+            } else if let asked = board.camera.viewfinder {
+                lines.append("viewfinder: none (\(asked.width)x\(asked.height) asked; the camera's pipeline offers one stream)")
+            }
             for report in LibcameraControlPlan(camera: camera).report(board: board, controls: camera.libcameraControls) {
                 lines.append("control \(report.id): \(report.how)")
             }

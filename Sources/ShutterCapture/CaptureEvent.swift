@@ -48,8 +48,8 @@ public enum CaptureEvent: Hashable, Sendable {
     /// A press made no photo, or the camera failed (then `pressedAt` is nil).
     case captureFailed(CaptureFailure)
     /// The camera is (again) streaming or ready to start: its device, card, format and frame
-    /// interval (as the driver set it), when known.
-    case cameraReady(at: Instant, info: CameraInfo, format: FrameFormat, frameInterval: Nanoseconds? = nil)
+    /// interval (as the driver set it), when known, and the libcamera viewfinder stream's size, when configured.
+    case cameraReady(at: Instant, info: CameraInfo, format: FrameFormat, frameInterval: Nanoseconds? = nil, viewfinder: FrameDimensions? = nil)
 
     /// The event as one JSON line:
     /// `{"event":"photo","t":…,"path":…,"pressedAt":…,"frameAt":…,"offsetMs":…,"width":…,"height":…,"bytes":…}`.
@@ -73,7 +73,7 @@ public enum CaptureEvent: Hashable, Sendable {
             if let errno = failure.error.errno { line.add("errno", Int(errno)) }
             line.add("reason", failure.error.description)
             return line
-        case .cameraReady(let at, let info, let format, let frameInterval):
+        case .cameraReady(let at, let info, let format, let frameInterval, let viewfinder):
             var line = JSONLine(event: "cameraReady", at: at)
             line.add("device", info.path)
             line.add("card", info.card)
@@ -81,6 +81,10 @@ public enum CaptureEvent: Hashable, Sendable {
             line.add("height", format.height)
             line.add("pixelFormat", format.pixelFormat.fourcc)
             if let frameInterval, frameInterval.rawValue > 0 { line.add("fps", 1e9 / Double(frameInterval.rawValue), decimals: 3) }
+            if let viewfinder {
+                line.add("viewfinderWidth", viewfinder.width)
+                line.add("viewfinderHeight", viewfinder.height)
+            }
             return line
         }
     }

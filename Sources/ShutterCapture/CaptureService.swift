@@ -25,6 +25,8 @@ public final class CaptureService {
     private var sequence = 0
     private var inFlight = 0
     private var zoomFactor = 1.0
+    /// The photo effect the board's effect picker chose.
+    private var effect = PhotoEffect.none
     private var hardwareZoom: CameraControl?
     /// The libcamera camera's `ScalerCrop` maximum, when zoom goes through the ISP.
     private var scalerCropMaximum: PixelRect?
@@ -281,7 +283,12 @@ public final class CaptureService {
         case .systemExposureBias: setExposureBias(number)
         case .lensPosition(let values): setLensPosition(number, range: values.bounds)
         case .slider(let values): setBound(controlID: controlID, value: number, range: values.bounds)
-        case .picker(let count, _): setBound(controlID: controlID, value: number, range: 0...Double(max(count - 1, 1)))
+        case .picker(let count, _):
+            // A binding to a camera control takes the picker over (as `controlReport` says); else its effects apply.
+            if settings.bindings[controlID] == nil, let effects = spec.effects, case .index(let index) = value, effects.indices.contains(index) {
+                effect = effects[index]
+            }
+            setBound(controlID: controlID, value: number, range: 0...Double(max(count - 1, 1)))
         }
     }
 
@@ -422,6 +429,7 @@ public final class CaptureService {
                 case .unavailable(let reason): return (spec.id, false, "disabled: \(reason)")
                 }
             case .slider, .picker:
+                if let effects = spec.effects, settings.bindings[spec.id] == nil { return (spec.id, true, photoEffectReport(effects)) }
                 guard let name = settings.bindings[spec.id] else { return (spec.id, true, "not bound to a camera control (the event loop handles it)") }
                 guard let control = bound(name) else {
                     let names = controls.map(\.name).joined(separator: ", ")
@@ -436,6 +444,12 @@ public final class CaptureService {
     public var digitalZoomCrop: CropRect? {
         guard hardwareZoom == nil, scalerCropMaximum == nil, zoomFactor > 1, let format = camera?.format else { return nil }
         return CropRect.digitalZoom(width: format.width, height: format.height, factor: zoomFactor)
+    }
+
+    /// What the next photo's pixels go through before encoding: digital zoom's crop (scaled back
+    /// or not) and the chosen effect.
+    public var photoProcessing: PhotoProcessing {
+        PhotoProcessing(crop: digitalZoomCrop, scaleToFrame: settings.digitalZoom == .scale, effect: effect)
     }
 
     /// Stops the camera and waits for photos being written; no event is reported afterwards.
@@ -480,7 +494,8 @@ public final class CaptureService {
         machine.ringCapacity = capacity
         manualExposureSet = false
         meteredExposure = nil
-        events.append(.cameraReady(at: clock.now, info: camera.info, format: camera.format, frameInterval: camera.frameInterval))
+        events.append(.cameraReady(at: clock.now, info: camera.info, format: camera.format, frameInterval: camera.frameInterval,
+                                   viewfinder: (camera as? LibcameraCamera)?.viewfinder))
         // A reopened camera starts from its defaults: give it the zoom and exposure set before.
         if hardwareZoom != nil || scalerCropMaximum != nil, zoomFactor > 1 { setZoom(zoomFactor) }
         if let exposureBias { setExposureBias(exposureBias) }
@@ -614,7 +629,7 @@ public final class CaptureService {
                                      width: 0, height: 0)
         metadata.cameraMake = camera.info.maker
         metadata.clockSynchronized = clockIsSynchronized()
-        let job = PhotoJob(frame: frame, pressedAt: pressedAt, focus: focus, bracket: ring.bracket(around: pressedAt), crop: digitalZoomCrop, scaleToFrame: settings.digitalZoom == .scale,
+        let job = PhotoJob(frame: frame, pressedAt: pressedAt, focus: focus, bracket: ring.bracket(around: pressedAt), processing: photoProcessing,
                            quality: settings.quality, name: template.name(at: taken, sequence: sequence),
                            metadata: metadata)
         let writer = self.writer, finished = self.finished, wake = self.wake
@@ -632,8 +647,8 @@ struct PhotoJob: Sendable {
     var pressedAt: Instant
     var focus: FocusOutcome
     var bracket: Nanoseconds?
-    var crop: CropRect?
-    var scaleToFrame: Bool
+    /// Digital zoom and effect, applied before encoding.
+    var processing: PhotoProcessing
     var quality: Int
     var name: String
     var metadata: PhotoMetadata
@@ -642,18 +657,9 @@ struct PhotoJob: Sendable {
     func run(writer: PhotoWriter) -> CaptureEvent {
         do throws(CaptureError) {
             let started = monotonicNow()
-            let encoder = try JPEGEncoder()
-            var jpeg = try encoder.encode(frame, crop: crop, quality: quality)
-            var width = crop?.width ?? frame.format.width, height = crop?.height ?? frame.format.height
-            if scaleToFrame, crop != nil {
-                let image = try JPEGDecoder().decode(jpeg).scaled(width: frame.format.width, height: frame.format.height)
-                jpeg = try encoder.encodeRGB(image, quality: quality)
-                width = frame.format.width
-                height = frame.format.height
-            } else if crop != nil {
-                let size = try JPEGDecoder().size(of: jpeg)
-                (width, height) = (size.width, size.height)
-            }
+            let photo = try encodePhoto(frame, processing: processing, quality: quality, encoder: try JPEGEncoder())
+            var jpeg = photo.jpeg
+            let width = photo.width, height = photo.height
             var metadata = self.metadata
             metadata.width = width
             metadata.height = height

@@ -9,6 +9,7 @@ public struct LibcameraControlInfo: Hashable, Sendable {
     /// The controls shutter maps; libcamera's numeric ids differ between versions, these do not.
     public enum Role: Int32, Hashable, Sendable {
         case other = 0, scalerCrop, exposureValue, afMode, afTrigger, lensPosition, aeEnable, brightness, contrast, saturation
+        case frameDurationLimits
     }
 
     public enum ValueType: Int32, Hashable, Sendable {
@@ -173,7 +174,8 @@ public final class LibcameraCamera: Camera {
             width: UInt32(fake.width), height: UInt32(fake.height), fourcc: fake.format.rawValue,
             has_scaler_crop: fake.hasScalerCrop ? 1 : 0, has_exposure_value: fake.hasExposureValue ? 1 : 0,
             has_autofocus: fake.hasAutofocus ? 1 : 0, af_scan_frames: Int32(fake.autofocusScanFrames),
-            af_outcome: fake.autofocusOutcome.rawValue)
+            af_outcome: fake.autofocusOutcome.rawValue,
+            frame_duration_min_us: fake.frameDurationLimits?.lowerBound ?? 0, frame_duration_max_us: fake.frameDurationLimits?.upperBound ?? 0)
         guard let handle = shutter_lc_open_fake(&config) else {
             throw CaptureError.notACaptureDevice(device: "fake", reason: "bad fake configuration")
         }
@@ -271,6 +273,26 @@ public final class LibcameraCamera: Camera {
                              bytesPerLine: Int(still.stride))
         wasAdjusted = still.adjusted != 0
         viewfinder = finder.width > 0 ? FrameDimensions(width: Int(finder.width), height: Int(finder.height)) : nil
+        if let fps = settings.fps { try setFrameRate(fps) }
+    }
+
+    /// Asks for `fps` through `FrameDurationLimits` (both limits at 1/fps, within the camera's
+    /// range) from the next start on; ``frameInterval`` says the duration asked for until frames
+    /// measure the real one.
+    ///
+    /// - Throws: ``CaptureError/unsupportedSize(device:requested:supported:)`` when the camera has
+    ///   no FrameDurationLimits (vimc, most UVC cameras): a board asking for a rate is refused, as on V4L2.
+    /// The corresponding C function is `shutter_lc_set_frame_rate`.
+    public func setFrameRate(_ fps: Double) throws(CaptureError) {
+        guard let handle else { return }
+        var duration: Int64 = 0
+        let result = shutter_lc_set_frame_rate(handle, fps, &duration)
+        if result == -ENOTSUP {
+            throw CaptureError.unsupportedSize(device: info.path, requested: "a chosen frame rate (\(JSONLine.number(fps, decimals: 2)) fps): "
+                                               + "the camera has no FrameDurationLimits; remove 'fps' from the board", supported: [])
+        }
+        guard result == 0 else { throw CaptureError.system(call: "FrameDurationLimits", errno: -result, context: info.path) }
+        frameInterval = Nanoseconds(rawValue: duration)
     }
 
     public var pollDescriptor: CInt? {
@@ -454,6 +476,8 @@ public struct FakeLibcameraScript: Hashable, Sendable {
     public var autofocusScanFrames = 2
     /// `.focused`, `.failed`, or `.scanning` (never ends: the photo times out).
     public var autofocusOutcome = AfState.focused
+    /// The FrameDurationLimits range it offers, in microseconds; `nil` for none.
+    public var frameDurationLimits: ClosedRange<Int64>? = 33_333...1_000_000
 
     public init() {}
 }

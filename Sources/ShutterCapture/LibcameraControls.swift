@@ -233,6 +233,7 @@ public struct LibcameraControlPlan: Hashable, Sendable {
                 case .unavailable(let reason): return (spec.id, false, "disabled: \(reason)")
                 }
             case .slider, .picker:
+                if let effects = spec.effects, board.camera.bindings[spec.id] == nil { return (spec.id, true, photoEffectReport(effects)) }
                 guard let name = board.camera.bindings[spec.id] else { return (spec.id, true, "not bound to a camera control (the event loop handles it)") }
                 guard let control = controls.first(where: { $0.name.lowercased() == name.lowercased() }) else {
                     return (spec.id, false, "disabled: the camera has no control '\(name)' (it has: \(controls.map(\.name).joined(separator: ", ")))")

@@ -24,7 +24,7 @@ public struct CropRect: Hashable, Sendable {
     }
 }
 
-/// An image decoded to packed RGB, for checks and for scaling.
+/// An image decoded to packed RGB, for checks and for MJPEG frames that must be processed.
 public struct RGBImage: Sendable {
     public var width: Int
     public var height: Int
@@ -35,36 +35,6 @@ public struct RGBImage: Sendable {
     public func pixel(x: Int, y: Int) -> (r: UInt8, g: UInt8, b: UInt8) {
         let index = (y * width + x) * 3
         return (pixels[index], pixels[index + 1], pixels[index + 2])
-    }
-
-    /// This image resized to `width`×`height` by bilinear interpolation.
-    public func scaled(width newWidth: Int, height newHeight: Int) -> RGBImage {
-        var out = [UInt8](repeating: 0, count: newWidth * newHeight * 3)
-        pixels.withUnsafeBufferPointer { source in
-            out.withUnsafeMutableBufferPointer { target in
-                let xRatio = Double(width - 1) / Double(max(newWidth - 1, 1))
-                let yRatio = Double(height - 1) / Double(max(newHeight - 1, 1))
-                for row in 0..<newHeight {
-                    let sy = Double(row) * yRatio
-                    let y0 = Int(sy), y1 = min(y0 + 1, height - 1)
-                    let fy = sy - Double(y0)
-                    for column in 0..<newWidth {
-                        let sx = Double(column) * xRatio
-                        let x0 = Int(sx), x1 = min(x0 + 1, width - 1)
-                        let fx = sx - Double(x0)
-                        for channel in 0..<3 {
-                            let a = Double(source[(y0 * width + x0) * 3 + channel])
-                            let b = Double(source[(y0 * width + x1) * 3 + channel])
-                            let c = Double(source[(y1 * width + x0) * 3 + channel])
-                            let d = Double(source[(y1 * width + x1) * 3 + channel])
-                            let top = a + (b - a) * fx, bottom = c + (d - c) * fx
-                            target[(row * newWidth + column) * 3 + channel] = UInt8(min(255, max(0, (top + (bottom - top) * fy).rounded())))
-                        }
-                    }
-                }
-            }
-        }
-        return RGBImage(width: newWidth, height: newHeight, pixels: out)
     }
 }
 
@@ -215,7 +185,7 @@ public final class JPEGEncoder {
     }
 
     /// Encodes three planes where they lie (no copy). The corresponding C function is `tjCompressFromYUVPlanes`.
-    private func compressPlanes(_ y: UnsafePointer<UInt8>, _ u: UnsafePointer<UInt8>, _ v: UnsafePointer<UInt8>, width: Int, height: Int,
+    func compressPlanes(_ y: UnsafePointer<UInt8>, _ u: UnsafePointer<UInt8>, _ v: UnsafePointer<UInt8>, width: Int, height: Int,
                                 strides: (Int, Int, Int), subsampling: TJSAMP, quality: Int) throws(CaptureError) -> [UInt8] {
         var output: UnsafeMutablePointer<UInt8>? = nil
         var size: UInt = 0

@@ -7,7 +7,7 @@ public struct CameraSettings: Hashable, Sendable {
     public var height: Int?
     /// A V4L2 fourcc (`YUYV`, `MJPG`); `nil` lets shutter choose.
     public var pixelFormat: String?
-    /// Frames per second asked of the camera (`VIDIOC_S_PARM`); `nil` keeps the driver's rate.
+    /// Frames per second asked of the camera (V4L2 `VIDIOC_S_PARM`, libcamera `FrameDurationLimits`); `nil` keeps the driver's rate.
     public var fps: Double?
     /// JPEG quality for encoded frames, 1...100 (rpicam-still's default).
     public var quality: Int = 93
@@ -24,8 +24,9 @@ public struct CameraSettings: Hashable, Sendable {
     public var ringMiB: Int = 24
     /// The EXIF orientation written into each photo, 1...8 (1 = upright).
     public var orientation: Int = 1
-    /// How digital zoom saves its crop: at the crop's own size, or scaled back to the frame's size.
-    public var digitalZoom: DigitalZoomOutput = .crop
+    /// How digital zoom saves its crop: scaled back to the frame's size (the phone's way, the
+    /// default), or at the crop's own size.
+    public var digitalZoom: DigitalZoomOutput = .scale
     /// Custom controls bound to a camera control by name: board control id → control name (`"Brightness"`).
     public var bindings: [String: String] = [:]
     /// Which camera stack opens `device`: libcamera, V4L2, or `auto` (libcamera when it lists the camera).

@@ -17,6 +17,8 @@ public struct ControlSpec: Hashable, Sendable {
     public var unit: String?
     /// Zoom is shown multiplied by this (the phone's display zoom factor).
     public var displayMultiplier: Double?
+    /// A picker's effect on the saved photo, one per item; `nil` when the picker drives no effect.
+    public var effects: [PhotoEffect]?
 
     public init(id: String, label: String, symbol: String? = nil, enabled: Bool = true,
                 kind: ControlKind, initial: ControlValue) {
@@ -88,6 +90,7 @@ extension ControlSpec: Decodable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case id, kind, label, symbol, enabled, range, step, values, count, titles, initial
         case scale, unit, displayMultiplier
+        case effects
     }
 
     public init(from decoder: any Decoder) throws {
@@ -140,6 +143,21 @@ extension ControlSpec: Decodable {
         }
         initial = try Self.initialValue(container, kind: kind)
         try decodeDisplay(container)
+        try decodeEffects(container)
+    }
+
+    /// `effects`: a picker's photo effect per item (`none`, `mono`, `vivid`, `warm`).
+    private mutating func decodeEffects(_ container: KeyedDecodingContainer<CodingKeys>) throws {
+        guard let names = try container.decodeIfPresent([String].self, forKey: .effects) else { return }
+        guard case .picker(let count, _) = kind else { throw container.fail(.effects, "only a picker has effects (one per item)") }
+        guard names.count == count else { throw container.fail(.effects, "\(names.count) effects for \(count) items: give one per item") }
+        effects = try names.map { name in
+            guard let effect = PhotoEffect(rawValue: name) else {
+                let known = PhotoEffect.allCases.map { "'\($0.rawValue)'" }.joined(separator: ", ")
+                throw container.fail(.effects, "'\(name)' is not one of \(known)")
+            }
+            return effect
+        }
     }
 
     /// `scale`, `unit` and `displayMultiplier`, checked against the kind.

@@ -7,10 +7,11 @@
 //   shutter-capture-check run --board B --seconds S [--press-every-ms M] [--zoom F] [overrides]
 //   shutter-capture-check verify --jpeg PATH --width W --height H [--bars [--zoom F]] [--exif TEXT]...
 //   shutter-capture-check bench --board B --shots N [overrides]
-//   shutter-capture-check encode --size WxH --format FOURCC [--shots N] [--zoom F]   (frame → JPEG only)
+//   shutter-capture-check encode --size WxH --format FOURCC [--shots N] [--zoom F [--crop]] [--effect E]   (frame → JPEG only)
 //   shutter-capture-check control --board B [--bind ID=NAME]... [--set ID=VALUE]... [overrides]
 //   (run: --stop-file PATH ends the presses early once PATH exists)
 // overrides: --device D  --size WxH  --format FOURCC  --fps N  --dir DIR  --ring N  --warmup N  --low-power  --bind ID=NAME
+//            --digital-zoom scale|crop
 import Foundation
 import ShutterCapture
 import ShutterCore
@@ -62,6 +63,10 @@ func loadBoard() -> Board {
     if let ring = value("--ring").flatMap(Int.init) { board.camera.ringFrames = ring }
     if let warmup = value("--warmup").flatMap(Int.init) { board.camera.warmupFrames = warmup }
     if flag("--low-power") { board.camera.keepStreaming = false }
+    if let mode = value("--digital-zoom") {
+        guard let output = DigitalZoomOutput(rawValue: mode) else { fail("--digital-zoom expects 'scale' or 'crop'") }
+        board.camera.digitalZoom = output
+    }
     for binding in values("--bind") {
         let parts = binding.split(separator: "=", maxSplits: 1).map(String.init)
         guard parts.count == 2 else { fail("--bind expects CONTROL_ID=V4L2 control name") }
@@ -313,13 +318,16 @@ case "encode":
     var bytes = [UInt8](repeating: 128, count: frameBytes)
     for index in stride(from: 0, to: bytes.count, by: 7) { bytes[index] = UInt8(truncatingIfNeeded: index) }
     let frame = Frame(timestamp: .zero, sequence: 0, format: frameFormat, bytes: bytes)
-    let crop = Double(value("--zoom") ?? "1").map { CropRect.digitalZoom(width: size[0], height: size[1], factor: $0) }
+    let crop = Double(value("--zoom") ?? "1").flatMap { $0 > 1 ? CropRect.digitalZoom(width: size[0], height: size[1], factor: $0) : nil }
+    // --crop saves digital zoom's crop at its own size (the board's `digitalZoom: "crop"`); by default it is scaled back.
+    guard let effect = PhotoEffect(rawValue: value("--effect") ?? "none") else { fail("--effect expects none, mono, vivid or warm") }
+    let processing = PhotoProcessing(crop: crop, scaleToFrame: !flag("--crop"), effect: effect)
     var times: [Double] = [], jpegBytes = 0
     do {
         let encoder = try JPEGEncoder()
         for _ in 0..<shots {
             let started = monotonicNow()
-            jpegBytes = try encoder.encode(frame, crop: crop, quality: 93).count
+            jpegBytes = try encodePhoto(frame, processing: processing, quality: 93, encoder: encoder).jpeg.count
             times.append((monotonicNow() - started).milliseconds)
         }
     } catch { fail("\(error)") }

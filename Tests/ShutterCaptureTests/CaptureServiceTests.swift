@@ -240,8 +240,8 @@ struct CaptureServiceTests {
         #expect(!harness.camera.isStreaming)
     }
 
-    @Test func digitalZoomCropsTheCentre() throws {
-        let harness = try Harness()
+    @Test func digitalZoomCanSaveTheCropAtItsOwnSize() throws {
+        let harness = try Harness { $0.digitalZoom = .crop }
         harness.frames(1000)
         harness.service.setZoom(2)
         #expect(harness.service.digitalZoomCrop == CropRect(x: 16, y: 12, width: 32, height: 24))
@@ -250,8 +250,8 @@ struct CaptureServiceTests {
         #expect(photo.width == 32 && photo.height == 24)
     }
 
-    @Test func digitalZoomCanScaleBackToTheFrameSize() throws {
-        let harness = try Harness { $0.digitalZoom = .scale }
+    @Test func digitalZoomScalesBackToTheFrameSizeByDefault() throws {
+        let harness = try Harness()
         harness.frames(1000)
         harness.service.setZoom(2)
         harness.service.capture(pressedAt: ms(1000), now: ms(1001))

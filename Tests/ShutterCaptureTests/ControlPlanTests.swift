@@ -58,9 +58,9 @@ struct CheckCameraTests {
         #expect(lines == [
             "camera: synthetic (shutter synthetic camera) 64x48 YUYV at 30 fps",
             "ring: 4 frames of 6 KiB (24 KiB; ringFrames 4, ringMiB 24)",
-            "control zoom: digital zoom (centred crop, saved at the crop's size)",
+            "control zoom: digital zoom (centred crop, saved at the frame size)",
             "control exposure: camera control 'Auto Exposure, Bias'",
-            "control filter: not bound to a camera control (the event loop handles it)",
+            "control filter: photo effect per item (none, mono, vivid, warm), applied to the saved photo before encoding",
         ])
     }
 

@@ -93,12 +93,6 @@ struct JPEGEncoderTests {
         #expect(camera.exposureBias == 1000)
         #expect(throws: CaptureError.self) { try camera.setControl(ControlID.zoomAbsolute, to: 2) }
     }
-
-    @Test func scalesBilinearly() {
-        let image = RGBImage(width: 2, height: 1, pixels: [0, 0, 0, 200, 100, 50])
-        let scaled = image.scaled(width: 3, height: 1)
-        #expect(scaled.pixel(x: 1, y: 0) == (100, 50, 25))
-    }
 }
 
 @Suite("JPEGMarkers")

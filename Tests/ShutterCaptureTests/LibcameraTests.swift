@@ -474,3 +474,66 @@ struct LibcameraControlReportTests {
         #expect(report.first { $0.id == "zoom" }?.how.hasPrefix("ScalerCrop within") == true)
     }
 }
+
+@Suite("libcamera frame rate and viewfinder")
+struct LibcameraRateAndViewfinderTests {
+    @Test("the board's fps becomes FrameDurationLimits (both limits), within the camera's range", arguments: [
+        (10.0, Int64(100_000)), (30.0, 33_333), (100.0, 33_333), (0.5, 1_000_000), (0.1, 1_000_000),
+    ])
+    func fpsBecomesFrameDurationLimits(fps: Double, microseconds: Int64) throws {
+        var settings = CameraSettings()
+        settings.fps = fps
+        let camera = try LibcameraCamera(fake: FakeLibcameraScript(), settings: settings)
+        #expect(camera.frameInterval == Nanoseconds(rawValue: microseconds * 1000))
+        #expect(camera.fakeApplied(.frameDurationLimits) == nil, "applied when the camera starts, not before")
+        try camera.start()
+        #expect(camera.fakeApplied(.frameDurationLimits) == Double(Float(microseconds)))
+        camera.close()
+    }
+
+    @Test func withoutFpsTheCameraKeepsItsOwnRate() throws {
+        let camera = try LibcameraCamera(fake: FakeLibcameraScript())
+        try camera.start()
+        #expect(camera.fakeApplied(.frameDurationLimits) == nil && camera.frameInterval == nil)
+    }
+
+    @Test func aCameraWithoutFrameDurationLimitsRefusesABoardRate() {
+        var script = FakeLibcameraScript()
+        script.frameDurationLimits = nil
+        var settings = CameraSettings()
+        settings.fps = 15
+        #expect { try LibcameraCamera(fake: script, settings: settings) } throws: { error in
+            "\(error)".contains("FrameDurationLimits") && (error as? CaptureError)?.kind == "unsupportedSize"
+        }
+    }
+
+    @Test func cameraReadySaysTheRateAndTheViewfinder() throws {
+        var script = FakeLibcameraScript()
+        script.hasAutofocus = false
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let board = try simulatorBoard(directory: directory) {
+            $0.backend = .libcamera
+            $0.device = "fake"
+            $0.fps = 20
+            $0.viewfinder = FrameDimensions(width: 32, height: 24)
+        }
+        var camera: LibcameraCamera?
+        let service = try CaptureService(board: board, factory: { (settings: CameraSettings) throws(CaptureError) -> any Camera in
+            let opened = try LibcameraCamera(fake: script, settings: settings)
+            camera = opened
+            return opened
+        })
+        defer { service.shutdown() }
+        let ready = try #require(service.handleReadable().first { if case .cameraReady = $0 { true } else { false } })
+        let line = ready.json.description
+        #expect(line.contains(#""fps": 20"#) && line.contains(#""viewfinderWidth": 32"#) && line.contains(#""viewfinderHeight": 24"#), "\(line)")
+        #expect(camera?.viewfinder == FrameDimensions(width: 32, height: 24))
+        #expect(camera?.fakeApplied(.frameDurationLimits) == 50_000)
+    }
+
+    @Test func noViewfinderUnlessTheBoardAsks() throws {
+        let camera = try LibcameraCamera(fake: FakeLibcameraScript())
+        #expect(camera.viewfinder == nil)
+    }
+}

@@ -211,13 +211,13 @@ struct CameraSettingsTests {
     @Test func defaults() throws {
         let settings = try decode("{}")
         #expect(settings.keepStreaming && settings.warmupFrames == 4 && settings.ringFrames == 4)
-        #expect(settings.orientation == 1 && settings.digitalZoom == .crop && settings.quality == 93)
+        #expect(settings.orientation == 1 && settings.digitalZoom == .scale && settings.quality == 93)
     }
 
     @Test func newFields() throws {
-        let settings = try decode(#"{"keepStreaming": false, "warmupFrames": 8, "ringFrames": 6, "orientation": 3, "digitalZoom": "scale", "bindings": {"filter": "Saturation"}}"#)
+        let settings = try decode(#"{"keepStreaming": false, "warmupFrames": 8, "ringFrames": 6, "orientation": 3, "digitalZoom": "crop", "bindings": {"filter": "Saturation"}}"#)
         #expect(!settings.keepStreaming && settings.warmupFrames == 8 && settings.ringFrames == 6)
-        #expect(settings.orientation == 3 && settings.digitalZoom == .scale && settings.bindings == ["filter": "Saturation"])
+        #expect(settings.orientation == 3 && settings.digitalZoom == .crop && settings.bindings == ["filter": "Saturation"])
         #expect(try decode(#"{"fps": 29.97}"#).fps == 29.97)
         #expect(try decode("{}").fps == nil)
         #expect(try decode("{}").ringMiB == 24)

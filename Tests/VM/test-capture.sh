@@ -111,8 +111,14 @@ check "a cold-start photo is a frame after the press, past the 2 warm-up frames"
 runner=$!
 wait_for zoom.log '/"event": "photo"/{p=1} END{exit !p}' 30; touch "$WORK/zoom.stop"; wait $runner
 zoomed=$(grep -m1 '"event": "photo"' zoom.log | field path)
-check "digital zoom 2x saves the centred 640x360 crop of a 1280x720 frame" \
-  "$CHECK" verify --jpeg "${zoomed:-missing}" --width 640 --height 360
+check "digital zoom 2x saves the centred crop scaled back to 1280x720 (the middle four bars twice as wide)" \
+  "$CHECK" verify --jpeg "${zoomed:-missing}" --width 1280 --height 720 --bars --zoom 2
+"$CHECK" run --board "$BOARD" --dir "$WORK/zoomcrop" --zoom 2 --digital-zoom crop --seconds 60 --press-every-ms 400 --stop-file "$WORK/zoomcrop.stop" > zoomcrop.log 2>&1 &
+runner=$!
+wait_for zoomcrop.log '/"event": "photo"/{p=1} END{exit !p}' 30; touch "$WORK/zoomcrop.stop"; wait $runner
+cropped=$(grep -m1 '"event": "photo"' zoomcrop.log | field path)
+check "with digitalZoom 'crop', zoom 2x saves the centred 640x360 crop of a 1280x720 frame" \
+  "$CHECK" verify --jpeg "${cropped:-missing}" --width 640 --height 360
 
 # 5b. A custom control bound to a V4L2 control by name, set while streaming
 "$CHECK" control --board "$BOARD" --size 640x360 --dir "$WORK/control" --bind filter=Saturation --set filter=3 > control.log 2>&1

@@ -48,6 +48,8 @@ typedef struct {
     int af_scan_frames;
     /// The outcome: SHUTTER_LC_AF_FOCUSED, SHUTTER_LC_AF_FAILED, or SHUTTER_LC_AF_SCANNING (never ends).
     int af_outcome;
+    /// Offers FrameDurationLimits with this range in microseconds (0, 0: no such control).
+    int64_t frame_duration_min_us, frame_duration_max_us;
 } shutter_lc_fake_config;
 
 /// A fake camera behind the same interface: no thread, no hardware. Frames arrive only when
@@ -99,6 +101,7 @@ enum {
     SHUTTER_LC_CONTROL_BRIGHTNESS = 7,
     SHUTTER_LC_CONTROL_CONTRAST = 8,
     SHUTTER_LC_CONTROL_SATURATION = 9,
+    SHUTTER_LC_CONTROL_FRAME_DURATION_LIMITS = 10,
 };
 
 /// AfState values (libcamera's AfStateEnum, the same in every version so far).
@@ -148,6 +151,12 @@ typedef struct {
 /// buffers (`buffer_count` requests, at least 2) and maps them. Call before start. 0 or a negative errno.
 int shutter_lc_configure(shutter_lc_camera *camera, shutter_lc_stream_config *still,
                          shutter_lc_stream_config *viewfinder, int buffer_count);
+
+/// Asks for `fps` frames per second from the next start on: FrameDurationLimits with both
+/// limits at 1/fps, clamped to the range the camera states. Writes the frame duration asked
+/// for (ns) to `frame_duration_ns`. 0, or -ENOTSUP when the camera has no FrameDurationLimits
+/// (vimc, most UVC cameras), -EINVAL for a rate that is not positive.
+int shutter_lc_set_frame_rate(shutter_lc_camera *camera, double fps, int64_t *frame_duration_ns);
 
 /// Starts the camera and queues every request; completed requests are queued again as
 /// shutter_lc_release hands them back, so at least two are always queued while shutter holds
