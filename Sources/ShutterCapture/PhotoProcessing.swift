@@ -98,6 +98,7 @@ public struct YUVImage: Sendable {
     /// The corresponding C functions are `I420Copy`, `NV12ToI420`, `YUY2ToI420`, `UYVYToI420`,
     /// `RAWToJ420`, `RGB24ToJ420` and `I400ToI420`.
     public init(_ frame: Frame, crop requested: CropRect? = nil) throws(CaptureError) {
+        let frame = try frame.resolved()  // a frame libv4lconvert makes is converted here, for this photo only
         let format = frame.format
         if format.pixelFormat.isJPEG {
             guard let fixed = JPEGMarkers.insertingHuffmanTablesIfMissing(frame.bytes), JPEGMarkers.isComplete(fixed) else {
@@ -114,8 +115,8 @@ public struct YUVImage: Sendable {
               crop.x + crop.width <= format.width, crop.y + crop.height <= format.height
         else { throw CaptureError.encoding("crop \(crop) is outside the \(format.width)x\(format.height) frame") }
         guard let needed = format.frameBytes else { throw CaptureError.encoding("pixel format \(format.pixelFormat) cannot be processed") }
-        guard frame.bytes.count >= needed else {
-            throw CaptureError.encoding("short frame: \(frame.bytes.count) bytes, \(format) needs \(needed)")
+        guard frame.byteCount >= needed else {
+            throw CaptureError.encoding("short frame: \(frame.byteCount) bytes, \(format) needs \(needed)")
         }
         let x0 = crop.x & ~1, y0 = crop.y & ~1, w = crop.width & ~1, h = crop.height & ~1
         self.init(width: w, height: h)
@@ -124,8 +125,8 @@ public struct YUVImage: Sendable {
         var result: Int32 = 0
         var (planeY, planeU, planeV) = (y, u, v)
         (y, u, v) = ([], [], [])  // one owner per plane while libyuv writes them
-        frame.bytes.withUnsafeBufferPointer { source in
-            let base = source.baseAddress!
+        frame.withUnsafeBytes { raw in  // the frame where it lies (for V4L2: the driver's buffer), no copy
+            let base = raw.bindMemory(to: UInt8.self).baseAddress!
             planeY.withUnsafeMutableBufferPointer { yp in
                 planeU.withUnsafeMutableBufferPointer { up in
                     planeV.withUnsafeMutableBufferPointer { vp in

@@ -176,5 +176,9 @@ struct FrameBufferTests {
                           buffer: FrameBuffer(lending: UnsafeRawPointer(storage.baseAddress!), count: storage.count, keeper: keeper))
         #expect(frame.buffer.isLent)
         #expect(try JPEGEncoder().encode(frame, quality: 90) == JPEGEncoder().encode(source, quality: 90))
+        // Zoom and effects read the lent buffer in place too.
+        let processing = PhotoProcessing(crop: CropRect.digitalZoom(width: 64, height: 48, factor: 2), effect: .mono)
+        #expect(try encodePhoto(frame, processing: processing, quality: 90, encoder: JPEGEncoder()).jpeg
+            == encodePhoto(source, processing: processing, quality: 90, encoder: JPEGEncoder()).jpeg)
     }
 }
