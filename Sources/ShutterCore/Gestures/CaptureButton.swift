@@ -22,6 +22,7 @@ struct CaptureButton: Sendable {
         burstInterval = timings.burstInterval
     }
 
+    @inline(__always)
     var deadline: Instant? {
         if case .pressed(_, _, let nextShot?) = state { return nextShot }
         return nil
