@@ -400,7 +400,7 @@ public struct RigStateMachine: Sendable {
                 if captureAvailable { controls.collapse(at: now, into: &events) }
                 full.press(since: transition.since, available: captureAvailable, at: now, into: &events)
             } else {
-                full.release(at: now, into: &events)
+                full.release(since: transition.since, at: now, into: &events)
             }
         case .secondary:
             if transition.active {
@@ -415,7 +415,7 @@ public struct RigStateMachine: Sendable {
                     controls.next(at: now, into: &events)
                 }
             } else {
-                secondary.release(at: now, into: &events)
+                secondary.release(since: transition.since, at: now, into: &events)
             }
         case .pad(let pad):
             // A finger that comes down again on a pad it just left is a second tap, not the same touch.
@@ -501,11 +501,11 @@ extension RigStateMachine {
         advance(to: now, into: &events)
         quietUntil = nil
         guard captureAvailable else {
-            events.append(.capture(phase: .cancelled, action: .remote, pressedAt: cursor, photo: false,
+            events.append(.capture(phase: .cancelled, action: .remote, pressedAt: cursor, releasedAt: nil, photo: false,
                                    reason: .unavailable, at: cursor))
             return false
         }
-        events.append(.capture(phase: .ended, action: .remote, pressedAt: cursor, photo: true, reason: nil, at: cursor))
+        events.append(.capture(phase: .ended, action: .remote, pressedAt: cursor, releasedAt: cursor, photo: true, reason: nil, at: cursor))
         return true
     }
 
