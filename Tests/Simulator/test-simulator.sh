@@ -43,7 +43,7 @@ check "terminal: the status line shows the controls hidden at first: $(status_li
 tmux -L shutter-test send-keys -t sim l
 check "terminal: 'l' (light press) shows the current control and its value: $(status_line)" wait_screen "● Zoom 1×"
 tmux -L shutter-test send-keys -t sim Right
-check "terminal: → swipes the zoom up: $(sleep 1; status_line)" bash -c "tmux -L shutter-test capture-pane -p -t sim | grep -E '│ photos' | tail -n 1 | grep -qE '● Zoom [2-8]'"
+check "terminal: → swipes the zoom up: $(sleep 1; status_line)" bash -c "tmux -L shutter-test capture-pane -p -t sim | grep -E '│ photos' | tail -n 1 | grep -qE '● Zoom (1\\.[0-9]+|[2-8](\\.[0-9]+)?)×'"
 tmux -L shutter-test send-keys -t sim d
 check "terminal: 'd' (double light press) opens the chooser: $(sleep 1; status_line)" wait_screen "chooser: \[Zoom\] Exposure Filter"
 tmux -L shutter-test send-keys -t sim f
