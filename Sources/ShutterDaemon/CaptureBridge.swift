@@ -19,12 +19,9 @@ public final class CaptureBridge {
     /// Acts on one recognizer event.
     public func handle(_ event: ShutterEvent) {
         switch event {
-        case .capture(let phase, _, let pressedAt, let photo, _, let at) where photo:
-            // captureOn "ended" means the photo of the release, not of the press.
-            service.capture(pressedAt: phase == .ended ? at : pressedAt, now: at)
-        case .burst(let phase, _, _, let at) where phase == .began || phase == .changed:
-            // Each burst shot is taken at the instant the recognizer scheduled it.
-            service.capture(pressedAt: at, now: at)
+        case .capture, .burst:
+            // The press for `captureOn: began`, the release for `ended`, the scheduled instant of a burst shot.
+            if let instant = event.photoInstant { service.capture(pressedAt: instant, now: event.time) }
         case .prepare(.began, _, _), .controlsActive:
             service.prepare()
         case .prepare(.ended, _, _):

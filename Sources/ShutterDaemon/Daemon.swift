@@ -208,7 +208,7 @@ public final class Daemon {
     }
 
     private func handle(_ event: ShutterEvent) {
-        if case .capture(.began, _, _, _, _, _) = event { counters.presses += 1 }
+        if case .capture(.began, _, _, _, _, _, _) = event { counters.presses += 1 }
         publish(name: event.name, line: event.json.description)
         capture.handle(event)
         feedback?.handle(event, now: loop.clock.now)

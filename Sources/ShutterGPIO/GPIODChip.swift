@@ -132,14 +132,16 @@ public final class GPIODChip: GPIOChip {
 
     /// Requests `lines` for both-edge events.
     ///
-    /// Debounce is asked of the kernel where the library can (2.x), for pads only: a kernel-debounced
-    /// edge is stamped late, and a button's press instant must be its first edge. The watcher reports
-    /// those lines in ``EdgeWatcher/kernelDebouncedLines``.
+    /// Debounce is asked of the kernel where the library can (2.x), only for the lines
+    /// ``Swift/Array/kernelDebounces`` allows (pads on a rig with `half`): a kernel-debounced edge is
+    /// stamped late, and a press instant must be its first edge. The watcher reports those lines in
+    /// ``EdgeWatcher/kernelDebouncedLines``; the rest are debounced in software.
     /// The corresponding C function is `gpiod_chip_request_lines` (2.x) or
     /// `gpiod_line_request_both_edges_events_flags` (1.6).
     public func watch(_ lines: [BoardLine], consumer: String) throws -> any EdgeWatcher {
         var configs: [shutter_gpiod_input_config] = []
-        for line in lines {
+        let kernelDebounces = lines.kernelDebounces
+        for (line, kernelDebounce) in zip(lines, kernelDebounces) {
             let offset = try offset(of: line)
             let bias: Int32 = switch line.bias {
             case .asIs: Int32(SHUTTER_GPIOD_BIAS_AS_IS)
@@ -149,9 +151,7 @@ public final class GPIODChip: GPIOChip {
             }
             configs.append(shutter_gpiod_input_config(
                 offset: offset, active_low: line.activeLow ? 1 : 0, bias: bias,
-                // The kernel (2.x) stamps a debounced edge when its period has passed, not at the first
-                // edge: the buttons, whose press instant picks the photo, are debounced in software.
-                debounce_us: line.role == .pad ? UInt32(clamping: line.debounce.rawValue / 1_000) : 0))
+                debounce_us: UInt32(clamping: kernelDebounce.rawValue / 1_000)))
         }
         // Name the busy line before asking: a request of many lines fails as a whole
         // with EBUSY, and the user needs to know which one, and who holds it.

@@ -109,8 +109,8 @@ struct DecisionTests {
         trace.change("full", true, at: 100, bounces: 2)
         trace.change("full", false, at: 300)
         trace.change("half", false, at: 350)
-        let began = trace.run().first { if case .capture(.began, _, _, _, _, _) = $0 { true } else { false } }
-        guard case .capture(_, _, let pressedAt, _, _, _)? = began else {
+        let began = trace.run().first { if case .capture(.began, _, _, _, _, _, _) = $0 { true } else { false } }
+        guard case .capture(_, _, let pressedAt, _, _, _, _)? = began else {
             Issue.record("no capture began"); return
         }
         #expect(pressedAt == ms(100))

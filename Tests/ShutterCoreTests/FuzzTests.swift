@@ -96,7 +96,7 @@ struct FuzzTests {
             let key: String?
             let phase: EventPhase?
             switch event {
-            case .capture(let p, let action, _, _, _, _): key = "capture \(action)"; phase = p
+            case .capture(let p, let action, _, _, _, _, _): key = "capture \(action)"; phase = p
             case .burst(let p, _, _, _): key = "burst"; phase = p
             case .prepare(let p, _, _): key = "prepare"; phase = p
             case .swipe(let p, _, _, _, _, _): key = "swipe"; phase = p

@@ -127,7 +127,7 @@ struct ButtonGestureTests {
         var trace = TraceBuilder()
         trace.fullClick(at: 100, lead: 30, bounces: 5)
         let events = trace.run()
-        guard case .capture(.began, .primary, let pressedAt, true, nil, let at) = try #require(events.first) else {
+        guard case .capture(.began, .primary, let pressedAt, _, true, nil, let at) = try #require(events.first) else {
             Issue.record("expected capture began, got \(events)")
             return
         }
@@ -140,7 +140,7 @@ struct ButtonGestureTests {
         var trace = TraceBuilder(Rigs.board(gestures: #"{"captureOn": "ended"}"#))
         trace.fullClick(at: 100)
         let photos = trace.run().compactMap { event -> Bool? in
-            if case .capture(_, _, _, let photo, _, _) = event { return photo }
+            if case .capture(_, _, _, _, let photo, _, _) = event { return photo }
             return nil
         }
         #expect(photos == [false, true])

@@ -106,7 +106,7 @@ extension ShutterEvent {
     /// A compact, timing-free description for tables.
     var summary: String {
         switch self {
-        case .capture(let phase, let action, _, _, let reason, _):
+        case .capture(let phase, let action, _, _, _, let reason, _):
             "capture \(phase.rawValue) \(action.rawValue)" + (reason.map { " \($0.rawValue)" } ?? "")
         case .burst(let phase, _, let shot, _): "burst \(phase.rawValue) \(shot)"
         case .prepare(let phase, _, _): "prepare \(phase.rawValue)"

@@ -60,7 +60,7 @@ struct RigStateMachineTests {
         let lines = trace.run().map(\.json.description)
         #expect(lines == [
             #"{"event": "capture", "t": 0.135, "phase": "began", "action": "primary", "pressedAt": 0.13, "photo": true}"#,
-            #"{"event": "capture", "t": 0.255, "phase": "ended", "action": "primary", "pressedAt": 0.13, "photo": false}"#,
+            #"{"event": "capture", "t": 0.255, "phase": "ended", "action": "primary", "pressedAt": 0.13, "releasedAt": 0.25, "photo": false}"#,
         ])
     }
 

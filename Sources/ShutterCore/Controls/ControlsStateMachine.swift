@@ -92,6 +92,7 @@ struct ControlsStateMachine: Sendable {
         return true
     }
 
+    @inline(__always)
     var deadline: Instant? {
         var earliest: Instant?
         if unsentValue, let lastEmitted { earliest = lastEmitted + coalescingInterval }
@@ -365,6 +366,7 @@ struct ControlsStateMachine: Sendable {
     }
 
     /// The deadlines that must still run when input ends (a glide, the coalescing flush), if any.
+    @inline(__always)
     var flushDeadline: Instant? {
         var earliest = glide?.next
         if unsentValue, let lastEmitted {

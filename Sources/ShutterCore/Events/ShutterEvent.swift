@@ -49,8 +49,9 @@ public enum InactiveReason: String, Hashable, Sendable {
 /// their own fields (`pressedAt`). See `EVENTS.md` for the JSON form.
 public enum ShutterEvent: Hashable, Sendable {
     /// A press of `full` or of `secondary` mapped to capture.
-    /// `photo` is true on the phase that takes the picture (the board's `captureOn`).
-    case capture(phase: EventPhase, action: CaptureAction, pressedAt: Instant, photo: Bool,
+    /// `photo` is true on the phase that takes the picture (the board's `captureOn`). `releasedAt` (on
+    /// `ended` only) is the release's first edge: a `captureOn: "ended"` photo shows that instant.
+    case capture(phase: EventPhase, action: CaptureAction, pressedAt: Instant, releasedAt: Instant?, photo: Bool,
                  reason: CancelReason?, at: Instant)
     /// Holding the full press: `began` is shot 1, each `changed` one more shot, `ended` carries the count.
     case burst(phase: EventPhase, pressedAt: Instant, shot: Int, at: Instant)
@@ -85,12 +86,26 @@ public enum ShutterEvent: Hashable, Sendable {
     /// When the decision was made.
     public var time: Instant {
         switch self {
-        case .capture(_, _, _, _, _, let at), .burst(_, _, _, let at), .prepare(_, _, let at),
+        case .capture(_, _, _, _, _, _, let at), .burst(_, _, _, let at), .prepare(_, _, let at),
              .lightPress(_, _, _, let at), .doubleLightPress(_, _, let at), .swipe(_, _, _, _, _, let at),
              .controlsActive(_, _, let at), .controlsAdjusting(_, _, let at), .controlsInactive(_, let at),
              .controlValue(_, _, _, let at), .chooser(_, let at), .controlHighlighted(_, let at),
              .controlSelected(_, _, let at), .lineStuck(_, let at), .lineFreed(_, let at):
             at
+        }
+    }
+
+    /// The instant whose camera frame a photo this event asks for must show, if it asks for one: the
+    /// press for `capture began`, the release for `capture ended` (board `captureOn: "ended"`), the
+    /// scheduled instant for a burst shot.
+    public var photoInstant: Instant? {
+        switch self {
+        case .capture(let phase, _, let pressedAt, let releasedAt, true, _, _):
+            phase == .ended ? releasedAt : pressedAt
+        case .burst(.began, _, _, let at), .burst(.changed, _, _, let at):
+            at
+        default:
+            nil
         }
     }
 
@@ -119,10 +134,11 @@ public enum ShutterEvent: Hashable, Sendable {
     public var json: JSONLine {
         var line = JSONLine(event: name, at: time)
         switch self {
-        case .capture(let phase, let action, let pressedAt, let photo, let reason, _):
+        case .capture(let phase, let action, let pressedAt, let releasedAt, let photo, let reason, _):
             line.add("phase", phase.rawValue)
             line.add("action", action.rawValue)
             line.add("pressedAt", pressedAt)
+            if let releasedAt { line.add("releasedAt", releasedAt) }
             line.add("photo", photo)
             if let reason { line.add("reason", reason.rawValue) }
         case .burst(let phase, let pressedAt, let shot, _):

@@ -22,6 +22,7 @@ struct CaptureButton: Sendable {
         burstInterval = timings.burstInterval
     }
 
+    @inline(__always)
     var deadline: Instant? {
         if case .pressed(_, _, let nextShot?) = state { return nextShot }
         return nil
@@ -43,16 +44,17 @@ struct CaptureButton: Sendable {
     mutating func press(since: Instant, available: Bool, at now: Instant, into events: inout [ShutterEvent]) {
         guard available else {
             state = .ignored
-            events.append(.capture(phase: .cancelled, action: action, pressedAt: since, photo: false,
+            events.append(.capture(phase: .cancelled, action: action, pressedAt: since, releasedAt: nil, photo: false,
                                    reason: .unavailable, at: now))
             return
         }
         state = .pressed(pressedAt: since, shots: 0, nextShot: burstAfter.map { since + $0 })
-        events.append(.capture(phase: .began, action: action, pressedAt: since, photo: captureOn == .began,
+        events.append(.capture(phase: .began, action: action, pressedAt: since, releasedAt: nil, photo: captureOn == .began,
                                reason: nil, at: now))
     }
 
-    mutating func release(at now: Instant, into events: inout [ShutterEvent]) {
+    /// The confirmed release, whose first edge was at `releasedAt`: `capture ended`.
+    mutating func release(since releasedAt: Instant, at now: Instant, into events: inout [ShutterEvent]) {
         switch state {
         case .released, .ignored:
             state = .released
@@ -60,7 +62,7 @@ struct CaptureButton: Sendable {
             state = .released
             if shots > 0 { events.append(.burst(phase: .ended, pressedAt: pressedAt, shot: shots, at: now)) }
             // After a burst the burst took the photos; `captureOn: ended` adds none.
-            events.append(.capture(phase: .ended, action: action, pressedAt: pressedAt,
+            events.append(.capture(phase: .ended, action: action, pressedAt: pressedAt, releasedAt: releasedAt,
                                    photo: captureOn == .ended && shots == 0, reason: nil, at: now))
         }
     }
@@ -77,7 +79,7 @@ struct CaptureButton: Sendable {
         guard case .pressed(let pressedAt, let shots, _) = state else { return }
         state = .ignored
         if shots > 0 { events.append(.burst(phase: .ended, pressedAt: pressedAt, shot: shots, at: now)) }
-        events.append(.capture(phase: .cancelled, action: action, pressedAt: pressedAt, photo: false,
+        events.append(.capture(phase: .cancelled, action: action, pressedAt: pressedAt, releasedAt: nil, photo: false,
                                reason: reason, at: now))
     }
 

@@ -23,6 +23,7 @@ struct HalfButton: Sendable {
         prepareAfter = timings.prepareAfter
     }
 
+    @inline(__always)
     var deadline: Instant? {
         switch state {
         case .pressed(let since, false, false): since + prepareAfter

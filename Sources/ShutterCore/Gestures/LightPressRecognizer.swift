@@ -24,6 +24,7 @@ struct LightPressRecognizer: Sendable {
 
     init(window: Nanoseconds) { self.window = window }
 
+    @inline(__always)
     var deadline: Instant? {
         switch state {
         case .idle: nil

@@ -56,6 +56,7 @@ struct LineDebouncer: Sendable {
     }
 
     /// When ``fire(at:)`` must be called, if anything is pending.
+    @inline(__always)
     var deadline: Instant? {
         switch state {
         case .settled: nil
@@ -64,6 +65,7 @@ struct LineDebouncer: Sendable {
     }
 
     /// The first edge of a change still being confirmed or dropped.
+    @inline(__always)
     var pendingSince: Instant? {
         switch state {
         case .settled: nil

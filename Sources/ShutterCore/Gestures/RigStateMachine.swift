@@ -46,10 +46,15 @@ public struct RigStateMachine: Sendable {
     /// while a line has an unconfirmed change that started before it (a release still bouncing at
     /// the end of a window must count as inside it); a line that chatters without end cannot hold
     /// time back longer than this.
-    static let settleLimit = Nanoseconds.milliseconds(50)
+    static let settleLimit = Nanoseconds(rawValue: 50_000_000)
 
     /// The clock's last instant: a deadline that saturated there is never due.
     static let never = Instant(rawValue: .max)
+
+    /// Until when (exclusive) nothing is due: set by the scan in ``run(until:into:)`` that found nothing
+    /// to fire, cleared by every change of state. `advance(to:)` then `edge(_:)` at the same instant (as
+    /// the daemon and `replay` feed edges) scan once, not twice.
+    private var quietUntil: Instant?
 
     /// Creates the machine for `board`, every line released and the controls inactive.
     ///
@@ -98,6 +103,7 @@ public struct RigStateMachine: Sendable {
         let index = edge.line.rawValue
         precondition(debouncers.indices.contains(index), "edge on line \(index), but the board has \(debouncers.count) lines")
         advance(to: edge.time, into: &events)
+        quietUntil = nil
         if let transition = debouncers[index].edge(active: edge.active, at: edge.time) {
             confirmed(line: index, transition, at: cursor, into: &events)
         }
@@ -105,12 +111,21 @@ public struct RigStateMachine: Sendable {
 
     /// Lets time pass to `now`: fires every deadline at or before it, in time order.
     public mutating func advance(to now: Instant, into events: inout [ShutterEvent]) {
+        if let quietUntil, now < quietUntil {
+            if now > cursor { cursor = now }
+            return
+        }
         run(until: now, into: &events)
         if now > cursor { cursor = now }
     }
 
     /// The earliest instant at which ``advance(to:into:)`` has something to do.
     public var nextDeadline: Instant? {
+        var machine = self
+        return machine.scanNextDeadline()
+    }
+
+    private mutating func scanNextDeadline() -> Instant? {
         var earliest = earliestLineDeadline()?.time
         if let timer = earliestTimer() {
             let due = effectiveDue(timer.deadline)
@@ -123,6 +138,7 @@ public struct RigStateMachine: Sendable {
     /// cancelled when it goes away, and presses while unavailable give `capture cancelled`.
     public mutating func setCaptureAvailable(_ available: Bool, at now: Instant, into events: inout [ShutterEvent]) {
         advance(to: now, into: &events)
+        quietUntil = nil
         captureAvailable = available
         if !available {
             full.cancel(reason: .unavailable, at: cursor, into: &events)
@@ -138,6 +154,7 @@ public struct RigStateMachine: Sendable {
     /// `edgesLost`, since its photos after the lost release were not meant), a touch found lifted ends.
     public mutating func resynchronize(levels: [Bool], at now: Instant, into events: inout [ShutterEvent]) {
         advance(to: now, into: &events)
+        quietUntil = nil
         for line in debouncers.indices where line < levels.count {
             guard let transition = debouncers[line].resynchronize(active: levels[line], at: cursor),
                   noteConfirmed(line: line, transition, at: cursor, into: &events) else { continue }
@@ -159,6 +176,7 @@ public struct RigStateMachine: Sendable {
     /// start bursts or prepare here, so this terminates with a button held and bursts on.
     public mutating func finish(at now: Instant, into events: inout [ShutterEvent]) {
         advance(to: now, into: &events)
+        quietUntil = nil
         finishing = true
         run(until: Instant(rawValue: .max), into: &events)
         let time = cursor
@@ -172,6 +190,7 @@ public struct RigStateMachine: Sendable {
         for line in activeSince.indices { activeSince[line] = nil }
         stuckDeadline = nil
         finishing = false
+        quietUntil = nil
     }
 
     /// Each control's current value by id, for the state file.
@@ -179,7 +198,12 @@ public struct RigStateMachine: Sendable {
 
     // MARK: Time
 
-    private func earliestLineDeadline() -> (line: Int, time: Instant)? {
+    // The scans below are `mutating` though they only read: a mutating method gets the machine by
+    // address, a non-mutating one called from `run` got a copy of all of it (some 700 bytes) first,
+    // which cost a quarter of the recognizer's time.
+
+    @inline(__always)
+    private mutating func earliestLineDeadline() -> (line: Int, time: Instant)? {
         var best: (line: Int, time: Instant)?
         for index in debouncers.indices {
             if let deadline = debouncers[index].deadline, best == nil || deadline < best!.time {
@@ -190,7 +214,7 @@ public struct RigStateMachine: Sendable {
     }
 
     @inline(__always)
-    private func deadline(of timer: Timer) -> Instant? {
+    private mutating func deadline(of timer: Timer) -> Instant? {
         switch timer {
         case .lightPress: lightPresses.deadline
         case .half: finishing ? nil : half.deadline
@@ -202,31 +226,29 @@ public struct RigStateMachine: Sendable {
         }
     }
 
-    private func earliestTimer() -> (timer: Timer, deadline: Instant)? {
-        // Unrolled, in firing order (earlier timers win ties): this runs for every edge.
-        var bestTimer = Timer.lightPress
-        var bestTime = Instant(rawValue: .max)
-        var found = false
-        @inline(__always) func consider(_ timer: Timer, _ deadline: Instant?) {
-            if let deadline, !found || deadline < bestTime { bestTimer = timer; bestTime = deadline; found = true }
-        }
-        consider(.lightPress, lightPresses.deadline)
+    @inline(__always)
+    private mutating func earliestTimer() -> (timer: Timer, deadline: Instant)? {
+        // Unrolled, in firing order (earlier timers win ties): this runs for every edge. Each component's
+        // deadline getter is inlined: called out of line, it would copy the whole machine first.
+        var best: (timer: Timer, deadline: Instant)?
+        if let due = lightPresses.deadline { best = (.lightPress, due) }
         if !finishing {
-            consider(.half, half.deadline)
-            consider(.full, full.deadline)
-            consider(.secondary, secondary.deadline)
-            consider(.strip, strip.deadline)
-            consider(.controls, controls.deadline)
-            consider(.stuck, stuckDeadline)
+            if let due = half.deadline, best.map({ due < $0.deadline }) ?? true { best = (.half, due) }
+            if let due = full.deadline, best.map({ due < $0.deadline }) ?? true { best = (.full, due) }
+            if let due = secondary.deadline, best.map({ due < $0.deadline }) ?? true { best = (.secondary, due) }
+            if let due = strip.deadline, best.map({ due < $0.deadline }) ?? true { best = (.strip, due) }
+            if let due = controls.deadline, best.map({ due < $0.deadline }) ?? true { best = (.controls, due) }
+            if let due = stuckDeadline, best.map({ due < $0.deadline }) ?? true { best = (.stuck, due) }
         } else {
-            consider(.strip, strip.graceDeadline)
-            consider(.controls, controls.flushDeadline)
+            if let due = strip.graceDeadline, best.map({ due < $0.deadline }) ?? true { best = (.strip, due) }
+            if let due = controls.flushDeadline, best.map({ due < $0.deadline }) ?? true { best = (.controls, due) }
         }
-        return found ? (bestTimer, bestTime) : nil
+        return best
     }
 
     /// A gesture deadline is held while a line has an unconfirmed change that began before it.
-    private func effectiveDue(_ deadline: Instant) -> Instant {
+    @inline(__always)
+    private mutating func effectiveDue(_ deadline: Instant) -> Instant {
         for debouncer in debouncers {
             if let since = debouncer.pendingSince, since <= deadline { return deadline + Self.settleLimit }
         }
@@ -253,6 +275,10 @@ public struct RigStateMachine: Sendable {
                     preconditionFailure("\(timer.timer) timer did not move past \(timer.deadline.rawValue) ns")
                 }
             } else {
+                // Nothing is due before the earlier of the two: until then `advance` need not scan.
+                var next = line?.time ?? Self.never
+                if let timerDue, timerDue < next { next = timerDue }
+                quietUntil = next
                 return
             }
         }
@@ -374,7 +400,7 @@ public struct RigStateMachine: Sendable {
                 if captureAvailable { controls.collapse(at: now, into: &events) }
                 full.press(since: transition.since, available: captureAvailable, at: now, into: &events)
             } else {
-                full.release(at: now, into: &events)
+                full.release(since: transition.since, at: now, into: &events)
             }
         case .secondary:
             if transition.active {
@@ -389,7 +415,7 @@ public struct RigStateMachine: Sendable {
                     controls.next(at: now, into: &events)
                 }
             } else {
-                secondary.release(at: now, into: &events)
+                secondary.release(since: transition.since, at: now, into: &events)
             }
         case .pad(let pad):
             // A finger that comes down again on a pad it just left is a second tap, not the same touch.
@@ -473,12 +499,13 @@ extension RigStateMachine {
     @discardableResult
     public mutating func remoteCapture(at now: Instant, into events: inout [ShutterEvent]) -> Bool {
         advance(to: now, into: &events)
+        quietUntil = nil
         guard captureAvailable else {
-            events.append(.capture(phase: .cancelled, action: .remote, pressedAt: cursor, photo: false,
+            events.append(.capture(phase: .cancelled, action: .remote, pressedAt: cursor, releasedAt: nil, photo: false,
                                    reason: .unavailable, at: cursor))
             return false
         }
-        events.append(.capture(phase: .ended, action: .remote, pressedAt: cursor, photo: true, reason: nil, at: cursor))
+        events.append(.capture(phase: .ended, action: .remote, pressedAt: cursor, releasedAt: cursor, photo: true, reason: nil, at: cursor))
         return true
     }
 
@@ -487,6 +514,7 @@ extension RigStateMachine {
     public mutating func setControl(_ id: String, to value: ControlValue, at now: Instant,
                                     into events: inout [ShutterEvent]) throws(ControlRefusal) {
         advance(to: now, into: &events)
+        quietUntil = nil
         try controls.set(id, to: value, at: cursor, into: &events)
     }
 
@@ -498,6 +526,7 @@ extension RigStateMachine {
     /// Makes `id` the current control (`controlSelected`; an open chooser closes).
     public mutating func selectControl(_ id: String, at now: Instant, into events: inout [ShutterEvent]) throws(ControlRefusal) {
         advance(to: now, into: &events)
+        quietUntil = nil
         try controls.select(id, at: cursor, into: &events)
     }
 
@@ -505,6 +534,7 @@ extension RigStateMachine {
     public mutating func setControlEnabled(_ id: String, _ enabled: Bool, at now: Instant,
                                            into events: inout [ShutterEvent]) throws(ControlRefusal) {
         advance(to: now, into: &events)
+        quietUntil = nil
         try controls.setEnabled(id, enabled, at: cursor, into: &events)
     }
 

@@ -100,6 +100,7 @@ struct SliderStrip: Sendable {
         historyPlaces = Array(repeating: 0, count: Self.historyCapacity)
     }
 
+    @inline(__always)
     var deadline: Instant? {
         switch state {
         case .idle: nil
@@ -114,6 +115,7 @@ struct SliderStrip: Sendable {
     }
 
     /// The lift grace only: what must still run when input ends.
+    @inline(__always)
     var graceDeadline: Instant? {
         if case .lifted(_, let liftedAt) = state { return liftedAt + liftGrace }
         return nil
