@@ -20,6 +20,8 @@ public struct DaemonOptions: Sendable {
     public var readsSimulatorInput = true
     /// Whether event lines go to standard output.
     public var printsEvents = true
+    /// Setup mode (`--explain`): why each decision was made, one line each on standard error.
+    public var explains = false
 
     public init() {}
 }
@@ -182,6 +184,11 @@ public final class Daemon {
 
     private func wireInterpreter() {
         interpreter.emit = { [unowned self] event in handle(event) }
+        if options.explains {
+            interpreter.explain = { [unowned self] explanation in
+                Log.info("why \(JSONLine.number((explanation.time - startedAt).milliseconds / 1000, decimals: 3)) s  \(explanation.line)")
+            }
+        }
         interpreter.reportLostEdges = { [unowned self] count, time in
             counters.lostEdges += count
             var line = JSONLine(event: "edgesLost", at: time)

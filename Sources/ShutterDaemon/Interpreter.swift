@@ -14,6 +14,11 @@ public final class Interpreter {
     public var emit: (ShutterEvent) -> Void = { _ in }
     /// Receives each raw edge before the state machines see it (`record`, `monitor`).
     public var observeEdge: (Edge) -> Void = { _ in }
+    /// Receives why the recognizer decided what it did (setup mode, `--explain`), before the events
+    /// the decisions made; setting it turns explanations on, nil (the default) keeps them off.
+    public var explain: ((Explanation) -> Void)? {
+        didSet { machine.explains = explain != nil }
+    }
     /// Told how many edges the kernel lost, when it lost some.
     public var reportLostEdges: (Int, Instant) -> Void = { _, _ in }
     /// Whether the levels could be read back after the last loss (and the recognizer resynchronised).
@@ -70,6 +75,9 @@ public final class Interpreter {
     }
 
     private func flush() {
+        if let explain {
+            for explanation in machine.takeExplanations() { explain(explanation) }
+        }
         for event in events { emit(event) }
         events.removeAll(keepingCapacity: true)
     }
@@ -80,7 +88,12 @@ extension Interpreter {
     /// hands on the events it made, also when it throws.
     public func perform<T, E: Error>(_ body: (inout RigStateMachine, inout [ShutterEvent]) throws(E) -> T) throws(E) -> T {
         var made: [ShutterEvent] = []
-        defer { for event in made { emit(event) } }
+        defer {
+            if let explain {
+                for explanation in machine.takeExplanations() { explain(explanation) }
+            }
+            for event in made { emit(event) }
+        }
         return try body(&machine, &made)
     }
 }

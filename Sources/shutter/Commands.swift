@@ -17,11 +17,24 @@ struct Command: Sendable {
 }
 
 let boardOption = OptionSpec(name: "--board", valueName: "BOARD", help: "the board file (e.g. Boards/simulator.json)")
+let explainOption = OptionSpec(name: "--explain", valueName: nil,
+                               help: "setup mode: say on standard error why each decision was made")
+
+/// What `--explain` prints, for the help of the commands that take it.
+let explainHelp = """
+    Setup mode (--explain), for wiring and tuning a rig: the recognizer says on standard error
+    why it decided what it did, one line each, with the figures and the board field that decided:
+      why 1.204 s  full: 3.2 ms pulse dropped (glitch filter 5 ms)
+      why 2.310 s  half: held 410 ms > lightPressMaxMs 350: not a light press
+      why 3.020 s  strip: moved 0.5 pad in 140 ms ≤ tapMaxMs 180: a tap
+      why 3.330 s  half: no second press within doublePressWindowMs 300: a single light press
+    Off, the recognizer builds no explanation at all.
+    """
 
 let commands: [Command] = [
     Command(spec: CommandSpec(
         name: "run", summary: "Run the daemon: watch the buttons and the slider strip, print events as JSON lines.",
-        synopsis: "[--board BOARD]",
+        synopsis: "[--board BOARD] [--explain]",
         details: """
         Events go to standard output, one JSON object a line; diagnostics go to standard error.
         Stops cleanly on SIGINT or SIGTERM (a press in progress ends as 'cancelled').
@@ -44,8 +57,10 @@ let commands: [Command] = [
         - otherwise standard input is a trace: each line an edge, {"t": 0.12, "line": "full",
           "active": true}, played at its time after start. When it ends, pending timeouts run
           and shutter exits.
+
+        \(explainHelp)
         """,
-        options: [boardOption,
+        options: [boardOption, explainOption,
                   OptionSpec(name: "--state", valueName: "FILE", help: "keep control values in FILE"),
                   OptionSpec(name: "--no-state", valueName: nil, help: "start from the board's initial values and save nothing"),
                   OptionSpec(name: "--socket", valueName: "PATH",
@@ -104,14 +119,16 @@ let commands: [Command] = [
         required: ["--board"]), run: recordTrace),
     Command(spec: CommandSpec(
         name: "replay", summary: "Feed a trace through the recognizer on a virtual clock and print its events.",
-        synopsis: "--board BOARD --trace FILE|-",
+        synopsis: "--board BOARD --trace FILE|- [--explain]",
         details: """
         No real waiting: time jumps from edge to edge. After the last edge every pending
         timeout runs, then shutter exits 0. The output for a trace and a board is the same on
         every run; replay starts from the board's initial control values and never reads or
         writes the saved state. A malformed trace is refused with its line number (exit 1).
+        With --explain, why each decision was made goes to standard error (see 'shutter run --help').
         """,
-        options: [boardOption, OptionSpec(name: "--trace", valueName: "FILE", help: "the trace ('-' for standard input)")],
+        options: [boardOption, OptionSpec(name: "--trace", valueName: "FILE", help: "the trace ('-' for standard input)"),
+                  explainOption],
         required: ["--board", "--trace"]), run: replayTrace),
     Command(spec: CommandSpec(
         name: "cameras", summary: "List the libcamera and V4L2 cameras: formats, sizes, controls, and what each can serve.",
@@ -136,8 +153,14 @@ let commands: [Command] = [
         required: ["--board"]), run: captureStill),
     Command(spec: CommandSpec(
         name: "monitor", summary: "Print edges and events live, for people.",
-        synopsis: "--board BOARD [--seconds N]",
-        options: [boardOption, OptionSpec(name: "--seconds", valueName: "N", help: "stop after N seconds")],
+        synopsis: "--board BOARD [--seconds N] [--explain]",
+        details: """
+        Each raw edge (bounce included) and each event the recognizer made of it, stamped with
+        the seconds since monitoring began, on standard output.
+
+        \(explainHelp)
+        """,
+        options: [boardOption, OptionSpec(name: "--seconds", valueName: "N", help: "stop after N seconds"), explainOption],
         required: ["--board"]), run: monitorLines),
 ]
 
@@ -292,17 +315,21 @@ func replayTrace(_ arguments: ParsedArguments) throws -> Int32 {
         throw CommandFailure(error.description)
     }
     var output = ""
-    try replay(trace, board: board) { output += $0.json.description + "\n" }
+    let explain: ((Explanation) -> Void)? = arguments.has("--explain")
+        ? { Console.error("why \(JSONLine.seconds($0.time)) s  \($0.line)") } : nil
+    try replay(trace, board: board, explain: explain) { output += $0.json.description + "\n" }
     guard Console.write(output, to: STDOUT_FILENO) else { throw CommandFailure("cannot write to standard output") }
     return ExitStatus.success
 }
 
 /// Runs `trace` through the mock chip and the state machines on a virtual clock.
-func replay(_ trace: Trace, board: Board, emit: @escaping (ShutterEvent) -> Void) throws {
+func replay(_ trace: Trace, board: Board, explain: ((Explanation) -> Void)? = nil,
+            emit: @escaping (ShutterEvent) -> Void) throws {
     let chip = MockChip()
     let watcher = try chip.watch(board.lines, consumer: "shutter-replay")
     let interpreter = Interpreter(board: board, watcher: watcher)
     interpreter.emit = emit
+    interpreter.explain = explain
     interpreter.reportLostEdges = { count, time in
         Console.error("shutter: replay: \(count) edges dropped at t \(JSONLine.seconds(time)) (more than \(chip.queueCapacityPerLine) queued on one line)")
     }

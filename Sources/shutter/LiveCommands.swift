@@ -87,6 +87,9 @@ func monitorLines(_ arguments: ParsedArguments) throws -> Int32 {
             + (edge.active ? (line.role == .pad ? "touched" : "pressed") : (line.role == .pad ? "untouched" : "released")))
     }
     interpreter.emit = { event in Console.out("\(stamp(event.time))  → \(event.json)") }
+    if arguments.has("--explain") {
+        interpreter.explain = { explanation in Console.error("\(stamp(explanation.time))  why \(explanation.line)") }
+    }
     interpreter.reportLostEdges = { count, time in Console.out("\(stamp(time))  ! \(count) edges lost (kernel event queue overflow)") }
     let levels = try watcher.currentLevels()
     let held = board.lines.indices.filter { levels[$0] }.map { board.lines[$0].name }

@@ -36,6 +36,12 @@ struct HalfButton: Sendable {
         return false
     }
 
+    /// The press in progress: its first edge and whether the full press came (setup mode's explanations).
+    var pressInProgress: (since: Instant, fullClicked: Bool)? {
+        if case .pressed(let since, let fullClicked, _) = state { return (since, fullClicked) }
+        return nil
+    }
+
     mutating func press(since: Instant) {
         state = .pressed(since: since, fullClicked: false, prepared: false)
     }

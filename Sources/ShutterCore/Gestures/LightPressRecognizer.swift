@@ -41,6 +41,16 @@ struct LightPressRecognizer: Sendable {
         return true
     }
 
+    /// What is pending, for setup mode's explanations: when the light press ended, and whether a
+    /// second press is down.
+    var pending: (releasedAt: Instant, secondDown: Bool)? {
+        switch state {
+        case .idle: nil
+        case .waiting(_, let releasedAt): (releasedAt, false)
+        case .secondDown(_, let releasedAt, _, _): (releasedAt, true)
+        }
+    }
+
     /// A press that may become a light press started at `since` (first edge).
     mutating func pressStarted(since: Instant, maximum: Nanoseconds) -> LightPressOutcome? {
         switch state {

@@ -73,6 +73,14 @@ struct LineDebouncer: Sendable {
         }
     }
 
+    /// The change being confirmed or dropped: its first and last raw edge (setup mode's explanations).
+    var pendingAttempt: (start: Instant, lastEdge: Instant)? {
+        switch state {
+        case .settled: nil
+        case .attempt(let start, let lastEdge): (start, lastEdge)
+        }
+    }
+
     /// Feeds one raw edge; returns a transition only when `window` is zero.
     mutating func edge(active: Bool, at time: Instant) -> ConfirmedTransition? {
         // A repeated level means the chip merged or lost an edge; the level is what counts.

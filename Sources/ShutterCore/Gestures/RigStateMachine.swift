@@ -41,6 +41,8 @@ public struct RigStateMachine: Sendable {
     private var cursor = Instant(rawValue: .min)
     /// While input ends, only deadlines that complete what a person already did may run.
     private var finishing = false
+    /// Setup mode's explanations not yet taken; nil while ``explains`` is off, so nothing is built.
+    private var explanations: [Explanation]?
 
     /// How long a gesture deadline waits for a line still settling, at most. A deadline is held
     /// while a line has an unconfirmed change that started before it (a release still bouncing at
@@ -104,8 +106,11 @@ public struct RigStateMachine: Sendable {
         precondition(debouncers.indices.contains(index), "edge on line \(index), but the board has \(debouncers.count) lines")
         advance(to: edge.time, into: &events)
         quietUntil = nil
+        let attempt = explanations != nil ? debouncers[index].pendingAttempt : nil
         if let transition = debouncers[index].edge(active: edge.active, at: edge.time) {
             confirmed(line: index, transition, at: cursor, into: &events)
+        } else if let attempt {
+            explainRestartedAttempt(line: index, attempt, at: cursor)
         }
     }
 
@@ -139,6 +144,10 @@ public struct RigStateMachine: Sendable {
     public mutating func setCaptureAvailable(_ available: Bool, at now: Instant, into events: inout [ShutterEvent]) {
         advance(to: now, into: &events)
         quietUntil = nil
+        if explains, available != captureAvailable {
+            explain("capture", at: cursor, available ? "available: presses take photos"
+                : "unavailable (no camera, or disabled): presses are cancelled")
+        }
         captureAvailable = available
         if !available {
             full.cancel(reason: .unavailable, at: cursor, into: &events)
@@ -180,8 +189,8 @@ public struct RigStateMachine: Sendable {
         finishing = true
         run(until: Instant(rawValue: .max), into: &events)
         let time = cursor
-        if let outcome = lightPresses.resolve() { report(outcome, at: time, into: &events) }
-        route(strip.finish(at: time), at: time, into: &events)
+        resolvePendingLightPress(because: "input ended", at: time, into: &events)
+        routeStrip({ $0.finish(at: time) }, at: time, into: &events)
         half.finish(at: time, into: &events)
         full.finish(at: time, into: &events)
         secondary.finish(at: time, into: &events)
@@ -264,8 +273,11 @@ public struct RigStateMachine: Sendable {
             // A deadline saturated at the clock's end never comes (only extreme inputs reach it).
             if let line, line.time <= limit, line.time < Self.never, timerDue.map({ line.time <= $0 }) ?? true {
                 if line.time > cursor { cursor = line.time }
+                let attempt = explanations != nil ? debouncers[line.line].pendingAttempt : nil
                 if let transition = debouncers[line.line].fire() {
                     confirmed(line: line.line, transition, at: cursor, into: &events)
+                } else if let attempt {
+                    explainDropped(line: line.line, attempt, at: cursor)
                 }
             } else if let timer, let due = timerDue, due <= limit, due < Self.never {
                 if due > cursor { cursor = due }
@@ -287,20 +299,27 @@ public struct RigStateMachine: Sendable {
     private mutating func fire(_ timer: Timer, at now: Instant, into events: inout [ShutterEvent]) {
         switch timer {
         case .lightPress:
-            if let outcome = lightPresses.resolve() { report(outcome, at: now, into: &events) }
+            resolvePendingLightPress(because: nil, at: now, into: &events)
         case .half:
             half.fire(at: now, into: &events)
+            if explanations != nil, let halfLine, case .prepare(.began, _, _)? = events.last {
+                explain(lineNames[halfLine], at: now, "held \(Explanation.setting("prepareAfterMs", timings.prepareAfter)): prepare began")
+            }
         case .full:
             full.fire(at: now, into: &events)
         case .secondary:
             secondary.fire(at: now, into: &events)
         case .strip:
-            route(strip.fire(at: now), at: now, into: &events)
+            routeStrip({ $0.fire(at: now) }, at: now, into: &events)
         case .controls:
             if finishing {
                 controls.flushValue(at: now, into: &events)
             } else {
                 controls.fire(at: now, into: &events)
+                if explanations != nil, case .controlsInactive(.idle, _)? = events.last {
+                    explain("controls", at: now,
+                            "no input for \(Explanation.setting("controlsIdleTimeoutMs", timings.controlsIdleTimeout)): inactive")
+                }
             }
         case .stuck:
             for line in activeSince.indices {
@@ -308,6 +327,8 @@ public struct RigStateMachine: Sendable {
                 stuck[line] = true
                 activeSince[line] = nil
                 events.append(.lineStuck(line: lineNames[line], at: now))
+                if explains { explain(lineNames[line], at: now,
+                        "active for \(Explanation.setting("stuckAfterMs", timings.stuckAfter)): stuck, ignored until it releases") }
                 forceRelease(line: line, reason: .stuck, at: now, into: &events)
             }
             updateStuckDeadline()
@@ -372,18 +393,17 @@ public struct RigStateMachine: Sendable {
                 // `full` may confirm first (shorter debounce, less bounce): it was a click all the same.
                 if fullClickAwaitingHalf || full.isDown { half.fullClicked() }
                 fullClickAwaitingHalf = false
-                if let outcome = lightPresses.pressStarted(since: transition.since, maximum: timings.lightPressMaximum) {
-                    report(outcome, at: now, into: &events)
-                }
+                startLightPress(since: transition.since, maximum: timings.lightPressMaximum, at: now, into: &events)
             } else {
                 fullClickAwaitingHalf = false
-                switch half.release(since: transition.since, at: now, into: &events) {
+                let press = explanations != nil ? half.pressInProgress : nil
+                let release = half.release(since: transition.since, at: now, into: &events)
+                if let press { explainHalfRelease(line: line, release, press: press, releasedAt: transition.since, at: now) }
+                switch release {
                 case .lightPress(let pressedAt, let releasedAt):
-                    if let outcome = lightPresses.lightPress(pressedAt: pressedAt, releasedAt: releasedAt) {
-                        report(outcome, at: now, into: &events)
-                    }
+                    completeLightPress(pressedAt: pressedAt, releasedAt: releasedAt, at: now, into: &events)
                 case .notLight:
-                    resolvePendingLightPress(at: now, into: &events)
+                    resolvePendingLightPress(because: "a press that was not light", at: now, into: &events)
                 }
             }
         case .full:
@@ -391,24 +411,30 @@ public struct RigStateMachine: Sendable {
                 // On a two-stage button the full stage cannot close without the first: alone it is noise.
                 if let halfLine, !half.isPressed, debouncers[halfLine].pendingSince == nil {
                     full.ignore()
+                    if explains {
+                        explain(lineNames[line], at: now, "pressed while \(lineNames[halfLine]) is released: "
+                            + "a two-stage button cannot close its full stage alone, ignored as noise")
+                    }
                     return
                 }
-                resolvePendingLightPress(at: now, into: &events)
+                resolvePendingLightPress(because: "a full press", at: now, into: &events)
                 if let halfLine, !half.isPressed, debouncers[halfLine].pendingSince != nil { fullClickAwaitingHalf = true }
                 half.fullClicked()
                 // The controls collapse only for a capture that begins.
                 if captureAvailable { controls.collapse(at: now, into: &events) }
                 full.press(since: transition.since, available: captureAvailable, at: now, into: &events)
+                if !captureAvailable, explains { explain(lineNames[line], at: now, "pressed while capture is unavailable: cancelled") }
             } else {
                 full.release(since: transition.since, at: now, into: &events)
             }
         case .secondary:
             if transition.active {
-                resolvePendingLightPress(at: now, into: &events)
+                resolvePendingLightPress(because: "a secondary press", at: now, into: &events)
                 switch timings.secondaryAction {
                 case .capture:
                     if captureAvailable { controls.collapse(at: now, into: &events) }
                     secondary.press(since: transition.since, available: captureAvailable, at: now, into: &events)
+                    if !captureAvailable, explains { explain(lineNames[line], at: now, "pressed while capture is unavailable: cancelled") }
                 case .toggleControls:
                     controls.toggle(at: now, into: &events)
                 case .nextControl:
@@ -420,9 +446,9 @@ public struct RigStateMachine: Sendable {
         case .pad(let pad):
             // A finger that comes down again on a pad it just left is a second tap, not the same touch.
             if transition.active, strip.landsWhereItLifted(pad) {
-                route(strip.fire(at: now), at: now, into: &events)
+                routeStrip({ $0.fire(at: now) }, at: now, into: &events)
             }
-            route(strip.pad(pad, active: transition.active, since: transition.since), at: now, into: &events)
+            routeStrip({ $0.pad(pad, active: transition.active, since: transition.since) }, at: now, into: &events)
         }
     }
 
@@ -433,14 +459,12 @@ public struct RigStateMachine: Sendable {
         case .touchBegan(let since):
             guard halfLine == nil else { return }
             // A tap is known only once the lift grace ran out after it: allow for it in the double's window.
-            if let outcome = lightPresses.pressStarted(since: since, maximum: timings.tapMaximum + timings.liftGrace) {
-                report(outcome, at: now, into: &events)
-            }
+            startLightPress(since: since, maximum: timings.tapMaximum + timings.liftGrace, at: now, into: &events)
         case .notTap:
-            if halfLine == nil { resolvePendingLightPress(at: now, into: &events) }
+            if halfLine == nil { resolvePendingLightPress(because: "a touch that is no tap", at: now, into: &events) }
         case .swipeBegan(let motion):
             // A light press followed by a swipe: show the controls, then adjust.
-            resolvePendingLightPress(at: now, into: &events)
+            resolvePendingLightPress(because: "a swipe", at: now, into: &events)
             events.append(.swipe(phase: .began, position: motion.position, delta: motion.delta,
                                  velocity: motion.velocity, flick: false, at: now))
             controls.swipeBegan(deltaPads: motion.deltaPads, padsPerSecond: motion.padsPerSecond, at: now, into: &events)
@@ -454,14 +478,8 @@ public struct RigStateMachine: Sendable {
             controls.swipeEnded(flick: flick, padsPerSecond: motion.padsPerSecond, at: now, into: &events)
         case .tap(let pressedAt, let releasedAt):
             guard halfLine == nil else { return }
-            if let outcome = lightPresses.lightPress(pressedAt: pressedAt, releasedAt: releasedAt) {
-                report(outcome, at: now, into: &events)
-            }
+            completeLightPress(pressedAt: pressedAt, releasedAt: releasedAt, at: now, into: &events)
         }
-    }
-
-    private mutating func resolvePendingLightPress(at now: Instant, into events: inout [ShutterEvent]) {
-        if let outcome = lightPresses.resolve() { report(outcome, at: now, into: &events) }
     }
 
     private mutating func report(_ outcome: LightPressOutcome, at now: Instant, into events: inout [ShutterEvent]) {
@@ -543,4 +561,178 @@ extension RigStateMachine {
 
     /// Whether a press can take a photo now.
     public var isCaptureAvailable: Bool { captureAvailable }
+}
+
+// MARK: - Setup mode (explanations)
+
+extension RigStateMachine {
+    /// Whether the recognizer explains its decisions (`shutter run --explain`): each glitch dropped,
+    /// each press classified, each tap, swipe and double-press window decided gives an
+    /// ``Explanation``, taken with ``takeExplanations()``. Off (the default), none is built.
+    public var explains: Bool {
+        get { explanations != nil }
+        set { explanations = newValue ? (explanations ?? []) : nil }
+    }
+
+    /// The explanations made since the last call, in the order the decisions were made.
+    public mutating func takeExplanations() -> [Explanation] {
+        guard let taken = explanations, !taken.isEmpty else { return [] }
+        explanations = []
+        return taken
+    }
+
+    /// Records one explanation. Callers check ``explains`` first, so no text is built while off.
+    @inline(never)
+    private mutating func explain(_ subject: String, at time: Instant, _ reason: String) {
+        explanations?.append(Explanation(time: time, subject: subject, reason: reason))
+    }
+
+    /// What a line's debounce window is called in explanations: the glitch filter or the debounce.
+    private func windowName(of line: Int) -> String {
+        let window = debouncers[line].window
+        return (window == timings.glitchFilter ? "glitch filter " : "debounce ") + Explanation.milliseconds(window)
+    }
+
+    /// The debouncer dropped a change that did not hold for its window.
+    @inline(never)
+    private mutating func explainDropped(line: Int, _ attempt: (start: Instant, lastEdge: Instant), at now: Instant) {
+        explain(lineNames[line], at: now,
+                "\(Explanation.milliseconds(attempt.lastEdge - attempt.start)) pulse dropped (\(windowName(of: line)))")
+    }
+
+    /// An edge after a quiet gap started a new attempt: the pulses before it were glitches.
+    @inline(never)
+    private mutating func explainRestartedAttempt(line: Int, _ attempt: (start: Instant, lastEdge: Instant), at now: Instant) {
+        guard let current = debouncers[line].pendingAttempt, current.start != attempt.start else { return }
+        explainDropped(line: line, attempt, at: now)
+    }
+
+    @inline(never)
+    private mutating func explainHalfRelease(line: Int, _ release: HalfButton.Release,
+                                             press: (since: Instant, fullClicked: Bool), releasedAt: Instant, at now: Instant) {
+        let held = releasedAt - press.since
+        let maximum = Explanation.setting("lightPressMaxMs", timings.lightPressMaximum)
+        switch release {
+        case .lightPress:
+            explain(lineNames[line], at: now, "held \(Explanation.milliseconds(held)) ≤ \(maximum): a light press")
+        case .notLight where press.fullClicked:
+            explain(lineNames[line], at: now, "released after a full click: not a light press")
+        case .notLight where held > timings.lightPressMaximum:
+            explain(lineNames[line], at: now, "held \(Explanation.milliseconds(held)) > \(maximum): not a light press")
+        case .notLight:
+            explain(lineNames[line], at: now, "held \(Explanation.milliseconds(held)): not a light press")
+        }
+    }
+
+    /// What light presses come from: the half line, or the strip's taps.
+    private var lightPressSubject: String { halfLine.map { lineNames[$0] } ?? "strip" }
+
+    /// A press that may be light began: it may make a double with a light press waiting.
+    private mutating func startLightPress(since: Instant, maximum: Nanoseconds, at now: Instant,
+                                          into events: inout [ShutterEvent]) {
+        guard explanations != nil else {
+            if let outcome = lightPresses.pressStarted(since: since, maximum: maximum) { report(outcome, at: now, into: &events) }
+            return
+        }
+        let pending = lightPresses.pending
+        let outcome = lightPresses.pressStarted(since: since, maximum: maximum)
+        if let pending, !pending.secondDown {
+            let gap = Explanation.milliseconds(since - pending.releasedAt)
+            let window = Explanation.setting("doublePressWindowMs", lightPresses.window)
+            explain(lightPressSubject, at: now, outcome == nil
+                ? "pressed again \(gap) after a light press ≤ \(window): a double light press if this one is light too"
+                : "pressed again \(gap) after a light press > \(window): that light press was single")
+        }
+        if let outcome { report(outcome, at: now, into: &events) }
+    }
+
+    /// A light press (or tap) completed: the first of a double waits for its window, the second makes it.
+    private mutating func completeLightPress(pressedAt: Instant, releasedAt: Instant, at now: Instant,
+                                             into events: inout [ShutterEvent]) {
+        let outcome = lightPresses.lightPress(pressedAt: pressedAt, releasedAt: releasedAt)
+        if explanations != nil {
+            explainCompletedLightPress(outcome, at: now)
+        }
+        if let outcome { report(outcome, at: now, into: &events) }
+    }
+
+    @inline(never)
+    private mutating func explainCompletedLightPress(_ outcome: LightPressOutcome?, at now: Instant) {
+        if case .double? = outcome {
+            explain(lightPressSubject, at: now, "second light press inside the window: a double light press")
+        } else {
+            explain(lightPressSubject, at: now, "light press waits \(Explanation.setting("doublePressWindowMs", lightPresses.window)) "
+                + "for a second one before it is reported")
+        }
+    }
+
+    /// Something other than a second light press came (`cause`), or the window ran out (nil): a
+    /// light press still waiting is reported as single.
+    private mutating func resolvePendingLightPress(because cause: String?, at now: Instant, into events: inout [ShutterEvent]) {
+        let pending = explanations != nil ? lightPresses.pending : nil
+        guard let outcome = lightPresses.resolve() else { return }
+        if let pending { explainResolvedLightPress(pending: pending, because: cause, at: now) }
+        report(outcome, at: now, into: &events)
+    }
+
+    @inline(never)
+    private mutating func explainResolvedLightPress(pending: (releasedAt: Instant, secondDown: Bool), because cause: String?,
+                                                    at now: Instant) {
+        if let cause {
+            explain(lightPressSubject, at: now, "\(cause) came instead of a second light press: the light press is single")
+        } else if pending.secondDown {
+            explain(lightPressSubject, at: now, "second press held too long to be light: no double, the light press is single")
+        } else {
+            let window = Explanation.setting("doublePressWindowMs", lightPresses.window)
+            explain(lightPressSubject, at: now, "no second press within \(window): a single light press")
+        }
+    }
+
+    /// Runs one step of the strip and routes what it meant, explaining taps and swipes.
+    @inline(__always)
+    private mutating func routeStrip(_ step: (inout SliderStrip) -> SliderStrip.Action, at now: Instant,
+                                     into events: inout [ShutterEvent]) {
+        guard explanations != nil, let touch = strip.touchSummary else {
+            route(step(&strip), at: now, into: &events)
+            return
+        }
+        let action = step(&strip)
+        explainStrip(action, touch: touch, at: now)
+        route(action, at: now, into: &events)
+    }
+
+    @inline(never)
+    private mutating func explainStrip(_ action: SliderStrip.Action, touch: SliderStrip.TouchSummary, at now: Instant) {
+        let tapMaximum = Explanation.setting("tapMaxMs", timings.tapMaximum)
+        // A step can widen the touch: what it moved is known after it.
+        let moved = max(strip.touchSummary?.moved ?? touch.moved, touch.moved)
+        switch action {
+        case .tap(let pressedAt, let releasedAt):
+            explain("strip", at: now, "moved \(Explanation.pads(touch.moved)) in "
+                + "\(Explanation.milliseconds(releasedAt - pressedAt)) ≤ \(tapMaximum): a tap")
+        case .notTap:
+            explain("strip", at: now, "touched longer than \(tapMaximum), moved \(Explanation.pads(moved)): not a tap")
+        case .swipeBegan:
+            explain("strip", at: now, moved >= 1.5
+                ? "moved \(Explanation.pads(moved)) in \(Explanation.milliseconds(now - touch.start)): a swipe"
+                : "moved \(Explanation.pads(moved)) and rested there \(Explanation.milliseconds(SliderStrip.dwell)) "
+                    + "after \(tapMaximum): a swipe")
+        case .swipeEnded(let motion, let flick):
+            if touch.liftedAt == nil {
+                explain("strip", at: now, "input ended: the swipe ends without a flick")
+            } else {
+                let speed = JSONLine.number(abs(motion.padsPerSecond), decimals: 1)
+                let limit = JSONLine.number(SliderStrip.flickPadsPerSecond, decimals: 1)
+                explain("strip", at: now, flick ? "lifted at \(speed) pads/s ≥ \(limit): a flick"
+                                                : "lifted at \(speed) pads/s < \(limit): the swipe ends, no flick")
+            }
+        case .none:
+            if let liftedAt = touch.liftedAt, !touch.swiping, !strip.isTouching {
+                explain("strip", at: now, "touch of \(Explanation.milliseconds(liftedAt - touch.start)) > \(tapMaximum) "
+                    + "that moved \(Explanation.pads(touch.moved)): neither a tap nor a swipe")
+            }
+        case .touchBegan, .swipeChanged:
+            break
+        }
+    }
 }

@@ -126,6 +126,27 @@ struct SliderStrip: Sendable {
         return true
     }
 
+    /// The touch in progress, for setup mode's explanations.
+    struct TouchSummary: Sendable {
+        /// When the finger landed.
+        var start: Instant
+        /// How far it moved, in pads (the span of the places it touched).
+        var moved: Double
+        var swiping: Bool
+        /// When it left every pad, while the lift grace runs.
+        var liftedAt: Instant?
+    }
+
+    var touchSummary: TouchSummary? {
+        switch state {
+        case .idle: nil
+        case .touching(let touch):
+            TouchSummary(start: touch.start, moved: touch.highest - touch.lowest, swiping: touch.swiping, liftedAt: nil)
+        case .lifted(let touch, let liftedAt):
+            TouchSummary(start: touch.start, moved: touch.highest - touch.lowest, swiping: touch.swiping, liftedAt: liftedAt)
+        }
+    }
+
     /// Whether touching `pad` now lands on a pad the finger just lifted from, within the lift grace.
     ///
     /// The grace is for a finger sliding on to the next pad across a gap; coming down again on the
