@@ -20,6 +20,7 @@
 #   libcamera.so.0.4: version `GLIBC_2.38' not found (required by .../libcamera.so.0.4)
 # So this is a compile-and-link check of the newer API; `swift test` is refused here.
 set -euo pipefail
+. "$(dirname "$(readlink -f "$0")")/private-apt.sh"
 
 ROOT=${LIBCAMERA_NEXT_ROOT:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/shutter/libcamera-next}
 SUITE=${LIBCAMERA_NEXT_SUITE:-trixie}
@@ -33,30 +34,11 @@ LIBDIR=$ROOT/usr/lib/x86_64-linux-gnu
 
 if [ ! -f "$LIBDIR/pkgconfig/libcamera.pc" ]; then
   echo "with-libcamera-next: fetching libcamera from Debian $SUITE into $ROOT" >&2
-  apt_dir=$ROOT/.apt
-  mkdir -p "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial" "$apt_dir/debs"
-  : > "$apt_dir/status"
-  cat > "$apt_dir/sources.list" <<SRC
-deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian $SUITE main
-SRC
-  cat > "$apt_dir/apt.conf" <<CONF
-Dir::State "$apt_dir";
-Dir::State::Lists "$apt_dir/lists";
-Dir::State::status "$apt_dir/status";
-Dir::Cache "$apt_dir/cache";
-Dir::Etc::SourceList "$apt_dir/sources.list";
-Dir::Etc::SourceParts "/nonexistent";
-APT::Sandbox::User "root";
-APT::Architecture "$(dpkg --print-architecture)";
-CONF
-  export APT_CONFIG=$apt_dir/apt.conf
-  apt-get update -qq
+  private_apt_begin "$ROOT" "$SUITE"
   # The runtime package's name carries the soname (libcamera0.5): take it from libcamera-dev's Depends.
   runtime=$(apt-cache depends libcamera-dev | awk '/Depends: libcamera[0-9]/ { print $2; exit }')
   [ -n "$runtime" ] || { echo "with-libcamera-next: libcamera-dev in $SUITE names no runtime library" >&2; exit 1; }
-  (cd "$apt_dir/debs" && apt-get download -qq libcamera-dev "$runtime")
-  for deb in "$apt_dir"/debs/*.deb; do dpkg-deb -x "$deb" "$ROOT"; done
-  unset APT_CONFIG
+  private_apt_unpack "$ROOT" libcamera-dev "$runtime"
   [ -f "$LIBDIR/pkgconfig/libcamera.pc" ] || { echo "with-libcamera-next: no libcamera.pc in the unpacked packages" >&2; exit 1; }
 fi
 

@@ -18,6 +18,7 @@
 #                                              otherwise mix the two headers
 # `swift build|test|run` get --scratch-path and an rpath added automatically.
 set -euo pipefail
+. "$(dirname "$(readlink -f "$0")")/private-apt.sh"
 
 ROOT=${LIBGPIOD2_ROOT:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/shutter/libgpiod2}
 SUITE=${LIBGPIOD2_SUITE:-trixie}     # trixie: 2.2.x; bookworm-backports: 2.1.x
@@ -31,27 +32,8 @@ LIBDIR=$ROOT/usr/lib/x86_64-linux-gnu
 
 if [ ! -f "$LIBDIR/pkgconfig/libgpiod.pc" ]; then
   echo "with-libgpiod2: fetching libgpiod 2.x from Debian $SUITE into $ROOT" >&2
-  apt_dir=$ROOT/.apt
-  mkdir -p "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial" "$apt_dir/debs"
-  : > "$apt_dir/status"
-  cat > "$apt_dir/sources.list" <<SRC
-deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian $SUITE main
-SRC
-  cat > "$apt_dir/apt.conf" <<CONF
-Dir::State "$apt_dir";
-Dir::State::Lists "$apt_dir/lists";
-Dir::State::status "$apt_dir/status";
-Dir::Cache "$apt_dir/cache";
-Dir::Etc::SourceList "$apt_dir/sources.list";
-Dir::Etc::SourceParts "/nonexistent";
-APT::Sandbox::User "root";
-APT::Architecture "$(dpkg --print-architecture)";
-CONF
-  export APT_CONFIG=$apt_dir/apt.conf
-  apt-get update -qq
-  (cd "$apt_dir/debs" && apt-get download -qq libgpiod-dev libgpiod3)
-  for deb in "$apt_dir"/debs/*.deb; do dpkg-deb -x "$deb" "$ROOT"; done
-  unset APT_CONFIG
+  private_apt_begin "$ROOT" "$SUITE"
+  private_apt_unpack "$ROOT" libgpiod-dev libgpiod3
   [ -f "$LIBDIR/pkgconfig/libgpiod.pc" ] || { echo "with-libgpiod2: no libgpiod.pc in the unpacked packages" >&2; exit 1; }
 fi
 
