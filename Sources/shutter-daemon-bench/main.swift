@@ -54,6 +54,7 @@ func board(keepStreaming: Bool) -> String {
 /// A daemon process with a notify socket: started, and timed to READY=1.
 final class DaemonProcess {
     let process = Process()
+    let input = Pipe()
     let socket: String
     let readyAfter: Double
 
@@ -76,9 +77,11 @@ final class DaemonProcess {
         var environment = ProcessInfo.processInfo.environment
         environment["NOTIFY_SOCKET"] = notifyPath
         process.environment = environment
-        process.standardInput = FileHandle.nullDevice
+        // A pipe held open: the simulator reads it as a trace that has not ended, and stays up
+        // (standard input at its end would play the demo session and exit).
+        process.standardInput = input
         process.standardOutput = FileHandle.nullDevice
-        FileManager.default.createFile(atPath: "\(work)/\(name).err", contents: nil)
+        _ = FileManager.default.createFile(atPath: "\(work)/\(name).err", contents: nil)
         process.standardError = FileHandle(forWritingAtPath: "\(work)/\(name).err")
         let start = now()
         do { try process.run() } catch { fail("cannot start \(binary): \(error)") }
@@ -161,22 +164,20 @@ print("start-up to READY=1: \(ms(daemon.readyAfter))")
 
 // API round trip: request sent → reply read, one at a time.
 let client = Client(daemon.socket)
-var trips: [Double] = []
-for index in 0..<1000 {
-    let start = now()
-    client.send("{\"id\":\(index),\"cmd\":\"status\"}")
-    _ = client.readLine()
-    trips.append(Double(now() - start) / 1e6)
+
+/// Sends 1000 requests one at a time (`request(index)`), each timed until its reply is read.
+func roundTrips(_ name: String, on client: Client, _ request: (Int) -> String) {
+    var trips: [Double] = []
+    for index in 0..<1000 {
+        let start = now()
+        client.send(request(index))
+        _ = client.readLine()
+        trips.append(Double(now() - start) / 1e6)
+    }
+    print("API round trip (\(name), 1000 requests): p50 \(ms(percentile(trips, 0.5))), p99 \(ms(percentile(trips, 0.99)))")
 }
-print("API round trip (status, 1000 requests): p50 \(ms(percentile(trips, 0.5))), p99 \(ms(percentile(trips, 0.99)))")
-var setTrips: [Double] = []
-for index in 0..<1000 {
-    let start = now()
-    client.send("{\"cmd\":\"set\",\"control\":\"zoom\",\"value\":\(1 + Double(index % 14) * 0.5)}")
-    _ = client.readLine()
-    setTrips.append(Double(now() - start) / 1e6)
-}
-print("API round trip (set, 1000 requests): p50 \(ms(percentile(setTrips, 0.5))), p99 \(ms(percentile(setTrips, 0.99)))")
+roundTrips("status", on: client) { "{\"id\":\($0),\"cmd\":\"status\"}" }
+roundTrips("set", on: client) { "{\"cmd\":\"set\",\"control\":\"zoom\",\"value\":\(1 + Double($0 % 14) * 0.5)}" }
 
 // Event → subscriber: the event's "t" is the daemon's CLOCK_MONOTONIC decision time; the
 // subscriber stamps arrival on the same clock.
