@@ -163,10 +163,10 @@ for photo in $(grep '"event": "photo"' "$work/events" | field path); do
 done | sort -n | tr '\n' ' ' | sed 's/^/# frame made (stamp in the photo) - press, ms: /'; echo
 check "every click made a photo ($photos of 12)" test "$photos" -ge 12
 # Under TCG on a loaded machine a frame now and then reaches the host late, so its start-of-exposure
-# stamp (taken by uvcvideo when its first packet arrives) jumps: allow one press of 12 beyond one
+# stamp (taken by uvcvideo when its first packet arrives) jumps: allow two presses of 12 beyond one
 # interval, none beyond two.
-check "every photo's frame is within one frame interval ($frame_ms ms) of its press (at most 1 of 12 within two: emulation jitter)" \
-  awk -v i="$frame_ms" '{ a = $1 < 0 ? -$1 : $1; if (a > i) out++; if (a > 2 * i) bad = 1 } END { exit !(NR > 0 && !bad && out <= 1) }' "$work/offsets"
+check "every photo's frame is within one frame interval ($frame_ms ms) of its press (at most 2 of 12 within two: emulation jitter)" \
+  awk -v i="$frame_ms" '{ a = $1 < 0 ? -$1 : $1; if (a > i) out++; if (a > 2 * i) bad = 1 } END { exit !(NR > 0 && !bad && out <= 2) }' "$work/offsets"
 
 # unplug (unbind the UDC) while streaming, with a press at the moment, then replug
 before=$(grep -c '"event": "photo"' "$work/events")
