@@ -19,7 +19,7 @@
 #   - figures: press -> JPEG (both backends) next to `cam` (libcamera's own tool) in this boot
 # Prints one "ok - ..." / "not ok - ..." line per check and "# ..." figures; exits 1 if any failed.
 set -u
-. "$(dirname "$0")/lib.sh"   # drive, wait_for_consumer (gpio-sim lines)
+. "$(dirname "$0")/lib.sh"   # ok, not_ok, drive, wait_for_consumer (gpio-sim lines)
 SHUTTER=${SHUTTER:-.build/debug/shutter}
 CHECK=${SHUTTER_CAPTURE_CHECK:-$(dirname "$SHUTTER")/shutter-capture-check}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -31,8 +31,6 @@ cd "$WORK" || exit 1
 failed=0
 passed=0
 
-ok() { echo "ok - $*"; passed=$((passed + 1)); }
-not_ok() { echo "not ok - $*"; failed=$((failed + 1)); }
 # check DESCRIPTION COMMAND...: ok when COMMAND succeeds; otherwise not ok with its output as comments.
 check() {
   local description=$1; shift
