@@ -19,6 +19,14 @@ line_offset() {
 # drive NAME up|down: pull a gpio-sim line high or low, as a button or pad would.
 drive() { echo "pull-$2" > "$GPIO_SIM_DIR/sim_gpio$(line_offset "$1")/pull"; }
 
+# light_press_then_swipe: a light press on half (shows the controls), then a swipe across
+# pad0..pad3 (changes the current control), as a person does them.
+light_press_then_swipe() {
+  drive half up; sleep 0.15; drive half down; sleep 0.6
+  for pad in pad0 pad1 pad2 pad3; do drive $pad up; sleep 0.07; done
+  for pad in pad0 pad1 pad2 pad3; do drive $pad down; done
+}
+
 # wait_for_consumer NAME CONSUMER: until the line shows as used by CONSUMER (max ~10 s).
 wait_for_consumer() {
   for _ in $(seq 100); do

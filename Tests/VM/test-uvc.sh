@@ -118,9 +118,7 @@ wait_for "$work/events" '/"event": "cameraReady"/ { r = 1 } END { exit !r }' 60
 wait_for_consumer full shutter || not_ok "run requested the lines"
 sleep 1
 # a light press shows the controls, a swipe across the strip then changes zoom while streaming
-drive half up; sleep 0.15; drive half down; sleep 0.6
-for pad in pad0 pad1 pad2 pad3; do drive $pad up; sleep 0.07; done
-for pad in pad0 pad1 pad2 pad3; do drive $pad down; done
+light_press_then_swipe
 sleep 1
 echo "# controls the camera was set to: $(tr '\n' ';' < "$UVC_CONTROL_LOG")"
 # zoom 1...8 maps onto Zoom Absolute 100...500: the initial 4x is 271; the swipe's last value, if it moved zoom
