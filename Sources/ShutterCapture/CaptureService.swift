@@ -116,6 +116,13 @@ public final class CaptureService {
         return fds
     }
 
+    /// Appends ``pollDescriptors`` to `list` without making an array: the event loop asks before
+    /// every wait, and keeps the list between wake-ups.
+    public func appendPollDescriptors(to list: inout [CInt]) {
+        list.append(wake.readEnd)
+        if let fd = camera?.pollDescriptor { list.append(fd) }
+    }
+
     /// Whether a press now would be served by a running camera.
     public var isReady: Bool { camera != nil && !isShutDown }
 

@@ -29,12 +29,14 @@ final class WakePipe: @unchecked Sendable {
 
     /// Empties the pipe so that poll stops reporting it.
     func drain() {
-        var buffer = [UInt8](repeating: 0, count: 256)
-        while true {
-            let count = read(readEnd, &buffer, buffer.count)
-            if count > 0 { continue }
-            if count < 0, errno == EINTR { continue }
-            return
+        // On the stack: the loop drains on every wake-up, and a heap buffer would be an allocation each time.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 256) { buffer in
+            while true {
+                let count = read(readEnd, buffer.baseAddress, buffer.count)
+                if count > 0 { continue }
+                if count < 0, errno == EINTR { continue }
+                return
+            }
         }
     }
 

@@ -46,6 +46,15 @@ public struct Instant: RawRepresentable, Hashable, Comparable, Sendable {
         Nanoseconds(rawValue: saturating(lhs.rawValue.subtractingReportingOverflow(rhs.rawValue), rhs.rawValue < 0))
     }
 
+    /// The earlier of two optional instants (a missing one never wins): how deadlines of several
+    /// machines combine into the one the loop waits for, without building an array on every wake-up.
+    @inlinable
+    public static func earliest(_ first: Instant?, _ second: Instant?) -> Instant? {
+        guard let first else { return second }
+        guard let second else { return first }
+        return second < first ? second : first
+    }
+
     /// The largest trace time `shutter replay` accepts, in seconds: far enough below the clock's
     /// end (about 9.22e9 s) that every deadline after it still fits.
     public static let latestTraceSeconds = 9.2e9

@@ -115,7 +115,7 @@ public final class Daemon {
             capture.service.apply(controlID: id, value: value)
         }
         interpreter.setCaptureAvailable(capture.available, at: loop.clock.now)
-        loop.watch(descriptors: { [unowned self] in capture.service.pollDescriptors }) { [unowned self] in
+        loop.watch(descriptors: { [unowned self] list in capture.service.appendPollDescriptors(to: &list) }) { [unowned self] in
             cameraReadable()
         }
         if let mock = chip as? MockChip, options.readsSimulatorInput {
@@ -132,8 +132,13 @@ public final class Daemon {
         }
         watchLines()
         loop.nextDeadline = { [unowned self] in
-            ([interpreter.nextDeadline, simulator?.nextEdgeTime, watchdogDue, hooks?.nextDeadline, feedback?.nextDeadline]
-                + retiredHooks.map(\.nextDeadline)).compactMap { $0 }.min()
+            // Asked twice per wake-up: combined pairwise, not through arrays, so it allocates nothing.
+            var earliest = Instant.earliest(interpreter.nextDeadline, simulator?.nextEdgeTime)
+            earliest = Instant.earliest(earliest, watchdogDue)
+            earliest = Instant.earliest(earliest, hooks?.nextDeadline)
+            earliest = Instant.earliest(earliest, feedback?.nextDeadline)
+            for runner in retiredHooks { earliest = Instant.earliest(earliest, runner.nextDeadline) }
+            return earliest
         }
         loop.deadlineReached = { [unowned self] now in
             simulator?.deliver(upTo: now)
@@ -220,10 +225,13 @@ public final class Daemon {
         capture.handle(event)
         feedback?.handle(event, now: loop.clock.now)
         // Save when an adjustment is over, not on every coalesced value of a swipe.
-        if ["controlsAdjusting", "controlSelected", "controlsInactive"].contains(event.name) {
+        if Self.eventsEndingAnAdjustment.contains(event.name) {
             saveState()
         }
     }
+
+    /// The events after which control values are saved (a set made once, not an array per event).
+    private static let eventsEndingAnAdjustment: Set<String> = ["controlsAdjusting", "controlSelected", "controlsInactive"]
 
     func saveState() {
         state?.save(interpreter.machine.controlValues)

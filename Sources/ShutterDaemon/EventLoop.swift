@@ -18,8 +18,18 @@ public final class EventLoop {
     }
 
     private var watches: [CInt: Watch] = [:]
-    /// Sources whose descriptors change over time (a camera that comes and goes).
-    private var dynamicSources: [(descriptors: () -> [CInt], handler: () throws -> Void)] = []
+    /// The watched descriptors in ascending order (handlers run in this order), kept between
+    /// wake-ups and rebuilt only when a descriptor is watched or unwatched.
+    private var watchOrder: [CInt] = []
+    private var watchOrderIsStale = false
+    /// Sources whose descriptors change over time (a camera that comes and goes): each appends
+    /// its current descriptors to the list it is given.
+    private var dynamicSources: [(descriptors: (inout [CInt]) -> Void, handler: () throws -> Void)] = []
+    /// Storage kept from one wake-up to the next, so that an idle loop allocates nothing: the
+    /// poll set, where each dynamic source's descriptors start in it, and a source's scratch list.
+    private var pollSet: [pollfd] = []
+    private var dynamicStarts: [Int] = []
+    private var dynamicScratch: [CInt] = []
     private let signalDescriptor: CInt
     private var stopped = false
     /// The loop's clock: the system's CLOCK_MONOTONIC in the daemon, a virtual clock in tests.
@@ -66,12 +76,14 @@ public final class EventLoop {
     /// Calls `handler` whenever `descriptor` is readable.
     public func watch(_ descriptor: CInt, handler: @escaping () throws -> Void) {
         watches[descriptor] = Watch(events: Int16(POLLIN)) { _ in try handler() }
+        watchOrderIsStale = true
     }
 
     /// Calls `handler` with the returned events whenever `descriptor` has any of `events`
     /// (POLLIN, POLLOUT; errors and hang-ups are always reported).
     public func watch(_ descriptor: CInt, events: Int16, handler: @escaping (Int16) throws -> Void) {
         watches[descriptor] = Watch(events: events, handler: handler)
+        watchOrderIsStale = true
     }
 
     /// Changes what `descriptor` is watched for (a socket with output waiting wants POLLOUT too).
@@ -79,14 +91,24 @@ public final class EventLoop {
         watches[descriptor]?.events = events
     }
 
-    /// Calls `handler` whenever any of the descriptors `descriptors()` returns, asked anew
-    /// before every wait, is readable.
-    public func watch(descriptors: @escaping () -> [CInt], handler: @escaping () throws -> Void) {
+    /// Calls `handler` whenever any of the descriptors `descriptors` appends to the list it is
+    /// given, asked anew before every wait, is readable. The list is the loop's own, emptied
+    /// before each call and kept between wake-ups: a source that fills it allocates nothing.
+    public func watch(descriptors: @escaping (_ into: inout [CInt]) -> Void, handler: @escaping () throws -> Void) {
         dynamicSources.append((descriptors, handler))
+        dynamicStarts.reserveCapacity(dynamicSources.count + 1)
+    }
+
+    /// Calls `handler` whenever any of the descriptors `descriptors()` returns, asked anew
+    /// before every wait, is readable. (A returned array is a new allocation on every wake-up:
+    /// prefer ``watch(descriptors:handler:)-(inout,_)`` on a hot path.)
+    public func watch(descriptors: @escaping () -> [CInt], handler: @escaping () throws -> Void) {
+        watch(descriptors: { list in list.append(contentsOf: descriptors()) }, handler: handler)
     }
 
     public func unwatch(_ descriptor: CInt) {
         watches[descriptor] = nil
+        watchOrderIsStale = true
     }
 
     /// How many descriptors are watched (not counting dynamic sources and the signal descriptor).
@@ -103,25 +125,38 @@ public final class EventLoop {
         }
     }
 
-    /// Waits once for input, a signal or the deadline and handles what came.
+    /// Waits once for input, a signal or the deadline and handles what came. Not re-entrant: a
+    /// handler must not turn the loop itself.
     ///
     /// - Parameter timeoutMilliseconds: the longest wait; nil waits for the next deadline or input
     ///   (tests on a virtual clock pass 0 and advance the clock themselves).
     ///
     /// The corresponding C function is `poll`.
     public func runOnce(timeoutMilliseconds: Int32?) throws {
-        var descriptors = [pollfd(fd: signalDescriptor, events: Int16(POLLIN), revents: 0)]
-        for (descriptor, watch) in watches.sorted(by: { $0.key < $1.key }) {
-            descriptors.append(pollfd(fd: descriptor, events: watch.events, revents: 0))
+        // Built in storage kept from the last wake-up: no allocation once the capacities have
+        // grown to the largest set seen.
+        if watchOrderIsStale {
+            watchOrder.removeAll(keepingCapacity: true)
+            watchOrder.append(contentsOf: watches.keys)
+            watchOrder.sort()
+            watchOrderIsStale = false
         }
-        var dynamicRanges: [Range<Int>] = []
+        pollSet.removeAll(keepingCapacity: true)
+        pollSet.append(pollfd(fd: signalDescriptor, events: Int16(POLLIN), revents: 0))
+        for descriptor in watchOrder {
+            // watchOrder is rebuilt whenever watches changes, so every descriptor in it is watched.
+            pollSet.append(pollfd(fd: descriptor, events: watches[descriptor]?.events ?? 0, revents: 0))
+        }
+        dynamicStarts.removeAll(keepingCapacity: true)
         for source in dynamicSources {
-            let start = descriptors.count
-            for descriptor in source.descriptors() {
-                descriptors.append(pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0))
+            dynamicStarts.append(pollSet.count)
+            dynamicScratch.removeAll(keepingCapacity: true)
+            source.descriptors(&dynamicScratch)
+            for descriptor in dynamicScratch {
+                pollSet.append(pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0))
             }
-            dynamicRanges.append(start..<descriptors.count)
         }
+        dynamicStarts.append(pollSet.count)
         var timeout: Int32 = -1
         if let deadline = nextDeadline() {
             let remaining = deadline.rawValue - clock.now.rawValue
@@ -129,25 +164,46 @@ public final class EventLoop {
             timeout = remaining <= 0 ? 0 : Int32(clamping: (remaining + 999_999) / 1_000_000)
         }
         if let limit = timeoutMilliseconds { timeout = timeout < 0 ? limit : min(timeout, limit) }
-        let ready = poll(&descriptors, nfds_t(descriptors.count), timeout)
+        let ready = pollSet.withUnsafeMutableBufferPointer { entries in
+            poll(entries.baseAddress, nfds_t(entries.count), timeout)
+        }
         if ready < 0 {
             if errno == EINTR { return }
             throw CommandFailure("poll failed: \(Errno.current)")
         }
-        if descriptors[0].revents != 0 {
+        if ready == 0 {
+            // Only the deadline: nothing to dispatch.
+            try handleDeadlineAndAfterWake()
+            return
+        }
+        if pollSet[0].revents != 0 {
             var info = signalfd_siginfo()
             while read(signalDescriptor, &info, MemoryLayout<signalfd_siginfo>.size) == MemoryLayout<signalfd_siginfo>.size {
                 signalReceived(CInt(info.ssi_signo))
             }
         }
-        let fixedEnd = dynamicRanges.first?.lowerBound ?? descriptors.count
-        for entry in descriptors[1..<fixedEnd] where entry.revents != 0 {
-            // A handler may have closed and unwatched another descriptor in this round.
-            try watches[entry.fd]?.handler(entry.revents)
+        // Handlers may watch or unwatch descriptors (which rebuilds watchOrder, not pollSet) and may
+        // close and unwatch another descriptor of this round: each entry is looked up when its turn comes.
+        let fixedEnd = dynamicStarts[0]
+        var index = 1
+        while index < fixedEnd {
+            let entry = pollSet[index]
+            index += 1
+            if entry.revents != 0 { try watches[entry.fd]?.handler(entry.revents) }
         }
-        for (source, range) in zip(dynamicSources, dynamicRanges) where descriptors[range].contains(where: { $0.revents != 0 }) {
-            try source.handler()
+        // A source added by a handler of this round is first polled on the next.
+        for sourceIndex in 0..<(dynamicStarts.count - 1) {
+            var readable = false
+            for slot in dynamicStarts[sourceIndex]..<dynamicStarts[sourceIndex + 1] where pollSet[slot].revents != 0 {
+                readable = true
+                break
+            }
+            if readable { try dynamicSources[sourceIndex].handler() }
         }
+        try handleDeadlineAndAfterWake()
+    }
+
+    private func handleDeadlineAndAfterWake() throws {
         if let deadline = nextDeadline() {
             let now = clock.now
             if deadline <= now { try deadlineReached(now) }

@@ -137,18 +137,21 @@ public struct FeedbackStateMachine: Sendable {
 
     /// The next instant after the latest input at which a level may change; nil while nothing moves.
     public var nextDeadline: Instant? {
-        var times: [Instant] = []
-        for playing in [led, buzzer].compactMap({ $0 }) {
-            if let level = playing.pattern.level(after: cursor - playing.start) {
-                times.append(playing.start + level.spanEnd)
-            }
-        }
+        // No arrays: the event loop asks before every wait.
+        var earliest = changeDeadline(of: led)
+        earliest = Instant.earliest(earliest, changeDeadline(of: buzzer))
         if let opened = chooserOpenedAt {
             let half = patterns.chooserBlinkHalfPeriod.rawValue
             let elapsed = (cursor - opened).rawValue
-            times.append(opened + Nanoseconds(rawValue: (elapsed / half + 1) * half))
+            earliest = Instant.earliest(earliest, opened + Nanoseconds(rawValue: (elapsed / half + 1) * half))
         }
-        return times.min()
+        return earliest
+    }
+
+    /// When a playing pattern's current level ends, if it is playing and not over.
+    private func changeDeadline(of playing: Playing?) -> Instant? {
+        guard let playing, let level = playing.pattern.level(after: cursor - playing.start) else { return nil }
+        return playing.start + level.spanEnd
     }
 
     // MARK: Levels

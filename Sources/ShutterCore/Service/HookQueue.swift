@@ -83,7 +83,12 @@ public struct HookQueue<Job: Hashable & Sendable>: Sendable {
 
     /// The earliest instant a run times out or is due for SIGKILL.
     public var nextDeadline: Instant? {
-        running.filter { !$0.killed }.map { run in run.terminatedAt.map { $0 + killGrace } ?? run.startedAt + timeout }.min()
+        // A loop, not filter/map/min: the event loop asks before every wait, and arrays would allocate each time.
+        var earliest: Instant?
+        for run in running where !run.killed {
+            earliest = Instant.earliest(earliest, run.terminatedAt.map { $0 + killGrace } ?? run.startedAt + timeout)
+        }
+        return earliest
     }
 
     /// Lets time pass: runs over their timeout get SIGTERM, runs that outlived the grace get SIGKILL.

@@ -1,0 +1,161 @@
+import Foundation
+import Testing
+import ShutterCore
+@testable import ShutterDaemon
+
+/// The loop keeps its poll set between wake-ups (so an idle loop allocates nothing): these check
+/// that what it polls still follows every watch, unwatch and dynamic source as it changes.
+@Suite("EventLoop: one poll set, kept between wake-ups")
+struct EventLoopTests {
+    /// A non-blocking pipe: (read end, write end). Non-blocking so a handler that drains an empty one goes on.
+    func makePipe() throws -> (read: CInt, write: CInt) {
+        var ends: [CInt] = [-1, -1]
+        try #require(pipe(&ends) == 0)
+        for end in ends { _ = fcntl(end, F_SETFL, O_NONBLOCK) }
+        return (ends[0], ends[1])
+    }
+
+    func signal(_ descriptor: CInt) {
+        var byte: UInt8 = 1
+        _ = write(descriptor, &byte, 1)
+    }
+
+    func drain(_ descriptor: CInt) {
+        var byte: UInt8 = 0
+        _ = read(descriptor, &byte, 1)
+    }
+
+    @Test func handlersRunInDescriptorOrderForWhatIsReadable() throws {
+        let loop = try EventLoop()
+        let pipes = try (0..<3).map { _ in try makePipe() }
+        defer { for pipe in pipes { close(pipe.read); close(pipe.write) } }
+        var calls: [CInt] = []
+        // Watched in reverse order: the handlers still run in ascending descriptor order.
+        for pipe in pipes.reversed() {
+            loop.watch(pipe.read) { calls.append(pipe.read); self.drain(pipe.read) }
+        }
+        signal(pipes[2].write)
+        signal(pipes[0].write)
+        try loop.runOnce(timeoutMilliseconds: 1000)
+        #expect(calls == [pipes[0].read, pipes[2].read])
+        calls.removeAll()
+        signal(pipes[1].write)
+        try loop.runOnce(timeoutMilliseconds: 1000)
+        #expect(calls == [pipes[1].read])
+    }
+
+    @Test func aDescriptorWatchedOrUnwatchedBetweenWakeUpsIsPolledOrNotFromTheNextOne() throws {
+        let loop = try EventLoop()
+        let first = try makePipe(), second = try makePipe()
+        defer { for end in [first.read, first.write, second.read, second.write] { close(end) } }
+        var calls: [String] = []
+        loop.watch(first.read) { calls.append("first"); self.drain(first.read) }
+        signal(first.write)
+        signal(second.write)
+        try loop.runOnce(timeoutMilliseconds: 1000)
+        #expect(calls == ["first"])
+        loop.watch(second.read) { calls.append("second"); self.drain(second.read) }
+        loop.unwatch(first.read)
+        signal(first.write)
+        try loop.runOnce(timeoutMilliseconds: 1000)
+        #expect(calls == ["first", "second"])
+        // first is readable but unwatched: the loop waits out its timeout and calls nobody.
+        try loop.runOnce(timeoutMilliseconds: 10)
+        #expect(calls == ["first", "second"])
+    }
+
+    @Test func aHandlerThatUnwatchesAnotherReadableDescriptorStopsItsHandlerInTheSameRound() throws {
+        let loop = try EventLoop()
+        let first = try makePipe(), second = try makePipe()
+        defer { for end in [first.read, first.write, second.read, second.write] { close(end) } }
+        var calls: [String] = []
+        let (low, high) = first.read < second.read ? (first, second) : (second, first)
+        loop.watch(low.read) { calls.append("low"); self.drain(low.read); loop.unwatch(high.read) }
+        loop.watch(high.read) { calls.append("high") }
+        signal(low.write)
+        signal(high.write)
+        try loop.runOnce(timeoutMilliseconds: 1000)
+        #expect(calls == ["low"])
+    }
+
+    @Test func aDynamicSourceIsAskedForItsDescriptorsBeforeEveryWait() throws {
+        let loop = try EventLoop()
+        let camera = try makePipe(), wake = try makePipe()
+        defer { for end in [camera.read, camera.write, wake.read, wake.write] { close(end) } }
+        var streaming = false
+        var asked = 0, readable = 0
+        loop.watch(descriptors: { list in
+            asked += 1
+            #expect(list.isEmpty, "the loop hands each source an empty list")
+            list.append(wake.read)
+            if streaming { list.append(camera.read) }
+        }) {
+            readable += 1
+            self.drain(wake.read)
+            self.drain(camera.read)
+        }
+        // The camera's descriptor is readable, but not listed yet: nothing.
+        signal(camera.write)
+        try loop.runOnce(timeoutMilliseconds: 10)
+        #expect(asked == 1 && readable == 0)
+        // Listed now: the source's handler runs.
+        streaming = true
+        try loop.runOnce(timeoutMilliseconds: 1000)
+        #expect(asked == 2 && readable == 1)
+        // Its first descriptor readable: the handler runs once, not once per descriptor.
+        signal(wake.write)
+        signal(camera.write)
+        try loop.runOnce(timeoutMilliseconds: 1000)
+        #expect(asked == 3 && readable == 2)
+    }
+
+    @Test func eachDynamicSourceHearsOnlyOfItsOwnDescriptors() throws {
+        let loop = try EventLoop()
+        let fixed = try makePipe(), one = try makePipe(), other = try makePipe()
+        defer { for end in [fixed.read, fixed.write, one.read, one.write, other.read, other.write] { close(end) } }
+        var calls: [String] = []
+        loop.watch(fixed.read) { calls.append("fixed"); self.drain(fixed.read) }
+        loop.watch(descriptors: { $0.append(one.read) }) { calls.append("one"); self.drain(one.read) }
+        // The array-returning form still works (it copies into the loop's list).
+        loop.watch(descriptors: { [other.read] }) { calls.append("other"); self.drain(other.read) }
+        signal(other.write)
+        try loop.runOnce(timeoutMilliseconds: 1000)
+        #expect(calls == ["other"])
+        signal(one.write)
+        signal(fixed.write)
+        try loop.runOnce(timeoutMilliseconds: 1000)
+        #expect(calls == ["other", "fixed", "one"])
+    }
+
+    @Test func writeInterestFollowsSetEvents() throws {
+        let loop = try EventLoop()
+        let pipe = try makePipe()
+        defer { close(pipe.read); close(pipe.write) }
+        var seen: [Int16] = []
+        // An empty pipe's write end is always writable, never readable.
+        loop.watch(pipe.write, events: Int16(POLLIN)) { seen.append($0) }
+        try loop.runOnce(timeoutMilliseconds: 10)
+        #expect(seen.isEmpty)
+        loop.setEvents(Int16(POLLIN | POLLOUT), for: pipe.write)
+        try loop.runOnce(timeoutMilliseconds: 1000)
+        #expect(seen.count == 1 && seen[0] & Int16(POLLOUT) != 0)
+    }
+
+    @Test func aPassedDeadlineRunsWithoutInputAndAfterWakeFollowsEveryRound() throws {
+        let clock = VirtualClock()
+        let loop = try EventLoop(clock: clock)
+        var deadline: Instant? = clock.now + .milliseconds(5)
+        var reached: [Instant] = []
+        var wakes = 0
+        loop.nextDeadline = { deadline }
+        loop.deadlineReached = { now in reached.append(now); deadline = nil }
+        loop.afterWake = { wakes += 1 }
+        try loop.runOnce(timeoutMilliseconds: 0)
+        #expect(reached.isEmpty && wakes == 1)
+        clock.advance(by: .milliseconds(5))
+        try loop.runOnce(timeoutMilliseconds: 0)
+        #expect(reached == [clock.now] && wakes == 2)
+        try loop.runOnce(timeoutMilliseconds: 0)
+        #expect(reached.count == 1 && wakes == 3)
+    }
+}
