@@ -43,6 +43,15 @@ public final class SyntheticCamera: Camera {
     private var exposedChart: [UInt8]
     /// Luma through the exposure bias, for the burned-in band.
     private var lumaTable: [UInt8] = (0...255).map { UInt8($0) }
+    /// Frame memory, made once and lent to frames as a V4L2 camera lends its driver buffers: a
+    /// buffer is drawn into again once no frame refers to it (the ring dropped it, its photo is
+    /// written), so streaming allocates nothing per frame. Grows to as many as are held at once.
+    private var pool: [(buffer: FrameBuffer, start: UnsafeMutableRawPointer)] = []
+    /// Frame times taken from the timer, and the frames made from them: storage kept between reads.
+    private var takenTimes: [Instant] = []
+    private var madeFrames: [Frame] = []
+    /// The label burned into the frame being drawn (its storage kept between frames).
+    private var labelText = ""
 
     /// The eight bars, top to bottom in Y, U, V (BT.601, 75 %): white, yellow, cyan, green,
     /// magenta, red, blue, black.
@@ -135,11 +144,26 @@ public final class SyntheticCamera: Camera {
             throw failure
         }
         guard isStreaming else { return [] }
-        let times = pending.withLock { times in
-            defer { times.removeAll() }
-            return times
+        takenTimes.removeAll(keepingCapacity: true)
+        pending.withLock { times in
+            takenTimes.append(contentsOf: times)
+            times.removeAll(keepingCapacity: true)
         }
-        return times.map(makeFrame)
+        // The frames of the last read were let go by the caller: their array's storage is reused.
+        madeFrames.removeAll(keepingCapacity: true)
+        for time in takenTimes { madeFrames.append(makeFrame(at: time)) }
+        return madeFrames
+    }
+
+    /// A pooled buffer no frame refers to any more, or a new one for the pool.
+    private func freeBuffer(bytes: Int) -> (buffer: FrameBuffer, start: UnsafeMutableRawPointer) {
+        for index in pool.indices where isKnownUniquelyReferenced(&pool[index].buffer) {
+            return pool[index]
+        }
+        let memory = FrameMemory(byteCount: bytes)
+        let entry = (buffer: FrameBuffer(lending: UnsafeRawPointer(memory.start), count: bytes, keeper: memory), start: memory.start)
+        pool.append(entry)
+        return entry
     }
 
     /// The frame the synthetic sensor shows at `timestamp`, numbered by the camera's sequence.
@@ -148,27 +172,27 @@ public final class SyntheticCamera: Camera {
         sequence &+= 1
         let rowBytes = format.bytesPerLine
         let shift = Int(seq % UInt32(format.width / Self.pixelsPerFrame)) * Self.pixelsPerFrame
-        var bytes = [UInt8](repeating: 0, count: rowBytes * format.height)
-        bytes.withUnsafeMutableBufferPointer { target in
-            exposedRow.withUnsafeBufferPointer { source in
-                let from = source.baseAddress!.advanced(by: (shift & ~1) * 2)
-                for row in 0..<format.height {
-                    target.baseAddress!.advanced(by: row * rowBytes).update(from: from, count: rowBytes)
-                }
+        let (buffer, start) = freeBuffer(bytes: rowBytes * format.height)
+        let target = UnsafeMutableBufferPointer(start: start.assumingMemoryBound(to: UInt8.self), count: rowBytes * format.height)
+        exposedRow.withUnsafeBufferPointer { source in
+            let from = source.baseAddress!.advanced(by: (shift & ~1) * 2)
+            for row in 0..<format.height {
+                target.baseAddress!.advanced(by: row * rowBytes).update(from: from, count: rowBytes)
             }
         }
         if !exposedChart.isEmpty {
             let box = SyntheticScene.chartBox(width: format.width, height: format.height)
             let boxRowBytes = box.width * 2
-            for row in 0..<box.height {
-                let target = (box.y + row) * rowBytes + box.x * 2
-                bytes.replaceSubrange(target..<target + boxRowBytes,
-                                      with: exposedChart[(row * boxRowBytes)..<((row + 1) * boxRowBytes)])
+            exposedChart.withUnsafeBufferPointer { chart in
+                for row in 0..<box.height {
+                    target.baseAddress!.advanced(by: (box.y + row) * rowBytes + box.x * 2)
+                        .update(from: chart.baseAddress!.advanced(by: row * boxRowBytes), count: boxRowBytes)
+                }
             }
-            SyntheticScene.drawBand(SyntheticScene.label(sequence: seq, seconds: timestamp.seconds), into: &bytes,
-                                    width: format.width, height: format.height, luma: lumaTable)
+            SyntheticScene.label(sequence: seq, seconds: timestamp.seconds, into: &labelText)
+            SyntheticScene.drawBand(labelText, into: target, width: format.width, height: format.height, luma: lumaTable)
         }
-        return Frame(timestamp: timestamp, sequence: seq, format: format, bytes: bytes)
+        return Frame(timestamp: timestamp, sequence: seq, format: format, buffer: buffer)
     }
 
     public func setControl(_ id: UInt32, to value: Int32) throws(CaptureError) {
@@ -190,6 +214,18 @@ public final class SyntheticCamera: Camera {
     }
 
     public func close() { stop() }
+}
+
+/// Memory for one synthetic frame, freed when the last frame lent it is gone.
+private final class FrameMemory {
+    let start: UnsafeMutableRawPointer
+
+    init(byteCount: Int) {
+        start = .allocate(byteCount: max(1, byteCount), alignment: 16)
+        start.initializeMemory(as: UInt8.self, repeating: 0, count: max(1, byteCount))
+    }
+
+    deinit { start.deallocate() }
 }
 
 /// A value behind a lock, shared between the event loop and a worker thread.

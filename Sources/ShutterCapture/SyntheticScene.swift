@@ -89,15 +89,37 @@ enum SyntheticScene {
 
     /// The text burned into frame `sequence` taken at `seconds`: `#000123  4567.123456 s`.
     static func label(sequence: UInt32, seconds: Double) -> String {
+        var text = ""
+        label(sequence: sequence, seconds: seconds, into: &text)
+        return text
+    }
+
+    /// ``label(sequence:seconds:)`` written into `text` (emptied first, its storage kept): the
+    /// camera labels every frame, and a new string each time would be two allocations per frame.
+    static func label(sequence: UInt32, seconds: Double, into text: inout String) {
+        text.removeAll(keepingCapacity: true)
+        // The pieces are at most 15 bytes: Swift keeps them inline, without allocating.
         let number = String(sequence)
         let micros = Int64((seconds * 1_000_000).rounded())
         let fraction = String(micros % 1_000_000)
-        return "#" + String(repeating: "0", count: max(0, 6 - number.count)) + number
-            + "  " + String(micros / 1_000_000) + "." + String(repeating: "0", count: 6 - fraction.count) + fraction + " s"
+        text.append("#")
+        for _ in 0..<max(0, 6 - number.utf8.count) { text.append("0") }
+        text.append(number)
+        text.append("  ")
+        text.append(String(micros / 1_000_000))
+        text.append(".")
+        for _ in 0..<(6 - fraction.utf8.count) { text.append("0") }
+        text.append(fraction)
+        text.append(" s")
     }
 
     /// Draws the band and `text` into a YUYV frame, luma mapped through `luma` (the exposure bias).
     static func drawBand(_ text: String, into bytes: inout [UInt8], width: Int, height: Int, luma: [UInt8]) {
+        bytes.withUnsafeMutableBufferPointer { drawBand(text, into: $0, width: width, height: height, luma: luma) }
+    }
+
+    /// ``drawBand(_:into:width:height:luma:)`` into memory the caller owns (a pooled frame buffer).
+    static func drawBand(_ text: String, into bytes: UnsafeMutableBufferPointer<UInt8>, width: Int, height: Int, luma: [UInt8]) {
         let band = bandHeight(height: height)
         let dark = luma[16]
         for y in 0..<band {
@@ -107,7 +129,7 @@ enum SyntheticScene {
                 bytes[index + 1] = 128
             }
         }
-        drawText(text, into: &bytes, width: width, left: textScale(height: height) * 2, top: textScale(height: height) * 2,
+        drawText(text, into: bytes, width: width, left: textScale(height: height) * 2, top: textScale(height: height) * 2,
                  bottom: band, scale: textScale(height: height), bright: luma[235])
         // The small copy across the middle of the chart box, where a zoomed photo still has it.
         let box = chartBox(width: width, height: height)
@@ -122,12 +144,12 @@ enum SyntheticScene {
             }
         }
         let textWidth = text.count * 6 * small
-        drawText(text, into: &bytes, width: width, left: box.x + max(0, (box.width - textWidth) / 2), top: stripTop + small * 2,
+        drawText(text, into: bytes, width: width, left: box.x + max(0, (box.width - textWidth) / 2), top: stripTop + small * 2,
                  bottom: stripTop + strip, scale: small, bright: luma[235])
     }
 
     /// Draws `text` with its top left at (`left`, `top`), dots `scale` pixels, clipped at `bottom`.
-    static func drawText(_ text: String, into bytes: inout [UInt8], width: Int, left: Int, top: Int, bottom: Int,
+    static func drawText(_ text: String, into bytes: UnsafeMutableBufferPointer<UInt8>, width: Int, left: Int, top: Int, bottom: Int,
                          scale: Int, bright: UInt8) {
         var left = left
         for character in text {

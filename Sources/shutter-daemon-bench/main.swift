@@ -6,8 +6,11 @@ import ShutterDaemon
 
 // Measures the daemon as a service, against a real `shutter run` process on the simulator board
 // with the synthetic camera: start-up to READY=1, API round trip, event → subscriber delay with 1
-// and 64 subscribers, peak RSS, CPU time over 10 idle seconds with the camera streaming and stopped.
+// and 64 subscribers, peak RSS, CPU time and heap allocations over 10 idle seconds with the camera
+// streaming, CPU time with it stopped, and press → JPEG on disk at 1280x720 and 1920x1080.
 // Usage: swift build -c release && .build/release/shutter-daemon-bench [path/to/shutter] [idle-seconds]
+// Allocations are counted with Deploy/vm/malloc-count.c preloaded into the daemon: the bench
+// builds it with `cc` from this checkout, or takes a built one from $SHUTTER_MALLOC_COUNT.
 
 let arguments = CommandLine.arguments
 let binary = arguments.count > 1 ? arguments[1]
@@ -37,15 +40,31 @@ let work = "/tmp/shutter-daemon-bench-\(getpid())"
 try? FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
 defer { try? FileManager.default.removeItem(atPath: work) }
 
-func board(keepStreaming: Bool) -> String {
-    let path = "\(work)/board-\(keepStreaming).json"
+/// The allocation counter to preload, built from this checkout's Deploy/vm/malloc-count.c unless
+/// $SHUTTER_MALLOC_COUNT names one; nil when neither can be had (allocations are then not counted).
+let mallocCounter: String? = {
+    if let given = ProcessInfo.processInfo.environment["SHUTTER_MALLOC_COUNT"] { return given }
+    let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Deploy/vm/malloc-count.c").path
+    guard FileManager.default.fileExists(atPath: source) else { return nil }
+    let output = "\(work)/malloc-count.so"
+    let compiler = Process()
+    compiler.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    compiler.arguments = ["cc", "-O2", "-shared", "-fPIC", "-o", output, source]
+    guard (try? compiler.run()) != nil else { return nil }
+    compiler.waitUntilExit()
+    return compiler.terminationStatus == 0 ? output : nil
+}()
+
+func board(keepStreaming: Bool, width: Int = 1280, height: Int = 720) -> String {
+    let path = "\(work)/board-\(keepStreaming)-\(width)x\(height).json"
     let text = """
     {"name": "bench", "chip": "simulator",
      "lines": [{"name": "half", "role": "half"}, {"name": "full", "role": "full"},
                {"name": "pad0", "role": "pad"}, {"name": "pad1", "role": "pad"}, {"name": "pad2", "role": "pad"}],
      "controls": [{"id": "zoom", "kind": "systemZoom", "label": "Zoom", "range": [1, 8], "step": 0.5, "initial": 1}],
-     "camera": {"device": "synthetic", "width": 1280, "height": 720, "keepStreaming": \(keepStreaming)},
-     "output": {"directory": "\(work)/photos"}}
+     "camera": {"device": "synthetic", "width": \(width), "height": \(height), "keepStreaming": \(keepStreaming)},
+     "output": {"directory": "\(work)/photos-\(width)x\(height)"}}
     """
     try! text.write(toFile: path, atomically: true, encoding: .utf8)
     return path
@@ -56,10 +75,13 @@ final class DaemonProcess {
     let process = Process()
     let input = Pipe()
     let socket: String
+    /// Where malloc-count keeps its live counter (with `.PID` appended).
+    let allocationsBase: String
     let readyAfter: Double
 
     init(board: String, name: String) {
         socket = "\(work)/\(name).sock"
+        allocationsBase = "\(work)/\(name).allocations"
         let notifyPath = "\(work)/\(name).notify"
         let notify = Glibc.socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
         var address = sockaddr_un()
@@ -76,6 +98,10 @@ final class DaemonProcess {
         process.arguments = ["run", "--board", board, "--no-state", "--socket", socket]
         var environment = ProcessInfo.processInfo.environment
         environment["NOTIFY_SOCKET"] = notifyPath
+        if let mallocCounter {
+            environment["LD_PRELOAD"] = mallocCounter
+            environment["MALLOC_COUNT_LIVE"] = allocationsBase
+        }
         process.environment = environment
         // A pipe held open: the simulator reads it as a trace that has not ended, and stays up
         // (standard input at its end would play the demo session and exit).
@@ -106,6 +132,14 @@ final class DaemonProcess {
     var peakRSS: String {
         let status = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)) ?? ""
         return status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") }.map { $0.dropFirst(6).trimmingCharacters(in: .whitespaces) } ?? "?"
+    }
+
+    /// Heap allocations so far (malloc-count's live counter), when counted.
+    var allocations: UInt64? {
+        guard mallocCounter != nil,
+              let data = FileManager.default.contents(atPath: "\(allocationsBase).\(process.processIdentifier)"),
+              data.count >= 8 else { return nil }
+        return data.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
     }
 
     /// User + system CPU seconds so far.
@@ -214,15 +248,22 @@ for count in [1, 64] {
 }
 close(client.descriptor)
 
-// Idle CPU with the camera streaming into the ring.
+// Idle CPU and allocations with the camera streaming into the ring, over the same window.
 usleep(500_000)
 var before = daemon.cpuSeconds
+let allocationsBefore = daemon.allocations
 usleep(useconds_t(idleSeconds * 1e6))
 let streamingCPU = daemon.cpuSeconds - before
+let allocationsAfter = daemon.allocations
 if !daemon.process.isRunning {
     fail("the daemon exited (status \(daemon.process.terminationStatus)): " + ((try? String(contentsOfFile: "\(work)/streaming.err", encoding: .utf8)) ?? ""))
 }
 print("CPU over \(idleSeconds) idle s, camera streaming (synthetic 1280x720 at 30 fps): \(String(format: "%.2f", streamingCPU)) s")
+if let first = allocationsBefore, let last = allocationsAfter {
+    print("heap allocations over \(idleSeconds) idle s, camera streaming: \(last - first) (\(String(format: "%.1f", Double(last - first) / idleSeconds))/s)")
+} else {
+    print("heap allocations: not counted (no cc to build Deploy/vm/malloc-count.c; or set SHUTTER_MALLOC_COUNT)")
+}
 print("peak RSS (VmHWM) after all of the above: \(daemon.peakRSS)")
 daemon.stop()
 
@@ -233,3 +274,34 @@ usleep(useconds_t(idleSeconds * 1e6))
 print("CPU over \(idleSeconds) idle s, camera stopped (keepStreaming false): \(String(format: "%.2f", stopped.cpuSeconds - before)) s")
 print("start-up to READY=1 (camera stopped): \(ms(stopped.readyAfter)); peak RSS \(stopped.peakRSS)")
 stopped.stop()
+
+/// Press → JPEG on disk through the daemon: an API `capture` (the press is the command's time, its
+/// reply's `pressedAt`) until the `photo` event (stamped once the file is fsynced and renamed).
+func pressToJPEG(width: Int, height: Int, shots: Int) {
+    let daemon = DaemonProcess(board: board(keepStreaming: true, width: width, height: height), name: "press-\(width)x\(height)")
+    defer { daemon.stop() }
+    let events = Client(daemon.socket), control = Client(daemon.socket)
+    events.send("{\"cmd\":\"subscribe\"}")
+    _ = events.readLine()
+    usleep(1_000_000)  // the ring fills and auto-exposure would settle on a real camera
+    var delays: [Double] = []
+    for _ in 0..<shots {
+        control.send("{\"cmd\":\"capture\"}")
+        _ = control.readLine()
+        var photo: [String: Any]?
+        while photo == nil {
+            let line = events.readLine()
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { continue }
+            if object["event"] as? String == "photo" { photo = object }
+            if object["event"] as? String == "captureFailed" { fail("capture failed: \(line)") }
+        }
+        if let t = photo?["t"] as? Double, let pressedAt = photo?["pressedAt"] as? Double { delays.append((t - pressedAt) * 1000) }
+        usleep(300_000)
+    }
+    print("press → JPEG on disk, \(width)x\(height) (\(delays.count) API captures): p50 \(ms(percentile(delays, 0.5))), "
+        + "p90 \(ms(percentile(delays, 0.9))), max \(ms(delays.max() ?? .nan)); peak RSS \(daemon.peakRSS)")
+    close(events.descriptor)
+    close(control.descriptor)
+}
+pressToJPEG(width: 1280, height: 720, shots: 10)
+pressToJPEG(width: 1920, height: 1080, shots: 10)

@@ -52,4 +52,34 @@ struct SyntheticSceneTests {
         #expect(!SyntheticScene.applies(width: 320, height: 64))
         #expect(SyntheticScene.applies(width: 160, height: 120))
     }
+
+    @Test("a label written into kept storage reads as a new one does, also after a longer one")
+    func labelIntoKeptStorage() {
+        var text = ""
+        SyntheticScene.label(sequence: 1_234_567, seconds: 123_456.5, into: &text)
+        #expect(text == "#1234567  123456.500000 s")
+        SyntheticScene.label(sequence: 42, seconds: 3806.6138671, into: &text)
+        #expect(text == SyntheticScene.label(sequence: 42, seconds: 3806.6138671))
+    }
+
+    @Test("frame memory is drawn into again only once no frame refers to it")
+    func pooledFrames() throws {
+        let camera = try SyntheticCamera(width: 320, height: 240, frameInterval: nil)
+        try camera.start()
+        camera.emit(at: .seconds(1))
+        let held = try #require(try camera.readFrames().first)
+        let heldBytes = held.bytes
+        var buffers = Set<ObjectIdentifier>()
+        for second in 2...8 {
+            camera.emit(at: .seconds(Double(second)))
+            for frame in try camera.readFrames() {
+                #expect(frame.buffer !== held.buffer, "frame \(frame.sequence) was drawn into a buffer a frame still holds")
+                #expect(frame.bytes != heldBytes, "frame \(frame.sequence) shows what frame 0 shows")
+                buffers.insert(ObjectIdentifier(frame.buffer))
+            }
+        }
+        #expect(held.bytes == heldBytes, "the held frame was drawn over")
+        // Seven frames, each let go before the next read but one: the memory is reused, not made anew.
+        #expect(buffers.count <= 2, "\(buffers.count) buffers for 7 frames")
+    }
 }
