@@ -10,6 +10,10 @@ import ShutterCore
 ///
 /// Handlers run on the loop's thread and must not block; slow work goes to a
 /// queue that reports back through a descriptor.
+///
+/// A wake-up allocates nothing of the loop's own: the poll set, the watch order and the list a
+/// dynamic source fills are kept from one wake-up to the next, so a camera streaming at 30 fps
+/// into an idle rig costs no heap traffic here (`shutter-daemon-bench` counts it).
 public final class EventLoop {
     /// What a descriptor is watched for, and who is told.
     private struct Watch {
