@@ -23,6 +23,11 @@ drive() { echo "pull-$2" > "$GPIO_SIM_DIR/sim_gpio$(line_offset "$1")/pull"; }
 # pad0..pad3 (changes the current control), as a person does them.
 light_press_then_swipe() {
   drive half up; sleep 0.15; drive half down; sleep 0.6
+  swipe_pads
+}
+
+# swipe_pads: a finger across pad0..pad3, 70 ms a pad, then lifted.
+swipe_pads() {
   for pad in pad0 pad1 pad2 pad3; do drive $pad up; sleep 0.07; done
   for pad in pad0 pad1 pad2 pad3; do drive $pad down; done
 }
