@@ -34,12 +34,6 @@ read_photo() { "$UVC_FEEDER" --read "$1" 2>&1 | tr ' ' '\n' > "$work/photo.txt";
 stamp() { sed -n "s/^$1=//p" "$work/photo.txt"; }
 # click: a full press on the gpio-sim button, as a finger would.
 click() { drive half up; sleep 0.05; drive full up; sleep 0.12; drive full down; sleep 0.03; drive half down; }
-# wait_for FILE AWK-PROGRAM SECONDS
-wait_for() {
-  local i
-  for i in $(seq $(($3 * 10))); do awk "$2" "$1" 2>/dev/null && return 0; sleep 0.1; done
-  return 1
-}
 # committed: the last interval (100 ns units) the host committed, from the feeder's log.
 committed() { sed -n 's/.*COMMIT format [0-9]* frame [0-9]* interval \([0-9]*\).*/\1/p' "$UVC_FEEDER_LOG" | tail -n 1; }
 
