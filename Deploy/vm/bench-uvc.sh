@@ -7,7 +7,7 @@
 # Prints, for MJPEG 1280x720 and 1920x1080 (the camera's largest modes; 15 and 10 fps):
 #   - fswebcam -S 0 (open, one frame, decode + re-encode, write) and v4l2-ctl (open, one frame to a
 #     file) wall time, and shutter's press (a gpio-sim click, kernel-stamped) -> JPEG on disk
-#     (the photo event's t - pressedAt), p50 of several runs
+#     (the photo event's t - pressedAt), p50 of several runs, for SHUTTER (and SHUTTER_BEFORE)
 #   - for SHUTTER (and SHUTTER_BEFORE): `shutter run` streaming idle at 1280x720 MJPEG: CPU time
 #     over 10 idle s (/proc/PID/stat), allocations per second over the same 10 s (Deploy/vm/malloc-count.c,
 #     its live counter read at both ends), peak RSS (/usr/bin/time -v)
@@ -50,17 +50,19 @@ for size in $([ "${BENCH_ONLY:-}" = idle ] || echo 1280x720 1920x1080); do
     t1=$(now_ms); [ -s "$work/frame.jpg" ] && echo $((t1 - t0)); rm -f "$work/frame.jpg"
   done | stats | sed 's/^/v4l2-ctl (open + 1 frame to a file): /'
   b=$(board "shutter-$size" "$w" "$h")
-  "$SHUTTER" run --board "$b" --no-state > "$work/events" 2> "$work/run.err" &
-  daemon=$!
-  wait_for "$work/events" '/"event": "cameraReady"/ { r = 1 } END { exit !r }' 60
-  wait_for_consumer full shutter
-  sleep 1
-  for _ in $(seq "$RUNS"); do click; sleep 1.2; done
-  wait_for "$work/events" '/"event": "photo"/ { n++ } END { exit !(n >= '"$RUNS"') }' 20
-  kill -TERM $daemon; wait $daemon
-  grep '"event": "photo"' "$work/events" | sed 's/.*"t": \([0-9.]*\),.*"pressedAt": \([0-9.]*\),.*/\1 \2/' |
-    awk '{ printf "%d\n", ($1 - $2) * 1000 }' | stats | sed 's/^/shutter run (gpio-sim press -> JPEG on disk): /'
-  grep '"event": "photo"' "$work/events" | sed 's/.*"offsetMs": \([-0-9.]*\).*/\1/' | tr '\n' ' ' | sed 's/^/#   zero-shutter-lag offsets ms: /'; echo
+  for binary in ${SHUTTER_BEFORE:+"$SHUTTER_BEFORE"} "$SHUTTER"; do
+    "$binary" run --board "$b" --no-state > "$work/events" 2> "$work/run.err" &
+    daemon=$!
+    wait_for "$work/events" '/"event": "cameraReady"/ { r = 1 } END { exit !r }' 60
+    wait_for_consumer full shutter
+    sleep 1
+    for _ in $(seq "$RUNS"); do click; sleep 1.2; done
+    wait_for "$work/events" '/"event": "photo"/ { n++ } END { exit !(n >= '"$RUNS"') }' 20
+    kill -TERM $daemon; wait $daemon
+    grep '"event": "photo"' "$work/events" | sed 's/.*"t": \([0-9.]*\),.*"pressedAt": \([0-9.]*\),.*/\1 \2/' |
+      awk '{ printf "%d\n", ($1 - $2) * 1000 }' | stats | sed "s|^|shutter run, $binary (gpio-sim press -> JPEG on disk): |"
+    grep '"event": "photo"' "$work/events" | sed 's/.*"offsetMs": \([-0-9.]*\).*/\1/' | tr '\n' ' ' | sed 's/^/#   zero-shutter-lag offsets ms: /'; echo
+  done
 done
 
 # idle BINARY SECONDS: `shutter run` streaming 1280x720 MJPEG, no presses, for SECONDS from 2 s after
