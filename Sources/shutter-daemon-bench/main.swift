@@ -180,14 +180,19 @@ final class Client {
         return lines
     }
 
+    /// The next line, read from what is buffered first: a line that came in the same read as the
+    /// last one is already here, and waiting on the socket for it would wait for good.
     func readLine() -> String {
         while true {
-            let lines = readLines(block: true)
-            if let first = lines.first {
-                // Only used for request/reply, one line at a time.
-                buffer = Array((lines.dropFirst().map { $0 + "\n" }.joined()).utf8) + buffer
-                return first
+            if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = String(decoding: buffer[..<newline], as: UTF8.self)
+                buffer.removeFirst(newline + 1)
+                return line
             }
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            let count = recv(descriptor, &chunk, chunk.count, 0)
+            if count <= 0 { fail("the daemon closed the connection") }
+            buffer.append(contentsOf: chunk[..<count])
         }
     }
 }
