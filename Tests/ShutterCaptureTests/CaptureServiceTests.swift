@@ -35,22 +35,41 @@ final class Harness {
 
     var camera: SyntheticCamera { cameras.last! }
 
-    /// Frames at these times (ms), then the service takes them in.
+    /// Lets the lifecycle queue finish opening, starting or stopping the camera, and collects what that raised.
+    @discardableResult
+    func settle() -> [CaptureEvent] { service.settle() }
+
+    /// Frames at these times (ms), once the camera has settled, then the service takes them in.
     @discardableResult
     func frames(_ times: Double...) -> [CaptureEvent] {
+        let settled = settle()
         for time in times { camera.emit(at: ms(time)) }
-        return service.handleReadable()
+        return settled + service.handleReadable()
     }
 
-    /// Waits for the background queue, then collects its events.
+    /// Waits for the background queues, then collects their events.
     func finish() -> [CaptureEvent] {
+        let settled = settle()
         service.waitForWrites()
-        return service.handleReadable()
+        return settled + service.handleReadable()
     }
 
     deinit {
         service.shutdown()
         try? FileManager.default.removeItem(atPath: directory)
+    }
+}
+
+extension CaptureService {
+    /// Lets the lifecycle queue finish opening, starting or stopping the camera, and collects what that raised.
+    @discardableResult
+    func settle() -> [CaptureEvent] {
+        var events: [CaptureEvent] = []
+        repeat {
+            waitForCamera()
+            events += handleReadable()
+        } while isCameraBusy
+        return events
     }
 }
 
@@ -63,7 +82,7 @@ extension CaptureEvent {
 struct CaptureServiceTests {
     @Test func reportsTheCameraAndPollsItsDescriptor() throws {
         let harness = try Harness()
-        let events = harness.service.handleReadable()
+        let events = harness.settle()
         #expect(events.count == 1)
         #expect(events.first?.json.description.hasPrefix(#"{"event": "cameraReady""#) == true)
         #expect(harness.service.isReady)
@@ -127,6 +146,7 @@ struct CaptureServiceTests {
         #expect(failures.first?.pressedAt == ms(1100))
         #expect(CaptureEvent.captureFailed(failures[0]).json.description.contains(#""kind": "stalled""#))
         #expect(harness.service.pendingCount == 0)
+        harness.settle()  // the restart runs on the lifecycle queue
         #expect(harness.camera.isStreaming)  // restarted
         // The restarted stream serves the next press.
         harness.frames(2200)
@@ -136,8 +156,9 @@ struct CaptureServiceTests {
         // A stall with nobody waiting is reported once, not at every restart.
         harness.clock.advance(by: .seconds(2))
         #expect(harness.service.handleReadable().compactMap(\.failure).map(\.error.kind) == ["stalled"])
+        harness.settle()
         harness.clock.advance(by: .seconds(2))
-        #expect(harness.service.handleReadable().compactMap(\.failure).isEmpty)
+        #expect(harness.settle().compactMap(\.failure).isEmpty)
     }
 
     @Test func aBurstNamesEveryPhotoApart() throws {
@@ -179,13 +200,13 @@ struct CaptureServiceTests {
         #expect(notReady.map(\.error.kind) == ["notReady"])
         // Still unplugged: the first retry reports the new reason once, later ones stay quiet.
         harness.service.retryCameraNow()
-        #expect(harness.service.handleReadable().compactMap(\.failure).map(\.error.kind) == ["noDevice"])
+        #expect(harness.settle().compactMap(\.failure).map(\.error.kind) == ["noDevice"])
         harness.service.retryCameraNow()
-        #expect(harness.service.handleReadable().isEmpty)
+        #expect(harness.settle().isEmpty)
         // Plugged back in: the next retry (the timer's, once a second; here by hand) reopens it.
         harness.unplugged = false
         harness.service.retryCameraNow()
-        let reopened = harness.service.handleReadable().contains { if case .cameraReady = $0 { true } else { false } }
+        let reopened = harness.settle().contains { if case .cameraReady = $0 { true } else { false } }
         #expect(reopened)
         #expect(harness.service.isReady)
         #expect(harness.cameras.count == 2)
@@ -216,9 +237,10 @@ struct CaptureServiceTests {
 
     @Test func lowPowerStartsOnThePressAndSkipsWarmUpFrames() throws {
         let harness = try Harness { $0.keepStreaming = false; $0.warmupFrames = 2 }
-        harness.service.handleReadable()
+        harness.settle()
         #expect(!harness.camera.isStreaming)
         harness.service.capture(pressedAt: ms(1000), now: ms(1001))
+        harness.settle()  // the start runs on the lifecycle queue
         #expect(harness.camera.isStreaming)
         harness.frames(1010, 1043)
         #expect(harness.service.pendingCount == 1)
@@ -237,6 +259,7 @@ struct CaptureServiceTests {
         #expect(harness.finish().compactMap(\.photo).first?.frameAt == ms(1033))
         harness.service.prepare()
         harness.service.standby()
+        harness.settle()
         #expect(!harness.camera.isStreaming)
     }
 

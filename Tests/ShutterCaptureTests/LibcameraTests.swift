@@ -175,7 +175,7 @@ final class LibcameraHarness {
             self.camera = camera
             return camera
         }, clock: clock)
-        _ = service.handleReadable()
+        _ = service.settle()
     }
 
     /// Frames every 33 ms from `start` until `done` holds or `limit` frames, the clock following them.

