@@ -525,7 +525,7 @@ struct LibcameraRateAndViewfinderTests {
             return opened
         })
         defer { service.shutdown() }
-        let ready = try #require(service.handleReadable().first { if case .cameraReady = $0 { true } else { false } })
+        let ready = try #require(service.settle().first { if case .cameraReady = $0 { true } else { false } })
         let line = ready.json.description
         #expect(line.contains(#""fps": 20"#) && line.contains(#""viewfinderWidth": 32"#) && line.contains(#""viewfinderHeight": 24"#), "\(line)")
         #expect(camera?.viewfinder == FrameDimensions(width: 32, height: 24))
