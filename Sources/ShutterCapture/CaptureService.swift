@@ -234,6 +234,7 @@ public final class CaptureService {
     private func startAutofocus() {
         guard let camera = camera as? LibcameraCamera, camera.hasAutofocus, autofocus.trigger(at: clock.now) else { return }
         onCamera { [unowned self] in
+            guard self.camera === camera else { return }  // lost meanwhile: the reopened camera focuses on its next press
             do throws(CaptureError) {
                 try camera.triggerAutofocus()
             } catch {
@@ -705,7 +706,7 @@ public final class CaptureService {
             events.append(.captureFailed(CaptureFailure(at: now, pressedAt: press, error: error)))
         }
         ring.removeAll()
-        whenCameraIsBack.removeAll()  // a reopened camera gets the zoom and exposure again in `adopt`
+        // Control changes still waiting stay queued: they reach the reopened camera once it has settled.
         if let camera { onLifecycleQueue(camera) { $0.close(); return nil } }
         camera = nil
         lastOpenError = error
