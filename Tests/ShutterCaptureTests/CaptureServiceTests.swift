@@ -311,3 +311,122 @@ struct CaptureServiceTests {
         #expect(taken.offset < .milliseconds(200))
     }
 }
+
+/// A synthetic camera (frames by hand) whose `start` takes `startDelay`, recording its lifecycle calls.
+final class SlowLifecycleCamera: Camera, @unchecked Sendable {
+    // Unchecked: the service hands it between its loop and its lifecycle queue, one at a time; `calls` is locked.
+    let inner: SyntheticCamera
+    let startDelay: Nanoseconds
+    let calls = Locked<[String]>([])
+
+    init(startDelay: Nanoseconds) throws {
+        inner = try SyntheticCamera(width: 64, height: 48, frameInterval: nil)
+        self.startDelay = startDelay
+    }
+
+    var info: CameraInfo { inner.info }
+    var format: FrameFormat { inner.format }
+    var pollDescriptor: CInt? { inner.pollDescriptor }
+    var isStreaming: Bool { inner.isStreaming }
+    var frameInterval: Nanoseconds? { inner.frameInterval }
+    var controls: [CameraControl] { inner.controls }
+    func start() throws(CaptureError) {
+        var request = timespec(tv_sec: 0, tv_nsec: Int(startDelay.rawValue)), remaining = timespec()
+        while nanosleep(&request, &remaining) != 0, errno == EINTR { request = remaining }
+        try inner.start()
+        calls.withLock { $0.append("start") }
+    }
+    func stop() {
+        inner.stop()
+        calls.withLock { $0.append("stop") }
+    }
+    func readFrames() throws(CaptureError) -> [Frame] { try inner.readFrames() }
+    func setControl(_ id: UInt32, to value: Int32) throws(CaptureError) { try inner.setControl(id, to: value) }
+    func close() {
+        inner.close()
+        calls.withLock { $0.append("close") }
+    }
+}
+
+@Suite("CaptureService: the camera's lifecycle off the event loop")
+struct CaptureLifecycleTests {
+    @Test func aSlowStartReturnsAtOnceAndAPressMeanwhileTakesTheFirstFrame() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let camera = try SlowLifecycleCamera(startDelay: .milliseconds(300))
+        let clock = VirtualClock(start: ms(1000))
+        let began = monotonicNow()
+        let service = try CaptureService(board: try simulatorBoard(directory: directory), camera: camera, clock: clock)
+        defer { service.shutdown() }
+        service.capture(pressedAt: ms(1000), now: ms(1000))
+        #expect(monotonicNow() - began < .milliseconds(250), "the start ran on the caller's thread")
+        #expect(service.isReady)  // open: presses are taken, they wait for the start
+        #expect(service.pendingCount == 1)
+        #expect(service.pollDescriptors.count == 1)  // the camera is the lifecycle queue's until it has started
+        service.settle()
+        #expect(camera.calls.withLock { $0 } == ["start"])
+        #expect(service.isStreaming)
+        camera.inner.emit(at: ms(1310))
+        service.handleReadable()
+        service.waitForWrites()
+        let photo = try #require(service.handleReadable().compactMap(\.photo).first)
+        #expect(photo.frameAt == ms(1310))
+    }
+
+    @Test func controlsSetWhileTheCameraStartsReachItAfterwardsInOrder() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let camera = try SlowLifecycleCamera(startDelay: .milliseconds(100))
+        let service = try CaptureService(board: try simulatorBoard(directory: directory), camera: camera, clock: VirtualClock())
+        defer { service.shutdown() }
+        service.setExposureBias(1)
+        service.setExposureBias(-0.5)
+        #expect(camera.inner.exposureBias == 0)  // not while the lifecycle queue has the camera
+        service.settle()
+        #expect(camera.inner.exposureBias == -500)  // the last one wins, after the start
+    }
+
+    @Test func shutdownWaitsForAStartInProgressThenCloses() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let camera = try SlowLifecycleCamera(startDelay: .milliseconds(200))
+        let service = try CaptureService(board: try simulatorBoard(directory: directory), camera: camera, clock: VirtualClock())
+        service.shutdown()
+        // The start finished before the close: nothing touched a closed camera, and nothing is left running.
+        #expect(camera.calls.withLock { $0 } == ["start", "stop", "close"] || camera.calls.withLock { $0 } == ["start", "close"])
+        #expect(!camera.isStreaming)
+        #expect(!service.isReady && !service.isCameraBusy)
+    }
+
+    @Test func shutdownDuringAReopenClosesTheCameraItFound() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        final class Made: @unchecked Sendable {
+            // Unchecked: the factory runs on the lifecycle queue; read after shutdown waited for it.
+            var cameras: [SlowLifecycleCamera] = []
+        }
+        let made = Made()
+        let service = try CaptureService(board: try simulatorBoard(directory: directory), factory: { (_: CameraSettings) throws(CaptureError) -> any Camera in
+            if !made.cameras.isEmpty {  // a reopen takes its time
+                var request = timespec(tv_sec: 0, tv_nsec: 200_000_000), remaining = timespec()
+                while nanosleep(&request, &remaining) != 0, errno == EINTR { request = remaining }
+            }
+            guard let camera = try? SlowLifecycleCamera(startDelay: .zero) else { throw CaptureError.noDevice(requested: "slow", available: []) }
+            made.cameras.append(camera)
+            return camera
+        }, clock: VirtualClock(start: ms(1000)))
+        service.settle()
+        made.cameras[0].inner.failNextRead(with: .deviceVanished(device: "slow"))
+        made.cameras[0].inner.emit(at: ms(1000))
+        #expect(service.handleReadable().compactMap(\.failure).map(\.error.kind) == ["deviceVanished"])
+        service.retryCameraNow()
+        let asked = monotonicNow()
+        service.handleReadable()  // the reopen starts on the lifecycle queue
+        #expect(monotonicNow() - asked < .milliseconds(150), "the reopen ran on the caller's thread")
+        #expect(!service.isReady)
+        service.shutdown()
+        #expect(made.cameras.count == 2)
+        #expect(made.cameras[0].calls.withLock { $0 }.last == "close")
+        #expect(made.cameras[1].calls.withLock { $0 } == ["close"])  // found during the shutdown, closed, never started
+    }
+}
