@@ -47,12 +47,6 @@ gesture_delays() {
     | awk '{ p = $0; sub(/.*"pressedAt": /, "", p); sub(/[,}].*/, "", p); printf "%.3f\n", ($1 - p) * 1000 - 5 }' | sort -n \
     | awk -v label="$2" '{ a[NR] = $1 } END { if (NR) printf "# gesture events %s: %d presses, delay after the glitch filter p50 %s ms, worst %s ms\n", label, NR, a[int((NR + 1) / 2)], a[NR] }'
 }
-# wait_for FILE AWK-PROGRAM SECONDS
-wait_for() {
-  local i
-  for i in $(seq $(($3 * 10))); do awk "$2" "$1" 2>/dev/null && return 0; sleep 0.1; done
-  return 1
-}
 # committed: the last interval (100 ns units) the host committed, from the feeder's log.
 committed() { sed -n 's/.*COMMIT format [0-9]* frame [0-9]* interval \([0-9]*\).*/\1/p' "$UVC_FEEDER_LOG" | tail -n 1; }
 
@@ -131,9 +125,7 @@ wait_for "$work/events" '/"event": "cameraReady"/ { r = 1 } END { exit !r }' 60
 wait_for_consumer full shutter || not_ok "run requested the lines"
 sleep 1
 # a light press shows the controls, a swipe across the strip then changes zoom while streaming
-drive half up; sleep 0.15; drive half down; sleep 0.6
-for pad in pad0 pad1 pad2 pad3; do drive $pad up; sleep 0.07; done
-for pad in pad0 pad1 pad2 pad3; do drive $pad down; done
+light_press_then_swipe
 sleep 1
 echo "# controls the camera was set to: $(tr '\n' ';' < "$UVC_CONTROL_LOG")"
 # zoom 1...8 maps onto Zoom Absolute 100...500: the initial 4x is 271; the swipe's last value, if it moved zoom
