@@ -220,12 +220,48 @@ std::string model_of(const std::shared_ptr<Camera> &camera) {
     return model ? *model : std::string();
 }
 
+/// The memory of one configuration's buffers, shared by the camera and every reference Swift
+/// retains (shutter_lc_buffers): unmapped, or freed, when the last of them lets go.
+///
+/// Why not keep the camera open until then: a frame lent to a photo may still be encoding when
+/// the camera closes (a reopen after an unplug, or shutdown), and the camera must close at once
+/// so that the process's camera manager goes too (release_manager_if_idle: a reopen needs a
+/// fresh one). The mappings do not need the camera: a mapping of a dmabuf keeps its memory
+/// alive after the allocator closed the descriptor and the device let the buffer go.
+struct BufferMemory {
+    struct Planes {
+        const uint8_t *planes[3] = {};
+        uint32_t bytes[3] = {};
+        uint32_t count = 0;
+        const uint8_t *vf = nullptr;
+        uint32_t vf_bytes = 0;
+    };
+    /// Per request: the still stream's planes and the viewfinder's first plane.
+    std::vector<Planes> requests;
+    /// The real camera's mappings (each dmabuf once), unmapped with the last reference.
+    std::vector<std::pair<void *, size_t>> maps;
+    /// The fake camera's memory.
+    std::vector<std::vector<uint8_t>> owned;
+
+    ~BufferMemory() {
+        for (auto &[address, length] : maps) munmap(address, length);
+        // The fake poisons what it frees, so that a test reading a frame after this sees it.
+        for (auto &block : owned) std::fill(block.begin(), block.end(), uint8_t(0xdd));
+    }
+};
+
 }  // namespace
+
+struct shutter_lc_buffers {
+    std::shared_ptr<BufferMemory> memory;
+};
 
 /// What both the real and the fake camera do; the C functions dispatch through it.
 struct shutter_lc_camera {
     std::string id, model;
     int event_fd = -1;
+    /// The current configuration's buffers; NULL before configure.
+    std::shared_ptr<BufferMemory> memory;
     /// FrameDurationLimits (both limits) applied at each start, in microseconds; 0: the camera's default.
     int64_t frame_duration_us = 0;
 
@@ -280,9 +316,8 @@ struct RealCamera final : shutter_lc_camera {
     std::unique_ptr<FrameBufferAllocator> allocator;
     Stream *still = nullptr, *viewfinder = nullptr;
     std::vector<std::unique_ptr<Request>> requests;
-    /// Mapped planes per request: still planes, then the viewfinder's first plane.
-    struct Mapping { std::vector<std::pair<void *, size_t>> maps; const uint8_t *planes[3]; uint32_t bytes[3]; uint32_t count; const uint8_t *vf; uint32_t vf_bytes; };
-    std::vector<Mapping> mappings;
+    /// Requests shutter holds (taken by next, not yet released): never queued, not even by start.
+    std::vector<bool> held;
     std::mutex lock;                   // guards done, pending, disconnected, running
     std::deque<Request *> done;
     ControlList pending;
@@ -430,6 +465,7 @@ struct RealCamera final : shutter_lc_camera {
     int configure(shutter_lc_stream_config *stillConfig, shutter_lc_stream_config *vfConfig, int buffer_count) override {
         if (running) return -EBUSY;
         unmap();
+        held.clear();
         requests.clear();
         allocator.reset();
         std::vector<StreamRole> roles{ StreamRole::StillCapture };
@@ -472,22 +508,25 @@ struct RealCamera final : shutter_lc_camera {
         size_t count = stillBuffers.size();
         if (viewfinder) count = std::min(count, allocator->buffers(viewfinder).size());
         if (count < 2) return -ENOBUFS;
+        auto mapped = std::make_shared<BufferMemory>();
         for (size_t index = 0; index < count; index++) {
             std::unique_ptr<Request> request = camera->createRequest(index);
             if (!request) return -ENOMEM;
             if (request->addBuffer(still, stillBuffers[index].get()) < 0) return -EINVAL;
             if (viewfinder && request->addBuffer(viewfinder, allocator->buffers(viewfinder)[index].get()) < 0) return -EINVAL;
-            Mapping mapping{};
-            if (!map(stillBuffers[index].get(), mapping, false)) return -errno;
-            if (viewfinder && !map(allocator->buffers(viewfinder)[index].get(), mapping, true)) return -errno;
-            mappings.push_back(std::move(mapping));
+            BufferMemory::Planes planes;
+            if (!map(stillBuffers[index].get(), *mapped, planes, false)) return -errno;
+            if (viewfinder && !map(allocator->buffers(viewfinder)[index].get(), *mapped, planes, true)) return -errno;
+            mapped->requests.push_back(planes);
             requests.push_back(std::move(request));
         }
+        memory = std::move(mapped);
+        held.assign(requests.size(), false);
         return 0;
     }
 
     /// Maps each dmabuf once (planes of one buffer usually share it) and records plane addresses.
-    bool map(FrameBuffer *buffer, Mapping &mapping, bool isViewfinder) {
+    bool map(FrameBuffer *buffer, BufferMemory &memory, BufferMemory::Planes &mapping, bool isViewfinder) {
         std::map<int, std::pair<uint8_t *, size_t>> byFd;
         for (const FrameBuffer::Plane &plane : buffer->planes()) {
             size_t end = size_t(plane.offset) + plane.length;
@@ -498,7 +537,7 @@ struct RealCamera final : shutter_lc_camera {
             void *address = mmap(nullptr, entry.second, PROT_READ, MAP_SHARED, fd, 0);
             if (address == MAP_FAILED) return false;
             entry.first = static_cast<uint8_t *>(address);
-            mapping.maps.emplace_back(address, entry.second);
+            memory.maps.emplace_back(address, entry.second);
         }
         uint32_t index = 0;
         for (const FrameBuffer::Plane &plane : buffer->planes()) {
@@ -518,11 +557,8 @@ struct RealCamera final : shutter_lc_camera {
         return true;
     }
 
-    void unmap() {
-        for (Mapping &mapping : mappings)
-            for (auto &[address, length] : mapping.maps) munmap(address, length);
-        mappings.clear();
-    }
+    /// Lets go of the camera's reference to the mappings (frames still lent keep them).
+    void unmap() { memory.reset(); }
 
     bool frame_duration_range(int64_t &minimum, int64_t &maximum) override {
         auto found = camera->controls().find(&controls::FrameDurationLimits);
@@ -550,9 +586,11 @@ struct RealCamera final : shutter_lc_camera {
             std::lock_guard<std::mutex> guard(lock);
             running = true;
         }
-        for (auto &request : requests) {
+        for (size_t index = 0; index < requests.size(); index++) {
+            if (held[index]) continue;  // queued when shutter releases it
+            Request *request = requests[index].get();
             request->reuse(Request::ReuseBuffers);
-            result = camera->queueRequest(request.get());
+            result = camera->queueRequest(request);
             if (result < 0) {
                 stop();
                 return result;
@@ -591,6 +629,7 @@ struct RealCamera final : shutter_lc_camera {
         }
         memset(out, 0, sizeof *out);
         out->request = int(request->cookie());
+        held[request->cookie()] = true;
         out->completed_at = monotonic_ns();
         FrameBuffer *buffer = request->findBuffer(still);
         out->ok = request->status() == Request::RequestComplete && buffer
@@ -604,7 +643,7 @@ struct RealCamera final : shutter_lc_camera {
         auto afState = metadata.get(controls::AfState);
         out->af_state = afState ? *afState : -1;
         out->lens_position = metadata.get(controls::LensPosition).value_or(-1.0f);
-        const Mapping &mapping = mappings[request->cookie()];
+        const BufferMemory::Planes &mapping = memory->requests[request->cookie()];
         out->plane_count = mapping.count;
         for (uint32_t index = 0; index < mapping.count; index++) {
             out->planes[index] = mapping.planes[index];
@@ -622,6 +661,8 @@ struct RealCamera final : shutter_lc_camera {
 
     int release(int cookie) override {
         if (cookie < 0 || size_t(cookie) >= requests.size()) return -EINVAL;
+        if (!held[cookie]) return 0;  // queued already, or by the next start
+        held[cookie] = false;
         Request *request = requests[cookie].get();
         {
             std::lock_guard<std::mutex> guard(lock);
@@ -670,7 +711,6 @@ struct RealCamera final : shutter_lc_camera {
 struct FakeCamera final : shutter_lc_camera {
     shutter_lc_fake_config script;
     struct Slot {
-        std::vector<uint8_t> memory, viewfinder;
         std::map<int, float> controls;
         bool crop_set = false;
         Rectangle crop;
@@ -681,6 +721,8 @@ struct FakeCamera final : shutter_lc_camera {
     };
     std::vector<Slot> slots;
     std::deque<int> queued, done;
+    /// Requests shutter holds (taken by next, not yet released): never queued.
+    std::vector<bool> held;
     std::map<int, float> pending, applied;
     bool pending_crop = false, applied_crop_set = false;
     Rectangle pending_crop_rect, applied_crop;
@@ -712,8 +754,10 @@ struct FakeCamera final : shutter_lc_camera {
             stride = w * 3;
             plane_sizes[0] = stride * h;
         }
-        for (uint32_t index = 1; index < planes; index++) plane_offsets[index] = plane_offsets[index - 1] + plane_sizes[index - 1];
-        frame_size = plane_offsets[planes - 1] + plane_sizes[planes - 1];
+        for (uint32_t index = 1; index < planes; index++)
+            plane_offsets[index] = plane_offsets[index - 1] + plane_sizes[index - 1] + script.plane_gap;
+        frame_size = 0;
+        for (uint32_t index = 0; index < planes; index++) frame_size += plane_sizes[index];
     }
 
     int formats(shutter_lc_format *formats, int capacity) override {
@@ -793,10 +837,26 @@ struct FakeCamera final : shutter_lc_camera {
             viewfinder->width = viewfinder->height = viewfinder->fourcc = 0;
         }
         slots.assign(size_t(std::max(buffer_count, 2)), Slot{});
-        for (Slot &slot : slots) {
-            slot.memory.assign(frame_size, 0);
-            slot.viewfinder.assign(vf_bytes, 0);
+        held.assign(slots.size(), false);
+        // Each request's memory: the still planes (plane_gap apart), then the viewfinder's.
+        auto made = std::make_shared<BufferMemory>();
+        uint32_t span = plane_offsets[planes - 1] + plane_sizes[planes - 1];
+        for (size_t index = 0; index < slots.size(); index++) {
+            made->owned.emplace_back(span, 0);
+            made->owned.emplace_back(vf_bytes, 0);
+            BufferMemory::Planes request;
+            request.count = planes;
+            for (uint32_t plane = 0; plane < planes; plane++) {
+                request.planes[plane] = made->owned[2 * index].data() + plane_offsets[plane];
+                request.bytes[plane] = plane_sizes[plane];
+            }
+            if (vf_bytes) {
+                request.vf = made->owned[2 * index + 1].data();
+                request.vf_bytes = vf_bytes;
+            }
+            made->requests.push_back(request);
         }
+        memory = std::move(made);
         return 0;
     }
 
@@ -815,7 +875,8 @@ struct FakeCamera final : shutter_lc_camera {
         running = true;
         queued.clear();
         done.clear();
-        for (size_t index = 0; index < slots.size(); index++) queue(int(index));
+        for (size_t index = 0; index < slots.size(); index++)
+            if (!held[index]) queue(int(index));
         return 0;
     }
 
@@ -862,8 +923,10 @@ struct FakeCamera final : shutter_lc_camera {
             if (af_frames_left == 0 && script.af_outcome != SHUTTER_LC_AF_SCANNING) af_state = script.af_outcome;
         }
         if (script.has_autofocus && af_state == SHUTTER_LC_AF_FOCUSED) lens = 2.5f;
-        std::fill(slot.memory.begin(), slot.memory.end(), fill);
-        std::fill(slot.viewfinder.begin(), slot.viewfinder.end(), fill);
+        const BufferMemory::Planes &mapped = memory->requests[index];
+        for (uint32_t plane = 0; plane < mapped.count; plane++)
+            memset(const_cast<uint8_t *>(mapped.planes[plane]), fill, mapped.bytes[plane]);
+        if (mapped.vf) memset(const_cast<uint8_t *>(mapped.vf), fill, mapped.vf_bytes);
         slot.timestamp = timestamp;
         slot.sequence = sequence++;
         slot.af_state = script.has_autofocus ? af_state : -1;
@@ -880,7 +943,9 @@ struct FakeCamera final : shutter_lc_camera {
         }
         int index = done.front();
         done.pop_front();
+        held[index] = true;
         const Slot &slot = slots[index];
+        const BufferMemory::Planes &mapped = memory->requests[index];
         memset(out, 0, sizeof *out);
         out->request = index;
         out->ok = 1;
@@ -891,20 +956,20 @@ struct FakeCamera final : shutter_lc_camera {
         out->completed_at = slot.timestamp;
         out->af_state = slot.af_state;
         out->lens_position = slot.lens;
-        out->plane_count = planes;
-        for (uint32_t plane = 0; plane < planes; plane++) {
-            out->planes[plane] = slot.memory.data() + plane_offsets[plane];
-            out->plane_bytes[plane] = plane_sizes[plane];
+        out->plane_count = mapped.count;
+        for (uint32_t plane = 0; plane < mapped.count; plane++) {
+            out->planes[plane] = mapped.planes[plane];
+            out->plane_bytes[plane] = mapped.bytes[plane];
         }
-        if (vf_bytes) {
-            out->viewfinder = slot.viewfinder.data();
-            out->viewfinder_bytes = vf_bytes;
-        }
+        out->viewfinder = mapped.vf;
+        out->viewfinder_bytes = mapped.vf_bytes;
         return 1;
     }
 
     int release(int index) override {
         if (index < 0 || size_t(index) >= slots.size()) return -EINVAL;
+        if (!held[index]) return 0;  // queued already, or by the next start
+        held[index] = false;
         if (running) queue(index);
         return 0;
     }
@@ -1043,6 +1108,25 @@ int shutter_lc_fake_af_triggers(shutter_lc_camera *camera) {
 }
 
 void shutter_lc_close(shutter_lc_camera *camera) { delete camera; }
+
+shutter_lc_buffers *shutter_lc_buffers_retain(shutter_lc_camera *camera) {
+    if (!camera || !camera->memory) return nullptr;
+    return new (std::nothrow) shutter_lc_buffers{ camera->memory };
+}
+
+void shutter_lc_buffers_release(shutter_lc_buffers *buffers) { delete buffers; }
+
+int shutter_lc_buffers_count(const shutter_lc_buffers *buffers) { return int(buffers->memory->requests.size()); }
+
+int shutter_lc_buffers_planes(const shutter_lc_buffers *buffers, int request, const uint8_t **planes, uint32_t *bytes, int capacity) {
+    if (request < 0 || size_t(request) >= buffers->memory->requests.size()) return -EINVAL;
+    const BufferMemory::Planes &mapped = buffers->memory->requests[size_t(request)];
+    for (uint32_t plane = 0; plane < mapped.count && int(plane) < capacity; plane++) {
+        planes[plane] = mapped.planes[plane];
+        bytes[plane] = mapped.bytes[plane];
+    }
+    return int(mapped.count);
+}
 
 const char *shutter_lc_id(shutter_lc_camera *camera) { return camera->id.c_str(); }
 const char *shutter_lc_model(shutter_lc_camera *camera) { return camera->model.c_str(); }
