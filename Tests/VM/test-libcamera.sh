@@ -109,8 +109,6 @@ echo "# zsl (libcamera, ${WIDTH}x${HEIGHT}): $summary"
 presses=$(echo "$summary" | sed -n 's/.*"presses": \([0-9]*\).*/\1/p'); photos=$(echo "$summary" | sed -n 's/.*"photos": \([0-9]*\).*/\1/p')
 check "every press makes a photo ($photos of $presses)" test "${presses:-0}" -ge 6 -a "${photos:-x}" = "${presses:-y}"
 check "every photo's frame is within one frame interval of its press" grep -q '"outsideBracket": 0' <<< "$summary"
-# The longest frame interval seen: the bound for the daemon's presses below.
-interval=$(echo "$summary" | sed -n 's/.*"bracketMs": {[^}]*"max": \([0-9.]*\).*/\1/p')
 
 # The daemon: presses pulled on gpio-sim (edges >= 50 ms apart) become photos.
 for line in half full secondary pad0 pad1 pad2 pad3 pad4 pad5; do drive $line down; done
@@ -125,13 +123,24 @@ for _ in $(seq $clicks); do
 done
 for _ in $(seq 100); do [ "$(grep -c '"event": "photo"' events.log)" -ge $clicks ] && break; sleep 0.1; done
 kill -TERM $daemon; wait $daemon; status=$?
-offsets=$(grep '"event": "photo"' events.log | sed -n 's/.*"offsetMs": \(-\{0,1\}[0-9.]*\).*/\1/p')
-echo "# daemon zsl offsets (ms, frame - press): $(echo $offsets | tr ' ' ','); longest frame interval ${interval:-?} ms"
-echo "$offsets" | sort -n | awk '{a[NR]=$1} END{if(NR) printf "# daemon zsl offset distribution: n=%d min=%s p50=%s max=%s ms\n", NR, a[1], a[int((NR+1)/2)], a[NR]}'
+# Each photo against the frame interval at its own press (bracketMs: the frames on either side of
+# it, in this run). Under emulation vimc's intervals wander (50-870 ms measured across boots), so
+# a bound taken from another run, earlier in the boot, failed about one run in four.
+grep '"event": "photo"' events.log | sed -n 's/.*"offsetMs": \(-\{0,1\}[0-9.]*\).*/\1/p' > offsets.txt
+grep '"event": "photo"' events.log | sed 's/.*"bracketMs": \([0-9.]*\).*/\1/; t; s/.*/none/' > brackets.txt
+paste -d' ' offsets.txt brackets.txt > zsl-daemon.txt
+echo "# daemon zsl per photo (offset ms, frame interval at the press ms): $(tr ' \n' '/,' < zsl-daemon.txt)"
+stats_decimal() { sort -n | awk '{a[NR]=$1} END{if(NR) printf "n=%d min=%s p50=%s max=%s ms\n", NR, a[1], a[int((NR+1)/2)], a[NR]; else print "n=0"}'; }
+echo "# daemon zsl offset distribution (frame - press): $(stats_decimal < offsets.txt)"
+echo "# daemon zsl |offset| / interval at the press: $(awk '$2 != "none" && $2 > 0 { r = ($1 < 0 ? -$1 : $1) / $2; printf "%.2f\n", r }' zsl-daemon.txt | sort -n | tr '\n' ' ')"
 check "the daemon (libcamera backend) turns $clicks pulled presses into $clicks photos and exits 0 on SIGTERM (status $status)" \
   bash -c "[ $status = 0 ] && [ \$(grep -c '\"event\": \"photo\"' events.log) = $clicks ]" || sed 's/^/#   /' daemon.err | head -5
-check "every daemon photo's frame is within one frame interval (${interval:-?} ms) of its press" \
-  awk -v bound="${interval:-0}" 'BEGIN { n = 0 } { n++; if ($1 > bound || -$1 > bound) bad = 1 } END { exit !(n > 0 && !bad && bound > 0) }' <<< "$offsets"
+# A photo taken before any frame after its press arrived has no bracket: it is held to the
+# longest interval around this run's other presses.
+check "every daemon photo's frame is within one frame interval of its press (the interval between the frames around that press)" \
+  awk '{ n++; o[n] = $1; b[n] = $2; if ($2 != "none" && $2 > longest) longest = $2 }
+       END { if (n == 0 || longest <= 0) exit 1
+             for (i = 1; i <= n; i++) { bound = b[i] == "none" ? longest : b[i]; if (o[i] > bound || -o[i] > bound) exit 1 } }' zsl-daemon.txt
 
 # Digital zoom (vimc has no ScalerCrop): the centred half of the frame, scaled back to the full size (the default).
 "$CHECK" run --board libcamera.json --dir "$WORK/zoom" --zoom 2 --seconds 30 --press-every-ms 400 --stop-file "$WORK/zoom.stop" > zoom.log 2>&1 &
@@ -182,6 +191,12 @@ for _ in 1 2; do
   t1=$(now_ms); echo $((t1 - t0))
 done 2> cam-failures.log | stats | sed "s/^/# cam -c 1 --capture=2 ${WIDTH}x${HEIGHT} (start libcamera, configure, 2 frames, no file): /"
 cat cam-failures.log
+echo "# (cam --capture=1 cannot finish on vimc: cam queues one request, vimc streams only with two queued; --capture=2 is the nearest run)"
+for _ in 1 2; do
+  t0=$(now_ms)
+  "$SHUTTER" capture --board libcamera.json --out "$WORK/once.jpg" > /dev/null 2>&1 || echo "# shutter capture failed" >&2
+  t1=$(now_ms); echo $((t1 - t0)); rm -f "$WORK/once.jpg"
+done | stats | sed "s/^/# shutter capture, libcamera backend ${WIDTH}x${HEIGHT} (start libcamera, configure, frames, JPEG on disk): /"
 for _ in 1 2; do
   t0=$(now_ms)
   libcamerify "$SHUTTER" capture --board v4l2.json --out "$WORK/once.jpg" > /dev/null 2>&1 || echo "# shutter capture failed" >&2
