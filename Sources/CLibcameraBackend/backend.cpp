@@ -24,10 +24,16 @@
 #include <vector>
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <link.h>
+#include <linux/media.h>
+#include <set>
 #include <strings.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -185,34 +191,127 @@ int started_manager(CameraManager **out) {
     return 0;
 }
 
-/// Whether a V4L2 or media device node this process holds open was removed: its
-/// /proc/self/fd link reads "/dev/video3 (deleted)" once the driver unregistered it.
+/// A V4L2 or media device node this process holds open, and what it was when noted.
+struct OpenNode {
+    int fd;
+    dev_t dev;      // the node's file identity (st_dev, st_ino): the descriptor still names it
+    ino_t ino;
+    dev_t rdev;     // the device number it opens
+};
+
+bool is_device_node_path(const std::string &path) {
+    return path.rfind("/dev/video", 0) == 0 || path.rfind("/dev/media", 0) == 0 || path.rfind("/dev/v4l-subdev", 0) == 0;
+}
+
+bool ends_deleted(const std::string &path) {
+    static const std::string suffix = " (deleted)";
+    return path.size() > suffix.size() && path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+/// Where /proc/self/fd/N points ("/dev/video3", or "/dev/video3 (deleted)" once removed).
+std::string fd_target(int fd) {
+    char link[64], target[256];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    ssize_t length = readlink(link, target, sizeof target - 1);
+    return length > 0 ? std::string(target, size_t(length)) : std::string();
+}
+
+/// Every V4L2 and media device node this process holds open, removed ones included.
+std::vector<std::pair<OpenNode, std::string>> open_device_nodes() {
+    std::vector<std::pair<OpenNode, std::string>> nodes;
+    DIR *dir = opendir("/proc/self/fd");
+    if (!dir) return nodes;
+    while (struct dirent *entry = readdir(dir)) {
+        if (entry->d_name[0] == '.') continue;
+        int fd = atoi(entry->d_name);
+        std::string path = fd_target(fd);
+        struct stat info;
+        if (!is_device_node_path(path) || fstat(fd, &info) < 0 || !S_ISCHR(info.st_mode)) continue;
+        nodes.push_back({ OpenNode{ fd, info.st_dev, info.st_ino, info.st_rdev }, path });
+    }
+    closedir(dir);
+    return nodes;
+}
+
+/// The files (st_dev, st_ino) this process holds POSIX locks on, from /proc/locks
+/// ("1: POSIX  ADVISORY  WRITE 169 00:05:123 0 EOF": pid, then the inode's major:minor in hex and number).
+std::set<std::pair<dev_t, ino_t>> locked_files() {
+    std::set<std::pair<dev_t, ino_t>> files;
+    FILE *locks = fopen("/proc/locks", "re");
+    if (!locks) return files;
+    char line[256];
+    pid_t self = getpid();
+    while (fgets(line, sizeof line, locks)) {
+        if (strstr(line, "->")) continue;  // a waiter, not a holder
+        char kind[16];
+        int pid;
+        unsigned major, minor;
+        unsigned long inode;
+        if (sscanf(line, "%*d: %15s %*s %*s %d %x:%x:%lu", kind, &pid, &major, &minor, &inode) != 5) continue;
+        if (strcmp(kind, "POSIX") == 0 && pid == self) files.insert({ makedev(major, minor), ino_t(inode) });
+    }
+    fclose(locks);
+    return files;
+}
+
+/// The device numbers of the nodes in media device `fd`'s graph (its video and subdevice
+/// interfaces). The corresponding ioctl is MEDIA_IOC_G_TOPOLOGY.
+void media_graph_nodes(int fd, std::set<dev_t> &out) {
+    struct media_v2_topology topology;
+    memset(&topology, 0, sizeof topology);
+    if (ioctl(fd, MEDIA_IOC_G_TOPOLOGY, &topology) < 0 || topology.num_interfaces == 0) return;
+    std::vector<struct media_v2_interface> interfaces(topology.num_interfaces + 8);
+    memset(&topology, 0, sizeof topology);
+    topology.num_interfaces = uint32_t(interfaces.size());
+    topology.ptr_interfaces = uint64_t(uintptr_t(interfaces.data()));
+    if (ioctl(fd, MEDIA_IOC_G_TOPOLOGY, &topology) < 0) return;
+    for (uint32_t index = 0; index < topology.num_interfaces && index < interfaces.size(); index++)
+        out.insert(makedev(interfaces[index].devnode.major, interfaces[index].devnode.minor));
+}
+
+/// The nodes the camera just acquired uses: the media devices its pipeline locked on
+/// Camera::acquire (MediaDevice::lock takes a POSIX lock on each: the files locked now and not
+/// `before`), and every node in their graphs that the process holds open (libcamera opened them
+/// when the camera manager enumerated the cameras, so the descriptors cannot tell cameras apart
+/// by when they appeared; the locks can). Empty when it cannot tell (no /proc/locks).
+std::vector<OpenNode> acquired_camera_nodes(const std::set<std::pair<dev_t, ino_t>> &before) {
+    std::set<std::pair<dev_t, ino_t>> after = locked_files();
+    auto nodes = open_device_nodes();
+    std::set<dev_t> devices;
+    for (const auto &[node, path] : nodes) {
+        std::pair<dev_t, ino_t> identity{ node.dev, node.ino };
+        if (path.rfind("/dev/media", 0) != 0 || !after.count(identity) || before.count(identity)) continue;
+        devices.insert(node.rdev);
+        media_graph_nodes(node.fd, devices);
+    }
+    std::vector<OpenNode> camera;
+    for (const auto &[node, path] : nodes)
+        if (devices.count(node.rdev) && !ends_deleted(path)) camera.push_back(node);
+    return camera;
+}
+
+/// Whether one of the camera's device nodes was removed: its /proc/self/fd link reads
+/// "/dev/video3 (deleted)" once the driver unregistered it. Without the camera's nodes (see
+/// acquired_camera_nodes), any removed V4L2 or media node counts: a missed unplug would abort.
 ///
 /// libcamera 0.0.3 does not always report such a camera as disconnected (vimc unbound: no
 /// `disconnected` signal), and stopping it then aborts the process: the vimc pipeline's stop
 /// cannot take its buffers back from the gone device and asserts ("data->queuedRequests_.empty()
-/// failed in stop()"). So the backend looks before it stops a camera. A process holds one camera
-/// (shutter opens one), so any removed node counts as this camera's.
-bool device_node_removed() {
-    DIR *dir = opendir("/proc/self/fd");
-    if (!dir) return false;
-    bool removed = false;
-    const std::string suffix = " (deleted)";
-    while (struct dirent *entry = readdir(dir)) {
-        if (entry->d_name[0] == '.') continue;
-        char link[64], target[256];
-        snprintf(link, sizeof link, "/proc/self/fd/%s", entry->d_name);
-        ssize_t length = readlink(link, target, sizeof target - 1);
-        if (length <= 0) continue;
-        std::string path(target, size_t(length));
-        bool node = path.rfind("/dev/video", 0) == 0 || path.rfind("/dev/media", 0) == 0 || path.rfind("/dev/v4l-subdev", 0) == 0;
-        if (node && path.size() > suffix.size() && path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0) {
-            removed = true;
-            break;
-        }
+/// failed in stop()"). So the backend looks before it stops a camera. Only its own nodes count,
+/// so another camera (or a V4L2 camera in the same process) going away does not stop this one.
+bool device_node_removed(const std::vector<OpenNode> &camera) {
+    if (camera.empty()) {
+        for (const auto &[node, path] : open_device_nodes())
+            if (ends_deleted(path)) return true;
+        return false;
     }
-    closedir(dir);
-    return removed;
+    for (const OpenNode &node : camera) {
+        struct stat info;
+        // The same descriptor still names the same node (not closed and reused since).
+        if (fstat(node.fd, &info) < 0 || info.st_dev != node.dev || info.st_ino != node.ino) continue;
+        if (ends_deleted(fd_target(node.fd))) return true;
+    }
+    return false;
 }
 
 std::string model_of(const std::shared_ptr<Camera> &camera) {
@@ -318,12 +417,15 @@ struct RealCamera final : shutter_lc_camera {
     std::vector<std::unique_ptr<Request>> requests;
     /// Requests shutter holds (taken by next, not yet released): never queued, not even by start.
     std::vector<bool> held;
+    /// The device nodes this camera uses (see acquired_camera_nodes); empty when unknown.
+    std::vector<OpenNode> nodes;
     std::mutex lock;                   // guards done, pending, disconnected, running
     std::deque<Request *> done;
     ControlList pending;
     bool running = false, disconnected = false;
 
-    explicit RealCamera(std::shared_ptr<Camera> cam) : camera(std::move(cam)), pending(controls::controls) {
+    RealCamera(std::shared_ptr<Camera> cam, std::vector<OpenNode> cameraNodes)
+        : camera(std::move(cam)), nodes(std::move(cameraNodes)), pending(controls::controls) {
         {
             std::lock_guard<std::mutex> guard(manager_lock);
             open_cameras++;
@@ -336,8 +438,8 @@ struct RealCamera final : shutter_lc_camera {
 
     /// What a camera whose device vanished under it leaves behind, never freed: libcamera's
     /// pipeline may still point at its requests and buffers (it could not stop them), and
-    /// freeing them or releasing the camera could touch the gone device. A few buffers' worth
-    /// of memory per unplug, against a crash.
+    /// freeing them or releasing the camera could touch the gone device. A few kilobytes of
+    /// objects per unplug, against a crash; the kernel's side goes (see let_go_of_devices).
     struct Remains {
         std::shared_ptr<Camera> camera;
         std::unique_ptr<CameraConfiguration> config;
@@ -356,6 +458,7 @@ struct RealCamera final : shutter_lc_camera {
             gone = disconnected;
         }
         if (gone) {
+            let_go_of_devices();
             new Remains{ std::move(camera), std::move(config), std::move(allocator), std::move(requests) };  // leaked on purpose
         } else {
             requests.clear();
@@ -369,6 +472,43 @@ struct RealCamera final : shutter_lc_camera {
             open_cameras--;
         }
         release_manager_if_idle();
+    }
+
+    /// For a camera whose device vanished: closes the kernel objects its leaked remains hold,
+    /// without freeing the objects. Each of the camera's device nodes and each of its buffers'
+    /// dmabuf descriptors is replaced (dup2) by a descriptor that is never ready and answers
+    /// every ioctl with ENOTTY. Closing the video node ends the kernel's stream on the gone
+    /// device and lets go of its buffers; closing the dmabufs frees their memory (mappings of
+    /// frames still lent keep theirs until dropped). The libcamera objects keep their
+    /// descriptor numbers, so nothing of theirs is closed twice or reused, and should the
+    /// camera manager's thread still poll them, they never wake it.
+    void let_go_of_devices() {
+        int inert = inert_descriptor();
+        if (inert < 0) return;
+        std::set<int> descriptors;
+        for (const OpenNode &node : nodes) {
+            struct stat info;
+            if (fstat(node.fd, &info) == 0 && info.st_dev == node.dev && info.st_ino == node.ino) descriptors.insert(node.fd);
+        }
+        if (allocator) {
+            for (Stream *stream : { still, viewfinder }) {
+                if (!stream) continue;
+                for (const auto &buffer : allocator->buffers(stream))
+                    for (const FrameBuffer::Plane &plane : buffer->planes())
+                        if (plane.fd.get() >= 0) descriptors.insert(plane.fd.get());
+            }
+        }
+        for (int fd : descriptors) dup2(inert, fd);  // keeps O_CLOEXEC off, as a plain dup would
+    }
+
+    /// The read end of a pipe whose write end stays open: never readable, writable or in error.
+    static int inert_descriptor() {
+        static int fd = [] {
+            int ends[2];
+            if (pipe2(ends, O_CLOEXEC) < 0) return -1;
+            return ends[0];  // ends[1] stays open for the life of the process, on purpose
+        }();
+        return fd;
     }
 
     // libcamera's thread: queue and wake the event loop, nothing else.
@@ -608,7 +748,7 @@ struct RealCamera final : shutter_lc_camera {
             done.clear();
             // A device that went away without libcamera noticing: Camera::stop would abort
             // the process (see device_node_removed); the camera is only closed from here on.
-            if (wasRunning && !disconnected && device_node_removed()) disconnected = true;
+            if (wasRunning && !disconnected && device_node_removed(nodes)) disconnected = true;
             gone = disconnected;
         }
         if (wasRunning && !gone) camera->stop();
@@ -1054,14 +1194,20 @@ shutter_lc_camera *shutter_lc_open(const char *name, int *error) {
                 break;
             }
         }
+        // One acquire at a time, so that the media devices newly locked are this camera's.
+        static std::mutex acquiring;
+        std::unique_lock<std::mutex> acquireGuard(acquiring);
+        auto lockedBefore = locked_files();
         if (!found) {
             *error = -ENOENT;
         } else if (int result = found->acquire(); result < 0) {
             *error = result;
         } else {
             *error = 0;
+            auto cameraNodes = acquired_camera_nodes(lockedBefore);
+            acquireGuard.unlock();
             try {
-                opened = new RealCamera(found);
+                opened = new RealCamera(found, std::move(cameraNodes));
             } catch (...) {
                 found->release();
                 *error = -ENOMEM;
