@@ -661,6 +661,23 @@ struct LibcameraRingTests {
         other.close()
     }
 
+    @Test("which plane layouts are lent: the bytes from the first plane that hold the frame, or nil (copied)", arguments: [
+        // format, planes libcamera gives (offset from the first, length), lendable length
+        (FrameFormat(width: 64, height: 48, pixelFormat: .nv12), [(0, 3072), (3072, 1536)], Int?.some(4608)),
+        (FrameFormat(width: 64, height: 48, pixelFormat: .nv12), [(0, 3072), (7168, 1536)], nil),          // chroma apart
+        (FrameFormat(width: 64, height: 48, pixelFormat: .nv12), [(0, 3072), (3072, 1024)], nil),          // chroma short
+        (FrameFormat(width: 64, height: 48, pixelFormat: .nv12), [(0, 4608)], 4608),                       // one plane, all of it
+        (FrameFormat(width: 64, height: 48, pixelFormat: .nv12), [(0, 3072)], nil),                        // one plane, luma only
+        (FrameFormat(width: 64, height: 48, pixelFormat: .yuv420), [(0, 3072), (3072, 768), (3840, 768)], 4608),
+        (FrameFormat(width: 64, height: 48, pixelFormat: .yuv420), [(0, 3072), (3840, 768), (3072, 768)], nil), // V before U
+        (FrameFormat(width: 64, height: 48, pixelFormat: .bgr24, bytesPerLine: 256), [(0, 12288)], 12288),  // padded rows
+        (FrameFormat(width: 64, height: 48, pixelFormat: .mjpeg), [(0, 65536)], 65536),                    // compressed
+    ])
+    func layoutTable(format: FrameFormat, given: [(Int, Int)], expected: Int?) {
+        let planes = given.map { (offset: $0.0, bytes: $0.1) }
+        #expect(LibcameraCamera.contiguousLength(given: planes, layout: LibcameraCamera.planeLayout(of: format)) == expected)
+    }
+
     @Test func planesNotLaidOutAsTheFormatSaysAreCopied() throws {
         var script = FakeLibcameraScript()
         script.planeGap = 4096  // the chroma plane is not right after the luma plane
