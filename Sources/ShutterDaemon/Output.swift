@@ -24,9 +24,13 @@ public enum Console {
     }
 
     /// Writes all of `text`, retrying short writes and EINTR.
+    ///
+    /// The corresponding C function is `write`.
+    /// - Parameter waitsForRoom: on a non-blocking descriptor, wait (poll) for room when it is full
+    ///   instead of failing: only for writers that run off the event loop.
     /// - Returns: `false` when the descriptor refused (a closed pipe, a full disk).
     @discardableResult
-    public static func write(_ text: String, to descriptor: CInt) -> Bool {
+    public static func write(_ text: String, to descriptor: CInt, waitsForRoom: Bool = false) -> Bool {
         var text = text
         return text.withUTF8 { bytes in
             var offset = 0
@@ -34,6 +38,11 @@ public enum Console {
                 let written = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
                 if written < 0 {
                     if errno == EINTR { continue }
+                    if errno == EAGAIN, waitsForRoom {
+                        var ready = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
+                        _ = poll(&ready, 1, 100)
+                        continue
+                    }
                     return false
                 }
                 offset += written
@@ -149,23 +158,7 @@ public final class LineWriter: Sendable {
     /// Writes all of `text` (blocking: this runs on the writer's queue); `false` when the reader has gone.
     private func writeAll(_ text: String) -> Bool {
         if state.withLock({ $0.readerGone }) { return true }
-        var text = text
-        return text.withUTF8 { bytes in
-            var offset = 0
-            while offset < bytes.count {
-                let written = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    if errno == EAGAIN {  // a non-blocking descriptor: wait for room, off the loop
-                        var ready = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
-                        _ = poll(&ready, 1, 100)
-                        continue
-                    }
-                    return false
-                }
-                offset += written
-            }
-            return true
-        }
+        // A non-blocking descriptor (standard output shared with the loop): wait for room, off the loop.
+        return Console.write(text, to: descriptor, waitsForRoom: true)
     }
 }

@@ -64,12 +64,22 @@ public final class SimulatorInput {
 
     /// Drives every edge due by `now` into the mock chip.
     public func deliver(upTo now: Instant) {
-        chip.clock.advance(to: max(chip.clock.now, now))
+        chip.deliver(&scheduled, upTo: now)
+    }
+}
+
+extension MockChip {
+    /// Brings the chip's clock to `now` and sets every edge of `scheduled` (in time order) due by
+    /// then, at its own time, removing it; returns how many were set.
+    @discardableResult
+    func deliver(_ scheduled: inout [Edge], upTo now: Instant) -> Int {
+        clock.advance(to: max(clock.now, now))
         var delivered = 0
         for edge in scheduled where edge.time <= now {
-            chip.set(edge.line, active: edge.active, at: edge.time)
+            set(edge.line, active: edge.active, at: edge.time)
             delivered += 1
         }
         scheduled.removeFirst(delivered)
+        return delivered
     }
 }

@@ -47,14 +47,7 @@ public final class GesturePlayer {
 
     /// Drives every edge due by `now` into the mock chip and lets the daemon read them.
     func deliver(upTo now: Instant) {
-        chip.clock.advance(to: max(chip.clock.now, now))
-        var delivered = 0
-        for edge in scheduled where edge.time <= now {
-            chip.set(edge.line, active: edge.active, at: edge.time)
-            delivered += 1
-        }
-        scheduled.removeFirst(delivered)
-        if delivered > 0 { try? daemon.pump(now: now) }
+        if chip.deliver(&scheduled, upTo: now) > 0 { try? daemon.pump(now: now) }
     }
 }
 

@@ -8,14 +8,7 @@ extension TraceBuilder {
     func explained(available: Bool = true) -> (events: [ShutterEvent], lines: [String]) {
         var machine = RigStateMachine(board: board)
         machine.explains = true
-        var events: [ShutterEvent] = []
-        if !available { machine.setCaptureAvailable(false, at: .zero, into: &events) }
-        let trace = sorted
-        for edge in trace {
-            machine.advance(to: edge.time, into: &events)
-            machine.edge(edge, into: &events)
-        }
-        machine.finish(at: trace.last?.time ?? .zero, into: &events)
+        let events = run(on: &machine, available: available)
         return (events, machine.takeExplanations().map(\.line))
     }
 }

@@ -4,7 +4,13 @@ passed=0
 failed=0
 ok() { echo "ok - $*"; passed=$((passed + 1)); }
 not_ok() { echo "not ok - $*"; failed=$((failed + 1)); }
-check() { local what=$1; shift; if "$@"; then ok "$what"; else not_ok "$what"; fi; }
+# check DESCRIPTION COMMAND...: ok when the command succeeds; otherwise not ok, with the
+# command's first output lines (kept quiet when it passes). Returns the command's success.
+check() {
+  local what=$1 log; shift; log=$(mktemp)
+  if "$@" > "$log" 2>&1; then ok "$what"; rm -f "$log"
+  else not_ok "$what"; sed 's/^/#   /' "$log" | head -15; rm -f "$log"; return 1; fi
+}
 finish() { echo "# $(basename "$0"): $passed passed, $failed failed"; [ "$failed" = 0 ]; }
 
 # line_offset NAME: the gpio-sim offset of a line the harness named.
@@ -18,6 +24,27 @@ line_offset() {
 }
 # drive NAME up|down: pull a gpio-sim line high or low, as a button or pad would.
 drive() { echo "pull-$2" > "$GPIO_SIM_DIR/sim_gpio$(line_offset "$1")/pull"; }
+
+# light_press_then_swipe: a light press on half (shows the controls), then a swipe across
+# pad0..pad3 (changes the current control), as a person does them.
+light_press_then_swipe() {
+  drive half up; sleep 0.15; drive half down; sleep 0.6
+  swipe_pads
+}
+
+# swipe_pads: a finger across pad0..pad3, 70 ms a pad, then lifted.
+swipe_pads() {
+  for pad in pad0 pad1 pad2 pad3; do drive $pad up; sleep 0.07; done
+  for pad in pad0 pad1 pad2 pad3; do drive $pad down; done
+}
+
+# wait_for FILE AWK-PROGRAM SECONDS: until the awk program exits 0 on FILE (runs end on what
+# they show, not on a clock).
+wait_for() {
+  local i
+  for i in $(seq $(($3 * 10))); do awk "$2" "$1" 2>/dev/null && return 0; sleep 0.1; done
+  return 1
+}
 
 # wait_for_consumer NAME CONSUMER: until the line shows as used by CONSUMER (max ~10 s).
 wait_for_consumer() {

@@ -13,26 +13,10 @@ BOARD=$ROOT/Boards/gpio-sim.json
 VIVID_OPTS=${VM_VIVID_OPTS:-n_devs=1 node_types=0x1 num_inputs=1 input_types=0x0}
 WORK=$(mktemp -d /tmp/capture-vm.XXXXXX)
 cd "$WORK" || exit 1
-failed=0
-passed=0
-
-ok() { echo "ok - $*"; passed=$((passed + 1)); }
-not_ok() { echo "not ok - $*"; failed=$((failed + 1)); }
-# check DESCRIPTION COMMAND...: ok when COMMAND succeeds; otherwise not ok with its output as comments.
-check() {
-  local description=$1; shift
-  if "$@" > "$WORK/check.log" 2>&1; then ok "$description"
-  else not_ok "$description"; sed 's/^/#   /' "$WORK/check.log" | head -15; return 1; fi
-}
+. "$ROOT/Tests/VM/lib.sh"   # ok, not_ok, check
 # field NAME < JSON: a top-level number or string from one event line.
 field() { sed -n "s/.*\"$1\": \"\{0,1\}\([^,\"}]*\).*/\1/p" | head -1; }
 capture() { "$CHECK" capture --board "$BOARD" "$@"; }
-# wait_for FILE AWK-PROGRAM SECONDS: until the awk program exits 0 on FILE (runs end on what they show, not on a clock).
-wait_for() {
-  local i
-  for i in $(seq $(($3 * 10))); do awk "$2" "$1" 2>/dev/null && return 0; sleep 0.1; done
-  return 1
-}
 
 [ -x "$CHECK" ] || { echo "not ok - shutter-capture-check not found at $CHECK"; exit 1; }
 

@@ -33,12 +33,6 @@ cd "$WORK" || exit 1
 failed=0
 passed=0
 
-# check DESCRIPTION COMMAND...: ok when COMMAND succeeds; otherwise not ok with its output as comments.
-check() {
-  local description=$1; shift
-  if "$@" > "$WORK/check.log" 2>&1; then ok "$description"
-  else not_ok "$description"; sed 's/^/#   /' "$WORK/check.log" | head -15; return 1; fi
-}
 # board FILE CAMERA-JSON: Boards/gpio-sim.json with another camera object.
 board() {
   sed "s|\"camera\": {.*}|\"camera\": $2|" "$ROOT/Boards/gpio-sim.json" > "$1"

@@ -17,14 +17,11 @@ daemon=$!
 wait_for_consumer full shutter || not_ok "run requested the lines"
 sleep 0.3
 # A light press, then a swipe across four pads, then a full click.
-drive half up; sleep 0.15; drive half down; sleep 0.6
-for pad in pad0 pad1 pad2 pad3; do drive $pad up; sleep 0.07; done
-for pad in pad0 pad1 pad2 pad3; do drive $pad down; done
+light_press_then_swipe
 # A second swipe: if a loaded emulator stretched the light press past lightPressMaxMs (a
 # prepare, not a light press), the first swipe only woke the controls, as on the phone.
 sleep 0.3
-for pad in pad0 pad1 pad2 pad3; do drive $pad up; sleep 0.07; done
-for pad in pad0 pad1 pad2 pad3; do drive $pad down; done
+swipe_pads
 sleep 0.5
 before=$(date +%s%N)
 drive half up; sleep 0.05; drive full up; sleep 0.2; drive full down; sleep 0.05; drive half down

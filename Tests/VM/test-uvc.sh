@@ -34,12 +34,6 @@ read_photo() { "$UVC_FEEDER" --read "$1" 2>&1 | tr ' ' '\n' > "$work/photo.txt";
 stamp() { sed -n "s/^$1=//p" "$work/photo.txt"; }
 # click: a full press on the gpio-sim button, as a finger would.
 click() { drive half up; sleep 0.05; drive full up; sleep 0.12; drive full down; sleep 0.03; drive half down; }
-# wait_for FILE AWK-PROGRAM SECONDS
-wait_for() {
-  local i
-  for i in $(seq $(($3 * 10))); do awk "$2" "$1" 2>/dev/null && return 0; sleep 0.1; done
-  return 1
-}
 # committed: the last interval (100 ns units) the host committed, from the feeder's log.
 committed() { sed -n 's/.*COMMIT format [0-9]* frame [0-9]* interval \([0-9]*\).*/\1/p' "$UVC_FEEDER_LOG" | tail -n 1; }
 
@@ -118,9 +112,7 @@ wait_for "$work/events" '/"event": "cameraReady"/ { r = 1 } END { exit !r }' 60
 wait_for_consumer full shutter || not_ok "run requested the lines"
 sleep 1
 # a light press shows the controls, a swipe across the strip then changes zoom while streaming
-drive half up; sleep 0.15; drive half down; sleep 0.6
-for pad in pad0 pad1 pad2 pad3; do drive $pad up; sleep 0.07; done
-for pad in pad0 pad1 pad2 pad3; do drive $pad down; done
+light_press_then_swipe
 sleep 1
 echo "# controls the camera was set to: $(tr '\n' ';' < "$UVC_CONTROL_LOG")"
 # zoom 1...8 maps onto Zoom Absolute 100...500: the initial 4x is 271; the swipe's last value, if it moved zoom
