@@ -141,6 +141,32 @@ std::mutex manager_lock;
 std::unique_ptr<CameraManager> manager;
 /// Real cameras open now (guarded by manager_lock).
 int open_cameras = 0;
+/// Descriptors of lost cameras' leaked libcamera objects, already replaced by the inert
+/// descriptor (RealCamera::let_go_of_devices), to close once no camera manager thread could
+/// poll them: when the manager goes (guarded by manager_lock).
+std::vector<int> orphaned_descriptors;
+
+/// The read end of a pipe whose write end stays open: never readable, writable or in error.
+int inert_descriptor() {
+    static int fd = [] {
+        int ends[2];
+        if (pipe2(ends, O_CLOEXEC) < 0) return -1;
+        return ends[0];  // ends[1] stays open for the life of the process, on purpose
+    }();
+    return fd;
+}
+
+/// Closes the orphaned descriptors that still are the inert descriptor (none was closed and
+/// its number reused since). Call only with no camera manager running: then nothing polls or
+/// uses them (their owners are leaked libcamera objects that never run again).
+void close_orphaned_descriptors(std::vector<int> orphans) {
+    struct stat inert;
+    if (inert_descriptor() < 0 || fstat(inert_descriptor(), &inert) < 0) return;
+    for (int fd : orphans) {
+        struct stat info;
+        if (fstat(fd, &info) == 0 && info.st_dev == inert.st_dev && info.st_ino == inert.st_ino) ::close(fd);
+    }
+}
 
 /// Stops and destroys the camera manager when no camera is open; the next use starts a new
 /// one, which enumerates the media devices afresh.
@@ -153,12 +179,15 @@ int open_cameras = 0;
 /// Every Camera shared_ptr must be dropped before this runs.
 void release_manager_if_idle() {
     std::unique_ptr<CameraManager> retired;
+    std::vector<int> orphans;
     {
         std::lock_guard<std::mutex> guard(manager_lock);
         if (open_cameras > 0 || !manager) return;
         retired = std::move(manager);
+        orphans.swap(orphaned_descriptors);
     }
     retired.reset();  // ~CameraManager stops its thread
+    close_orphaned_descriptors(std::move(orphans));
 }
 
 /// Whether libcamera's V4L2 compatibility layer (libcamerify's LD_PRELOAD `v4l2-compat.so`) is
@@ -479,9 +508,10 @@ struct RealCamera final : shutter_lc_camera {
     /// dmabuf descriptors is replaced (dup2) by a descriptor that is never ready and answers
     /// every ioctl with ENOTTY. Closing the video node ends the kernel's stream on the gone
     /// device and lets go of its buffers; closing the dmabufs frees their memory (mappings of
-    /// frames still lent keep theirs until dropped). The libcamera objects keep their
-    /// descriptor numbers, so nothing of theirs is closed twice or reused, and should the
-    /// camera manager's thread still poll them, they never wake it.
+    /// frames still lent keep theirs until dropped). While the camera manager's thread may
+    /// still poll them, the numbers stay taken (by the inert descriptor, which never wakes
+    /// it), so no new file can be mistaken for the gone device; once the manager is gone they
+    /// are closed too (release_manager_if_idle), so unplugs do not use up descriptors.
     void let_go_of_devices() {
         int inert = inert_descriptor();
         if (inert < 0) return;
@@ -498,17 +528,9 @@ struct RealCamera final : shutter_lc_camera {
                         if (plane.fd.get() >= 0) descriptors.insert(plane.fd.get());
             }
         }
-        for (int fd : descriptors) dup2(inert, fd);  // keeps O_CLOEXEC off, as a plain dup would
-    }
-
-    /// The read end of a pipe whose write end stays open: never readable, writable or in error.
-    static int inert_descriptor() {
-        static int fd = [] {
-            int ends[2];
-            if (pipe2(ends, O_CLOEXEC) < 0) return -1;
-            return ends[0];  // ends[1] stays open for the life of the process, on purpose
-        }();
-        return fd;
+        std::lock_guard<std::mutex> guard(manager_lock);
+        for (int fd : descriptors)
+            if (dup3(inert, fd, O_CLOEXEC) == fd) orphaned_descriptors.push_back(fd);
     }
 
     // libcamera's thread: queue and wake the event loop, nothing else.

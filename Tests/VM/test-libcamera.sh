@@ -181,7 +181,7 @@ held() {
   local fds; fds=$(ls -l "/proc/$1/fd" 2>/dev/null)
   echo "fds=$(grep -c ' -> ' <<< "$fds") removedNodes=$(grep -c '/dev/\(video\|media\|v4l-subdev\)[0-9]* (deleted)' <<< "$fds")" \
     "dmabufs=$(grep -c '/dmabuf:' <<< "$fds") rssKiB=$(awk '/^VmRSS/ {print $2}' "/proc/$1/status")" \
-    "vmallocUsedKiB=$(awk '/^VmallocUsed/ {print $2}' /proc/meminfo)"
+    "vmallocUsedKiB=$(awk '/^VmallocUsed/ {print $2}' /proc/meminfo) children=$(pgrep -c -P "$1")"
 }
 for _ in $(seq 300); do grep -q '"event": "photo"' unbind.log && break; sleep 0.1; done
 held_before=$(held $runner)
