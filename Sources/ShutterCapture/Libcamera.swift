@@ -335,8 +335,12 @@ public final class LibcameraCamera: Camera {
             guard count > 0, let first = planes[0] else {
                 throw CaptureError.system(call: "shutter_lc_buffers_planes", errno: EINVAL, context: info.path)
             }
-            let given = (0..<count).map { (offset: UnsafeRawPointer(planes[$0]!) - UnsafeRawPointer(first), bytes: Int(bytes[$0])) }
-            let length = Self.contiguousLength(given: given, layout: layout)
+            var given: [(offset: Int, bytes: Int)] = []
+            for plane in 0..<min(count, 3) {
+                guard let address = planes[plane] else { break }
+                given.append((UnsafeRawPointer(address) - UnsafeRawPointer(first), Int(bytes[plane])))
+            }
+            let length = given.count == count ? Self.contiguousLength(given: given, layout: layout) : nil
             contiguous = contiguous && length != nil
             regions.append(MappedBuffers.Region(start: UnsafeMutableRawPointer(mutating: first), length: length ?? Int(bytes[0])))
         }
