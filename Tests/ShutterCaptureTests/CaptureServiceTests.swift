@@ -106,6 +106,17 @@ struct CaptureServiceTests {
         let json = events.first!.json.description
         #expect(json.hasPrefix(#"{"event": "photo", "t": "#))
         #expect(json.contains(#""pressedAt": 1.04, "frameAt": 1.033, "offsetMs": -7, "width": 64, "height": 48, "bytes": "#))
+        // The frame interval at the press: the frames on either side of it, 1033 and 1066.
+        #expect(json.hasSuffix(#""focus": "none", "bracketMs": 33}"#))
+    }
+
+    @Test("the photo event gives bracketMs only when the ring held frames on both sides of the press", arguments: [
+        (Nanoseconds?.some(.milliseconds(66.5)), #", "bracketMs": 66.5}"#), (nil, #""focus": "none"}"#),
+    ])
+    func photoEventBracket(bracket: Nanoseconds?, ending: String) {
+        let photo = Photo(at: ms(2000), path: "/tmp/IMG_0001.jpg", pressedAt: ms(1040), frameAt: ms(1033), width: 64, height: 48,
+                          bytes: 1000, frameSequence: 1, bracket: bracket, encodeTime: .zero, writeTime: .zero)
+        #expect(CaptureEvent.photo(photo).json.description.hasSuffix(ending))
     }
 
     @Test func aPressNewerThanEveryFrameTakesTheFrameWhoseExposureCoversIt() throws {
