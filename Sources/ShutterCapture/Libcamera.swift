@@ -466,13 +466,7 @@ public final class LibcameraCamera: Camera {
                 frames.append(Frame(timestamp: time, sequence: done.sequence, format: format, bytes: copyPlanes(done)))
                 try bufferQueue.requeue(Int(done.request))
             } else {
-                // A failed request: counted out of the queue like any (so the count of queued
-                // requests stays right) and handed back at once.
-                if bufferQueue.lend(Int(done.request), count: 0) == nil {
-                    try bufferQueue.requeue(Int(done.request))
-                } else {
-                    try bufferQueue.reclaim()  // lent to nobody: back at once
-                }
+                try bufferQueue.discard(Int(done.request))  // a failed request: handed back at once
             }
         }
     }
