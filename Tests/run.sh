@@ -53,7 +53,8 @@ if [ "$vm" = yes ]; then
   stage "VM tests (libgpiod 2.x)" vm_tests .build-gpiod2/debug/shutter "capture daemon install"
   stage "VM tests (UVC webcam)" uvc_tests
   # libcamera on vimc: once per run, in its own boot (vimc, udevd), with the 1.6 build.
-  stage "VM tests (libcamera on vimc)" env VM_VIMC=1 Deploy/vm/run-in-vm.sh -- \
+  # --timeout 900: about 6 min alone, near the default 600 s on a loaded machine.
+  stage "VM tests (libcamera on vimc)" env VM_VIMC=1 Deploy/vm/run-in-vm.sh --timeout 900 -- \
     env SHUTTER="$PWD/.build/debug/shutter" bash Tests/VM/test-libcamera.sh
 fi
 echo "stages: $passed passed, $failed failed"

@@ -24,10 +24,16 @@
 #include <vector>
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <link.h>
+#include <linux/media.h>
+#include <set>
 #include <strings.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -135,6 +141,32 @@ std::mutex manager_lock;
 std::unique_ptr<CameraManager> manager;
 /// Real cameras open now (guarded by manager_lock).
 int open_cameras = 0;
+/// Descriptors of lost cameras' leaked libcamera objects, already replaced by the inert
+/// descriptor (RealCamera::let_go_of_devices), to close once no camera manager thread could
+/// poll them: when the manager goes (guarded by manager_lock).
+std::vector<int> orphaned_descriptors;
+
+/// The read end of a pipe whose write end stays open: never readable, writable or in error.
+int inert_descriptor() {
+    static int fd = [] {
+        int ends[2];
+        if (pipe2(ends, O_CLOEXEC) < 0) return -1;
+        return ends[0];  // ends[1] stays open for the life of the process, on purpose
+    }();
+    return fd;
+}
+
+/// Closes the orphaned descriptors that still are the inert descriptor (none was closed and
+/// its number reused since). Call only with no camera manager running: then nothing polls or
+/// uses them (their owners are leaked libcamera objects that never run again).
+void close_orphaned_descriptors(std::vector<int> orphans) {
+    struct stat inert;
+    if (inert_descriptor() < 0 || fstat(inert_descriptor(), &inert) < 0) return;
+    for (int fd : orphans) {
+        struct stat info;
+        if (fstat(fd, &info) == 0 && info.st_dev == inert.st_dev && info.st_ino == inert.st_ino) ::close(fd);
+    }
+}
 
 /// Stops and destroys the camera manager when no camera is open; the next use starts a new
 /// one, which enumerates the media devices afresh.
@@ -147,12 +179,15 @@ int open_cameras = 0;
 /// Every Camera shared_ptr must be dropped before this runs.
 void release_manager_if_idle() {
     std::unique_ptr<CameraManager> retired;
+    std::vector<int> orphans;
     {
         std::lock_guard<std::mutex> guard(manager_lock);
         if (open_cameras > 0 || !manager) return;
         retired = std::move(manager);
+        orphans.swap(orphaned_descriptors);
     }
     retired.reset();  // ~CameraManager stops its thread
+    close_orphaned_descriptors(std::move(orphans));
 }
 
 /// Whether libcamera's V4L2 compatibility layer (libcamerify's LD_PRELOAD `v4l2-compat.so`) is
@@ -185,34 +220,127 @@ int started_manager(CameraManager **out) {
     return 0;
 }
 
-/// Whether a V4L2 or media device node this process holds open was removed: its
-/// /proc/self/fd link reads "/dev/video3 (deleted)" once the driver unregistered it.
+/// A V4L2 or media device node this process holds open, and what it was when noted.
+struct OpenNode {
+    int fd;
+    dev_t dev;      // the node's file identity (st_dev, st_ino): the descriptor still names it
+    ino_t ino;
+    dev_t rdev;     // the device number it opens
+};
+
+bool is_device_node_path(const std::string &path) {
+    return path.rfind("/dev/video", 0) == 0 || path.rfind("/dev/media", 0) == 0 || path.rfind("/dev/v4l-subdev", 0) == 0;
+}
+
+bool ends_deleted(const std::string &path) {
+    static const std::string suffix = " (deleted)";
+    return path.size() > suffix.size() && path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+/// Where /proc/self/fd/N points ("/dev/video3", or "/dev/video3 (deleted)" once removed).
+std::string fd_target(int fd) {
+    char link[64], target[256];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    ssize_t length = readlink(link, target, sizeof target - 1);
+    return length > 0 ? std::string(target, size_t(length)) : std::string();
+}
+
+/// Every V4L2 and media device node this process holds open, removed ones included.
+std::vector<std::pair<OpenNode, std::string>> open_device_nodes() {
+    std::vector<std::pair<OpenNode, std::string>> nodes;
+    DIR *dir = opendir("/proc/self/fd");
+    if (!dir) return nodes;
+    while (struct dirent *entry = readdir(dir)) {
+        if (entry->d_name[0] == '.') continue;
+        int fd = atoi(entry->d_name);
+        std::string path = fd_target(fd);
+        struct stat info;
+        if (!is_device_node_path(path) || fstat(fd, &info) < 0 || !S_ISCHR(info.st_mode)) continue;
+        nodes.push_back({ OpenNode{ fd, info.st_dev, info.st_ino, info.st_rdev }, path });
+    }
+    closedir(dir);
+    return nodes;
+}
+
+/// The files (st_dev, st_ino) this process holds POSIX locks on, from /proc/locks
+/// ("1: POSIX  ADVISORY  WRITE 169 00:05:123 0 EOF": pid, then the inode's major:minor in hex and number).
+std::set<std::pair<dev_t, ino_t>> locked_files() {
+    std::set<std::pair<dev_t, ino_t>> files;
+    FILE *locks = fopen("/proc/locks", "re");
+    if (!locks) return files;
+    char line[256];
+    pid_t self = getpid();
+    while (fgets(line, sizeof line, locks)) {
+        if (strstr(line, "->")) continue;  // a waiter, not a holder
+        char kind[16];
+        int pid;
+        unsigned major, minor;
+        unsigned long inode;
+        if (sscanf(line, "%*d: %15s %*s %*s %d %x:%x:%lu", kind, &pid, &major, &minor, &inode) != 5) continue;
+        if (strcmp(kind, "POSIX") == 0 && pid == self) files.insert({ makedev(major, minor), ino_t(inode) });
+    }
+    fclose(locks);
+    return files;
+}
+
+/// The device numbers of the nodes in media device `fd`'s graph (its video and subdevice
+/// interfaces). The corresponding ioctl is MEDIA_IOC_G_TOPOLOGY.
+void media_graph_nodes(int fd, std::set<dev_t> &out) {
+    struct media_v2_topology topology;
+    memset(&topology, 0, sizeof topology);
+    if (ioctl(fd, MEDIA_IOC_G_TOPOLOGY, &topology) < 0 || topology.num_interfaces == 0) return;
+    std::vector<struct media_v2_interface> interfaces(topology.num_interfaces + 8);
+    memset(&topology, 0, sizeof topology);
+    topology.num_interfaces = uint32_t(interfaces.size());
+    topology.ptr_interfaces = uint64_t(uintptr_t(interfaces.data()));
+    if (ioctl(fd, MEDIA_IOC_G_TOPOLOGY, &topology) < 0) return;
+    for (uint32_t index = 0; index < topology.num_interfaces && index < interfaces.size(); index++)
+        out.insert(makedev(interfaces[index].devnode.major, interfaces[index].devnode.minor));
+}
+
+/// The nodes the camera just acquired uses: the media devices its pipeline locked on
+/// Camera::acquire (MediaDevice::lock takes a POSIX lock on each: the files locked now and not
+/// `before`), and every node in their graphs that the process holds open (libcamera opened them
+/// when the camera manager enumerated the cameras, so the descriptors cannot tell cameras apart
+/// by when they appeared; the locks can). Empty when it cannot tell (no /proc/locks).
+std::vector<OpenNode> acquired_camera_nodes(const std::set<std::pair<dev_t, ino_t>> &before) {
+    std::set<std::pair<dev_t, ino_t>> after = locked_files();
+    auto nodes = open_device_nodes();
+    std::set<dev_t> devices;
+    for (const auto &[node, path] : nodes) {
+        std::pair<dev_t, ino_t> identity{ node.dev, node.ino };
+        if (path.rfind("/dev/media", 0) != 0 || !after.count(identity) || before.count(identity)) continue;
+        devices.insert(node.rdev);
+        media_graph_nodes(node.fd, devices);
+    }
+    std::vector<OpenNode> camera;
+    for (const auto &[node, path] : nodes)
+        if (devices.count(node.rdev) && !ends_deleted(path)) camera.push_back(node);
+    return camera;
+}
+
+/// Whether one of the camera's device nodes was removed: its /proc/self/fd link reads
+/// "/dev/video3 (deleted)" once the driver unregistered it. Without the camera's nodes (see
+/// acquired_camera_nodes), any removed V4L2 or media node counts: a missed unplug would abort.
 ///
 /// libcamera 0.0.3 does not always report such a camera as disconnected (vimc unbound: no
 /// `disconnected` signal), and stopping it then aborts the process: the vimc pipeline's stop
 /// cannot take its buffers back from the gone device and asserts ("data->queuedRequests_.empty()
-/// failed in stop()"). So the backend looks before it stops a camera. A process holds one camera
-/// (shutter opens one), so any removed node counts as this camera's.
-bool device_node_removed() {
-    DIR *dir = opendir("/proc/self/fd");
-    if (!dir) return false;
-    bool removed = false;
-    const std::string suffix = " (deleted)";
-    while (struct dirent *entry = readdir(dir)) {
-        if (entry->d_name[0] == '.') continue;
-        char link[64], target[256];
-        snprintf(link, sizeof link, "/proc/self/fd/%s", entry->d_name);
-        ssize_t length = readlink(link, target, sizeof target - 1);
-        if (length <= 0) continue;
-        std::string path(target, size_t(length));
-        bool node = path.rfind("/dev/video", 0) == 0 || path.rfind("/dev/media", 0) == 0 || path.rfind("/dev/v4l-subdev", 0) == 0;
-        if (node && path.size() > suffix.size() && path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0) {
-            removed = true;
-            break;
-        }
+/// failed in stop()"). So the backend looks before it stops a camera. Only its own nodes count,
+/// so another camera (or a V4L2 camera in the same process) going away does not stop this one.
+bool device_node_removed(const std::vector<OpenNode> &camera) {
+    if (camera.empty()) {
+        for (const auto &[node, path] : open_device_nodes())
+            if (ends_deleted(path)) return true;
+        return false;
     }
-    closedir(dir);
-    return removed;
+    for (const OpenNode &node : camera) {
+        struct stat info;
+        // The same descriptor still names the same node (not closed and reused since).
+        if (fstat(node.fd, &info) < 0 || info.st_dev != node.dev || info.st_ino != node.ino) continue;
+        if (ends_deleted(fd_target(node.fd))) return true;
+    }
+    return false;
 }
 
 std::string model_of(const std::shared_ptr<Camera> &camera) {
@@ -220,12 +348,48 @@ std::string model_of(const std::shared_ptr<Camera> &camera) {
     return model ? *model : std::string();
 }
 
+/// The memory of one configuration's buffers, shared by the camera and every reference Swift
+/// retains (shutter_lc_buffers): unmapped, or freed, when the last of them lets go.
+///
+/// Why not keep the camera open until then: a frame lent to a photo may still be encoding when
+/// the camera closes (a reopen after an unplug, or shutdown), and the camera must close at once
+/// so that the process's camera manager goes too (release_manager_if_idle: a reopen needs a
+/// fresh one). The mappings do not need the camera: a mapping of a dmabuf keeps its memory
+/// alive after the allocator closed the descriptor and the device let the buffer go.
+struct BufferMemory {
+    struct Planes {
+        const uint8_t *planes[3] = {};
+        uint32_t bytes[3] = {};
+        uint32_t count = 0;
+        const uint8_t *vf = nullptr;
+        uint32_t vf_bytes = 0;
+    };
+    /// Per request: the still stream's planes and the viewfinder's first plane.
+    std::vector<Planes> requests;
+    /// The real camera's mappings (each dmabuf once), unmapped with the last reference.
+    std::vector<std::pair<void *, size_t>> maps;
+    /// The fake camera's memory.
+    std::vector<std::vector<uint8_t>> owned;
+
+    ~BufferMemory() {
+        for (auto &[address, length] : maps) munmap(address, length);
+        // The fake poisons what it frees, so that a test reading a frame after this sees it.
+        for (auto &block : owned) std::fill(block.begin(), block.end(), uint8_t(0xdd));
+    }
+};
+
 }  // namespace
+
+struct shutter_lc_buffers {
+    std::shared_ptr<BufferMemory> memory;
+};
 
 /// What both the real and the fake camera do; the C functions dispatch through it.
 struct shutter_lc_camera {
     std::string id, model;
     int event_fd = -1;
+    /// The current configuration's buffers; NULL before configure.
+    std::shared_ptr<BufferMemory> memory;
     /// FrameDurationLimits (both limits) applied at each start, in microseconds; 0: the camera's default.
     int64_t frame_duration_us = 0;
 
@@ -280,15 +444,17 @@ struct RealCamera final : shutter_lc_camera {
     std::unique_ptr<FrameBufferAllocator> allocator;
     Stream *still = nullptr, *viewfinder = nullptr;
     std::vector<std::unique_ptr<Request>> requests;
-    /// Mapped planes per request: still planes, then the viewfinder's first plane.
-    struct Mapping { std::vector<std::pair<void *, size_t>> maps; const uint8_t *planes[3]; uint32_t bytes[3]; uint32_t count; const uint8_t *vf; uint32_t vf_bytes; };
-    std::vector<Mapping> mappings;
+    /// Requests shutter holds (taken by next, not yet released): never queued, not even by start.
+    std::vector<bool> held;
+    /// The device nodes this camera uses (see acquired_camera_nodes); empty when unknown.
+    std::vector<OpenNode> nodes;
     std::mutex lock;                   // guards done, pending, disconnected, running
     std::deque<Request *> done;
     ControlList pending;
     bool running = false, disconnected = false;
 
-    explicit RealCamera(std::shared_ptr<Camera> cam) : camera(std::move(cam)), pending(controls::controls) {
+    RealCamera(std::shared_ptr<Camera> cam, std::vector<OpenNode> cameraNodes)
+        : camera(std::move(cam)), nodes(std::move(cameraNodes)), pending(controls::controls) {
         {
             std::lock_guard<std::mutex> guard(manager_lock);
             open_cameras++;
@@ -301,8 +467,8 @@ struct RealCamera final : shutter_lc_camera {
 
     /// What a camera whose device vanished under it leaves behind, never freed: libcamera's
     /// pipeline may still point at its requests and buffers (it could not stop them), and
-    /// freeing them or releasing the camera could touch the gone device. A few buffers' worth
-    /// of memory per unplug, against a crash.
+    /// freeing them or releasing the camera could touch the gone device. A few kilobytes of
+    /// objects per unplug, against a crash; the kernel's side goes (see let_go_of_devices).
     struct Remains {
         std::shared_ptr<Camera> camera;
         std::unique_ptr<CameraConfiguration> config;
@@ -321,6 +487,7 @@ struct RealCamera final : shutter_lc_camera {
             gone = disconnected;
         }
         if (gone) {
+            let_go_of_devices();
             new Remains{ std::move(camera), std::move(config), std::move(allocator), std::move(requests) };  // leaked on purpose
         } else {
             requests.clear();
@@ -334,6 +501,36 @@ struct RealCamera final : shutter_lc_camera {
             open_cameras--;
         }
         release_manager_if_idle();
+    }
+
+    /// For a camera whose device vanished: closes the kernel objects its leaked remains hold,
+    /// without freeing the objects. Each of the camera's device nodes and each of its buffers'
+    /// dmabuf descriptors is replaced (dup2) by a descriptor that is never ready and answers
+    /// every ioctl with ENOTTY. Closing the video node ends the kernel's stream on the gone
+    /// device and lets go of its buffers; closing the dmabufs frees their memory (mappings of
+    /// frames still lent keep theirs until dropped). While the camera manager's thread may
+    /// still poll them, the numbers stay taken (by the inert descriptor, which never wakes
+    /// it), so no new file can be mistaken for the gone device; once the manager is gone they
+    /// are closed too (release_manager_if_idle), so unplugs do not use up descriptors.
+    void let_go_of_devices() {
+        int inert = inert_descriptor();
+        if (inert < 0) return;
+        std::set<int> descriptors;
+        for (const OpenNode &node : nodes) {
+            struct stat info;
+            if (fstat(node.fd, &info) == 0 && info.st_dev == node.dev && info.st_ino == node.ino) descriptors.insert(node.fd);
+        }
+        if (allocator) {
+            for (Stream *stream : { still, viewfinder }) {
+                if (!stream) continue;
+                for (const auto &buffer : allocator->buffers(stream))
+                    for (const FrameBuffer::Plane &plane : buffer->planes())
+                        if (plane.fd.get() >= 0) descriptors.insert(plane.fd.get());
+            }
+        }
+        std::lock_guard<std::mutex> guard(manager_lock);
+        for (int fd : descriptors)
+            if (dup3(inert, fd, O_CLOEXEC) == fd) orphaned_descriptors.push_back(fd);
     }
 
     // libcamera's thread: queue and wake the event loop, nothing else.
@@ -430,6 +627,7 @@ struct RealCamera final : shutter_lc_camera {
     int configure(shutter_lc_stream_config *stillConfig, shutter_lc_stream_config *vfConfig, int buffer_count) override {
         if (running) return -EBUSY;
         unmap();
+        held.clear();
         requests.clear();
         allocator.reset();
         std::vector<StreamRole> roles{ StreamRole::StillCapture };
@@ -472,22 +670,25 @@ struct RealCamera final : shutter_lc_camera {
         size_t count = stillBuffers.size();
         if (viewfinder) count = std::min(count, allocator->buffers(viewfinder).size());
         if (count < 2) return -ENOBUFS;
+        auto mapped = std::make_shared<BufferMemory>();
         for (size_t index = 0; index < count; index++) {
             std::unique_ptr<Request> request = camera->createRequest(index);
             if (!request) return -ENOMEM;
             if (request->addBuffer(still, stillBuffers[index].get()) < 0) return -EINVAL;
             if (viewfinder && request->addBuffer(viewfinder, allocator->buffers(viewfinder)[index].get()) < 0) return -EINVAL;
-            Mapping mapping{};
-            if (!map(stillBuffers[index].get(), mapping, false)) return -errno;
-            if (viewfinder && !map(allocator->buffers(viewfinder)[index].get(), mapping, true)) return -errno;
-            mappings.push_back(std::move(mapping));
+            BufferMemory::Planes planes;
+            if (!map(stillBuffers[index].get(), *mapped, planes, false)) return -errno;
+            if (viewfinder && !map(allocator->buffers(viewfinder)[index].get(), *mapped, planes, true)) return -errno;
+            mapped->requests.push_back(planes);
             requests.push_back(std::move(request));
         }
+        memory = std::move(mapped);
+        held.assign(requests.size(), false);
         return 0;
     }
 
     /// Maps each dmabuf once (planes of one buffer usually share it) and records plane addresses.
-    bool map(FrameBuffer *buffer, Mapping &mapping, bool isViewfinder) {
+    bool map(FrameBuffer *buffer, BufferMemory &memory, BufferMemory::Planes &mapping, bool isViewfinder) {
         std::map<int, std::pair<uint8_t *, size_t>> byFd;
         for (const FrameBuffer::Plane &plane : buffer->planes()) {
             size_t end = size_t(plane.offset) + plane.length;
@@ -498,7 +699,7 @@ struct RealCamera final : shutter_lc_camera {
             void *address = mmap(nullptr, entry.second, PROT_READ, MAP_SHARED, fd, 0);
             if (address == MAP_FAILED) return false;
             entry.first = static_cast<uint8_t *>(address);
-            mapping.maps.emplace_back(address, entry.second);
+            memory.maps.emplace_back(address, entry.second);
         }
         uint32_t index = 0;
         for (const FrameBuffer::Plane &plane : buffer->planes()) {
@@ -518,11 +719,8 @@ struct RealCamera final : shutter_lc_camera {
         return true;
     }
 
-    void unmap() {
-        for (Mapping &mapping : mappings)
-            for (auto &[address, length] : mapping.maps) munmap(address, length);
-        mappings.clear();
-    }
+    /// Lets go of the camera's reference to the mappings (frames still lent keep them).
+    void unmap() { memory.reset(); }
 
     bool frame_duration_range(int64_t &minimum, int64_t &maximum) override {
         auto found = camera->controls().find(&controls::FrameDurationLimits);
@@ -550,9 +748,11 @@ struct RealCamera final : shutter_lc_camera {
             std::lock_guard<std::mutex> guard(lock);
             running = true;
         }
-        for (auto &request : requests) {
+        for (size_t index = 0; index < requests.size(); index++) {
+            if (held[index]) continue;  // queued when shutter releases it
+            Request *request = requests[index].get();
             request->reuse(Request::ReuseBuffers);
-            result = camera->queueRequest(request.get());
+            result = camera->queueRequest(request);
             if (result < 0) {
                 stop();
                 return result;
@@ -570,7 +770,7 @@ struct RealCamera final : shutter_lc_camera {
             done.clear();
             // A device that went away without libcamera noticing: Camera::stop would abort
             // the process (see device_node_removed); the camera is only closed from here on.
-            if (wasRunning && !disconnected && device_node_removed()) disconnected = true;
+            if (wasRunning && !disconnected && device_node_removed(nodes)) disconnected = true;
             gone = disconnected;
         }
         if (wasRunning && !gone) camera->stop();
@@ -591,6 +791,7 @@ struct RealCamera final : shutter_lc_camera {
         }
         memset(out, 0, sizeof *out);
         out->request = int(request->cookie());
+        held[request->cookie()] = true;
         out->completed_at = monotonic_ns();
         FrameBuffer *buffer = request->findBuffer(still);
         out->ok = request->status() == Request::RequestComplete && buffer
@@ -604,7 +805,7 @@ struct RealCamera final : shutter_lc_camera {
         auto afState = metadata.get(controls::AfState);
         out->af_state = afState ? *afState : -1;
         out->lens_position = metadata.get(controls::LensPosition).value_or(-1.0f);
-        const Mapping &mapping = mappings[request->cookie()];
+        const BufferMemory::Planes &mapping = memory->requests[request->cookie()];
         out->plane_count = mapping.count;
         for (uint32_t index = 0; index < mapping.count; index++) {
             out->planes[index] = mapping.planes[index];
@@ -622,6 +823,8 @@ struct RealCamera final : shutter_lc_camera {
 
     int release(int cookie) override {
         if (cookie < 0 || size_t(cookie) >= requests.size()) return -EINVAL;
+        if (!held[cookie]) return 0;  // queued already, or by the next start
+        held[cookie] = false;
         Request *request = requests[cookie].get();
         {
             std::lock_guard<std::mutex> guard(lock);
@@ -670,7 +873,6 @@ struct RealCamera final : shutter_lc_camera {
 struct FakeCamera final : shutter_lc_camera {
     shutter_lc_fake_config script;
     struct Slot {
-        std::vector<uint8_t> memory, viewfinder;
         std::map<int, float> controls;
         bool crop_set = false;
         Rectangle crop;
@@ -681,6 +883,8 @@ struct FakeCamera final : shutter_lc_camera {
     };
     std::vector<Slot> slots;
     std::deque<int> queued, done;
+    /// Requests shutter holds (taken by next, not yet released): never queued.
+    std::vector<bool> held;
     std::map<int, float> pending, applied;
     bool pending_crop = false, applied_crop_set = false;
     Rectangle pending_crop_rect, applied_crop;
@@ -712,8 +916,10 @@ struct FakeCamera final : shutter_lc_camera {
             stride = w * 3;
             plane_sizes[0] = stride * h;
         }
-        for (uint32_t index = 1; index < planes; index++) plane_offsets[index] = plane_offsets[index - 1] + plane_sizes[index - 1];
-        frame_size = plane_offsets[planes - 1] + plane_sizes[planes - 1];
+        for (uint32_t index = 1; index < planes; index++)
+            plane_offsets[index] = plane_offsets[index - 1] + plane_sizes[index - 1] + script.plane_gap;
+        frame_size = 0;
+        for (uint32_t index = 0; index < planes; index++) frame_size += plane_sizes[index];
     }
 
     int formats(shutter_lc_format *formats, int capacity) override {
@@ -793,10 +999,26 @@ struct FakeCamera final : shutter_lc_camera {
             viewfinder->width = viewfinder->height = viewfinder->fourcc = 0;
         }
         slots.assign(size_t(std::max(buffer_count, 2)), Slot{});
-        for (Slot &slot : slots) {
-            slot.memory.assign(frame_size, 0);
-            slot.viewfinder.assign(vf_bytes, 0);
+        held.assign(slots.size(), false);
+        // Each request's memory: the still planes (plane_gap apart), then the viewfinder's.
+        auto made = std::make_shared<BufferMemory>();
+        uint32_t span = plane_offsets[planes - 1] + plane_sizes[planes - 1];
+        for (size_t index = 0; index < slots.size(); index++) {
+            made->owned.emplace_back(span, 0);
+            made->owned.emplace_back(vf_bytes, 0);
+            BufferMemory::Planes request;
+            request.count = planes;
+            for (uint32_t plane = 0; plane < planes; plane++) {
+                request.planes[plane] = made->owned[2 * index].data() + plane_offsets[plane];
+                request.bytes[plane] = plane_sizes[plane];
+            }
+            if (vf_bytes) {
+                request.vf = made->owned[2 * index + 1].data();
+                request.vf_bytes = vf_bytes;
+            }
+            made->requests.push_back(request);
         }
+        memory = std::move(made);
         return 0;
     }
 
@@ -815,7 +1037,8 @@ struct FakeCamera final : shutter_lc_camera {
         running = true;
         queued.clear();
         done.clear();
-        for (size_t index = 0; index < slots.size(); index++) queue(int(index));
+        for (size_t index = 0; index < slots.size(); index++)
+            if (!held[index]) queue(int(index));
         return 0;
     }
 
@@ -862,8 +1085,10 @@ struct FakeCamera final : shutter_lc_camera {
             if (af_frames_left == 0 && script.af_outcome != SHUTTER_LC_AF_SCANNING) af_state = script.af_outcome;
         }
         if (script.has_autofocus && af_state == SHUTTER_LC_AF_FOCUSED) lens = 2.5f;
-        std::fill(slot.memory.begin(), slot.memory.end(), fill);
-        std::fill(slot.viewfinder.begin(), slot.viewfinder.end(), fill);
+        const BufferMemory::Planes &mapped = memory->requests[index];
+        for (uint32_t plane = 0; plane < mapped.count; plane++)
+            memset(const_cast<uint8_t *>(mapped.planes[plane]), fill, mapped.bytes[plane]);
+        if (mapped.vf) memset(const_cast<uint8_t *>(mapped.vf), fill, mapped.vf_bytes);
         slot.timestamp = timestamp;
         slot.sequence = sequence++;
         slot.af_state = script.has_autofocus ? af_state : -1;
@@ -880,7 +1105,9 @@ struct FakeCamera final : shutter_lc_camera {
         }
         int index = done.front();
         done.pop_front();
+        held[index] = true;
         const Slot &slot = slots[index];
+        const BufferMemory::Planes &mapped = memory->requests[index];
         memset(out, 0, sizeof *out);
         out->request = index;
         out->ok = 1;
@@ -891,20 +1118,20 @@ struct FakeCamera final : shutter_lc_camera {
         out->completed_at = slot.timestamp;
         out->af_state = slot.af_state;
         out->lens_position = slot.lens;
-        out->plane_count = planes;
-        for (uint32_t plane = 0; plane < planes; plane++) {
-            out->planes[plane] = slot.memory.data() + plane_offsets[plane];
-            out->plane_bytes[plane] = plane_sizes[plane];
+        out->plane_count = mapped.count;
+        for (uint32_t plane = 0; plane < mapped.count; plane++) {
+            out->planes[plane] = mapped.planes[plane];
+            out->plane_bytes[plane] = mapped.bytes[plane];
         }
-        if (vf_bytes) {
-            out->viewfinder = slot.viewfinder.data();
-            out->viewfinder_bytes = vf_bytes;
-        }
+        out->viewfinder = mapped.vf;
+        out->viewfinder_bytes = mapped.vf_bytes;
         return 1;
     }
 
     int release(int index) override {
         if (index < 0 || size_t(index) >= slots.size()) return -EINVAL;
+        if (!held[index]) return 0;  // queued already, or by the next start
+        held[index] = false;
         if (running) queue(index);
         return 0;
     }
@@ -989,14 +1216,20 @@ shutter_lc_camera *shutter_lc_open(const char *name, int *error) {
                 break;
             }
         }
+        // One acquire at a time, so that the media devices newly locked are this camera's.
+        static std::mutex acquiring;
+        std::unique_lock<std::mutex> acquireGuard(acquiring);
+        auto lockedBefore = locked_files();
         if (!found) {
             *error = -ENOENT;
         } else if (int result = found->acquire(); result < 0) {
             *error = result;
         } else {
             *error = 0;
+            auto cameraNodes = acquired_camera_nodes(lockedBefore);
+            acquireGuard.unlock();
             try {
-                opened = new RealCamera(found);
+                opened = new RealCamera(found, std::move(cameraNodes));
             } catch (...) {
                 found->release();
                 *error = -ENOMEM;
@@ -1043,6 +1276,25 @@ int shutter_lc_fake_af_triggers(shutter_lc_camera *camera) {
 }
 
 void shutter_lc_close(shutter_lc_camera *camera) { delete camera; }
+
+shutter_lc_buffers *shutter_lc_buffers_retain(shutter_lc_camera *camera) {
+    if (!camera || !camera->memory) return nullptr;
+    return new (std::nothrow) shutter_lc_buffers{ camera->memory };
+}
+
+void shutter_lc_buffers_release(shutter_lc_buffers *buffers) { delete buffers; }
+
+int shutter_lc_buffers_count(const shutter_lc_buffers *buffers) { return int(buffers->memory->requests.size()); }
+
+int shutter_lc_buffers_planes(const shutter_lc_buffers *buffers, int request, const uint8_t **planes, uint32_t *bytes, int capacity) {
+    if (request < 0 || size_t(request) >= buffers->memory->requests.size()) return -EINVAL;
+    const BufferMemory::Planes &mapped = buffers->memory->requests[size_t(request)];
+    for (uint32_t plane = 0; plane < mapped.count && int(plane) < capacity; plane++) {
+        planes[plane] = mapped.planes[plane];
+        bytes[plane] = mapped.bytes[plane];
+    }
+    return int(mapped.count);
+}
 
 const char *shutter_lc_id(shutter_lc_camera *camera) { return camera->id.c_str(); }
 const char *shutter_lc_model(shutter_lc_camera *camera) { return camera->model.c_str(); }

@@ -52,7 +52,7 @@ public enum CaptureEvent: Hashable, Sendable {
     case cameraReady(at: Instant, info: CameraInfo, format: FrameFormat, frameInterval: Nanoseconds? = nil, viewfinder: FrameDimensions? = nil)
 
     /// The event as one JSON line:
-    /// `{"event":"photo","t":…,"path":…,"pressedAt":…,"frameAt":…,"offsetMs":…,"width":…,"height":…,"bytes":…}`.
+    /// `{"event":"photo","t":…,"path":…,"pressedAt":…,"frameAt":…,"offsetMs":…,"width":…,"height":…,"bytes":…,"focus":…,"bracketMs":…}`.
     public var json: JSONLine {
         switch self {
         case .photo(let photo):
@@ -65,6 +65,8 @@ public enum CaptureEvent: Hashable, Sendable {
             line.add("height", photo.height)
             line.add("bytes", photo.bytes)
             line.add("focus", photo.focus.rawValue)
+            // The frame interval at the press, so "within one frame interval" can be checked per photo.
+            if let bracket = photo.bracket { line.add("bracketMs", bracket.milliseconds, decimals: 3) }
             return line
         case .captureFailed(let failure):
             var line = JSONLine(event: "captureFailed", at: failure.at)

@@ -10,6 +10,15 @@ public typealias CameraFactory = (CameraSettings) throws(CaptureError) -> any Ca
 /// Use from one thread (the event loop). Poll every descriptor of ``pollDescriptors`` for
 /// readable (re-read the list after each call: the camera's descriptor comes and goes with the
 /// camera) and call ``handleReadable()`` when any is; call ``capture(pressedAt:now:)`` on a full press.
+///
+/// Nothing here waits on the camera. Its slow work (reopening a lost camera, which enumerates
+/// devices; `VIDIOC_REQBUFS`, mmap and `VIDIOC_STREAMON`, or libcamera's start; stopping and
+/// closing) runs on one serial lifecycle queue, and the result comes back through the wake pipe.
+/// While any such job is queued the camera belongs to that queue: the loop reads no frames from
+/// it and sets no controls on it (control changes wait in order until it is back), so a
+/// ``Camera`` is still used by one thread at a time. Frames are still dequeued on the loop (see
+/// ``pumpFrames()``). Only the first open, in ``init``, happens on the caller's thread, before any
+/// loop runs, so the daemon knows the camera's controls before it serves gestures.
 public final class CaptureService {
     public let board: Board
     private let settings: CameraSettings
@@ -42,6 +51,20 @@ public final class CaptureService {
     private let group = DispatchGroup()
     private var retryTimer: (any DispatchSourceTimer)?
     private var isShutDown = false
+    /// Opens, starts, stops and closes the camera, one job at a time, off the event loop.
+    private let lifecycleQueue = DispatchQueue(label: "shutter.capture.lifecycle", qos: .userInitiated)
+    /// What the lifecycle queue finished, in order, for the loop to collect.
+    private let lifecycleResults = Locked<[LifecycleResult]>([])
+    /// Lifecycle jobs queued whose results the loop has not collected yet; the camera is the queue's while any is.
+    private var lifecycleJobs = 0
+    /// An open is on the lifecycle queue.
+    private var isOpening = false
+    /// The first failure of a start, restart or stop since the camera left the loop: acted on once it is back.
+    private var lifecycleFailure: CaptureError?
+    /// The warm-up frames of the last start asked for, skipped once it has started.
+    private var startWarmup = 0
+    /// Work on the camera asked for while it was away (control changes, an autofocus trigger), in order.
+    private var whenCameraIsBack: [() -> Void] = []
 
     /// The most photos waiting to be encoded or written; a longer burst fails fast instead of growing memory.
     public static let maximumInFlight = 8
@@ -109,10 +132,11 @@ public final class CaptureService {
         }
     }
 
-    /// The descriptors to poll for readable: the completion pipe, and the camera while it streams.
+    /// The descriptors to poll for readable: the completion pipe, and the camera while it streams
+    /// (and is not away on the lifecycle queue).
     public var pollDescriptors: [CInt] {
         var fds = [wake.readEnd]
-        if let fd = camera?.pollDescriptor { fds.append(fd) }
+        if let camera = cameraOnLoop, let fd = camera.pollDescriptor { fds.append(fd) }
         return fds
     }
 
@@ -120,14 +144,24 @@ public final class CaptureService {
     /// every wait, and keeps the list between wake-ups.
     public func appendPollDescriptors(to list: inout [CInt]) {
         list.append(wake.readEnd)
-        if let fd = camera?.pollDescriptor { list.append(fd) }
+        if let camera = cameraOnLoop, let fd = camera.pollDescriptor { list.append(fd) }
     }
 
-    /// Whether a press now would be served by a running camera.
+    /// Whether a press now would be served by the open camera (at once, or once it has started).
     public var isReady: Bool { camera != nil && !isShutDown }
 
-    /// The open camera, if any.
+    /// The open camera, if any. While ``isCameraBusy`` only its fixed description (`info`,
+    /// `format`, `controls`) may be read: the lifecycle queue is using it.
     public var currentCamera: (any Camera)? { camera }
+
+    /// Whether the camera is being opened, started, stopped or closed on the lifecycle queue.
+    public var isCameraBusy: Bool { lifecycleJobs > 0 }
+
+    /// Whether the camera streams (its start has finished, no stop is asked for).
+    public var isStreaming: Bool { camera != nil && machine.isStreaming }
+
+    /// The camera, when the loop holds it (no lifecycle job queued).
+    private var cameraOnLoop: (any Camera)? { lifecycleJobs == 0 ? camera : nil }
 
     /// Frames taken into the ring since start (warm-up frames not counted).
     public private(set) var framesReceived = 0
@@ -151,9 +185,9 @@ public final class CaptureService {
             return list
         }
         inFlight -= done.count  // every background result is one photo's end
-        if camera == nil, !isShutDown, retryTimer == nil || retryDue.withLock({ $0 }) {
-            retryDue.withLock { $0 = false }
-            openNow()
+        collectLifecycleResults()
+        if camera == nil, !isShutDown, !isOpening, retryDue.withLock({ due in defer { due = false }; return due }) {
+            openInBackground()
         }
         pumpFrames()
         perform(machine.tick(now: clock.now))
@@ -178,7 +212,7 @@ public final class CaptureService {
             fail(pressedAt: pressedAt, .notReady(reason: lastOpenError?.description ?? "no camera"))
             return
         }
-        if camera.isStreaming {
+        if cameraOnLoop != nil, machine.isStreaming {
             pumpFrames()
             guard self.camera != nil else {
                 fail(pressedAt: pressedAt, .notReady(reason: lastOpenError?.description ?? "no camera"))
@@ -190,7 +224,7 @@ public final class CaptureService {
             startAutofocus()
             if autofocus.isScanning {
                 focusWaiting.append(pressedAt)
-                if !camera.isStreaming { perform(machine.prepare()) }
+                if !machine.isStreaming { perform(machine.prepare()) }
                 if !events.isEmpty { wake.signal() }
                 return
             }
@@ -206,13 +240,21 @@ public final class CaptureService {
     /// Starts an autofocus cycle on a camera that has autofocus, unless one runs or has locked.
     private func startAutofocus() {
         guard let camera = camera as? LibcameraCamera, camera.hasAutofocus, autofocus.trigger(at: clock.now) else { return }
-        do throws(CaptureError) {
-            try camera.triggerAutofocus()
-        } catch {
-            autofocus.reset()
-            events.append(.captureFailed(CaptureFailure(at: clock.now, pressedAt: nil, error: error)))
-            wake.signal()
+        onCamera { [unowned self] in
+            guard self.camera === camera else { return }  // lost meanwhile: the reopened camera focuses on its next press
+            do throws(CaptureError) {
+                try camera.triggerAutofocus()
+            } catch {
+                autofocus.reset()
+                events.append(.captureFailed(CaptureFailure(at: clock.now, pressedAt: nil, error: error)))
+                wake.signal()
+            }
         }
+    }
+
+    /// Runs `work` on the camera now, or once the lifecycle queue gives the camera back.
+    private func onCamera(_ work: @escaping () -> Void) {
+        if lifecycleJobs == 0 { work() } else { whenCameraIsBack.append(work) }
     }
 
     /// Feeds `frame`'s AfState to the autofocus sequence and serves the presses waiting on focus.
@@ -232,8 +274,8 @@ public final class CaptureService {
         perform(machine.prepare())
     }
 
-    /// Carries out what the state machine decided.
-    private func perform(_ actions: [CaptureStateMachine.Action]) {
+    /// Carries out what the state machine decided; a start skips `warmupFrames` (default: the board's).
+    private func perform(_ actions: [CaptureStateMachine.Action], warmupFrames: Int? = nil) {
         for action in actions {
             switch action {
             case .save(let number, let pressedAt):
@@ -246,30 +288,81 @@ public final class CaptureService {
                 events.append(.captureFailed(CaptureFailure(at: clock.now, pressedAt: pressedAt, error: error)))
                 wake.signal()
             case .startStream:
-                if let camera { startStream(camera, warmupFrames: settings.warmupFrames) }
+                if let camera { startStream(camera, warmupFrames: warmupFrames ?? settings.warmupFrames, restart: false) }
             case .restartStream:
-                guard let camera else { continue }
-                camera.stop()
-                startStream(camera, warmupFrames: 0)
+                if let camera { startStream(camera, warmupFrames: 0, restart: true) }
             case .stopStream:
-                camera?.stop()
                 ring.removeAll()
+                if let camera { onLifecycleQueue(camera) { $0.stop(); return nil } }
             }
         }
     }
 
-    /// Starts `camera` streaming with an empty ring; a failure fails the presses waiting (or is
-    /// reported for the stream) and the camera is looked for again.
-    private func startStream(_ camera: any Camera, warmupFrames: Int) {
+    /// Starts `camera` streaming (stopping it first for a restart) on the lifecycle queue, with an
+    /// empty ring. Once it has, ``collectLifecycleResults()`` tells the state machine; a failure
+    /// fails the presses waiting (or is reported for the stream) and the camera is looked for again.
+    private func startStream(_ camera: any Camera, warmupFrames: Int, restart: Bool) {
         ring.removeAll()
-        do throws(CaptureError) {
-            try camera.start()
-        } catch {
-            lost(error, pressedAt: nil)
+        startWarmup = warmupFrames
+        onLifecycleQueue(camera) { camera in
+            if restart { camera.stop() }
+            do throws(CaptureError) {
+                try camera.start()
+                return nil
+            } catch {
+                return error
+            }
+        }
+    }
+
+    /// Hands `camera` to the lifecycle queue for `job` (its error, or `nil`); the loop leaves it
+    /// alone until the result is collected.
+    private func onLifecycleQueue(_ camera: any Camera, _ job: @escaping @Sendable (any Camera) -> CaptureError?) {
+        lifecycleJobs += 1
+        let handed = HandedCamera(camera), results = lifecycleResults, wake = self.wake
+        lifecycleQueue.async {
+            let failure = job(handed.camera)
+            results.withLock { $0.append(.done(failure)) }
+            wake.signal()
+        }
+    }
+
+    /// Takes what the lifecycle queue finished: adopts a camera it opened (or reports why not), and
+    /// once the camera is back on the loop acts on how its starts and stops went.
+    private func collectLifecycleResults() {
+        let results = lifecycleResults.withLock { list in
+            defer { list.removeAll() }
+            return list
+        }
+        guard !results.isEmpty else { return }
+        lifecycleJobs -= results.count
+        for result in results {
+            switch result {
+            case .opened(let handed):
+                isOpening = false
+                lastOpenError = nil
+                retryTimer?.cancel()
+                retryTimer = nil
+                adopt(handed.camera)
+            case .openFailed(let error):
+                isOpening = false
+                openFailed(error)
+            case .done(let failure):
+                if lifecycleFailure == nil { lifecycleFailure = failure }
+            }
+        }
+        guard lifecycleJobs == 0, let camera, !isShutDown else { return }
+        if let failure = lifecycleFailure {
+            lifecycleFailure = nil
+            lost(failure, pressedAt: nil)
             return
         }
-        machine.streamStarted(at: clock.now, warmupFrames: warmupFrames)
-        startWatchdog()
+        perform(machine.settled(streaming: camera.isStreaming, at: clock.now, warmupFrames: startWarmup))
+        if machine.isStreaming { startWatchdog() }
+        // Control changes asked for while the camera was away, in order (each may send it away again).
+        while lifecycleJobs == 0, self.camera != nil, !whenCameraIsBack.isEmpty {
+            whenCameraIsBack.removeFirst()()
+        }
     }
 
     /// How the open camera serves zoom, exposure bias and focus.
@@ -280,6 +373,10 @@ public final class CaptureService {
     /// Controls the camera cannot serve are ignored (``controlReport()`` says why). Never blocks:
     /// V4L2 controls are set on a background queue.
     public func apply(controlID: String, value: ControlValue) {
+        guard lifecycleJobs == 0 else {
+            whenCameraIsBack.append { [unowned self] in apply(controlID: controlID, value: value) }
+            return
+        }
         guard let spec = board.controls.first(where: { $0.id == controlID }) else { return }
         let number: Double = switch value {
         case .number(let number): number
@@ -301,6 +398,10 @@ public final class CaptureService {
 
     /// Sets the zoom factor (1 = none): the camera's zoom control when it has one, else a centred crop.
     public func setZoom(_ factor: Double) {
+        guard lifecycleJobs == 0 else {
+            whenCameraIsBack.append { [unowned self] in setZoom(factor) }
+            return
+        }
         zoomFactor = max(1, factor)
         if let maximum = scalerCropMaximum, let camera = camera as? LibcameraCamera {
             do throws(CaptureError) {
@@ -325,6 +426,10 @@ public final class CaptureService {
     /// camera with only a manual exposure time gets the time auto exposure metered, read just
     /// before switching to manual, times 2^EV; back at 0 EV it meters itself again.
     public func setExposureBias(_ ev: Double) {
+        guard lifecycleJobs == 0 else {
+            whenCameraIsBack.append { [unowned self] in setExposureBias(ev) }
+            return
+        }
         exposureBias = ev
         if let camera = camera as? LibcameraCamera {
             guard case .exposureValue(let range) = LibcameraControlPlan(camera: camera).exposureBias else { return }
@@ -362,6 +467,10 @@ public final class CaptureService {
 
     /// Drives the lens by hand (`LensPosition`, autofocus off) from a `lensPosition` slider at `value` in `range`.
     public func setLensPosition(_ value: Double, range: ClosedRange<Double>) {
+        guard lifecycleJobs == 0 else {
+            whenCameraIsBack.append { [unowned self] in setLensPosition(value, range: range) }
+            return
+        }
         guard let camera = camera as? LibcameraCamera else { return }
         let lens: ClosedRange<Double>
         switch LibcameraControlPlan(camera: camera).focus {
@@ -459,7 +568,8 @@ public final class CaptureService {
         PhotoProcessing(crop: digitalZoomCrop, scaleToFrame: settings.digitalZoom == .scale, effect: effect)
     }
 
-    /// Stops the camera and waits for photos being written; no event is reported afterwards.
+    /// Closes the camera and waits for the lifecycle queue (an open or start in progress) and
+    /// for photos being written; no event is reported afterwards, and nothing uses a camera after.
     public func shutdown() {
         guard !isShutDown else { return }
         isShutDown = true
@@ -467,14 +577,33 @@ public final class CaptureService {
         retryTimer = nil
         watchdogTimer?.cancel()
         watchdogTimer = nil
-        camera?.close()
+        whenCameraIsBack.removeAll()
+        if let camera {
+            // After the jobs queued before: a start in progress finishes, then the camera closes.
+            let handed = HandedCamera(camera)
+            lifecycleQueue.async { handed.camera.close() }
+        }
         camera = nil
+        lifecycleQueue.sync {}
+        // A camera an open in progress found, never adopted: close it too.
+        let late = lifecycleResults.withLock { list in
+            defer { list.removeAll() }
+            return list
+        }
+        for case .opened(let handed) in late { handed.camera.close() }
+        lifecycleJobs = 0
         group.wait()
     }
 
     /// Blocks until every photo handed to the background queue is on disk or failed. For commands and tests.
     public func waitForWrites() {
         group.wait()
+    }
+
+    /// Blocks until the camera jobs queued so far (open, start, stop, close) are done; the next
+    /// ``handleReadable()`` takes their results. For commands and tests.
+    public func waitForCamera() {
+        lifecycleQueue.sync {}
     }
 
     deinit { shutdown() }
@@ -510,27 +639,48 @@ public final class CaptureService {
         if camera.isStreaming {
             machine.streamStarted(at: clock.now, warmupFrames: 0)
             startWatchdog()
-        } else if settings.keepStreaming {
-            startStream(camera, warmupFrames: 0)
+        } else {
+            perform(machine.cameraOpened(), warmupFrames: 0)
         }
         wake.signal()
     }
 
+    /// The first open, on the caller's thread (``init``, before any loop runs).
     private func openNow() {
         do throws(CaptureError) {
             let camera = try factory(settings)
             lastOpenError = nil
-            retryTimer?.cancel()
-            retryTimer = nil
             adopt(camera)
         } catch {
-            if lastOpenError != error {  // report each new reason once, not every retry
-                events.append(.captureFailed(CaptureFailure(at: clock.now, pressedAt: nil, error: error)))
-                wake.signal()
-            }
-            lastOpenError = error
-            scheduleRetry()
+            openFailed(error)
         }
+    }
+
+    /// Looks for the lost camera on the lifecycle queue (after the close of the old one); the
+    /// result comes back through ``collectLifecycleResults()``.
+    private func openInBackground() {
+        isOpening = true
+        lifecycleJobs += 1
+        let factory = HandedFactory(factory), settings = self.settings, results = lifecycleResults, wake = self.wake
+        lifecycleQueue.async {
+            let result: LifecycleResult
+            do throws(CaptureError) {
+                result = .opened(HandedCamera(try factory.open(settings)))
+            } catch {
+                result = .openFailed(error)
+            }
+            results.withLock { $0.append(result) }
+            wake.signal()
+        }
+    }
+
+    private func openFailed(_ error: CaptureError) {
+        if lastOpenError != error {  // report each new reason once, not every retry
+            events.append(.captureFailed(CaptureFailure(at: clock.now, pressedAt: nil, error: error)))
+            wake.signal()
+        }
+        lastOpenError = error
+        scheduleRetry()
     }
 
     private func scheduleRetry() {
@@ -563,7 +713,8 @@ public final class CaptureService {
             events.append(.captureFailed(CaptureFailure(at: now, pressedAt: press, error: error)))
         }
         ring.removeAll()
-        camera?.close()
+        // Control changes still waiting stay queued: they reach the reopened camera once it has settled.
+        if let camera { onLifecycleQueue(camera) { $0.close(); return nil } }
         camera = nil
         lastOpenError = error
         scheduleRetry()
@@ -575,8 +726,13 @@ public final class CaptureService {
         wake.signal()
     }
 
+    /// Dequeues the frames that are ready. This stays on the loop: the camera's `readFrames` polls
+    /// its descriptor first and dequeues only buffers already filled (`VIDIOC_DQBUF` on a ready
+    /// buffer does not wait; libv4lconvert's conversion happens on the encode queue, for the one
+    /// frame a photo takes), and the frames must meet the presses here anyway. Moving it to a
+    /// thread would add a hand-off and a lock per frame for no shorter wait.
     private func pumpFrames() {
-        guard let camera, camera.isStreaming else { return }
+        guard let camera = cameraOnLoop, machine.isStreaming, camera.isStreaming else { return }
         let frames: [Frame]
         do throws(CaptureError) {
             frames = try camera.readFrames()
@@ -592,7 +748,7 @@ public final class CaptureService {
             }
             perform(actions)
             if keep { serveFocusWaiting(with: frame) }
-            if !(self.camera?.isStreaming ?? false) { break }  // stopped: the rest of the batch is stale
+            if !machine.isStreaming || lifecycleJobs > 0 { break }  // stopped or restarting: the rest of the batch is stale
         }
     }
 
@@ -681,4 +837,29 @@ struct PhotoJob: Sendable {
             return .captureFailed(CaptureFailure(at: monotonicNow(), pressedAt: pressedAt, error: error))
         }
     }
+}
+
+/// A camera handed between the event loop and the lifecycle queue.
+///
+/// Unchecked: the service hands it to one thread at a time (the queue while a job is queued, the
+/// loop otherwise); the hand-over goes through the queue and a lock, which order the accesses.
+struct HandedCamera: @unchecked Sendable {
+    let camera: any Camera
+    init(_ camera: any Camera) { self.camera = camera }
+}
+
+/// The camera factory, called on the lifecycle queue only (one open at a time).
+struct HandedFactory: @unchecked Sendable {
+    let open: CameraFactory
+    init(_ open: @escaping CameraFactory) { self.open = open }
+}
+
+/// What one lifecycle job came to.
+enum LifecycleResult: Sendable {
+    /// A reopen found the camera.
+    case opened(HandedCamera)
+    /// A reopen failed.
+    case openFailed(CaptureError)
+    /// A start, restart, stop or close ended, with its failure if any.
+    case done(CaptureError?)
 }

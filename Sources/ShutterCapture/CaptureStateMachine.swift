@@ -32,9 +32,9 @@ public struct CaptureStateMachine: Sendable {
         case save(sequence: UInt32, pressedAt: Instant)
         /// Report `captureFailed` for the press at `pressedAt` (`nil`: for the stream).
         case fail(pressedAt: Instant?, Failure)
-        /// Start the camera streaming (then call ``streamStarted(at:warmupFrames:)``).
+        /// Start the camera streaming; once it has (off the event loop), call ``settled(streaming:at:warmupFrames:)``.
         case startStream
-        /// Stop the camera and start it again (then call ``streamStarted(at:warmupFrames:)``).
+        /// Stop the camera and start it again; once done, call ``settled(streaming:at:warmupFrames:)``.
         case restartStream
         /// Stop the camera: nothing needs frames (then call ``streamStopped()``).
         case stopStream
@@ -61,6 +61,10 @@ public struct CaptureStateMachine: Sendable {
     /// The nominal frame interval, when the camera says.
     public var frameInterval: Nanoseconds?
     public private(set) var isStreaming = false
+    /// A start (or restart) was asked for and the camera has not yet said it streams: presses
+    /// wait for it, no second start is asked for, and the watchdog waits too (the start is the
+    /// lifecycle queue's to finish or fail).
+    public private(set) var isStarting = false
     /// A light press started the camera: keep it until a shot or ``standby()``.
     public private(set) var isPrepared = false
     private var warmupRemaining = 0
@@ -108,6 +112,7 @@ public struct CaptureStateMachine: Sendable {
     /// auto-exposure settles. Frames held before are gone.
     public mutating func streamStarted(at now: Instant, warmupFrames: Int) {
         isStreaming = true
+        isStarting = false
         held.removeAll()
         lastSaved = nil
         warmupRemaining = max(0, warmupFrames)
@@ -119,6 +124,7 @@ public struct CaptureStateMachine: Sendable {
     /// returned for the service to fail with its reason.
     public mutating func streamStopped() -> [Instant] {
         isStreaming = false
+        isStarting = false
         held.removeAll()
         warmupRemaining = 0
         lastArrival = nil
@@ -159,6 +165,8 @@ public struct CaptureStateMachine: Sendable {
         if !isStreaming {
             // A cold camera: the frames before the press are gone; the first after the warm-up serves it.
             waiting.append(Waiting(pressedAt: pressedAt))
+            if isStarting { return [] }  // the start already asked for serves this press too
+            isStarting = true
             return [.startStream]
         }
         if warmupRemaining == 0, let chosen = choice(for: pressedAt) {
@@ -170,9 +178,38 @@ public struct CaptureStateMachine: Sendable {
 
     /// A light press: start the camera ahead of the shot when the board stops it between shots.
     public mutating func prepare() -> [Action] {
-        guard !isStreaming else { return [] }
+        guard !isStreaming, !isStarting else { return [] }  // as when streaming: the camera is coming
         isPrepared = true
+        isStarting = true
         return [.startStream]
+    }
+
+    /// The camera opened: a board that keeps it streaming starts it now.
+    public mutating func cameraOpened() -> [Action] {
+        guard keepStreaming, !isStreaming, !isStarting else { return [] }
+        isStarting = true
+        return [.startStream]
+    }
+
+    /// The lifecycle queue has carried out every start, restart and stop asked for, and the
+    /// camera `streaming` now or not. A start that finished becomes the stream (its first
+    /// `warmupFrames` skipped); a camera that streams though nothing wants it any more (the light
+    /// press ended while it started) is stopped, and one that should stream but does not is started.
+    public mutating func settled(streaming: Bool, at now: Instant, warmupFrames: Int) -> [Action] {
+        switch (streaming, isStreaming || isStarting) {
+        case (true, true):
+            if isStarting { streamStarted(at: now, warmupFrames: warmupFrames) }
+            return []
+        case (true, false):
+            return [.stopStream]
+        case (false, true):
+            isStreaming = false
+            lastArrival = nil
+            isStarting = true
+            return [.startStream]
+        case (false, false):
+            return []
+        }
     }
 
     /// The light press ended without a shot: stop a camera the board does not keep streaming.
@@ -194,7 +231,10 @@ public struct CaptureStateMachine: Sendable {
         waiting.removeAll()
         held.removeAll()
         if keepStreaming || isPrepared {
-            self.lastArrival = now  // the restart counts from now
+            // No watchdog while the camera restarts: it counts again from the restart's end.
+            isStreaming = false
+            isStarting = true
+            self.lastArrival = nil
             actions.append(.restartStream)
         } else {
             isStreaming = false
@@ -220,8 +260,9 @@ public struct CaptureStateMachine: Sendable {
     }
 
     private mutating func standbyIfIdle() -> [Action] {
-        guard !keepStreaming, !isPrepared, waiting.isEmpty, isStreaming else { return [] }
+        guard !keepStreaming, !isPrepared, waiting.isEmpty, isStreaming || isStarting else { return [] }
         isStreaming = false
+        isStarting = false
         held.removeAll()
         lastArrival = nil
         return [.stopStream]

@@ -120,7 +120,7 @@ public enum AfState: Int32, Hashable, Sendable {
 }
 
 /// A camera through libcamera (or its fake): a still stream and optionally a viewfinder stream,
-/// requests cycling continuously, frames copied out of the mapped buffers into the ring.
+/// requests cycling continuously, the ring's frames lent the requests' own buffers.
 public final class LibcameraCamera: Camera {
     private var handle: OpaquePointer?
     public let info: CameraInfo
@@ -141,7 +141,27 @@ public final class LibcameraCamera: Camera {
     private var lastFrameAt: Instant?
 
     /// Requests in flight: at least two stay queued (vimc streams only with two buffers queued).
-    public static let requestCount = 4
+    /// Requests beyond the ring, as V4L2's ``V4L2Camera/spareBuffers``: two stay queued (vimc
+    /// streams only with two), one completes while the ring still holds the frame it replaces,
+    /// and one is a photo being encoded. More photos at once, and frames are copied meanwhile.
+    public static let spareRequests = V4L2Camera.spareBuffers
+    /// Fewer requests queued than this after one completes, and its frame is copied and the
+    /// request queued again at once, rather than lent: photos still encoding cannot starve libcamera.
+    static let minimumQueued = V4L2Camera.minimumQueued
+
+    /// How many frames the zero-shutter-lag ring holds (the board's `ringFrames`, bounded by `ringMiB`).
+    public private(set) var ringCapacity = 1
+    /// The still stream's frame size as libcamera states it: what one frame held in the ring costs.
+    public private(set) var bytesPerFrame = 0
+    /// How many requests (each with its own buffers) cycle: the ring plus ``spareRequests``, or
+    /// fewer when the pipeline fixes the count (libcamera 0.0.3's vimc and uvcvideo give 4; the
+    /// frames that cannot be lent then are copied).
+    public private(set) var requestCount = 0
+    /// Whether frames borrow the requests' buffers: the still planes lie one after another as
+    /// ``FrameFormat`` expects them. Otherwise each frame is copied into that layout.
+    public private(set) var lendsRequests = false
+    /// The requests' buffers and which of them are queued or lent to frames.
+    private var bufferQueue: V4L2BufferQueue?
 
     /// Opens the libcamera camera `settings.device` names (its id, or its model such as `imx708`;
     /// `libcamera` takes the first one), configures the still stream (and the viewfinder), and
@@ -175,7 +195,8 @@ public final class LibcameraCamera: Camera {
             has_scaler_crop: fake.hasScalerCrop ? 1 : 0, has_exposure_value: fake.hasExposureValue ? 1 : 0,
             has_autofocus: fake.hasAutofocus ? 1 : 0, af_scan_frames: Int32(fake.autofocusScanFrames),
             af_outcome: fake.autofocusOutcome.rawValue,
-            frame_duration_min_us: fake.frameDurationLimits?.lowerBound ?? 0, frame_duration_max_us: fake.frameDurationLimits?.upperBound ?? 0)
+            frame_duration_min_us: fake.frameDurationLimits?.lowerBound ?? 0, frame_duration_max_us: fake.frameDurationLimits?.upperBound ?? 0,
+            plane_gap: UInt32(fake.planeGap))
         guard let handle = shutter_lc_open_fake(&config) else {
             throw CaptureError.notACaptureDevice(device: "fake", reason: "bad fake configuration")
         }
@@ -250,13 +271,27 @@ public final class LibcameraCamera: Camera {
             still.height = UInt32(largest.height)
         }
         var finder = shutter_lc_stream_config()
-        var result: Int32
         if let viewfinder = settings.viewfinder {
             finder.width = UInt32(viewfinder.width)
             finder.height = UInt32(viewfinder.height)
-            result = shutter_lc_configure(handle, &still, &finder, Int32(Self.requestCount))
-        } else {
-            result = shutter_lc_configure(handle, &still, nil, Int32(Self.requestCount))
+        }
+        // As many requests as the ring holds frames, plus spares; the ring's size depends on the
+        // frame size granted, so a size libcamera adjusted may take a second configuration.
+        let estimated = FrameFormat(width: Int(still.width), height: Int(still.height), pixelFormat: LibcameraFormat.v4l2(fromDRM: wanted))
+        var capacity = ShutterCapture.ringCapacity(ringFrames: settings.ringFrames, ringMiB: settings.ringMiB,
+                                                   frameBytes: estimated.frameBytes ?? Int(still.width) * Int(still.height) * 2)
+        var result: Int32 = 0
+        for _ in 0..<2 {
+            result = settings.viewfinder == nil
+                ? shutter_lc_configure(handle, &still, nil, Int32(capacity + Self.spareRequests))
+                : shutter_lc_configure(handle, &still, &finder, Int32(capacity + Self.spareRequests))
+            guard result == 0 else { break }
+            let granted = FrameFormat(width: Int(still.width), height: Int(still.height),
+                                      pixelFormat: LibcameraFormat.v4l2(fromDRM: PixelFormat(rawValue: still.fourcc)), bytesPerLine: Int(still.stride))
+            let needed = ShutterCapture.ringCapacity(ringFrames: settings.ringFrames, ringMiB: settings.ringMiB,
+                                                     frameBytes: max(Int(still.frame_size), granted.frameBytes ?? 0))
+            if needed == capacity { break }
+            capacity = needed
         }
         guard result == 0 else {
             if result == -EINVAL {
@@ -273,7 +308,87 @@ public final class LibcameraCamera: Camera {
                              bytesPerLine: Int(still.stride))
         wasAdjusted = still.adjusted != 0
         viewfinder = finder.width > 0 ? FrameDimensions(width: Int(finder.width), height: Int(finder.height)) : nil
+        bytesPerFrame = max(Int(still.frame_size), format.frameBytes ?? 0)
+        ringCapacity = capacity
+        try adoptBuffers(handle)
         if let fps = settings.fps { try setFrameRate(fps) }
+    }
+
+    /// One lent ``FrameBuffer`` per request over its still planes, when they lie as ``format``
+    /// lays a frame out; otherwise frames are copied (``lendsRequests`` false).
+    ///
+    /// The buffers' memory is the backend's `shutter_lc_buffers`, which the frames' keeper holds:
+    /// a frame still being encoded when the camera closes keeps reading valid memory, and the
+    /// mappings go with the last such frame (the camera itself closes at once: see backend.cpp).
+    private func adoptBuffers(_ handle: OpaquePointer) throws(CaptureError) {
+        guard let retained = shutter_lc_buffers_retain(handle) else {
+            throw CaptureError.system(call: "shutter_lc_buffers_retain", errno: ENOMEM, context: info.path)
+        }
+        let buffers = LibcameraBuffers(retained)
+        requestCount = Int(shutter_lc_buffers_count(retained))
+        let layout = Self.planeLayout(of: format)
+        var regions: [MappedBuffers.Region] = []
+        var contiguous = true
+        for request in 0..<requestCount {
+            var planes: [UnsafePointer<UInt8>?] = [nil, nil, nil], bytes: [UInt32] = [0, 0, 0]
+            let count = Int(shutter_lc_buffers_planes(retained, Int32(request), &planes, &bytes, 3))
+            guard count > 0, let first = planes[0] else {
+                throw CaptureError.system(call: "shutter_lc_buffers_planes", errno: EINVAL, context: info.path)
+            }
+            var given: [(offset: Int, bytes: Int)] = []
+            for plane in 0..<min(count, 3) {
+                guard let address = planes[plane] else { break }
+                given.append((UnsafeRawPointer(address) - UnsafeRawPointer(first), Int(bytes[plane])))
+            }
+            let length = given.count == count ? Self.contiguousLength(given: given, layout: layout) : nil
+            contiguous = contiguous && length != nil
+            regions.append(MappedBuffers.Region(start: UnsafeMutableRawPointer(mutating: first), length: length ?? Int(bytes[0])))
+        }
+        lendsRequests = contiguous
+        let handleForCalls = LibcameraHandle(handle), path = info.path
+        let queue = V4L2BufferQueue(calls: V4L2BufferCalls(
+            queue: { (index: Int) throws(CaptureError) in
+                let result = shutter_lc_release(handleForCalls.pointer, Int32(index))
+                if result == -ENODEV { throw CaptureError.deviceVanished(device: path) }
+                if result < 0 { throw CaptureError.system(call: "Camera::queueRequest", errno: -result, context: path) }
+            },
+            streamOn: { () throws(CaptureError) in
+                let result = shutter_lc_start(handleForCalls.pointer)
+                if result == -ENODEV { throw CaptureError.deviceVanished(device: path) }
+                if result < 0 { throw CaptureError.system(call: "Camera::start", errno: -result, context: path) }
+            },
+            streamOff: { shutter_lc_stop(handleForCalls.pointer) }),
+            minimumQueued: contiguous ? Self.minimumQueued : .max)
+        // The keeper: the regions' "unmap" holds the backend's buffers and lets go of them.
+        queue.adopt(MappedBuffers(regions) { [buffers] _ in withExtendedLifetime(buffers) {} })
+        bufferQueue = queue
+    }
+
+    /// Where ``FrameFormat`` puts each plane of a frame (offset from the first, bytes); one plane
+    /// of unknown length for compressed formats.
+    static func planeLayout(of format: FrameFormat) -> [(offset: Int, bytes: Int)] {
+        let luma = format.bytesPerLine * format.height, chromaRows = (format.height + 1) / 2
+        switch format.pixelFormat {
+        case .nv12: return [(0, luma), (luma, format.bytesPerLine * chromaRows)]
+        case .yuv420:
+            let chroma = format.bytesPerLine / 2 * chromaRows
+            return [(0, luma), (luma, chroma), (luma + chroma, chroma)]
+        default: return [(0, format.frameBytes ?? 0)]
+        }
+    }
+
+    /// The bytes from the first plane that hold the whole frame in ``FrameFormat``'s layout, or
+    /// `nil` when the planes libcamera `given` (offsets from the first plane, lengths) lie otherwise.
+    static func contiguousLength(given: [(offset: Int, bytes: Int)], layout: [(offset: Int, bytes: Int)]) -> Int? {
+        guard let first = given.first else { return nil }
+        let total = layout.map { $0.offset + $0.bytes }.max() ?? 0
+        // One plane holding every plane (single-planar V4L2 formats), or a compressed frame.
+        if given.count == 1 { return first.bytes >= total ? max(total, first.bytes) : nil }
+        guard given.count == layout.count else { return nil }
+        for (plane, expected) in zip(given, layout) where plane.offset != expected.offset || plane.bytes < expected.bytes {
+            return nil
+        }
+        return total
     }
 
     /// Asks for `fps` through `FrameDurationLimits` (both limits at 1/fps, within the camera's
@@ -300,31 +415,32 @@ public final class LibcameraCamera: Camera {
         return shutter_lc_poll_fd(handle)
     }
 
-    /// Starts the camera and queues every request. The corresponding C function is `shutter_lc_start`.
+    /// Starts the camera and queues every request no frame holds. The corresponding C function is `shutter_lc_start`.
     public func start() throws(CaptureError) {
-        guard !isStreaming, let handle else { return }
-        let result = shutter_lc_start(handle)
-        guard result == 0 else {
-            if result == -ENODEV { throw CaptureError.deviceVanished(device: info.path) }
-            throw CaptureError.system(call: "Camera::start", errno: -result, context: info.path)
-        }
+        guard !isStreaming, handle != nil, let bufferQueue else { return }
+        try bufferQueue.start()
         isStreaming = true
         lastFrameAt = nil
     }
 
-    /// The corresponding C function is `shutter_lc_stop`.
+    /// Stops the camera; requests lent to frames stay lent. The corresponding C function is `shutter_lc_stop`.
     public func stop() {
-        guard isStreaming, let handle else { return }
+        guard isStreaming, handle != nil else { return }
         isStreaming = false
-        shutter_lc_stop(handle)
+        bufferQueue?.stop()
     }
 
-    /// Takes every completed request: copies the still frame out, notes its AfState, and queues
-    /// the request again at once, so libcamera always has the others to fill.
+    /// Takes every completed request. Each good frame borrows its request's buffers: the request
+    /// stays out of libcamera's queue until the frame (in the ring, or in a photo being encoded)
+    /// is dropped, and goes back at the next call. A frame that would leave fewer than two
+    /// requests queued, or whose planes do not lie as ``format`` lays them out, is copied and
+    /// its request queued again at once. Notes each frame's AfState.
     ///
     /// The corresponding C functions are `shutter_lc_next` and `shutter_lc_release`.
     public func readFrames() throws(CaptureError) -> [Frame] {
-        guard isStreaming, let handle else { return [] }
+        guard isStreaming, let handle, let bufferQueue else { return [] }
+        // Requests whose frames the ring dropped (or whose photos are written) go back first.
+        try bufferQueue.reclaim()
         var frames: [Frame] = []
         while true {
             var done = shutter_lc_completed()
@@ -337,15 +453,21 @@ public final class LibcameraCamera: Camera {
                                                         completedAt: Instant(rawValue: done.completed_at))
                 if let lastFrameAt, time > lastFrameAt { frameInterval = time - lastFrameAt }
                 lastFrameAt = time
-                frames.append(Frame(timestamp: time, sequence: done.sequence, format: format, bytes: copyPlanes(done)))
                 if let state = AfState(rawValue: done.af_state) {
                     focusBySequence[done.sequence] = state
                     if focusBySequence.count > 64 { focusBySequence = focusBySequence.filter { $0.key + 32 >= done.sequence } }
                 }
+                // Compressed frames fill their plane only partly: the frame is what was written.
+                let count = format.frameBytes ?? Int(done.plane_bytes.0)
+                if let lent = bufferQueue.lend(Int(done.request), count: count) {
+                    frames.append(Frame(timestamp: time, sequence: done.sequence, format: format, buffer: lent))
+                    continue
+                }
+                frames.append(Frame(timestamp: time, sequence: done.sequence, format: format, bytes: copyPlanes(done)))
+                try bufferQueue.requeue(Int(done.request))
+            } else {
+                try bufferQueue.discard(Int(done.request))  // a failed request: handed back at once
             }
-            let released = shutter_lc_release(handle, done.request)
-            if released == -ENODEV { throw CaptureError.deviceVanished(device: info.path) }
-            if released < 0 { throw CaptureError.system(call: "Camera::queueRequest", errno: -released, context: info.path) }
         }
     }
 
@@ -424,10 +546,13 @@ public final class LibcameraCamera: Camera {
         throw CaptureError.system(call: "set \(name)", errno: -result, context: info.path)
     }
 
-    /// Stops, releases and closes the camera. The corresponding C function is `shutter_lc_close`.
+    /// Stops, releases and closes the camera at once; frames still lent keep their buffers'
+    /// memory until they are dropped. The corresponding C function is `shutter_lc_close`.
     public func close() {
         guard let handle else { return }
         stop()
+        _ = bufferQueue?.forget()
+        bufferQueue = nil
         shutter_lc_close(handle)
         self.handle = nil
     }
@@ -463,6 +588,21 @@ public final class LibcameraCamera: Camera {
     }
 }
 
+/// A camera handle the buffer queue's calls use (only on the event loop, while the camera is open).
+private struct LibcameraHandle: @unchecked Sendable {
+    let pointer: OpaquePointer
+    init(_ pointer: OpaquePointer) { self.pointer = pointer }
+}
+
+/// A reference to the backend's buffer memory (`shutter_lc_buffers`), released with the last
+/// frame lent from it. The corresponding C function is `shutter_lc_buffers_release`.
+private final class LibcameraBuffers: @unchecked Sendable {
+    // @unchecked: the pointer never changes; the backend's reference counting is thread-safe.
+    let pointer: OpaquePointer
+    init(_ pointer: OpaquePointer) { self.pointer = pointer }
+    deinit { shutter_lc_buffers_release(pointer) }
+}
+
 /// What the fake libcamera camera offers and how its autofocus ends.
 public struct FakeLibcameraScript: Hashable, Sendable {
     public var width = 64
@@ -478,6 +618,8 @@ public struct FakeLibcameraScript: Hashable, Sendable {
     public var autofocusOutcome = AfState.focused
     /// The FrameDurationLimits range it offers, in microseconds; `nil` for none.
     public var frameDurationLimits: ClosedRange<Int64>? = 33_333...1_000_000
+    /// Bytes between one still plane and the next (0: back to back, as ``FrameFormat`` lays them out).
+    public var planeGap = 0
 
     public init() {}
 }

@@ -662,10 +662,12 @@ public final class V4L2Camera: Camera {
                 frames.append(Frame(timestamp: time, sequence: buffer.sequence, format: format, buffer: lent, conversion: conversion))
                 continue
             }
-            if wanted {
-                frames.append(Frame(timestamp: time, sequence: buffer.sequence, format: format,
-                                    buffer: FrameBuffer(bytes: [UInt8](raw)), conversion: conversion))
+            guard wanted else {
+                try bufferQueue.discard(index)
+                continue
             }
+            frames.append(Frame(timestamp: time, sequence: buffer.sequence, format: format,
+                                buffer: FrameBuffer(bytes: [UInt8](raw)), conversion: conversion))
             try bufferQueue.requeue(index)
         }
     }
@@ -923,7 +925,18 @@ final class V4L2BufferQueue: Sendable {
         }
     }
 
-    /// Queues a buffer that was dequeued and not lent.
+    /// Buffer `index` was just dequeued and its frame dropped (error-flagged, damaged, or a
+    /// failed request): queues it again at once, keeping the count of queued buffers true.
+    func discard(_ index: Int) throws(CaptureError) {
+        try ledger.withLock { (ledger: inout Ledger) throws(CaptureError) in
+            ledger.queued -= 1
+            guard ledger.isStreaming else { return }
+            try calls.queue(index)
+            ledger.queued += 1
+        }
+    }
+
+    /// Queues a buffer that was dequeued, counted out by ``lend(_:count:)`` and not lent.
     func requeue(_ index: Int) throws(CaptureError) {
         try ledger.withLock { (ledger: inout Ledger) throws(CaptureError) in
             guard ledger.isStreaming else { return }

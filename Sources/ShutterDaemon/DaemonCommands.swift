@@ -74,8 +74,8 @@ extension Daemon {
 
     /// The camera's state for `status`: `streaming`, `stopped` (open, idle) or `absent` (being looked for).
     var cameraState: (name: String, reason: String?) {
-        guard let camera = capture.service.currentCamera else { return ("absent", "no camera (still looking for \(board.camera.device))") }
-        return (camera.isStreaming ? "streaming" : "stopped", nil)
+        guard capture.service.currentCamera != nil else { return ("absent", "no camera (still looking for \(board.camera.device))") }
+        return (capture.service.isStreaming ? "streaming" : "stopped", nil)
     }
 
     private func status(into line: inout JSONLine, now: Instant) {

@@ -166,7 +166,7 @@ case "run":
         }
         // Low power: the camera must stop between one shot's frame and the next press (the photo
         // event itself may come after the next press has started the camera again).
-        if !board.camera.keepStreaming, presses > 0, service.pendingCount == 0, service.currentCamera?.isStreaming == false {
+        if !board.camera.keepStreaming, presses > 0, service.pendingCount == 0, !service.isStreaming {
             stoppedSincePress = true
         }
         var now = monotonicNow()

@@ -44,7 +44,9 @@ struct CameraControlServiceTests {
 
     func service(_ camera: ControlledCamera, _ directory: String) throws -> CaptureService {
         let board = try simulatorBoard(directory: directory)
-        return try CaptureService(board: board, camera: camera, clock: VirtualClock(start: .seconds(1)))
+        let service = try CaptureService(board: board, camera: camera, clock: VirtualClock(start: .seconds(1)))
+        service.settle()  // started on the lifecycle queue; controls set meanwhile would wait for it
+        return service
     }
 
     @Test func opticalZoomUsesTheCameraAndSavesTheWholeFrame() throws {

@@ -35,22 +35,41 @@ final class Harness {
 
     var camera: SyntheticCamera { cameras.last! }
 
-    /// Frames at these times (ms), then the service takes them in.
+    /// Lets the lifecycle queue finish opening, starting or stopping the camera, and collects what that raised.
+    @discardableResult
+    func settle() -> [CaptureEvent] { service.settle() }
+
+    /// Frames at these times (ms), once the camera has settled, then the service takes them in.
     @discardableResult
     func frames(_ times: Double...) -> [CaptureEvent] {
+        let settled = settle()
         for time in times { camera.emit(at: ms(time)) }
-        return service.handleReadable()
+        return settled + service.handleReadable()
     }
 
-    /// Waits for the background queue, then collects its events.
+    /// Waits for the background queues, then collects their events.
     func finish() -> [CaptureEvent] {
+        let settled = settle()
         service.waitForWrites()
-        return service.handleReadable()
+        return settled + service.handleReadable()
     }
 
     deinit {
         service.shutdown()
         try? FileManager.default.removeItem(atPath: directory)
+    }
+}
+
+extension CaptureService {
+    /// Lets the lifecycle queue finish opening, starting or stopping the camera, and collects what that raised.
+    @discardableResult
+    func settle() -> [CaptureEvent] {
+        var events: [CaptureEvent] = []
+        repeat {
+            waitForCamera()
+            events += handleReadable()
+        } while isCameraBusy
+        return events
     }
 }
 
@@ -63,7 +82,7 @@ extension CaptureEvent {
 struct CaptureServiceTests {
     @Test func reportsTheCameraAndPollsItsDescriptor() throws {
         let harness = try Harness()
-        let events = harness.service.handleReadable()
+        let events = harness.settle()
         #expect(events.count == 1)
         #expect(events.first?.json.description.hasPrefix(#"{"event": "cameraReady""#) == true)
         #expect(harness.service.isReady)
@@ -87,6 +106,17 @@ struct CaptureServiceTests {
         let json = events.first!.json.description
         #expect(json.hasPrefix(#"{"event": "photo", "t": "#))
         #expect(json.contains(#""pressedAt": 1.04, "frameAt": 1.033, "offsetMs": -7, "width": 64, "height": 48, "bytes": "#))
+        // The frame interval at the press: the frames on either side of it, 1033 and 1066.
+        #expect(json.hasSuffix(#""focus": "none", "bracketMs": 33}"#))
+    }
+
+    @Test("the photo event gives bracketMs only when the ring held frames on both sides of the press", arguments: [
+        (Nanoseconds?.some(.milliseconds(66.5)), #", "bracketMs": 66.5}"#), (nil, #""focus": "none"}"#),
+    ])
+    func photoEventBracket(bracket: Nanoseconds?, ending: String) {
+        let photo = Photo(at: ms(2000), path: "/tmp/IMG_0001.jpg", pressedAt: ms(1040), frameAt: ms(1033), width: 64, height: 48,
+                          bytes: 1000, frameSequence: 1, bracket: bracket, encodeTime: .zero, writeTime: .zero)
+        #expect(CaptureEvent.photo(photo).json.description.hasSuffix(ending))
     }
 
     @Test func aPressNewerThanEveryFrameTakesTheFrameWhoseExposureCoversIt() throws {
@@ -127,6 +157,7 @@ struct CaptureServiceTests {
         #expect(failures.first?.pressedAt == ms(1100))
         #expect(CaptureEvent.captureFailed(failures[0]).json.description.contains(#""kind": "stalled""#))
         #expect(harness.service.pendingCount == 0)
+        harness.settle()  // the restart runs on the lifecycle queue
         #expect(harness.camera.isStreaming)  // restarted
         // The restarted stream serves the next press.
         harness.frames(2200)
@@ -136,8 +167,9 @@ struct CaptureServiceTests {
         // A stall with nobody waiting is reported once, not at every restart.
         harness.clock.advance(by: .seconds(2))
         #expect(harness.service.handleReadable().compactMap(\.failure).map(\.error.kind) == ["stalled"])
+        harness.settle()
         harness.clock.advance(by: .seconds(2))
-        #expect(harness.service.handleReadable().compactMap(\.failure).isEmpty)
+        #expect(harness.settle().compactMap(\.failure).isEmpty)
     }
 
     @Test func aBurstNamesEveryPhotoApart() throws {
@@ -179,13 +211,13 @@ struct CaptureServiceTests {
         #expect(notReady.map(\.error.kind) == ["notReady"])
         // Still unplugged: the first retry reports the new reason once, later ones stay quiet.
         harness.service.retryCameraNow()
-        #expect(harness.service.handleReadable().compactMap(\.failure).map(\.error.kind) == ["noDevice"])
+        #expect(harness.settle().compactMap(\.failure).map(\.error.kind) == ["noDevice"])
         harness.service.retryCameraNow()
-        #expect(harness.service.handleReadable().isEmpty)
+        #expect(harness.settle().isEmpty)
         // Plugged back in: the next retry (the timer's, once a second; here by hand) reopens it.
         harness.unplugged = false
         harness.service.retryCameraNow()
-        let reopened = harness.service.handleReadable().contains { if case .cameraReady = $0 { true } else { false } }
+        let reopened = harness.settle().contains { if case .cameraReady = $0 { true } else { false } }
         #expect(reopened)
         #expect(harness.service.isReady)
         #expect(harness.cameras.count == 2)
@@ -216,9 +248,10 @@ struct CaptureServiceTests {
 
     @Test func lowPowerStartsOnThePressAndSkipsWarmUpFrames() throws {
         let harness = try Harness { $0.keepStreaming = false; $0.warmupFrames = 2 }
-        harness.service.handleReadable()
+        harness.settle()
         #expect(!harness.camera.isStreaming)
         harness.service.capture(pressedAt: ms(1000), now: ms(1001))
+        harness.settle()  // the start runs on the lifecycle queue
         #expect(harness.camera.isStreaming)
         harness.frames(1010, 1043)
         #expect(harness.service.pendingCount == 1)
@@ -237,6 +270,7 @@ struct CaptureServiceTests {
         #expect(harness.finish().compactMap(\.photo).first?.frameAt == ms(1033))
         harness.service.prepare()
         harness.service.standby()
+        harness.settle()
         #expect(!harness.camera.isStreaming)
     }
 
@@ -286,5 +320,124 @@ struct CaptureServiceTests {
         let taken = try #require(photo)
         #expect(taken.frameAt >= pressedAt)
         #expect(taken.offset < .milliseconds(200))
+    }
+}
+
+/// A synthetic camera (frames by hand) whose `start` takes `startDelay`, recording its lifecycle calls.
+final class SlowLifecycleCamera: Camera, @unchecked Sendable {
+    // Unchecked: the service hands it between its loop and its lifecycle queue, one at a time; `calls` is locked.
+    let inner: SyntheticCamera
+    let startDelay: Nanoseconds
+    let calls = Locked<[String]>([])
+
+    init(startDelay: Nanoseconds) throws {
+        inner = try SyntheticCamera(width: 64, height: 48, frameInterval: nil)
+        self.startDelay = startDelay
+    }
+
+    var info: CameraInfo { inner.info }
+    var format: FrameFormat { inner.format }
+    var pollDescriptor: CInt? { inner.pollDescriptor }
+    var isStreaming: Bool { inner.isStreaming }
+    var frameInterval: Nanoseconds? { inner.frameInterval }
+    var controls: [CameraControl] { inner.controls }
+    func start() throws(CaptureError) {
+        var request = timespec(tv_sec: 0, tv_nsec: Int(startDelay.rawValue)), remaining = timespec()
+        while nanosleep(&request, &remaining) != 0, errno == EINTR { request = remaining }
+        try inner.start()
+        calls.withLock { $0.append("start") }
+    }
+    func stop() {
+        inner.stop()
+        calls.withLock { $0.append("stop") }
+    }
+    func readFrames() throws(CaptureError) -> [Frame] { try inner.readFrames() }
+    func setControl(_ id: UInt32, to value: Int32) throws(CaptureError) { try inner.setControl(id, to: value) }
+    func close() {
+        inner.close()
+        calls.withLock { $0.append("close") }
+    }
+}
+
+@Suite("CaptureService: the camera's lifecycle off the event loop")
+struct CaptureLifecycleTests {
+    @Test func aSlowStartReturnsAtOnceAndAPressMeanwhileTakesTheFirstFrame() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let camera = try SlowLifecycleCamera(startDelay: .milliseconds(300))
+        let clock = VirtualClock(start: ms(1000))
+        let began = monotonicNow()
+        let service = try CaptureService(board: try simulatorBoard(directory: directory), camera: camera, clock: clock)
+        defer { service.shutdown() }
+        service.capture(pressedAt: ms(1000), now: ms(1000))
+        #expect(monotonicNow() - began < .milliseconds(250), "the start ran on the caller's thread")
+        #expect(service.isReady)  // open: presses are taken, they wait for the start
+        #expect(service.pendingCount == 1)
+        #expect(service.pollDescriptors.count == 1)  // the camera is the lifecycle queue's until it has started
+        service.settle()
+        #expect(camera.calls.withLock { $0 } == ["start"])
+        #expect(service.isStreaming)
+        camera.inner.emit(at: ms(1310))
+        service.handleReadable()
+        service.waitForWrites()
+        let photo = try #require(service.handleReadable().compactMap(\.photo).first)
+        #expect(photo.frameAt == ms(1310))
+    }
+
+    @Test func controlsSetWhileTheCameraStartsReachItAfterwardsInOrder() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let camera = try SlowLifecycleCamera(startDelay: .milliseconds(100))
+        let service = try CaptureService(board: try simulatorBoard(directory: directory), camera: camera, clock: VirtualClock())
+        defer { service.shutdown() }
+        service.setExposureBias(1)
+        service.setExposureBias(-0.5)
+        #expect(camera.inner.exposureBias == 0)  // not while the lifecycle queue has the camera
+        service.settle()
+        #expect(camera.inner.exposureBias == -500)  // the last one wins, after the start
+    }
+
+    @Test func shutdownWaitsForAStartInProgressThenCloses() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let camera = try SlowLifecycleCamera(startDelay: .milliseconds(200))
+        let service = try CaptureService(board: try simulatorBoard(directory: directory), camera: camera, clock: VirtualClock())
+        service.shutdown()
+        // The start finished before the close: nothing touched a closed camera, and nothing is left running.
+        #expect(camera.calls.withLock { $0 } == ["start", "stop", "close"] || camera.calls.withLock { $0 } == ["start", "close"])
+        #expect(!camera.isStreaming)
+        #expect(!service.isReady && !service.isCameraBusy)
+    }
+
+    @Test func shutdownDuringAReopenClosesTheCameraItFound() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        final class Made: @unchecked Sendable {
+            // Unchecked: the factory runs on the lifecycle queue; read after shutdown waited for it.
+            var cameras: [SlowLifecycleCamera] = []
+        }
+        let made = Made()
+        let service = try CaptureService(board: try simulatorBoard(directory: directory), factory: { (_: CameraSettings) throws(CaptureError) -> any Camera in
+            if !made.cameras.isEmpty {  // a reopen takes its time
+                var request = timespec(tv_sec: 0, tv_nsec: 200_000_000), remaining = timespec()
+                while nanosleep(&request, &remaining) != 0, errno == EINTR { request = remaining }
+            }
+            guard let camera = try? SlowLifecycleCamera(startDelay: .zero) else { throw CaptureError.noDevice(requested: "slow", available: []) }
+            made.cameras.append(camera)
+            return camera
+        }, clock: VirtualClock(start: ms(1000)))
+        service.settle()
+        made.cameras[0].inner.failNextRead(with: .deviceVanished(device: "slow"))
+        made.cameras[0].inner.emit(at: ms(1000))
+        #expect(service.handleReadable().compactMap(\.failure).map(\.error.kind) == ["deviceVanished"])
+        service.retryCameraNow()
+        let asked = monotonicNow()
+        service.handleReadable()  // the reopen starts on the lifecycle queue
+        #expect(monotonicNow() - asked < .milliseconds(150), "the reopen ran on the caller's thread")
+        #expect(!service.isReady)
+        service.shutdown()
+        #expect(made.cameras.count == 2)
+        #expect(made.cameras[0].calls.withLock { $0 }.last == "close")
+        #expect(made.cameras[1].calls.withLock { $0 } == ["close"])  // found during the shutdown, closed, never started
     }
 }

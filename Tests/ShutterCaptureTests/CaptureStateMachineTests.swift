@@ -12,6 +12,10 @@ private enum Step: Sendable, CustomStringConvertible {
     case tick(Double)
     case prepare
     case standby
+    /// The lifecycle queue has done every start and stop asked for; the camera streams or not.
+    case settled(streaming: Bool, at: Double)
+    /// The camera was opened (or reopened).
+    case opened
 
     var description: String {
         switch self {
@@ -20,6 +24,8 @@ private enum Step: Sendable, CustomStringConvertible {
         case .tick(let time): "time \(time)"
         case .prepare: "light press"
         case .standby: "light press ends"
+        case .settled(let streaming, let at): "the camera settles \(streaming ? "streaming" : "stopped") at \(at)"
+        case .opened: "the camera opens"
         }
     }
 }
@@ -29,6 +35,11 @@ private struct Table: Sendable, CustomTestStringConvertible {
     var keepStreaming = true
     var interval: Double? = 33
     var warmup = 0
+    /// Whether the camera streams as soon as it is asked to (the old, blocking start); otherwise
+    /// only a `.settled` step says it has.
+    var startsAtOnce = true
+    /// Whether the camera streams when the table begins (default: when the board keeps it streaming).
+    var streamingAtStart: Bool?
     var steps: [Step]
     /// Every action, rendered: `save #N for P`, `fail P stalled`, `start`, `restart`, `stop`.
     var expected: [String]
@@ -97,15 +108,54 @@ struct CaptureStateMachineTests {
               keepStreaming: false,
               steps: [.prepare, .frame(0, 0, arrives: 40), .tick(2000)],
               expected: ["start", "fail stream stalled", "restart"]),
+        // The camera starts and stops off the event loop: the machine knows a start is under way.
+        Table(name: "a press while the camera starts waits for that start: no second one",
+              keepStreaming: false, startsAtOnce: false,
+              steps: [.press(0, at: 0), .press(5, at: 5), .settled(streaming: true, at: 100),
+                      .frame(110, 0, arrives: 140), .frame(143, 1, arrives: 173)],
+              expected: ["start", "save #0 for 0", "save #1 for 5", "stop"]),
+        Table(name: "a light press while a press's start is under way asks for nothing more",
+              keepStreaming: false, startsAtOnce: false,
+              steps: [.press(0, at: 0), .prepare, .settled(streaming: true, at: 100), .frame(110, 0, arrives: 140)],
+              expected: ["start", "save #0 for 0", "stop"]),
+        Table(name: "the light press ends while the camera starts: stopped after the start",
+              keepStreaming: false, startsAtOnce: false,
+              steps: [.prepare, .standby, .settled(streaming: false, at: 100)],
+              expected: ["start", "stop"]),
+        Table(name: "a camera that streams though nothing wants it any more is stopped",
+              keepStreaming: false, startsAtOnce: false,
+              steps: [.prepare, .standby, .settled(streaming: true, at: 100)],
+              expected: ["start", "stop", "stop"]),
+        Table(name: "no watchdog while the camera starts; the start-up grace counts from the start's end",
+              keepStreaming: false, startsAtOnce: false,
+              steps: [.press(0, at: 0), .tick(10_000), .settled(streaming: true, at: 10_000), .tick(14_999), .tick(15_000)],
+              expected: ["start", "fail 0 stalled", "stop"]),
+        Table(name: "a press during a restart waits for it: no second restart, no watchdog",
+              startsAtOnce: false,
+              steps: [.frame(0, 0, arrives: 40), .tick(1040), .press(1100, at: 1100), .tick(3000),
+                      .settled(streaming: true, at: 3000), .frame(3010, 0, arrives: 3040)],
+              expected: ["fail stream stalled", "restart", "save #0 for 1100"]),
+        Table(name: "a camera that should stream but does not is started again",
+              startsAtOnce: false,
+              steps: [.frame(0, 0, arrives: 40), .tick(1040), .settled(streaming: false, at: 1100)],
+              expected: ["fail stream stalled", "restart", "start"]),
+        Table(name: "a board that keeps streaming starts the camera once it opens",
+              startsAtOnce: false, streamingAtStart: false,
+              steps: [.opened, .press(10, at: 10), .opened],
+              expected: ["start"]),
+        Table(name: "low power: an opened camera stays stopped until a press",
+              keepStreaming: false, startsAtOnce: false,
+              steps: [.opened],
+              expected: []),
     ])
     fileprivate func table(_ table: Table) {
         var machine = CaptureStateMachine(ringCapacity: 4, keepStreaming: table.keepStreaming, maximumInFlight: 8,
                                           frameInterval: table.interval.map { .milliseconds($0) })
-        if table.keepStreaming { machine.streamStarted(at: ms(0), warmupFrames: table.warmup) }
+        if table.streamingAtStart ?? table.keepStreaming { machine.streamStarted(at: ms(0), warmupFrames: table.warmup) }
         var actions: [CaptureStateMachine.Action] = []
         func started(_ new: [CaptureStateMachine.Action], at time: Double) {
             actions += new
-            if new.contains(.startStream) || new.contains(.restartStream) {
+            if table.startsAtOnce, new.contains(.startStream) || new.contains(.restartStream) {
                 machine.streamStarted(at: ms(time), warmupFrames: new.contains(.startStream) ? table.warmup : 0)
             }
         }
@@ -117,6 +167,9 @@ struct CaptureStateMachineTests {
             case .tick(let time): started(machine.tick(now: ms(time)), at: time)
             case .prepare: started(machine.prepare(), at: 0)
             case .standby: started(machine.standby(), at: 0)
+            case .settled(let streaming, let at):
+                started(machine.settled(streaming: streaming, at: ms(at), warmupFrames: table.warmup), at: at)
+            case .opened: started(machine.cameraOpened(), at: 0)
             }
         }
         #expect(actions.map(render) == table.expected)

@@ -136,6 +136,22 @@ struct BufferQueueTests {
         #expect(queue.lentCount == 0)
     }
 
+    @Test func droppedFramesKeepTheCountOfQueuedBuffersTrue() throws {
+        let (queue, driver) = try streaming(buffers: 2 + V4L2Camera.spareBuffers)
+        var ring = FrameRing(capacity: 2)
+        for sequence in 1...12 as ClosedRange<UInt32> {
+            if sequence % 3 == 0 {
+                // A damaged or error-flagged frame: dequeued, dropped, its buffer queued again.
+                try queue.reclaim()
+                let index = try #require(driver.dequeue())
+                try queue.discard(index)
+            } else {
+                ring.append(try #require(try nextFrame(queue, driver, sequence: sequence)))
+            }
+            #expect(queue.queuedCount == driver.queued.withLock { $0.count }, "after frame \(sequence)")
+        }
+    }
+
     @Test func aRestartQueuesEveryBufferButTheOnesStillHeld() throws {
         let buffers = 2 + V4L2Camera.spareBuffers
         let (queue, driver) = try streaming(buffers: buffers)

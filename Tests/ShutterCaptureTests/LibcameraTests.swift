@@ -175,7 +175,7 @@ final class LibcameraHarness {
             self.camera = camera
             return camera
         }, clock: clock)
-        _ = service.handleReadable()
+        _ = service.settle()
     }
 
     /// Frames every 33 ms from `start` until `done` holds or `limit` frames, the clock following them.
@@ -220,18 +220,21 @@ struct LibcameraCameraTests {
         #expect(camera.info.driver == "libcamera")
         try camera.start()
         #expect(camera.pollDescriptor != nil)
-        for index in 0..<4 { #expect(camera.deliverFakeFrame(at: ms(1000 + Double(index) * 33), fill: UInt8(index))) }
-        // Four requests: no fifth frame until shutter hands one back.
-        #expect(!camera.deliverFakeFrame(at: ms(1132)))
-        let frames = try camera.readFrames()
-        #expect(frames.count == 4)
-        #expect(frames.map(\.timestamp) == [ms(1000), ms(1033), ms(1066), ms(1099)])
-        #expect(frames.map(\.sequence) == [0, 1, 2, 3])
-        #expect(frames[2].bytes.count == 64 * 48 * 3 / 2)
-        #expect(frames[2].bytes.allSatisfy { $0 == 2 })
+        let count = camera.requestCount
+        for index in 0..<count { #expect(camera.deliverFakeFrame(at: ms(1000 + Double(index) * 33), fill: UInt8(index))) }
+        // Every request filled: no further frame until shutter hands one back.
+        #expect(!camera.deliverFakeFrame(at: ms(2000)))
+        var frames: [Frame]? = try camera.readFrames()
+        #expect(frames?.count == count)
+        #expect(frames?.prefix(4).map(\.timestamp) == [ms(1000), ms(1033), ms(1066), ms(1099)])
+        #expect(frames?.map(\.sequence) == (0..<UInt32(count)).map { $0 })
+        #expect(frames?[2].bytes.count == 64 * 48 * 3 / 2)
+        #expect(frames?[2].bytes.allSatisfy { $0 == 2 } == true)
         // Handed back: the requests cycle.
-        #expect(camera.deliverFakeFrame(at: ms(1132)))
-        #expect(try camera.readFrames().map(\.sequence) == [4])
+        frames = nil
+        #expect(try camera.readFrames().isEmpty)
+        #expect(camera.deliverFakeFrame(at: ms(2000)))
+        #expect(try camera.readFrames().map(\.sequence) == [UInt32(count)])
         camera.close()
     }
 
@@ -284,25 +287,29 @@ struct LibcameraServiceTests {
         script.hasAutofocus = false  // the press takes the ring's frame at once
         let harness = try LibcameraHarness(script)
         harness.service.apply(controlID: "zoom", value: .number(2))
-        // Controls ride on the next request queued: the four already queued go first.
-        harness.frames(1000, 1033, 1066, 1100)
+        // Controls ride on the next request queued: the ones queued at start go first.
+        let queuedAtStart = harness.camera.requestCount
+        for index in 0..<queuedAtStart { harness.frames(1000 + Double(index) * 33) }
         #expect(harness.camera.fakeAppliedScalerCrop == nil)
-        harness.frames(1133)
+        let applied = 1000 + Double(queuedAtStart) * 33
+        harness.frames(applied)
         #expect(harness.camera.fakeAppliedScalerCrop == PixelRect(x: 16, y: 12, width: 32, height: 24))
         #expect(harness.service.digitalZoomCrop == nil)
-        harness.service.capture(pressedAt: ms(1120), now: ms(1134))
+        harness.service.capture(pressedAt: ms(applied - 13), now: ms(applied + 1))
         let photo = try #require(harness.finish().compactMap(\.photo).first)
         #expect(photo.width == 64 && photo.height == 48)
-        #expect(photo.frameAt == ms(1100))  // the frame whose exposure covers the press
+        #expect(photo.frameAt == ms(applied - 33))  // the frame whose exposure covers the press
     }
 
     @Test func exposureBiasGoesToExposureValue() throws {
         let harness = try LibcameraHarness()
         harness.service.apply(controlID: "exposure", value: .number(1.5))
-        harness.frames(1000, 1033, 1066, 1100, 1133)
+        // Within the requests queued at start and one more.
+        let limit = harness.camera.requestCount + 1
+        harness.frames(from: 1000, until: { harness.camera.fakeApplied(.exposureValue) == 1.5 }, limit: limit)
         #expect(harness.camera.fakeApplied(.exposureValue) == 1.5)
         harness.service.apply(controlID: "exposure", value: .number(0))
-        harness.frames(1166, 1200, 1233, 1266, 1300)
+        harness.frames(from: 2000, until: { harness.camera.fakeApplied(.exposureValue) == 0 }, limit: limit)
         #expect(harness.camera.fakeApplied(.exposureValue) == 0)
     }
 
@@ -312,15 +319,23 @@ struct LibcameraServiceTests {
         let harness = try LibcameraHarness(script)
         harness.frames(1000)
         harness.service.prepare()
-        // Trigger on the 5th request from here, two Scanning frames, then Focused: 1264.
-        harness.frames(1033, 1066, 1100, 1133, 1166, 1199, 1232, 1265, 1298)
+        // The trigger rides on the next request queued (after those queued at start), then two
+        // Scanning frames, then Focused.
+        var time = 1000.0, sequence: UInt32 = 0
+        while harness.camera.focusState(ofFrame: sequence) != .focused, time < 2000 {
+            time += 33
+            sequence += 1
+            harness.frames(time)
+        }
         #expect(harness.camera.fakeAutofocusTriggers == 1)
         #expect(harness.camera.fakeApplied(.afMode) == 1)
-        harness.service.capture(pressedAt: ms(1290), now: ms(1299))
+        #expect(harness.camera.focusState(ofFrame: sequence - 2) == .scanning)
+        harness.frames(time + 33)
+        harness.service.capture(pressedAt: ms(time + 25), now: ms(time + 34))
         let events = harness.finish()
         let photo = try #require(events.compactMap(\.photo).first)
         #expect(photo.focus == .locked)
-        #expect(photo.frameAt == ms(1265))  // focused, and its exposure covers the press
+        #expect(photo.frameAt == ms(time))  // focused, and its exposure covers the press
         #expect(events.first!.json.description.contains(#""focus": "locked""#))
     }
 
@@ -335,7 +350,7 @@ struct LibcameraServiceTests {
         let events = harness.frames(from: 1066, until: { harness.service.pendingCount == 0 })
         let photo = try #require((events + harness.finish()).compactMap(\.photo).first)
         #expect(photo.focus == .locked)
-        // Four queued requests, then the trigger's frame and three more Scanning ones.
+        // The requests queued before it, then the trigger's frame and three more Scanning ones.
         #expect(photo.frameAt > ms(1066 + 6 * 33))
         #expect(photo.frameAt - ms(1040) < .milliseconds(500))
         #expect(harness.camera.fakeAutofocusTriggers == 1)
@@ -393,7 +408,8 @@ struct LibcameraServiceTests {
         let service = try CaptureService(board: board, camera: harness.camera, clock: harness.clock, updatesLatest: false)
         defer { service.shutdown() }
         service.apply(controlID: "focus", value: .number(5))
-        for index in 0..<5 {
+        // The requests queued at start go first.
+        for index in 0...harness.camera.requestCount {
             harness.camera.deliverFakeFrame(at: ms(1000 + Double(index) * 33))
             _ = service.handleReadable()
         }
@@ -525,7 +541,7 @@ struct LibcameraRateAndViewfinderTests {
             return opened
         })
         defer { service.shutdown() }
-        let ready = try #require(service.handleReadable().first { if case .cameraReady = $0 { true } else { false } })
+        let ready = try #require(service.settle().first { if case .cameraReady = $0 { true } else { false } })
         let line = ready.json.description
         #expect(line.contains(#""fps": 20"#) && line.contains(#""viewfinderWidth": 32"#) && line.contains(#""viewfinderHeight": 24"#), "\(line)")
         #expect(camera?.viewfinder == FrameDimensions(width: 32, height: 24))
@@ -535,5 +551,144 @@ struct LibcameraRateAndViewfinderTests {
     @Test func noViewfinderUnlessTheBoardAsks() throws {
         let camera = try LibcameraCamera(fake: FakeLibcameraScript())
         #expect(camera.viewfinder == nil)
+    }
+}
+
+@Suite("LibcameraCamera: the requests' buffers are the ring")
+struct LibcameraRingTests {
+    /// A started fake camera holding `ringFrames` frames in its ring.
+    func streaming(_ script: FakeLibcameraScript = FakeLibcameraScript(), ringFrames: Int = 4,
+                   ringMiB: Int = 24) throws -> LibcameraCamera {
+        var settings = CameraSettings()
+        settings.ringFrames = ringFrames
+        settings.ringMiB = ringMiB
+        let camera = try LibcameraCamera(fake: script, settings: settings)
+        try camera.start()
+        return camera
+    }
+
+    /// Delivers frames until the fake has no request queued; how many it delivered.
+    func deliverAll(_ camera: LibcameraCamera, from start: Double, fill: UInt8 = 0x80, limit: Int = 64) -> Int {
+        var count = 0
+        while count < limit, camera.deliverFakeFrame(at: ms(start + Double(count) * 33), fill: fill) { count += 1 }
+        return count
+    }
+
+    @Test func asManyRequestsAsTheRingPlusSpares() throws {
+        let camera = try streaming(ringFrames: 3)
+        #expect(camera.ringCapacity == 3)
+        #expect(camera.requestCount == 3 + LibcameraCamera.spareRequests)
+        #expect(deliverAll(camera, from: 1000) == camera.requestCount)
+        camera.close()
+    }
+
+    @Test func ringMiBBoundsTheRequests() throws {
+        // 64x48 NV12: 4608 bytes a frame; 1 MiB would hold 227, the board's 100 frames fit.
+        var script = FakeLibcameraScript()
+        script.width = 1024
+        script.height = 768  // 1,179,648 bytes a frame: 1 MiB holds none, so one
+        let camera = try streaming(script, ringFrames: 8, ringMiB: 1)
+        #expect(camera.bytesPerFrame == 1024 * 768 * 3 / 2)
+        #expect(camera.ringCapacity == 1)
+        #expect(camera.requestCount == 1 + LibcameraCamera.spareRequests)
+        camera.close()
+    }
+
+    @Test func framesAreLentNotCopied() throws {
+        let camera = try streaming()
+        #expect(camera.deliverFakeFrame(at: ms(1000), fill: 7))
+        let frames = try camera.readFrames()
+        #expect(frames.count == 1)
+        #expect(frames[0].buffer.isLent)
+        #expect(frames[0].byteCount == 64 * 48 * 3 / 2)
+        #expect(frames[0].bytes.allSatisfy { $0 == 7 })
+        camera.close()
+    }
+
+    @Test func aHeldRequestIsNotRefilledAndDroppingItRequeuesIt() throws {
+        let camera = try streaming(ringFrames: 4)
+        let total = camera.requestCount
+        #expect(deliverAll(camera, from: 1000, fill: 1) == total)
+        var held: [Frame]? = try camera.readFrames()
+        // All but two are lent; the last two are copied and queued again at once, so two stay queued.
+        #expect(held?.count == total)
+        #expect(held?.filter(\.buffer.isLent).count == total - 2)
+        #expect(held?.suffix(2).allSatisfy { !$0.buffer.isLent } == true)
+        // Only the two requeued requests are filled again: the lent ones are held.
+        #expect(deliverAll(camera, from: 2000, fill: 2) == 2)
+        let copies = try camera.readFrames()
+        #expect(copies.count == 2 && copies.allSatisfy { !$0.buffer.isLent })
+        // The lent frames still read what they were filled with.
+        #expect(held?.allSatisfy { $0.bytes.allSatisfy { $0 == 1 } } == true)
+        held = nil
+        // Dropped: the next read hands their requests back.
+        #expect(try camera.readFrames().isEmpty)
+        #expect(deliverAll(camera, from: 3000) == total)
+        camera.close()
+    }
+
+    @Test func stopAndStartKeepHeldRequestsHeld() throws {
+        let camera = try streaming(ringFrames: 4)
+        let total = camera.requestCount
+        #expect(deliverAll(camera, from: 1000) == total)
+        var held: [Frame]? = try camera.readFrames().filter(\.buffer.isLent)
+        #expect(held?.count == total - 2)
+        camera.stop()
+        try camera.start()
+        #expect(deliverAll(camera, from: 2000) == 2)
+        _ = try camera.readFrames()
+        held = nil
+        _ = try camera.readFrames()
+        #expect(deliverAll(camera, from: 3000) == total)
+        camera.close()
+    }
+
+    @Test func aFrameOutlivesTheCameraThatLentIt() throws {
+        let camera = try streaming()
+        #expect(camera.deliverFakeFrame(at: ms(1000), fill: 0x5a))
+        let frame = try #require(try camera.readFrames().first)
+        #expect(frame.buffer.isLent)
+        camera.close()
+        // Another camera streaming meanwhile (it would reuse freed memory).
+        let other = try streaming()
+        _ = deliverAll(other, from: 2000, fill: 0xa5)
+        _ = try other.readFrames()
+        #expect(frame.bytes.count == 64 * 48 * 3 / 2)
+        #expect(frame.bytes.allSatisfy { $0 == 0x5a })
+        // And encodes as a photo.
+        let image = try JPEGDecoder().decode(try JPEGEncoder().encode(frame, quality: 90))
+        #expect(image.width == 64 && image.height == 48)
+        other.close()
+    }
+
+    @Test("which plane layouts are lent: the bytes from the first plane that hold the frame, or nil (copied)", arguments: [
+        // format, planes libcamera gives (offset from the first, length), lendable length
+        (FrameFormat(width: 64, height: 48, pixelFormat: .nv12), [(0, 3072), (3072, 1536)], Int?.some(4608)),
+        (FrameFormat(width: 64, height: 48, pixelFormat: .nv12), [(0, 3072), (7168, 1536)], nil),          // chroma apart
+        (FrameFormat(width: 64, height: 48, pixelFormat: .nv12), [(0, 3072), (3072, 1024)], nil),          // chroma short
+        (FrameFormat(width: 64, height: 48, pixelFormat: .nv12), [(0, 4608)], 4608),                       // one plane, all of it
+        (FrameFormat(width: 64, height: 48, pixelFormat: .nv12), [(0, 3072)], nil),                        // one plane, luma only
+        (FrameFormat(width: 64, height: 48, pixelFormat: .yuv420), [(0, 3072), (3072, 768), (3840, 768)], 4608),
+        (FrameFormat(width: 64, height: 48, pixelFormat: .yuv420), [(0, 3072), (3840, 768), (3072, 768)], nil), // V before U
+        (FrameFormat(width: 64, height: 48, pixelFormat: .bgr24, bytesPerLine: 256), [(0, 12288)], 12288),  // padded rows
+        (FrameFormat(width: 64, height: 48, pixelFormat: .mjpeg), [(0, 65536)], 65536),                    // compressed
+    ])
+    func layoutTable(format: FrameFormat, given: [(Int, Int)], expected: Int?) {
+        let planes = given.map { (offset: $0.0, bytes: $0.1) }
+        #expect(LibcameraCamera.contiguousLength(given: planes, layout: LibcameraCamera.planeLayout(of: format)) == expected)
+    }
+
+    @Test func planesNotLaidOutAsTheFormatSaysAreCopied() throws {
+        var script = FakeLibcameraScript()
+        script.planeGap = 4096  // the chroma plane is not right after the luma plane
+        let camera = try streaming(script)
+        #expect(camera.deliverFakeFrame(at: ms(1000), fill: 9))
+        let frame = try #require(try camera.readFrames().first)
+        #expect(!frame.buffer.isLent)
+        #expect(frame.bytes.count == 64 * 48 * 3 / 2)
+        #expect(frame.bytes.allSatisfy { $0 == 9 })
+        // Copied frames leave every request queued.
+        #expect(deliverAll(camera, from: 2000) == camera.requestCount)
+        camera.close()
     }
 }

@@ -14,8 +14,10 @@
 #   - the native libcamera backend: `shutter cameras` lists the camera through libcamera;
 #     `shutter capture` writes a JPEG at the board's size with the bars; the daemon turns
 #     gpio-sim presses into photos whose frame lies within one frame interval of the press
-#     (distribution printed); digital zoom changes the field of view, not the size; vimc
-#     unbound and bound again gives captureFailed, a reopen and photos again, no partial file
+#     (distribution printed); digital zoom changes the field of view, not the size; another
+#     device the process holds (vivid) going away leaves the camera alone; vimc unbound and
+#     bound again (UNBIND_CYCLES times, default 2) gives captureFailed, a reopen and photos
+#     again, no partial file, and leaves no removed node or dmabuf held (figures printed)
 #   - figures: press -> JPEG (both backends) next to `cam` (libcamera's own tool) in this boot
 # Prints one "ok - ..." / "not ok - ..." line per check and "# ..." figures; exits 1 if any failed.
 set -u
@@ -103,8 +105,6 @@ echo "# zsl (libcamera, ${WIDTH}x${HEIGHT}): $summary"
 presses=$(echo "$summary" | sed -n 's/.*"presses": \([0-9]*\).*/\1/p'); photos=$(echo "$summary" | sed -n 's/.*"photos": \([0-9]*\).*/\1/p')
 check "every press makes a photo ($photos of $presses)" test "${presses:-0}" -ge 6 -a "${photos:-x}" = "${presses:-y}"
 check "every photo's frame is within one frame interval of its press" grep -q '"outsideBracket": 0' <<< "$summary"
-# The longest frame interval seen: the bound for the daemon's presses below.
-interval=$(echo "$summary" | sed -n 's/.*"bracketMs": {[^}]*"max": \([0-9.]*\).*/\1/p')
 
 # The daemon: presses pulled on gpio-sim (edges >= 50 ms apart) become photos.
 for line in half full secondary pad0 pad1 pad2 pad3 pad4 pad5; do drive $line down; done
@@ -119,13 +119,24 @@ for _ in $(seq $clicks); do
 done
 for _ in $(seq 100); do [ "$(grep -c '"event": "photo"' events.log)" -ge $clicks ] && break; sleep 0.1; done
 kill -TERM $daemon; wait $daemon; status=$?
-offsets=$(grep '"event": "photo"' events.log | sed -n 's/.*"offsetMs": \(-\{0,1\}[0-9.]*\).*/\1/p')
-echo "# daemon zsl offsets (ms, frame - press): $(echo $offsets | tr ' ' ','); longest frame interval ${interval:-?} ms"
-echo "$offsets" | sort -n | awk '{a[NR]=$1} END{if(NR) printf "# daemon zsl offset distribution: n=%d min=%s p50=%s max=%s ms\n", NR, a[1], a[int((NR+1)/2)], a[NR]}'
+# Each photo against the frame interval at its own press (bracketMs: the frames on either side of
+# it, in this run). Under emulation vimc's intervals wander (50-870 ms measured across boots), so
+# a bound taken from another run, earlier in the boot, failed about one run in four.
+grep '"event": "photo"' events.log | sed -n 's/.*"offsetMs": \(-\{0,1\}[0-9.]*\).*/\1/p' > offsets.txt
+grep '"event": "photo"' events.log | sed 's/.*"bracketMs": \([0-9.]*\).*/\1/; t; s/.*/none/' > brackets.txt
+paste -d' ' offsets.txt brackets.txt > zsl-daemon.txt
+echo "# daemon zsl per photo (offset ms, frame interval at the press ms): $(tr ' \n' '/,' < zsl-daemon.txt)"
+stats_decimal() { sort -n | awk '{a[NR]=$1} END{if(NR) printf "n=%d min=%s p50=%s max=%s ms\n", NR, a[1], a[int((NR+1)/2)], a[NR]; else print "n=0"}'; }
+echo "# daemon zsl offset distribution (frame - press): $(stats_decimal < offsets.txt)"
+echo "# daemon zsl |offset| / interval at the press: $(awk '$2 != "none" && $2 > 0 { r = ($1 < 0 ? -$1 : $1) / $2; printf "%.2f\n", r }' zsl-daemon.txt | sort -n | tr '\n' ' ')"
 check "the daemon (libcamera backend) turns $clicks pulled presses into $clicks photos and exits 0 on SIGTERM (status $status)" \
   bash -c "[ $status = 0 ] && [ \$(grep -c '\"event\": \"photo\"' events.log) = $clicks ]" || sed 's/^/#   /' daemon.err | head -5
-check "every daemon photo's frame is within one frame interval (${interval:-?} ms) of its press" \
-  awk -v bound="${interval:-0}" 'BEGIN { n = 0 } { n++; if ($1 > bound || -$1 > bound) bad = 1 } END { exit !(n > 0 && !bad && bound > 0) }' <<< "$offsets"
+# A photo taken before any frame after its press arrived has no bracket: it is held to the
+# longest interval around this run's other presses.
+check "every daemon photo's frame is within one frame interval of its press (the interval between the frames around that press)" \
+  awk '{ n++; o[n] = $1; b[n] = $2; if ($2 != "none" && $2 > longest) longest = $2 }
+       END { if (n == 0 || longest <= 0) exit 1
+             for (i = 1; i <= n; i++) { bound = b[i] == "none" ? longest : b[i]; if (o[i] > bound || -o[i] > bound) exit 1 } }' zsl-daemon.txt
 
 # Digital zoom (vimc has no ScalerCrop): the centred half of the frame, scaled back to the full size (the default).
 "$CHECK" run --board libcamera.json --dir "$WORK/zoom" --zoom 2 --seconds 30 --press-every-ms 400 --stop-file "$WORK/zoom.stop" > zoom.log 2>&1 &
@@ -137,29 +148,78 @@ check "zoom 2x keeps the photo's size (${WIDTH}x${HEIGHT}) and shows the middle 
   "$CHECK" verify --jpeg "${zoomed:-missing}" --width $WIDTH --height $HEIGHT --bars --zoom 2
 check "(and the unzoomed photo does not pass as zoomed)" bash -c "! '$CHECK' verify --jpeg '$WORK/native.jpg' --width $WIDTH --height $HEIGHT --bars --zoom 2"
 
-# vimc unbound and bound again while presses keep coming.
-"$CHECK" run --board libcamera.json --dir "$WORK/unbind" --seconds 90 --press-every-ms 800 --stop-file "$WORK/unbind.stop" > unbind.log 2>&1 &
+# Another camera's node going away does not stop this one: the process also holds vivid's
+# node (inherited descriptor 7, as a V4L2 camera in the same process would), vivid is unbound,
+# and the libcamera camera, stopped and started for every shot (--low-power, so the backend
+# looks for removed nodes each time), keeps taking photos.
+vivid=$(grep -l '^vivid' /sys/class/video4linux/video*/name 2>/dev/null | head -1 | xargs -r dirname | xargs -r basename)
+if [ -n "$vivid" ] && [ -e /sys/bus/platform/drivers/vivid/vivid.0 ]; then
+  "$CHECK" run --board libcamera.json --low-power --dir "$WORK/other" --seconds 90 --press-every-ms 700 \
+    --stop-file "$WORK/other.stop" > other.log 2>&1 7< "/dev/$vivid" &
+  runner=$!
+  for _ in $(seq 300); do grep -q '"event": "photo"' other.log && break; sleep 0.1; done
+  echo vivid.0 > /sys/bus/platform/drivers/vivid/unbind
+  unbound_at=$(grep -c '"event": "photo"' other.log)
+  for _ in $(seq 400); do [ "$(grep -c '"event": "photo"' other.log)" -ge $((unbound_at + 2)) ] && break; sleep 0.1; done
+  held_other=$(ls -l /proc/$runner/fd 2>/dev/null | grep -c "/dev/$vivid (deleted)")
+  touch "$WORK/other.stop"; wait $runner; status=$?
+  echo vivid.0 > /sys/bus/platform/drivers/vivid/bind
+  after=$(( $(grep -c '"event": "photo"' other.log) - unbound_at ))
+  check "vivid unbound (its removed node held by the same process: $held_other) does not stop the libcamera camera: $after photos after, no captureFailed (exit $status)" \
+    bash -c "[ $status = 0 ] && [ $held_other = 1 ] && [ $after -ge 2 ] && ! grep -q captureFailed other.log" || grep captureFailed other.log | head -3 | sed 's/^/#   /'
+else
+  not_ok "vivid is not loaded: cannot check that another device going away leaves the libcamera camera alone"
+fi
+
+# vimc unbound and bound again, $UNBIND_CYCLES times (default 2), while presses keep coming.
+cycles=${UNBIND_CYCLES:-2}
+"$CHECK" run --board libcamera.json --dir "$WORK/unbind" --seconds 300 --press-every-ms 800 --stop-file "$WORK/unbind.stop" > unbind.log 2>&1 &
 runner=$!
+# held PID: what outlives an unplug: removed device nodes and dmabufs the process still holds,
+# its descriptors and RSS, and the kernel's vmalloc use (vimc's buffers are vmalloc memory).
+held() {
+  local fds; fds=$(ls -l "/proc/$1/fd" 2>/dev/null)
+  echo "fds=$(grep -c ' -> ' <<< "$fds") removedNodes=$(grep -c '/dev/\(video\|media\|v4l-subdev\)[0-9]* (deleted)' <<< "$fds")" \
+    "dmabufs=$(grep -c '/dmabuf:' <<< "$fds") rssKiB=$(awk '/^VmRSS/ {print $2}' "/proc/$1/status")" \
+    "vmallocUsedKiB=$(awk '/^VmallocUsed/ {print $2}' /proc/meminfo) children=$(pgrep -c -P "$1")"
+}
 for _ in $(seq 300); do grep -q '"event": "photo"' unbind.log && break; sleep 0.1; done
-echo vimc.0 > /sys/bus/platform/drivers/vimc/unbind
-for _ in $(seq 100); do grep -q '"event": "captureFailed"' unbind.log && break; sleep 0.1; done
-sleep 1
-echo vimc.0 > /sys/bus/platform/drivers/vimc/bind
-udevadm settle --timeout=30
-# Wait (up to 60 s) for a photo after the reopen, then end the run.
-for _ in $(seq 600); do
-  awk '/captureFailed/{f=1} f && /cameraReady/{r=1} r && /"event": "photo"/{p=1} END{exit !p}' unbind.log && break; sleep 0.1
+held_before=$(held $runner)
+reopened=0
+for cycle in $(seq "$cycles"); do
+  vanished=$(grep -c '"kind": "deviceVanished"' unbind.log)
+  echo vimc.0 > /sys/bus/platform/drivers/vimc/unbind
+  for _ in $(seq 100); do [ "$(grep -c '"kind": "deviceVanished"' unbind.log)" -gt "$vanished" ] && break; sleep 0.1; done
+  sleep 1
+  echo vimc.0 > /sys/bus/platform/drivers/vimc/bind
+  udevadm settle --timeout=30
+  # Wait (up to 60 s) for a photo after the reopen that follows this unbind.
+  for _ in $(seq 600); do
+    awk '/deviceVanished/{f=1; r=0; p=0} f && /cameraReady/{r=1} r && /"event": "photo"/{p=1} END{exit !p}' unbind.log && { reopened=$((reopened + 1)); break; }
+    sleep 0.1
+  done
+  echo "# after unbind $cycle: $(held $runner)"
 done
+held_after=$(held $runner)
 touch "$WORK/unbind.stop"; wait $runner; status=$?
-echo "# unbind: $(grep -c '"event": "photo"' unbind.log) photos; $(grep -o '"kind": "[a-zA-Z]*"' unbind.log | sort | uniq -c | tr -s ' ' | tr '\n' ';')"
+echo "# unbind x$cycles: $(grep -c '"event": "photo"' unbind.log) photos; $(grep -o '"kind": "[a-zA-Z]*"' unbind.log | sort | uniq -c | tr -s ' ' | tr '\n' ';')"
+echo "# held before the first unbind: $held_before"
+echo "# held after $cycles unbinds:      $held_after"
 # libcamera 0.0.3 sees no disconnect when vimc is unbound, and stopping the camera then aborts
-# ("data->queuedRequests_.empty() failed in stop()"): the backend notices the removed device
-# node, leaves the camera unstopped, and drops the camera manager so that the rebound camera is
-# enumerated afresh (a manager that lived on would abort on "a camera with a duplicated ID").
-check "the run survives vimc unbound and bound again (exit status $status)" test $status = 0
+# ("data->queuedRequests_.empty() failed in stop()"): the backend notices the camera's removed
+# device nodes, leaves the camera unstopped (its objects leak), closes the kernel side under it
+# (nodes, dmabufs), and drops the camera manager so that the rebound camera is enumerated
+# afresh (a manager that lived on would abort on "a camera with a duplicated ID").
+check "the run survives vimc unbound and bound again $cycles times (exit status $status)" test $status = 0
 check "the unbind is reported as captureFailed (deviceVanished)" grep -q '"kind": "deviceVanished"' unbind.log
-check "the camera is reopened when vimc is back, and presses make photos again" \
-  bash -c "awk '/deviceVanished/{f=1} f && /cameraReady/{r=1} r && /\"event\": \"photo\"/{p=1} END{exit !p}' unbind.log"
+check "the camera is reopened when vimc is back, and presses make photos again, after each of the $cycles unbinds ($reopened)" \
+  test "$reopened" = "$cycles"
+# The leaked pipeline keeps vimc's two mock IPA buffers (160x120, exported when the camera
+# manager enumerates vimc; not the camera's): at most those two more dmabufs per unbind, none
+# of the camera's request buffers (4 of 1 MB at 720x480 before its dmabufs were closed).
+dmabufs_before=$(sed -n 's/.*dmabufs=\([0-9]*\).*/\1/p' <<< "$held_before") dmabufs_after=$(sed -n 's/.*dmabufs=\([0-9]*\).*/\1/p' <<< "$held_after")
+check "after $cycles unbinds the process holds no removed device node and none of the gone camera's buffers (dmabufs $dmabufs_before -> $dmabufs_after)" \
+  bash -c "[[ '$held_after' == *' removedNodes=0 '* ]] && (( ${dmabufs_after:-999} <= ${dmabufs_before:-0} + 2 * $cycles ))"
 grep -a 'FATAL' unbind.log | head -2 | sed 's/^/#   /'
 check "no temporary file is left, and every saved photo is a whole JPEG at the board's size" \
   bash -c "! ls -A '$WORK/unbind' | grep -q '^\\.' && for f in '$WORK'/unbind/IMG_*; do '$CHECK' verify --jpeg \"\$f\" --width $WIDTH --height $HEIGHT > /dev/null || exit 1; done"
@@ -176,6 +236,12 @@ for _ in 1 2; do
   t1=$(now_ms); echo $((t1 - t0))
 done 2> cam-failures.log | stats | sed "s/^/# cam -c 1 --capture=2 ${WIDTH}x${HEIGHT} (start libcamera, configure, 2 frames, no file): /"
 cat cam-failures.log
+echo "# (cam --capture=1 cannot finish on vimc: cam queues one request, vimc streams only with two queued; --capture=2 is the nearest run)"
+for _ in 1 2; do
+  t0=$(now_ms)
+  "$SHUTTER" capture --board libcamera.json --out "$WORK/once.jpg" > /dev/null 2>&1 || echo "# shutter capture failed" >&2
+  t1=$(now_ms); echo $((t1 - t0)); rm -f "$WORK/once.jpg"
+done | stats | sed "s/^/# shutter capture, libcamera backend ${WIDTH}x${HEIGHT} (start libcamera, configure, frames, JPEG on disk): /"
 for _ in 1 2; do
   t0=$(now_ms)
   libcamerify "$SHUTTER" capture --board v4l2.json --out "$WORK/once.jpg" > /dev/null 2>&1 || echo "# shutter capture failed" >&2

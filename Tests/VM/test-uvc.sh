@@ -34,6 +34,19 @@ read_photo() { "$UVC_FEEDER" --read "$1" 2>&1 | tr ' ' '\n' > "$work/photo.txt";
 stamp() { sed -n "s/^$1=//p" "$work/photo.txt"; }
 # click: a full press on the gpio-sim button, as a finger would.
 click() { drive half up; sleep 0.05; drive full up; sleep 0.12; drive full down; sleep 0.03; drive half down; }
+# stamp_lines: each line of standard input with the CLOCK_MONOTONIC time it arrived in front.
+stamp_lines() {
+  python3 -u -c 'import sys, time
+for line in sys.stdin: sys.stdout.write("%.6f %s" % (time.clock_gettime(time.CLOCK_MONOTONIC), line))'
+}
+# gesture_delays FROM-LINE LABEL: how long after its press edge and glitch filter (5 ms) each capture
+# event reached standard output's reader (arrival - pressedAt - 5 ms), from event line FROM-LINE on:
+# the event loop's delay (plus the pipe's and the reader's, the same on every build).
+gesture_delays() {
+  tail -n +"$1" "$work/arrivals" | grep '"event": "capture", .*"phase": "\(began\|cancelled\)"' \
+    | awk '{ p = $0; sub(/.*"pressedAt": /, "", p); sub(/[,}].*/, "", p); printf "%.3f\n", ($1 - p) * 1000 - 5 }' | sort -n \
+    | awk -v label="$2" '{ a[NR] = $1 } END { if (NR) printf "# gesture events %s: %d presses, delay after the glitch filter p50 %s ms, worst %s ms\n", label, NR, a[int((NR + 1) / 2)], a[NR] }'
+}
 # committed: the last interval (100 ns units) the host committed, from the feeder's log.
 committed() { sed -n 's/.*COMMIT format [0-9]* frame [0-9]* interval \([0-9]*\).*/\1/p' "$UVC_FEEDER_LOG" | tail -n 1; }
 
@@ -106,7 +119,7 @@ else
   rate_field=yes
 fi
 : > "$UVC_CONTROL_LOG"
-"$SHUTTER" run --board "$b" --no-state > "$work/events" 2> "$work/run.err" &
+"$SHUTTER" run --board "$b" --no-state > >(tee "$work/events" | stamp_lines > "$work/arrivals") 2> "$work/run.err" &
 daemon=$!
 wait_for "$work/events" '/"event": "cameraReady"/ { r = 1 } END { exit !r }' 60
 wait_for_consumer full shutter || not_ok "run requested the lines"
@@ -140,6 +153,7 @@ else
 fi
 
 # zero shutter lag: presses on gpio-sim, the offset of the chosen frame from each press
+zsl_line=$(($(wc -l < "$work/arrivals") + 1))
 for _ in $(seq 12); do click; sleep 0.35; done
 wait_for "$work/events" '/"event": "photo"/ { n++ } END { exit !(n >= 12) }' 30
 photos=$(grep -c '"event": "photo"' "$work/events")
@@ -154,6 +168,7 @@ for photo in $(grep '"event": "photo"' "$work/events" | field path); do
   awk -v s="$(stamp time)" -v p="$pressed" 'BEGIN { printf "%.1f\n", (s - p) * 1000 }'
 done | sort -n | tr '\n' ' ' | sed 's/^/# frame made (stamp in the photo) - press, ms: /'; echo
 check "every click made a photo ($photos of 12)" test "$photos" -ge 12
+gesture_delays "$zsl_line" "while streaming"
 # Under TCG on a loaded machine a frame now and then reaches the host late, so its start-of-exposure
 # stamp (taken by uvcvideo when its first packet arrives) jumps: allow two presses of 12 beyond one
 # interval, none beyond two.
@@ -164,9 +179,17 @@ check "every photo's frame is within one frame interval ($frame_ms ms) of its pr
 before=$(grep -c '"event": "photo"' "$work/events")
 click & clicker=$!
 echo "" > "$UVC_GADGET/UDC"; wait $clicker
+# Clicks all through the unplug, the reopen and the restart: the event loop must not wait on the
+# camera, so each press's capture event is decided as soon as its glitch filter (5 ms) has passed.
+first_line=$(($(wc -l < "$work/arrivals") + 1))
+touch "$work/clicking"
+( while [ -e "$work/clicking" ]; do click; sleep 0.1; done ) & clicking=$!
 sleep 2
 echo "$UVC_UDC" > "$UVC_GADGET/UDC"
 wait_for "$work/events" '/"event": "captureFailed"/ { f = 1 } f && /"event": "cameraReady"/ { r = 1 } END { exit !r }' 30
+sleep 1
+rm -f "$work/clicking"; wait $clicking
+gesture_delays "$first_line" "during the unplug, reopen and restart"
 sleep 1
 click; sleep 0.5; click
 wait_for "$work/events" '/"event": "photo"/ { n++ } END { exit !(n > '"$before"') }' 20

@@ -50,6 +50,9 @@ typedef struct {
     int af_outcome;
     /// Offers FrameDurationLimits with this range in microseconds (0, 0: no such control).
     int64_t frame_duration_min_us, frame_duration_max_us;
+    /// Bytes left unused between one still plane and the next (0: planes back to back, as
+    /// shutter's frame layout has them), to test cameras whose planes lie apart.
+    uint32_t plane_gap;
 } shutter_lc_fake_config;
 
 /// A fake camera behind the same interface: no thread, no hardware. Frames arrive only when
@@ -69,7 +72,8 @@ int shutter_lc_fake_scaler_crop(shutter_lc_camera *camera, int32_t *x, int32_t *
 /// How many times the fake saw AfTrigger start.
 int shutter_lc_fake_af_triggers(shutter_lc_camera *camera);
 
-/// Releases and closes the camera (stopping it first). NULL is ignored.
+/// Releases and closes the camera (stopping it first). NULL is ignored. Buffers retained with
+/// shutter_lc_buffers_retain stay mapped (and readable) until released.
 void shutter_lc_close(shutter_lc_camera *camera);
 
 /// The camera's libcamera id and model; valid until closed.
@@ -158,11 +162,11 @@ int shutter_lc_configure(shutter_lc_camera *camera, shutter_lc_stream_config *st
 /// (vimc, most UVC cameras), -EINVAL for a rate that is not positive.
 int shutter_lc_set_frame_rate(shutter_lc_camera *camera, double fps, int64_t *frame_duration_ns);
 
-/// Starts the camera and queues every request; completed requests are queued again as
-/// shutter_lc_release hands them back, so at least two are always queued while shutter holds
-/// the rest. 0 or a negative errno.
+/// Starts the camera and queues every request shutter does not hold (see shutter_lc_next);
+/// held requests are queued as shutter_lc_release hands them back. 0 or a negative errno.
 int shutter_lc_start(shutter_lc_camera *camera);
-/// Stops the camera; completed requests not yet taken are dropped.
+/// Stops the camera; completed requests not yet taken are dropped (queued again by the next
+/// start); held ones stay held.
 void shutter_lc_stop(shutter_lc_camera *camera);
 
 /// A descriptor that is readable while completed requests wait (an eventfd).
@@ -185,11 +189,27 @@ typedef struct {
     uint32_t viewfinder_bytes;
 } shutter_lc_completed;
 
-/// Takes the oldest completed request: 1 (filled `out`), 0 (none waiting), or a negative errno
-/// (-ENODEV: the camera was disconnected). Its planes stay mapped and unchanged until released.
+/// Takes the oldest completed request, which shutter then holds: 1 (filled `out`), 0 (none
+/// waiting), or a negative errno (-ENODEV: the camera was disconnected). Its planes stay mapped
+/// and unchanged until released: a held request is never queued, not even by a new start.
 int shutter_lc_next(shutter_lc_camera *camera, shutter_lc_completed *out);
-/// Hands a request back: it is queued again, with the controls set since.
+/// Hands a held request back: queued again (with the controls set since) while started, else
+/// by the next start. 0 or a negative errno.
 int shutter_lc_release(shutter_lc_camera *camera, int request);
+
+/// The configured requests' buffer memory, mapped until the last reference is released: frames
+/// lent from it may outlive the camera (a photo still encoding after a close or an unplug).
+typedef struct shutter_lc_buffers shutter_lc_buffers;
+
+/// A reference to the buffers of the current configuration; NULL before configure. Release
+/// with shutter_lc_buffers_release (closing the camera does not).
+shutter_lc_buffers *shutter_lc_buffers_retain(shutter_lc_camera *camera);
+void shutter_lc_buffers_release(shutter_lc_buffers *buffers);
+/// How many requests there are (request numbers are 0 ..< count).
+int shutter_lc_buffers_count(const shutter_lc_buffers *buffers);
+/// Request `request`'s still planes, as shutter_lc_next gives them (full lengths). Returns the
+/// plane count, or -EINVAL for a request that does not exist.
+int shutter_lc_buffers_planes(const shutter_lc_buffers *buffers, int request, const uint8_t **planes, uint32_t *bytes, int capacity);
 
 /// Sets controls on the next request queued (libcamera applies per request). 0 or -ENOTSUP
 /// when the camera lacks the control.
