@@ -208,7 +208,7 @@ public final class CaptureService {
     /// Encoding and writing happen on a background queue; the result comes from ``handleReadable()``.
     public func capture(pressedAt: Instant, now: Instant) {
         guard !isShutDown else { return }
-        guard let camera else {
+        guard camera != nil else {
             fail(pressedAt: pressedAt, .notReady(reason: lastOpenError?.description ?? "no camera"))
             return
         }

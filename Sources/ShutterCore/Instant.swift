@@ -105,7 +105,7 @@ public struct Nanoseconds: RawRepresentable, Hashable, Comparable, Sendable {
 }
 
 /// Clock arithmetic never wraps: a result past either end of the clock stays at that end.
-@inlinable @usableFromInline
+@inlinable
 func saturating(_ result: (partialValue: Int64, overflow: Bool), _ upward: Bool) -> Int64 {
     result.overflow ? (upward ? .max : .min) : result.partialValue
 }
