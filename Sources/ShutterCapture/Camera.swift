@@ -31,17 +31,18 @@ public protocol Camera: AnyObject {
     func setControl(_ id: UInt32, to value: Int32) throws(CaptureError)
     /// Releases the device. The camera cannot be used afterwards.
     func close()
-    /// The control's value now (for auto exposure: the metered exposure), once control changes
-    /// already asked for are done; `nil` when it cannot be read.
-    func currentValue(of id: UInt32) -> Int32?
+    /// Reads the control's value (for auto exposure: the metered exposure) without blocking the
+    /// caller: after the control changes already asked for, `answer` gets it on another thread,
+    /// or `nil` when it cannot be read.
+    func readControl(_ id: UInt32, then answer: @escaping @Sendable (Int32?) -> Void)
     /// What one frame held in the ring costs in bytes (for a V4L2 camera, the driver's buffer
     /// size); with the board's `ringMiB` it bounds how many frames the ring holds.
     var bytesPerFrame: Int { get }
 }
 
 extension Camera {
-    /// Cameras that cannot read controls back report none.
-    public func currentValue(of id: UInt32) -> Int32? { nil }
+    /// Cameras that cannot read controls back answer `nil` at once.
+    public func readControl(_ id: UInt32, then answer: @escaping @Sendable (Int32?) -> Void) { answer(nil) }
 
     /// An uncompressed frame's size; for compressed formats, two bytes a pixel (a bound no
     /// MJPEG frame reaches).

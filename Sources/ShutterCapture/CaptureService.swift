@@ -186,6 +186,7 @@ public final class CaptureService {
         }
         inFlight -= done.count  // every background result is one photo's end
         collectLifecycleResults()
+        collectExposureAnswers()
         if camera == nil, !isShutDown, !isOpening, retryDue.withLock({ due in defer { due = false }; return due }) {
             openInBackground()
         }
@@ -450,13 +451,18 @@ public final class CaptureService {
             if ev == 0 {
                 if let auto, manualExposureSet { set(auto, ControlPlan.autoExposureMode(auto)) }
                 manualExposureSet = false
+                exposureRead = nil  // a read still out is answered into nothing
                 meteredExposure = nil
                 return
             }
             if !manualExposureSet {
-                meteredExposure = camera?.currentValue(of: absolute.id)
-                if let auto { set(auto, 1) }  // V4L2_EXPOSURE_MANUAL
-                manualExposureSet = true
+                // Auto exposure's choice is read first, off the loop; the bias applies once it is back.
+                if exposureRead != nil {
+                    exposureRead?.bias = ev
+                } else if let camera {
+                    readMeteredExposure(absolute, of: camera, bias: ev)
+                }
+                return
             }
             guard let (control, value) = plan.exposureValue(forEV: ev, metered: meteredExposure) else { return }
             set(control, value)
@@ -492,6 +498,46 @@ public final class CaptureService {
     private var meteredExposure: Int32?
     /// The last exposure bias asked for, re-applied to a reopened camera.
     private var exposureBias: Double?
+    /// The read of the metered exposure the loop waits for: its number, and the bias to apply once it is back.
+    private var exposureRead: (number: Int, bias: Double)?
+    /// How many exposure reads were asked for; numbers an answer, so a late one (for a bias given
+    /// up, or for a camera since closed) is ignored.
+    private var exposureReadsAsked = 0
+    /// Answers to exposure reads, from the camera's control thread, for the loop to collect.
+    private let exposureAnswers = Locked<[(number: Int, value: Int32?)]>([])
+
+    /// Asks `camera` for the exposure time auto exposure chose; ``collectExposureAnswers()`` switches
+    /// to manual exposure with `bias` once it is back. A USB camera answers over a control
+    /// transfer, which must not hold up the loop.
+    private func readMeteredExposure(_ absolute: CameraControl, of camera: any Camera, bias: Double) {
+        exposureReadsAsked += 1
+        let number = exposureReadsAsked, answers = exposureAnswers, wake = self.wake
+        exposureRead = (number, bias)
+        camera.readControl(absolute.id) { value in
+            answers.withLock { $0.append((number, value)) }
+            wake.signal()
+        }
+    }
+
+    /// Takes the metered exposure read for the bias still wanted: auto exposure off, then the
+    /// metered time scaled by the bias asked for last.
+    private func collectExposureAnswers() {
+        let answers = exposureAnswers.withLock { list in
+            defer { list.removeAll() }
+            return list
+        }
+        guard let read = exposureRead, let answer = answers.last(where: { $0.number == read.number }) else { return }
+        onCamera { [unowned self] in
+            // Given up, or asked again, while the camera was away: nothing to do, or a newer bias to apply.
+            guard let current = exposureRead, current.number == answer.number else { return }
+            exposureRead = nil
+            guard case .manualExposure(_, let auto) = controlPlan.exposureBias else { return }
+            meteredExposure = answer.value
+            if let auto { set(auto, 1) }  // V4L2_EXPOSURE_MANUAL
+            manualExposureSet = true
+            setExposureBias(current.bias)
+        }
+    }
 
     /// Sets the camera control a custom board control is bound to, its range mapped onto the control's.
     private func setBound(controlID: String, value: Double, range: ClosedRange<Double>) {
@@ -630,6 +676,7 @@ public final class CaptureService {
         machine.ringCapacity = capacity
         manualExposureSet = false
         meteredExposure = nil
+        exposureRead = nil
         events.append(.cameraReady(at: clock.now, info: camera.info, format: camera.format, frameInterval: camera.frameInterval,
                                    viewfinder: (camera as? LibcameraCamera)?.viewfinder))
         // A reopened camera starts from its defaults: give it the zoom and exposure set before.

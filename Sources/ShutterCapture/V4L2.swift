@@ -691,12 +691,15 @@ public final class V4L2Camera: Camera {
         }
     }
 
-    /// Reads a control after the changes queued before it. The corresponding ioctl is `VIDIOC_G_CTRL`.
-    public func currentValue(of id: UInt32) -> Int32? {
+    /// Reads a control on the control queue, after the changes queued before it, and hands the
+    /// value to `answer` there: a USB control transfer can take tens of milliseconds. The
+    /// corresponding ioctl is `VIDIOC_G_CTRL`.
+    public func readControl(_ id: UInt32, then answer: @escaping @Sendable (Int32?) -> Void) {
         let fd = device.fd, path = device.path
-        return controlQueue.sync {
+        controlQueue.async {
             var request = v4l2_control(id: id, value: 0)
-            return (try? V4L2Device.ioctl(fd, CV4L2_VIDIOC_G_CTRL, &request, "VIDIOC_G_CTRL", path)) != nil ? request.value : nil
+            let read = (try? V4L2Device.ioctl(fd, CV4L2_VIDIOC_G_CTRL, &request, "VIDIOC_G_CTRL", path)) != nil
+            answer(read ? request.value : nil)
         }
     }
 

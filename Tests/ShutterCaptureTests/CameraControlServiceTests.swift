@@ -10,6 +10,9 @@ final class ControlledCamera: Camera {
     private(set) var sets: [(id: UInt32, value: Int32)] = []
     /// What auto exposure metered: the value read back for the exposure time.
     var metered: [UInt32: Int32] = [:]
+    /// Reads not answered yet, as a USB control transfer in progress: ``answerReads()`` answers them.
+    private var unansweredReads: [(id: UInt32, answer: @Sendable (Int32?) -> Void)] = []
+    var readsInProgress: Int { unansweredReads.count }
 
     init(controls: [CameraControl]) throws {
         inner = try SyntheticCamera(width: 64, height: 48, frameInterval: nil)
@@ -26,7 +29,13 @@ final class ControlledCamera: Camera {
     func readFrames() throws(CaptureError) -> [Frame] { try inner.readFrames() }
     func setControl(_ id: UInt32, to value: Int32) throws(CaptureError) { sets.append((id, value)) }
     func close() { inner.close() }
-    func currentValue(of id: UInt32) -> Int32? { metered[id] }
+    func readControl(_ id: UInt32, then answer: @escaping @Sendable (Int32?) -> Void) { unansweredReads.append((id, answer)) }
+
+    /// Answers the reads asked for so far with what auto exposure metered.
+    func answerReads() {
+        for read in unansweredReads { read.answer(metered[read.id]) }
+        unansweredReads.removeAll()
+    }
 }
 
 @Suite("CaptureService with camera controls")
@@ -76,6 +85,11 @@ struct CameraControlServiceTests {
         let service = try service(camera, directory)
         defer { service.shutdown() }
         service.apply(controlID: "exposure", value: .number(1))
+        // The metered exposure is being read: nothing is switched until it is back.
+        #expect(camera.sets.isEmpty)
+        #expect(camera.readsInProgress == 1)
+        camera.answerReads()
+        service.handleReadable()
         service.apply(controlID: "exposure", value: .number(-1))
         #expect(camera.sets.map(\.id) == [ControlID.exposureAuto, ControlID.exposureAbsolute, ControlID.exposureAbsolute])
         #expect(camera.sets.map(\.value) == [1, 200, 50])  // scaled from the metered exposure
@@ -87,9 +101,34 @@ struct CameraControlServiceTests {
         // The next bias meters afresh.
         camera.metered[ControlID.exposureAbsolute] = 400
         service.apply(controlID: "exposure", value: .number(-2))
+        camera.answerReads()
+        service.handleReadable()
         #expect(camera.sets.suffix(2).map(\.value) == [1, 100])
         let report = service.controlReport()
         #expect(report[1].enabled && report[1].how.contains("scaled by 2^EV"))
+    }
+
+    @Test func biasesWhileTheMeteredExposureIsReadApplyOnlyTheLastAndZeroGivesUp() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let camera = try ControlledCamera(controls: [Self.autoExposure, Self.exposure])
+        camera.metered[ControlID.exposureAbsolute] = 100
+        let service = try service(camera, directory)
+        defer { service.shutdown() }
+        // A swipe while the read is out: one read, then the last bias on the metered time.
+        service.apply(controlID: "exposure", value: .number(0.5))
+        service.apply(controlID: "exposure", value: .number(1))
+        #expect(camera.readsInProgress == 1)
+        camera.answerReads()
+        service.handleReadable()
+        #expect(camera.sets.map(\.value) == [1, 200])
+        // Back to 0 EV before the next read answers: auto exposure stays, the late answer changes nothing.
+        service.apply(controlID: "exposure", value: .number(0))
+        service.apply(controlID: "exposure", value: .number(2))
+        service.apply(controlID: "exposure", value: .number(0))
+        camera.answerReads()
+        service.handleReadable()
+        #expect(camera.sets.map(\.value) == [1, 200, 3])
     }
 
     @Test func zeroBiasOnTheCameraOwnManualExposureStaysManual() throws {
