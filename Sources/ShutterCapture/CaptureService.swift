@@ -85,10 +85,13 @@ public final class CaptureService {
     ///   - factory: opens (and reopens) the camera; the default handles `synthetic` and V4L2 devices.
     ///   - clock: "now" for events raised on the event loop.
     ///   - updatesLatest: repoint `latest.jpg` in the output directory after each photo.
+    ///   - opensCamera: open the camera now, on the caller's thread; `false` leaves it to
+    ///     ``openCamera(after:)``, off the caller's thread (a reload on a running loop).
     /// - Throws: ``CaptureError`` only when the output directory cannot be made. A missing camera is
     ///   not an error here: the service reports `captureFailed` and keeps looking for it.
     public init(board: Board, camera: (any Camera)? = nil, factory: CameraFactory? = nil,
-                clock: any MonotonicClock = SystemMonotonicClock(), updatesLatest: Bool = true) throws(CaptureError) {
+                clock: any MonotonicClock = SystemMonotonicClock(), updatesLatest: Bool = true,
+                opensCamera: Bool = true) throws(CaptureError) {
         self.board = board
         self.settings = board.camera
         if let factory {
@@ -109,9 +112,56 @@ public final class CaptureService {
         writer.removeLeftovers()
         if let camera {
             adopt(camera)
-        } else {
+        } else if opensCamera {
             openNow()
         }
+    }
+
+    /// Opens the camera on the lifecycle queue, once `previous` (the service this one replaces,
+    /// already ``retire()``d) has closed its camera: the same device cannot be opened twice.
+    /// `cameraReady` (or `captureFailed`, and the search for the camera) follows from
+    /// ``handleReadable()``; presses until then fail as not ready.
+    public func openCamera(after previous: CaptureService? = nil) {
+        guard camera == nil, !isOpening, !isShutDown, !isRetired else { return }
+        openInBackground(after: previous)
+    }
+
+    /// Whether a camera open is on the lifecycle queue (``openCamera(after:)`` or the search for a lost camera).
+    public var isOpeningCamera: Bool { isOpening }
+
+    /// Whether ``retire()`` was called: the service takes no more photos.
+    public private(set) var isRetired = false
+
+    /// Whether a retired service has nothing left to report: its photos are written and its camera closed.
+    public var isFinished: Bool { isRetired && inFlight == 0 && lifecycleJobs == 0 }
+
+    /// Stops taking photos without waiting, for a service being replaced (a reload that changes
+    /// the camera): presses still waiting for a frame fail, the camera closes on the lifecycle
+    /// queue, and photos already taken are still reported by ``handleReadable()`` until
+    /// ``isFinished``. ``shutdown()`` afterwards returns at once.
+    public func retire() {
+        guard !isShutDown, !isRetired else { return }
+        isRetired = true
+        stopTimers()
+        whenCameraIsBack.removeAll()
+        let now = clock.now
+        let error = CaptureError.notReady(reason: "the camera is being replaced")
+        for press in machine.streamStopped() + focusWaiting {
+            events.append(.captureFailed(CaptureFailure(at: now, pressedAt: press, error: error)))
+        }
+        focusWaiting.removeAll()
+        focusOfPress.removeAll()
+        ring.removeAll()
+        if let camera { onLifecycleQueue(camera) { $0.close(); return nil } }
+        camera = nil
+        wake.signal()
+    }
+
+    private func stopTimers() {
+        retryTimer?.cancel()
+        retryTimer = nil
+        watchdogTimer?.cancel()
+        watchdogTimer = nil
     }
 
     /// Opens the camera `settings` names: the synthetic camera for `synthetic`, otherwise a
@@ -148,7 +198,7 @@ public final class CaptureService {
     }
 
     /// Whether a press now would be served by the open camera (at once, or once it has started).
-    public var isReady: Bool { camera != nil && !isShutDown }
+    public var isReady: Bool { camera != nil && !isShutDown && !isRetired }
 
     /// The open camera, if any. While ``isCameraBusy`` only its fixed description (`info`,
     /// `format`, `controls`) may be read: the lifecycle queue is using it.
@@ -187,7 +237,7 @@ public final class CaptureService {
         inFlight -= done.count  // every background result is one photo's end
         collectLifecycleResults()
         collectExposureAnswers()
-        if camera == nil, !isShutDown, !isOpening, retryDue.withLock({ due in defer { due = false }; return due }) {
+        if camera == nil, !isShutDown, !isRetired, !isOpening, retryDue.withLock({ due in defer { due = false }; return due }) {
             openInBackground()
         }
         pumpFrames()
@@ -210,7 +260,9 @@ public final class CaptureService {
     public func capture(pressedAt: Instant, now: Instant) {
         guard !isShutDown else { return }
         guard camera != nil else {
-            fail(pressedAt: pressedAt, .notReady(reason: lastOpenError?.description ?? "no camera"))
+            let reason = isRetired ? "the camera is being replaced"
+                : isOpening && lastOpenError == nil ? "the camera is being opened" : lastOpenError?.description ?? "no camera"
+            fail(pressedAt: pressedAt, .notReady(reason: reason))
             return
         }
         if cameraOnLoop != nil, machine.isStreaming {
@@ -339,6 +391,12 @@ public final class CaptureService {
         lifecycleJobs -= results.count
         for result in results {
             switch result {
+            case .opened(let handed) where isRetired:
+                // Opened while the service was being replaced: nobody will use it.
+                isOpening = false
+                onLifecycleQueue(handed.camera) { $0.close(); return nil }
+            case .openFailed where isRetired:
+                isOpening = false
             case .opened(let handed):
                 isOpening = false
                 lastOpenError = nil
@@ -619,10 +677,7 @@ public final class CaptureService {
     public func shutdown() {
         guard !isShutDown else { return }
         isShutDown = true
-        retryTimer?.cancel()
-        retryTimer = nil
-        watchdogTimer?.cancel()
-        watchdogTimer = nil
+        stopTimers()
         whenCameraIsBack.removeAll()
         if let camera {
             // After the jobs queued before: a start in progress finishes, then the camera closes.
@@ -703,13 +758,16 @@ public final class CaptureService {
         }
     }
 
-    /// Looks for the lost camera on the lifecycle queue (after the close of the old one); the
-    /// result comes back through ``collectLifecycleResults()``.
-    private func openInBackground() {
+    /// Looks for the camera on the lifecycle queue (after the close of the old one, and of
+    /// `previous`'s camera); the result comes back through ``collectLifecycleResults()``.
+    private func openInBackground(after previous: CaptureService? = nil) {
         isOpening = true
         lifecycleJobs += 1
         let factory = HandedFactory(factory), settings = self.settings, results = lifecycleResults, wake = self.wake
+        let previousQueue = previous?.lifecycleQueue
         lifecycleQueue.async {
+            // The replaced service queued its close before this was queued: wait for it here, off the loop.
+            previousQueue?.sync {}
             let result: LifecycleResult
             do throws(CaptureError) {
                 result = .opened(HandedCamera(try factory.open(settings)))
@@ -731,7 +789,7 @@ public final class CaptureService {
     }
 
     private func scheduleRetry() {
-        guard retryTimer == nil, !isShutDown else { return }
+        guard retryTimer == nil, !isShutDown, !isRetired else { return }
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "shutter.capture.retry"))
         let interval = Int(Self.retryInterval.rawValue)
         timer.schedule(deadline: .now() + .nanoseconds(interval), repeating: .nanoseconds(interval))

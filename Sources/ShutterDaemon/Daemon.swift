@@ -67,6 +67,12 @@ public final class Daemon {
     public private(set) var hooks: HookRunner?
     /// Runners of a board replaced by SIGHUP, until their last hook is reaped.
     private var retiredHooks: [HookRunner] = []
+    /// Capture services a reload replaced, until their camera is closed and their last photo reported.
+    private var retiredCaptures: [CaptureService] = []
+    /// A reload changed the camera: the controls it cannot serve are disabled once it has opened.
+    private var cameraLimitsPending = false
+    /// Opens the camera for the capture services the daemon makes (tests give a fake); nil = the board's.
+    private let cameraFactory: CameraFactory?
     /// systemd's notification socket, when run as a `Type=notify` service.
     public var notifier: SystemdNotifier?
     /// When the loop next owes systemd a `WATCHDOG=1`.
@@ -78,11 +84,15 @@ public final class Daemon {
     /// - Parameters:
     ///   - chip: the chip to use; nil opens the one the board names (the mock chip for `simulator`).
     ///   - captureService: the camera side; nil makes one for the board.
+    ///   - cameraFactory: opens the camera for the capture services the daemon makes, now and on
+    ///     reload; nil opens the one the board names.
     ///   - clock: the loop's clock (a virtual one in tests).
     /// - Throws: ``CommandFailure`` naming the line, camera directory or state file that failed.
     public init(board: Board, options: DaemonOptions = DaemonOptions(), chip: (any GPIOChip)? = nil,
-                captureService: CaptureService? = nil, clock: (any MonotonicClock)? = nil) throws {
+                captureService: CaptureService? = nil, cameraFactory: CameraFactory? = nil,
+                clock: (any MonotonicClock)? = nil) throws {
         self.options = options
+        self.cameraFactory = cameraFactory
         let chip = try chip ?? openChip(for: board)
         self.chip = chip
         do {
@@ -99,7 +109,7 @@ public final class Daemon {
             capture = CaptureBridge(service: captureService)
         } else {
             do throws(CaptureError) {
-                capture = CaptureBridge(service: try CaptureService(board: board, clock: loop.clock))
+                capture = CaptureBridge(service: try CaptureService(board: board, factory: cameraFactory, clock: loop.clock))
             } catch {
                 throw CommandFailure(error.description)
             }
@@ -115,7 +125,10 @@ public final class Daemon {
             capture.service.apply(controlID: id, value: value)
         }
         interpreter.setCaptureAvailable(capture.available, at: loop.clock.now)
-        loop.watch(descriptors: { [unowned self] list in capture.service.appendPollDescriptors(to: &list) }) { [unowned self] in
+        loop.watch(descriptors: { [unowned self] list in
+            capture.service.appendPollDescriptors(to: &list)
+            for retired in retiredCaptures { retired.appendPollDescriptors(to: &list) }
+        }) { [unowned self] in
             cameraReadable()
         }
         if let mock = chip as? MockChip, options.readsSimulatorInput {
@@ -174,7 +187,7 @@ public final class Daemon {
             // over. With an API socket the daemon keeps serving until SIGTERM.
             loop.afterWake = { [unowned self] in
                 if simulator.ended, simulator.nextEdgeTime == nil, interpreter.nextDeadline == nil,
-                   capture.service.pendingCount == 0, capture.service.inFlightCount == 0 {
+                   capture.service.pendingCount == 0, capture.service.inFlightCount == 0, retiredCaptures.isEmpty {
                     loop.stop()
                 }
             }
@@ -238,8 +251,21 @@ public final class Daemon {
     }
 
     private func cameraReadable() {
+        if !retiredCaptures.isEmpty {
+            for retired in retiredCaptures {
+                for event in retired.handleReadable() { report(event) }
+            }
+            retiredCaptures.removeAll { retired in
+                guard retired.isFinished else { return false }
+                retired.shutdown()  // nothing left to wait for: returns at once
+                return true
+            }
+        }
         let (events, changed) = capture.readable()
-        for event in events { report(event) }
+        for event in events {
+            report(event)
+            if case .cameraReady = event, cameraLimitsPending { applyCameraLimits() }
+        }
         if changed { updateCaptureAvailable() }
     }
 
@@ -319,9 +345,12 @@ public final class Daemon {
         interpreter.finish(at: loop.clock.now)
         saveState()
         state?.waitUntilSaved()
-        capture.service.waitForWrites()
-        for event in capture.service.handleReadable() { report(event) }
-        capture.service.shutdown()
+        for service in retiredCaptures + [capture.service] {
+            service.waitForWrites()
+            for event in service.handleReadable() { report(event) }
+            service.shutdown()
+        }
+        retiredCaptures.removeAll()
         hooks?.stopAll()
         for runner in retiredHooks { runner.stopAll() }
         api?.close()
@@ -353,6 +382,11 @@ extension Daemon {
     /// changed, controls keep their values where ids match, the camera is reopened only if its
     /// settings (or the output) changed, hooks follow the new board.
     ///
+    /// A camera change does not wait on the loop: the old service is retired (its photos in
+    /// flight are still reported) and the new one opens its camera on its lifecycle queue once
+    /// the old camera has closed; the controls the new camera cannot serve are disabled when it
+    /// has opened (``applyCameraLimits()``).
+    ///
     /// - Throws: ``CommandFailure`` when the new lines or camera directory cannot be had; the old
     ///   lines are requested again then, so the rig keeps working as before.
     public func apply(_ next: Board) throws {
@@ -382,21 +416,28 @@ extension Daemon {
         if cameraChanged {
             let replacement: CaptureService
             do throws(CaptureError) {
-                replacement = try CaptureService(board: next, clock: loop.clock)
+                replacement = try CaptureService(board: next, factory: cameraFactory, clock: loop.clock, opensCamera: false)
             } catch {
                 throw CommandFailure(error.description)
             }
-            capture.service.waitForWrites()
-            for event in capture.service.handleReadable() { report(event) }
-            capture.service.shutdown()
+            let old = capture.service
+            old.retire()
+            retiredCaptures.append(old)
+            replacement.openCamera(after: old)
             capture = CaptureBridge(service: replacement)
         }
         // Whatever was in progress ends as at shutdown, then the new machine starts from the kept values.
         interpreter.finish(at: now)
         let values = interpreter.machine.controlValues
-        let (limited, notes) = CaptureBridge.boardWithCameraLimits(next, service: capture.service)
-        for note in notes { Log.notice("shutter: \(note)") }
-        board = limited
+        if cameraChanged {
+            // The new camera's controls are not known until it has opened.
+            board = next
+            cameraLimitsPending = true
+        } else {
+            let (limited, notes) = CaptureBridge.boardWithCameraLimits(next, service: capture.service)
+            for note in notes { Log.notice("shutter: \(note)") }
+            board = limited
+        }
         if let newWatcher { watcher = newWatcher }
         interpreter = Interpreter(board: board, watcher: watcher, initialValues: values)
         wireInterpreter()
@@ -420,6 +461,25 @@ extension Daemon {
             }
         }
         saveState()
+        notifier?.notify(SystemdNotifier.status(statusSummary))
+    }
+}
+
+extension Daemon {
+    /// Disables the controls the camera a reload opened cannot serve, as at start-up. The
+    /// recognizer is rebuilt (keeping the control values) only when one is disabled.
+    func applyCameraLimits() {
+        cameraLimitsPending = false
+        let (limited, notes) = CaptureBridge.boardWithCameraLimits(board, service: capture.service)
+        guard !notes.isEmpty else { return }
+        for note in notes { Log.notice("shutter: \(note)") }
+        let now = loop.clock.now
+        interpreter.finish(at: now)
+        let values = interpreter.machine.controlValues
+        board = limited
+        interpreter = Interpreter(board: board, watcher: watcher, initialValues: values)
+        wireInterpreter()
+        updateCaptureAvailable()
         notifier?.notify(SystemdNotifier.status(statusSummary))
     }
 }

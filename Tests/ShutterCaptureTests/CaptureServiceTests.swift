@@ -144,6 +144,28 @@ struct CaptureServiceTests {
         #expect(photos.map(\.frameSequence).sorted() == [1, 2, 3])
     }
 
+    @Test func aRetiredServiceClosesItsCameraReportsPhotosTakenAndFailsWaitingPresses() throws {
+        let harness = try Harness()
+        harness.frames(1000)
+        harness.service.capture(pressedAt: ms(1010), now: ms(1010))
+        harness.frames(1033)  // the press at 1010 takes the frame at 1000
+        harness.service.capture(pressedAt: ms(1040), now: ms(1040))  // newer than every frame: waits
+        #expect(harness.service.pendingCount == 1)
+        harness.service.retire()
+        #expect(!harness.service.isReady)
+        let events = harness.finish()
+        #expect(events.compactMap(\.photo).map(\.pressedAt) == [ms(1010)])
+        let failure = try #require(events.compactMap(\.failure).first)
+        #expect(failure.pressedAt == ms(1040))
+        #expect(failure.error == .notReady(reason: "the camera is being replaced"))
+        #expect(harness.service.isFinished)
+        #expect(!harness.camera.isStreaming)  // closed
+        // It looks for no camera and takes no photo after.
+        harness.service.capture(pressedAt: ms(1100), now: ms(1100))
+        #expect(harness.service.handleReadable().compactMap(\.failure).map(\.error.kind) == ["notReady"])
+        #expect(harness.cameras.count == 1)
+    }
+
     @Test func aStalledStreamFailsWaitingPressesAndRestarts() throws {
         let harness = try Harness()
         harness.frames(1000)

@@ -1,15 +1,81 @@
 import Foundation
 import Testing
+import ShutterCapture
 import ShutterCore
 @testable import ShutterDaemon
 
+/// The cameras a test's daemon opens: the first at once, every later one only when the test lets
+/// it (or after 5 s), as a USB webcam's enumeration and open can take seconds.
+final class GatedCameras: @unchecked Sendable {
+    // Unchecked: the factory runs on a capture service's lifecycle queue; every field is under `lock`.
+    private let lock = NSLock()
+    private let gate = DispatchSemaphore(value: 0)
+    private var _opensFinished = 0
+    private var _live = 0
+    private var _liveAtLastOpen = 0
+    /// Later cameras have no controls (a camera that cannot serve the exposure bias).
+    let laterCamerasHaveNoControls: Bool
+
+    init(laterCamerasHaveNoControls: Bool = false) { self.laterCamerasHaveNoControls = laterCamerasHaveNoControls }
+
+    var opensFinished: Int { lock.withLock { _opensFinished } }
+    /// How many cameras were open, not yet closed, when the last one was opened.
+    var liveAtLastOpen: Int { lock.withLock { _liveAtLastOpen } }
+
+    /// Lets the opens held back go on.
+    func release() { gate.signal() }
+
+    func open(_ settings: CameraSettings) throws(CaptureError) -> any Camera {
+        let first = lock.withLock { _opensFinished == 0 }
+        if !first { _ = gate.wait(timeout: .now() + 5) }
+        let camera = TrackedCamera(try SyntheticCamera(width: 320, height: 240), hidesControls: !first && laterCamerasHaveNoControls) { [self] in
+            lock.withLock { _live -= 1 }
+        }
+        lock.withLock {
+            _liveAtLastOpen = _live
+            _live += 1
+            _opensFinished += 1
+        }
+        return camera
+    }
+}
+
+/// A synthetic camera that says when it is closed, and may hide its controls.
+final class TrackedCamera: Camera {
+    let inner: SyntheticCamera
+    let hidesControls: Bool
+    private var onClose: (() -> Void)?
+
+    init(_ inner: SyntheticCamera, hidesControls: Bool, onClose: @escaping () -> Void) {
+        self.inner = inner
+        self.hidesControls = hidesControls
+        self.onClose = onClose
+    }
+
+    var info: CameraInfo { inner.info }
+    var format: FrameFormat { inner.format }
+    var pollDescriptor: CInt? { inner.pollDescriptor }
+    var isStreaming: Bool { inner.isStreaming }
+    var frameInterval: Nanoseconds? { inner.frameInterval }
+    var controls: [CameraControl] { hidesControls ? [] : inner.controls }
+    func start() throws(CaptureError) { try inner.start() }
+    func stop() { inner.stop() }
+    func readFrames() throws(CaptureError) -> [Frame] { try inner.readFrames() }
+    func setControl(_ id: UInt32, to value: Int32) throws(CaptureError) { try inner.setControl(id, to: value) }
+    func close() {
+        inner.close()
+        onClose?()
+        onClose = nil
+    }
+}
+
 @Suite(.serialized) struct ReloadTests {
     /// A rig whose board is read from a file, so SIGHUP's reload has something to read.
-    func rig() throws -> (TestRig, String) {
+    func rig(cameraFactory: CameraFactory? = nil) throws -> (TestRig, String) {
         var options = DaemonOptions()
         let file = "/tmp/sdt-board-\(UUID().uuidString.prefix(8)).json"
         options.boardPath = file
-        let rig = try TestRig(options: options)
+        let rig = try TestRig(options: options, cameraFactory: cameraFactory)
         try write(TestRig.simulatorBoard.replacingOccurrences(of: "PHOTOS", with: rig.directory + "/photos"), to: file)
         return (rig, file)
     }
@@ -46,8 +112,48 @@ import ShutterCore
         rig.daemon.reload()
         #expect(rig.daemon.board.camera.quality == 70)
         #expect(ObjectIdentifier(rig.daemon.capture.service) != service)
+        try rig.waitFor { rig.daemon.capture.service.isReady }
         rig.click()
         try rig.waitFor { rig.names.contains("photo") }
+    }
+
+    @Test func aCameraChangeOpensTheNewCameraOffTheLoopAfterTheOldOneCloses() throws {
+        let cameras = GatedCameras()
+        let (rig, file) = try rig(cameraFactory: cameras.open)
+        defer { rig.close(); try? FileManager.default.removeItem(atPath: file) }
+        try rig.waitFor { rig.names.contains("cameraReady") }
+        let text = try String(contentsOfFile: file, encoding: .utf8)
+        try write(text.replacingOccurrences(of: "\"quality\": 80", with: "\"quality\": 70"), to: file)
+        rig.daemon.reload()
+        // The reload is back while the new camera's open is still held: it did not wait for it.
+        #expect(cameras.opensFinished == 1)
+        #expect(rig.daemon.board.camera.quality == 70)
+        #expect(!rig.daemon.capture.service.isReady)
+        // The loop goes on meanwhile: a press is seen, and cancelled as the camera is not ready.
+        rig.click()
+        #expect(rig.lines.contains { $0.name == "capture" && $0.line.contains("cancelled") })
+        cameras.release()
+        try rig.waitFor { rig.daemon.capture.service.isReady }
+        #expect(cameras.opensFinished == 2)
+        #expect(cameras.liveAtLastOpen == 0)  // the old camera had closed first
+        rig.click()
+        try rig.waitFor { rig.names.contains("photo") }
+    }
+
+    @Test func aControlTheNewCameraCannotServeIsDisabledOnceItHasOpened() throws {
+        let cameras = GatedCameras(laterCamerasHaveNoControls: true)
+        let (rig, file) = try rig(cameraFactory: cameras.open)
+        defer { rig.close(); try? FileManager.default.removeItem(atPath: file) }
+        let exposure = { rig.daemon.board.controls.first { $0.id == "exposure" }?.enabled }
+        #expect(exposure() == true)  // the synthetic camera has an exposure bias control
+        let text = try String(contentsOfFile: file, encoding: .utf8)
+        try write(text.replacingOccurrences(of: "\"quality\": 80", with: "\"quality\": 70"), to: file)
+        _ = rig.daemon.execute(APIRequest(id: nil, command: .set(control: "zoom", to: .value(3))))
+        rig.daemon.reload()
+        cameras.release()
+        try rig.waitFor { rig.daemon.capture.service.isReady }
+        #expect(exposure() == false)
+        #expect(rig.daemon.interpreter.machine.controlValues["zoom"] == .number(3))
     }
 
     @Test(arguments: ["{ not json", "{\"name\": \"x\"}", ""])

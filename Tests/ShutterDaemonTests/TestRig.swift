@@ -18,7 +18,7 @@ final class TestRig {
     var socketPath: String { directory + "/api.sock" }
 
     init(boardJSON: String = TestRig.simulatorBoard, options: DaemonOptions = DaemonOptions(), api: Bool = false,
-         edit: (inout Board) -> Void = { _ in }) throws {
+         cameraFactory: CameraFactory? = nil, edit: (inout Board) -> Void = { _ in }) throws {
         // Short: a socket path must fit in 107 bytes.
         directory = "/tmp/sdt-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -32,7 +32,7 @@ final class TestRig {
         options.printsEvents = false
         if api { options.socketPath = directory + "/api.sock" }
         if options.keepsState, options.statePath == nil { options.statePath = directory + "/state.json" }
-        daemon = try Daemon(board: board, options: options, chip: chip, clock: chip.clock)
+        daemon = try Daemon(board: board, options: options, chip: chip, cameraFactory: cameraFactory, clock: chip.clock)
         daemon.observeLines { [unowned self] name, line in lines.append((name, line)) }
     }
 
