@@ -71,6 +71,8 @@ public final class Daemon {
     private var retiredCaptures: [CaptureService] = []
     /// A reload changed the camera: the controls it cannot serve are disabled once it has opened.
     private var cameraLimitsPending = false
+    /// Whether the camera a reload asked for is still being opened (the status says `opening`).
+    var isOpeningReloadedCamera: Bool { cameraLimitsPending && capture.service.isOpeningCamera }
     /// Opens the camera for the capture services the daemon makes (tests give a fake); nil = the board's.
     private let cameraFactory: CameraFactory?
     /// systemd's notification socket, when run as a `Type=notify` service.

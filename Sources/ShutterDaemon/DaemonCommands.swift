@@ -74,7 +74,11 @@ extension Daemon {
 
     /// The camera's state for `status`: `streaming`, `stopped` (open, idle) or `absent` (being looked for).
     var cameraState: (name: String, reason: String?) {
-        guard capture.service.currentCamera != nil else { return ("absent", "no camera (still looking for \(board.camera.device))") }
+        guard capture.service.currentCamera != nil else {
+            // A reload's new camera is on its way; a lost one is being looked for.
+            if isOpeningReloadedCamera { return ("opening", "the camera is being opened (\(board.camera.device))") }
+            return ("absent", "no camera (still looking for \(board.camera.device))")
+        }
         return (capture.service.isStreaming ? "streaming" : "stopped", nil)
     }
 

@@ -129,6 +129,7 @@ final class TrackedCamera: Camera {
         #expect(cameras.opensFinished == 1)
         #expect(rig.daemon.board.camera.quality == 70)
         #expect(!rig.daemon.capture.service.isReady)
+        #expect(rig.daemon.cameraState.name == "opening")
         // The loop goes on meanwhile: a press is seen, and cancelled as the camera is not ready.
         rig.click()
         #expect(rig.lines.contains { $0.name == "capture" && $0.line.contains("cancelled") })
@@ -136,6 +137,7 @@ final class TrackedCamera: Camera {
         try rig.waitFor { rig.daemon.capture.service.isReady }
         #expect(cameras.opensFinished == 2)
         #expect(cameras.liveAtLastOpen == 0)  // the old camera had closed first
+        #expect(rig.daemon.cameraState.name != "opening")
         rig.click()
         try rig.waitFor { rig.names.contains("photo") }
     }

@@ -67,6 +67,22 @@ cp "$work/board.good" "$work/board.json"
 kill -HUP $daemon; sleep 1
 check "reload: the good board applies again" grep -q 'SIGHUP: reloaded' "$work/run.err"
 
+# SIGHUP with a new camera size: the old camera closes, the new one opens off the loop (the
+# daemon answers meanwhile), and the next photo has the new size; then back to the good board.
+sed -e 's|"width": 1280, "height": 720|"width": 640, "height": 480|' "$work/board.good" > "$work/board.json"
+kill -HUP $daemon
+check "reload: the daemon answers while the camera is replaced" "$SHUTTER" status --socket "$sock"
+check "reload: the new camera reports ready at 640x480" \
+  wait_until grep -q '"event": "cameraReady", .*"width": 640, "height": 480' "$work/subscriber"
+"$SHUTTER" ctl --socket "$sock" capture > /dev/null
+wait_until bash -c "[ \$(grep -c '\"event\": \"photo\"' '$work/subscriber') -ge 3 ]"
+check "reload: the next photo is 640x480" \
+  bash -c "grep '\"event\": \"photo\"' '$work/subscriber' | tail -n 1 | grep -q '\"width\": 640, \"height\": 480'"
+cp "$work/board.good" "$work/board.json"
+kill -HUP $daemon
+check "reload: back on the good board, the camera is ready at 1280x720 again" \
+  wait_until bash -c "grep '\"event\": \"cameraReady\"' '$work/subscriber' | tail -n 1 | grep -q '\"width\": 1280'"
+
 # SIGTERM in the middle of a burst: only complete photos.
 drive half up; sleep 0.05; drive full up; sleep 1.6
 kill -TERM $daemon; wait $daemon; status=$?
