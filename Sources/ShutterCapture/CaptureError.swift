@@ -32,6 +32,8 @@ public enum CaptureError: Error, Hashable, Sendable, CustomStringConvertible {
     case notReady(reason: String)
     /// The stream stopped sending frames without an error; shutter restarts it.
     case stalled(device: String, seconds: Double)
+    /// The camera's start has not finished after the board's `camera.startTimeoutMs`; it is still waited for.
+    case startTimedOut(device: String, seconds: Double)
 
     /// The errno behind the failure, when there is one.
     public var errno: CInt? {
@@ -59,7 +61,7 @@ public enum CaptureError: Error, Hashable, Sendable, CustomStringConvertible {
         case .encoding: "encodingFailed"
         case .timeout: "timeout"
         case .notReady: "notReady"
-        case .stalled: "stalled"
+        case .stalled, .startTimedOut: "stalled"
         }
     }
 
@@ -90,6 +92,8 @@ public enum CaptureError: Error, Hashable, Sendable, CustomStringConvertible {
             return "the camera is not ready: \(reason)"
         case .stalled(let device, let seconds):
             return "\(device) sent no frame for \(JSONLine.number(seconds, decimals: 1)) s; the stream is restarted"
+        case .startTimedOut(let device, let seconds):
+            return "\(device) has not started streaming after \(JSONLine.number(seconds, decimals: 1)) s (camera.startTimeoutMs)"
         }
     }
 }

@@ -107,7 +107,8 @@ public final class CaptureService {
         self.ring = FrameRing(capacity: board.camera.ringFrames)
         self.autofocus = AutofocusSequence(timeout: .milliseconds(Double(board.camera.focusTimeoutMs)))
         self.machine = CaptureStateMachine(ringCapacity: board.camera.ringFrames, keepStreaming: board.camera.keepStreaming,
-                                           maximumInFlight: Self.maximumInFlight)
+                                           maximumInFlight: Self.maximumInFlight,
+                                           startTimeout: .milliseconds(Double(board.camera.startTimeoutMs)))
         self.wake = try WakePipe()
         writer.removeLeftovers()
         if let camera {
@@ -277,7 +278,7 @@ public final class CaptureService {
             startAutofocus()
             if autofocus.isScanning {
                 focusWaiting.append(pressedAt)
-                if !machine.isStreaming { perform(machine.prepare()) }
+                if !machine.isStreaming { perform(machine.prepare(at: clock.now)) }
                 if !events.isEmpty { wake.signal() }
                 return
             }
@@ -324,7 +325,7 @@ public final class CaptureService {
     public func prepare() {
         guard camera != nil else { return }
         startAutofocus()
-        perform(machine.prepare())
+        perform(machine.prepare(at: clock.now))
     }
 
     /// Carries out what the state machine decided; a start skips `warmupFrames` (default: the board's).
@@ -337,13 +338,17 @@ public final class CaptureService {
                 let error: CaptureError = switch failure {
                 case .backlog(let limit): .notReady(reason: "\(limit) photos are still being saved")
                 case .stalled(let silence): .stalled(device: camera?.info.path ?? settings.device, seconds: Double(silence.rawValue) / 1e9)
+                case .startOverdue(let waited):
+                    .startTimedOut(device: camera?.info.path ?? settings.device, seconds: Double(waited.rawValue) / 1e9)
                 }
                 events.append(.captureFailed(CaptureFailure(at: clock.now, pressedAt: pressedAt, error: error)))
                 wake.signal()
             case .startStream:
                 if let camera { startStream(camera, warmupFrames: warmupFrames ?? settings.warmupFrames, restart: false) }
+                startWatchdog()  // ticks the start timeout too
             case .restartStream:
                 if let camera { startStream(camera, warmupFrames: 0, restart: true) }
+                startWatchdog()
             case .stopStream:
                 ring.removeAll()
                 if let camera { onLifecycleQueue(camera) { $0.stop(); return nil } }
@@ -742,7 +747,7 @@ public final class CaptureService {
             machine.streamStarted(at: clock.now, warmupFrames: 0)
             startWatchdog()
         } else {
-            perform(machine.cameraOpened(), warmupFrames: 0)
+            perform(machine.cameraOpened(at: clock.now), warmupFrames: 0)
         }
         wake.signal()
     }
@@ -859,7 +864,7 @@ public final class CaptureService {
 
     /// Wakes the loop every ``watchdogTick`` so ``handleReadable()`` can notice a stalled stream.
     private func startWatchdog() {
-        guard watchdogTimer == nil, !isShutDown else { return }
+        guard watchdogTimer == nil, !isShutDown, !isRetired else { return }
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "shutter.capture.watchdog"))
         let tick = Int(Self.watchdogTick.rawValue)
         timer.schedule(deadline: .now() + .nanoseconds(tick), repeating: .nanoseconds(tick), leeway: .milliseconds(50))

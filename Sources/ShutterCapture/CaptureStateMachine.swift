@@ -24,6 +24,8 @@ public struct CaptureStateMachine: Sendable {
         case stalled(silence: Nanoseconds)
         /// Too many photos are being saved already.
         case backlog(limit: Int)
+        /// The camera's start, asked for `waited` ago, has not finished within ``startTimeout``.
+        case startOverdue(waited: Nanoseconds)
     }
 
     /// What the service must do.
@@ -60,6 +62,12 @@ public struct CaptureStateMachine: Sendable {
     }
     /// The nominal frame interval, when the camera says.
     public var frameInterval: Nanoseconds?
+    /// How long presses wait for a start to finish before they fail (the board's `camera.startTimeoutMs`).
+    public let startTimeout: Nanoseconds
+    /// When the start under way was asked for.
+    private var startAskedAt: Instant?
+    /// The start under way is overdue and that was reported; presses arriving during it fail at the next tick.
+    private var startOverdueReported = false
     public private(set) var isStreaming = false
     /// A start (or restart) was asked for and the camera has not yet said it streams: presses
     /// wait for it, no second start is asked for, and the watchdog waits too (the start is the
@@ -82,8 +90,10 @@ public struct CaptureStateMachine: Sendable {
     /// negotiate USB bandwidth first; an emulated one is slower still) before it counts as stalled.
     public static let startupGrace = Nanoseconds.seconds(5)
 
-    public init(ringCapacity: Int, keepStreaming: Bool, maximumInFlight: Int = 8, frameInterval: Nanoseconds? = nil) {
+    public init(ringCapacity: Int, keepStreaming: Bool, maximumInFlight: Int = 8, frameInterval: Nanoseconds? = nil,
+                startTimeout: Nanoseconds = .seconds(10)) {
         self.ringCapacity = max(1, ringCapacity)
+        self.startTimeout = startTimeout
         self.keepStreaming = keepStreaming
         self.maximumInFlight = maximumInFlight
         self.frameInterval = frameInterval
@@ -97,10 +107,28 @@ public struct CaptureStateMachine: Sendable {
         Nanoseconds(rawValue: max(Nanoseconds.seconds(1).rawValue, (frameInterval ?? .zero).rawValue * 5))
     }
 
-    /// When ``tick(now:)`` must run next: the stall watchdog's deadline while streaming.
+    /// When ``tick(now:)`` must run next: the stall watchdog's deadline while streaming, the start
+    /// timeout while starting (until it has been reported, or again once a press waits).
     public var nextDeadline: Instant? {
+        if isStarting, let startAskedAt {
+            return startOverdueReported && waiting.isEmpty ? nil : startAskedAt + startTimeout
+        }
         guard isStreaming, let lastArrival else { return nil }
         return lastArrival + currentStallLimit
+    }
+
+    /// Asks for a start at `now`.
+    private mutating func askStart(at now: Instant) {
+        isStarting = true
+        startAskedAt = now
+        startOverdueReported = false
+    }
+
+    /// No start is under way any more (it finished, or the stream stopped).
+    private mutating func startEnded() {
+        isStarting = false
+        startAskedAt = nil
+        startOverdueReported = false
     }
 
     /// The silence allowed now: ``startupGrace`` until the first frame, then ``stallLimit``.
@@ -112,7 +140,7 @@ public struct CaptureStateMachine: Sendable {
     /// auto-exposure settles. Frames held before are gone.
     public mutating func streamStarted(at now: Instant, warmupFrames: Int) {
         isStreaming = true
-        isStarting = false
+        startEnded()
         held.removeAll()
         lastSaved = nil
         warmupRemaining = max(0, warmupFrames)
@@ -124,7 +152,7 @@ public struct CaptureStateMachine: Sendable {
     /// returned for the service to fail with its reason.
     public mutating func streamStopped() -> [Instant] {
         isStreaming = false
-        isStarting = false
+        startEnded()
         held.removeAll()
         warmupRemaining = 0
         lastArrival = nil
@@ -165,8 +193,8 @@ public struct CaptureStateMachine: Sendable {
         if !isStreaming {
             // A cold camera: the frames before the press are gone; the first after the warm-up serves it.
             waiting.append(Waiting(pressedAt: pressedAt))
-            if isStarting { return [] }  // the start already asked for serves this press too
-            isStarting = true
+            if isStarting { return [] }  // the start already asked for serves this press too (or it fails at the next tick when overdue)
+            askStart(at: now)
             return [.startStream]
         }
         if warmupRemaining == 0, let chosen = choice(for: pressedAt) {
@@ -176,18 +204,18 @@ public struct CaptureStateMachine: Sendable {
         return []
     }
 
-    /// A light press: start the camera ahead of the shot when the board stops it between shots.
-    public mutating func prepare() -> [Action] {
+    /// A light press at `now`: start the camera ahead of the shot when the board stops it between shots.
+    public mutating func prepare(at now: Instant) -> [Action] {
         guard !isStreaming, !isStarting else { return [] }  // as when streaming: the camera is coming
         isPrepared = true
-        isStarting = true
+        askStart(at: now)
         return [.startStream]
     }
 
-    /// The camera opened: a board that keeps it streaming starts it now.
-    public mutating func cameraOpened() -> [Action] {
+    /// The camera opened at `now`: a board that keeps it streaming starts it now.
+    public mutating func cameraOpened(at now: Instant) -> [Action] {
         guard keepStreaming, !isStreaming, !isStarting else { return [] }
-        isStarting = true
+        askStart(at: now)
         return [.startStream]
     }
 
@@ -205,7 +233,7 @@ public struct CaptureStateMachine: Sendable {
         case (false, true):
             isStreaming = false
             lastArrival = nil
-            isStarting = true
+            askStart(at: now)
             return [.startStream]
         case (false, false):
             return []
@@ -218,11 +246,22 @@ public struct CaptureStateMachine: Sendable {
         return standbyIfIdle()
     }
 
-    /// The time is `now`: the stall watchdog. A stream silent for ``stallLimit`` (``startupGrace``
-    /// before its first frame) fails the presses
-    /// waiting (or, with none waiting, reports the stall once) and is restarted, or stopped when
-    /// nothing needs it.
+    /// The time is `now`: the start timeout and the stall watchdog.
+    ///
+    /// A start not finished after ``startTimeout`` fails the presses waiting for it (or, with none
+    /// waiting, is reported once); it stays asked for, as it cannot be taken back, and presses
+    /// during it fail at the next tick. A stream silent for ``stallLimit`` (``startupGrace``
+    /// before its first frame) fails the presses waiting (or, with none waiting, reports the
+    /// stall once) and is restarted, or stopped when nothing needs it.
     public mutating func tick(now: Instant) -> [Action] {
+        if isStarting, let startAskedAt, now - startAskedAt >= startTimeout {
+            let failure = Failure.startOverdue(waited: now - startAskedAt)
+            var actions = waiting.map { Action.fail(pressedAt: $0.pressedAt, failure) }
+            if waiting.isEmpty, !startOverdueReported { actions.append(.fail(pressedAt: nil, failure)) }
+            startOverdueReported = true
+            waiting.removeAll()
+            return actions
+        }
         guard isStreaming, let lastArrival, now - lastArrival >= currentStallLimit else { return [] }
         let failure = Failure.stalled(silence: now - lastArrival)
         var actions = waiting.map { Action.fail(pressedAt: $0.pressedAt, failure) }
@@ -233,7 +272,7 @@ public struct CaptureStateMachine: Sendable {
         if keepStreaming || isPrepared {
             // No watchdog while the camera restarts: it counts again from the restart's end.
             isStreaming = false
-            isStarting = true
+            askStart(at: now)
             self.lastArrival = nil
             actions.append(.restartStream)
         } else {
@@ -262,7 +301,7 @@ public struct CaptureStateMachine: Sendable {
     private mutating func standbyIfIdle() -> [Action] {
         guard !keepStreaming, !isPrepared, waiting.isEmpty, isStreaming || isStarting else { return [] }
         isStreaming = false
-        isStarting = false
+        startEnded()
         held.removeAll()
         lastArrival = nil
         return [.stopStream]

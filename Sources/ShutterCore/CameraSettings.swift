@@ -35,6 +35,9 @@ public struct CameraSettings: Hashable, Sendable {
     public var viewfinder: FrameDimensions?
     /// With libcamera autofocus: how long a photo waits for the lens to lock, in milliseconds.
     public var focusTimeoutMs: Int = 500
+    /// How long presses wait for the camera to start streaming before they fail, in
+    /// milliseconds (a USB webcam's `VIDIOC_STREAMON` or libcamera's start can hang).
+    public var startTimeoutMs: Int = 10_000
 
     public init() {}
 }
@@ -86,7 +89,7 @@ public enum DigitalZoomOutput: String, CaseIterable, Hashable, Sendable {
 extension CameraSettings: Decodable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case device, width, height, pixelFormat, fps, quality, keepStreaming, warmupFrames, ringFrames, ringMiB, orientation,
-             digitalZoom, bindings, backend, viewfinder, focusTimeoutMs
+             digitalZoom, bindings, backend, viewfinder, focusTimeoutMs, startTimeoutMs
     }
 
     public init(from decoder: any Decoder) throws {
@@ -119,6 +122,10 @@ extension CameraSettings: Decodable {
         viewfinder = try container.decodeIfPresent(FrameDimensions.self, forKey: .viewfinder)
         focusTimeoutMs = try container.decodeIfPresent(Int.self, forKey: .focusTimeoutMs) ?? focusTimeoutMs
         if !(0...10_000).contains(focusTimeoutMs) { throw container.fail(.focusTimeoutMs, "\(focusTimeoutMs) is outside 0...10000") }
+        startTimeoutMs = try container.decodeIfPresent(Int.self, forKey: .startTimeoutMs) ?? startTimeoutMs
+        if !(1_000...600_000).contains(startTimeoutMs) {
+            throw container.fail(.startTimeoutMs, "\(startTimeoutMs) is outside 1000...600000")
+        }
         if viewfinder != nil, backend == .v4l2 {
             throw container.fail(.viewfinder, "a viewfinder stream needs the libcamera backend ('backend': 'libcamera' or 'auto')")
         }

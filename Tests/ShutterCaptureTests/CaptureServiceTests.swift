@@ -166,6 +166,34 @@ struct CaptureServiceTests {
         #expect(harness.cameras.count == 1)
     }
 
+    @Test func aPressWaitingOnAStartThatHangsFailsAfterTheStartTimeout() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let board = try simulatorBoard(directory: directory) { $0.startTimeoutMs = 1000 }
+        let clock = VirtualClock(start: ms(1000))
+        let gate = DispatchSemaphore(value: 0)
+        let camera = try SlowLifecycleCamera(startDelay: .zero, startGate: gate)
+        let service = try CaptureService(board: board, camera: camera, clock: clock)  // the start is asked for now
+        defer {
+            gate.signal()
+            service.shutdown()
+        }
+        service.capture(pressedAt: ms(1200), now: ms(1200))
+        clock.advance(by: .milliseconds(999))
+        #expect(service.handleReadable().compactMap(\.failure).isEmpty)
+        clock.advance(by: .milliseconds(1))
+        let failure = try #require(service.handleReadable().compactMap(\.failure).first)
+        #expect(failure.pressedAt == ms(1200))
+        #expect(failure.error.kind == "stalled")
+        #expect(failure.error.description.contains("has not started streaming after 1 s"))
+        #expect(service.pendingCount == 0)
+        #expect(service.isCameraBusy)  // the start is still the lifecycle queue's
+        // Once the start finishes, the stream serves presses again.
+        gate.signal()
+        service.settle()
+        #expect(service.isStreaming)
+    }
+
     @Test func aStalledStreamFailsWaitingPressesAndRestarts() throws {
         let harness = try Harness()
         harness.frames(1000)
@@ -345,16 +373,19 @@ struct CaptureServiceTests {
     }
 }
 
-/// A synthetic camera (frames by hand) whose `start` takes `startDelay`, recording its lifecycle calls.
+/// A synthetic camera (frames by hand) whose `start` takes `startDelay`, or hangs until `startGate`
+/// is signalled, recording its lifecycle calls.
 final class SlowLifecycleCamera: Camera, @unchecked Sendable {
     // Unchecked: the service hands it between its loop and its lifecycle queue, one at a time; `calls` is locked.
     let inner: SyntheticCamera
     let startDelay: Nanoseconds
+    let startGate: DispatchSemaphore?
     let calls = Locked<[String]>([])
 
-    init(startDelay: Nanoseconds) throws {
+    init(startDelay: Nanoseconds, startGate: DispatchSemaphore? = nil) throws {
         inner = try SyntheticCamera(width: 64, height: 48, frameInterval: nil)
         self.startDelay = startDelay
+        self.startGate = startGate
     }
 
     var info: CameraInfo { inner.info }
@@ -364,6 +395,10 @@ final class SlowLifecycleCamera: Camera, @unchecked Sendable {
     var frameInterval: Nanoseconds? { inner.frameInterval }
     var controls: [CameraControl] { inner.controls }
     func start() throws(CaptureError) {
+        if let startGate {
+            startGate.wait()
+            startGate.signal()  // open from now on
+        }
         var request = timespec(tv_sec: 0, tv_nsec: Int(startDelay.rawValue)), remaining = timespec()
         while nanosleep(&request, &remaining) != 0, errno == EINTR { request = remaining }
         try inner.start()

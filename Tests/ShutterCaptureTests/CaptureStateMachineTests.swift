@@ -51,7 +51,7 @@ private func render(_ action: CaptureStateMachine.Action) -> String {
     switch action {
     case .save(let number, let pressedAt): return "save #\(number) for \(time(pressedAt))"
     case .fail(let pressedAt, let failure):
-        let kind = switch failure { case .stalled: "stalled"; case .backlog: "backlog" }
+        let kind = switch failure { case .stalled: "stalled"; case .backlog: "backlog"; case .startOverdue: "startOverdue" }
         return "fail \(pressedAt.map(time) ?? "stream") \(kind)"
     case .startStream: return "start"
     case .restartStream: return "restart"
@@ -128,7 +128,7 @@ struct CaptureStateMachineTests {
               expected: ["start", "stop", "stop"]),
         Table(name: "no watchdog while the camera starts; the start-up grace counts from the start's end",
               keepStreaming: false, startsAtOnce: false,
-              steps: [.press(0, at: 0), .tick(10_000), .settled(streaming: true, at: 10_000), .tick(14_999), .tick(15_000)],
+              steps: [.press(0, at: 0), .tick(9_000), .settled(streaming: true, at: 9_000), .tick(13_999), .tick(14_000)],
               expected: ["start", "fail 0 stalled", "stop"]),
         Table(name: "a press during a restart waits for it: no second restart, no watchdog",
               startsAtOnce: false,
@@ -147,6 +147,16 @@ struct CaptureStateMachineTests {
               keepStreaming: false, startsAtOnce: false,
               steps: [.opened],
               expected: []),
+        Table(name: "a press waiting on a start that hangs fails after the start timeout; so does one during it",
+              keepStreaming: false, startsAtOnce: false,
+              steps: [.press(100, at: 100), .tick(5000), .tick(10099), .tick(10100), .press(10200, at: 10200), .tick(10300),
+                      // Once the start has finished, a press waits for its frame again.
+                      .settled(streaming: true, at: 12000), .press(12100, at: 12100), .tick(16000)],
+              expected: ["start", "fail 100 startOverdue", "fail 10200 startOverdue"]),
+        Table(name: "a start that hangs with nobody waiting is reported once",
+              startsAtOnce: false, streamingAtStart: false,
+              steps: [.opened, .tick(9999), .tick(10000), .tick(20000)],
+              expected: ["start", "fail stream startOverdue"]),
     ])
     fileprivate func table(_ table: Table) {
         var machine = CaptureStateMachine(ringCapacity: 4, keepStreaming: table.keepStreaming, maximumInFlight: 8,
@@ -165,11 +175,11 @@ struct CaptureStateMachineTests {
                 started(machine.frame(.init(timestamp: ms(start), sequence: number), at: ms(arrives)).actions, at: arrives)
             case .press(let time, let at): started(machine.press(at: ms(time), now: ms(at), inFlight: 0), at: at)
             case .tick(let time): started(machine.tick(now: ms(time)), at: time)
-            case .prepare: started(machine.prepare(), at: 0)
+            case .prepare: started(machine.prepare(at: ms(0)), at: 0)
             case .standby: started(machine.standby(), at: 0)
             case .settled(let streaming, let at):
                 started(machine.settled(streaming: streaming, at: ms(at), warmupFrames: table.warmup), at: at)
-            case .opened: started(machine.cameraOpened(), at: 0)
+            case .opened: started(machine.cameraOpened(at: ms(0)), at: 0)
             }
         }
         #expect(actions.map(render) == table.expected)
@@ -184,6 +194,18 @@ struct CaptureStateMachineTests {
         #expect(machine.nextDeadline == ms(2300))  // then 5 × 400 ms
         _ = machine.frame(.init(timestamp: ms(150), sequence: 0), at: ms(500))
         #expect(machine.nextDeadline == ms(2500))
+    }
+
+    @Test func whileStartingTheDeadlineIsTheStartTimeout() {
+        var machine = CaptureStateMachine(ringCapacity: 4, keepStreaming: true, startTimeout: .seconds(3))
+        _ = machine.cameraOpened(at: ms(100))
+        #expect(machine.nextDeadline == ms(3100))
+        _ = machine.tick(now: ms(3100))
+        #expect(machine.nextDeadline == nil)  // reported; nobody waits
+        _ = machine.press(at: ms(3200), now: ms(3200), inFlight: 0)
+        #expect(machine.nextDeadline == ms(3100))  // overdue: the press fails at the next tick
+        machine.streamStarted(at: ms(4000), warmupFrames: 0)
+        #expect(machine.nextDeadline == ms(9000))  // the watchdog's start-up grace from here
     }
 
     @Test func aBacklogFailsTheExtraPressAtOnce() {

@@ -18,6 +18,12 @@ struct CameraBackendSettingsTests {
         #expect(board.camera.backend == .auto)
         #expect(board.camera.viewfinder == nil)
         #expect(board.camera.focusTimeoutMs == 500)
+        #expect(board.camera.startTimeoutMs == 10_000)
+    }
+
+    @Test func readsTheStartTimeout() throws {
+        let board = try Board.decode(Data(boardWithCamera(#"{"startTimeoutMs": 3000}"#).utf8), file: "rig.json")
+        #expect(board.camera.startTimeoutMs == 3000)
     }
 
     @Test func readsALibcameraCamera() throws {
@@ -36,6 +42,7 @@ struct CameraBackendSettingsTests {
     static let refusals: [(String, String, String, String)] = [
         ("unknown backend", boardWithCamera(#"{"backend": "v4l"}"#), "camera.backend", "'libcamera', 'v4l2', 'auto'"),
         ("focus timeout negative", boardWithCamera(#"{"focusTimeoutMs": -1}"#), "camera.focusTimeoutMs", "outside 0...10000"),
+        ("start timeout too short", boardWithCamera(#"{"startTimeoutMs": 500}"#), "camera.startTimeoutMs", "outside 1000...600000"),
         ("viewfinder without height", boardWithCamera(#"{"viewfinder": {"width": 640}}"#), "camera.viewfinder.height", "missing"),
         ("viewfinder too small", boardWithCamera(#"{"viewfinder": {"width": 8, "height": 8}}"#), "camera.viewfinder.width", "outside 16...16384"),
         ("viewfinder with V4L2", boardWithCamera(#"{"backend": "v4l2", "viewfinder": {"width": 640, "height": 480}}"#), "camera.viewfinder", "libcamera backend"),
