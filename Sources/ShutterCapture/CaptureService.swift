@@ -679,8 +679,16 @@ public final class CaptureService {
 
     /// Closes the camera and waits for the lifecycle queue (an open or start in progress) and
     /// for photos being written; no event is reported afterwards, and nothing uses a camera after.
-    public func shutdown() {
-        guard !isShutDown else { return }
+    ///
+    /// - Parameter cameraWait: how long to wait for the lifecycle queue; `nil` waits as long as it
+    ///   takes. A start or open that hangs in the driver would otherwise hold the caller (the
+    ///   daemon on SIGTERM) until it is killed.
+    /// - Returns: whether the camera was closed: `false` when the lifecycle queue was still busy
+    ///   after `cameraWait` (photos are still waited for; the process should exit, which closes
+    ///   the device).
+    @discardableResult
+    public func shutdown(cameraWait: Nanoseconds? = nil) -> Bool {
+        guard !isShutDown else { return true }
         isShutDown = true
         stopTimers()
         whenCameraIsBack.removeAll()
@@ -690,7 +698,16 @@ public final class CaptureService {
             lifecycleQueue.async { handed.camera.close() }
         }
         camera = nil
-        lifecycleQueue.sync {}
+        if let cameraWait {
+            let drained = DispatchSemaphore(value: 0)
+            lifecycleQueue.async { drained.signal() }
+            guard drained.wait(timeout: .now() + .nanoseconds(Int(cameraWait.rawValue))) == .success else {
+                group.wait()
+                return false
+            }
+        } else {
+            lifecycleQueue.sync {}
+        }
         // A camera an open in progress found, never adopted: close it too.
         let late = lifecycleResults.withLock { list in
             defer { list.removeAll() }
@@ -699,6 +716,7 @@ public final class CaptureService {
         for case .opened(let handed) in late { handed.camera.close() }
         lifecycleJobs = 0
         group.wait()
+        return true
     }
 
     /// Blocks until every photo handed to the background queue is on disk or failed. For commands and tests.

@@ -350,7 +350,12 @@ public final class Daemon {
         for service in retiredCaptures + [capture.service] {
             service.waitForWrites()
             for event in service.handleReadable() { report(event) }
-            service.shutdown()
+            // A camera whose start hangs in the driver is waited for as long as a start may take, not until systemd kills the daemon.
+            let startTimeout = Nanoseconds.milliseconds(Double(service.board.camera.startTimeoutMs))
+            if !service.shutdown(cameraWait: startTimeout) {
+                Log.warning("shutter: the camera \(service.board.camera.device) was still starting or stopping after "
+                    + "\(service.board.camera.startTimeoutMs) ms (camera.startTimeoutMs); exiting without closing it")
+            }
         }
         retiredCaptures.removeAll()
         hooks?.stopAll()

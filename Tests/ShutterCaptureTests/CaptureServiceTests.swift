@@ -194,6 +194,18 @@ struct CaptureServiceTests {
         #expect(service.isStreaming)
     }
 
+    @Test func shutdownGivesUpOnACameraStartThatHangs() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let gate = DispatchSemaphore(value: 0)
+        defer { gate.signal() }  // lets the hung start end after the test
+        let camera = try SlowLifecycleCamera(startDelay: .zero, startGate: gate)
+        let service = try CaptureService(board: try simulatorBoard(directory: directory), camera: camera,
+                                         clock: VirtualClock(start: ms(1000)))  // the start is asked for now
+        #expect(service.shutdown(cameraWait: .milliseconds(200)) == false)
+        #expect(!service.isReady)
+    }
+
     @Test func aStalledStreamFailsWaitingPressesAndRestarts() throws {
         let harness = try Harness()
         harness.frames(1000)
