@@ -41,28 +41,19 @@ final class GatedCameras: @unchecked Sendable {
 }
 
 /// A synthetic camera that says when it is closed, and may hide its controls.
-final class TrackedCamera: Camera {
-    let inner: SyntheticCamera
+final class TrackedCamera: ForwardingCamera, @unchecked Sendable {
     let hidesControls: Bool
     private var onClose: (() -> Void)?
 
     init(_ inner: SyntheticCamera, hidesControls: Bool, onClose: @escaping () -> Void) {
-        self.inner = inner
         self.hidesControls = hidesControls
         self.onClose = onClose
+        super.init(inner)
     }
 
-    var info: CameraInfo { inner.info }
-    var format: FrameFormat { inner.format }
-    var pollDescriptor: CInt? { inner.pollDescriptor }
-    var isStreaming: Bool { inner.isStreaming }
-    var frameInterval: Nanoseconds? { inner.frameInterval }
-    var controls: [CameraControl] { hidesControls ? [] : inner.controls }
-    func start() throws(CaptureError) { try inner.start() }
-    func stop() { inner.stop() }
-    func readFrames() throws(CaptureError) -> [Frame] { try inner.readFrames() }
-    func setControl(_ id: UInt32, to value: Int32) throws(CaptureError) { try inner.setControl(id, to: value) }
-    func close() {
+    override var controls: [CameraControl] { hidesControls ? [] : inner.controls }
+
+    override func close() {
         inner.close()
         onClose?()
         onClose = nil

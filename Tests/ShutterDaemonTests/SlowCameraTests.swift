@@ -6,30 +6,18 @@ import ShutterCore
 
 /// A synthetic camera (real frames on a timer) whose `start` blocks, as a USB webcam's
 /// `VIDIOC_STREAMON` or libcamera's `Camera::start` can.
-final class SlowStartCamera: Camera, @unchecked Sendable {
-    // Unchecked: the capture service hands the camera between the loop and its lifecycle queue, one at a time.
-    let inner: SyntheticCamera
+final class SlowStartCamera: ForwardingCamera, @unchecked Sendable {
     let startDelay: Nanoseconds
 
     init(startDelay: Nanoseconds) throws {
-        inner = try SyntheticCamera(width: 64, height: 48, frameInterval: .milliseconds(33))
         self.startDelay = startDelay
+        super.init(try SyntheticCamera(width: 64, height: 48, frameInterval: .milliseconds(33)))
     }
 
-    var info: CameraInfo { inner.info }
-    var format: FrameFormat { inner.format }
-    var pollDescriptor: CInt? { inner.pollDescriptor }
-    var isStreaming: Bool { inner.isStreaming }
-    var frameInterval: Nanoseconds? { inner.frameInterval }
-    var controls: [CameraControl] { inner.controls }
-    func start() throws(CaptureError) {
+    override func start() throws(CaptureError) {
         sleepFor(startDelay)
         try inner.start()
     }
-    func stop() { inner.stop() }
-    func readFrames() throws(CaptureError) -> [Frame] { try inner.readFrames() }
-    func setControl(_ id: UInt32, to value: Int32) throws(CaptureError) { try inner.setControl(id, to: value) }
-    func close() { inner.close() }
 }
 
 /// Sleeps the calling thread for `span` (the fake camera's slow device work).
