@@ -27,8 +27,9 @@ fi
 
 # Build: the C libraries behind the system-library targets.
 build_packages=(pkg-config libgpiod-dev libv4l-dev libturbojpeg0-dev libexif-dev libcamera-dev libyuv-dev)
-# Tools a rig builder uses next to shutter, and the tests use to cross-check it.
-tool_packages=(gpiod v4l-utils libcamera-ipa libcamera-tools)
+# Tools a rig builder uses next to shutter, and the tests use to cross-check it; tmux, in which
+# the simulator test drives the terminal UI with keys.
+tool_packages=(gpiod v4l-utils libcamera-ipa libcamera-tools tmux)
 # The VM harness: qemu (TCG), Debian's kernel and its headers to build gpio-sim.ko,
 # the kernel source it is compiled from, and what the initramfs is made of.
 vm_packages=(qemu-system-x86 linux-image-amd64 linux-headers-amd64 linux-source-6.1
