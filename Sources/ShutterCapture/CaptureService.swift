@@ -139,7 +139,7 @@ public final class CaptureService {
     /// Stops taking photos without waiting, for a service being replaced (a reload that changes
     /// the camera): presses still waiting for a frame fail, the camera closes on the lifecycle
     /// queue, and photos already taken are still reported by ``handleReadable()`` until
-    /// ``isFinished``. ``shutdown()`` afterwards returns at once.
+    /// ``isFinished``; ``shutdown()`` then has nothing left to wait for.
     public func retire() {
         guard !isShutDown, !isRetired else { return }
         isRetired = true

@@ -72,7 +72,7 @@ extension Daemon {
         }
     }
 
-    /// The camera's state for `status`: `streaming`, `stopped` (open, idle) or `absent` (being looked for).
+    /// The camera's state for `status`: `streaming`, `stopped` (open, idle), `opening` (a reload's new camera) or `absent` (being looked for).
     var cameraState: (name: String, reason: String?) {
         guard capture.service.currentCamera != nil else {
             // A reload's new camera is on its way; a lost one is being looked for.
