@@ -28,6 +28,9 @@ public final class CaptureService {
     private let clock: any MonotonicClock
     private var camera: (any Camera)?
     private var ring: FrameRing
+    /// The frames of one read, kept from read to read: `readFrames(into:)` appends to it, so
+    /// streaming does not allocate an array for every wake-up (at 30 fps, one per frame).
+    private var frameBatch: [Frame] = []
     /// The decisions: which frame each press gets, the stall watchdog, when to stream.
     private var machine: CaptureStateMachine
     private var events: [CaptureEvent] = []
@@ -733,14 +736,17 @@ public final class CaptureService {
     /// thread would add a hand-off and a lock per frame for no shorter wait.
     private func pumpFrames() {
         guard let camera = cameraOnLoop, machine.isStreaming, camera.isStreaming else { return }
-        let frames: [Frame]
+        // Emptied before the read (it appends) and after the loop: between wake-ups the batch
+        // must not hold frames, whose driver buffers would stay out of the camera's queue.
+        frameBatch.removeAll(keepingCapacity: true)
         do throws(CaptureError) {
-            frames = try camera.readFrames()
+            try camera.readFrames(into: &frameBatch)
         } catch {
             lost(error, pressedAt: nil)
             return
         }
-        for frame in frames {
+        defer { frameBatch.removeAll(keepingCapacity: true) }
+        for frame in frameBatch {
             let (keep, actions) = machine.frame(.init(timestamp: frame.timestamp, sequence: frame.sequence), at: clock.now)
             if keep {
                 ring.append(frame)

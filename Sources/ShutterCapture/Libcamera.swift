@@ -436,16 +436,25 @@ public final class LibcameraCamera: Camera {
     /// requests queued, or whose planes do not lie as ``format`` lays them out, is copied and
     /// its request queued again at once. Notes each frame's AfState.
     ///
+    /// Appends to `frames`, all or none.
+    ///
     /// The corresponding C functions are `shutter_lc_next` and `shutter_lc_release`.
-    public func readFrames() throws(CaptureError) -> [Frame] {
-        guard isStreaming, let handle, let bufferQueue else { return [] }
+    public func readFrames(into frames: inout [Frame]) throws(CaptureError) {
+        guard isStreaming, let handle, let bufferQueue else { return }
         // Requests whose frames the ring dropped (or whose photos are written) go back first.
         try bufferQueue.reclaim()
-        var frames: [Frame] = []
+        // A failure after some frames were taken must not leave the caller half a batch.
+        try frames.appendAllOrNone { (frames: inout [Frame]) throws(CaptureError) in
+            try takeCompleted(into: &frames, handle: handle, bufferQueue: bufferQueue)
+        }
+    }
+
+    /// ``readFrames(into:)``'s loop: takes completed requests until none is left, appending to `frames`.
+    private func takeCompleted(into frames: inout [Frame], handle: OpaquePointer, bufferQueue: V4L2BufferQueue) throws(CaptureError) {
         while true {
             var done = shutter_lc_completed()
             let result = shutter_lc_next(handle, &done)
-            if result == 0 { return frames }
+            if result == 0 { return }
             if result == -ENODEV { throw CaptureError.deviceVanished(device: info.path) }
             guard result > 0 else { throw CaptureError.system(call: "shutter_lc_next", errno: -result, context: info.path) }
             if done.ok != 0 {

@@ -23,7 +23,7 @@ final class ControlledCamera: Camera {
     var frameInterval: Nanoseconds? { .milliseconds(33) }
     func start() throws(CaptureError) { try inner.start() }
     func stop() { inner.stop() }
-    func readFrames() throws(CaptureError) -> [Frame] { try inner.readFrames() }
+    func readFrames(into frames: inout [Frame]) throws(CaptureError) { try inner.readFrames(into: &frames) }
     func setControl(_ id: UInt32, to value: Int32) throws(CaptureError) { sets.append((id, value)) }
     func close() { inner.close() }
     func currentValue(of id: UInt32) -> Int32? { metered[id] }

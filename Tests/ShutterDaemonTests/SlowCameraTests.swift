@@ -27,7 +27,7 @@ final class SlowStartCamera: Camera, @unchecked Sendable {
         try inner.start()
     }
     func stop() { inner.stop() }
-    func readFrames() throws(CaptureError) -> [Frame] { try inner.readFrames() }
+    func readFrames(into frames: inout [Frame]) throws(CaptureError) { try inner.readFrames(into: &frames) }
     func setControl(_ id: UInt32, to value: Int32) throws(CaptureError) { try inner.setControl(id, to: value) }
     func close() { inner.close() }
 }
