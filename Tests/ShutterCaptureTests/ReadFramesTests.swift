@@ -71,4 +71,26 @@ struct ReadFramesIntoTests {
         #expect(throws: CaptureError.self) { try camera.readFrames(into: &frames) }
         #expect(frames.count == 3)
     }
+
+    /// AfState is kept in slots by sequence: a frame's state is read back while it is recent, and
+    /// a frame older than the slots reads as unknown, not as the newer frame in its slot.
+    @Test func focusStateIsKeptForRecentFramesOnly() throws {
+        var script = FakeLibcameraScript()
+        script.autofocusScanFrames = 1000
+        let camera = try LibcameraCamera(fake: script)
+        defer { camera.close() }
+        try camera.start()
+        try camera.triggerAutofocus()
+        var frames: [Frame] = []
+        var time = 1000.0
+        while frames.count < LibcameraCamera.focusSlots + 2 {
+            while camera.deliverFakeFrame(at: ms(time)) { time += 33 }
+            var batch: [Frame] = []
+            try camera.readFrames(into: &batch)
+            frames.append(contentsOf: batch.map { Frame(timestamp: $0.timestamp, sequence: $0.sequence, format: $0.format, bytes: []) })
+        }
+        let newest = try #require(frames.last?.sequence)
+        #expect(camera.focusState(ofFrame: newest) != nil)
+        #expect(camera.focusState(ofFrame: newest - UInt32(LibcameraCamera.focusSlots)) == nil)
+    }
 }
