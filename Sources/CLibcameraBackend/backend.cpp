@@ -16,7 +16,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -47,6 +46,35 @@
 using namespace libcamera;
 
 namespace {
+
+/// A first-in, first-out queue of requests that allocates only to hold more than it ever held.
+///
+/// std::deque allocates a new block (and frees an old one) every few dozen pushes as it moves
+/// through memory: with one push per frame, an allocation every second or two of streaming, on
+/// libcamera's thread. The queues here never hold more than the requests there are, so this
+/// ring grows a few times at the start and then only reuses its slots.
+template <typename T> struct RequestFIFO {
+    std::vector<T> slots;
+    size_t head = 0, count = 0;
+
+    bool empty() const { return count == 0; }
+    T front() const { return slots[head]; }
+    void pop_front() {
+        head = (head + 1) % slots.size();
+        count--;
+    }
+    void clear() { head = count = 0; }
+    void push_back(T value) {
+        if (count == slots.size()) {
+            std::vector<T> grown(std::max<size_t>(8, slots.size() * 2));
+            for (size_t index = 0; index < count; index++) grown[index] = slots[(head + index) % slots.size()];
+            slots.swap(grown);
+            head = 0;
+        }
+        slots[(head + count) % slots.size()] = value;
+        count++;
+    }
+};
 
 int64_t monotonic_ns() {
     struct timespec ts;
@@ -449,7 +477,7 @@ struct RealCamera final : shutter_lc_camera {
     /// The device nodes this camera uses (see acquired_camera_nodes); empty when unknown.
     std::vector<OpenNode> nodes;
     std::mutex lock;                   // guards done, pending, disconnected, running
-    std::deque<Request *> done;
+    RequestFIFO<Request *> done;
     ControlList pending;
     bool running = false, disconnected = false;
 
@@ -882,7 +910,7 @@ struct FakeCamera final : shutter_lc_camera {
         float lens = -1;
     };
     std::vector<Slot> slots;
-    std::deque<int> queued, done;
+    RequestFIFO<int> queued, done;
     /// Requests shutter holds (taken by next, not yet released): never queued.
     std::vector<bool> held;
     std::map<int, float> pending, applied;

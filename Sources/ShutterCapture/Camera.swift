@@ -21,10 +21,16 @@ public protocol Camera: AnyObject {
     func start() throws(CaptureError)
     /// Stops streaming; frames already dequeued stay valid.
     func stop()
-    /// Takes every frame that is ready without blocking, oldest first; frames the driver flagged
-    /// with errors are dropped here.
+    /// Takes every frame that is ready without blocking and appends them to `frames`, oldest
+    /// first; frames the driver flagged with errors are dropped here.
+    ///
+    /// Appending to the caller's array (rather than returning a new one) lets the caller keep one
+    /// array for the whole stream: at 30 fps a fresh array per read is an allocation per frame.
+    /// The frames already in `frames` are left alone; when the read throws, it appends nothing
+    /// (all or none, see `appendAllOrNone`).
+    /// - Parameter frames: the array the ready frames are appended to.
     /// - Throws: ``CaptureError/deviceVanished(device:)`` when the device went away.
-    func readFrames() throws(CaptureError) -> [Frame]
+    func readFrames(into frames: inout [Frame]) throws(CaptureError)
     /// The controls the camera has (empty for cameras without any).
     var controls: [CameraControl] { get }
     /// Sets a control by id; values outside the range are clamped.

@@ -28,6 +28,9 @@ public final class CaptureService {
     private let clock: any MonotonicClock
     private var camera: (any Camera)?
     private var ring: FrameRing
+    /// The frames of one read, kept from read to read: `readFrames(into:)` appends to it, so
+    /// streaming does not allocate an array for every wake-up (at 30 fps, one per frame).
+    private var frameBatch: [Frame] = []
     /// The decisions: which frame each press gets, the stall watchdog, when to stream.
     private var machine: CaptureStateMachine
     private var events: [CaptureEvent] = []
@@ -48,6 +51,8 @@ public final class CaptureService {
     private let wake: WakePipe
     private let finished = Locked<[CaptureEvent]>([])
     private let encodeQueue = DispatchQueue(label: "shutter.capture.encode", qos: .userInitiated)
+    /// The encode queue's JPEG encoder, kept from photo to photo with its buffers.
+    private let encoder = EncodeQueueEncoder()
     private let group = DispatchGroup()
     private var retryTimer: (any DispatchSourceTimer)?
     private var isShutDown = false
@@ -861,14 +866,17 @@ public final class CaptureService {
     /// thread would add a hand-off and a lock per frame for no shorter wait.
     private func pumpFrames() {
         guard let camera = cameraOnLoop, machine.isStreaming, camera.isStreaming else { return }
-        let frames: [Frame]
+        // Emptied before the read (it appends) and after the loop: between wake-ups the batch
+        // must not hold frames, whose driver buffers would stay out of the camera's queue.
+        frameBatch.removeAll(keepingCapacity: true)
         do throws(CaptureError) {
-            frames = try camera.readFrames()
+            try camera.readFrames(into: &frameBatch)
         } catch {
             lost(error, pressedAt: nil)
             return
         }
-        for frame in frames {
+        defer { frameBatch.removeAll(keepingCapacity: true) }
+        for frame in frameBatch {
             let (keep, actions) = machine.frame(.init(timestamp: frame.timestamp, sequence: frame.sequence), at: clock.now)
             if keep {
                 ring.append(frame)
@@ -923,9 +931,9 @@ public final class CaptureService {
         let job = PhotoJob(frame: frame, pressedAt: pressedAt, focus: focus, bracket: ring.bracket(around: pressedAt), processing: photoProcessing,
                            quality: settings.quality, name: template.name(at: taken, sequence: sequence),
                            metadata: metadata)
-        let writer = self.writer, finished = self.finished, wake = self.wake
+        let writer = self.writer, finished = self.finished, wake = self.wake, encoder = self.encoder
         encodeQueue.async(group: group) {
-            let event = job.run(writer: writer)
+            let event = job.run(writer: writer, encoder: encoder)
             finished.withLock { $0.append(event) }
             wake.signal()
         }
@@ -944,11 +952,11 @@ struct PhotoJob: Sendable {
     var name: String
     var metadata: PhotoMetadata
 
-    /// The finished photo, or why there is none. Runs on the encode queue.
-    func run(writer: PhotoWriter) -> CaptureEvent {
+    /// The finished photo, or why there is none. Runs on the encode queue, the only user of `encoder`.
+    func run(writer: PhotoWriter, encoder: EncodeQueueEncoder) -> CaptureEvent {
         do throws(CaptureError) {
             let started = monotonicNow()
-            let photo = try encodePhoto(frame, processing: processing, quality: quality, encoder: try JPEGEncoder())
+            let photo = try encodePhoto(frame, processing: processing, quality: quality, encoder: try encoder.encoder())
             var jpeg = photo.jpeg
             let width = photo.width, height = photo.height
             var metadata = self.metadata
@@ -964,6 +972,27 @@ struct PhotoJob: Sendable {
         } catch {
             return .captureFailed(CaptureFailure(at: monotonicNow(), pressedAt: pressedAt, error: error))
         }
+    }
+}
+
+/// The JPEG encoder of the service's encode queue, made on the first photo and kept for the next.
+///
+/// A fresh ``JPEGEncoder`` per photo splits the frame into planes in fresh memory (4 MB for a
+/// 1920x1080 YUYV frame, about a thousand page faults) and allocates TurboJPEG's output buffer
+/// again; a kept one reuses both. Used only from the serial encode queue (``PhotoJob/run(writer:encoder:)``).
+final class EncodeQueueEncoder: @unchecked Sendable {
+    // @unchecked: `kept` is read and written only by jobs on the serial encode queue, which run one
+    // after another (the queue orders their memory accesses), so the TurboJPEG handle and its
+    // buffers are never used from two threads at once.
+    private var kept: JPEGEncoder?
+
+    /// The kept encoder, made now if there is none yet (a failed `tjInitCompress` fails this
+    /// photo; the next one tries again).
+    func encoder() throws(CaptureError) -> JPEGEncoder {
+        if let kept { return kept }
+        let made = try JPEGEncoder()
+        kept = made
+        return made
     }
 }
 

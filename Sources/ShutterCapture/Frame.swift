@@ -193,6 +193,28 @@ public struct Frame: Sendable {
     }
 }
 
+extension Array where Element == Frame {
+    /// Appends what `body` appends, or nothing: when `body` throws, the frames it already
+    /// appended are removed again before the error goes on.
+    ///
+    /// A camera's `readFrames(into:)` appends to the caller's array, which outlives the call; a
+    /// read that fails halfway must not leave the caller half a batch (frames dequeued before the
+    /// failure, their buffers lent), so each camera wraps its dequeue loop in this. The removal
+    /// keeps the array's capacity: the caller's array is reused for every read.
+    ///
+    /// - Parameter body: appends frames to the array it is given.
+    /// - Throws: what `body` throws.
+    mutating func appendAllOrNone<Failure: Error>(_ body: (inout [Frame]) throws(Failure) -> Void) throws(Failure) {
+        let start = count
+        do throws(Failure) {
+            try body(&self)
+        } catch {
+            removeSubrange(start...)
+            throw error
+        }
+    }
+}
+
 /// How many frames the zero-shutter-lag ring holds: the board's `ringFrames`, fewer when that many
 /// frames of `frameBytes` each would pass the board's `ringMiB`, and never fewer than one.
 public func ringCapacity(ringFrames: Int, ringMiB: Int, frameBytes: Int) -> Int {

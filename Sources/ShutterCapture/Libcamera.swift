@@ -136,8 +136,16 @@ public final class LibcameraCamera: Camera {
     public let scalerCropMaximum: PixelRect?
     /// Whether the size or format was changed by libcamera (vimc rounds widths to multiples of 6).
     public private(set) var wasAdjusted = false
-    /// AfState of recent frames by sequence, for the autofocus wait.
-    private var focusBySequence: [UInt32: AfState] = [:]
+    /// AfState of the last ``focusSlots`` frames, for the autofocus wait: frame `sequence` in
+    /// slot `sequence % focusSlots`, with its sequence, so an older frame reads as unknown rather
+    /// than as the state of the newer frame in its slot.
+    ///
+    /// A fixed array of slots rather than a dictionary keyed by sequence: written for every
+    /// frame, the dictionary grew, and was filtered into a new one every 32 frames (allocations
+    /// on the streaming path); the slots are allocated once, with the camera.
+    private var focusBySequence = [(sequence: UInt32, state: AfState)?](repeating: nil, count: focusSlots)
+    /// How many recent frames' AfState is kept (a press waits on a handful at most).
+    static let focusSlots = 64
     private var lastFrameAt: Instant?
 
     /// Requests in flight: at least two stay queued (vimc streams only with two buffers queued).
@@ -436,16 +444,25 @@ public final class LibcameraCamera: Camera {
     /// requests queued, or whose planes do not lie as ``format`` lays them out, is copied and
     /// its request queued again at once. Notes each frame's AfState.
     ///
+    /// Appends to `frames`, all or none.
+    ///
     /// The corresponding C functions are `shutter_lc_next` and `shutter_lc_release`.
-    public func readFrames() throws(CaptureError) -> [Frame] {
-        guard isStreaming, let handle, let bufferQueue else { return [] }
+    public func readFrames(into frames: inout [Frame]) throws(CaptureError) {
+        guard isStreaming, let handle, let bufferQueue else { return }
         // Requests whose frames the ring dropped (or whose photos are written) go back first.
         try bufferQueue.reclaim()
-        var frames: [Frame] = []
+        // A failure after some frames were taken must not leave the caller half a batch.
+        try frames.appendAllOrNone { (frames: inout [Frame]) throws(CaptureError) in
+            try takeCompleted(into: &frames, handle: handle, bufferQueue: bufferQueue)
+        }
+    }
+
+    /// ``readFrames(into:)``'s loop: takes completed requests until none is left, appending to `frames`.
+    private func takeCompleted(into frames: inout [Frame], handle: OpaquePointer, bufferQueue: V4L2BufferQueue) throws(CaptureError) {
         while true {
             var done = shutter_lc_completed()
             let result = shutter_lc_next(handle, &done)
-            if result == 0 { return frames }
+            if result == 0 { return }
             if result == -ENODEV { throw CaptureError.deviceVanished(device: info.path) }
             guard result > 0 else { throw CaptureError.system(call: "shutter_lc_next", errno: -result, context: info.path) }
             if done.ok != 0 {
@@ -454,8 +471,7 @@ public final class LibcameraCamera: Camera {
                 if let lastFrameAt, time > lastFrameAt { frameInterval = time - lastFrameAt }
                 lastFrameAt = time
                 if let state = AfState(rawValue: done.af_state) {
-                    focusBySequence[done.sequence] = state
-                    if focusBySequence.count > 64 { focusBySequence = focusBySequence.filter { $0.key + 32 >= done.sequence } }
+                    focusBySequence[Int(done.sequence % UInt32(Self.focusSlots))] = (done.sequence, state)
                 }
                 // Compressed frames fill their plane only partly: the frame is what was written.
                 let count = format.frameBytes ?? Int(done.plane_bytes.0)
@@ -492,7 +508,10 @@ public final class LibcameraCamera: Camera {
     }
 
     /// The AfState libcamera reported with the frame `sequence`, while it is recent.
-    public func focusState(ofFrame sequence: UInt32) -> AfState? { focusBySequence[sequence] }
+    public func focusState(ofFrame sequence: UInt32) -> AfState? {
+        guard let slot = focusBySequence[Int(sequence % UInt32(Self.focusSlots))], slot.sequence == sequence else { return nil }
+        return slot.state
+    }
 
     /// Sets a control by its libcamera id (a board binding); float controls take thousandths.
     ///
@@ -656,11 +675,16 @@ public enum LibcameraTimestamp {
 
     /// The frame's CLOCK_MONOTONIC instant from the sensor timestamp, else the buffer's, else the completion time.
     public static func monotonic(sensor: Int64, buffer: Int64, completedAt: Instant) -> Instant {
-        for candidate in [sensor, buffer] where candidate > 0 {
-            let time = Instant(rawValue: candidate)
-            if time <= completedAt, completedAt - time <= maximumAge { return time }
-        }
-        return completedAt
+        // Two calls rather than a loop over `[sensor, buffer]`: this runs for every frame, and an
+        // array literal may be a heap allocation.
+        plausible(sensor, completedAt: completedAt) ?? plausible(buffer, completedAt: completedAt) ?? completedAt
+    }
+
+    /// `stamp` as an instant, when it can be CLOCK_MONOTONIC for a frame completed at `completedAt`.
+    private static func plausible(_ stamp: Int64, completedAt: Instant) -> Instant? {
+        guard stamp > 0 else { return nil }
+        let time = Instant(rawValue: stamp)
+        return time <= completedAt && completedAt - time <= maximumAge ? time : nil
     }
 }
 

@@ -47,9 +47,8 @@ public final class SyntheticCamera: Camera {
     /// buffer is drawn into again once no frame refers to it (the ring dropped it, its photo is
     /// written), so streaming allocates nothing per frame. Grows to as many as are held at once.
     private var pool: [(buffer: FrameBuffer, start: UnsafeMutableRawPointer)] = []
-    /// Frame times taken from the timer, and the frames made from them: storage kept between reads.
+    /// Frame times taken from the timer: storage kept between reads (the frames go into the caller's array).
     private var takenTimes: [Instant] = []
-    private var madeFrames: [Frame] = []
     /// The label burned into the frame being drawn (its storage kept between frames).
     private var labelText = ""
 
@@ -137,22 +136,19 @@ public final class SyntheticCamera: Camera {
         pendingFailure = error
     }
 
-    public func readFrames() throws(CaptureError) -> [Frame] {
+    public func readFrames(into frames: inout [Frame]) throws(CaptureError) {
         wake.drain()
         if let failure = pendingFailure {
             pendingFailure = nil
             throw failure
         }
-        guard isStreaming else { return [] }
+        guard isStreaming else { return }
         takenTimes.removeAll(keepingCapacity: true)
         pending.withLock { times in
             takenTimes.append(contentsOf: times)
             times.removeAll(keepingCapacity: true)
         }
-        // The frames of the last read were let go by the caller: their array's storage is reused.
-        madeFrames.removeAll(keepingCapacity: true)
-        for time in takenTimes { madeFrames.append(makeFrame(at: time)) }
-        return madeFrames
+        for time in takenTimes { frames.append(makeFrame(at: time)) }
     }
 
     /// A pooled buffer no frame refers to any more, or a new one for the pool.

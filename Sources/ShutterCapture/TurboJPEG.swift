@@ -41,8 +41,21 @@ public struct RGBImage: Sendable {
 /// Encodes frames to JPEG with libjpeg-turbo's TurboJPEG API.
 ///
 /// One encoder per thread: a TurboJPEG handle must not be used from two threads at once.
+///
+/// The encoder keeps its working memory from one frame to the next: the planes a YUYV or NV12
+/// frame is split into, and TurboJPEG's output buffer. Made fresh for every photo, they are a few
+/// megabytes at 1920x1080 (the planes alone 4 MB for YUYV), which malloc hands out as new pages:
+/// about a thousand page faults per photo. Keep one encoder for a series of photos (the capture
+/// service keeps one on its encode queue); the JPEGs are the same either way.
 public final class JPEGEncoder {
     private let handle: tjhandle
+    /// Plane memory kept between frames, grown to the largest frame split so far.
+    private var planes: UnsafeMutablePointer<UInt8>?
+    private var planeCapacity = 0
+    /// TurboJPEG's output buffer (from `tjAlloc`), kept between frames, grown to the largest
+    /// worst-case size (`tjBufSize`) asked for so far.
+    private var output: UnsafeMutablePointer<UInt8>?
+    private var outputCapacity = 0
 
     /// - Throws: ``CaptureError/encoding(_:)`` when TurboJPEG cannot start.
     ///
@@ -52,7 +65,50 @@ public final class JPEGEncoder {
         self.handle = handle
     }
 
-    deinit { tjDestroy(handle) }
+    deinit {
+        planes?.deallocate()
+        if let output { tjFree(output) }
+        tjDestroy(handle)
+    }
+
+    /// Plane memory of at least `count` bytes, kept for the next frame; its contents are whatever
+    /// the last frame left (every caller writes the bytes it encodes).
+    private func planeMemory(_ count: Int) -> UnsafeMutablePointer<UInt8> {
+        if let planes, planeCapacity >= count { return planes }
+        planes?.deallocate()
+        let grown = UnsafeMutablePointer<UInt8>.allocate(capacity: max(count, 1))
+        planes = grown
+        planeCapacity = max(count, 1)
+        return grown
+    }
+
+    /// Calls `compress` with the kept output buffer, large enough for any `width`×`height` JPEG
+    /// of `subsampling`, and its size; returns the JPEG it wrote. TurboJPEG is told not to
+    /// reallocate the buffer (`TJFLAG_NOREALLOC`): the worst case fits, and the buffer stays ours.
+    ///
+    /// The corresponding C functions are `tjBufSize` and `tjAlloc`.
+    private func compressed(width: Int, height: Int, subsampling: TJSAMP, _ call: String,
+                            _ compress: (UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>, UnsafeMutablePointer<UInt>, Int32) -> Int32)
+        throws(CaptureError) -> [UInt8] {
+        let bound = tjBufSize(Int32(width), Int32(height), Int32(subsampling.rawValue))
+        // tjBufSize says -1 (as unsigned long) for bad arguments; tjAlloc takes an int.
+        guard bound != UInt(bitPattern: -1), bound <= UInt(Int32.max) else {
+            throw CaptureError.encoding("tjBufSize: no JPEG buffer for \(width)x\(height)")
+        }
+        if output == nil || outputCapacity < Int(bound) {
+            if let output { tjFree(output) }
+            output = nil
+            outputCapacity = 0
+            guard let grown = tjAlloc(Int32(bound)) else { throw CaptureError.encoding("tjAlloc(\(bound)) failed") }
+            output = grown
+            outputCapacity = Int(bound)
+        }
+        var buffer = output
+        var size = UInt(outputCapacity)
+        let result = compress(&buffer, &size, Self.stillFlags | TJFLAG_NOREALLOC)
+        guard result == 0, let buffer else { throw failure(call) }
+        return Array(UnsafeBufferPointer(start: buffer, count: Int(size)))
+    }
 
     /// Stills take the accurate integer DCT: the fast one saves a few milliseconds per photo and
     /// costs visible error at high quality.
@@ -102,23 +158,15 @@ public final class JPEGEncoder {
             // (SIMD) splits the crop into three planes, which TurboJPEG then encodes as they are.
             let x0 = crop.x & ~1, w = crop.width & ~1, h = crop.height
             let chromaWidth = w / 2
-            var y = [UInt8](repeating: 0, count: w * h)
-            var u = [UInt8](repeating: 0, count: chromaWidth * h)
-            var v = [UInt8](repeating: 0, count: chromaWidth * h)
+            // The planes go in the encoder's kept memory, one after another (see ``planeMemory(_:)``).
+            let y = planeMemory(w * h + 2 * chromaWidth * h)
+            let u = y + w * h, v = u + chromaWidth * h
             let start = source + crop.y * stride + x0 * 2
-            let split = y.withUnsafeMutableBufferPointer { yp in
-                u.withUnsafeMutableBufferPointer { up in
-                    v.withUnsafeMutableBufferPointer { vp in
-                        format.pixelFormat == .yuyv
-                            ? YUY2ToI422(start, Int32(stride), yp.baseAddress, Int32(w), up.baseAddress, Int32(chromaWidth),
-                                         vp.baseAddress, Int32(chromaWidth), Int32(w), Int32(h))
-                            : UYVYToI422(start, Int32(stride), yp.baseAddress, Int32(w), up.baseAddress, Int32(chromaWidth),
-                                         vp.baseAddress, Int32(chromaWidth), Int32(w), Int32(h))
-                    }
-                }
-            }
+            let split = format.pixelFormat == .yuyv
+                ? YUY2ToI422(start, Int32(stride), y, Int32(w), u, Int32(chromaWidth), v, Int32(chromaWidth), Int32(w), Int32(h))
+                : UYVYToI422(start, Int32(stride), y, Int32(w), u, Int32(chromaWidth), v, Int32(chromaWidth), Int32(w), Int32(h))
             guard split == 0 else { throw CaptureError.encoding("libyuv could not split the \(format.pixelFormat) frame (\(split))") }
-            return try compressPlanes(&y, &u, &v, width: w, height: h, strides: (w, chromaWidth, chromaWidth),
+            return try compressPlanes(y, u, v, width: w, height: h, strides: (w, chromaWidth, chromaWidth),
                                       subsampling: TJSAMP_422, quality: quality)
         case .nv12, .yuv420:
             // Straight from the frame's planes: TurboJPEG takes a pointer and a stride per plane,
@@ -136,20 +184,12 @@ public final class JPEGEncoder {
                                           width: w, height: h, strides: (stride, chromaStride, chromaStride),
                                           subsampling: TJSAMP_420, quality: quality)
             }
-            var u = [UInt8](repeating: 0, count: chromaWidth * chromaHeight)
-            var v = [UInt8](repeating: 0, count: chromaWidth * chromaHeight)
-            u.withUnsafeMutableBufferPointer { up in
-                v.withUnsafeMutableBufferPointer { vp in
-                    SplitUVPlane(base + chromaStart + (y0 / 2) * stride + x0, Int32(stride), up.baseAddress, Int32(chromaWidth),
-                                 vp.baseAddress, Int32(chromaWidth), Int32(chromaWidth), Int32(chromaHeight))
-                }
-            }
-            return try u.withUnsafeBufferPointer { up throws(CaptureError) in
-                try v.withUnsafeBufferPointer { vp throws(CaptureError) in
-                    try compressPlanes(base + y0 * stride + x0, up.baseAddress!, vp.baseAddress!, width: w, height: h,
-                                       strides: (stride, chromaWidth, chromaWidth), subsampling: TJSAMP_420, quality: quality)
-                }
-            }
+            let u = planeMemory(2 * chromaWidth * chromaHeight)
+            let v = u + chromaWidth * chromaHeight
+            SplitUVPlane(base + chromaStart + (y0 / 2) * stride + x0, Int32(stride), u, Int32(chromaWidth),
+                         v, Int32(chromaWidth), Int32(chromaWidth), Int32(chromaHeight))
+            return try compressPlanes(base + y0 * stride + x0, u, v, width: w, height: h,
+                                      strides: (stride, chromaWidth, chromaWidth), subsampling: TJSAMP_420, quality: quality)
         case .rgb24, .bgr24, .grey:
             let (pixelFormat, bytesPerPixel, subsampling): (TJPF, Int, TJSAMP) = switch format.pixelFormat {
             case .rgb24: (TJPF_RGB, 3, TJSAMP_420)
@@ -175,46 +215,21 @@ public final class JPEGEncoder {
 
     private func compressPacked(_ start: UnsafePointer<UInt8>, width: Int, pitch: Int, height: Int,
                                 pixelFormat: TJPF, subsampling: TJSAMP, quality: Int) throws(CaptureError) -> [UInt8] {
-        var output: UnsafeMutablePointer<UInt8>? = nil
-        var size: UInt = 0
-        let result = tjCompress2(handle, start, Int32(width), Int32(pitch), Int32(height), pixelFormat.rawValue,
-                                 &output, &size, Int32(subsampling.rawValue), Int32(quality), Self.stillFlags)
-        defer { if let output { tjFree(output) } }
-        guard result == 0, let output else { throw failure("tjCompress2") }
-        return Array(UnsafeBufferPointer(start: output, count: Int(size)))
+        try compressed(width: width, height: height, subsampling: subsampling, "tjCompress2") { output, size, flags in
+            tjCompress2(handle, start, Int32(width), Int32(pitch), Int32(height), pixelFormat.rawValue,
+                        output, size, Int32(subsampling.rawValue), Int32(quality), flags)
+        }
     }
 
     /// Encodes three planes where they lie (no copy). The corresponding C function is `tjCompressFromYUVPlanes`.
     func compressPlanes(_ y: UnsafePointer<UInt8>, _ u: UnsafePointer<UInt8>, _ v: UnsafePointer<UInt8>, width: Int, height: Int,
                                 strides: (Int, Int, Int), subsampling: TJSAMP, quality: Int) throws(CaptureError) -> [UInt8] {
-        var output: UnsafeMutablePointer<UInt8>? = nil
-        var size: UInt = 0
         var planes: [UnsafePointer<UInt8>?] = [y, u, v]
         var pitches: [Int32] = [Int32(strides.0), Int32(strides.1), Int32(strides.2)]
-        let result = tjCompressFromYUVPlanes(handle, &planes, Int32(width), &pitches, Int32(height),
-                                             Int32(subsampling.rawValue), &output, &size, Int32(quality), Self.stillFlags)
-        defer { if let output { tjFree(output) } }
-        guard result == 0, let output else { throw failure("tjCompressFromYUVPlanes") }
-        return Array(UnsafeBufferPointer(start: output, count: Int(size)))
-    }
-
-    private func compressPlanes(_ y: inout [UInt8], _ u: inout [UInt8], _ v: inout [UInt8], width: Int, height: Int,
-                                strides: (Int, Int, Int), subsampling: TJSAMP, quality: Int) throws(CaptureError) -> [UInt8] {
-        var output: UnsafeMutablePointer<UInt8>? = nil
-        var size: UInt = 0
-        let result: Int32 = y.withUnsafeBufferPointer { yp in
-            u.withUnsafeBufferPointer { up in
-                v.withUnsafeBufferPointer { vp in
-                    var planes: [UnsafePointer<UInt8>?] = [yp.baseAddress, up.baseAddress, vp.baseAddress]
-                    var pitches: [Int32] = [Int32(strides.0), Int32(strides.1), Int32(strides.2)]
-                    return tjCompressFromYUVPlanes(handle, &planes, Int32(width), &pitches, Int32(height),
-                                                   Int32(subsampling.rawValue), &output, &size, Int32(quality), Self.stillFlags)
-                }
-            }
+        return try compressed(width: width, height: height, subsampling: subsampling, "tjCompressFromYUVPlanes") { output, size, flags in
+            tjCompressFromYUVPlanes(handle, &planes, Int32(width), &pitches, Int32(height),
+                                    Int32(subsampling.rawValue), output, size, Int32(quality), flags)
         }
-        defer { if let output { tjFree(output) } }
-        guard result == 0, let output else { throw failure("tjCompressFromYUVPlanes") }
-        return Array(UnsafeBufferPointer(start: output, count: Int(size)))
     }
 }
 

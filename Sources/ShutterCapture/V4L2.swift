@@ -612,18 +612,24 @@ public final class V4L2Camera: Camera {
     /// the driver's queue until the frame (in the ring, or in a photo being encoded) is dropped.
     /// Frames that would leave the driver short of queued buffers are copied and their buffer
     /// queued at once; error-flagged and damaged frames are dropped. Frames in a format
-    /// libv4lconvert makes carry the device's bytes and their ``FrameConversion``.
+    /// libv4lconvert makes carry the device's bytes and their ``FrameConversion``. Appends to
+    /// `frames`, all or none.
     /// The corresponding ioctl is `VIDIOC_DQBUF`.
-    public func readFrames() throws(CaptureError) -> [Frame] {
-        guard isStreaming, let mapping = bufferQueue.mapping else { return [] }
+    public func readFrames(into frames: inout [Frame]) throws(CaptureError) {
+        guard isStreaming, let mapping = bufferQueue.mapping else { return }
         // Buffers whose frames the ring dropped (or whose photos are written) go back first.
         try bufferQueue.reclaim()
-        var frames: [Frame] = []
+        // A failure after some frames were dequeued must not leave the caller half a batch.
+        try frames.appendAllOrNone { (frames: inout [Frame]) throws(CaptureError) in try dequeueReady(into: &frames, mapping: mapping) }
+    }
+
+    /// ``readFrames(into:)``'s loop: dequeues until no buffer is ready, appending to `frames`.
+    private func dequeueReady(into frames: inout [Frame], mapping: MappedBuffers) throws(CaptureError) {
         while true {
             // Ask poll first, so an empty queue costs no ioctl (and no EAGAIN) on every wake-up.
             var ready = pollfd(fd: device.fd, events: Int16(POLLIN), revents: 0)
             let polled = poll(&ready, 1, 0)
-            if polled == 0 { return frames }
+            if polled == 0 { return }
             if polled < 0 {
                 if errno == EINTR { continue }
                 throw CaptureError.system(call: "poll", errno: errno, context: device.path)
@@ -632,7 +638,7 @@ public final class V4L2Camera: Camera {
                 if ready.revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0 {
                     // vb2 reports a stream error or a disconnected device as POLLERR; DQBUF says which.
                 } else {
-                    return frames
+                    return
                 }
             }
             var buffer = v4l2_buffer()
@@ -641,7 +647,7 @@ public final class V4L2Camera: Camera {
             if CV4L2_ioctl(device.fd, CV4L2_VIDIOC_DQBUF, &buffer) < 0 {
                 let code = errno
                 if code == EINTR { continue }
-                if code == EAGAIN { return frames }
+                if code == EAGAIN { return }
                 if code == ENODEV { throw CaptureError.deviceVanished(device: device.path) }
                 throw CaptureError.system(call: "VIDIOC_DQBUF", errno: code, context: device.path)
             }

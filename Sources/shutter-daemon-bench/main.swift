@@ -11,11 +11,14 @@ import ShutterDaemon
 // Usage: swift build -c release && .build/release/shutter-daemon-bench [path/to/shutter] [idle-seconds]
 // Allocations are counted with Deploy/vm/malloc-count.c preloaded into the daemon: the bench
 // builds it with `cc` from this checkout, or takes a built one from $SHUTTER_MALLOC_COUNT.
+// SHUTTER_BENCH_ONLY=press runs only press → JPEG (with the daemon's minor page faults per photo).
 
 let arguments = CommandLine.arguments
 let binary = arguments.count > 1 ? arguments[1]
     : URL(fileURLWithPath: arguments[0]).deletingLastPathComponent().appendingPathComponent("shutter").path
 let idleSeconds = arguments.count > 2 ? Double(arguments[2]) ?? 10 : 10
+/// The one part to run, from $SHUTTER_BENCH_ONLY (`press`); every part when unset.
+let onlyPart = ProcessInfo.processInfo.environment["SHUTTER_BENCH_ONLY"]
 
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("shutter-daemon-bench: \(message)\n".utf8))
@@ -142,14 +145,28 @@ final class DaemonProcess {
         return data.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
     }
 
+    /// The fields of /proc/PID/stat after the command (which may hold spaces): state is [0],
+    /// field 3 overall, so field N is [N - 3].
+    private var statFields: [Substring] {
+        let stat = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8)) ?? ""
+        guard let close = stat.lastIndex(of: ")") else { return [] }
+        return stat[stat.index(after: close)...].split(separator: " ")
+    }
+
     /// User + system CPU seconds so far.
     var cpuSeconds: Double {
-        let stat = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8)) ?? ""
-        guard let close = stat.lastIndex(of: ")") else { return .nan }
-        let fields = stat[stat.index(after: close)...].split(separator: " ")
-        // Fields after the command: state is [0]; utime is field 14 overall, [11] here; stime [12].
+        let fields = statFields
+        guard fields.count > 12 else { return .nan }
+        // utime is field 14 overall, [11] here; stime [12].
         let ticks = (Double(fields[11]) ?? 0) + (Double(fields[12]) ?? 0)
         return ticks / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
+    /// Minor page faults so far (field 10 of /proc/PID/stat, `minflt`): pages the process touched
+    /// for the first time, such as fresh memory from malloc.
+    var minorFaults: Int {
+        let fields = statFields
+        return fields.count > 7 ? Int(fields[7]) ?? 0 : 0
     }
 }
 
@@ -198,87 +215,92 @@ final class Client {
 }
 
 print("shutter-daemon-bench: \(binary)")
-let daemon = DaemonProcess(board: board(keepStreaming: true), name: "streaming")
-print("start-up to READY=1: \(ms(daemon.readyAfter))")
+if let onlyPart, onlyPart != "press" { fail("SHUTTER_BENCH_ONLY=\(onlyPart): the only part known is press") }
 
-// API round trip: request sent → reply read, one at a time.
-let client = Client(daemon.socket)
+// The service as a whole (skipped for SHUTTER_BENCH_ONLY=press).
+if onlyPart == nil {
+    let daemon = DaemonProcess(board: board(keepStreaming: true), name: "streaming")
+    print("start-up to READY=1: \(ms(daemon.readyAfter))")
 
-/// Sends 1000 requests one at a time (`request(index)`), each timed until its reply is read.
-func roundTrips(_ name: String, on client: Client, _ request: (Int) -> String) {
-    var trips: [Double] = []
-    for index in 0..<1000 {
-        let start = now()
-        client.send(request(index))
-        _ = client.readLine()
-        trips.append(Double(now() - start) / 1e6)
+    // API round trip: request sent → reply read, one at a time.
+    let client = Client(daemon.socket)
+
+    /// Sends 1000 requests one at a time (`request(index)`), each timed until its reply is read.
+    func roundTrips(_ name: String, on client: Client, _ request: (Int) -> String) {
+        var trips: [Double] = []
+        for index in 0..<1000 {
+            let start = now()
+            client.send(request(index))
+            _ = client.readLine()
+            trips.append(Double(now() - start) / 1e6)
+        }
+        print("API round trip (\(name), 1000 requests): p50 \(ms(percentile(trips, 0.5))), p99 \(ms(percentile(trips, 0.99)))")
     }
-    print("API round trip (\(name), 1000 requests): p50 \(ms(percentile(trips, 0.5))), p99 \(ms(percentile(trips, 0.99)))")
-}
-roundTrips("status", on: client) { "{\"id\":\($0),\"cmd\":\"status\"}" }
-roundTrips("set", on: client) { "{\"cmd\":\"set\",\"control\":\"zoom\",\"value\":\(1 + Double($0 % 14) * 0.5)}" }
+    roundTrips("status", on: client) { "{\"id\":\($0),\"cmd\":\"status\"}" }
+    roundTrips("set", on: client) { "{\"cmd\":\"set\",\"control\":\"zoom\",\"value\":\(1 + Double($0 % 14) * 0.5)}" }
 
-// Event → subscriber: the event's "t" is the daemon's CLOCK_MONOTONIC decision time; the
-// subscriber stamps arrival on the same clock.
-for count in [1, 64] {
-    let subscribers = (0..<count).map { _ in Client(daemon.socket) }
-    for subscriber in subscribers {
-        subscriber.send("{\"cmd\":\"subscribe\"}")
-        _ = subscriber.readLine()
-    }
-    var delays: [Double] = []
-    let events = 300
-    for index in 0..<events {
-        client.send("{\"cmd\":\"set\",\"control\":\"zoom\",\"value\":\(1 + Double(index % 14) * 0.5)}")
-        _ = client.readLine()
-        var pending = Set(subscribers.indices)
-        while !pending.isEmpty {
-            var entries = pending.map { pollfd(fd: subscribers[$0].descriptor, events: Int16(POLLIN), revents: 0) }
-            _ = poll(&entries, nfds_t(entries.count), 1000)
-            let arrived = now()
-            for (slot, index) in pending.enumerated() where entries[slot].revents != 0 {
-                for line in subscribers[index].readLines(block: false) where line.contains("\"controlValue\"") {
-                    guard let range = line.range(of: "\"t\": "), let end = line[range.upperBound...].firstIndex(of: ",") else { continue }
-                    if let t = Double(line[range.upperBound..<end]) {
-                        delays.append(Double(arrived) / 1e6 - t * 1000)
-                        pending.remove(index)
+    // Event → subscriber: the event's "t" is the daemon's CLOCK_MONOTONIC decision time; the
+    // subscriber stamps arrival on the same clock.
+    for count in [1, 64] {
+        let subscribers = (0..<count).map { _ in Client(daemon.socket) }
+        for subscriber in subscribers {
+            subscriber.send("{\"cmd\":\"subscribe\"}")
+            _ = subscriber.readLine()
+        }
+        var delays: [Double] = []
+        let events = 300
+        for index in 0..<events {
+            client.send("{\"cmd\":\"set\",\"control\":\"zoom\",\"value\":\(1 + Double(index % 14) * 0.5)}")
+            _ = client.readLine()
+            var pending = Set(subscribers.indices)
+            while !pending.isEmpty {
+                var entries = pending.map { pollfd(fd: subscribers[$0].descriptor, events: Int16(POLLIN), revents: 0) }
+                _ = poll(&entries, nfds_t(entries.count), 1000)
+                let arrived = now()
+                for (slot, index) in pending.enumerated() where entries[slot].revents != 0 {
+                    for line in subscribers[index].readLines(block: false) where line.contains("\"controlValue\"") {
+                        guard let range = line.range(of: "\"t\": "), let end = line[range.upperBound...].firstIndex(of: ",") else { continue }
+                        if let t = Double(line[range.upperBound..<end]) {
+                            delays.append(Double(arrived) / 1e6 - t * 1000)
+                            pending.remove(index)
+                        }
                     }
                 }
             }
+            usleep(2000)
         }
-        usleep(2000)
+        print("event → subscriber, \(count) subscriber\(count == 1 ? "" : "s") (\(delays.count) deliveries): p50 \(ms(percentile(delays, 0.5))), p99 \(ms(percentile(delays, 0.99)))")
+        for subscriber in subscribers { close(subscriber.descriptor) }
     }
-    print("event → subscriber, \(count) subscriber\(count == 1 ? "" : "s") (\(delays.count) deliveries): p50 \(ms(percentile(delays, 0.5))), p99 \(ms(percentile(delays, 0.99)))")
-    for subscriber in subscribers { close(subscriber.descriptor) }
-}
-close(client.descriptor)
+    close(client.descriptor)
 
-// Idle CPU and allocations with the camera streaming into the ring, over the same window.
-usleep(500_000)
-var before = daemon.cpuSeconds
-let allocationsBefore = daemon.allocations
-usleep(useconds_t(idleSeconds * 1e6))
-let streamingCPU = daemon.cpuSeconds - before
-let allocationsAfter = daemon.allocations
-if !daemon.process.isRunning {
-    fail("the daemon exited (status \(daemon.process.terminationStatus)): " + ((try? String(contentsOfFile: "\(work)/streaming.err", encoding: .utf8)) ?? ""))
-}
-print("CPU over \(idleSeconds) idle s, camera streaming (synthetic 1280x720 at 30 fps): \(String(format: "%.2f", streamingCPU)) s")
-if let first = allocationsBefore, let last = allocationsAfter {
-    print("heap allocations over \(idleSeconds) idle s, camera streaming: \(last - first) (\(String(format: "%.1f", Double(last - first) / idleSeconds))/s)")
-} else {
-    print("heap allocations: not counted (no cc to build Deploy/vm/malloc-count.c; or set SHUTTER_MALLOC_COUNT)")
-}
-print("peak RSS (VmHWM) after all of the above: \(daemon.peakRSS)")
-daemon.stop()
+    // Idle CPU and allocations with the camera streaming into the ring, over the same window.
+    usleep(500_000)
+    var before = daemon.cpuSeconds
+    let allocationsBefore = daemon.allocations
+    usleep(useconds_t(idleSeconds * 1e6))
+    let streamingCPU = daemon.cpuSeconds - before
+    let allocationsAfter = daemon.allocations
+    if !daemon.process.isRunning {
+        fail("the daemon exited (status \(daemon.process.terminationStatus)): " + ((try? String(contentsOfFile: "\(work)/streaming.err", encoding: .utf8)) ?? ""))
+    }
+    print("CPU over \(idleSeconds) idle s, camera streaming (synthetic 1280x720 at 30 fps): \(String(format: "%.2f", streamingCPU)) s")
+    if let first = allocationsBefore, let last = allocationsAfter {
+        print("heap allocations over \(idleSeconds) idle s, camera streaming: \(last - first) (\(String(format: "%.1f", Double(last - first) / idleSeconds))/s)")
+    } else {
+        print("heap allocations: not counted (no cc to build Deploy/vm/malloc-count.c; or set SHUTTER_MALLOC_COUNT)")
+    }
+    print("peak RSS (VmHWM) after all of the above: \(daemon.peakRSS)")
+    daemon.stop()
 
-let stopped = DaemonProcess(board: board(keepStreaming: false), name: "stopped")
-usleep(500_000)
-before = stopped.cpuSeconds
-usleep(useconds_t(idleSeconds * 1e6))
-print("CPU over \(idleSeconds) idle s, camera stopped (keepStreaming false): \(String(format: "%.2f", stopped.cpuSeconds - before)) s")
-print("start-up to READY=1 (camera stopped): \(ms(stopped.readyAfter)); peak RSS \(stopped.peakRSS)")
-stopped.stop()
+    let stopped = DaemonProcess(board: board(keepStreaming: false), name: "stopped")
+    usleep(500_000)
+    before = stopped.cpuSeconds
+    usleep(useconds_t(idleSeconds * 1e6))
+    print("CPU over \(idleSeconds) idle s, camera stopped (keepStreaming false): \(String(format: "%.2f", stopped.cpuSeconds - before)) s")
+    print("start-up to READY=1 (camera stopped): \(ms(stopped.readyAfter)); peak RSS \(stopped.peakRSS)")
+    stopped.stop()
+}
 
 /// Press → JPEG on disk through the daemon: an API `capture` (the press is the command's time, its
 /// reply's `pressedAt`) until the `photo` event (stamped once the file is fsynced and renamed).
@@ -290,6 +312,9 @@ func pressToJPEG(width: Int, height: Int, shots: Int) {
     _ = events.readLine()
     usleep(1_000_000)  // the ring fills and auto-exposure would settle on a real camera
     var delays: [Double] = []
+    // Over the whole series: the photos' faults, and the streaming's between them (few: frame
+    // memory is pooled).
+    let faultsBefore = daemon.minorFaults
     for _ in 0..<shots {
         control.send("{\"cmd\":\"capture\"}")
         _ = control.readLine()
@@ -303,8 +328,10 @@ func pressToJPEG(width: Int, height: Int, shots: Int) {
         if let t = photo?["t"] as? Double, let pressedAt = photo?["pressedAt"] as? Double { delays.append((t - pressedAt) * 1000) }
         usleep(300_000)
     }
+    let faultsPerPhoto = Double(daemon.minorFaults - faultsBefore) / Double(shots)
     print("press → JPEG on disk, \(width)x\(height) (\(delays.count) API captures): p50 \(ms(percentile(delays, 0.5))), "
-        + "p90 \(ms(percentile(delays, 0.9))), max \(ms(delays.max() ?? .nan)); peak RSS \(daemon.peakRSS)")
+        + "p90 \(ms(percentile(delays, 0.9))), max \(ms(delays.max() ?? .nan)); "
+        + "\(String(format: "%.0f", faultsPerPhoto)) minor page faults/photo; peak RSS \(daemon.peakRSS)")
     close(events.descriptor)
     close(control.descriptor)
 }

@@ -26,7 +26,7 @@ final class ControlledCamera: Camera {
     var frameInterval: Nanoseconds? { .milliseconds(33) }
     func start() throws(CaptureError) { try inner.start() }
     func stop() { inner.stop() }
-    func readFrames() throws(CaptureError) -> [Frame] { try inner.readFrames() }
+    func readFrames(into frames: inout [Frame]) throws(CaptureError) { try inner.readFrames(into: &frames) }
     func setControl(_ id: UInt32, to value: Int32) throws(CaptureError) { sets.append((id, value)) }
     func close() { inner.close() }
     func readControl(_ id: UInt32, then answer: @escaping @Sendable (Int32?) -> Void) { unansweredReads.append((id, answer)) }

@@ -420,7 +420,7 @@ final class SlowLifecycleCamera: Camera, @unchecked Sendable {
         inner.stop()
         calls.withLock { $0.append("stop") }
     }
-    func readFrames() throws(CaptureError) -> [Frame] { try inner.readFrames() }
+    func readFrames(into frames: inout [Frame]) throws(CaptureError) { try inner.readFrames(into: &frames) }
     func setControl(_ id: UInt32, to value: Int32) throws(CaptureError) { try inner.setControl(id, to: value) }
     func close() {
         inner.close()

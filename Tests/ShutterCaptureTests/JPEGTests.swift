@@ -189,3 +189,51 @@ struct ExifWriterTests {
         #expect(tags[0x9286]?.contains("clock not synchronised") == true)  // UserComment says why
     }
 }
+
+/// A frame of `format` whose every byte differs from its neighbours (a linear congruential
+/// sequence from `seed`), so a plane left over from an earlier frame would show in the JPEG.
+func noisyFrame(_ pixelFormat: PixelFormat, width: Int, height: Int, seed: UInt32) -> Frame {
+    let format = FrameFormat(width: width, height: height, pixelFormat: pixelFormat)
+    var state = seed
+    let bytes = (0..<format.frameBytes!).map { _ -> UInt8 in
+        state = state &* 1_664_525 &+ 1_013_904_223
+        return UInt8(truncatingIfNeeded: state >> 24)
+    }
+    return Frame(timestamp: .zero, sequence: seed, format: format, bytes: bytes)
+}
+
+@Suite("JPEGEncoder kept from photo to photo")
+struct JPEGEncoderReuseTests {
+    /// One encoder (as the capture service keeps on its encode queue) makes the same JPEGs as a
+    /// fresh encoder per frame, whatever the frame before it: larger, smaller, another format,
+    /// or cropped.
+    @Test func aKeptEncoderWritesTheSameBytesAsAFreshOne() throws {
+        let frames: [(Frame, CropRect?)] = [
+            (noisyFrame(.yuyv, width: 320, height: 240, seed: 1), nil),
+            (noisyFrame(.yuyv, width: 96, height: 64, seed: 2), nil),         // smaller: the kept planes are larger
+            (noisyFrame(.yuyv, width: 640, height: 360, seed: 3), nil),       // larger: the planes and output grow
+            (noisyFrame(.nv12, width: 160, height: 120, seed: 4), nil),
+            (noisyFrame(.uyvy, width: 320, height: 240, seed: 5), CropRect(x: 10, y: 6, width: 100, height: 80)),
+            (noisyFrame(.rgb24, width: 64, height: 48, seed: 6), nil),
+            (noisyFrame(.yuyv, width: 320, height: 240, seed: 7), nil),       // the first size again, other pixels
+        ]
+        let kept = try JPEGEncoder()
+        for (frame, crop) in frames {
+            let reused = try kept.encode(frame, crop: crop, quality: 90)
+            let fresh = try JPEGEncoder().encode(frame, crop: crop, quality: 90)
+            #expect(reused == fresh, "\(frame.format) crop \(String(describing: crop))")
+        }
+    }
+
+    /// The service's path: two photos in a row through ``encodePhoto(_:processing:quality:encoder:)``
+    /// with one encoder, at two sizes, match fresh encoders byte for byte.
+    @Test func twoPhotosInARowAtDifferentSizesMatchFreshEncoders() throws {
+        let encoder = EncodeQueueEncoder()
+        for frame in [noisyFrame(.yuyv, width: 1280, height: 720, seed: 11), noisyFrame(.yuyv, width: 1920, height: 1080, seed: 12)] {
+            let reused = try encodePhoto(frame, processing: PhotoProcessing(), quality: 90, encoder: try encoder.encoder())
+            let fresh = try encodePhoto(frame, processing: PhotoProcessing(), quality: 90, encoder: try JPEGEncoder())
+            #expect(reused.jpeg == fresh.jpeg)
+            #expect(try encoder.encoder() === encoder.encoder())
+        }
+    }
+}

@@ -17,7 +17,7 @@ class ForwardingCamera: Camera, @unchecked Sendable {
     var controls: [CameraControl] { inner.controls }
     func start() throws(CaptureError) { try inner.start() }
     func stop() { inner.stop() }
-    func readFrames() throws(CaptureError) -> [Frame] { try inner.readFrames() }
+    func readFrames(into frames: inout [Frame]) throws(CaptureError) { try inner.readFrames(into: &frames) }
     func setControl(_ id: UInt32, to value: Int32) throws(CaptureError) { try inner.setControl(id, to: value) }
     func close() { inner.close() }
 }

@@ -1,0 +1,55 @@
+import Foundation
+import Testing
+import ShutterCore
+@testable import ShutterCapture
+
+/// malloc-count's live counter (Deploy/vm/malloc-count.c preloaded with $MALLOC_COUNT_LIVE set),
+/// mapped once: reading it allocates nothing. `nil` when the tests run without it.
+nonisolated(unsafe) private let allocationCounter: UnsafePointer<UInt64>? = {
+    // nonisolated(unsafe): the mapping is made once and only read.
+    guard let base = ProcessInfo.processInfo.environment["MALLOC_COUNT_LIVE"] else { return nil }
+    let descriptor = open("\(base).\(getpid())", O_RDONLY)
+    guard descriptor >= 0 else { return nil }
+    defer { close(descriptor) }
+    guard let map = mmap(nil, 8, PROT_READ, MAP_SHARED, descriptor, 0), map != MAP_FAILED else { return nil }
+    return UnsafePointer(map.assumingMemoryBound(to: UInt64.self))
+}()
+
+/// Heap allocations while streaming, counted by malloc-count. Run with
+/// `cc -O2 -shared -fPIC -o /tmp/malloc-count.so Deploy/vm/malloc-count.c` and
+/// `LD_PRELOAD=/tmp/malloc-count.so MALLOC_COUNT_LIVE=/tmp/mc swift test --skip-build --filter StreamingAllocationTests`;
+/// skipped otherwise.
+@Suite("Streaming allocates nothing per frame", .enabled(if: allocationCounter != nil))
+struct StreamingAllocationTests {
+    /// The fake libcamera camera delivering and the service's way of reading (one array kept,
+    /// `readFrames(into:)`): no allocation in 1000 frames once warm (the backend's request queues
+    /// included). A fresh array per read (the
+    /// old `readFrames() -> [Frame]`) is one allocation a frame.
+    @Test func libcameraReadsIntoAKeptArrayWithoutAllocating() throws {
+        let counter = try #require(allocationCounter)
+        let camera = try LibcameraCamera(fake: FakeLibcameraScript())
+        defer { camera.close() }
+        try camera.start()
+        var batch: [Frame] = []
+        var time = Int64(1_000_000_000)
+        var kept: UInt64 = 0, fresh: UInt64 = 0
+        for index in 0..<2200 {
+            let before = counter.pointee
+            _ = camera.deliverFakeFrame(at: Instant(rawValue: time))
+            time += 33_000_000
+            if index < 1200 {
+                batch.removeAll(keepingCapacity: true)
+                try camera.readFrames(into: &batch)
+                batch.removeAll(keepingCapacity: true)
+            } else {
+                _ = try camera.readFrames()
+            }
+            let spent = counter.pointee - before
+            if index >= 1200 { fresh += spent } else if index >= 200 { kept += spent }  // the first 200 warm up
+        }
+        // The counter is the whole process's: the test runner's other threads may allocate a few
+        // times meanwhile, so "none" is "far fewer than one a frame".
+        #expect(kept < 50)
+        #expect(fresh >= 1000)
+    }
+}
