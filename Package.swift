@@ -108,17 +108,23 @@ let package = Package(
 
         // MARK: Tests
 
+        /// What both capture and daemon tests use: a camera to subclass, a sleep.
+        .target(
+            name: "ShutterTestSupport",
+            dependencies: ["ShutterCore", "ShutterCapture"],
+            path: "Tests/ShutterTestSupport"
+        ),
         .testTarget(
             name: "ShutterCoreTests",
             dependencies: ["ShutterCore"]
         ),
         .testTarget(
             name: "ShutterCaptureTests",
-            dependencies: ["ShutterCore", "ShutterCapture"]
+            dependencies: ["ShutterCore", "ShutterCapture", "ShutterTestSupport"]
         ),
         .testTarget(
             name: "ShutterDaemonTests",
-            dependencies: ["ShutterCore", "ShutterCapture", "ShutterDaemon"]
+            dependencies: ["ShutterCore", "ShutterCapture", "ShutterDaemon", "ShutterTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6],

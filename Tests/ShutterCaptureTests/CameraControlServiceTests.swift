@@ -2,11 +2,12 @@ import Foundation
 import Testing
 import ShutterCore
 @testable import ShutterCapture
+import ShutterTestSupport
 
 /// A synthetic camera with a UVC webcam's controls, recording every control it is given.
-final class ControlledCamera: Camera {
-    let inner: SyntheticCamera
-    let controls: [CameraControl]
+final class ControlledCamera: ForwardingCamera, @unchecked Sendable {
+    // Unchecked: used from the test's thread only (the service sets controls on the loop, the test's).
+    private let uvcControls: [CameraControl]
     private(set) var sets: [(id: UInt32, value: Int32)] = []
     /// What auto exposure metered: the value read back for the exposure time.
     var metered: [UInt32: Int32] = [:]
@@ -15,21 +16,15 @@ final class ControlledCamera: Camera {
     var readsInProgress: Int { unansweredReads.count }
 
     init(controls: [CameraControl]) throws {
-        inner = try SyntheticCamera(width: 64, height: 48, frameInterval: nil)
-        self.controls = controls
+        uvcControls = controls
+        super.init(try SyntheticCamera(width: 64, height: 48, frameInterval: nil))
     }
 
-    var info: CameraInfo { CameraInfo(path: "/dev/video9", card: "Fake UVC", driver: "uvcvideo", bus: "usb-1") }
-    var format: FrameFormat { inner.format }
-    var pollDescriptor: CInt? { inner.pollDescriptor }
-    var isStreaming: Bool { inner.isStreaming }
-    var frameInterval: Nanoseconds? { .milliseconds(33) }
-    func start() throws(CaptureError) { try inner.start() }
-    func stop() { inner.stop() }
-    func readFrames(into frames: inout [Frame]) throws(CaptureError) { try inner.readFrames(into: &frames) }
-    func setControl(_ id: UInt32, to value: Int32) throws(CaptureError) { sets.append((id, value)) }
-    func close() { inner.close() }
-    func readControl(_ id: UInt32, then answer: @escaping @Sendable (Int32?) -> Void) { unansweredReads.append((id, answer)) }
+    override var info: CameraInfo { CameraInfo(path: "/dev/video9", card: "Fake UVC", driver: "uvcvideo", bus: "usb-1") }
+    override var frameInterval: Nanoseconds? { .milliseconds(33) }
+    override var controls: [CameraControl] { uvcControls }
+    override func setControl(_ id: UInt32, to value: Int32) throws(CaptureError) { sets.append((id, value)) }
+    override func readControl(_ id: UInt32, then answer: @escaping @Sendable (Int32?) -> Void) { unansweredReads.append((id, answer)) }
 
     /// Answers the reads asked for so far with what auto exposure metered.
     func answerReads() {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import ShutterCore
 @testable import ShutterCapture
+import ShutterTestSupport
 
 private func ms(_ value: Double) -> Instant { Instant(rawValue: Int64(value * 1_000_000)) }
 
@@ -387,42 +388,32 @@ struct CaptureServiceTests {
 
 /// A synthetic camera (frames by hand) whose `start` takes `startDelay`, or hangs until `startGate`
 /// is signalled, recording its lifecycle calls.
-final class SlowLifecycleCamera: Camera, @unchecked Sendable {
-    // Unchecked: the service hands it between its loop and its lifecycle queue, one at a time; `calls` is locked.
-    let inner: SyntheticCamera
+final class SlowLifecycleCamera: ForwardingCamera, @unchecked Sendable {
+    // `calls` is locked: the start, stop and close run on the service's lifecycle queue.
     let startDelay: Nanoseconds
     let startGate: DispatchSemaphore?
     let calls = Locked<[String]>([])
 
     init(startDelay: Nanoseconds, startGate: DispatchSemaphore? = nil) throws {
-        inner = try SyntheticCamera(width: 64, height: 48, frameInterval: nil)
         self.startDelay = startDelay
         self.startGate = startGate
+        super.init(try SyntheticCamera(width: 64, height: 48, frameInterval: nil))
     }
 
-    var info: CameraInfo { inner.info }
-    var format: FrameFormat { inner.format }
-    var pollDescriptor: CInt? { inner.pollDescriptor }
-    var isStreaming: Bool { inner.isStreaming }
-    var frameInterval: Nanoseconds? { inner.frameInterval }
-    var controls: [CameraControl] { inner.controls }
-    func start() throws(CaptureError) {
+    override func start() throws(CaptureError) {
         if let startGate {
             startGate.wait()
             startGate.signal()  // open from now on
         }
-        var request = timespec(tv_sec: 0, tv_nsec: Int(startDelay.rawValue)), remaining = timespec()
-        while nanosleep(&request, &remaining) != 0, errno == EINTR { request = remaining }
+        sleepFor(startDelay)
         try inner.start()
         calls.withLock { $0.append("start") }
     }
-    func stop() {
+    override func stop() {
         inner.stop()
         calls.withLock { $0.append("stop") }
     }
-    func readFrames(into frames: inout [Frame]) throws(CaptureError) { try inner.readFrames(into: &frames) }
-    func setControl(_ id: UInt32, to value: Int32) throws(CaptureError) { try inner.setControl(id, to: value) }
-    func close() {
+    override func close() {
         inner.close()
         calls.withLock { $0.append("close") }
     }
@@ -487,10 +478,7 @@ struct CaptureLifecycleTests {
         }
         let made = Made()
         let service = try CaptureService(board: try simulatorBoard(directory: directory), factory: { (_: CameraSettings) throws(CaptureError) -> any Camera in
-            if !made.cameras.isEmpty {  // a reopen takes its time
-                var request = timespec(tv_sec: 0, tv_nsec: 200_000_000), remaining = timespec()
-                while nanosleep(&request, &remaining) != 0, errno == EINTR { request = remaining }
-            }
+            if !made.cameras.isEmpty { sleepFor(.milliseconds(200)) }  // a reopen takes its time
             guard let camera = try? SlowLifecycleCamera(startDelay: .zero) else { throw CaptureError.noDevice(requested: "slow", available: []) }
             made.cameras.append(camera)
             return camera

@@ -3,6 +3,7 @@ import Testing
 import ShutterCapture
 import ShutterCore
 @testable import ShutterDaemon
+import ShutterTestSupport
 
 /// The cameras a test's daemon opens: the first at once, every later one only when the test lets
 /// it (or after 5 s), as a USB webcam's enumeration and open can take seconds.

@@ -3,6 +3,7 @@ import Testing
 import ShutterCapture
 import ShutterCore
 @testable import ShutterDaemon
+import ShutterTestSupport
 
 /// A synthetic camera (real frames on a timer) whose `start` blocks, as a USB webcam's
 /// `VIDIOC_STREAMON` or libcamera's `Camera::start` can.
@@ -18,13 +19,6 @@ final class SlowStartCamera: ForwardingCamera, @unchecked Sendable {
         sleepFor(startDelay)
         try inner.start()
     }
-}
-
-/// Sleeps the calling thread for `span` (the fake camera's slow device work).
-func sleepFor(_ span: Nanoseconds) {
-    var request = timespec(tv_sec: Int(span.rawValue / 1_000_000_000), tv_nsec: Int(span.rawValue % 1_000_000_000))
-    var remaining = timespec()
-    while nanosleep(&request, &remaining) != 0, errno == EINTR { request = remaining }
 }
 
 @Suite("A slow camera never delays gesture events")
