@@ -150,10 +150,8 @@ public final class CaptureService {
         isRetired = true
         stopTimers()
         whenCameraIsBack.removeAll()
-        let now = clock.now
-        let error = CaptureError.notReady(reason: "the camera is being replaced")
         for press in machine.streamStopped() + focusWaiting {
-            events.append(.captureFailed(CaptureFailure(at: now, pressedAt: press, error: error)))
+            fail(pressedAt: press, .notReady(reason: "the camera is being replaced"))
         }
         focusWaiting.removeAll()
         focusOfPress.removeAll()

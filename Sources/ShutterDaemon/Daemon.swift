@@ -202,6 +202,12 @@ public final class Daemon {
         }
     }
 
+    /// A new recognizer for ``board`` on ``watcher`` (after a reload), its controls starting from `values`.
+    private func replaceInterpreter(startingFrom values: [String: ControlValue]) {
+        interpreter = Interpreter(board: board, watcher: watcher, initialValues: values)
+        wireInterpreter()
+    }
+
     private func wireInterpreter() {
         interpreter.emit = { [unowned self] event in handle(event) }
         if options.explains {
@@ -414,8 +420,7 @@ extension Daemon {
             } catch {
                 // Back to the old lines, so a bad edit never leaves the rig deaf.
                 watcher = try chip.watch(board.lines, consumer: "shutter")
-                interpreter = Interpreter(board: board, watcher: watcher, initialValues: interpreter.machine.controlValues)
-                wireInterpreter()
+                replaceInterpreter(startingFrom: interpreter.machine.controlValues)
                 watchLines()
                 throw CommandFailure("\(error)")
             }
@@ -446,8 +451,7 @@ extension Daemon {
             board = limited
         }
         if let newWatcher { watcher = newWatcher }
-        interpreter = Interpreter(board: board, watcher: watcher, initialValues: values)
-        wireInterpreter()
+        replaceInterpreter(startingFrom: values)
         if linesChanged { watchLines() }
         for (id, value) in interpreter.machine.controlValues.sorted(by: { $0.key < $1.key }) {
             capture.service.apply(controlID: id, value: value)
@@ -484,8 +488,7 @@ extension Daemon {
         interpreter.finish(at: now)
         let values = interpreter.machine.controlValues
         board = limited
-        interpreter = Interpreter(board: board, watcher: watcher, initialValues: values)
-        wireInterpreter()
+        replaceInterpreter(startingFrom: values)
         updateCaptureAvailable()
         notifier?.notify(SystemdNotifier.status(statusSummary))
     }
