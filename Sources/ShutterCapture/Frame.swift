@@ -135,6 +135,27 @@ public final class FrameBuffer: @unchecked Sendable {
     }
 }
 
+/// How a frame was exposed, as the camera reported it with the frame (libcamera's request
+/// metadata: `ExposureTime`, `AnalogueGain`, `LensPosition`, `ColourTemperature`); each `nil`
+/// when not reported (V4L2 and the synthetic camera report none).
+public struct FrameExposure: Hashable, Sendable {
+    /// How long the frame was exposed (`controls::ExposureTime`, microseconds in libcamera).
+    public var exposureTime: Nanoseconds?
+    /// The sensor's analogue gain (`controls::AnalogueGain`): ISO is 100 times it, as rpicam-apps writes it.
+    public var analogueGain: Double?
+    /// Where the lens stood, in dioptres (`controls::LensPosition`).
+    public var lensPosition: Double?
+    /// The white balance's colour temperature in kelvin (`controls::ColourTemperature`).
+    public var colourTemperature: Int?
+
+    public init(exposureTime: Nanoseconds? = nil, analogueGain: Double? = nil, lensPosition: Double? = nil, colourTemperature: Int? = nil) {
+        self.exposureTime = exposureTime
+        self.analogueGain = analogueGain
+        self.lensPosition = lensPosition
+        self.colourTemperature = colourTemperature
+    }
+}
+
 /// One frame from the camera: its pixels and the CLOCK_MONOTONIC instant the driver stamped it with.
 public struct Frame: Sendable {
     /// The driver's timestamp (V4L2 `timestamp`), on the same clock as GPIO edges.
@@ -147,6 +168,8 @@ public struct Frame: Sendable {
     /// Set when `buffer` holds the device's format and libv4lconvert makes `format` from it
     /// (only for a frame a photo takes: ``resolved()``).
     public var conversion: FrameConversion?
+    /// How the frame was exposed, where the camera says (libcamera); empty otherwise.
+    public var exposure = FrameExposure()
 
     public init(timestamp: Instant, sequence: UInt32, format: FrameFormat, bytes: [UInt8]) {
         self.init(timestamp: timestamp, sequence: sequence, format: format, buffer: FrameBuffer(bytes: bytes))
@@ -169,7 +192,9 @@ public struct Frame: Sendable {
         guard let bytes = buffer.withUnsafeBytes({ conversion.convert($0, formatBytes: formatBytes) }) else {
             throw CaptureError.encoding("libv4lconvert could not convert the \(conversion.sourceFormat) frame to \(format.pixelFormat)")
         }
-        return Frame(timestamp: timestamp, sequence: sequence, format: format, bytes: bytes)
+        var converted = Frame(timestamp: timestamp, sequence: sequence, format: format, bytes: bytes)
+        converted.exposure = exposure
+        return converted
     }
 
     /// The frame's bytes in `format` as an array (a copy when they are a lent driver buffer,
