@@ -20,11 +20,13 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <dirent.h>
 #include <fcntl.h>
 #include <link.h>
+#include <linux/dma-buf.h>
 #include <linux/media.h>
 #include <set>
 #include <strings.h>
@@ -227,20 +229,26 @@ bool compatibility_layer_loaded() {
     }, nullptr) != 0;
 }
 
+/// Whether quiet_libcamera_logs set LIBCAMERA_LOG_LEVELS.
+bool log_levels_set_by_shutter = false;
+
+/// libcamera logs INFO and WARN lines to stderr by default (vimc: "no static properties for
+/// Sensor B" on every open); shutter's stderr is for its own errors. libcamera's logger reads
+/// LIBCAMERA_LOG_LEVELS when its first category logs, so the variable must be set before then,
+/// and setenv while other threads may read the environment (localtime_r reads TZ) is undefined
+/// behaviour: so it is set here, once, as the library loads, before main and before any thread.
+/// A user's own setting wins; hooks are started without ours (shutter_lc_log_levels_set_by_shutter).
+__attribute__((constructor)) void quiet_libcamera_logs() {
+    if (getenv("LIBCAMERA_LOG_LEVELS")) return;
+    log_levels_set_by_shutter = setenv("LIBCAMERA_LOG_LEVELS", "*:ERROR", 0) == 0;
+}
+
 int started_manager(CameraManager **out) {
     std::lock_guard<std::mutex> guard(manager_lock);
     if (!manager) {
         if (compatibility_layer_loaded()) return -EALREADY;
-        // libcamera logs INFO and WARN lines to stderr by default (vimc: "no static properties
-        // for Sensor B" on every open); shutter's stderr is for its own
-        // errors. Its logger reads LIBCAMERA_LOG_LEVELS once, when the first category logs
-        // (here): set it for that moment only, so a user's setting still wins and hooks
-        // started later do not inherit ours.
-        bool quiet = !getenv("LIBCAMERA_LOG_LEVELS");
-        if (quiet) setenv("LIBCAMERA_LOG_LEVELS", "*:ERROR", 0);
         auto candidate = std::make_unique<CameraManager>();
         int result = candidate->start();
-        if (quiet) unsetenv("LIBCAMERA_LOG_LEVELS");
         if (result < 0) return result;
         manager = std::move(candidate);
     }
@@ -438,7 +446,9 @@ struct shutter_lc_camera {
     virtual int formats(shutter_lc_format *formats, int capacity) = 0;
     virtual int sizes(uint32_t fourcc, uint32_t *widths, uint32_t *heights, int capacity) = 0;
     virtual int control_list(shutter_lc_control_info *controls, int capacity) = 0;
-    virtual int scaler_crop_maximum(Rectangle &out) = 0;
+    /// What libcamera states of ScalerCrop's limits: the control's maximum and the
+    /// ScalerCropMaximum property (null rectangles when not stated); false without ScalerCrop.
+    virtual bool scaler_crop_limits(Rectangle &control_maximum, Rectangle &property) = 0;
     virtual int configure(shutter_lc_stream_config *still, shutter_lc_stream_config *viewfinder, int buffer_count) = 0;
     virtual int start() = 0;
     virtual void stop() = 0;
@@ -449,6 +459,24 @@ struct shutter_lc_camera {
     virtual int set_crop(const Rectangle &crop) = 0;
     /// FrameDurationLimits' range in microseconds; false when the camera has no such control.
     virtual bool frame_duration_range(int64_t &minimum, int64_t &maximum) = 0;
+
+    /// The largest ScalerCrop, from what libcamera states: the property first, as rpicam-apps
+    /// reads it (PipelineHandlerBase::configure sets it to the mode's analogue crop and leaves it
+    /// empty before), else the control's maximum unless it is the Raspberry Pi IPA's placeholder
+    /// (ipa_base.cpp: Rectangle(65535, 65535, 65535, 65535), until configure).
+    int scaler_crop_maximum(Rectangle &out) {
+        Rectangle control, property;
+        if (!scaler_crop_limits(control, property)) return -ENOTSUP;
+        if (!property.isNull()) {
+            out = property;
+            return 0;
+        }
+        if (!control.isNull() && control.width < 65535 && control.height < 65535) {
+            out = control;
+            return 0;
+        }
+        return -EAGAIN;
+    }
 
     int set_frame_rate(double fps, int64_t *duration_ns) {
         if (!(fps > 0)) return -EINVAL;
@@ -476,10 +504,20 @@ struct RealCamera final : shutter_lc_camera {
     std::vector<bool> held;
     /// The device nodes this camera uses (see acquired_camera_nodes); empty when unknown.
     std::vector<OpenNode> nodes;
-    std::mutex lock;                   // guards done, pending, disconnected, running
+    std::mutex lock;                   // guards done, pending, disconnected, running, completed_ns, af_triggers_set
     RequestFIFO<Request *> done;
     ControlList pending;
     bool running = false, disconnected = false;
+    /// Per request: CLOCK_MONOTONIC when libcamera completed it (stamped in the completion
+    /// handler, not when the event loop gets to it).
+    std::vector<int64_t> completed_ns;
+    /// Per request: how many AfTrigger starts had been set when it was queued (see shutter_lc_completed).
+    std::vector<uint32_t> request_af_triggers;
+    /// AfTrigger starts set so far.
+    uint32_t af_triggers_set = 0;
+    /// Per request: the distinct dmabuf descriptors of its still planes, synchronised for CPU
+    /// reads (DMA_BUF_IOCTL_SYNC) while shutter holds the request.
+    std::vector<std::vector<int>> request_fds;
 
     RealCamera(std::shared_ptr<Camera> cam, std::vector<OpenNode> cameraNodes)
         : camera(std::move(cam)), nodes(std::move(cameraNodes)), pending(controls::controls) {
@@ -561,14 +599,27 @@ struct RealCamera final : shutter_lc_camera {
             if (dup3(inert, fd, O_CLOEXEC) == fd) orphaned_descriptors.push_back(fd);
     }
 
-    // libcamera's thread: queue and wake the event loop, nothing else.
+    // libcamera's thread: stamp, queue and wake the event loop, nothing else.
     void completed(Request *request) {
+        int64_t now = monotonic_ns();
         {
             std::lock_guard<std::mutex> guard(lock);
             if (!running) return;
+            if (request->cookie() < completed_ns.size()) completed_ns[request->cookie()] = now;
             done.push_back(request);
         }
         signal();
+    }
+
+    /// Brackets CPU reads of a request's mapped planes (DMA_BUF_IOCTL_SYNC): `start` before
+    /// shutter reads a completed request, its end when the request goes back to libcamera, so
+    /// a cached mapping (the Pi's ISP buffers are not coherent with the CPU) shows the new frame.
+    void sync_for_cpu(size_t cookie, bool start) {
+        if (cookie >= request_fds.size()) return;
+        struct dma_buf_sync sync;
+        sync.flags = (start ? DMA_BUF_SYNC_START : DMA_BUF_SYNC_END) | DMA_BUF_SYNC_READ;
+        for (int fd : request_fds[cookie])
+            while (ioctl(fd, DMA_BUF_IOCTL_SYNC, &sync) < 0 && errno == EINTR) {}
     }
     void lost() {
         {
@@ -628,19 +679,13 @@ struct RealCamera final : shutter_lc_camera {
         return count;
     }
 
-    int scaler_crop_maximum(Rectangle &out) override {
+    bool scaler_crop_limits(Rectangle &control_maximum, Rectangle &property) override {
         auto found = camera->controls().find(&controls::ScalerCrop);
-        if (found == camera->controls().end()) return -ENOTSUP;
+        if (found == camera->controls().end()) return false;
         const ControlValue &max = found->second.max();
-        if (!max.isNone() && max.type() == ControlTypeRectangle) {
-            out = max.get<Rectangle>();
-            if (!out.isNull()) return 0;
-        }
-        if (auto property = camera->properties().get(properties::ScalerCropMaximum)) {
-            out = *property;
-            return 0;
-        }
-        return -ENOTSUP;
+        control_maximum = !max.isNone() && max.type() == ControlTypeRectangle ? max.get<Rectangle>() : Rectangle();
+        property = camera->properties().get(properties::ScalerCropMaximum).value_or(Rectangle());
+        return true;
     }
 
     static void fill(shutter_lc_stream_config *target, const StreamConfiguration &granted, bool adjusted) {
@@ -712,6 +757,14 @@ struct RealCamera final : shutter_lc_camera {
         }
         memory = std::move(mapped);
         held.assign(requests.size(), false);
+        completed_ns.assign(requests.size(), 0);
+        request_af_triggers.assign(requests.size(), 0);
+        request_fds.assign(requests.size(), {});
+        for (size_t index = 0; index < count; index++) {
+            std::set<int> fds;
+            for (const FrameBuffer::Plane &plane : stillBuffers[index]->planes()) fds.insert(plane.fd.get());
+            request_fds[index].assign(fds.begin(), fds.end());
+        }
         return 0;
     }
 
@@ -767,10 +820,20 @@ struct RealCamera final : shutter_lc_camera {
             std::lock_guard<std::mutex> guard(lock);
             if (disconnected) return -ENODEV;
         }
+        // Controls set while stopped (zoom, exposure, an autofocus trigger) go to Camera::start()
+        // itself, as rpicam-apps passes its controls: the pipeline applies them from the first
+        // frame. On a request they would wait behind every request queued below.
         ControlList startControls(controls::controls);
+        uint32_t triggers;
+        {
+            std::lock_guard<std::mutex> guard(lock);
+            for (const auto &[key, value] : pending) startControls.set(key, value);
+            pending.clear();
+            triggers = af_triggers_set;
+        }
         if (frame_duration_us > 0)
             startControls.set(controls::FrameDurationLimits, { frame_duration_us, frame_duration_us });
-        int result = camera->start(frame_duration_us > 0 ? &startControls : nullptr);
+        int result = camera->start(startControls.empty() ? nullptr : &startControls);
         if (result < 0) return result;
         {
             std::lock_guard<std::mutex> guard(lock);
@@ -780,6 +843,7 @@ struct RealCamera final : shutter_lc_camera {
             if (held[index]) continue;  // queued when shutter releases it
             Request *request = requests[index].get();
             request->reuse(Request::ReuseBuffers);
+            request_af_triggers[index] = triggers;
             result = camera->queueRequest(request);
             if (result < 0) {
                 stop();
@@ -820,7 +884,12 @@ struct RealCamera final : shutter_lc_camera {
         memset(out, 0, sizeof *out);
         out->request = int(request->cookie());
         held[request->cookie()] = true;
-        out->completed_at = monotonic_ns();
+        {
+            std::lock_guard<std::mutex> guard(lock);
+            out->completed_at = completed_ns[request->cookie()];
+        }
+        out->af_triggers = request_af_triggers[request->cookie()];
+        sync_for_cpu(request->cookie(), true);
         FrameBuffer *buffer = request->findBuffer(still);
         out->ok = request->status() == Request::RequestComplete && buffer
             && buffer->metadata().status == FrameMetadata::FrameSuccess;
@@ -833,6 +902,9 @@ struct RealCamera final : shutter_lc_camera {
         auto afState = metadata.get(controls::AfState);
         out->af_state = afState ? *afState : -1;
         out->lens_position = metadata.get(controls::LensPosition).value_or(-1.0f);
+        out->exposure_time_us = metadata.get(controls::ExposureTime).value_or(0);
+        out->analogue_gain = metadata.get(controls::AnalogueGain).value_or(0.0f);
+        out->colour_temperature = metadata.get(controls::ColourTemperature).value_or(0);
         const BufferMemory::Planes &mapping = memory->requests[request->cookie()];
         out->plane_count = mapping.count;
         for (uint32_t index = 0; index < mapping.count; index++) {
@@ -853,6 +925,7 @@ struct RealCamera final : shutter_lc_camera {
         if (cookie < 0 || size_t(cookie) >= requests.size()) return -EINVAL;
         if (!held[cookie]) return 0;  // queued already, or by the next start
         held[cookie] = false;
+        sync_for_cpu(size_t(cookie), false);
         Request *request = requests[cookie].get();
         {
             std::lock_guard<std::mutex> guard(lock);
@@ -863,6 +936,7 @@ struct RealCamera final : shutter_lc_camera {
             std::lock_guard<std::mutex> guard(lock);
             for (const auto &[key, value] : pending) request->controls().set(key, value);
             pending.clear();
+            request_af_triggers[cookie] = af_triggers_set;
         }
         return camera->queueRequest(request);
     }
@@ -874,6 +948,7 @@ struct RealCamera final : shutter_lc_camera {
         if (!make_value(id->type(), value, converted)) return -EINVAL;
         std::lock_guard<std::mutex> guard(lock);
         pending.set(id->id(), converted);
+        if (control == SHUTTER_LC_CONTROL_AF_TRIGGER && int(value) == 0) af_triggers_set++;
         return 0;
     }
 
@@ -897,7 +972,41 @@ struct RealCamera final : shutter_lc_camera {
     }
 };
 
+/// The sizes libcamera offers for a format whose sizes are a range (StreamFormats::sizes in
+/// src/libcamera/stream.cpp: the entries of its fixed list of common sizes that lie within the
+/// range; the list's larger entries). A Raspberry Pi ISP output is such a range, up to the
+/// sensor's size: Camera Module 3's 4608x2592 is not on the list, so the largest size listed
+/// is 3840x2400.
+const Size listed_sizes[] = {
+    Size(640, 480), Size(800, 600), Size(1024, 768), Size(1280, 720), Size(1280, 960), Size(1600, 1200),
+    Size(1920, 1080), Size(1920, 1200), Size(2048, 1536), Size(2560, 1440), Size(2560, 1600),
+    Size(3200, 2400), Size(3840, 2160), Size(3840, 2400), Size(4096, 2160), Size(5120, 2880), Size(7680, 4320),
+};
+
 /// The fake: one format, scripted autofocus, frames delivered by the test.
+///
+/// With `raspberrypi`, it behaves as libcamera's Raspberry Pi pipeline handler and IPA do
+/// (raspberrypi/libcamera, src/libcamera/pipeline/rpi/common and src/ipa/rpi/common):
+/// - Until configure, the controls have the IPA's placeholder ranges (ipa_base.cpp's ipaControls
+///   and ipaAfControls: ScalerCrop up to Rectangle(65535, 65535, 65535, 65535), FrameDurationLimits
+///   33333...120000 µs, LensPosition 0...32), and properties::ScalerCropMaximum is empty
+///   (PipelineHandlerBase::registerCamera). IpaBase::configure states the mode's limits
+///   (FrameDurationLimits, the lens's LensPosition: imx708.json maps 0...15 dioptres), and
+///   PipelineHandlerBase::configure sets ScalerCrop's maximum and ScalerCropMaximum to the mode's
+///   analogue crop (imx708: 4608x2592 at (16, 24) in the pixel array).
+/// - The still stream's sizes are a range (generateConfiguration: ispFormats up to the sensor's
+///   size), so StreamFormats::sizes() lists only its fixed sizes; the StillCapture default is
+///   YUV420 at the sensor's full size ("Return the largest sensor resolution").
+/// - SensorTimestamp is the receiver's buffer timestamp (Unicam, rp1-cfe: the start-of-frame
+///   interrupt, the start of readout), and each request reports ExposureTime, AnalogueGain,
+///   ColourTemperature and LensPosition (IpaBase::reportMetadata).
+/// - Sensor controls (ExposureValue through AGC, FrameDurationLimits through VBLANK) reach the
+///   frames through DelayedControls: `control_delay` frames after the request that carried them
+///   (camera_sensor_properties.cpp: imx708's exposure and gain delays are 2). ScalerCrop applies
+///   to the request's own frame (CameraData::applyScalerCrop, at the ISP).
+/// - Requests already queued when AfTrigger is set report the AfState of the cycle before: the
+///   trigger is handled with the request that carries it (IpaBase::applyControls).
+/// - YUV420's three planes lie in separate buffers.
 struct FakeCamera final : shutter_lc_camera {
     shutter_lc_fake_config script;
     struct Slot {
@@ -908,6 +1017,7 @@ struct FakeCamera final : shutter_lc_camera {
         uint32_t sequence = 0;
         int af_state = -1;
         float lens = -1;
+        uint32_t af_triggers = 0;
     };
     std::vector<Slot> slots;
     RequestFIFO<int> queued, done;
@@ -916,17 +1026,32 @@ struct FakeCamera final : shutter_lc_camera {
     std::map<int, float> pending, applied;
     bool pending_crop = false, applied_crop_set = false;
     Rectangle pending_crop_rect, applied_crop;
-    bool running = false;
+    bool running = false, configured = false;
     uint32_t sequence = 0;
     int af_state = SHUTTER_LC_AF_IDLE, af_frames_left = 0, af_triggers = 0;
+    /// AfTrigger starts set (see shutter_lc_completed::af_triggers).
+    uint32_t af_triggers_set = 0;
+    /// How many controls the last start was given.
+    int start_control_count = 0;
+    /// Sensor controls on their way through DelayedControls: (the frame sequence they show in, control, value).
+    std::vector<std::tuple<uint32_t, int, float>> delayed;
     float lens = 1.0f;
+    uint32_t width = 0, height = 0;
     uint32_t stride = 0, frame_size = 0, planes = 1, vf_bytes = 0;
     uint32_t plane_offsets[3] = {}, plane_sizes[3] = {};
 
     explicit FakeCamera(const shutter_lc_fake_config &config) : script(config) {
         id = "fake/shutter-lc-fake";
         model = script.has_autofocus ? "fake-imx708" : "fake";
-        uint32_t w = script.width, h = script.height;
+        if (script.raspberrypi && script.exposure_time_us == 0) script.exposure_time_us = 20000;  // ipa_base.cpp's defaultExposureTime
+        layout(script.width, script.height);
+    }
+
+    /// Plane sizes and offsets for frames of width x height.
+    void layout(uint32_t w, uint32_t h) {
+        width = w;
+        height = h;
+        planes = 1;
         switch (script.fourcc) {
         case 0x3231564e:  // NV12
             stride = w;
@@ -944,28 +1069,46 @@ struct FakeCamera final : shutter_lc_camera {
             stride = w * 3;
             plane_sizes[0] = stride * h;
         }
+        plane_offsets[0] = 0;
         for (uint32_t index = 1; index < planes; index++)
             plane_offsets[index] = plane_offsets[index - 1] + plane_sizes[index - 1] + script.plane_gap;
         frame_size = 0;
         for (uint32_t index = 0; index < planes; index++) frame_size += plane_sizes[index];
     }
 
+    /// The sensor's area, as the mode's analogue crop (imx708's pixel array offset, see above).
+    Rectangle sensor_area() const {
+        return script.raspberrypi ? Rectangle(16, 24, script.width, script.height) : Rectangle(0, 0, script.width, script.height);
+    }
+
+    bool placeholders() const { return script.raspberrypi && !configured; }
+
     int formats(shutter_lc_format *formats, int capacity) override {
         if (capacity > 0) {
             formats[0].fourcc = script.fourcc;
             copy_string(formats[0].name, sizeof formats[0].name, PixelFormat(script.fourcc).toString());
-            formats[0].size_count = 1;
+            formats[0].size_count = uint32_t(offered_sizes().size());
         }
         return 1;
     }
 
+    std::vector<Size> offered_sizes() const {
+        if (!script.raspberrypi) return { Size(script.width, script.height) };
+        std::vector<Size> list;
+        for (const Size &size : listed_sizes)
+            if (size.width <= script.width && size.height <= script.height) list.push_back(size);
+        return list;
+    }
+
     int sizes(uint32_t fourcc, uint32_t *widths, uint32_t *heights, int capacity) override {
         if (fourcc != script.fourcc) return 0;
-        if (capacity > 0) {
-            widths[0] = script.width;
-            heights[0] = script.height;
+        auto list = offered_sizes();
+        std::sort(list.begin(), list.end(), [](const Size &a, const Size &b) { return a.width * a.height > b.width * b.height; });
+        for (size_t index = 0; index < list.size() && int(index) < capacity; index++) {
+            widths[index] = list[index].width;
+            heights[index] = list[index].height;
         }
-        return 1;
+        return int(list.size());
     }
 
     int control_list(shutter_lc_control_info *out, int capacity) override {
@@ -984,31 +1127,48 @@ struct FakeCamera final : shutter_lc_camera {
         add(controls::Brightness, SHUTTER_LC_CONTROL_BRIGHTNESS, SHUTTER_LC_TYPE_FLOAT, -1, 1, 0);
         if (script.has_scaler_crop) add(controls::ScalerCrop, SHUTTER_LC_CONTROL_SCALER_CROP, SHUTTER_LC_TYPE_RECTANGLE, 0, 0, 0);
         if (script.has_exposure_value) add(controls::ExposureValue, SHUTTER_LC_CONTROL_EXPOSURE_VALUE, SHUTTER_LC_TYPE_FLOAT, -8, 8, 0);
-        if (script.frame_duration_max_us > 0)
+        int64_t low = 0, high = 0;
+        if (frame_duration_range(low, high))
             add(controls::FrameDurationLimits, SHUTTER_LC_CONTROL_FRAME_DURATION_LIMITS, SHUTTER_LC_TYPE_INT,
-                double(script.frame_duration_min_us), double(script.frame_duration_max_us), double(script.frame_duration_min_us));
+                double(low), double(high), double(low));
         if (script.has_autofocus) {
             add(controls::AfMode, SHUTTER_LC_CONTROL_AF_MODE, SHUTTER_LC_TYPE_INT, 0, 2, 0);
             add(controls::AfTrigger, SHUTTER_LC_CONTROL_AF_TRIGGER, SHUTTER_LC_TYPE_INT, 0, 1, 0);
-            add(controls::LensPosition, SHUTTER_LC_CONTROL_LENS_POSITION, SHUTTER_LC_TYPE_FLOAT, 0, 15, 1);
+            add(controls::LensPosition, SHUTTER_LC_CONTROL_LENS_POSITION, SHUTTER_LC_TYPE_FLOAT, 0, placeholders() ? 32 : 15, 1);
         }
         for (size_t index = 0; index < list.size() && int(index) < capacity; index++) out[index] = list[index];
         return int(list.size());
     }
 
-    int scaler_crop_maximum(Rectangle &out) override {
-        if (!script.has_scaler_crop) return -ENOTSUP;
-        out = Rectangle(0, 0, script.width, script.height);
-        return 0;
+    bool scaler_crop_limits(Rectangle &control_maximum, Rectangle &property) override {
+        if (!script.has_scaler_crop) return false;
+        if (placeholders()) {
+            control_maximum = Rectangle(65535, 65535, 65535, 65535);
+            property = Rectangle();
+        } else {
+            control_maximum = property = sensor_area();
+        }
+        return true;
     }
 
     int configure(shutter_lc_stream_config *still, shutter_lc_stream_config *viewfinder, int buffer_count) override {
         if (running) return -EBUSY;
         if ((still->fourcc && still->fourcc != script.fourcc)) return -EINVAL;
-        bool adjusted = still->width && (still->width != script.width || still->height != script.height);
+        uint32_t w = script.width, h = script.height;
+        bool adjusted = false;
+        if (script.raspberrypi && still->width && still->height) {
+            // Any size within the range, even (the ISP's alignment), at most the sensor's.
+            w = std::min(still->width, script.width) & ~1u;
+            h = std::min(still->height, script.height) & ~1u;
+            adjusted = w != still->width || h != still->height;
+        } else {
+            adjusted = still->width && (still->width != script.width || still->height != script.height);
+        }
+        layout(w, h);
+        configured = true;
         still->fourcc = script.fourcc;
-        still->width = script.width;
-        still->height = script.height;
+        still->width = w;
+        still->height = h;
         still->stride = stride;
         still->frame_size = frame_size;
         still->adjusted = adjusted;
@@ -1016,32 +1176,42 @@ struct FakeCamera final : shutter_lc_camera {
         // still size, even), NV12.
         vf_bytes = 0;
         if (viewfinder && viewfinder->width && viewfinder->height) {
-            uint32_t w = std::min(viewfinder->width, script.width) & ~1u, h = std::min(viewfinder->height, script.height) & ~1u;
-            viewfinder->adjusted = w != viewfinder->width || h != viewfinder->height;
+            uint32_t vw = std::min(viewfinder->width, w) & ~1u, vh = std::min(viewfinder->height, h) & ~1u;
+            viewfinder->adjusted = vw != viewfinder->width || vh != viewfinder->height;
             viewfinder->fourcc = 0x3231564e;  // NV12
-            viewfinder->width = w;
-            viewfinder->height = h;
-            viewfinder->stride = w;
-            viewfinder->frame_size = vf_bytes = w * h * 3 / 2;
+            viewfinder->width = vw;
+            viewfinder->height = vh;
+            viewfinder->stride = vw;
+            viewfinder->frame_size = vf_bytes = vw * vh * 3 / 2;
         } else if (viewfinder) {
             viewfinder->width = viewfinder->height = viewfinder->fourcc = 0;
         }
         slots.assign(size_t(std::max(buffer_count, 2)), Slot{});
         held.assign(slots.size(), false);
-        // Each request's memory: the still planes (plane_gap apart), then the viewfinder's.
+        // Each request's memory: the still planes (plane_gap apart, or in buffers of their own),
+        // then the viewfinder's.
+        bool separate = script.raspberrypi && planes == 3;
         auto made = std::make_shared<BufferMemory>();
         uint32_t span = plane_offsets[planes - 1] + plane_sizes[planes - 1];
         for (size_t index = 0; index < slots.size(); index++) {
-            made->owned.emplace_back(span, 0);
-            made->owned.emplace_back(vf_bytes, 0);
             BufferMemory::Planes request;
             request.count = planes;
-            for (uint32_t plane = 0; plane < planes; plane++) {
-                request.planes[plane] = made->owned[2 * index].data() + plane_offsets[plane];
-                request.bytes[plane] = plane_sizes[plane];
+            if (separate) {
+                for (uint32_t plane = 0; plane < planes; plane++) {
+                    made->owned.emplace_back(plane_sizes[plane], 0);
+                    request.planes[plane] = made->owned.back().data();
+                    request.bytes[plane] = plane_sizes[plane];
+                }
+            } else {
+                made->owned.emplace_back(span, 0);
+                for (uint32_t plane = 0; plane < planes; plane++) {
+                    request.planes[plane] = made->owned.back().data() + plane_offsets[plane];
+                    request.bytes[plane] = plane_sizes[plane];
+                }
             }
             if (vf_bytes) {
-                request.vf = made->owned[2 * index + 1].data();
+                made->owned.emplace_back(vf_bytes, 0);
+                request.vf = made->owned.back().data();
                 request.vf_bytes = vf_bytes;
             }
             made->requests.push_back(request);
@@ -1052,6 +1222,12 @@ struct FakeCamera final : shutter_lc_camera {
 
     bool frame_duration_range(int64_t &minimum, int64_t &maximum) override {
         if (script.frame_duration_max_us <= 0) return false;
+        if (placeholders()) {
+            // ipa_base.cpp's ipaControls until IpaBase::configure states the mode's limits.
+            minimum = 33333;
+            maximum = 120000;
+            return true;
+        }
         minimum = script.frame_duration_min_us;
         maximum = script.frame_duration_max_us;
         return true;
@@ -1060,8 +1236,17 @@ struct FakeCamera final : shutter_lc_camera {
     int start() override {
         if (slots.empty()) return -EINVAL;
         if (running) return 0;
-        // As Camera::start(controls): the limits apply from the first frame.
+        // As Camera::start(controls): the controls set while stopped, and the frame duration,
+        // apply from the first frame.
+        start_control_count = int(pending.size()) + (pending_crop ? 1 : 0) + (frame_duration_us > 0 ? 1 : 0);
         if (frame_duration_us > 0) applied[SHUTTER_LC_CONTROL_FRAME_DURATION_LIMITS] = float(frame_duration_us);
+        for (const auto &[control, value] : pending) apply(control, value);
+        if (pending_crop) {
+            applied_crop = pending_crop_rect;
+            applied_crop_set = true;
+        }
+        pending.clear();
+        pending_crop = false;
         running = true;
         queued.clear();
         done.clear();
@@ -1075,6 +1260,7 @@ struct FakeCamera final : shutter_lc_camera {
         slot.controls = pending;
         slot.crop_set = pending_crop;
         slot.crop = pending_crop_rect;
+        slot.af_triggers = af_triggers_set;
         pending.clear();
         pending_crop = false;
         queued.push_back(index);
@@ -1084,7 +1270,29 @@ struct FakeCamera final : shutter_lc_camera {
         running = false;
         queued.clear();
         done.clear();
+        delayed.clear();
         drain();
+    }
+
+    /// Applies one control now; an AfTrigger start in AfModeAuto starts the autofocus script.
+    void apply(int control, float value) {
+        applied[control] = value;
+        if (control == SHUTTER_LC_CONTROL_LENS_POSITION) lens = value;
+        if (control == SHUTTER_LC_CONTROL_AF_MODE && int(value) == 2 && script.has_autofocus) {
+            // AfModeContinuous: scans by itself, then holds focus.
+            af_state = SHUTTER_LC_AF_SCANNING;
+            af_frames_left = script.af_scan_frames;
+        }
+        bool autoMode = applied.count(SHUTTER_LC_CONTROL_AF_MODE) && int(applied[SHUTTER_LC_CONTROL_AF_MODE]) == 1;
+        if (control == SHUTTER_LC_CONTROL_AF_TRIGGER && int(value) == 0 && script.has_autofocus && autoMode) {
+            af_triggers++;
+            af_state = SHUTTER_LC_AF_SCANNING;
+            af_frames_left = script.af_scan_frames;
+        }
+    }
+
+    static bool is_sensor_control(int control) {
+        return control == SHUTTER_LC_CONTROL_EXPOSURE_VALUE || control == SHUTTER_LC_CONTROL_FRAME_DURATION_LIMITS;
     }
 
     int deliver(int64_t timestamp, uint8_t fill) {
@@ -1092,23 +1300,29 @@ struct FakeCamera final : shutter_lc_camera {
         int index = queued.front();
         queued.pop_front();
         Slot &slot = slots[index];
-        bool triggered = false;
+        uint32_t frame = sequence;
+        bool scanning = af_state == SHUTTER_LC_AF_SCANNING;
+        // AfMode before AfTrigger, whatever order the map holds them in.
+        if (auto mode = slot.controls.find(SHUTTER_LC_CONTROL_AF_MODE); mode != slot.controls.end()) apply(mode->first, mode->second);
         for (const auto &[control, value] : slot.controls) {
-            applied[control] = value;
-            if (control == SHUTTER_LC_CONTROL_AF_TRIGGER && int(value) == 0) triggered = true;
-            if (control == SHUTTER_LC_CONTROL_LENS_POSITION) lens = value;
+            if (control == SHUTTER_LC_CONTROL_AF_MODE) continue;
+            if (script.raspberrypi && is_sensor_control(control) && script.control_delay > 0)
+                delayed.emplace_back(frame + uint32_t(script.control_delay), control, value);
+            else
+                apply(control, value);
+        }
+        for (auto entry = delayed.begin(); entry != delayed.end();) {
+            if (std::get<0>(*entry) > frame) { ++entry; continue; }
+            apply(std::get<1>(*entry), std::get<2>(*entry));
+            entry = delayed.erase(entry);
         }
         if (slot.crop_set) {
             applied_crop = slot.crop;
             applied_crop_set = true;
         }
-        // The autofocus script: a start in AfModeAuto scans for af_scan_frames frames, then ends.
-        bool autoMode = applied.count(SHUTTER_LC_CONTROL_AF_MODE) && int(applied[SHUTTER_LC_CONTROL_AF_MODE]) == 1;
-        if (script.has_autofocus && triggered && autoMode) {
-            af_triggers++;
-            af_state = SHUTTER_LC_AF_SCANNING;
-            af_frames_left = script.af_scan_frames;
-        } else if (af_state == SHUTTER_LC_AF_SCANNING) {
+        // The autofocus script: a cycle (a start in AfModeAuto, or continuous) scans for
+        // af_scan_frames frames, then ends; a cycle started by this very request counts from here.
+        if (af_state == SHUTTER_LC_AF_SCANNING && scanning) {
             if (af_frames_left > 0) af_frames_left--;
             if (af_frames_left == 0 && script.af_outcome != SHUTTER_LC_AF_SCANNING) af_state = script.af_outcome;
         }
@@ -1146,6 +1360,12 @@ struct FakeCamera final : shutter_lc_camera {
         out->completed_at = slot.timestamp;
         out->af_state = slot.af_state;
         out->lens_position = slot.lens;
+        out->af_triggers = slot.af_triggers;
+        if (script.raspberrypi) {
+            out->exposure_time_us = script.exposure_time_us;
+            out->analogue_gain = 2.0f;
+            out->colour_temperature = 4500;
+        }
         out->plane_count = mapped.count;
         for (uint32_t plane = 0; plane < mapped.count; plane++) {
             out->planes[plane] = mapped.planes[plane];
@@ -1178,6 +1398,7 @@ struct FakeCamera final : shutter_lc_camera {
     int set(int control, double value) override {
         if (!offers(control)) return -ENOTSUP;
         pending[control] = float(value);
+        if (control == SHUTTER_LC_CONTROL_AF_TRIGGER && int(value) == 0) af_triggers_set++;
         return 0;
     }
 
@@ -1205,6 +1426,8 @@ const char *shutter_lc_header_version(void) {
 #define SHUTTER_LC_STRING(x) SHUTTER_LC_STRING2(x)
     return SHUTTER_LC_STRING(LIBCAMERA_VERSION_MAJOR) "." SHUTTER_LC_STRING(LIBCAMERA_VERSION_MINOR) "." SHUTTER_LC_STRING(LIBCAMERA_VERSION_PATCH);
 }
+
+int shutter_lc_log_levels_set_by_shutter(void) { return log_levels_set_by_shutter ? 1 : 0; }
 
 const char *shutter_lc_runtime_version(void) {
     static std::string version = CameraManager::version();
@@ -1301,6 +1524,11 @@ int shutter_lc_fake_scaler_crop(shutter_lc_camera *camera, int32_t *x, int32_t *
 int shutter_lc_fake_af_triggers(shutter_lc_camera *camera) {
     auto *fake = dynamic_cast<FakeCamera *>(camera);
     return fake ? fake->af_triggers : -EINVAL;
+}
+
+int shutter_lc_fake_start_controls(shutter_lc_camera *camera) {
+    auto *fake = dynamic_cast<FakeCamera *>(camera);
+    return fake ? fake->start_control_count : -EINVAL;
 }
 
 void shutter_lc_close(shutter_lc_camera *camera) { delete camera; }

@@ -204,7 +204,8 @@ public final class LibcameraCamera: Camera {
             has_autofocus: fake.hasAutofocus ? 1 : 0, af_scan_frames: Int32(fake.autofocusScanFrames),
             af_outcome: fake.autofocusOutcome.rawValue,
             frame_duration_min_us: fake.frameDurationLimits?.lowerBound ?? 0, frame_duration_max_us: fake.frameDurationLimits?.upperBound ?? 0,
-            plane_gap: UInt32(fake.planeGap))
+            plane_gap: UInt32(fake.planeGap), raspberrypi: fake.raspberryPi ? 1 : 0,
+            exposure_time_us: Int32(fake.exposureTimeMicroseconds), control_delay: Int32(fake.controlDelay))
         guard let handle = shutter_lc_open_fake(&config) else {
             throw CaptureError.notACaptureDevice(device: "fake", reason: "bad fake configuration")
         }
@@ -605,6 +606,12 @@ public final class LibcameraCamera: Camera {
         guard let handle else { return 0 }
         return Int(shutter_lc_fake_af_triggers(handle))
     }
+
+    /// How many controls the fake camera's last start was given (`Camera::start(controls)`).
+    public var fakeStartControlCount: Int {
+        guard let handle else { return 0 }
+        return Int(shutter_lc_fake_start_controls(handle))
+    }
 }
 
 /// A camera handle the buffer queue's calls use (only on the event loop, while the camera is open).
@@ -639,8 +646,29 @@ public struct FakeLibcameraScript: Hashable, Sendable {
     public var frameDurationLimits: ClosedRange<Int64>? = 33_333...1_000_000
     /// Bytes between one still plane and the next (0: back to back, as ``FrameFormat`` lays them out).
     public var planeGap = 0
+    /// Behaves as libcamera's Raspberry Pi pipeline does (backend.cpp's FakeCamera cites each
+    /// behaviour): placeholder ranges until configure, sizes as a range with the sensor's full
+    /// size (`width` x `height`) as the default, SensorTimestamp at the start of readout with
+    /// ExposureTime reported, sensor controls ``controlDelay`` frames late, YUV420 planes apart.
+    public var raspberryPi = false
+    /// With ``raspberryPi``: the ExposureTime each frame reports, in microseconds.
+    public var exposureTimeMicroseconds = 20_000
+    /// With ``raspberryPi``: frames until a request's ExposureValue or FrameDurationLimits shows.
+    public var controlDelay = 2
 
     public init() {}
+
+    /// A Camera Module 3 (imx708, 4608x2592, autofocus) on a Raspberry Pi: YUV420 stills, the
+    /// mode's FrameDurationLimits of its full-resolution mode (14 fps at most).
+    public static var cameraModule3: FakeLibcameraScript {
+        var script = FakeLibcameraScript()
+        script.raspberryPi = true
+        script.width = 4608
+        script.height = 2592
+        script.format = .yuv420
+        script.frameDurationLimits = 69_669...120_000_000
+        return script
+    }
 }
 
 /// A rectangle in pixels (libcamera's `Rectangle`).

@@ -24,6 +24,11 @@ typedef struct {
     char model[64];     // properties::Model: "imx708", "Sensor B"; empty when unknown
 } shutter_lc_camera_entry;
 
+/// Whether the backend set LIBCAMERA_LOG_LEVELS itself (to "*:ERROR", when the process was
+/// started without it), once, as the library loaded: before any thread could read the
+/// environment. Programs the process starts (hooks) should not inherit it then.
+int shutter_lc_log_levels_set_by_shutter(void);
+
 /// Fills up to `capacity` entries; returns how many cameras libcamera lists (may exceed
 /// `capacity`), or a negative errno when the camera manager cannot start: -EALREADY under
 /// libcamerify, whose layer runs the process's one camera manager itself.
@@ -53,6 +58,19 @@ typedef struct {
     /// Bytes left unused between one still plane and the next (0: planes back to back, as
     /// shutter's frame layout has them), to test cameras whose planes lie apart.
     uint32_t plane_gap;
+    /// Behave as libcamera's Raspberry Pi pipeline handler and IPA do (pipeline/rpi/common,
+    /// ipa/rpi/common; each behaviour is cited in backend.cpp's FakeCamera): placeholder control
+    /// ranges and no ScalerCropMaximum until configure; sizes offered as a range, the sensor's
+    /// full size (width x height) by default; SensorTimestamp at the start of readout, with
+    /// ExposureTime, AnalogueGain and ColourTemperature in the metadata; sensor controls
+    /// (ExposureValue, FrameDurationLimits) taking effect `control_delay` frames after the
+    /// request that carried them; YUV420 planes in separate buffers.
+    int raspberrypi;
+    /// With raspberrypi: the ExposureTime each frame reports, in microseconds (default 20000).
+    int32_t exposure_time_us;
+    /// With raspberrypi: frames between a request and the first frame its sensor controls show in
+    /// (DelayedControls; imx708's exposure delay is 2).
+    int control_delay;
 } shutter_lc_fake_config;
 
 /// A fake camera behind the same interface: no thread, no hardware. Frames arrive only when
@@ -71,6 +89,9 @@ int shutter_lc_fake_applied(shutter_lc_camera *camera, int control, float *value
 int shutter_lc_fake_scaler_crop(shutter_lc_camera *camera, int32_t *x, int32_t *y, uint32_t *width, uint32_t *height);
 /// How many times the fake saw AfTrigger start.
 int shutter_lc_fake_af_triggers(shutter_lc_camera *camera);
+/// The controls the fake applied from its last start (Camera::start's ControlList), as a count
+/// of the controls given; -EINVAL for a real camera.
+int shutter_lc_fake_start_controls(shutter_lc_camera *camera);
 
 /// Releases and closes the camera (stopping it first). NULL is ignored. Buffers retained with
 /// shutter_lc_buffers_retain stay mapped (and readable) until released.
@@ -135,11 +156,16 @@ typedef struct {
     double minimum, maximum, default_value;
 } shutter_lc_control_info;
 
-/// The controls the camera offers. Returns the count (may exceed capacity).
+/// The controls the camera offers. Returns the count (may exceed capacity). The ranges are the
+/// configured mode's only after shutter_lc_configure: pipelines state placeholders before
+/// (the Raspberry Pi IPA: FrameDurationLimits, LensPosition 0...32, ScalerCrop 65535).
 int shutter_lc_controls(shutter_lc_camera *camera, shutter_lc_control_info *controls, int capacity);
 
-/// The rectangle ScalerCrop may cover at most (the sensor's active area, in sensor pixels).
-/// 0, or -ENOTSUP when the camera has no ScalerCrop.
+/// The rectangle ScalerCrop may cover at most (the sensor's area of the configured mode, in
+/// sensor pixels): properties::ScalerCropMaximum, else the control's maximum unless that is a
+/// placeholder. Valid after shutter_lc_configure only: before it the Raspberry Pi pipeline states
+/// a placeholder (65535, 65535)/65535x65535 and an empty property. 0, -ENOTSUP when the camera
+/// has no ScalerCrop, -EAGAIN when it states no real maximum (not configured yet).
 int shutter_lc_scaler_crop_maximum(shutter_lc_camera *camera, int32_t *x, int32_t *y, uint32_t *width, uint32_t *height);
 
 /// One stream shutter asks for; the backend writes back what libcamera granted.
@@ -163,7 +189,9 @@ int shutter_lc_configure(shutter_lc_camera *camera, shutter_lc_stream_config *st
 int shutter_lc_set_frame_rate(shutter_lc_camera *camera, double fps, int64_t *frame_duration_ns);
 
 /// Starts the camera and queues every request shutter does not hold (see shutter_lc_next);
-/// held requests are queued as shutter_lc_release hands them back. 0 or a negative errno.
+/// held requests are queued as shutter_lc_release hands them back. Controls set since the last
+/// request was queued go to Camera::start() itself, so they apply from the first frame instead
+/// of waiting behind every request queued at start. 0 or a negative errno.
 int shutter_lc_start(shutter_lc_camera *camera);
 /// Stops the camera; completed requests not yet taken are dropped (queued again by the next
 /// start); held ones stay held.
@@ -179,9 +207,16 @@ typedef struct {
     uint32_t sequence;          // the still buffer's frame sequence
     int64_t sensor_timestamp;   // controls::SensorTimestamp, ns; 0 when not reported
     int64_t buffer_timestamp;   // FrameMetadata::timestamp, ns
-    int64_t completed_at;       // CLOCK_MONOTONIC when the backend saw the completion, ns
+    int64_t completed_at;       // CLOCK_MONOTONIC when libcamera completed the request (its
+                                // requestCompleted signal), ns
     int af_state;               // SHUTTER_LC_AF_*, or -1 when not reported
     float lens_position;        // reported LensPosition, or -1
+    /// How many AfTrigger starts had been set (shutter_lc_set_int) when this request was queued:
+    /// its AfState answers the newest of them. Requests queued earlier report an older cycle.
+    uint32_t af_triggers;
+    int32_t exposure_time_us;   // controls::ExposureTime, or 0 when not reported
+    float analogue_gain;        // controls::AnalogueGain, or 0
+    int32_t colour_temperature; // controls::ColourTemperature (K), or 0
     const uint8_t *planes[3];   // the still stream's mapped planes (NULL beyond plane_count)
     uint32_t plane_bytes[3];
     uint32_t plane_count;
@@ -211,8 +246,8 @@ int shutter_lc_buffers_count(const shutter_lc_buffers *buffers);
 /// plane count, or -EINVAL for a request that does not exist.
 int shutter_lc_buffers_planes(const shutter_lc_buffers *buffers, int request, const uint8_t **planes, uint32_t *bytes, int capacity);
 
-/// Sets controls on the next request queued (libcamera applies per request). 0 or -ENOTSUP
-/// when the camera lacks the control.
+/// Sets controls on the next request queued (libcamera applies per request), or on the next
+/// start. 0 or -ENOTSUP when the camera lacks the control.
 int shutter_lc_set_float(shutter_lc_camera *camera, int control, float value);
 int shutter_lc_set_int(shutter_lc_camera *camera, int control, int32_t value);
 /// Sets the control named `name` (ignoring case: "Brightness") for a board binding.

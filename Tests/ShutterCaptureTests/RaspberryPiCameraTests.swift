@@ -1,0 +1,196 @@
+import Foundation
+import Testing
+import ShutterCore
+@testable import ShutterCapture
+
+private func ms(_ value: Double) -> Instant { Instant(rawValue: Int64(value * 1_000_000)) }
+
+/// A small Raspberry Pi camera (the fake's `raspberryPi` personality at 640x480, no autofocus):
+/// placeholder ranges until configure, SensorTimestamp at the start of readout, 20 ms exposures.
+private func smallPi(autofocus: Bool = false) -> FakeLibcameraScript {
+    var script = FakeLibcameraScript()
+    script.raspberryPi = true
+    script.width = 640
+    script.height = 480
+    script.format = .yuv420
+    script.hasAutofocus = autofocus
+    script.frameDurationLimits = 33_333...2_000_000
+    return script
+}
+
+/// The board's camera left at libcamera's own size (the simulator board names 64x48).
+private func sensorSize(_ settings: inout CameraSettings) {
+    settings.width = nil
+    settings.height = nil
+}
+
+/// The faults a Raspberry Pi camera module showed that vimc and the plain fake could not: each
+/// test here failed before its fix (see the commit that fixed it).
+@Suite("A camera on libcamera's Raspberry Pi pipeline (the fake's raspberryPi personality)")
+struct RaspberryPiCameraTests {
+    // MARK: Ranges are read after configure
+
+    @Test func zoomCropsWithinTheSensorNotThePlaceholder() throws {
+        let harness = try LibcameraHarness(smallPi(), sensorSize)
+        let sensor = PixelRect(x: 16, y: 24, width: 640, height: 480)
+        #expect(harness.camera.scalerCropMaximum == sensor)
+        harness.service.apply(controlID: "zoom", value: .number(2))
+        harness.frames(from: 1000, until: { harness.camera.fakeAppliedScalerCrop != nil }, limit: harness.camera.requestCount + 2)
+        #expect(harness.camera.fakeAppliedScalerCrop == scalerCrop(forZoom: 2, maximum: sensor))
+        #expect(harness.service.digitalZoomCrop == nil, "the ISP crops: no second crop on the CPU")
+    }
+
+    @Test func theListingShowsTheModesRangesNeverAPlaceholder() throws {
+        let camera = try LibcameraCamera(fake: smallPi(autofocus: true))
+        #expect(camera.control(.lensPosition)?.maximum == 15)
+        #expect(camera.control(.frameDurationLimits)?.maximum == 2_000_000)
+        let listing = CameraCommands.describe(camera)
+        #expect(!listing.contains("65535") && !listing.contains("0...32") && !listing.contains("120000"), "\(listing)")
+        #expect(listing.contains("zoom: ScalerCrop within (16, 24)/640x480"), "\(listing)")
+    }
+
+    @Test func aLensPositionSliderSpansTheLensNotThePlaceholder() throws {
+        let harness = try LibcameraHarness(smallPi(autofocus: true), sensorSize)
+        var board = harness.service.board
+        board.controls.append(ControlSpec(id: "focus", label: "Focus", kind: .lensPosition(.range(0...10, step: nil)), initial: .number(0)))
+        let service = try CaptureService(board: board, camera: harness.camera, clock: harness.clock, updatesLatest: false)
+        defer { service.shutdown() }
+        service.apply(controlID: "focus", value: .number(5))
+        for index in 0...harness.camera.requestCount {
+            harness.camera.deliverFakeFrame(at: ms(1000 + Double(index) * 33))
+            _ = service.handleReadable()
+        }
+        #expect(harness.camera.fakeApplied(.lensPosition) == 7.5, "half of the lens's 0...15, not of the placeholder 0...32")
+    }
+
+    // MARK: The sensor's own size
+
+    @Test func theDefaultStillSizeIsTheSensorsFullSize() throws {
+        var settings = CameraSettings()
+        settings.device = "fake"
+        let camera = try LibcameraCamera(fake: .cameraModule3, settings: settings)
+        #expect(camera.format.width == 4608 && camera.format.height == 2592, "not StreamFormats' 3840x2400")
+        #expect(camera.offeredFormats().first?.sizes.first == FrameSize(width: 3840, height: 2400), "the listed sizes are a crop")
+        camera.close()
+    }
+
+    // MARK: Exposure-start timing
+
+    @Test func aPressInsideALongExposureTakesTheFrameBeingExposed() throws {
+        var script = smallPi()
+        script.exposureTimeMicroseconds = 30_000
+        let harness = try LibcameraHarness(script, sensorSize)
+        // Readout starts at 1000, 1033, 1066: exposures 970...1000, 1003...1033, 1036...1066.
+        harness.frames(1000, 1033, 1066)
+        harness.service.capture(pressedAt: ms(1010), now: ms(1067))
+        let photo = try #require(harness.finish().compactMap(\.photo).first)
+        #expect(photo.frameAt == ms(1003), "the frame whose exposure (1003...1033) covers the press at 1010")
+    }
+
+    @Test func framesCarryTheirExposureMetadata() throws {
+        let camera = try LibcameraCamera(fake: smallPi())
+        try camera.start()
+        #expect(camera.deliverFakeFrame(at: ms(1000)))
+        let frame = try #require(try camera.readFrames().first)
+        #expect(frame.exposure.exposureTime == .milliseconds(20))
+        #expect(frame.exposure.analogueGain == 2)
+        #expect(frame.exposure.colourTemperature == 4500)
+        #expect(frame.timestamp == ms(980), "the start of exposure: SensorTimestamp (readout) minus ExposureTime")
+        camera.close()
+    }
+
+    // MARK: The frame interval, measured
+
+    @Test func aMeasuredFrameIntervalReachesTheStallLimit() throws {
+        var script = FakeLibcameraScript()
+        script.hasAutofocus = false
+        script.frameDurationLimits = nil
+        let harness = try LibcameraHarness(script)
+        #expect(harness.service.stallLimit == .seconds(1))
+        harness.frames(1000, 1500, 2000, 2500)  // a half-second exposure, no board fps
+        #expect(harness.service.stallLimit == .milliseconds(2500), "five measured intervals")
+    }
+
+    // MARK: The ring, in frames
+
+    @Test func aTwelveMegapixelRingHoldsTheBoardsFrames() throws {
+        var settings = CameraSettings()
+        settings.device = "fake"
+        let camera = try LibcameraCamera(fake: .cameraModule3, settings: settings)
+        #expect(camera.bytesPerFrame == 4608 * 2592 * 3 / 2)
+        #expect(camera.ringCapacity == settings.ringFrames && camera.ringCapacity >= 3)
+        camera.close()
+    }
+
+    @Test func aRingMiBThatCannotHoldTwoFramesIsRefused() {
+        var settings = CameraSettings()
+        settings.device = "fake"
+        settings.ringMiB = 24  // 17.9 MB a frame: one frame
+        #expect { try LibcameraCamera(fake: .cameraModule3, settings: settings) } throws: { error in
+            "\(error)".contains("ringMiB")
+        }
+    }
+
+    // MARK: No full frame copied on the loop
+
+    @Test func planesInSeparateBuffersAreLentNotCopied() throws {
+        let harness = try LibcameraHarness(smallPi(), sensorSize)
+        #expect(harness.camera.format == FrameFormat(width: 640, height: 480, pixelFormat: .yuv420))
+        harness.frames(1000, 1033)
+        #expect(harness.camera.lendsRequests, "three planes in three buffers are lent as they lie")
+        harness.service.capture(pressedAt: ms(1033), now: ms(1034))
+        let photo = try #require(harness.finish().compactMap(\.photo).first)
+        let image = try JPEGDecoder().decode([UInt8](try #require(FileManager.default.contents(atPath: photo.path))))
+        #expect(image.width == 640 && image.height == 480)
+        let grey = image.pixel(x: 320, y: 240)
+        #expect(abs(Int(grey.r) - 128) < 8 && abs(Int(grey.g) - 128) < 8 && abs(Int(grey.b) - 128) < 8, "the fake's 0x80 frame: \(grey)")
+    }
+
+    // MARK: Autofocus tracks its own request
+
+    @Test func aSecondShotWaitsForItsOwnFocusCycle() throws {
+        var script = FakeLibcameraScript()
+        script.autofocusScanFrames = 2
+        let harness = try LibcameraHarness(script)
+        // The first shot: prepare, the lens locks, the photo says so.
+        harness.frames(1000)
+        harness.service.prepare()
+        var time = 1000.0, sequence: UInt32 = 0
+        while harness.camera.focusState(ofFrame: sequence) != .focused, time < 2000 {
+            time += 33
+            sequence += 1
+            harness.frames(time)
+        }
+        harness.service.capture(pressedAt: ms(time), now: ms(time + 1))
+        harness.frames(time + 33)
+        #expect(try #require(harness.finish().compactMap(\.photo).first).focus == .locked)
+        // The second: the requests queued before its trigger still say Focused (the last cycle's).
+        let second = time + 100
+        harness.service.prepare()
+        harness.service.capture(pressedAt: ms(second), now: ms(second))
+        var triggerFrame: Double?
+        var events: [CaptureEvent] = []
+        for index in 0..<40 where harness.service.pendingCount > 0 {
+            let at = second + 10 + Double(index) * 33
+            events += harness.frames(at)
+            if triggerFrame == nil, harness.camera.fakeAutofocusTriggers == 2 { triggerFrame = at }
+        }
+        let photo = try #require((events + harness.finish()).compactMap(\.photo).first)
+        let trigger = try #require(triggerFrame, "the second trigger reached the camera")
+        #expect(photo.focus == .locked)
+        #expect(photo.frameAt >= ms(trigger + 2 * 33), "a frame of the new cycle, after its two Scanning frames")
+    }
+
+    @Test func theFocusTimeoutStartsWhenTheTriggerReachesTheCamera() throws {
+        var script = FakeLibcameraScript()
+        script.autofocusScanFrames = 2
+        // 150 ms: less than the requests queued ahead of the trigger take (about 7 x 33 ms).
+        let harness = try LibcameraHarness(script) { $0.focusTimeoutMs = 150 }
+        harness.frames(1000)
+        harness.service.prepare()
+        harness.service.capture(pressedAt: ms(1001), now: ms(1001))
+        let events = harness.frames(from: 1033, until: { harness.service.pendingCount == 0 }, limit: 40)
+        let photo = try #require((events + harness.finish()).compactMap(\.photo).first)
+        #expect(photo.focus == .locked, "the lens locked 66 ms after the trigger reached it, within 150 ms")
+    }
+}
