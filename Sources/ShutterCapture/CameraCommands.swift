@@ -140,16 +140,19 @@ public enum CameraCommands {
     /// How many frames the zero-shutter-lag ring holds at the camera's frame size, and what that costs.
     static func ringReport(settings: CameraSettings, camera: any Camera) -> String {
         let perFrame = camera.bytesPerFrame
-        let held = (camera as? V4L2Camera)?.ringCapacity
-            ?? ringCapacity(ringFrames: settings.ringFrames, ringMiB: settings.ringMiB, frameBytes: perFrame)
+        let held = (camera as? V4L2Camera)?.ringCapacity ?? (camera as? LibcameraCamera)?.ringCapacity
+            ?? ringCapacity(ringFrames: settings.ringFrames, ringMiB: settings.ringMiB, frameBytes: perFrame) ?? 2
         let mib = { (bytes: Int) in
             bytes >= 1_048_576 ? JSONLine.number(Double(bytes) / 1_048_576, decimals: 1) + " MiB" : "\((bytes + 1023) / 1024) KiB"
         }
-        var line = "ring: \(held) frame\(held == 1 ? "" : "s") of \(mib(perFrame)) (\(mib(held * perFrame)); ringFrames \(settings.ringFrames), ringMiB \(settings.ringMiB))"
+        let cap = settings.ringMiB.map { ", ringMiB \($0)" } ?? ""
+        var line = "ring: \(held) frame\(held == 1 ? "" : "s") of \(mib(perFrame)) (\(mib(held * perFrame)); ringFrames \(settings.ringFrames)\(cap))"
         if held < settings.ringFrames { line += ": ringMiB holds fewer than ringFrames at this size" }
         if let v4l2 = camera as? V4L2Camera {
             line += ", \(v4l2.bufferCount) driver buffers (\(mib(v4l2.bufferCount * perFrame)) mapped)"
             if !v4l2.lendsBuffers { line += "; frames are copied (libcamerify's layer needs its buffers back in turn)" }
+        } else if let libcamera = camera as? LibcameraCamera {
+            line += ", \(libcamera.requestCount) requests (\(mib(libcamera.requestCount * perFrame)) of camera buffers)"
         }
         return line
     }

@@ -22,6 +22,8 @@ public enum CaptureError: Error, Hashable, Sendable, CustomStringConvertible {
     case deviceVanished(device: String)
     /// The device is not a video capture device that can stream.
     case notACaptureDevice(device: String, reason: String)
+    /// The board's `camera.ringMiB` holds fewer than two frames of `frameBytes` (the ring needs two).
+    case ringTooSmall(device: String, ringMiB: Int, frameBytes: Int)
     /// A system call failed: the call (`VIDIOC_DQBUF`, `write`), errno and the object (device path, file).
     case system(call: String, errno: CInt, context: String)
     /// The JPEG encoder refused the frame.
@@ -56,6 +58,7 @@ public enum CaptureError: Error, Hashable, Sendable, CustomStringConvertible {
         case .unsupportedSize: "unsupportedSize"
         case .deviceVanished: "deviceVanished"
         case .notACaptureDevice: "notACaptureDevice"
+        case .ringTooSmall: "ringTooSmall"
         case .system(_, let errno, _) where errno == ENOSPC || errno == EDQUOT: "diskFull"
         case .system: "systemError"
         case .encoding: "encodingFailed"
@@ -82,6 +85,10 @@ public enum CaptureError: Error, Hashable, Sendable, CustomStringConvertible {
             return "\(device) went away (unplugged?); shutter reopens it when it comes back"
         case .notACaptureDevice(let device, let reason):
             return "\(device) cannot be used: \(reason)"
+        case .ringTooSmall(let device, let ringMiB, let frameBytes):
+            let least = (2 * frameBytes + 1_048_575) / 1_048_576
+            return "\(device): camera.ringMiB \(ringMiB) holds fewer than 2 frames of \(JSONLine.number(Double(frameBytes) / 1_048_576, decimals: 1)) MiB "
+                + "(the zero-shutter-lag ring needs 2): set ringMiB to at least \(least), remove it, or ask for a smaller size"
         case .system(let call, let errno, let context):
             return "\(context): \(call) failed: \(String(cString: strerror(errno))) (errno \(errno))"
         case .encoding(let message):

@@ -6,8 +6,10 @@ public struct Photo: Hashable, Sendable {
     public var at: Instant
     public var path: String
     public var pressedAt: Instant
-    /// The frame's V4L2 timestamp.
+    /// The frame's time: the start of its exposure, or see ``frameAtIs``.
     public var frameAt: Instant
+    /// Which instant of the frame ``frameAt`` is.
+    public var frameAtIs = FrameInstant.exposureStart
     public var width: Int
     public var height: Int
     /// The file's size.
@@ -60,6 +62,7 @@ public enum CaptureEvent: Hashable, Sendable {
             line.add("path", photo.path)
             line.add("pressedAt", photo.pressedAt)
             line.add("frameAt", photo.frameAt)
+            line.add("frameAtIs", photo.frameAtIs.rawValue)
             line.add("offsetMs", photo.offset.milliseconds, decimals: 3)
             line.add("width", photo.width)
             line.add("height", photo.height)

@@ -276,7 +276,7 @@ public final class CaptureService {
                 return
             }
         }
-        if hasAutofocus {
+        if focusMode == .onPrepare {
             // No light press before: focus now; the photo waits for the lens (see AutofocusSequence).
             startAutofocus()
             if autofocus.isScanning {
@@ -291,12 +291,13 @@ public final class CaptureService {
         if !events.isEmpty { wake.signal() }
     }
 
-    /// Whether the open camera focuses itself (a libcamera camera with AfMode/AfTrigger).
-    private var hasAutofocus: Bool { (camera as? LibcameraCamera)?.hasAutofocus ?? false }
+    /// How the open camera focuses: the board's `camera.autofocus` on a camera that focuses itself
+    /// (a libcamera camera with AfMode/AfTrigger), `nil` on any other.
+    private var focusMode: AutofocusMode? { (camera as? LibcameraCamera)?.hasAutofocus == true ? settings.autofocus : nil }
 
-    /// Starts an autofocus cycle on a camera that has autofocus, unless one runs or has locked.
+    /// Starts an autofocus cycle (`onPrepare` only), unless one runs or has locked.
     private func startAutofocus() {
-        guard let camera = camera as? LibcameraCamera, camera.hasAutofocus, autofocus.trigger(at: clock.now) else { return }
+        guard focusMode == .onPrepare, let camera = camera as? LibcameraCamera, autofocus.trigger(at: clock.now) else { return }
         onCamera { [unowned self] in
             guard self.camera === camera else { return }  // lost meanwhile: the reopened camera focuses on its next press
             do throws(CaptureError) {
@@ -317,7 +318,8 @@ public final class CaptureService {
     /// Feeds `frame`'s AfState to the autofocus sequence and serves the presses waiting on focus.
     private func serveFocusWaiting(with frame: Frame) {
         guard let libcamera = camera as? LibcameraCamera else { return }
-        autofocus.frame(libcamera.focusState(ofFrame: frame.sequence), at: frame.timestamp)
+        let report = libcamera.focusReport(ofFrame: frame.sequence)
+        autofocus.frame(report?.state, at: frame.timestamp, answersTrigger: report?.answersTrigger ?? false)
         guard !focusWaiting.isEmpty, case .take(let outcome) = autofocus.decide(frameAt: frame.timestamp, now: clock.now) else { return }
         let presses = focusWaiting
         focusWaiting.removeAll()
@@ -750,9 +752,10 @@ public final class CaptureService {
         }
         autofocus.reset()
         ring.removeAll()
-        // The ring holds `ringFrames`, fewer when they would pass `ringMiB` at this frame size.
-        let capacity = (camera as? V4L2Camera)?.ringCapacity
-            ?? ringCapacity(ringFrames: settings.ringFrames, ringMiB: settings.ringMiB, frameBytes: camera.bytesPerFrame)
+        // The ring holds `ringFrames`, fewer when they would pass `ringMiB` at this frame size
+        // (V4L2 and libcamera cameras decided it, and refused a cap below two frames, as they opened).
+        let capacity = (camera as? V4L2Camera)?.ringCapacity ?? (camera as? LibcameraCamera)?.ringCapacity
+            ?? ringCapacity(ringFrames: settings.ringFrames, ringMiB: settings.ringMiB, frameBytes: camera.bytesPerFrame) ?? 2
         ring.capacity = capacity
         machine.ringCapacity = capacity
         manualExposureSet = false
@@ -760,6 +763,18 @@ public final class CaptureService {
         exposureRead = nil
         events.append(.cameraReady(at: clock.now, info: camera.info, format: camera.format, frameInterval: camera.frameInterval,
                                    viewfinder: (camera as? LibcameraCamera)?.viewfinder))
+        // The board's focus mode, from the camera's first frame (a stopped camera gets it at start).
+        if let libcamera = camera as? LibcameraCamera, let mode = focusMode {
+            do throws(CaptureError) {
+                switch mode {
+                case .continuous: try libcamera.focusContinuously()
+                case .manual: try libcamera.focusManually()
+                case .onPrepare: break  // each cycle sets AfModeAuto with its trigger
+                }
+            } catch {
+                events.append(.captureFailed(CaptureFailure(at: clock.now, pressedAt: nil, error: error)))
+            }
+        }
         // A reopened camera starts from its defaults: give it the zoom and exposure set before.
         if hardwareZoom != nil || scalerCropMaximum != nil, zoomFactor > 1 { setZoom(zoomFactor) }
         if let exposureBias { setExposureBias(exposureBias) }
@@ -874,6 +889,9 @@ public final class CaptureService {
             return
         }
         defer { frameBatch.removeAll(keepingCapacity: true) }
+        // A camera without a board rate measures its interval from its frames (libcamera): the
+        // frame choice and the stall limit follow it.
+        if machine.frameInterval != camera.frameInterval { machine.frameInterval = camera.frameInterval }
         for frame in frameBatch {
             let (keep, actions) = machine.frame(.init(timestamp: frame.timestamp, sequence: frame.sequence), at: clock.now)
             if keep {
@@ -910,7 +928,9 @@ public final class CaptureService {
     /// Hands `frame` to the background queue for encoding and writing.
     private func submit(_ frame: Frame, pressedAt: Instant, focus: FocusOutcome? = nil) {
         guard let camera else { return }
-        let focus = focus ?? focusOfPress.removeValue(forKey: pressedAt) ?? .none
+        // Continuous autofocus: the frame's own AfState says how it was focused.
+        let continuous = focusMode == .continuous ? FocusOutcome(continuous: (camera as? LibcameraCamera)?.focusState(ofFrame: frame.sequence)) : nil
+        let focus = focus ?? focusOfPress.removeValue(forKey: pressedAt) ?? continuous ?? .none
         // The shot is taken: the next one focuses again (unless a press still waits on this cycle).
         if focusWaiting.isEmpty, focus != .none { autofocus.reset() }
         sequence += 1
@@ -964,7 +984,7 @@ struct PhotoJob: Sendable {
             let encoded = monotonicNow()
             let path = try writer.write(jpeg, name: name)
             let written = monotonicNow()
-            return .photo(Photo(at: written, path: path, pressedAt: pressedAt, frameAt: frame.timestamp, width: width,
+            return .photo(Photo(at: written, path: path, pressedAt: pressedAt, frameAt: frame.timestamp, frameAtIs: frame.instant, width: width,
                                 height: height, bytes: jpeg.count, frameSequence: frame.sequence, bracket: bracket,
                                 encodeTime: encoded - started, writeTime: written - encoded, focus: focus))
         } catch {

@@ -96,6 +96,9 @@ public final class FrameBuffer: @unchecked Sendable {
     public internal(set) var count: Int
     private let owned: [UInt8]?
     private let lent: UnsafeRawPointer?
+    /// A lent buffer whose planes lie apart (libcamera cameras whose planes are separate
+    /// buffers): the planes, in ``FrameFormat``'s order. Empty for one run of bytes.
+    private let lentPlanes: [UnsafeRawBufferPointer]
     /// What keeps lent memory mapped while this object lives (the camera's mapping).
     private let keeper: AnyObject?
 
@@ -104,6 +107,7 @@ public final class FrameBuffer: @unchecked Sendable {
         owned = bytes
         count = bytes.count
         lent = nil
+        lentPlanes = []
         keeper = nil
     }
 
@@ -112,17 +116,49 @@ public final class FrameBuffer: @unchecked Sendable {
         lent = start
         self.count = count
         owned = nil
+        lentPlanes = []
+        self.keeper = keeper
+    }
+
+    /// Planes that lie apart, which stay valid while `keeper` lives: the frame is their bytes one
+    /// after another. Made once per buffer (as the camera maps it), so lending allocates nothing.
+    init(lendingPlanes planes: [UnsafeRawBufferPointer], keeper: AnyObject) {
+        lent = planes.first?.baseAddress
+        lentPlanes = planes
+        count = planes.reduce(0) { $0 + $1.count }
+        owned = nil
         self.keeper = keeper
     }
 
     /// Whether the bytes are a driver buffer lent to the frame (not a copy).
     public var isLent: Bool { lent != nil }
 
-    /// The bytes as an array: the owned array itself, or a copy of a lent buffer.
-    public var array: [UInt8] { owned ?? [UInt8](UnsafeRawBufferPointer(start: lent, count: count)) }
+    /// Whether the frame's planes lie apart: it is read through ``array`` (or ``Frame/resolved()``,
+    /// off the event loop), never in place.
+    public var isPlanar: Bool { !lentPlanes.isEmpty }
 
-    /// Calls `body` with the bytes where they lie.
+    /// The bytes as an array: the owned array itself, or a copy of a lent buffer (its planes one
+    /// after another, up to ``count`` bytes).
+    public var array: [UInt8] {
+        if let owned { return owned }
+        guard isPlanar else { return [UInt8](UnsafeRawBufferPointer(start: lent, count: count)) }
+        return withExtendedLifetime(self) {
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(count)
+            for plane in lentPlanes where bytes.count < count { bytes.append(contentsOf: plane.prefix(count - bytes.count)) }
+            return bytes
+        }
+    }
+
+    /// Calls `body` with the bytes where they lie (for planes that lie apart, a copy of them one
+    /// after another: only for the photo being made, off the loop).
     public func withUnsafeBytes<Result, Failure: Error>(_ body: (UnsafeRawBufferPointer) throws(Failure) -> Result) throws(Failure) -> Result {
+        if isPlanar {
+            let outcome: Swift.Result<Result, Failure> = array.withUnsafeBytes { raw in
+                Swift.Result { () throws(Failure) -> Result in try body(raw) }
+            }
+            return try outcome.get()
+        }
         if let owned {
             let outcome: Swift.Result<Result, Failure> = owned.withUnsafeBytes { raw in
                 Swift.Result { () throws(Failure) -> Result in try body(raw) }
@@ -156,6 +192,17 @@ public struct FrameExposure: Hashable, Sendable {
     }
 }
 
+/// Which instant of a frame its ``Frame/timestamp`` is (the photo event's `frameAtIs`).
+public enum FrameInstant: String, Hashable, Sendable {
+    /// The start of the frame's exposure: V4L2's start-of-exposure stamps (end-of-frame stamps
+    /// moved back by a frame interval), libcamera's SensorTimestamp minus the ExposureTime
+    /// reported with it (on a Raspberry Pi, SensorTimestamp is the start of readout).
+    case exposureStart
+    /// libcamera's SensorTimestamp as the pipeline gave it: no ExposureTime came with it to find
+    /// the start of exposure (vimc).
+    case sensorTimestamp
+}
+
 /// One frame from the camera: its pixels and the CLOCK_MONOTONIC instant the driver stamped it with.
 public struct Frame: Sendable {
     /// The driver's timestamp (V4L2 `timestamp`), on the same clock as GPIO edges.
@@ -170,6 +217,8 @@ public struct Frame: Sendable {
     public var conversion: FrameConversion?
     /// How the frame was exposed, where the camera says (libcamera); empty otherwise.
     public var exposure = FrameExposure()
+    /// Which instant of the frame ``timestamp`` is.
+    public var instant = FrameInstant.exposureStart
 
     public init(timestamp: Instant, sequence: UInt32, format: FrameFormat, bytes: [UInt8]) {
         self.init(timestamp: timestamp, sequence: sequence, format: format, buffer: FrameBuffer(bytes: bytes))
@@ -183,17 +232,29 @@ public struct Frame: Sendable {
         self.conversion = conversion
     }
 
+    /// Whether ``resolved()`` makes a new frame (a conversion, or planes to join) before the bytes are read in place.
+    public var needsResolving: Bool { conversion != nil || buffer.isPlanar }
+
     /// This frame with its bytes in `format`: itself, or (for a frame libv4lconvert converts)
-    /// a converted copy. Runs where the photo is made, not on the event loop.
+    /// a converted copy, or (for planes that lie apart) a joined copy. Runs where the photo is
+    /// made, not on the event loop.
     /// - Throws: ``CaptureError/encoding(_:)`` when the conversion fails (a damaged frame).
     public func resolved() throws(CaptureError) -> Frame {
-        guard let conversion else { return self }
+        guard let conversion else {
+            guard buffer.isPlanar else { return self }
+            // Planes that lie apart, one after another as the encoder reads them.
+            var joined = Frame(timestamp: timestamp, sequence: sequence, format: format, bytes: buffer.array)
+            joined.exposure = exposure
+            joined.instant = instant
+            return joined
+        }
         let formatBytes = format.frameBytes ?? 0
         guard let bytes = buffer.withUnsafeBytes({ conversion.convert($0, formatBytes: formatBytes) }) else {
             throw CaptureError.encoding("libv4lconvert could not convert the \(conversion.sourceFormat) frame to \(format.pixelFormat)")
         }
         var converted = Frame(timestamp: timestamp, sequence: sequence, format: format, bytes: bytes)
         converted.exposure = exposure
+        converted.instant = instant
         return converted
     }
 
@@ -241,11 +302,23 @@ extension Array where Element == Frame {
 }
 
 /// How many frames the zero-shutter-lag ring holds: the board's `ringFrames`, fewer when that many
-/// frames of `frameBytes` each would pass the board's `ringMiB`, and never fewer than one.
-public func ringCapacity(ringFrames: Int, ringMiB: Int, frameBytes: Int) -> Int {
-    guard frameBytes > 0 else { return max(1, ringFrames) }
+/// frames of `frameBytes` each would pass the board's `ringMiB` (when it sets one); `nil` when
+/// `ringMiB` cannot hold two frames.
+///
+/// Two is the least that works: with one, a press between two frames finds only the frame before
+/// it, or waits for the next, whichever exposure covered it. So the ring is sized in frames: a
+/// memory cap that would leave fewer is refused, not quietly obeyed.
+public func ringCapacity(ringFrames: Int, ringMiB: Int?, frameBytes: Int) -> Int? {
+    guard frameBytes > 0, let ringMiB else { return max(2, ringFrames) }
     let fitting = (ringMiB * 1_048_576) / frameBytes
-    return max(1, min(ringFrames, fitting))
+    return fitting >= 2 ? min(ringFrames, fitting) : nil
+}
+
+/// ``ringCapacity(ringFrames:ringMiB:frameBytes:)`` for a camera being opened.
+/// - Throws: ``CaptureError/ringTooSmall(device:ringMiB:frameBytes:)`` when the board's cap holds fewer than two frames.
+func ringCapacity(ringFrames: Int, ringMiB: Int?, frameBytes: Int, device: String) throws(CaptureError) -> Int {
+    if let capacity = ringCapacity(ringFrames: ringFrames, ringMiB: ringMiB, frameBytes: frameBytes) { return capacity }
+    throw CaptureError.ringTooSmall(device: device, ringMiB: ringMiB ?? 0, frameBytes: frameBytes)
 }
 
 /// Which frame a press should take, as decided from the frame times alone.

@@ -119,6 +119,15 @@ public enum AfState: Int32, Hashable, Sendable {
     case idle = 0, scanning, focused, failed
 }
 
+/// What a frame's request said of focus.
+public struct FocusReport: Hashable, Sendable {
+    /// Its AfState, when reported.
+    public var state: AfState?
+    /// Whether the request was queued after the newest ``LibcameraCamera/triggerAutofocus()``:
+    /// earlier requests report the cycle before.
+    public var answersTrigger: Bool
+}
+
 /// A camera through libcamera (or its fake): a still stream and optionally a viewfinder stream,
 /// requests cycling continuously, the ring's frames lent the requests' own buffers.
 public final class LibcameraCamera: Camera {
@@ -129,21 +138,23 @@ public final class LibcameraCamera: Camera {
     public private(set) var viewfinder: FrameDimensions?
     public private(set) var isStreaming = false
     public private(set) var frameInterval: Nanoseconds?
-    public let controls: [CameraControl]
-    /// Every control with libcamera's own ranges.
-    public let libcameraControls: [LibcameraControlInfo]
+    public private(set) var controls: [CameraControl] = []
+    /// Every control with libcamera's own ranges, as the configured mode states them.
+    public private(set) var libcameraControls: [LibcameraControlInfo] = []
     /// The largest rectangle `ScalerCrop` may take, in sensor pixels; `nil` without ScalerCrop.
-    public let scalerCropMaximum: PixelRect?
+    public private(set) var scalerCropMaximum: PixelRect?
     /// Whether the size or format was changed by libcamera (vimc rounds widths to multiples of 6).
     public private(set) var wasAdjusted = false
-    /// AfState of the last ``focusSlots`` frames, for the autofocus wait: frame `sequence` in
-    /// slot `sequence % focusSlots`, with its sequence, so an older frame reads as unknown rather
+    /// What the last ``focusSlots`` frames said of focus: frame `sequence` in slot
+    /// `sequence % focusSlots`, with its sequence, so an older frame reads as unknown rather
     /// than as the state of the newer frame in its slot.
     ///
     /// A fixed array of slots rather than a dictionary keyed by sequence: written for every
     /// frame, the dictionary grew, and was filtered into a new one every 32 frames (allocations
     /// on the streaming path); the slots are allocated once, with the camera.
-    private var focusBySequence = [(sequence: UInt32, state: AfState)?](repeating: nil, count: focusSlots)
+    private var focusBySequence = [(sequence: UInt32, report: FocusReport)?](repeating: nil, count: focusSlots)
+    /// How many autofocus cycles ``triggerAutofocus()`` asked for.
+    private var triggersSent: UInt32 = 0
     /// How many recent frames' AfState is kept (a press waits on a handful at most).
     static let focusSlots = 64
     private var lastFrameAt: Instant?
@@ -216,18 +227,6 @@ public final class LibcameraCamera: Camera {
         self.handle = handle
         let id = String(cString: shutter_lc_id(handle)), model = String(cString: shutter_lc_model(handle))
         info = CameraInfo(path: id, card: model.isEmpty ? id : model, driver: "libcamera", bus: id)
-        var infos = [shutter_lc_control_info](repeating: shutter_lc_control_info(), count: 128)
-        let controlCount = Int(max(0, min(shutter_lc_controls(handle, &infos, 128), 128)))
-        libcameraControls = infos.prefix(controlCount).map { entry in
-            LibcameraControlInfo(libcameraID: entry.libcamera_id, role: LibcameraControlInfo.Role(rawValue: entry.control) ?? .other,
-                                 type: LibcameraControlInfo.ValueType(rawValue: entry.type) ?? .other,
-                                 name: V4L2Device.string(entry.name), minimum: entry.minimum, maximum: entry.maximum,
-                                 defaultValue: entry.default_value)
-        }
-        controls = libcameraControls.map(\.cameraControl)
-        var x: Int32 = 0, y: Int32 = 0, width: UInt32 = 0, height: UInt32 = 0
-        scalerCropMaximum = shutter_lc_scaler_crop_maximum(handle, &x, &y, &width, &height) == 0
-            ? PixelRect(x: Int(x), y: Int(y), width: Int(width), height: Int(height)) : nil
         format = FrameFormat(width: 0, height: 0, pixelFormat: .nv12)
         do throws(CaptureError) {
             try configure(settings)
@@ -253,6 +252,27 @@ public final class LibcameraCamera: Camera {
         }
     }
 
+    /// Reads the controls, their ranges and the ScalerCrop maximum, as the configured mode states
+    /// them. Only after `Camera::configure()`: before it the Raspberry Pi pipeline states
+    /// placeholders (ScalerCrop up to 65535x65535, FrameDurationLimits 33333...120000 µs,
+    /// LensPosition 0...32), and rpicam-apps reads them after configure too.
+    ///
+    /// The corresponding C functions are `shutter_lc_controls` and `shutter_lc_scaler_crop_maximum`.
+    private func readControls(_ handle: OpaquePointer) {
+        var infos = [shutter_lc_control_info](repeating: shutter_lc_control_info(), count: 128)
+        let controlCount = Int(max(0, min(shutter_lc_controls(handle, &infos, 128), 128)))
+        libcameraControls = infos.prefix(controlCount).map { entry in
+            LibcameraControlInfo(libcameraID: entry.libcamera_id, role: LibcameraControlInfo.Role(rawValue: entry.control) ?? .other,
+                                 type: LibcameraControlInfo.ValueType(rawValue: entry.type) ?? .other,
+                                 name: V4L2Device.string(entry.name), minimum: entry.minimum, maximum: entry.maximum,
+                                 defaultValue: entry.default_value)
+        }
+        controls = libcameraControls.map(\.cameraControl)
+        var x: Int32 = 0, y: Int32 = 0, width: UInt32 = 0, height: UInt32 = 0
+        scalerCropMaximum = shutter_lc_scaler_crop_maximum(handle, &x, &y, &width, &height) == 0
+            ? PixelRect(x: Int(x), y: Int(y), width: Int(width), height: Int(height)) : nil
+    }
+
     private func configure(_ settings: CameraSettings) throws(CaptureError) {
         guard let handle else { return }
         let offered = offeredFormats()
@@ -272,12 +292,12 @@ public final class LibcameraCamera: Camera {
         }
         var still = shutter_lc_stream_config()
         still.fourcc = wanted.rawValue
+        // Without a board size, libcamera's StillCapture default: the sensor's full size. The
+        // sizes offered are no guide: for a size range (every Raspberry Pi ISP output) they are
+        // StreamFormats' fixed list of common sizes, so Camera Module 3's largest is 3840x2400.
         if let width = settings.width, let height = settings.height {
             still.width = UInt32(width)
             still.height = UInt32(height)
-        } else if let largest = offered.first(where: { $0.format == wanted })?.sizes.first {
-            still.width = UInt32(largest.width)
-            still.height = UInt32(largest.height)
         }
         var finder = shutter_lc_stream_config()
         if let viewfinder = settings.viewfinder {
@@ -287,8 +307,8 @@ public final class LibcameraCamera: Camera {
         // As many requests as the ring holds frames, plus spares; the ring's size depends on the
         // frame size granted, so a size libcamera adjusted may take a second configuration.
         let estimated = FrameFormat(width: Int(still.width), height: Int(still.height), pixelFormat: LibcameraFormat.v4l2(fromDRM: wanted))
-        var capacity = ShutterCapture.ringCapacity(ringFrames: settings.ringFrames, ringMiB: settings.ringMiB,
-                                                   frameBytes: estimated.frameBytes ?? Int(still.width) * Int(still.height) * 2)
+        var capacity = try ShutterCapture.ringCapacity(ringFrames: settings.ringFrames, ringMiB: settings.ringMiB,
+                                                       frameBytes: estimated.frameBytes ?? Int(still.width) * Int(still.height) * 2, device: device)
         var result: Int32 = 0
         for _ in 0..<2 {
             result = settings.viewfinder == nil
@@ -297,8 +317,8 @@ public final class LibcameraCamera: Camera {
             guard result == 0 else { break }
             let granted = FrameFormat(width: Int(still.width), height: Int(still.height),
                                       pixelFormat: LibcameraFormat.v4l2(fromDRM: PixelFormat(rawValue: still.fourcc)), bytesPerLine: Int(still.stride))
-            let needed = ShutterCapture.ringCapacity(ringFrames: settings.ringFrames, ringMiB: settings.ringMiB,
-                                                     frameBytes: max(Int(still.frame_size), granted.frameBytes ?? 0))
+            let needed = try ShutterCapture.ringCapacity(ringFrames: settings.ringFrames, ringMiB: settings.ringMiB,
+                                                         frameBytes: max(Int(still.frame_size), granted.frameBytes ?? 0), device: device)
             if needed == capacity { break }
             capacity = needed
         }
@@ -319,6 +339,7 @@ public final class LibcameraCamera: Camera {
         viewfinder = finder.width > 0 ? FrameDimensions(width: Int(finder.width), height: Int(finder.height)) : nil
         bytesPerFrame = max(Int(still.frame_size), format.frameBytes ?? 0)
         ringCapacity = capacity
+        readControls(handle)
         try adoptBuffers(handle)
         if let fps = settings.fps { try setFrameRate(fps) }
     }
@@ -350,8 +371,17 @@ public final class LibcameraCamera: Camera {
                 given.append((UnsafeRawPointer(address) - UnsafeRawPointer(first), Int(bytes[plane])))
             }
             let length = given.count == count ? Self.contiguousLength(given: given, layout: layout) : nil
-            contiguous = contiguous && length != nil
-            regions.append(MappedBuffers.Region(start: UnsafeMutableRawPointer(mutating: first), length: length ?? Int(bytes[0])))
+            if let length {
+                regions.append(MappedBuffers.Region(start: UnsafeMutableRawPointer(mutating: first), length: length))
+            } else if given.count == count, given.count == layout.count, zip(given, layout).allSatisfy({ $0.bytes >= $1.bytes }) {
+                // Planes apart (in buffers of their own, as PiSP may give YUV420, or with gaps):
+                // lent as they lie; the photo joins them on the encode queue, never the loop.
+                let planeList = (0..<count).map { UnsafeRawBufferPointer(start: planes[$0], count: layout[$0].bytes) }
+                regions.append(MappedBuffers.Region(start: UnsafeMutableRawPointer(mutating: first), length: Int(bytes[0]), planes: planeList))
+            } else {
+                contiguous = false
+                regions.append(MappedBuffers.Region(start: UnsafeMutableRawPointer(mutating: first), length: Int(bytes[0])))
+            }
         }
         lendsRequests = contiguous
         let handleForCalls = LibcameraHandle(handle), path = info.path
@@ -467,25 +497,43 @@ public final class LibcameraCamera: Camera {
             if result == -ENODEV { throw CaptureError.deviceVanished(device: info.path) }
             guard result > 0 else { throw CaptureError.system(call: "shutter_lc_next", errno: -result, context: info.path) }
             if done.ok != 0 {
-                let time = LibcameraTimestamp.monotonic(sensor: done.sensor_timestamp, buffer: done.buffer_timestamp,
+                let exposure = Self.exposure(of: done)
+                var time = LibcameraTimestamp.monotonic(sensor: done.sensor_timestamp, buffer: done.buffer_timestamp,
                                                         completedAt: Instant(rawValue: done.completed_at))
+                // The press is compared with the start of exposure, as V4L2's stamps are: on a
+                // Raspberry Pi SensorTimestamp is the start of readout (Unicam's and rp1-cfe's
+                // frame-start interrupt), ExposureTime after the exposure began.
+                if let exposureTime = exposure.exposureTime { time = time - exposureTime }
                 if let lastFrameAt, time > lastFrameAt { frameInterval = time - lastFrameAt }
                 lastFrameAt = time
-                if let state = AfState(rawValue: done.af_state) {
-                    focusBySequence[Int(done.sequence % UInt32(Self.focusSlots))] = (done.sequence, state)
-                }
+                // Whether this request was queued after the newest trigger: the backend counts the
+                // triggers set when each request went to libcamera (it alone knows which carried it).
+                let report = FocusReport(state: AfState(rawValue: done.af_state), answersTrigger: done.af_triggers >= triggersSent)
+                focusBySequence[Int(done.sequence % UInt32(Self.focusSlots))] = (done.sequence, report)
                 // Compressed frames fill their plane only partly: the frame is what was written.
                 let count = format.frameBytes ?? Int(done.plane_bytes.0)
+                var frame: Frame
                 if let lent = bufferQueue.lend(Int(done.request), count: count) {
-                    frames.append(Frame(timestamp: time, sequence: done.sequence, format: format, buffer: lent))
-                    continue
+                    frame = Frame(timestamp: time, sequence: done.sequence, format: format, buffer: lent)
+                } else {
+                    frame = Frame(timestamp: time, sequence: done.sequence, format: format, bytes: copyPlanes(done))
+                    try bufferQueue.requeue(Int(done.request))
                 }
-                frames.append(Frame(timestamp: time, sequence: done.sequence, format: format, bytes: copyPlanes(done)))
-                try bufferQueue.requeue(Int(done.request))
+                frame.exposure = exposure
+                frame.instant = exposure.exposureTime == nil ? .sensorTimestamp : .exposureStart
+                frames.append(frame)
             } else {
                 try bufferQueue.discard(Int(done.request))  // a failed request: handed back at once
             }
         }
+    }
+
+    /// What the request's metadata says of the frame's exposure (each `nil` when not reported).
+    static func exposure(of done: shutter_lc_completed) -> FrameExposure {
+        FrameExposure(exposureTime: done.exposure_time_us > 0 ? .microseconds(Int64(done.exposure_time_us)) : nil,
+                      analogueGain: done.analogue_gain > 0 ? Double(done.analogue_gain) : nil,
+                      lensPosition: done.lens_position >= 0 ? Double(done.lens_position) : nil,
+                      colourTemperature: done.colour_temperature > 0 ? Int(done.colour_temperature) : nil)
     }
 
     /// The still stream's planes, one after another as ``FrameFormat`` lays them out.
@@ -508,11 +556,14 @@ public final class LibcameraCamera: Camera {
         }
     }
 
-    /// The AfState libcamera reported with the frame `sequence`, while it is recent.
-    public func focusState(ofFrame sequence: UInt32) -> AfState? {
+    /// What libcamera reported of focus with the frame `sequence`, while it is recent.
+    public func focusReport(ofFrame sequence: UInt32) -> FocusReport? {
         guard let slot = focusBySequence[Int(sequence % UInt32(Self.focusSlots))], slot.sequence == sequence else { return nil }
-        return slot.state
+        return slot.report
     }
+
+    /// The AfState libcamera reported with the frame `sequence`, while it is recent.
+    public func focusState(ofFrame sequence: UInt32) -> AfState? { focusReport(ofFrame: sequence)?.state }
 
     /// Sets a control by its libcamera id (a board binding); float controls take thousandths.
     ///
@@ -537,11 +588,25 @@ public final class LibcameraCamera: Camera {
         try check(shutter_lc_set_float(handle, Int32(SHUTTER_LC_CONTROL_EXPOSURE_VALUE), Float(ev)), "ExposureValue")
     }
 
-    /// Starts an autofocus cycle: `AfMode` auto and `AfTrigger` start on the next request.
+    /// Starts an autofocus cycle: `AfMode` auto and `AfTrigger` start on the next request queued
+    /// (or the next start). Frames answer it from that request on (``focusReport(ofFrame:)``).
     public func triggerAutofocus() throws(CaptureError) {
         guard let handle else { return }
         try check(shutter_lc_set_int(handle, Int32(SHUTTER_LC_CONTROL_AF_MODE), 1), "AfMode")  // AfModeAuto
         try check(shutter_lc_set_int(handle, Int32(SHUTTER_LC_CONTROL_AF_TRIGGER), 0), "AfTrigger")  // AfTriggerStart
+        triggersSent += 1
+    }
+
+    /// Lets the lens keep itself in focus (`AfMode` continuous), from the next request or start.
+    public func focusContinuously() throws(CaptureError) {
+        guard let handle else { return }
+        try check(shutter_lc_set_int(handle, Int32(SHUTTER_LC_CONTROL_AF_MODE), 2), "AfMode")  // AfModeContinuous
+    }
+
+    /// Leaves the lens where it is until a `LensPosition` moves it (`AfMode` manual).
+    public func focusManually() throws(CaptureError) {
+        guard let handle else { return }
+        try check(shutter_lc_set_int(handle, Int32(SHUTTER_LC_CONTROL_AF_MODE), 0), "AfMode")  // AfModeManual
     }
 
     /// Manual focus: `AfMode` manual and `LensPosition` in dioptres.

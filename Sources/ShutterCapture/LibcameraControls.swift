@@ -31,19 +31,39 @@ public func lensPosition(for value: Double, in range: ClosedRange<Double>, lens:
 
 /// How a photo's focus ended, as the `photo` event reports it.
 public enum FocusOutcome: String, Hashable, Sendable {
-    /// The autofocus cycle locked before the frame was taken.
+    /// The autofocus cycle locked before the frame was taken (or, with continuous autofocus,
+    /// the frame's AfState was Focused).
     case locked
     /// The autofocus cycle reported failure; the frame was taken as the lens stood.
     case failed
     /// The lens had not locked within `focusTimeoutMs`; the frame was taken anyway.
     case timeout
+    /// Continuous autofocus was still moving the lens for this frame (AfState Scanning).
+    case scanning
     /// No autofocus (fixed-focus camera, V4L2, manual focus).
     case none
+
+    /// The outcome a frame's own AfState says, under continuous autofocus.
+    public init(continuous state: AfState?) {
+        switch state {
+        case .focused: self = .locked
+        case .failed: self = .failed
+        case .scanning: self = .scanning
+        case .idle, nil: self = .none
+        }
+    }
 }
 
-/// The autofocus sequence of one shot, as a value: `prepare` (or a press without one) starts a
-/// cycle, each frame's `AfState` moves it, and a waiting press is served when the lens locks,
-/// fails, or the deadline `focusTimeout` after the trigger passes.
+/// The autofocus sequence of one shot, as a value (`camera.autofocus` `onPrepare`): `prepare` (or
+/// a press without one) asks for a cycle, the frames that answer the trigger move it, and a
+/// waiting press is served when the lens locks, fails, or `focusTimeout` after the trigger
+/// reached the camera passes.
+///
+/// The trigger rides on a request queued after it is set: the requests queued before still
+/// report the cycle before (a lens that was Focused stays Focused in them). So a frame counts
+/// only when the camera says it answers the newest trigger (``LibcameraCamera/focusReport(ofFrame:)``),
+/// and the deadline starts with the first such frame: the time spent behind the requests queued
+/// earlier is not the lens's.
 ///
 /// The service performs the actions (send `AfMode` auto + `AfTrigger` start) and asks
 /// ``decide(frameAt:now:)`` which frame a waiting press may take.
@@ -51,7 +71,9 @@ public struct AutofocusSequence: Hashable, Sendable {
     public enum Phase: Hashable, Sendable {
         /// No cycle since the last shot.
         case idle
-        /// Triggered at `since`; a press waits until `deadline`.
+        /// The trigger was set at `at`; no frame has answered it yet.
+        case requested(at: Instant)
+        /// The first frame answering the trigger began at `since`; a press waits until `deadline`.
         case scanning(since: Instant, deadline: Instant)
         /// The lens locked: frames from `at` on are focused.
         case locked(at: Instant)
@@ -74,42 +96,57 @@ public struct AutofocusSequence: Hashable, Sendable {
         self.timeout = timeout
     }
 
-    /// Starts a cycle at `now` unless one is running or has locked; returns whether the camera
+    /// Asks for a cycle at `now` unless one is running or has locked; returns whether the camera
     /// must be sent `AfTrigger` start.
     public mutating func trigger(at now: Instant) -> Bool {
         switch phase {
-        case .scanning, .locked: return false
+        case .requested, .scanning, .locked: return false
         case .idle, .failed:
-            phase = .scanning(since: now, deadline: now + timeout)
+            phase = .requested(at: now)
             return true
         }
     }
 
-    /// The frame stamped `frameAt` reported `state`. Frames from before the trigger (requests
-    /// queued earlier) do not count.
-    public mutating func frame(_ state: AfState?, at frameAt: Instant) {
-        guard case .scanning(let since, _) = phase, frameAt >= since, let state else { return }
+    /// The frame whose exposure began at `frameAt` reported `state`; `answersTrigger` says whether
+    /// its request was queued after the newest trigger was set. Frames that do not answer it
+    /// (requests queued earlier) do not count.
+    public mutating func frame(_ state: AfState?, at frameAt: Instant, answersTrigger: Bool) {
+        guard answersTrigger else { return }
+        switch phase {
+        case .requested:
+            phase = .scanning(since: frameAt, deadline: frameAt + timeout)
+        case .scanning:
+            break
+        case .idle, .locked, .failed:
+            return
+        }
         switch state {
         case .focused: phase = .locked(at: frameAt)
         case .failed: phase = .failed(at: frameAt)
-        case .idle, .scanning: break
+        case .idle, .scanning, nil: break
         }
     }
 
-    /// The deadline a waiting press has, while a cycle runs.
+    /// The deadline a waiting press has, once the trigger reached the camera.
     public var deadline: Instant? {
         if case .scanning(_, let deadline) = phase { return deadline }
         return nil
     }
 
     /// Whether a press now must wait for focus instead of taking the ring's frame.
-    public var isScanning: Bool { deadline != nil }
+    public var isScanning: Bool {
+        switch phase {
+        case .requested, .scanning: true
+        case .idle, .locked, .failed: false
+        }
+    }
 
-    /// For a press waiting on focus: take the frame stamped `frameAt` (fed to ``frame(_:at:)``
-    /// first), or wait. At `now` past the deadline the frame is taken with `timeout`.
+    /// For a press waiting on focus: take the frame stamped `frameAt` (fed to
+    /// ``frame(_:at:answersTrigger:)`` first), or wait. At `now` past the deadline the frame is taken with `timeout`.
     public func decide(frameAt: Instant, now: Instant) -> Decision {
         switch phase {
         case .idle: return .take(.none)
+        case .requested: return .wait
         case .locked(let at): return frameAt >= at ? .take(.locked) : .wait
         case .failed: return .take(.failed)
         case .scanning(_, let deadline): return now >= deadline || frameAt >= deadline ? .take(.timeout) : .wait
@@ -122,7 +159,7 @@ public struct AutofocusSequence: Hashable, Sendable {
         case .idle: .none
         case .locked: .locked
         case .failed: .failed
-        case .scanning: .timeout
+        case .requested, .scanning: .timeout
         }
     }
 
@@ -205,7 +242,7 @@ public struct LibcameraControlPlan: Hashable, Sendable {
         case .unavailable(let reason): lines.append("exposure bias: disabled: \(reason)")
         }
         switch focus {
-        case .autofocus(let lens): lines.append("focus: autofocus (AfMode/AfTrigger on prepare), LensPosition \(lens.lowerBound.shortDescription)...\(lens.upperBound.shortDescription) dioptres")
+        case .autofocus(let lens): lines.append("focus: autofocus (AfMode continuous, or AfTrigger on prepare), LensPosition \(lens.lowerBound.shortDescription)...\(lens.upperBound.shortDescription) dioptres")
         case .manual(let lens): lines.append("focus: manual only, LensPosition \(lens.lowerBound.shortDescription)...\(lens.upperBound.shortDescription) dioptres")
         case .unavailable(let reason): lines.append("focus: none: \(reason)")
         }

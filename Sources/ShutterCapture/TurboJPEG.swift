@@ -124,7 +124,7 @@ public final class JPEGEncoder {
     /// - Throws: ``CaptureError/encoding(_:)`` for unsupported formats, short frames and encoder errors.
     /// The corresponding C functions are `tjCompressFromYUVPlanes` and `tjCompress2`.
     public func encode(_ frame: Frame, crop requested: CropRect? = nil, quality: Int) throws(CaptureError) -> [UInt8] {
-        if frame.conversion != nil { return try encode(frame.resolved(), crop: requested, quality: quality) }
+        if frame.needsResolving { return try encode(frame.resolved(), crop: requested, quality: quality) }
         let format = frame.format
         let crop = requested ?? CropRect(x: 0, y: 0, width: format.width, height: format.height)
         guard crop.x >= 0, crop.y >= 0, crop.width > 0, crop.height > 0,

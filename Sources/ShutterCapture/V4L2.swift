@@ -524,7 +524,8 @@ public final class V4L2Camera: Camera {
         format = got
         if got.bytesPerLine == 0 { format.bytesPerLine = FrameFormat.defaultBytesPerLine(width: got.width, pixelFormat: got.pixelFormat) }
         bytesPerFrame = max(Int(request.fmt.pix.sizeimage), format.frameBytes ?? 0)
-        ringCapacity = ShutterCapture.ringCapacity(ringFrames: settings.ringFrames, ringMiB: settings.ringMiB, frameBytes: bytesPerFrame)
+        ringCapacity = try ShutterCapture.ringCapacity(ringFrames: settings.ringFrames, ringMiB: settings.ringMiB,
+                                                       frameBytes: bytesPerFrame, device: device.path)
         lendsBuffers = device.info.driver != "libcamera"
         bufferQueue = V4L2BufferQueue(calls: .device(fd: device.fd, path: device.path),
                                       minimumQueued: lendsBuffers ? Self.minimumQueued : .max)
@@ -773,6 +774,9 @@ final class MappedBuffers: @unchecked Sendable {
     struct Region {
         var start: UnsafeMutableRawPointer
         var length: Int
+        /// For a buffer whose planes lie apart (libcamera): each plane; empty when the frame is
+        /// `length` bytes from `start`. Not unmapped one by one: `unmap` gets the region.
+        var planes: [UnsafeRawBufferPointer] = []
     }
 
     let regions: [Region]
@@ -859,7 +863,10 @@ final class V4L2BufferQueue: Sendable {
 
     /// Takes newly mapped buffers; none is lent or queued yet.
     func adopt(_ mapping: MappedBuffers) {
-        let slots = mapping.regions.map { FrameBuffer(lending: UnsafeRawPointer($0.start), count: $0.length, keeper: mapping) }
+        let slots = mapping.regions.map { region in
+            region.planes.isEmpty ? FrameBuffer(lending: UnsafeRawPointer(region.start), count: region.length, keeper: mapping)
+                : FrameBuffer(lendingPlanes: region.planes, keeper: mapping)
+        }
         let old = ledger.withLock { ledger in
             let old = ledger
             ledger = Ledger(mapping: mapping, slots: slots)

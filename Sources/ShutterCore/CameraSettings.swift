@@ -18,10 +18,11 @@ public struct CameraSettings: Hashable, Sendable {
     public var warmupFrames: Int = 4
     /// How many recent frames the zero-shutter-lag ring keeps, 2...16.
     public var ringFrames: Int = 4
-    /// The most memory the ring's frames may take, in MiB: fewer than `ringFrames` are held when
-    /// that many frames of the configured size would not fit (24 MiB: four 1080p YUYV frames,
-    /// comfortable on a Pi Zero 2 W's 512 MB).
-    public var ringMiB: Int = 24
+    /// The most memory the ring's frames may take, in MiB, when the board caps it: fewer than
+    /// `ringFrames` are held when that many frames of the configured size would not fit, and a
+    /// cap that holds fewer than two is refused. `nil` (the default): the ring is `ringFrames`
+    /// frames, whatever they cost (`shutter check` says how much).
+    public var ringMiB: Int?
     /// The EXIF orientation written into each photo, 1...8 (1 = upright).
     public var orientation: Int = 1
     /// How digital zoom saves its crop: scaled back to the frame's size (the phone's way, the
@@ -33,6 +34,8 @@ public struct CameraSettings: Hashable, Sendable {
     public var backend: CameraBackend = .auto
     /// With libcamera: a second, smaller stream next to the still one (for the live view); `nil` for none.
     public var viewfinder: FrameDimensions?
+    /// How a camera that focuses itself (libcamera's AfMode) is driven; cameras without autofocus ignore it.
+    public var autofocus: AutofocusMode = .continuous
     /// With libcamera autofocus: how long a photo waits for the lens to lock, in milliseconds.
     public var focusTimeoutMs: Int = 500
     /// How long presses wait for the camera to start streaming before they fail, in
@@ -43,6 +46,19 @@ public struct CameraSettings: Hashable, Sendable {
 }
 
 /// Which camera stack serves the board's camera.
+/// How a camera that focuses itself is driven (board `camera.autofocus`).
+public enum AutofocusMode: String, CaseIterable, Hashable, Sendable {
+    /// The lens keeps itself in focus (libcamera's AfModeContinuous), as a phone's does: a press
+    /// takes the ring's frame at once, never waiting for a new cycle; the photo says whether
+    /// the lens had locked.
+    case continuous
+    /// A light press (prepare) starts one cycle (AfModeAuto and AfTrigger); a photo waits for
+    /// the lens to lock, for at most `focusTimeoutMs` after the trigger reached the camera.
+    case onPrepare
+    /// No autofocus: the lens stays where a `lensPosition` control puts it (AfModeManual).
+    case manual
+}
+
 public enum CameraBackend: String, CaseIterable, Hashable, Sendable {
     /// libcamera (Raspberry Pi camera modules; USB webcams through its uvcvideo handler).
     case libcamera
@@ -89,7 +105,7 @@ public enum DigitalZoomOutput: String, CaseIterable, Hashable, Sendable {
 extension CameraSettings: Decodable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case device, width, height, pixelFormat, fps, quality, keepStreaming, warmupFrames, ringFrames, ringMiB, orientation,
-             digitalZoom, bindings, backend, viewfinder, focusTimeoutMs, startTimeoutMs
+             digitalZoom, bindings, backend, viewfinder, autofocus, focusTimeoutMs, startTimeoutMs
     }
 
     public init(from decoder: any Decoder) throws {
@@ -104,7 +120,7 @@ extension CameraSettings: Decodable {
         keepStreaming = try container.decodeIfPresent(Bool.self, forKey: .keepStreaming) ?? keepStreaming
         warmupFrames = try container.decodeIfPresent(Int.self, forKey: .warmupFrames) ?? warmupFrames
         ringFrames = try container.decodeIfPresent(Int.self, forKey: .ringFrames) ?? ringFrames
-        ringMiB = try container.decodeIfPresent(Int.self, forKey: .ringMiB) ?? ringMiB
+        ringMiB = try container.decodeIfPresent(Int.self, forKey: .ringMiB)
         orientation = try container.decodeIfPresent(Int.self, forKey: .orientation) ?? orientation
         if let zoomText = try container.decodeIfPresent(String.self, forKey: .digitalZoom) {
             guard let zoom = DigitalZoomOutput(rawValue: zoomText) else {
@@ -120,6 +136,12 @@ extension CameraSettings: Decodable {
             self.backend = backend
         }
         viewfinder = try container.decodeIfPresent(FrameDimensions.self, forKey: .viewfinder)
+        if let modeText = try container.decodeIfPresent(String.self, forKey: .autofocus) {
+            guard let mode = AutofocusMode(rawValue: modeText) else {
+                throw container.fail(.autofocus, "'\(modeText)' is not one of 'continuous', 'onPrepare', 'manual'")
+            }
+            autofocus = mode
+        }
         focusTimeoutMs = try container.decodeIfPresent(Int.self, forKey: .focusTimeoutMs) ?? focusTimeoutMs
         if !(0...10_000).contains(focusTimeoutMs) { throw container.fail(.focusTimeoutMs, "\(focusTimeoutMs) is outside 0...10000") }
         startTimeoutMs = try container.decodeIfPresent(Int.self, forKey: .startTimeoutMs) ?? startTimeoutMs
@@ -135,7 +157,7 @@ extension CameraSettings: Decodable {
         if device.isEmpty { throw container.fail(.device, "must name a camera: 'synthetic', a path or a card name") }
         if !(0...100).contains(warmupFrames) { throw container.fail(.warmupFrames, "\(warmupFrames) is outside 0...100") }
         if !(2...16).contains(ringFrames) { throw container.fail(.ringFrames, "\(ringFrames) is outside 2...16") }
-        if !(1...1024).contains(ringMiB) { throw container.fail(.ringMiB, "\(ringMiB) is outside 1...1024") }
+        if let ringMiB, !(1...1024).contains(ringMiB) { throw container.fail(.ringMiB, "\(ringMiB) is outside 1...1024") }
         if !(1...8).contains(orientation) {
             throw container.fail(.orientation, "\(orientation) is outside 1...8 (EXIF orientation; 1 is upright)")
         }

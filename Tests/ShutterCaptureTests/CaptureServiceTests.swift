@@ -106,7 +106,7 @@ struct CaptureServiceTests {
         #expect(try JPEGDecoder().size(of: [UInt8](jpeg)) == (64, 48) ? true : false)
         let json = events.first!.json.description
         #expect(json.hasPrefix(#"{"event": "photo", "t": "#))
-        #expect(json.contains(#""pressedAt": 1.04, "frameAt": 1.033, "offsetMs": -7, "width": 64, "height": 48, "bytes": "#))
+        #expect(json.contains(#""pressedAt": 1.04, "frameAt": 1.033, "frameAtIs": "exposureStart", "offsetMs": -7, "width": 64, "height": 48, "bytes": "#))
         // The frame interval at the press: the frames on either side of it, 1033 and 1066.
         #expect(json.hasSuffix(#""focus": "none", "bracketMs": 33}"#))
     }

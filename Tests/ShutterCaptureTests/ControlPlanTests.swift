@@ -57,7 +57,7 @@ struct CheckCameraTests {
         let lines = try CameraCommands.checkCamera(board: board)
         #expect(lines == [
             "camera: synthetic (shutter synthetic camera) 64x48 YUYV at 30 fps",
-            "ring: 4 frames of 6 KiB (24 KiB; ringFrames 4, ringMiB 24)",
+            "ring: 4 frames of 6 KiB (24 KiB; ringFrames 4)",
             "control zoom: digital zoom (centred crop, saved at the frame size)",
             "control exposure: camera control 'Auto Exposure, Bias'",
             "control filter: photo effect per item (none, mono, vivid, warm), applied to the saved photo before encoding",

@@ -9,12 +9,14 @@ struct RingCapacityTests {
         (4, 24, 1280 * 720 * 2, 4),        // 720p YUYV: 1.8 MB a frame, four fit
         (4, 24, 1920 * 1080 * 2, 4),       // 1080p YUYV: 4.1 MB, four fit in 24 MiB
         (8, 24, 1920 * 1080 * 2, 6),       // eight do not: six do
-        (4, 24, 3840 * 2160 * 2, 1),       // 4K YUYV: 16.6 MB, only one
-        (4, 1, 3840 * 2160 * 2, 1),        // never fewer than one
+        (4, 24, 3840 * 2160 * 2, nil),     // 4K YUYV: 16.6 MB, only one: refused
+        (4, 1, 3840 * 2160 * 2, nil),      // none: refused
+        (4, 34, 3840 * 2160 * 2, 2),       // two are the least
         (16, 1024, 460_800, 16),           // the frame count bounds first
         (4, 24, 0, 4),                     // size unknown: the frame count alone
-    ])
-    func capacity(ringFrames: Int, ringMiB: Int, frameBytes: Int, held: Int) {
+        (4, nil, 4608 * 2592 * 3 / 2, 4),  // no cap (the default): the frames the board asks for, 12 MP too
+    ] as [(Int, Int?, Int, Int?)])
+    func capacity(ringFrames: Int, ringMiB: Int?, frameBytes: Int, held: Int?) {
         #expect(ringCapacity(ringFrames: ringFrames, ringMiB: ringMiB, frameBytes: frameBytes) == held)
     }
 }

@@ -92,31 +92,40 @@ struct LibcameraDecisionTests {
 
 @Suite("AutofocusSequence")
 struct AutofocusSequenceTests {
-    typealias Step = (frameAt: Double, state: AfState?, now: Double, expected: AutofocusSequence.Decision)
+    /// A frame: its start, its AfState, whether its request answers the trigger, the time it is
+    /// taken in, and the decision for a waiting press.
+    typealias Step = (frameAt: Double, state: AfState?, answers: Bool, now: Double, expected: AutofocusSequence.Decision)
 
     /// Trigger at 1000 ms with a 500 ms timeout, then frames; each frame's decision for a waiting press.
     @Test("a waiting press: locked, failed, or timed out", arguments: [
         ("locks on the third frame", [
-            (1033.0, AfState.scanning, 1034.0, AutofocusSequence.Decision.wait),
-            (1066, .scanning, 1067, .wait),
-            (1100, .focused, 1101, .take(.locked)),
+            (1033.0, AfState.scanning, true, 1034.0, AutofocusSequence.Decision.wait),
+            (1066, .scanning, true, 1067, .wait),
+            (1100, .focused, true, 1101, .take(.locked)),
         ]),
         ("fails", [
-            (1033.0, AfState.scanning, 1034.0, AutofocusSequence.Decision.wait),
-            (1066, .failed, 1067, .take(.failed)),
+            (1033.0, AfState.scanning, true, 1034.0, AutofocusSequence.Decision.wait),
+            (1066, .failed, true, 1067, .take(.failed)),
         ]),
-        ("times out at the first frame at the deadline", [
-            (1400.0, AfState.scanning, 1401.0, AutofocusSequence.Decision.wait),
-            (1466, .scanning, 1499, .wait),
-            (1500, .scanning, 1501, .take(.timeout)),
+        ("times out 500 ms after the first frame that answers the trigger", [
+            (1400.0, AfState.scanning, true, 1401.0, AutofocusSequence.Decision.wait),
+            (1866, .scanning, true, 1899, .wait),
+            (1900, .scanning, true, 1901, .take(.timeout)),
         ]),
-        ("an old frame's Focused (queued before the trigger) does not count", [
-            (990.0, AfState.focused, 1001.0, AutofocusSequence.Decision.wait),
-            (1033, .focused, 1034, .take(.locked)),
+        ("the requests queued before the trigger report the last cycle's Focused: not counted", [
+            (1033.0, AfState.focused, false, 1034.0, AutofocusSequence.Decision.wait),
+            (1066, .focused, false, 1067, .wait),
+            (1100, .scanning, true, 1101, .wait),
+            (1133, .focused, true, 1134, .take(.locked)),
+        ]),
+        ("time behind the requests queued earlier is not the lens's", [
+            (1600.0, AfState.focused, false, 1601.0, AutofocusSequence.Decision.wait),
+            (1633, .scanning, true, 1634, .wait),
+            (1700, .focused, true, 1701, .take(.locked)),
         ]),
         ("no AfState reported: the deadline decides", [
-            (1100.0, nil, 1101.0, AutofocusSequence.Decision.wait),
-            (1533, nil, 1534, .take(.timeout)),
+            (1100.0, nil, true, 1101.0, AutofocusSequence.Decision.wait),
+            (1600, nil, true, 1601, .take(.timeout)),
         ]),
     ] as [(String, [Step])])
     func waitingPress(what: String, steps: [Step]) {
@@ -124,18 +133,23 @@ struct AutofocusSequenceTests {
         let sent1000 = sequence.trigger(at: ms(1000))
         #expect(sent1000)
         for step in steps {
-            sequence.frame(step.state, at: ms(step.frameAt))
+            sequence.frame(step.state, at: ms(step.frameAt), answersTrigger: step.answers)
             #expect(sequence.decide(frameAt: ms(step.frameAt), now: ms(step.now)) == step.expected, "\(what) at \(step.frameAt)")
         }
     }
 
-    @Test func aSecondTriggerWhileScanningOrLockedSendsNothing() {
+    @Test func aSecondTriggerWhileWaitingScanningOrLockedSendsNothing() {
         var sequence = AutofocusSequence(timeout: .milliseconds(500))
         let sent1000 = sequence.trigger(at: ms(1000))
         #expect(sent1000)
+        let sent1050 = sequence.trigger(at: ms(1050))
+        #expect(!sent1050, "requested, not yet answered")
+        #expect(sequence.deadline == nil, "no deadline until the trigger reaches the camera")
+        sequence.frame(.scanning, at: ms(1066), answersTrigger: true)
+        #expect(sequence.deadline == ms(1566))
         let sent1100 = sequence.trigger(at: ms(1100))
         #expect(!sent1100)
-        sequence.frame(.focused, at: ms(1133))
+        sequence.frame(.focused, at: ms(1133), answersTrigger: true)
         #expect(sequence.outcome == .locked)
         #expect(sequence.focusedSince == ms(1133))
         let sent1200 = sequence.trigger(at: ms(1200))
@@ -144,16 +158,22 @@ struct AutofocusSequenceTests {
         #expect(sequence.outcome == .none)
         let sent1300 = sequence.trigger(at: ms(1300))
         #expect(sent1300)
-        #expect(sequence.deadline == ms(1800))
     }
 
     @Test func afterAFailureTheNextPrepareTriesAgain() {
         var sequence = AutofocusSequence(timeout: .milliseconds(500))
         _ = sequence.trigger(at: ms(1000))
-        sequence.frame(.failed, at: ms(1033))
+        sequence.frame(.failed, at: ms(1033), answersTrigger: true)
         #expect(sequence.outcome == .failed)
         let sent1100 = sequence.trigger(at: ms(1100))
         #expect(sent1100)
+    }
+
+    @Test("continuous autofocus: the frame's own AfState is the photo's focus", arguments: [
+        (AfState?.some(.focused), FocusOutcome.locked), (.scanning, .scanning), (.failed, .failed), (.idle, .none), (nil, .none),
+    ])
+    func continuousOutcome(state: AfState?, expected: FocusOutcome) {
+        #expect(FocusOutcome(continuous: state) == expected)
     }
 }
 
@@ -316,7 +336,7 @@ struct LibcameraServiceTests {
     @Test func prepareFocusesAndThePhotoSaysLocked() throws {
         var script = FakeLibcameraScript()
         script.autofocusScanFrames = 2
-        let harness = try LibcameraHarness(script)
+        let harness = try LibcameraHarness(script) { $0.autofocus = .onPrepare }
         harness.frames(1000)
         harness.service.prepare()
         // The trigger rides on the next request queued (after those queued at start), then two
@@ -342,7 +362,7 @@ struct LibcameraServiceTests {
     @Test func aPressWithoutPrepareWaitsForTheLens() throws {
         var script = FakeLibcameraScript()
         script.autofocusScanFrames = 3
-        let harness = try LibcameraHarness(script)
+        let harness = try LibcameraHarness(script) { $0.autofocus = .onPrepare }
         harness.frames(1000, 1033)
         harness.service.capture(pressedAt: ms(1040), now: ms(1041))
         #expect(harness.service.pendingCount == 1)
@@ -359,24 +379,37 @@ struct LibcameraServiceTests {
     @Test func aLensThatNeverLocksTimesOut() throws {
         var script = FakeLibcameraScript()
         script.autofocusOutcome = .scanning
-        let harness = try LibcameraHarness(script) { $0.focusTimeoutMs = 200 }
+        let harness = try LibcameraHarness(script) {
+            $0.autofocus = .onPrepare
+            $0.focusTimeoutMs = 200
+        }
         harness.frames(1000)
-        harness.service.prepare()  // at 1000: deadline 1200
-        harness.frames(1033, 1066, 1100)
-        harness.service.capture(pressedAt: ms(1100), now: ms(1101))
-        harness.frames(1133, 1166, 1199)
-        #expect(harness.service.pendingCount == 1)
-        harness.frames(1200)
+        harness.service.prepare()
+        harness.frames(1033)
+        harness.service.capture(pressedAt: ms(1040), now: ms(1041))
+        // The requests queued before the trigger, then the trigger's own frame: the deadline is 200 ms after it.
+        var time = 1033.0
+        while harness.camera.fakeAutofocusTriggers == 0, time < 2000 {
+            time += 33
+            harness.frames(time)
+        }
+        let trigger = time
+        while time + 33 < trigger + 200 {
+            time += 33
+            harness.frames(time)
+        }
+        #expect(harness.service.pendingCount == 1, "still waiting at \(time), before \(trigger) + 200")
+        harness.frames(trigger + 200)
         let photo = try #require(harness.finish().compactMap(\.photo).first)
         #expect(photo.focus == .timeout)
-        #expect(photo.frameAt == ms(1200))
+        #expect(photo.frameAt == ms(trigger + 200))
     }
 
     @Test func aFailedCycleTakesThePhotoAtOnce() throws {
         var script = FakeLibcameraScript()
         script.autofocusOutcome = .failed
         script.autofocusScanFrames = 1
-        let harness = try LibcameraHarness(script)
+        let harness = try LibcameraHarness(script) { $0.autofocus = .onPrepare }
         harness.frames(1000)
         harness.service.prepare()
         harness.service.capture(pressedAt: ms(1001), now: ms(1001))
@@ -558,7 +591,7 @@ struct LibcameraRateAndViewfinderTests {
 struct LibcameraRingTests {
     /// A started fake camera holding `ringFrames` frames in its ring.
     func streaming(_ script: FakeLibcameraScript = FakeLibcameraScript(), ringFrames: Int = 4,
-                   ringMiB: Int = 24) throws -> LibcameraCamera {
+                   ringMiB: Int? = nil) throws -> LibcameraCamera {
         var settings = CameraSettings()
         settings.ringFrames = ringFrames
         settings.ringMiB = ringMiB
@@ -583,15 +616,17 @@ struct LibcameraRingTests {
     }
 
     @Test func ringMiBBoundsTheRequests() throws {
-        // 64x48 NV12: 4608 bytes a frame; 1 MiB would hold 227, the board's 100 frames fit.
         var script = FakeLibcameraScript()
         script.width = 1024
-        script.height = 768  // 1,179,648 bytes a frame: 1 MiB holds none, so one
-        let camera = try streaming(script, ringFrames: 8, ringMiB: 1)
+        script.height = 768  // 1,179,648 bytes a frame: 3 MiB holds two of the board's eight
+        let camera = try streaming(script, ringFrames: 8, ringMiB: 3)
         #expect(camera.bytesPerFrame == 1024 * 768 * 3 / 2)
-        #expect(camera.ringCapacity == 1)
-        #expect(camera.requestCount == 1 + LibcameraCamera.spareRequests)
+        #expect(camera.ringCapacity == 2)
+        #expect(camera.requestCount == 2 + LibcameraCamera.spareRequests)
         camera.close()
+        #expect { try streaming(script, ringFrames: 8, ringMiB: 2) } throws: { error in
+            (error as? CaptureError)?.kind == "ringTooSmall" && "\(error)".contains("ringMiB 2 holds fewer than 2 frames of 1.1 MiB")
+        }
     }
 
     @Test func framesAreLentNotCopied() throws {
@@ -678,17 +713,20 @@ struct LibcameraRingTests {
         #expect(LibcameraCamera.contiguousLength(given: planes, layout: LibcameraCamera.planeLayout(of: format)) == expected)
     }
 
-    @Test func planesNotLaidOutAsTheFormatSaysAreCopied() throws {
+    @Test func planesNotLaidOutAsTheFormatSaysAreLentAsPlanesAndJoinedForThePhoto() throws {
         var script = FakeLibcameraScript()
         script.planeGap = 4096  // the chroma plane is not right after the luma plane
         let camera = try streaming(script)
+        #expect(camera.lendsRequests)
         #expect(camera.deliverFakeFrame(at: ms(1000), fill: 9))
         let frame = try #require(try camera.readFrames().first)
-        #expect(!frame.buffer.isLent)
-        #expect(frame.bytes.count == 64 * 48 * 3 / 2)
-        #expect(frame.bytes.allSatisfy { $0 == 9 })
-        // Copied frames leave every request queued.
-        #expect(deliverAll(camera, from: 2000) == camera.requestCount)
+        #expect(frame.buffer.isLent && frame.buffer.isPlanar, "no copy on the loop")
+        #expect(frame.byteCount == 64 * 48 * 3 / 2)
+        let joined = try frame.resolved()
+        #expect(!joined.buffer.isPlanar && joined.bytes.count == 64 * 48 * 3 / 2)
+        #expect(joined.bytes.allSatisfy { $0 == 9 })
+        let image = try JPEGDecoder().decode(try JPEGEncoder().encode(frame, quality: 90))
+        #expect(image.width == 64 && image.height == 48)
         camera.close()
     }
 }

@@ -220,7 +220,7 @@ struct CameraSettingsTests {
         #expect(settings.orientation == 3 && settings.digitalZoom == .crop && settings.bindings == ["filter": "Saturation"])
         #expect(try decode(#"{"fps": 29.97}"#).fps == 29.97)
         #expect(try decode("{}").fps == nil)
-        #expect(try decode("{}").ringMiB == 24)
+        #expect(try decode("{}").ringMiB == nil, "no cap: the ring is sized in frames")
         #expect(try decode(#"{"ringMiB": 8}"#).ringMiB == 8)
     }
 

@@ -151,7 +151,7 @@ struct RaspberryPiCameraTests {
     @Test func aSecondShotWaitsForItsOwnFocusCycle() throws {
         var script = FakeLibcameraScript()
         script.autofocusScanFrames = 2
-        let harness = try LibcameraHarness(script)
+        let harness = try LibcameraHarness(script) { $0.autofocus = .onPrepare }
         // The first shot: prepare, the lens locks, the photo says so.
         harness.frames(1000)
         harness.service.prepare()
@@ -181,11 +181,52 @@ struct RaspberryPiCameraTests {
         #expect(photo.frameAt >= ms(trigger + 2 * 33), "a frame of the new cycle, after its two Scanning frames")
     }
 
+    @Test func continuousAutofocusTakesTheRingFrameAtOnce() throws {
+        var script = FakeLibcameraScript()
+        script.autofocusScanFrames = 2
+        let harness = try LibcameraHarness(script)  // camera.autofocus defaults to continuous
+        harness.frames(from: 1000, until: { harness.camera.fakeApplied(.afMode) == 2 }, limit: 2)
+        #expect(harness.camera.fakeApplied(.afMode) == 2, "AfModeContinuous from the start")
+        harness.frames(1066, 1100, 1133)
+        // A press without a light press: the frame whose exposure covers it, from the ring, at once.
+        harness.service.capture(pressedAt: ms(1110), now: ms(1134))
+        #expect(harness.service.pendingCount == 0, "never waits for a new cycle")
+        let photo = try #require(harness.finish().compactMap(\.photo).first)
+        #expect(photo.frameAt == ms(1100))
+        #expect(photo.focus == .locked, "the frame's own AfState: Focused after two Scanning frames")
+        #expect(harness.camera.fakeAutofocusTriggers == 0, "no AfTrigger: the lens keeps itself in focus")
+    }
+
+    @Test func continuousAutofocusSaysWhenTheLensWasStillMoving() throws {
+        var script = FakeLibcameraScript()
+        script.autofocusScanFrames = 10
+        let harness = try LibcameraHarness(script)
+        harness.frames(1000, 1033)
+        harness.service.capture(pressedAt: ms(1040), now: ms(1041))
+        let photo = try #require(harness.finish().compactMap(\.photo).first)
+        #expect(photo.focus == .scanning)
+    }
+
+    @Test func manualFocusNeverTriggers() throws {
+        let harness = try LibcameraHarness(FakeLibcameraScript()) { $0.autofocus = .manual }
+        harness.frames(1000)
+        harness.service.prepare()
+        harness.frames(1033, 1066)
+        harness.service.capture(pressedAt: ms(1040), now: ms(1067))
+        let photo = try #require(harness.finish().compactMap(\.photo).first)
+        #expect(photo.focus == .none && photo.frameAt == ms(1033))
+        #expect(harness.camera.fakeApplied(.afMode) == 0, "AfModeManual")
+        #expect(harness.camera.fakeAutofocusTriggers == 0)
+    }
+
     @Test func theFocusTimeoutStartsWhenTheTriggerReachesTheCamera() throws {
         var script = FakeLibcameraScript()
         script.autofocusScanFrames = 2
         // 150 ms: less than the requests queued ahead of the trigger take (about 7 x 33 ms).
-        let harness = try LibcameraHarness(script) { $0.focusTimeoutMs = 150 }
+        let harness = try LibcameraHarness(script) {
+            $0.autofocus = .onPrepare
+            $0.focusTimeoutMs = 150
+        }
         harness.frames(1000)
         harness.service.prepare()
         harness.service.capture(pressedAt: ms(1001), now: ms(1001))
