@@ -168,21 +168,40 @@ public final class CaptureService {
         watchdogTimer = nil
     }
 
-    /// Opens the camera `settings` names: the synthetic camera for `synthetic`, otherwise a
-    /// libcamera or V4L2 camera as ``CameraSettings/backend`` and ``chooseBackend(settings:libcameraCameras:)`` decide.
+    /// Opens the camera `settings` names, as ``chooseCamera(settings:libcameraCameras:v4l2Devices:)``
+    /// decides: the synthetic camera only for `synthetic`, otherwise a libcamera or V4L2 camera.
     public static func openCamera(_ settings: CameraSettings) throws(CaptureError) -> any Camera {
-        if settings.device == "synthetic" {
+        try openCamera(settings, choice: chooseCamera(settings))
+    }
+
+    /// The camera `settings` names among the cameras there are now (libcamera is asked only when
+    /// its answer matters: not for a `/dev/` path or `backend` `v4l2`).
+    public static func chooseCamera(_ settings: CameraSettings) throws(CaptureError) -> CameraChoice {
+        if settings.device == "synthetic" { return CameraChoice(.synthetic) }
+        let asksLibcamera = settings.backend == .libcamera ? settings.device == nil || settings.device == "libcamera"
+            : settings.backend == .auto && !(settings.device ?? "").hasPrefix("/dev/")
+        let listed = asksLibcamera ? (try? libcameraCameras()) ?? [] : []
+        return try ShutterCapture.chooseCamera(settings: settings, libcameraCameras: listed,
+                                               v4l2Devices: { V4L2Device.captureDevicePaths() })
+    }
+
+    /// Opens the camera `choice` found for `settings`.
+    public static func openCamera(_ settings: CameraSettings, choice: CameraChoice) throws(CaptureError) -> any Camera {
+        var settings = settings
+        switch choice.source {
+        case .synthetic:
             return try SyntheticCamera(width: settings.width ?? 1280, height: settings.height ?? 720)
-        }
-        let listed: [LibcameraEntry]
-        if settings.backend == .auto, !settings.device.hasPrefix("/dev/") {
-            listed = (try? libcameraCameras()) ?? []
-        } else {
-            listed = []
-        }
-        switch chooseBackend(settings: settings, libcameraCameras: listed) {
-        case .libcamera: return try LibcameraCamera(settings: settings)
-        case .v4l2, .auto: return try V4L2Camera(settings: settings)
+        case .libcamera(let name):
+            settings.device = name
+            return try LibcameraCamera(settings: settings)
+        case .v4l2(let name):
+            settings.device = name
+            do throws(CaptureError) {
+                return try V4L2Camera(settings: settings)
+            } catch .noDevice(let requested, let available, _) where settings.backend == .auto && !name.hasPrefix("/") {
+                // libcamera was asked first and had no such camera either: say both were looked in.
+                throw CaptureError.noDevice(requested: requested, available: available, backend: .auto)
+            }
         }
     }
 
@@ -340,9 +359,9 @@ public final class CaptureService {
             case .fail(let pressedAt, let failure):
                 let error: CaptureError = switch failure {
                 case .backlog(let limit): .notReady(reason: "\(limit) photos are still being saved")
-                case .stalled(let silence): .stalled(device: camera?.info.path ?? settings.device, seconds: Double(silence.rawValue) / 1e9)
+                case .stalled(let silence): .stalled(device: camera?.info.path ?? settings.deviceDescription, seconds: Double(silence.rawValue) / 1e9)
                 case .startOverdue(let waited):
-                    .startTimedOut(device: camera?.info.path ?? settings.device, seconds: Double(waited.rawValue) / 1e9)
+                    .startTimedOut(device: camera?.info.path ?? settings.deviceDescription, seconds: Double(waited.rawValue) / 1e9)
                 }
                 events.append(.captureFailed(CaptureFailure(at: clock.now, pressedAt: pressedAt, error: error)))
                 wake.signal()

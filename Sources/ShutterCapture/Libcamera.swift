@@ -178,16 +178,17 @@ public final class LibcameraCamera: Camera {
     /// The corresponding C functions are `shutter_lc_open` and `shutter_lc_configure`.
     public convenience init(settings: CameraSettings) throws(CaptureError) {
         var error: Int32 = 0
-        let name = settings.device == "libcamera" ? "" : settings.device
+        let name = settings.device == "libcamera" ? "" : settings.device ?? ""
+        let device = settings.device ?? "libcamera"
         guard let handle = shutter_lc_open(name, &error) else {
             switch -error {
-            case EBUSY: throw CaptureError.deviceBusy(device: settings.device)
-            case EACCES, EPERM: throw CaptureError.permissionDenied(device: settings.device)
+            case EBUSY: throw CaptureError.deviceBusy(device: device)
+            case EACCES, EPERM: throw CaptureError.permissionDenied(device: device)
             case ENOENT:
                 let available = ((try? libcameraCameras()) ?? []).map { "\($0.id) (\($0.model))" }
-                throw CaptureError.noDevice(requested: settings.device, available: available)
+                throw CaptureError.noDevice(requested: device, available: available, backend: .libcamera)
             case EALREADY: throw CaptureError.system(call: "CameraManager::start", errno: EALREADY, context: libcamerifyContext)
-            default: throw CaptureError.system(call: "shutter_lc_open", errno: -error, context: settings.device)
+            default: throw CaptureError.system(call: "shutter_lc_open", errno: -error, context: device)
             }
         }
         try self.init(handle: handle, settings: settings)
