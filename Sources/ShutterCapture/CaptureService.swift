@@ -945,6 +945,7 @@ public final class CaptureService {
                                      width: 0, height: 0)
         metadata.cameraMake = camera.info.maker
         metadata.clockSynchronized = clockIsSynchronized()
+        metadata.exposure = frame.exposure
         let job = PhotoJob(frame: frame, pressedAt: pressedAt, focus: focus, bracket: ring.bracket(around: pressedAt), processing: photoProcessing,
                            quality: settings.quality, name: template.name(at: taken, sequence: sequence),
                            metadata: metadata)
@@ -985,7 +986,8 @@ struct PhotoJob: Sendable {
             let written = monotonicNow()
             return .photo(Photo(at: written, path: path, pressedAt: pressedAt, frameAt: frame.timestamp, width: width,
                                 height: height, bytes: jpeg.count, frameSequence: frame.sequence, bracket: bracket,
-                                encodeTime: encoded - started, writeTime: written - encoded, focus: focus))
+                                encodeTime: encoded - started, writeTime: written - encoded, focus: focus,
+                                clockSynchronized: metadata.clockSynchronized))
         } catch {
             return .captureFailed(CaptureFailure(at: monotonicNow(), pressedAt: pressedAt, error: error))
         }
