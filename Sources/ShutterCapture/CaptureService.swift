@@ -109,6 +109,8 @@ public final class CaptureService {
         self.clock = clock
         self.writer = try PhotoWriter(directory: board.output.directory, updatesLatest: updatesLatest)
         self.template = FileNameTemplate(board.output.template)
+        // {seq} continues after the photos already there, so names keep sorting across restarts.
+        self.sequence = template.highestSequence(among: writer.names())
         self.ring = FrameRing(capacity: board.camera.ringFrames)
         self.autofocus = AutofocusSequence(timeout: .milliseconds(Double(board.camera.focusTimeoutMs)))
         self.machine = CaptureStateMachine(ringCapacity: board.camera.ringFrames, keepStreaming: board.camera.keepStreaming,

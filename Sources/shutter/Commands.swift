@@ -149,8 +149,9 @@ let commands: [Command] = [
         name: "capture", summary: "Take one still now with the board's camera and print the photo event.",
         synopsis: "--board BOARD [--out PATH]",
         details: """
-        Without --out the photo goes to the board's output directory and name template, and
-        latest.jpg follows it. An existing file is never overwritten ('-2' is added).
+        Without --out the photo goes to the board's output directory and name template ({seq}
+        continues after the highest number already there), and latest.jpg follows it. An
+        existing file is never overwritten ('-2' is added).
         """,
         options: [boardOption, OptionSpec(name: "--out", valueName: "PATH", help: "write the photo here")],
         required: ["--board"]), run: captureStill),
