@@ -114,13 +114,15 @@ public enum CameraCommands {
     ///
     /// - Throws: ``CaptureError`` when the camera cannot be opened (no device, busy, permissions, format).
     public static func checkCamera(board: Board) throws(CaptureError) -> [String] {
-        let camera = try CaptureService.openCamera(board.camera)
+        let choice = try CaptureService.chooseCamera(board.camera)
+        let camera = try CaptureService.openCamera(board.camera, choice: choice)
         defer { camera.close() }
         let rate = camera.frameInterval.map { $0.rawValue > 0 ? " at \(JSONLine.number(1e9 / Double($0.rawValue), decimals: 2)) fps" : "" } ?? ""
-        var lines = ["camera: \(camera.info.path) (\(camera.info.card)) \(camera.format)\(rate)"]
+        var lines = choice.reason.map { ["found: \($0)"] } ?? []
+        lines.append("camera: \(camera.info.path) (\(camera.info.card)) \(camera.format)\(rate)")
         lines.append(ringReport(settings: board.camera, camera: camera))
         if let camera = camera as? LibcameraCamera {
-            lines[0] += " through libcamera \(libcameraVersions.runtime)"
+            lines[lines.count - 2] += " through libcamera \(libcameraVersions.runtime)"
             if let viewfinder = camera.viewfinder {
                 lines.append("viewfinder: \(viewfinder.width)x\(viewfinder.height)")
             } else if let asked = board.camera.viewfinder {
@@ -198,6 +200,6 @@ public enum CameraCommands {
                 pressed = true
             }
         }
-        throw CaptureError.timeout(device: board.camera.device, seconds: timeout.milliseconds / 1000)
+        throw CaptureError.timeout(device: board.camera.deviceDescription, seconds: timeout.milliseconds / 1000)
     }
 }

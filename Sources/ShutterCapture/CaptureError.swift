@@ -8,8 +8,9 @@ import Glibc
 /// Every runtime failure in the capture module is one of these; the service turns them into
 /// `captureFailed` events and keeps running.
 public enum CaptureError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// The board names a camera that is not there; `available` lists what is (`/dev/video0 (vivid)`).
-    case noDevice(requested: String, available: [String])
+    /// The board names a camera that is not there (`requested` `nil`: it names none and none was
+    /// found); `available` lists what is (`/dev/video0 (vivid)`); `backend` is where it was looked for.
+    case noDevice(requested: String?, available: [String], backend: CameraBackend = .v4l2)
     /// Another program holds the camera (EBUSY).
     case deviceBusy(device: String)
     /// The camera node cannot be opened by this user (EACCES/EPERM).
@@ -70,9 +71,20 @@ public enum CaptureError: Error, Hashable, Sendable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .noDevice(let requested, let available):
-            let list = available.isEmpty ? "no V4L2 capture devices exist" : "the cameras are: " + available.joined(separator: ", ")
-            return "no camera '\(requested)': \(list)"
+        case .noDevice(let requested, let available, let backend):
+            let none = switch backend {
+            case .v4l2: "no V4L2 capture devices exist"
+            case .libcamera: "libcamera lists no cameras"
+            case .auto: "libcamera lists no cameras and no V4L2 capture devices exist"
+            }
+            let others = available.joined(separator: ", ")
+            let list = available.isEmpty ? none : backend == .auto ? "libcamera lists no such camera; the V4L2 cameras are: " + others
+                : "the cameras are: " + others
+            guard let requested else {
+                let looked = backend == .auto ? "the first libcamera camera, else the first V4L2 capture device" : "backend '\(backend.rawValue)'"
+                return "no camera found (the board names none; \(looked)): \(list)"
+            }
+            return "no camera '\(requested)'\(backend == .libcamera ? " in libcamera" : ""): \(list)"
         case .deviceBusy(let device):
             return "\(device) is busy: another program is streaming from it (find it with 'fuser \(device)')"
         case .permissionDenied(let device):

@@ -24,6 +24,9 @@ public struct Photo: Hashable, Sendable {
     public var writeTime: Nanoseconds
     /// How autofocus ended before the frame (`none` without autofocus).
     public var focus: FocusOutcome = .none
+    /// Whether the system clock was synchronised (NTP, GPS) when the photo was taken: when not,
+    /// its EXIF date (and a strftime file name) may be off.
+    public var clockSynchronized = true
 
     /// Frame time minus press time: negative when the frame was taken before the press.
     public var offset: Nanoseconds { frameAt - pressedAt }
@@ -54,7 +57,7 @@ public enum CaptureEvent: Hashable, Sendable {
     case cameraReady(at: Instant, info: CameraInfo, format: FrameFormat, frameInterval: Nanoseconds? = nil, viewfinder: FrameDimensions? = nil)
 
     /// The event as one JSON line:
-    /// `{"event":"photo","t":…,"path":…,"pressedAt":…,"frameAt":…,"offsetMs":…,"width":…,"height":…,"bytes":…,"focus":…,"bracketMs":…}`.
+    /// `{"event":"photo","t":…,"path":…,"pressedAt":…,"frameAt":…,"offsetMs":…,"width":…,"height":…,"bytes":…,"clockSynchronized":…,"focus":…,"bracketMs":…}`.
     public var json: JSONLine {
         switch self {
         case .photo(let photo):
@@ -67,6 +70,7 @@ public enum CaptureEvent: Hashable, Sendable {
             line.add("width", photo.width)
             line.add("height", photo.height)
             line.add("bytes", photo.bytes)
+            line.add("clockSynchronized", photo.clockSynchronized)
             line.add("focus", photo.focus.rawValue)
             // The frame interval at the press, so "within one frame interval" can be checked per photo.
             if let bracket = photo.bracket { line.add("bracketMs", bracket.milliseconds, decimals: 3) }

@@ -109,6 +109,8 @@ public final class CaptureService {
         self.clock = clock
         self.writer = try PhotoWriter(directory: board.output.directory, updatesLatest: updatesLatest)
         self.template = FileNameTemplate(board.output.template)
+        // {seq} continues after the photos already there, so names keep sorting across restarts.
+        self.sequence = template.highestSequence(among: writer.names())
         self.ring = FrameRing(capacity: board.camera.ringFrames)
         self.autofocus = AutofocusSequence(timeout: .milliseconds(Double(board.camera.focusTimeoutMs)))
         self.machine = CaptureStateMachine(ringCapacity: board.camera.ringFrames, keepStreaming: board.camera.keepStreaming,
@@ -168,21 +170,40 @@ public final class CaptureService {
         watchdogTimer = nil
     }
 
-    /// Opens the camera `settings` names: the synthetic camera for `synthetic`, otherwise a
-    /// libcamera or V4L2 camera as ``CameraSettings/backend`` and ``chooseBackend(settings:libcameraCameras:)`` decide.
+    /// Opens the camera `settings` names, as ``chooseCamera(settings:libcameraCameras:v4l2Devices:)``
+    /// decides: the synthetic camera only for `synthetic`, otherwise a libcamera or V4L2 camera.
     public static func openCamera(_ settings: CameraSettings) throws(CaptureError) -> any Camera {
-        if settings.device == "synthetic" {
+        try openCamera(settings, choice: chooseCamera(settings))
+    }
+
+    /// The camera `settings` names among the cameras there are now (libcamera is asked only when
+    /// its answer matters: not for a `/dev/` path or `backend` `v4l2`).
+    public static func chooseCamera(_ settings: CameraSettings) throws(CaptureError) -> CameraChoice {
+        if settings.device == "synthetic" { return CameraChoice(.synthetic) }
+        let asksLibcamera = settings.backend == .libcamera ? settings.device == nil || settings.device == "libcamera"
+            : settings.backend == .auto && !(settings.device ?? "").hasPrefix("/dev/")
+        let listed = asksLibcamera ? (try? libcameraCameras()) ?? [] : []
+        return try ShutterCapture.chooseCamera(settings: settings, libcameraCameras: listed,
+                                               v4l2Devices: { V4L2Device.captureDevicePaths() })
+    }
+
+    /// Opens the camera `choice` found for `settings`.
+    public static func openCamera(_ settings: CameraSettings, choice: CameraChoice) throws(CaptureError) -> any Camera {
+        var settings = settings
+        switch choice.source {
+        case .synthetic:
             return try SyntheticCamera(width: settings.width ?? 1280, height: settings.height ?? 720)
-        }
-        let listed: [LibcameraEntry]
-        if settings.backend == .auto, !settings.device.hasPrefix("/dev/") {
-            listed = (try? libcameraCameras()) ?? []
-        } else {
-            listed = []
-        }
-        switch chooseBackend(settings: settings, libcameraCameras: listed) {
-        case .libcamera: return try LibcameraCamera(settings: settings)
-        case .v4l2, .auto: return try V4L2Camera(settings: settings)
+        case .libcamera(let name):
+            settings.device = name
+            return try LibcameraCamera(settings: settings)
+        case .v4l2(let name):
+            settings.device = name
+            do throws(CaptureError) {
+                return try V4L2Camera(settings: settings)
+            } catch .noDevice(let requested, let available, _) where settings.backend == .auto && !name.hasPrefix("/") {
+                // libcamera was asked first and had no such camera either: say both were looked in.
+                throw CaptureError.noDevice(requested: requested, available: available, backend: .auto)
+            }
         }
     }
 
@@ -342,9 +363,9 @@ public final class CaptureService {
             case .fail(let pressedAt, let failure):
                 let error: CaptureError = switch failure {
                 case .backlog(let limit): .notReady(reason: "\(limit) photos are still being saved")
-                case .stalled(let silence): .stalled(device: camera?.info.path ?? settings.device, seconds: Double(silence.rawValue) / 1e9)
+                case .stalled(let silence): .stalled(device: camera?.info.path ?? settings.deviceDescription, seconds: Double(silence.rawValue) / 1e9)
                 case .startOverdue(let waited):
-                    .startTimedOut(device: camera?.info.path ?? settings.device, seconds: Double(waited.rawValue) / 1e9)
+                    .startTimedOut(device: camera?.info.path ?? settings.deviceDescription, seconds: Double(waited.rawValue) / 1e9)
                 }
                 events.append(.captureFailed(CaptureFailure(at: clock.now, pressedAt: pressedAt, error: error)))
                 wake.signal()
@@ -946,6 +967,7 @@ public final class CaptureService {
                                      width: 0, height: 0)
         metadata.cameraMake = camera.info.maker
         metadata.clockSynchronized = clockIsSynchronized()
+        metadata.exposure = frame.exposure
         let job = PhotoJob(frame: frame, pressedAt: pressedAt, focus: focus, bracket: ring.bracket(around: pressedAt), processing: photoProcessing,
                            quality: settings.quality, name: template.name(at: taken, sequence: sequence),
                            metadata: metadata)
@@ -986,7 +1008,8 @@ struct PhotoJob: Sendable {
             let written = monotonicNow()
             return .photo(Photo(at: written, path: path, pressedAt: pressedAt, frameAt: frame.timestamp, frameAtIs: frame.instant, width: width,
                                 height: height, bytes: jpeg.count, frameSequence: frame.sequence, bracket: bracket,
-                                encodeTime: encoded - started, writeTime: written - encoded, focus: focus))
+                                encodeTime: encoded - started, writeTime: written - encoded, focus: focus,
+                                clockSynchronized: metadata.clockSynchronized))
         } catch {
             return .captureFailed(CaptureFailure(at: monotonicNow(), pressedAt: pressedAt, error: error))
         }

@@ -15,8 +15,9 @@ public struct PhotoMetadata: Hashable, Sendable {
     public var cameraMake: String?
     /// The board's name: `ImageDescription`, and in `Software`.
     public var boardName: String
-    /// Whether the system clock is synchronised (NTP, GPS). When it is not, the photo claims no
-    /// date: no DateTime/DateTimeOriginal/OffsetTime fields, and `UserComment` says why.
+    /// Whether the system clock is synchronised (NTP, GPS). The date is written either way (an
+    /// offline rig's clock still counts from its last boot or saved time, and a date that may be
+    /// off beats none); when it is not, `UserComment` and the photo event say the date may be off.
     public var clockSynchronized: Bool = true
     /// EXIF orientation, 1...8.
     public var orientation: Int
@@ -27,6 +28,8 @@ public struct PhotoMetadata: Hashable, Sendable {
     public var height: Int
     /// `Software`.
     public var software: String = "shutter"
+    /// How the frame was exposed, as the camera reported it (libcamera); empty for V4L2.
+    public var exposure = FrameExposure()
 
     public init(taken: WallTime, cameraCard: String, boardName: String, orientation: Int, offsetMs: Double,
                 width: Int, height: Int) {
@@ -39,10 +42,13 @@ public struct PhotoMetadata: Hashable, Sendable {
         self.height = height
     }
 
-    /// `UserComment` text: how far the saved frame is from the press, and whether the date is missing.
+    /// `UserComment` text: how far the saved frame is from the press, the colour temperature (EXIF
+    /// has no tag for it), and whether the date may be off.
     public var comment: String {
-        let offset = "shutter: press-to-frame offset \(JSONLine.number(offsetMs, decimals: 3)) ms"
-        return clockSynchronized ? offset : offset + "; clock not synchronised: no date recorded"
+        var text = "shutter: press-to-frame offset \(JSONLine.number(offsetMs, decimals: 3)) ms"
+        if let kelvin = exposure.colourTemperature { text += "; colour temperature \(kelvin) K" }
+        if !clockSynchronized { text += "; clock not synchronised: the date may be off" }
+        return text
     }
 
     /// Whether the system clock is synchronised now. The corresponding C function is `adjtimex`
@@ -84,19 +90,21 @@ public enum ExifWriter {
         if let entry = initialized(ifd0, EXIF_TAG_ORIENTATION) {
             exif_set_short(entry.pointee.data, order, ExifShort(metadata.orientation))
         }
-        if metadata.clockSynchronized {
-            setASCII(ifd0, EXIF_TAG_DATE_TIME, date)
-            setASCII(exif, EXIF_TAG_DATE_TIME_ORIGINAL, date)
-            setASCII(exif, EXIF_TAG_DATE_TIME_DIGITIZED, date)
-            setASCII(exif, EXIF_TAG_SUB_SEC_TIME_ORIGINAL, subsec)
-            setASCII(exif, EXIF_TAG_SUB_SEC_TIME_DIGITIZED, subsec)
-            setASCII(exif, EXIF_TAG_OFFSET_TIME, zone)
-            setASCII(exif, EXIF_TAG_OFFSET_TIME_ORIGINAL, zone)
-            setASCII(exif, EXIF_TAG_OFFSET_TIME_DIGITIZED, zone)
-        } else {
-            // exif_data_fix adds a DateTime of its own; an unsynchronised clock claims none.
-            remove(ifd0, EXIF_TAG_DATE_TIME)
-        }
+        // The frame's time, not exif_data_fix's "now"; written even when the clock is not synchronised.
+        setASCII(ifd0, EXIF_TAG_DATE_TIME, date)
+        setASCII(exif, EXIF_TAG_DATE_TIME_ORIGINAL, date)
+        setASCII(exif, EXIF_TAG_DATE_TIME_DIGITIZED, date)
+        setASCII(exif, EXIF_TAG_SUB_SEC_TIME_ORIGINAL, subsec)
+        setASCII(exif, EXIF_TAG_SUB_SEC_TIME_DIGITIZED, subsec)
+        setASCII(exif, EXIF_TAG_OFFSET_TIME, zone)
+        setASCII(exif, EXIF_TAG_OFFSET_TIME_ORIGINAL, zone)
+        setASCII(exif, EXIF_TAG_OFFSET_TIME_DIGITIZED, zone)
+        // The OffsetTime tags are EXIF 2.31's; libexif's fix writes 0210, under which readers may ignore them.
+        setBytes(exif, EXIF_TAG_EXIF_VERSION, Array("0231".utf8), format: EXIF_FORMAT_UNDEFINED)
+        // Every encoder here writes sRGB (TurboJPEG's YCbCr from the camera's sRGB/Rec.601 frames);
+        // libexif's fix leaves ColorSpace "Uncalibrated".
+        if let entry = initialized(exif, EXIF_TAG_COLOR_SPACE) { exif_set_short(entry.pointee.data, order, 1) }
+        writeExposure(metadata.exposure, to: exif, order)
         if let entry = initialized(exif, EXIF_TAG_PIXEL_X_DIMENSION) {
             setDimension(entry, metadata.width, order)
         }
@@ -116,21 +124,36 @@ public enum ExifWriter {
     /// Every tag of an APP1 payload with its value as text, by tag number (tests and checks).
     /// The corresponding C functions are `exif_data_new_from_data` and `exif_entry_get_value`.
     static func read(_ payload: [UInt8]) -> [UInt16: String] {
-        guard let data = payload.withUnsafeBufferPointer({ exif_data_new_from_data($0.baseAddress, UInt32($0.count)) }) else { return [:] }
-        defer { exif_data_unref(data) }
         var tags: [UInt16: String] = [:]
+        forEachEntry(of: payload) { entry in
+            var buffer = [CChar](repeating: 0, count: 256)
+            exif_entry_get_value(entry, &buffer, UInt32(buffer.count))
+            tags[UInt16(entry.pointee.tag.rawValue)] = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        }
+        return tags
+    }
+
+    /// Every tag of an APP1 payload with its stored bytes, by tag number: for values libexif's
+    /// text leaves vague (a rational's exact terms, an ExifVersion it has no name for).
+    static func readData(_ payload: [UInt8]) -> [UInt16: [UInt8]] {
+        var tags: [UInt16: [UInt8]] = [:]
+        forEachEntry(of: payload) { entry in
+            tags[UInt16(entry.pointee.tag.rawValue)] = entry.pointee.data.map { Array(UnsafeBufferPointer(start: $0, count: Int(entry.pointee.size))) } ?? []
+        }
+        return tags
+    }
+
+    private static func forEachEntry(of payload: [UInt8], _ body: (UnsafeMutablePointer<ExifEntry>) -> Void) {
+        guard let data = payload.withUnsafeBufferPointer({ exif_data_new_from_data($0.baseAddress, UInt32($0.count)) }) else { return }
+        defer { exif_data_unref(data) }
         withUnsafeBytes(of: data.pointee.ifd) { raw in
             for content in raw.bindMemory(to: UnsafeMutablePointer<ExifContent>?.self) {
                 guard let content else { continue }
                 for index in 0..<Int(content.pointee.count) {
-                    guard let entry = content.pointee.entries[index] else { continue }
-                    var buffer = [CChar](repeating: 0, count: 256)
-                    exif_entry_get_value(entry, &buffer, UInt32(buffer.count))
-                    tags[UInt16(entry.pointee.tag.rawValue)] = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                    if let entry = content.pointee.entries[index] { body(entry) }
                 }
             }
         }
-        return tags
     }
 
     /// `jpeg` with an EXIF block for `metadata`.
@@ -140,6 +163,33 @@ public enum ExifWriter {
             throw CaptureError.encoding("cannot add EXIF: the image is not a JPEG or the block is too large")
         }
         return out
+    }
+
+    /// The camera's own figures for the frame, as rpicam-apps writes them: ExposureTime in seconds
+    /// (microseconds over 1000000), ISOSpeedRatings 100 × AnalogueGain, and the lens position
+    /// (dioptres) as SubjectDistance 1/LensPosition metres (0 dioptres: EXIF's infinity).
+    private static func writeExposure(_ exposure: FrameExposure, to exif: UnsafeMutablePointer<ExifContent>, _ order: ExifByteOrder) {
+        if let time = exposure.exposureTime, time.rawValue > 0 {
+            let microseconds = ExifLong(clamping: (time.rawValue + 500) / 1000)
+            setRational(exif, EXIF_TAG_EXPOSURE_TIME, ExifRational(numerator: max(1, microseconds), denominator: 1_000_000), order)
+        }
+        if let gain = exposure.analogueGain, gain > 0, gain.isFinite {
+            setBytes(exif, EXIF_TAG_ISO_SPEED_RATINGS, [0, 0], format: EXIF_FORMAT_SHORT)
+            if let entry = exif_content_get_entry(exif, EXIF_TAG_ISO_SPEED_RATINGS) {
+                exif_set_short(entry.pointee.data, order, ExifShort(clamping: Int((gain * 100).rounded())))
+            }
+        }
+        if let dioptres = exposure.lensPosition, dioptres >= 0, dioptres.isFinite {
+            let distance = dioptres == 0 ? ExifRational(numerator: 0xFFFF_FFFF, denominator: 1)
+                : ExifRational(numerator: ExifLong(clamping: Int((1000 / dioptres).rounded())), denominator: 1000)
+            setRational(exif, EXIF_TAG_SUBJECT_DISTANCE, distance, order)
+        }
+    }
+
+    private static func setRational(_ content: UnsafeMutablePointer<ExifContent>, _ tag: ExifTag, _ value: ExifRational,
+                                    _ order: ExifByteOrder) {
+        setBytes(content, tag, [UInt8](repeating: 0, count: 8), format: EXIF_FORMAT_RATIONAL)
+        if let entry = exif_content_get_entry(content, tag) { exif_set_rational(entry.pointee.data, order, value) }
     }
 
     private static func remove(_ content: UnsafeMutablePointer<ExifContent>, _ tag: ExifTag) {
@@ -175,7 +225,7 @@ public enum ExifWriter {
         storage.copyMemory(from: bytes, byteCount: bytes.count)
         entry.pointee.tag = tag
         entry.pointee.format = format
-        entry.pointee.components = UInt(bytes.count)
+        entry.pointee.components = UInt(bytes.count / max(1, Int(exif_format_get_size(format))))
         entry.pointee.size = UInt32(bytes.count)
         entry.pointee.data = storage.assumingMemoryBound(to: UInt8.self)
         exif_content_add_entry(content, entry)

@@ -189,16 +189,17 @@ public final class LibcameraCamera: Camera {
     /// The corresponding C functions are `shutter_lc_open` and `shutter_lc_configure`.
     public convenience init(settings: CameraSettings) throws(CaptureError) {
         var error: Int32 = 0
-        let name = settings.device == "libcamera" ? "" : settings.device
+        let name = settings.device == "libcamera" ? "" : settings.device ?? ""
+        let device = settings.device ?? "libcamera"
         guard let handle = shutter_lc_open(name, &error) else {
             switch -error {
-            case EBUSY: throw CaptureError.deviceBusy(device: settings.device)
-            case EACCES, EPERM: throw CaptureError.permissionDenied(device: settings.device)
+            case EBUSY: throw CaptureError.deviceBusy(device: device)
+            case EACCES, EPERM: throw CaptureError.permissionDenied(device: device)
             case ENOENT:
                 let available = ((try? libcameraCameras()) ?? []).map { "\($0.id) (\($0.model))" }
-                throw CaptureError.noDevice(requested: settings.device, available: available)
+                throw CaptureError.noDevice(requested: device, available: available, backend: .libcamera)
             case EALREADY: throw CaptureError.system(call: "CameraManager::start", errno: EALREADY, context: libcamerifyContext)
-            default: throw CaptureError.system(call: "shutter_lc_open", errno: -error, context: settings.device)
+            default: throw CaptureError.system(call: "shutter_lc_open", errno: -error, context: device)
             }
         }
         try self.init(handle: handle, settings: settings)
@@ -778,21 +779,5 @@ public enum LibcameraTimestamp {
         guard stamp > 0 else { return nil }
         let time = Instant(rawValue: stamp)
         return time <= completedAt && completedAt - time <= maximumAge ? time : nil
-    }
-}
-
-/// The backend that opens the board's camera: `libcamera` and `v4l2` as the board says; `auto`
-/// is libcamera when it lists the camera the board names (by id or model, or any camera for the
-/// name `libcamera`), else V4L2. A device path (`/dev/video0`) is always V4L2 (libcamera ids of
-/// Raspberry Pi camera modules start with `/base/`, so only `/dev/` counts as a path).
-public func chooseBackend(settings: CameraSettings, libcameraCameras: [LibcameraEntry]) -> CameraBackend {
-    switch settings.backend {
-    case .libcamera, .v4l2: return settings.backend
-    case .auto:
-        if settings.device.hasPrefix("/dev/") { return .v4l2 }
-        let name = settings.device
-        let listed = libcameraCameras.contains { $0.id == name || $0.model.lowercased() == name.lowercased() }
-            || (name == "libcamera" && !libcameraCameras.isEmpty)
-        return listed ? .libcamera : .v4l2
     }
 }

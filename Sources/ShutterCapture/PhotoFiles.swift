@@ -56,6 +56,86 @@ public struct FileNameTemplate: Hashable, Sendable {
         return text.isEmpty || text == "." || text == ".." ? "photo.jpg" : text
     }
 
+    /// The `{seq}` number of a file this template could have named, or `nil` for any other name
+    /// (or a template without `{seq}`). A name's `-2`, `-3`... variant counts as its own number.
+    ///
+    /// strftime fields match what they print: numeric ones their digits (`%Y` four, `%m` two,
+    /// ...), others (`%b`, `%A`) any text; a field's `/` is `-` as ``name(at:sequence:utc:)`` writes it.
+    public func sequence(in name: String) -> Int? {
+        guard let pattern = sequencePattern,
+              let match = try? pattern.wholeMatch(in: name) ?? pattern.wholeMatch(in: Self.withoutVariant(name)) else { return nil }
+        return match.output[1].substring.flatMap { Int($0) }
+    }
+
+    /// The highest `{seq}` among `names`, 0 when none has one: the number the next photo follows.
+    public func highestSequence(among names: some Sequence<String>) -> Int {
+        names.lazy.compactMap { sequence(in: $0) }.max() ?? 0
+    }
+
+    /// `name` without a ``variant(of:attempt:)`` suffix (`IMG_0012-2.jpg` → `IMG_0012.jpg`).
+    static func withoutVariant(_ name: String) -> String {
+        let dot = name.lastIndex(of: ".") ?? name.endIndex
+        let stem = name[..<dot]
+        guard let dash = stem.lastIndex(of: "-"), dash != stem.startIndex,
+              stem[stem.index(after: dash)...].count > 0, stem[stem.index(after: dash)...].allSatisfy(\.isASCII), Int(stem[stem.index(after: dash)...]) != nil
+        else { return name }
+        return String(stem[..<dash]) + name[dot...]
+    }
+
+    /// The template as a regular expression whose first group is the first `{seq}`; `nil` without `{seq}`.
+    private var sequencePattern: Regex<AnyRegexOutput>? {
+        guard template.contains("{seq}") else { return nil }
+        var pattern = ""
+        var seqSeen = false
+        var rest = Substring(template)
+        func literal(_ text: some StringProtocol) -> String {
+            text.map { $0.isLetter || $0.isNumber ? String($0) : "\\" + String($0) }.joined()
+        }
+        while let first = rest.first {
+            if rest.hasPrefix("{seq}") {
+                pattern += seqSeen ? "[0-9]{4,}" : "([0-9]{4,})"
+                seqSeen = true
+                rest = rest.dropFirst(5)
+            } else if rest.hasPrefix("{ms}") {
+                pattern += "[0-9]{3}"
+                rest = rest.dropFirst(4)
+            } else if first == "%", rest.count >= 2 {
+                var field = rest.dropFirst()
+                // Flags and modifiers (%-d, %_H, %Ey, %Od) change padding or digits: match loosely.
+                let loose = field.first.map { "-_0^#EO".contains($0) } ?? false
+                while let flag = field.first, "-_0^#EO".contains(flag), field.count > 1 { field = field.dropFirst() }
+                let conversion = field.first!
+                pattern += loose ? ".+?" : Self.strftimePattern(conversion)
+                rest = field.dropFirst()
+            } else {
+                pattern += literal(String(first).replacing("/", with: "-"))
+                rest = rest.dropFirst()
+            }
+        }
+        return try? Regex(pattern)
+    }
+
+    /// What one strftime conversion prints, as a regular expression.
+    private static func strftimePattern(_ conversion: Character) -> String {
+        let d2 = "[0-9]{2}"
+        switch conversion {
+        case "%": return "%"
+        case "Y", "G": return "[0-9]{4}"
+        case "m", "d", "H", "M", "S", "y", "C", "U", "W", "V", "g", "I": return d2
+        case "e", "k", "l": return "[ 0-9][0-9]"
+        case "j": return "[0-9]{3}"
+        case "u", "w": return "[0-9]"
+        case "s": return "[0-9]+"
+        case "F": return "[0-9]{4}-\(d2)-\(d2)"
+        case "D": return "\(d2)-\(d2)-\(d2)"  // the slashes %D prints become '-'
+        case "T": return "\(d2):\(d2):\(d2)"
+        case "R": return "\(d2):\(d2)"
+        case "n": return "\n"
+        case "t": return "\t"
+        default: return ".+?"  // names of days and months, %c, %x, %p, %Z...: any text
+        }
+    }
+
     /// The `attempt`th name to try when `name` exists already: `IMG.jpg`, `IMG-2.jpg`, `IMG-3.jpg`, ...
     public static func variant(of name: String, attempt: Int) -> String {
         guard attempt > 1 else { return name }
@@ -137,6 +217,18 @@ public struct PhotoWriter: Sendable {
             if unlink(path(name)) == 0 { removed.append(name) }
         }
         return removed
+    }
+
+    /// The names of the files in the directory (photos, `latest.jpg`, temporary files), for the
+    /// sequence number to continue from; empty when it cannot be read.
+    public func names() -> [String] {
+        guard let dir = opendir(directory) else { return [] }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            names.append(withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) })
+        }
+        return names
     }
 
     /// The process id in a temporary file's name (`.shutter-tmp-<pid>-…`), or `nil` for other names.

@@ -89,7 +89,7 @@ public final class V4L2Device {
     /// Opens `path` non-blocking and checks that it captures video by streaming.
     ///
     /// - Throws: ``CaptureError/permissionDenied(device:)``, ``CaptureError/deviceBusy(device:)``,
-    ///   ``CaptureError/noDevice(requested:available:)`` or ``CaptureError/notACaptureDevice(device:reason:)``.
+    ///   ``CaptureError/noDevice(requested:available:backend:)`` or ``CaptureError/notACaptureDevice(device:reason:)``.
     /// The corresponding C functions are `open` and `ioctl` (`VIDIOC_QUERYCAP`).
     public convenience init(path: String) throws(CaptureError) {
         try self.init(path: path, calls: .system)
@@ -203,6 +203,23 @@ public final class V4L2Device {
             if name.hasPrefix("video"), let number = Int(name.dropFirst(5)) { numbers.append(number) }
         }
         return numbers.sorted().map { "/dev/video\($0)" }
+    }
+
+    /// The paths of the capture devices, in number order (metadata and output nodes left out):
+    /// the candidates for a board that names no camera.
+    public static func captureDevicePaths() -> [String] {
+        nodes().filter { path in
+            do throws(CaptureError) {
+                _ = try V4L2Device(path: path)
+                return true
+            } catch {
+                // A busy or forbidden camera is still the one to open: opening it then says why it cannot be used.
+                switch error {
+                case .notACaptureDevice, .noDevice: return false
+                default: return true
+                }
+            }
+        }
     }
 
     /// `path (card)` for each capture device, for error messages.
@@ -483,7 +500,7 @@ public final class V4L2Camera: Camera {
 
     /// Opens the camera `settings.device` names and sets its format; does not start streaming.
     public init(settings: CameraSettings) throws(CaptureError) {
-        device = try V4L2Device.open(named: settings.device)
+        device = try V4L2Device.open(named: settings.device ?? "")
         let (pixelFormat, size) = try chooseFormat(offered: device.formats(), settings: settings, device: device.path)
         var request = v4l2_format()
         request.type = CV4L2_BUF_TYPE_VIDEO_CAPTURE

@@ -1,7 +1,10 @@
 /// The camera, from the board's `camera` object.
 public struct CameraSettings: Hashable, Sendable {
-    /// `synthetic` (the built-in test pattern), a device path (`/dev/video0`) or the card name it reports.
-    public var device: String = "synthetic"
+    /// `synthetic` (the built-in test pattern), `libcamera` (its first camera), a libcamera camera's
+    /// id or model, a device path (`/dev/video0`) or the card name it reports; `nil` (the board
+    /// names none): the first libcamera camera, else the first V4L2 capture device. Never the
+    /// synthetic camera unless named: a rig whose camera is missing must say so, not save test patterns.
+    public var device: String?
     /// Frame width and height; `nil` picks the largest the camera offers.
     public var width: Int?
     public var height: Int?
@@ -43,6 +46,9 @@ public struct CameraSettings: Hashable, Sendable {
     public var startTimeoutMs: Int = 10_000
 
     public init() {}
+
+    /// The camera as the board names it, for messages: `device`, or what an absent one means.
+    public var deviceDescription: String { device ?? "the first camera found" }
 }
 
 /// Which camera stack serves the board's camera.
@@ -111,7 +117,7 @@ extension CameraSettings: Decodable {
     public init(from decoder: any Decoder) throws {
         try decoder.rejectUnknownKeys(CodingKeys.self)
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        device = try container.decodeIfPresent(String.self, forKey: .device) ?? device
+        device = try container.decodeIfPresent(String.self, forKey: .device)
         width = try container.decodeIfPresent(Int.self, forKey: .width)
         height = try container.decodeIfPresent(Int.self, forKey: .height)
         pixelFormat = try container.decodeIfPresent(String.self, forKey: .pixelFormat)
@@ -154,7 +160,9 @@ extension CameraSettings: Decodable {
         if let viewfinder, let width, let height, viewfinder.width * viewfinder.height > width * height {
             throw container.fail(.viewfinder, "\(viewfinder.width)x\(viewfinder.height) is larger than the still size \(width)x\(height)")
         }
-        if device.isEmpty { throw container.fail(.device, "must name a camera: 'synthetic', a path or a card name") }
+        if device?.isEmpty == true {
+            throw container.fail(.device, "must name a camera: 'synthetic', 'libcamera', a path or a card name (leave it out for the first camera found)")
+        }
         if !(0...100).contains(warmupFrames) { throw container.fail(.warmupFrames, "\(warmupFrames) is outside 0...100") }
         if !(2...16).contains(ringFrames) { throw container.fail(.ringFrames, "\(ringFrames) is outside 2...16") }
         if let ringMiB, !(1...1024).contains(ringMiB) { throw container.fail(.ringMiB, "\(ringMiB) is outside 1...1024") }

@@ -317,7 +317,7 @@ public final class Daemon {
     /// One line for systemd's `STATUS=` (shown by `systemctl status`).
     public var statusSummary: String {
         let camera = cameraState
-        return "board \(board.name); camera \(board.camera.device) \(camera.name); \(counters.photos) photos"
+        return "board \(board.name); camera \(board.camera.deviceDescription) \(camera.name); \(counters.photos) photos"
             + (counters.failures > 0 ? ", \(counters.failures) failed" : "")
             + (api.map { "; API \($0.path)" } ?? "")
     }
@@ -359,7 +359,7 @@ public final class Daemon {
             // A camera whose start hangs in the driver is waited for as long as a start may take, not until systemd kills the daemon.
             let startTimeout = Nanoseconds.milliseconds(Double(service.board.camera.startTimeoutMs))
             if !service.shutdown(cameraWait: startTimeout) {
-                Log.warning("shutter: the camera \(service.board.camera.device) was still starting or stopping after "
+                Log.warning("shutter: the camera \(service.board.camera.deviceDescription) was still starting or stopping after "
                     + "\(service.board.camera.startTimeoutMs) ms (camera.startTimeoutMs); exiting without closing it")
             }
         }

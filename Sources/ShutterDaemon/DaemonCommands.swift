@@ -76,8 +76,8 @@ extension Daemon {
     var cameraState: (name: String, reason: String?) {
         guard capture.service.currentCamera != nil else {
             // A reload's new camera is on its way; a lost one is being looked for.
-            if isOpeningReloadedCamera { return ("opening", "the camera is being opened (\(board.camera.device))") }
-            return ("absent", "no camera (still looking for \(board.camera.device))")
+            if isOpeningReloadedCamera { return ("opening", "the camera is being opened (\(board.camera.deviceDescription))") }
+            return ("absent", "no camera (still looking for \(board.camera.deviceDescription))")
         }
         return (capture.service.isStreaming ? "streaming" : "stopped", nil)
     }
@@ -86,7 +86,8 @@ extension Daemon {
         line.add("board", board.name)
         line.add("uptime", (now - startedAt).milliseconds / 1000, decimals: 3)
         var camera = JSONLine()
-        camera.add("device", board.camera.device)
+        // A board naming no camera reports the one found (none while it is looked for).
+        if let device = board.camera.device ?? capture.service.currentCamera?.info.path { camera.add("device", device) }
         camera.add("state", cameraState.name)
         line.add("camera", camera)
         line.add("captureAvailable", interpreter.machine.isCaptureAvailable)

@@ -297,7 +297,7 @@ case "bench":
     }
     service.shutdown()
     var line = JSONLine(event: "bench", at: monotonicNow())
-    line.add("device", board.camera.device)
+    line.add("device", board.camera.deviceDescription)
     line.add("width", board.camera.width ?? 0)
     line.add("height", board.camera.height ?? 0)
     line.add("failures", failures)

@@ -101,7 +101,10 @@ let commands: [Command] = [
         synopsis: "BOARD",
         details: """
         Exit status 0 when the board is valid, 1 (with the file and the field named) when not.
-        When the board's GPIO chip is present, its lines are looked up too.
+        When the board's GPIO chip is present, its lines are looked up too, and the camera is
+        opened (not streamed): its format, ring and how each control is served. A board that names
+        no camera.device takes the first camera libcamera lists, else the first V4L2 capture
+        device, and check says which it found; the synthetic camera only when named.
         """,
         options: [], positionals: ["BOARD"]), run: checkBoard),
     Command(spec: CommandSpec(
@@ -146,8 +149,9 @@ let commands: [Command] = [
         name: "capture", summary: "Take one still now with the board's camera and print the photo event.",
         synopsis: "--board BOARD [--out PATH]",
         details: """
-        Without --out the photo goes to the board's output directory and name template, and
-        latest.jpg follows it. An existing file is never overwritten ('-2' is added).
+        Without --out the photo goes to the board's output directory and name template ({seq}
+        continues after the highest number already there), and latest.jpg follows it. An
+        existing file is never overwritten ('-2' is added).
         """,
         options: [boardOption, OptionSpec(name: "--out", valueName: "PATH", help: "write the photo here")],
         required: ["--board"]), run: captureStill),
@@ -263,7 +267,9 @@ func checkBoard(_ arguments: ParsedArguments) throws -> Int32 {
         text += row + "\n"
     }
     let c = board.camera
-    text += "camera: \(c.device)"
+    let firstFound = c.backend == .auto ? "the first libcamera camera, else the first V4L2 capture device"
+        : c.backend == .libcamera ? "the first libcamera camera" : "the first V4L2 capture device"
+    text += "camera: \(c.device ?? "not named (\(firstFound))")"
     if let width = c.width, let height = c.height { text += " \(width)x\(height)" }
     if let format = c.pixelFormat { text += " \(format)" }
     text += ", JPEG quality \(c.quality)\n"

@@ -179,14 +179,61 @@ struct ExifWriterTests {
         #expect(tags[0x9011] == "+00:00")  // OffsetTimeOriginal
     }
 
-    @Test func anUnsynchronisedClockClaimsNoDate() throws {
+    /// An offline rig (no NTP, no RTC) still has a clock that counts from its last boot or the
+    /// last saved time: a date that may be off is worth more than none, and the photo event and
+    /// UserComment say it may be off.
+    @Test func anUnsynchronisedClockStillRecordsTheDate() throws {
         var metadata = PhotoMetadata(taken: WallTime(seconds: 1_773_500_966, milliseconds: 42), cameraCard: "vivid",
                                      boardName: "rig", orientation: 1, offsetMs: 3, width: 64, height: 48)
         metadata.clockSynchronized = false
         let tags = ExifWriter.read(try ExifWriter.app1Payload(for: metadata, utc: true))
-        for tag: UInt16 in [0x0132, 0x9003, 0x9004, 0x9010, 0x9011, 0x9291] { #expect(tags[tag] == nil, "tag \(tag)") }
+        #expect(tags[0x0132] == "2026:03:14 15:09:26")  // DateTime
+        #expect(tags[0x9003] == "2026:03:14 15:09:26")  // DateTimeOriginal
+        #expect(tags[0x9291] == "042")  // SubSecTimeOriginal
+        #expect(tags[0x9011] == "+00:00")  // OffsetTimeOriginal
+        #expect(tags[0x9010] == "+00:00")  // OffsetTime
         #expect(tags[0x010F] == nil)  // no maker reported: no Make
-        #expect(tags[0x9286]?.contains("clock not synchronised") == true)  // UserComment says why
+        #expect(tags[0x9286]?.contains("clock not synchronised") == true)  // UserComment says the date may be off
+    }
+
+    @Test func exifVersion231InSRGB() throws {
+        let metadata = PhotoMetadata(taken: WallTime(seconds: 1_773_500_966, milliseconds: 42), cameraCard: "vivid",
+                                     boardName: "rig", orientation: 1, offsetMs: 3, width: 64, height: 48)
+        let payload = try ExifWriter.app1Payload(for: metadata, utc: true)
+        let data = ExifWriter.readData(payload)
+        #expect(data[0x9000] == Array("0231".utf8))  // ExifVersion: 2.31 has the OffsetTime tags
+        #expect(ExifWriter.read(payload)[0xA001] == "sRGB")  // ColorSpace 1
+    }
+
+    /// As rpicam-apps writes them: ExposureTime in seconds (microseconds over 1000000), ISO 100 ×
+    /// AnalogueGain; the lens position (dioptres) as SubjectDistance 1/LensPosition metres; the
+    /// colour temperature, which has no EXIF tag, in UserComment.
+    @Test func theCamerasExposureGoesIn() throws {
+        var metadata = PhotoMetadata(taken: WallTime(seconds: 1_773_500_966, milliseconds: 42), cameraCard: "imx708",
+                                     boardName: "rig", orientation: 1, offsetMs: 3, width: 64, height: 48)
+        metadata.exposure = FrameExposure(exposureTime: .microseconds(16_667), analogueGain: 2.5, lensPosition: 2,
+                                          colourTemperature: 5200)
+        let payload = try ExifWriter.app1Payload(for: metadata, utc: true)
+        let tags = ExifWriter.read(payload), data = ExifWriter.readData(payload)
+        #expect(data[0x829A] == rational(16_667, 1_000_000))  // ExposureTime
+        #expect(tags[0x8827] == "250")  // ISOSpeedRatings
+        #expect(data[0x9206] == rational(500, 1000))  // SubjectDistance 0.5 m
+        #expect(tags[0x9286]?.contains("colour temperature 5200 K") == true)
+    }
+
+    @Test func lensAtInfinityAndNothingReported() throws {
+        var metadata = PhotoMetadata(taken: WallTime(seconds: 1_773_500_966, milliseconds: 42), cameraCard: "vivid",
+                                     boardName: "rig", orientation: 1, offsetMs: 3, width: 64, height: 48)
+        var data = ExifWriter.readData(try ExifWriter.app1Payload(for: metadata, utc: true))
+        for tag: UInt16 in [0x829A, 0x8827, 0x9206] { #expect(data[tag] == nil, "tag \(tag)") }  // V4L2: none reported
+        metadata.exposure.lensPosition = 0
+        data = ExifWriter.readData(try ExifWriter.app1Payload(for: metadata, utc: true))
+        #expect(data[0x9206] == rational(0xFFFF_FFFF, 1))  // EXIF's infinity
+    }
+
+    /// A RATIONAL as libexif stores it in an Intel-order block.
+    private func rational(_ numerator: UInt32, _ denominator: UInt32) -> [UInt8] {
+        withUnsafeBytes(of: numerator.littleEndian, Array.init) + withUnsafeBytes(of: denominator.littleEndian, Array.init)
     }
 }
 

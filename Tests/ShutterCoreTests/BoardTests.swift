@@ -33,6 +33,19 @@ struct BoardTests {
         #expect(board.lines.contains { $0.role == .full })
     }
 
+    /// On a Pi with a camera module `/dev/video0` is the CSI receiver's raw Bayer node (unicam,
+    /// rp1-cfe), which no photo can be made from; the camera module is served by libcamera.
+    @Test("the Raspberry Pi boards take the first libcamera camera, not /dev/video0",
+          arguments: ["raspberry-pi-4", "raspberry-pi-5", "raspberry-pi-zero-2w"])
+    func piBoardsUseTheCameraModule(name: String) throws {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Boards/\(name).json")
+        let board = try Board.load(path: url.standardizedFileURL.path)
+        #expect(board.camera.device == "libcamera")
+        #expect(board.camera.backend == .auto)
+        // The webcam alternative is in the file itself, as the strict format allows: its description.
+        #expect(board.summary?.contains("USB webcam") == true)
+    }
+
     @Test("the simulator board has the issue's lines and controls")
     func simulatorBoard() throws {
         let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Boards/simulator.json")
