@@ -180,7 +180,7 @@ public final class LibcameraCamera: Camera {
     /// ``FrameFormat`` expects them. Otherwise each frame is copied into that layout.
     public private(set) var lendsRequests = false
     /// The requests' buffers and which of them are queued or lent to frames.
-    private var bufferQueue: V4L2BufferQueue?
+    private var bufferQueue: BufferQueue?
 
     /// Opens the libcamera camera `settings.device` names (its id, or its model such as `imx708`;
     /// `libcamera` takes the first one), configures the still stream (and the viewfinder), and
@@ -386,18 +386,18 @@ public final class LibcameraCamera: Camera {
         }
         lendsRequests = contiguous
         let handleForCalls = LibcameraHandle(handle), path = info.path
-        let queue = V4L2BufferQueue(calls: V4L2BufferCalls(
+        let queue = BufferQueue(calls: BufferQueueCalls(
             queue: { (index: Int) throws(CaptureError) in
                 let result = shutter_lc_release(handleForCalls.pointer, Int32(index))
                 if result == -ENODEV { throw CaptureError.deviceVanished(device: path) }
                 if result < 0 { throw CaptureError.system(call: "Camera::queueRequest", errno: -result, context: path) }
             },
-            streamOn: { () throws(CaptureError) in
+            start: { () throws(CaptureError) in
                 let result = shutter_lc_start(handleForCalls.pointer)
                 if result == -ENODEV { throw CaptureError.deviceVanished(device: path) }
                 if result < 0 { throw CaptureError.system(call: "Camera::start", errno: -result, context: path) }
             },
-            streamOff: { shutter_lc_stop(handleForCalls.pointer) }),
+            stop: { shutter_lc_stop(handleForCalls.pointer) }),
             minimumQueued: contiguous ? Self.minimumQueued : .max)
         // The keeper: the regions' "unmap" holds the backend's buffers and lets go of them.
         queue.adopt(MappedBuffers(regions) { [buffers] _ in withExtendedLifetime(buffers) {} })
@@ -490,7 +490,7 @@ public final class LibcameraCamera: Camera {
     }
 
     /// ``readFrames(into:)``'s loop: takes completed requests until none is left, appending to `frames`.
-    private func takeCompleted(into frames: inout [Frame], handle: OpaquePointer, bufferQueue: V4L2BufferQueue) throws(CaptureError) {
+    private func takeCompleted(into frames: inout [Frame], handle: OpaquePointer, bufferQueue: BufferQueue) throws(CaptureError) {
         while true {
             var done = shutter_lc_completed()
             let result = shutter_lc_next(handle, &done)

@@ -21,7 +21,7 @@ struct RingCapacityTests {
     }
 }
 
-/// A driver in memory for ``V4L2BufferQueue``: buffers it was given, filled in order.
+/// A driver in memory for ``BufferQueue``: buffers it was given, filled in order.
 final class FakeDriver: @unchecked Sendable {  // @unchecked: `storage` is only read through the mapping
     let queued = Locked<[Int]>([])
     let unmapped = Locked<Int>(0)
@@ -35,16 +35,16 @@ final class FakeDriver: @unchecked Sendable {  // @unchecked: `storage` is only 
 
     deinit { storage.deallocate() }
 
-    var calls: V4L2BufferCalls {
-        V4L2BufferCalls(
+    var calls: BufferQueueCalls {
+        BufferQueueCalls(
             queue: { [queued] (index: Int) throws(CaptureError) in
                 queued.withLock { list in
                     precondition(!list.contains(index), "buffer \(index) queued twice")
                     list.append(index)
                 }
             },
-            streamOn: { [streaming] () throws(CaptureError) in streaming.withLock { $0 = true } },
-            streamOff: { [queued, streaming] in
+            start: { [streaming] () throws(CaptureError) in streaming.withLock { $0 = true } },
+            stop: { [queued, streaming] in
                 streaming.withLock { $0 = false }
                 queued.withLock { $0.removeAll() }
             })
@@ -61,19 +61,19 @@ final class FakeDriver: @unchecked Sendable {  // @unchecked: `storage` is only 
     }
 }
 
-@Suite("V4L2BufferQueue: the driver's buffers are the ring")
+@Suite("BufferQueue: the driver's buffers are the ring")
 struct BufferQueueTests {
     /// A queue over `buffers` fake buffers, streaming.
-    func streaming(buffers: Int) throws -> (V4L2BufferQueue, FakeDriver) {
+    func streaming(buffers: Int) throws -> (BufferQueue, FakeDriver) {
         let driver = FakeDriver(buffers: buffers)
-        let queue = V4L2BufferQueue(calls: driver.calls, minimumQueued: V4L2Camera.minimumQueued)
+        let queue = BufferQueue(calls: driver.calls, minimumQueued: V4L2Camera.minimumQueued)
         queue.adopt(driver.mapping(buffers: buffers))
         try queue.start()
         return (queue, driver)
     }
 
     /// One frame through the camera's steps: reclaim, dequeue, lend (or copy and requeue).
-    func nextFrame(_ queue: V4L2BufferQueue, _ driver: FakeDriver, sequence: UInt32) throws -> Frame? {
+    func nextFrame(_ queue: BufferQueue, _ driver: FakeDriver, sequence: UInt32) throws -> Frame? {
         try queue.reclaim()
         guard let index = driver.dequeue() else { return nil }
         let format = FrameFormat(width: 4, height: 2, pixelFormat: .yuyv)
