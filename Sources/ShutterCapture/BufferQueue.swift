@@ -41,7 +41,6 @@ struct BufferQueueCalls: Sendable {
     var start: @Sendable () throws(CaptureError) -> Void
     /// Stops it, the camera giving back every buffer it holds: `VIDIOC_STREAMOFF`, or `Camera::stop`.
     var stop: @Sendable () -> Void
-
 }
 
 /// Which of a camera's buffers (V4L2's mmap buffers, libcamera's requests) are queued in the
@@ -67,13 +66,24 @@ final class BufferQueue: Sendable {
 
     private let calls: BufferQueueCalls
     private let ledger = Mutex(Ledger())
-    /// Fewer queued buffers than this after a dequeue, and the frame is not lent (the caller
-    /// copies it and queues the buffer at once): photos still encoding cannot starve the driver.
+    /// The buffers the camera should hold to stream smoothly (vimc streams only with two).
     let minimumQueued: Int
+    /// Whether a frame is lent even when that leaves fewer than ``minimumQueued`` buffers queued.
+    /// `false` (V4L2): the caller copies the frame and queues the buffer at once, so photos still
+    /// encoding cannot starve the driver. `true` (libcamera, whose 12 MP frames are 18 MB: no copy
+    /// that size on the event loop): the frame is lent, ``shortfall`` says how many buffers the
+    /// camera lacks, and the service gives back the oldest frames its ring holds.
+    let lendsBelowMinimum: Bool
 
-    init(calls: BufferQueueCalls, minimumQueued: Int) {
+    init(calls: BufferQueueCalls, minimumQueued: Int, lendsBelowMinimum: Bool = false) {
         self.calls = calls
         self.minimumQueued = minimumQueued
+        self.lendsBelowMinimum = lendsBelowMinimum
+    }
+
+    /// How many more buffers the camera should hold to have ``minimumQueued`` while streaming.
+    var shortfall: Int {
+        ledger.withLock { ledger in ledger.isStreaming ? max(0, minimumQueued - ledger.queued) : 0 }
     }
 
     /// The buffers mapped now; `nil` before ``adopt(_:)`` and after ``forget()``.
@@ -157,7 +167,7 @@ final class BufferQueue: Sendable {
     func lend(_ index: Int, count: Int) -> FrameBuffer? {
         ledger.withLock { ledger in
             ledger.queued -= 1
-            guard index < ledger.slots.count, ledger.queued >= minimumQueued,
+            guard index < ledger.slots.count, lendsBelowMinimum || ledger.queued >= minimumQueued,
                   isKnownUniquelyReferenced(&ledger.slots[index]) else { return nil }
             ledger.lent.insert(index)
             ledger.slots[index].count = count

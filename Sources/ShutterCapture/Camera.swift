@@ -44,11 +44,21 @@ public protocol Camera: AnyObject {
     /// What one frame held in the ring costs in bytes (for a V4L2 camera, the driver's buffer
     /// size); with the board's `ringMiB` it bounds how many frames the ring holds.
     var bytesPerFrame: Int { get }
+    /// How many of its buffers the camera needs back to keep streaming (frames hold the others);
+    /// the service gives back that many of the oldest frames its ring holds. 0 for cameras that
+    /// copy a frame rather than run short (V4L2) or have no buffers (synthetic).
+    var buffersWanted: Int { get }
+    /// Hands the camera back, now, every buffer no frame refers to any more (the ring dropped
+    /// it, its photo is written), instead of at the next read.
+    func returnUnusedBuffers() throws(CaptureError)
 }
 
 extension Camera {
     /// Cameras that cannot read controls back answer `nil` at once.
     public func readControl(_ id: UInt32, then answer: @escaping @Sendable (Int32?) -> Void) { answer(nil) }
+
+    public var buffersWanted: Int { 0 }
+    public func returnUnusedBuffers() throws(CaptureError) {}
 
     /// An uncompressed frame's size; for compressed formats, two bytes a pixel (a bound no
     /// MJPEG frame reaches).

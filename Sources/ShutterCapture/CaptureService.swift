@@ -27,7 +27,8 @@ public final class CaptureService {
     private let template: FileNameTemplate
     private let clock: any MonotonicClock
     private var camera: (any Camera)?
-    private var ring: FrameRing
+    /// The frames behind the stamps the state machine holds (the ring is the machine's; this is its bytes).
+    private var ring = HeldFrames()
     /// The frames of one read, kept from read to read: `readFrames(into:)` appends to it, so
     /// streaming does not allocate an array for every wake-up (at 30 fps, one per frame).
     private var frameBatch: [Frame] = []
@@ -111,7 +112,6 @@ public final class CaptureService {
         self.template = FileNameTemplate(board.output.template)
         // {seq} continues after the photos already there, so names keep sorting across restarts.
         self.sequence = template.highestSequence(among: writer.names())
-        self.ring = FrameRing(capacity: board.camera.ringFrames)
         self.autofocus = AutofocusSequence(timeout: .milliseconds(Double(board.camera.focusTimeoutMs)))
         self.machine = CaptureStateMachine(ringCapacity: board.camera.ringFrames, keepStreaming: board.camera.keepStreaming,
                                            maximumInFlight: Self.maximumInFlight,
@@ -240,6 +240,9 @@ public final class CaptureService {
 
     /// Frames taken into the ring since start (warm-up frames not counted).
     public private(set) var framesReceived = 0
+
+    /// The frames the ring holds now, oldest first (for tests).
+    var ringFrames: [Frame] { ring.frames }
 
     /// The newest frame's timestamp.
     public var newestFrameAt: Instant? { ring.frames.last?.timestamp }
@@ -777,7 +780,6 @@ public final class CaptureService {
         // (V4L2 and libcamera cameras decided it, and refused a cap below two frames, as they opened).
         let capacity = (camera as? V4L2Camera)?.ringCapacity ?? (camera as? LibcameraCamera)?.ringCapacity
             ?? ringCapacity(ringFrames: settings.ringFrames, ringMiB: settings.ringMiB, frameBytes: camera.bytesPerFrame) ?? 2
-        ring.capacity = capacity
         machine.ringCapacity = capacity
         manualExposureSet = false
         meteredExposure = nil
@@ -909,7 +911,6 @@ public final class CaptureService {
             lost(error, pressedAt: nil)
             return
         }
-        defer { frameBatch.removeAll(keepingCapacity: true) }
         // A camera without a board rate measures its interval from its frames (libcamera): the
         // frame choice and the stall limit follow it.
         if machine.frameInterval != camera.frameInterval { machine.frameInterval = camera.frameInterval }
@@ -919,9 +920,26 @@ public final class CaptureService {
                 ring.append(frame)
                 framesReceived += 1
             }
-            perform(actions)
+            perform(actions)  // before the ring follows the machine: a save names a frame it may have let go since (a standby)
+            ring.keep(machine.held)  // the oldest, when the machine let it go
             if keep { serveFocusWaiting(with: frame) }
             if !machine.isStreaming || lifecycleJobs > 0 { break }  // stopped or restarting: the rest of the batch is stale
+        }
+        frameBatch.removeAll(keepingCapacity: true)
+        guard cameraOnLoop === camera, machine.isStreaming else { return }
+        do throws(CaptureError) {
+            // Buffers the ring just let go of go back to the camera now, not at the next read.
+            try camera.returnUnusedBuffers()
+            // Photos hold more of the camera's buffers than its spares: the ring gives back its
+            // oldest frames, one at a time (a photo may hold the oldest too, freeing nothing), rather
+            // than the camera copying new ones or running dry. At most the ring's size of rounds.
+            while camera.buffersWanted > 0, machine.held.count > 1 {
+                machine.giveBack(oldest: 1)
+                ring.keep(machine.held)
+                try camera.returnUnusedBuffers()
+            }
+        } catch {
+            lost(error, pressedAt: nil)
         }
     }
 
@@ -972,8 +990,17 @@ public final class CaptureService {
                            quality: settings.quality, name: template.name(at: taken, sequence: sequence),
                            metadata: metadata)
         let writer = self.writer, finished = self.finished, wake = self.wake, encoder = self.encoder
+        // Handed over in a box the block empties: the job (and its frame, which may hold a camera
+        // buffer) is let go before the loop is woken, not when the block itself is freed, so the
+        // loop gives the buffer back to the camera as it collects the photo.
+        let handed = Locked<PhotoJob?>(job)
         encodeQueue.async(group: group) {
-            let event = job.run(writer: writer, encoder: encoder)
+            var taken = handed.withLock { box in
+                defer { box = nil }
+                return box
+            }
+            guard let event = taken?.run(writer: writer, encoder: encoder) else { return }
+            taken = nil
             finished.withLock { $0.append(event) }
             wake.signal()
         }

@@ -184,6 +184,14 @@ public struct CaptureStateMachine: Sendable {
         return (true, actions + standbyIfIdle())
     }
 
+    /// The camera needs `count` of its buffers back (photos hold the others): the oldest held
+    /// frames go, never the newest (the next press's frame may be it). Presses waiting are not
+    /// affected: they wait for a newer frame.
+    public mutating func giveBack(oldest count: Int) {
+        let dropped = min(count, held.count - 1)
+        if dropped > 0 { held.removeFirst(dropped) }
+    }
+
     /// A press at `pressedAt` (the kernel's edge time), with `inFlight` photos being saved now.
     public mutating func press(at pressedAt: Instant, now: Instant, inFlight: Int) -> [Action] {
         if inFlight + waiting.count >= maximumInFlight {

@@ -360,44 +360,34 @@ public func chooseFrame(times: [Instant], pressedAt: Instant, interval: Nanoseco
     return .next
 }
 
-/// The last few frames, oldest first, for the zero-shutter-lag choice.
-public struct FrameRing: Sendable {
-    /// The most frames held; lowering it drops the oldest.
-    public var capacity: Int {
-        didSet {
-            precondition(capacity >= 1, "a ring holds at least one frame")
-            if frames.count > capacity { frames.removeFirst(frames.count - capacity) }
-        }
-    }
+/// The frames the zero-shutter-lag ring holds, oldest first: the bytes behind the stamps
+/// ``CaptureStateMachine`` holds.
+///
+/// The ring is kept once: the state machine alone decides which frames are held (its
+/// ``CaptureStateMachine/held``: as many as the ring holds, fewer while the camera needs buffers
+/// back), and this keeps their frames, matched by sequence number. Its array keeps its capacity,
+/// so streaming allocates nothing here.
+public struct HeldFrames: Sendable {
     public private(set) var frames: [Frame] = []
 
-    public init(capacity: Int) {
-        precondition(capacity >= 1, "a ring holds at least one frame")
-        self.capacity = capacity
-    }
+    public init() {}
 
-    /// Adds the newest frame, dropping the oldest when full.
-    public mutating func append(_ frame: Frame) {
-        if frames.count == capacity { frames.removeFirst() }
-        frames.append(frame)
+    /// Adds the newest frame (one the machine just kept).
+    public mutating func append(_ frame: Frame) { frames.append(frame) }
+
+    /// Drops every frame the machine no longer holds.
+    public mutating func keep(_ held: [CaptureStateMachine.Stamp]) {
+        frames.removeAll { frame in !held.contains { $0.sequence == frame.sequence } }
     }
 
     /// Forgets every frame (the camera stopped or changed format).
-    public mutating func removeAll() { frames.removeAll() }
+    public mutating func removeAll() { frames.removeAll(keepingCapacity: true) }
 
     /// The interval between the newest frame at or before `instant` and the oldest after it; `nil`
-    /// unless the ring holds both.
+    /// unless both are held.
     public func bracket(around instant: Instant) -> Nanoseconds? {
         let before = frames.last { $0.timestamp <= instant }, after = frames.first { $0.timestamp > instant }
         guard let before, let after else { return nil }
         return after.timestamp - before.timestamp
-    }
-
-    /// The frame a press at `pressedAt` takes, or `nil` when it must wait for the next frame.
-    public func frame(for pressedAt: Instant, interval: Nanoseconds? = nil) -> Frame? {
-        switch chooseFrame(times: frames.map(\.timestamp), pressedAt: pressedAt, interval: interval) {
-        case .frame(let index): frames[index]
-        case .next: nil
-        }
     }
 }

@@ -159,14 +159,16 @@ public final class LibcameraCamera: Camera {
     static let focusSlots = 64
     private var lastFrameAt: Instant?
 
-    /// Requests in flight: at least two stay queued (vimc streams only with two buffers queued).
     /// Requests beyond the ring, as V4L2's ``V4L2Camera/spareBuffers``: two stay queued (vimc
     /// streams only with two), one completes while the ring still holds the frame it replaces,
-    /// and one is a photo being encoded. More photos at once, and frames are copied meanwhile.
+    /// and one is a photo being encoded. With more photos at once, the ring gives its oldest
+    /// frames back (``buffersWanted``): a frame is never copied on the event loop.
     public static let spareRequests = V4L2Camera.spareBuffers
-    /// Fewer requests queued than this after one completes, and its frame is copied and the
-    /// request queued again at once, rather than lent: photos still encoding cannot starve libcamera.
+    /// The requests libcamera should hold (vimc streams only with two queued).
     static let minimumQueued = V4L2Camera.minimumQueued
+    /// Frames copied on the event loop because their planes could not be lent (a layout neither
+    /// one run nor one plane per buffer); 0 on every pipeline seen.
+    public private(set) var framesCopied = 0
 
     /// How many frames the zero-shutter-lag ring holds (the board's `ringFrames`, bounded by `ringMiB`).
     public private(set) var ringCapacity = 1
@@ -174,10 +176,11 @@ public final class LibcameraCamera: Camera {
     public private(set) var bytesPerFrame = 0
     /// How many requests (each with its own buffers) cycle: the ring plus ``spareRequests``, or
     /// fewer when the pipeline fixes the count (libcamera 0.0.3's vimc and uvcvideo give 4; the
-    /// frames that cannot be lent then are copied).
+    /// ring then gives back its oldest frames sooner).
     public private(set) var requestCount = 0
     /// Whether frames borrow the requests' buffers: the still planes lie one after another as
-    /// ``FrameFormat`` expects them. Otherwise each frame is copied into that layout.
+    /// ``FrameFormat`` expects them, or each in a buffer of its own (joined for the photo, off
+    /// the loop). Otherwise each frame is copied into that layout.
     public private(set) var lendsRequests = false
     /// The requests' buffers and which of them are queued or lent to frames.
     private var bufferQueue: BufferQueue?
@@ -398,7 +401,7 @@ public final class LibcameraCamera: Camera {
                 if result < 0 { throw CaptureError.system(call: "Camera::start", errno: -result, context: path) }
             },
             stop: { shutter_lc_stop(handleForCalls.pointer) }),
-            minimumQueued: contiguous ? Self.minimumQueued : .max)
+            minimumQueued: contiguous ? Self.minimumQueued : .max, lendsBelowMinimum: contiguous)
         // The keeper: the regions' "unmap" holds the backend's buffers and lets go of them.
         queue.adopt(MappedBuffers(regions) { [buffers] _ in withExtendedLifetime(buffers) {} })
         bufferQueue = queue
@@ -463,6 +466,20 @@ public final class LibcameraCamera: Camera {
         lastFrameAt = nil
     }
 
+    /// How many requests libcamera holds now (queued, not yet completed).
+    public var queuedRequests: Int { bufferQueue?.queuedCount ?? 0 }
+
+    /// How many requests libcamera lacks to hold ``minimumQueued`` (frames in the ring and in
+    /// photos hold the others): the service gives back that many of its oldest ring frames.
+    public var buffersWanted: Int { bufferQueue?.shortfall ?? 0 }
+
+    /// Queues again at once every request no frame refers to any more, as rpicam-apps requeues a
+    /// request when its last user lets go. The corresponding C function is `shutter_lc_release`.
+    public func returnUnusedBuffers() throws(CaptureError) {
+        guard isStreaming else { return }
+        try bufferQueue?.reclaim()
+    }
+
     /// Stops the camera; requests lent to frames stay lent. The corresponding C function is `shutter_lc_stop`.
     public func stop() {
         guard isStreaming, handle != nil else { return }
@@ -517,7 +534,9 @@ public final class LibcameraCamera: Camera {
                 if let lent = bufferQueue.lend(Int(done.request), count: count) {
                     frame = Frame(timestamp: time, sequence: done.sequence, format: format, buffer: lent)
                 } else {
+                    // Planes laid out as neither one run nor one buffer each: copied (never seen).
                     frame = Frame(timestamp: time, sequence: done.sequence, format: format, bytes: copyPlanes(done))
+                    framesCopied += 1
                     try bufferQueue.requeue(Int(done.request))
                 }
                 frame.exposure = exposure

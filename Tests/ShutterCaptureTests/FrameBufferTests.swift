@@ -21,6 +21,19 @@ struct RingCapacityTests {
     }
 }
 
+/// The newest `capacity` frames, as the service's ring holds them (its state machine decides;
+/// here a plain ring is enough).
+struct TestRing {
+    let capacity: Int
+    private(set) var frames: [Frame] = []
+    init(capacity: Int) { self.capacity = capacity }
+    mutating func append(_ frame: Frame) {
+        if frames.count == capacity { frames.removeFirst() }
+        frames.append(frame)
+    }
+    mutating func removeAll() { frames.removeAll() }
+}
+
 /// A driver in memory for ``BufferQueue``: buffers it was given, filled in order.
 final class FakeDriver: @unchecked Sendable {  // @unchecked: `storage` is only read through the mapping
     let queued = Locked<[Int]>([])
@@ -88,7 +101,7 @@ struct BufferQueueTests {
     @Test func streamingIdleLendsEveryFrameAndKeepsTheDriverFed() throws {
         let ringFrames = 4
         let (queue, driver) = try streaming(buffers: ringFrames + V4L2Camera.spareBuffers)
-        var ring = FrameRing(capacity: ringFrames)
+        var ring = TestRing(capacity: ringFrames)
         for sequence in 1...50 as ClosedRange<UInt32> {
             let frame = try #require(try nextFrame(queue, driver, sequence: sequence), "the driver ran out of buffers at frame \(sequence)")
             #expect(frame.buffer.isLent, "frame \(sequence) was copied")
@@ -102,7 +115,7 @@ struct BufferQueueTests {
 
     @Test func aPhotoKeepsItsBufferOutOfTheQueueUntilItIsWritten() throws {
         let (queue, driver) = try streaming(buffers: 2 + V4L2Camera.spareBuffers)
-        var ring = FrameRing(capacity: 2)
+        var ring = TestRing(capacity: 2)
         for sequence in 1...3 as ClosedRange<UInt32> { ring.append(try #require(try nextFrame(queue, driver, sequence: sequence))) }
         var photo: Frame? = ring.frames.last  // the press's frame, handed to the encoder
         let held = ObjectIdentifier(photo!.buffer)
@@ -121,7 +134,7 @@ struct BufferQueueTests {
 
     @Test func aBurstOfPhotosNeverStarvesTheDriver() throws {
         let (queue, driver) = try streaming(buffers: 2 + V4L2Camera.spareBuffers)
-        var ring = FrameRing(capacity: 2)
+        var ring = TestRing(capacity: 2)
         var photos: [Frame] = []
         var copies = 0
         for sequence in 1...30 as ClosedRange<UInt32> {
@@ -140,7 +153,7 @@ struct BufferQueueTests {
 
     @Test func droppedFramesKeepTheCountOfQueuedBuffersTrue() throws {
         let (queue, driver) = try streaming(buffers: 2 + V4L2Camera.spareBuffers)
-        var ring = FrameRing(capacity: 2)
+        var ring = TestRing(capacity: 2)
         for sequence in 1...12 as ClosedRange<UInt32> {
             if sequence % 3 == 0 {
                 // A damaged or error-flagged frame: dequeued, dropped, its buffer queued again.
@@ -157,7 +170,7 @@ struct BufferQueueTests {
     @Test func aRestartQueuesEveryBufferButTheOnesStillHeld() throws {
         let buffers = 2 + V4L2Camera.spareBuffers
         let (queue, driver) = try streaming(buffers: buffers)
-        var ring = FrameRing(capacity: 2)
+        var ring = TestRing(capacity: 2)
         for sequence in 1...4 as ClosedRange<UInt32> { ring.append(try #require(try nextFrame(queue, driver, sequence: sequence))) }
         let photo = ring.frames.last!
         queue.stop()

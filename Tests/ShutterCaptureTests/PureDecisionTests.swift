@@ -34,16 +34,27 @@ struct ChooseFrameTests {
         #expect(chooseFrame(times: c.times.map(ms), pressedAt: ms(c.press), interval: c.interval.map { .milliseconds($0) }) == c.expected)
     }
 
-    @Test func ringKeepsTheNewestFrames() {
-        var ring = FrameRing(capacity: 3)
+    @Test func theRingIsKeptOnceByTheStateMachine() {
+        var machine = CaptureStateMachine(ringCapacity: 3, keepStreaming: true)
+        machine.streamStarted(at: ms(0), warmupFrames: 0)
+        var ring = HeldFrames()
         let format = FrameFormat(width: 16, height: 16, pixelFormat: .grey)
         for index in 0..<5 {
-            ring.append(Frame(timestamp: ms(Double(index) * 33), sequence: UInt32(index), format: format, bytes: []))
+            let frame = Frame(timestamp: ms(Double(index) * 33), sequence: UInt32(index), format: format, bytes: [])
+            if machine.frame(.init(timestamp: frame.timestamp, sequence: frame.sequence), at: frame.timestamp).keep {
+                ring.append(frame)
+                ring.keep(machine.held)
+            }
         }
         #expect(ring.frames.map(\.sequence) == [2, 3, 4])
-        #expect(ring.frame(for: ms(70))?.sequence == 2)
-        #expect(ring.frame(for: ms(140), interval: .milliseconds(33))?.sequence == 4)
-        #expect(ring.frame(for: ms(140)) == nil)
+        #expect(ring.bracket(around: ms(70)) == .milliseconds(33))
+        // The camera needs two buffers back: the oldest go, never the newest.
+        machine.giveBack(oldest: 2)
+        ring.keep(machine.held)
+        #expect(ring.frames.map(\.sequence) == [4])
+        machine.giveBack(oldest: 5)
+        ring.keep(machine.held)
+        #expect(ring.frames.map(\.sequence) == [4])
     }
 }
 

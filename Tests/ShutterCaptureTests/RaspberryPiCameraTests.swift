@@ -235,3 +235,49 @@ struct RaspberryPiCameraTests {
         #expect(photo.focus == .locked, "the lens locked 66 ms after the trigger reached it, within 150 ms")
     }
 }
+
+/// Fault 5: a 12 MP frame is 18 MB; none may be copied on the event loop, and a request the ring
+/// lets go of goes back to libcamera at once.
+@Suite("No full frame copied on the event loop")
+struct NoFrameCopiedOnTheLoopTests {
+    @Test func photosHoldingRequestsMakeTheRingGiveBackItsOldestNotCopy() throws {
+        let harness = try LibcameraHarness(smallPi(), sensorSize)
+        let total = harness.camera.requestCount
+        // Photos still encoding hold four frames (as a burst does): more than the spares.
+        var photos: [Frame] = []
+        var time = 1000.0
+        for _ in 0..<4 {
+            harness.frames(time)
+            photos.append(try #require(harness.service.ringFrames.last))
+            time += 33
+        }
+        for _ in 0..<(3 * total) {
+            harness.frames(time)  // a request is queued for each: the camera never runs dry
+            #expect(harness.camera.buffersWanted == 0, "two requests stay queued at \(time)")
+            time += 33
+        }
+        #expect(harness.camera.framesCopied == 0)
+        #expect(harness.service.ringFrames.allSatisfy { $0.buffer.isLent })
+        #expect(harness.service.ringFrames.count >= 1 && harness.service.ringFrames.count < harness.camera.ringCapacity,
+                "the ring gave back its oldest: \(harness.service.ringFrames.count) held")
+        photos.removeAll()
+        // Written: the ring fills to its size again.
+        for _ in 0..<harness.camera.ringCapacity {
+            harness.frames(time)
+            time += 33
+        }
+        #expect(harness.service.ringFrames.count == harness.camera.ringCapacity)
+    }
+
+    @Test func aRequestTheRingLetsGoOfIsQueuedAtOnce() throws {
+        let harness = try LibcameraHarness(smallPi(), sensorSize)
+        let total = harness.camera.requestCount, ring = harness.camera.ringCapacity
+        var time = 1000.0
+        // Fill the ring, then every request but the ring's is queued, at every read: never one short.
+        for index in 0..<(2 * total) {
+            harness.frames(time)
+            time += 33
+            #expect(harness.camera.queuedRequests == total - min(index + 1, ring), "after the frame at \(time - 33)")
+        }
+    }
+}
