@@ -81,6 +81,27 @@ static const uint32_t CV4L2_PIX_FMT_RGB24 = V4L2_PIX_FMT_RGB24;
 static const uint32_t CV4L2_PIX_FMT_BGR24 = V4L2_PIX_FMT_BGR24;
 static const uint32_t CV4L2_PIX_FMT_GREY = V4L2_PIX_FMT_GREY;
 
+// How a format's values span a byte (struct v4l2_pix_format's extended fields, valid only
+// when `priv` is the magic number).
+static const uint32_t CV4L2_PIX_FMT_PRIV_MAGIC = V4L2_PIX_FMT_PRIV_MAGIC;
+static const uint32_t CV4L2_QUANTIZATION_DEFAULT = V4L2_QUANTIZATION_DEFAULT;
+static const uint32_t CV4L2_QUANTIZATION_FULL_RANGE = V4L2_QUANTIZATION_FULL_RANGE;
+static const uint32_t CV4L2_QUANTIZATION_LIM_RANGE = V4L2_QUANTIZATION_LIM_RANGE;
+static const uint32_t CV4L2_COLORSPACE_DEFAULT = V4L2_COLORSPACE_DEFAULT;
+static const uint32_t CV4L2_COLORSPACE_SMPTE170M = V4L2_COLORSPACE_SMPTE170M;
+static const uint32_t CV4L2_COLORSPACE_REC709 = V4L2_COLORSPACE_REC709;
+static const uint32_t CV4L2_COLORSPACE_SRGB = V4L2_COLORSPACE_SRGB;
+static const uint32_t CV4L2_COLORSPACE_JPEG = V4L2_COLORSPACE_JPEG;
+static const uint32_t CV4L2_YCBCR_ENC_DEFAULT = V4L2_YCBCR_ENC_DEFAULT;
+static const uint32_t CV4L2_YCBCR_ENC_601 = V4L2_YCBCR_ENC_601;
+
+/// What V4L2_QUANTIZATION_DEFAULT means for a format: the kernel's own macro, so the rule
+/// (full range for RGB and for the JPEG colorspace, limited for other Y'CbCr) is the kernel's.
+static inline uint32_t CV4L2_map_quantization_default(int is_rgb_or_hsv, uint32_t colorspace, uint32_t ycbcr_enc) {
+    (void)ycbcr_enc;  // the macro no longer reads it
+    return V4L2_MAP_QUANTIZATION_DEFAULT(is_rgb_or_hsv, colorspace, ycbcr_enc);
+}
+
 static const uint32_t CV4L2_CAP_VIDEO_CAPTURE = V4L2_CAP_VIDEO_CAPTURE;
 static const uint32_t CV4L2_CAP_STREAMING = V4L2_CAP_STREAMING;
 static const uint32_t CV4L2_CAP_VIDEO_OUTPUT = V4L2_CAP_VIDEO_OUTPUT;

@@ -119,7 +119,7 @@ public enum CameraCommands {
         defer { camera.close() }
         let rate = camera.frameInterval.map { $0.rawValue > 0 ? " at \(JSONLine.number(1e9 / Double($0.rawValue), decimals: 2)) fps" : "" } ?? ""
         var lines = choice.reason.map { ["found: \($0)"] } ?? []
-        lines.append("camera: \(camera.info.path) (\(camera.info.card)) \(camera.format)\(rate)")
+        lines.append("camera: \(camera.info.path) (\(camera.info.card)) \(camera.format)\(rate)\(camera.format.isLimitedRangeYUV ? ", limited-range YUV, converted to full" : "")")
         lines.append(ringReport(settings: board.camera, camera: camera))
         if let camera = camera as? LibcameraCamera {
             lines[lines.count - 2] += " through libcamera \(libcameraVersions.runtime)"

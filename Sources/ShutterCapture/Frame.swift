@@ -42,6 +42,9 @@ public struct PixelFormat: RawRepresentable, Hashable, Sendable, CustomStringCon
 
     /// Whether the encoder can take frames in this format.
     public var isEncodable: Bool { Self.preferred.contains(self) }
+
+    /// The uncompressed Y'CbCr formats: the ones whose values may be in limited range (``YUVRange``).
+    public var isYCbCr: Bool { self == .yuyv || self == .uyvy || self == .nv12 || self == .yuv420 }
 }
 
 /// The layout of every frame a camera delivers.
@@ -51,13 +54,20 @@ public struct FrameFormat: Hashable, Sendable, CustomStringConvertible {
     public var pixelFormat: PixelFormat
     /// Bytes from one row to the next (of the first plane); 0 for compressed formats.
     public var bytesPerLine: Int
+    /// The range of a YUV format's values: limited-range frames are expanded to full range (JPEG's)
+    /// as they are encoded. Ignored for RGB, grey and JPEG formats.
+    public var yuvRange: YUVRange
 
-    public init(width: Int, height: Int, pixelFormat: PixelFormat, bytesPerLine: Int? = nil) {
+    public init(width: Int, height: Int, pixelFormat: PixelFormat, bytesPerLine: Int? = nil, yuvRange: YUVRange = .full) {
         self.width = width
         self.height = height
         self.pixelFormat = pixelFormat
         self.bytesPerLine = bytesPerLine ?? FrameFormat.defaultBytesPerLine(width: width, pixelFormat: pixelFormat)
+        self.yuvRange = yuvRange
     }
+
+    /// Whether frames must be expanded to full range before encoding: a limited-range YUV format.
+    public var isLimitedRangeYUV: Bool { yuvRange == .limited && pixelFormat.isYCbCr }
 
     /// The tightly packed stride of the first plane.
     public static func defaultBytesPerLine(width: Int, pixelFormat: PixelFormat) -> Int {

@@ -91,8 +91,9 @@ public struct YUVImage: Sendable {
 
     /// `frame` (or its `crop`, on even coordinates) converted to I420 with libyuv.
     ///
-    /// YUV layouts keep their values (as the direct encoder does); RGB is converted to full-range
-    /// YCbCr (JPEG's); MJPEG is decoded first.
+    /// The image is full range (JPEG's), as the direct encoder makes it: limited-range YUV
+    /// (``FrameFormat/yuvRange``) is expanded here, once, in the image's own planes; full-range
+    /// YUV keeps its values; RGB is converted to full-range YCbCr; MJPEG is decoded first.
     ///
     /// - Throws: ``CaptureError/encoding(_:)`` for a crop outside the frame, short frames and unsupported formats.
     /// The corresponding C functions are `I420Copy`, `NV12ToI420`, `YUY2ToI420`, `UYVYToI420`,
@@ -161,6 +162,11 @@ public struct YUVImage: Sendable {
         }
         (y, u, v) = (planeY, planeU, planeV)
         guard result == 0 else { throw CaptureError.encoding("pixel format \(format.pixelFormat) cannot be processed") }
+        if format.isLimitedRangeYUV {
+            Self.map(&y, YUVRange.lumaToFull)
+            Self.map(&u, YUVRange.chromaToFull)
+            Self.map(&v, YUVRange.chromaToFull)
+        }
     }
 
     /// This image resized to `width`×`height` with libyuv's bilinear filter (box when shrinking).

@@ -43,7 +43,7 @@ public struct RGBImage: Sendable {
 /// One encoder per thread: a TurboJPEG handle must not be used from two threads at once.
 ///
 /// The encoder keeps its working memory from one frame to the next: the planes a YUYV or NV12
-/// frame is split into, and TurboJPEG's output buffer. Made fresh for every photo, they are a few
+/// frame is split into (or a limited-range frame expanded into), and TurboJPEG's output buffer. Made fresh for every photo, they are a few
 /// megabytes at 1920x1080 (the planes alone 4 MB for YUYV), which malloc hands out as new pages:
 /// about a thousand page faults per photo. Keep one encoder for a series of photos (the capture
 /// service keeps one on its encode queue); the JPEGs are the same either way.
@@ -119,7 +119,9 @@ public final class JPEGEncoder {
     }
 
     /// The frame (or its `crop`) as a JPEG at `quality`; MJPEG frames without a crop are returned
-    /// as they are, with the standard Huffman tables added when missing.
+    /// as they are, with the standard Huffman tables added when missing. Limited-range YUV
+    /// (``FrameFormat/yuvRange``) is expanded to JPEG's full range on the way, in the encoder's
+    /// kept plane memory (the frame itself is only read).
     ///
     /// - Throws: ``CaptureError/encoding(_:)`` for unsupported formats, short frames and encoder errors.
     /// The corresponding C functions are `tjCompressFromYUVPlanes` and `tjCompress2`.
@@ -166,30 +168,56 @@ public final class JPEGEncoder {
                 ? YUY2ToI422(start, Int32(stride), y, Int32(w), u, Int32(chromaWidth), v, Int32(chromaWidth), Int32(w), Int32(h))
                 : UYVYToI422(start, Int32(stride), y, Int32(w), u, Int32(chromaWidth), v, Int32(chromaWidth), Int32(w), Int32(h))
             guard split == 0 else { throw CaptureError.encoding("libyuv could not split the \(format.pixelFormat) frame (\(split))") }
+            if format.isLimitedRangeYUV {  // the planes are ours already: expanded where they lie
+                mapPlane(y, stride: w, into: y, stride: w, width: w, height: h, table: YUVRange.lumaToFull)
+                mapPlane(u, stride: chromaWidth, into: u, stride: chromaWidth, width: chromaWidth, height: 2 * h, table: YUVRange.chromaToFull)
+            }
             return try compressPlanes(y, u, v, width: w, height: h, strides: (w, chromaWidth, chromaWidth),
                                       subsampling: TJSAMP_422, quality: quality)
         case .nv12, .yuv420:
             // Straight from the frame's planes: TurboJPEG takes a pointer and a stride per plane,
             // so the crop is only an offset. YUV420 needs no copy at all; NV12's interleaved
             // chroma is split by libyuv (SIMD) into two small planes, its luma is not copied.
+            // Limited range is the exception: the frame's bytes are only read, so the expanded
+            // planes go in the encoder's kept memory (the crop of them only).
             let x0 = crop.x & ~1, y0 = crop.y & ~1, w = crop.width & ~1, h = crop.height & ~1
             let chromaWidth = w / 2, chromaHeight = h / 2
             let chromaStart = stride * format.height
             let base = source
+            let limited = format.isLimitedRangeYUV
+            let luma = base + y0 * stride + x0
             if format.pixelFormat == .yuv420 {
                 let chromaStride = stride / 2, chromaRows = (format.height + 1) / 2
                 let offset = (y0 / 2) * chromaStride + x0 / 2
-                return try compressPlanes(base + y0 * stride + x0, base + chromaStart + offset,
-                                          base + chromaStart + chromaStride * chromaRows + offset,
-                                          width: w, height: h, strides: (stride, chromaStride, chromaStride),
+                let sourceU = base + chromaStart + offset, sourceV = base + chromaStart + chromaStride * chromaRows + offset
+                guard limited else {
+                    return try compressPlanes(luma, sourceU, sourceV, width: w, height: h, strides: (stride, chromaStride, chromaStride),
+                                              subsampling: TJSAMP_420, quality: quality)
+                }
+                let y = planeMemory(w * h + 2 * chromaWidth * chromaHeight)
+                let u = y + w * h, v = u + chromaWidth * chromaHeight
+                mapPlane(luma, stride: stride, into: y, stride: w, width: w, height: h, table: YUVRange.lumaToFull)
+                mapPlane(sourceU, stride: chromaStride, into: u, stride: chromaWidth, width: chromaWidth, height: chromaHeight,
+                         table: YUVRange.chromaToFull)
+                mapPlane(sourceV, stride: chromaStride, into: v, stride: chromaWidth, width: chromaWidth, height: chromaHeight,
+                         table: YUVRange.chromaToFull)
+                return try compressPlanes(y, u, v, width: w, height: h, strides: (w, chromaWidth, chromaWidth),
                                           subsampling: TJSAMP_420, quality: quality)
             }
-            let u = planeMemory(2 * chromaWidth * chromaHeight)
-            let v = u + chromaWidth * chromaHeight
+            let lumaBytes = limited ? w * h : 0
+            let y = planeMemory(lumaBytes + 2 * chromaWidth * chromaHeight)
+            let u = y + lumaBytes, v = u + chromaWidth * chromaHeight
             SplitUVPlane(base + chromaStart + (y0 / 2) * stride + x0, Int32(stride), u, Int32(chromaWidth),
                          v, Int32(chromaWidth), Int32(chromaWidth), Int32(chromaHeight))
-            return try compressPlanes(base + y0 * stride + x0, u, v, width: w, height: h,
-                                      strides: (stride, chromaWidth, chromaWidth), subsampling: TJSAMP_420, quality: quality)
+            guard limited else {
+                return try compressPlanes(luma, u, v, width: w, height: h,
+                                          strides: (stride, chromaWidth, chromaWidth), subsampling: TJSAMP_420, quality: quality)
+            }
+            mapPlane(luma, stride: stride, into: y, stride: w, width: w, height: h, table: YUVRange.lumaToFull)
+            mapPlane(u, stride: chromaWidth, into: u, stride: chromaWidth, width: chromaWidth, height: 2 * chromaHeight,
+                     table: YUVRange.chromaToFull)
+            return try compressPlanes(y, u, v, width: w, height: h,
+                                      strides: (w, chromaWidth, chromaWidth), subsampling: TJSAMP_420, quality: quality)
         case .rgb24, .bgr24, .grey:
             let (pixelFormat, bytesPerPixel, subsampling): (TJPF, Int, TJSAMP) = switch format.pixelFormat {
             case .rgb24: (TJPF_RGB, 3, TJSAMP_420)

@@ -445,6 +445,27 @@ public func chooseFormat(offered: [V4L2FormatInfo], settings: CameraSettings, de
     return (format.pixelFormat, largest)
 }
 
+/// The range a negotiated format's values are in, from `VIDIOC_S_FMT`'s answer: its
+/// `quantization`, or for `V4L2_QUANTIZATION_DEFAULT` the kernel's default for its colorspace
+/// (`V4L2_MAP_QUANTIZATION_DEFAULT`: limited for Y'CbCr, full for the JPEG colorspace).
+///
+/// The extended fields (`ycbcr_enc`, `quantization`) count only when `priv` says they were
+/// filled in (`V4L2_PIX_FMT_PRIV_MAGIC`); otherwise they are taken as the defaults. Formats that
+/// are not Y'CbCr (RGB, grey, JPEG) are full range: the encoder takes their values as they are.
+///
+/// - Parameter libcameraCompat: the device is libcamerify's `v4l2-compat.so` (driver "libcamera"),
+///   which answers a fixed sRGB with default quantization whatever libcamera configured; its
+///   viewfinder stream is sYCC (full range) on a Raspberry Pi, so its frames stay as they are.
+func negotiatedYUVRange(_ pix: v4l2_pix_format, libcameraCompat: Bool = false) -> YUVRange {
+    guard PixelFormat(rawValue: pix.pixelformat).isYCbCr, !libcameraCompat else { return .full }
+    let extended = pix.priv == CV4L2_PIX_FMT_PRIV_MAGIC
+    var quantization = extended ? pix.quantization : CV4L2_QUANTIZATION_DEFAULT
+    if quantization != CV4L2_QUANTIZATION_FULL_RANGE, quantization != CV4L2_QUANTIZATION_LIM_RANGE {
+        quantization = CV4L2_map_quantization_default(0, pix.colorspace, extended ? pix.ycbcr_enc : CV4L2_YCBCR_ENC_DEFAULT)
+    }
+    return quantization == CV4L2_QUANTIZATION_FULL_RANGE ? .full : .limited
+}
+
 /// When a frame's exposure started, from the driver's timestamp and its flags: the press is
 /// compared with the start of exposure, like with like.
 ///
@@ -528,9 +549,12 @@ public final class V4L2Camera: Camera {
         } else {
             try device.ioctl(CV4L2_VIDIOC_S_FMT, &request, "VIDIOC_S_FMT")
         }
+        // For a converted format this is libv4lconvert's answer (`v4lconvert_try_format`), whose
+        // colour fields say what it makes.
         let got = FrameFormat(width: Int(request.fmt.pix.width), height: Int(request.fmt.pix.height),
                               pixelFormat: PixelFormat(rawValue: request.fmt.pix.pixelformat),
-                              bytesPerLine: Int(request.fmt.pix.bytesperline))
+                              bytesPerLine: Int(request.fmt.pix.bytesperline),
+                              yuvRange: negotiatedYUVRange(request.fmt.pix, libcameraCompat: device.info.driver == "libcamera"))
         guard got.pixelFormat == pixelFormat else {
             throw CaptureError.unsupportedFormat(device: device.path, requested: pixelFormat.fourcc, supported: device.formats().map(\.pixelFormat.fourcc))
         }
