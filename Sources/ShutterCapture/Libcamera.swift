@@ -230,7 +230,10 @@ public final class LibcameraCamera: Camera {
     private init(handle: OpaquePointer, settings: CameraSettings) throws(CaptureError) {
         self.handle = handle
         let id = String(cString: shutter_lc_id(handle)), model = String(cString: shutter_lc_model(handle))
-        info = CameraInfo(path: id, card: model.isEmpty ? id : model, driver: "libcamera", bus: id)
+        // A Raspberry Pi's camera ids are device-tree paths (/base/soc/..., /base/axi/...): its EXIF
+        // Make is "Raspberry Pi", as rpicam-apps writes it (the model, imx708, is the Model).
+        info = CameraInfo(path: id, card: model.isEmpty ? id : model, driver: "libcamera", bus: id,
+                          maker: id.hasPrefix("/base/") ? "Raspberry Pi" : nil)
         format = FrameFormat(width: 0, height: 0, pixelFormat: .nv12)
         do throws(CaptureError) {
             try configure(settings)
