@@ -1,0 +1,58 @@
+import ShutterCore
+
+/// One photo's background work: encode, EXIF, atomic write.
+struct PhotoJob: Sendable {
+    var frame: Frame
+    var pressedAt: Instant
+    var focus: FocusOutcome
+    var bracket: Nanoseconds?
+    /// Digital zoom and effect, applied before encoding.
+    var processing: PhotoProcessing
+    var quality: Int
+    var name: String
+    var metadata: PhotoMetadata
+
+    /// The finished photo, or why there is none. Runs on the encode queue, the only user of `encoder`.
+    func run(writer: PhotoWriter, encoder: EncodeQueueEncoder) -> CaptureEvent {
+        do throws(CaptureError) {
+            let started = monotonicNow()
+            let photo = try encodePhoto(frame, processing: processing, quality: quality, encoder: try encoder.encoder())
+            var jpeg = photo.jpeg
+            let width = photo.width, height = photo.height
+            var metadata = self.metadata
+            metadata.width = width
+            metadata.height = height
+            jpeg = try ExifWriter.adding(metadata, to: jpeg)
+            let encoded = monotonicNow()
+            let path = try writer.write(jpeg, name: name)
+            let written = monotonicNow()
+            return .photo(Photo(at: written, path: path, pressedAt: pressedAt, frameAt: frame.timestamp, frameAtIs: frame.instant, width: width,
+                                height: height, bytes: jpeg.count, frameSequence: frame.sequence, bracket: bracket,
+                                encodeTime: encoded - started, writeTime: written - encoded, focus: focus,
+                                clockSynchronized: metadata.clockSynchronized))
+        } catch {
+            return .captureFailed(CaptureFailure(at: monotonicNow(), pressedAt: pressedAt, error: error))
+        }
+    }
+}
+
+/// The JPEG encoder of the service's encode queue, made on the first photo and kept for the next.
+///
+/// A fresh ``JPEGEncoder`` per photo splits the frame into planes in fresh memory (4 MB for a
+/// 1920x1080 YUYV frame, about a thousand page faults) and allocates TurboJPEG's output buffer
+/// again; a kept one reuses both. Used only from the serial encode queue (``PhotoJob/run(writer:encoder:)``).
+final class EncodeQueueEncoder: @unchecked Sendable {
+    // @unchecked: `kept` is read and written only by jobs on the serial encode queue, which run one
+    // after another (the queue orders their memory accesses), so the TurboJPEG handle and its
+    // buffers are never used from two threads at once.
+    private var kept: JPEGEncoder?
+
+    /// The kept encoder, made now if there is none yet (a failed `tjInitCompress` fails this
+    /// photo; the next one tries again).
+    func encoder() throws(CaptureError) -> JPEGEncoder {
+        if let kept { return kept }
+        let made = try JPEGEncoder()
+        kept = made
+        return made
+    }
+}
