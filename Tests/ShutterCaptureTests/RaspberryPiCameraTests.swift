@@ -63,6 +63,22 @@ struct RaspberryPiCameraTests {
         #expect(harness.camera.fakeApplied(.lensPosition) == 7.5, "half of the lens's 0...15, not of the placeholder 0...32")
     }
 
+    @Test func controlsSetWhileStoppedGoToTheStartAndShowInTheFirstFrame() throws {
+        let harness = try LibcameraHarness(smallPi(), {
+            sensorSize(&$0)
+            $0.keepStreaming = false
+            $0.warmupFrames = 0
+        })
+        harness.service.apply(controlID: "zoom", value: .number(2))  // while the camera is stopped
+        harness.service.capture(pressedAt: ms(1000), now: ms(1000))
+        harness.service.waitForCamera()  // the start, on the lifecycle queue
+        _ = harness.service.handleReadable()
+        #expect(harness.camera.fakeStartControlCount >= 1, "Camera::start() carried the zoom")
+        harness.frames(1010)
+        #expect(harness.camera.fakeAppliedScalerCrop == scalerCrop(forZoom: 2, maximum: PixelRect(x: 16, y: 24, width: 640, height: 480)),
+                "from the first frame, not behind every request queued at start")
+    }
+
     // MARK: The sensor's own size
 
     @Test func theDefaultStillSizeIsTheSensorsFullSize() throws {
