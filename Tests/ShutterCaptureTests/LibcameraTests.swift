@@ -221,6 +221,17 @@ final class LibcameraHarness {
         return events
     }
 
+    /// Frames every 33 ms after `start` until one reports Focused (or 2 s): that frame's time and sequence.
+    func framesUntilFocused(after start: Double) -> (time: Double, sequence: UInt32) {
+        var time = start, sequence: UInt32 = 0
+        while camera.focusState(ofFrame: sequence) != .focused, time < 2000 {
+            time += 33
+            sequence += 1
+            frames(time)
+        }
+        return (time, sequence)
+    }
+
     func finish() -> [CaptureEvent] {
         service.waitForWrites()
         return service.handleReadable()
@@ -341,12 +352,7 @@ struct LibcameraServiceTests {
         harness.service.prepare()
         // The trigger rides on the next request queued (after those queued at start), then two
         // Scanning frames, then Focused.
-        var time = 1000.0, sequence: UInt32 = 0
-        while harness.camera.focusState(ofFrame: sequence) != .focused, time < 2000 {
-            time += 33
-            sequence += 1
-            harness.frames(time)
-        }
+        let (time, sequence) = harness.framesUntilFocused(after: 1000)
         #expect(harness.camera.fakeAutofocusTriggers == 1)
         #expect(harness.camera.fakeApplied(.afMode) == 1)
         #expect(harness.camera.focusState(ofFrame: sequence - 2) == .scanning)

@@ -171,12 +171,7 @@ struct RaspberryPiCameraTests {
         // The first shot: prepare, the lens locks, the photo says so.
         harness.frames(1000)
         harness.service.prepare()
-        var time = 1000.0, sequence: UInt32 = 0
-        while harness.camera.focusState(ofFrame: sequence) != .focused, time < 2000 {
-            time += 33
-            sequence += 1
-            harness.frames(time)
-        }
+        let time = harness.framesUntilFocused(after: 1000).time
         harness.service.capture(pressedAt: ms(time), now: ms(time + 1))
         harness.frames(time + 33)
         #expect(try #require(harness.finish().compactMap(\.photo).first).focus == .locked)
