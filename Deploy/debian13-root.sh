@@ -29,9 +29,12 @@ tree=$(dirname "$(dirname "$(readlink -f "$0")")")
 root=${SHUTTER_DEBIAN13_ROOT:-${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/shutter/debian13-root}
 suite=trixie
 # The build (README's "Supported systems", trixie) and the unit tests (the hook tests' /bin/sh
-# and sleep come with the base system).
+# and sleep come with the base system); then what Tests/VM's gpio and libcamera suites run
+# when a qemu guest boots this root (Deploy/vm/run-in-vm.sh --root): gpiod's tools, python3,
+# socat, file, pgrep, modprobe, udevd, and libcamera's IPA modules, cam and libcamerify.
 packages=(swiftlang g++ pkg-config libgpiod-dev libcamera-dev libv4l-dev libturbojpeg0-dev
-          libexif-dev libyuv-dev)
+          libexif-dev libyuv-dev
+          gpiod python3 socat file procps kmod udev libcamera-ipa libcamera-tools libcamera-v4l2)
 
 case "${1:-}" in
   -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
