@@ -13,7 +13,7 @@
 # $DEBIAN13_MIRROR), into $SHUTTER_DEBIAN13_ROOT (default
 # ${XDG_CACHE_HOME:-$HOME/.cache}/shutter/debian13-root). It is made again only when the
 # package list below changes (a stamp file in the root keeps the list it was made with).
-# Making it takes a few minutes and about 1.5 GB; runs are serialised by a lock.
+# Making it takes about 2 minutes and 3 GB; runs share it, a remake waits for them (a lock).
 #
 # COMMAND runs as root in the root under chroot, in a mount namespace of its own (nothing is
 # left mounted on the host, even when killed), with the source tree bind-mounted at the same
