@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# setup.sh - install everything shutter needs on a fresh Debian 12 (bookworm) machine:
-# the build (Swift is expected at /opt/swift or on PATH), the unit tests, and the
-# qemu harness that runs the real-kernel tests (gpio-sim, vivid, vimc with libcamera).
+# setup.sh - install everything shutter needs on a fresh Debian 12 (bookworm) or Debian 13
+# (trixie) machine, Raspberry Pi OS included: the build, the unit tests, and the qemu harness
+# that runs the real-kernel tests (gpio-sim, vivid, vimc with libcamera).
 #
 #   Deploy/setup.sh            install (idempotent; quick when all is present)
 #   Deploy/setup.sh --no-vm    leave out the VM harness's packages (qemu, kernel, sources)
 #   Deploy/setup.sh --help     this text
 #
-# On a Raspberry Pi (arm64/armhf) the VM harness's packages are left out by themselves:
-# the harness boots Debian 12's amd64 kernel and runs on the development machine.
+# Swift: on bookworm it is expected at /opt/swift or on PATH (swift.org's toolchain); on
+# trixie, when there is none, Debian's `swiftlang` (6.0.3) is installed.
+# On a Raspberry Pi (arm64/armhf) and on trixie the VM harness's packages are left out by
+# themselves: the harness boots Debian 12's amd64 kernel and runs on a Debian 12 amd64 machine.
 #
 # Runs apt-get as root (or through sudo when not root).
 set -euo pipefail
@@ -20,16 +22,26 @@ case "${1:-}" in
   "") ;;
   *) echo "setup.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
 esac
+codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
 if [ "$vm" = yes ] && [ "$(dpkg --print-architecture)" != amd64 ]; then
   echo "setup.sh: $(dpkg --print-architecture) machine: leaving out the VM harness (it runs on an amd64 Debian 12 machine)" >&2
   vm=no
 fi
+if [ "$vm" = yes ] && [ "$codename" != bookworm ]; then
+  echo "setup.sh: ${codename:-unknown} system: leaving out the VM harness (it boots Debian 12's kernel and runs on an amd64 Debian 12 machine)" >&2
+  vm=no
+fi
+have_swift() { command -v swift >/dev/null 2>&1 || [ -x /opt/swift/usr/bin/swift ]; }
 
 # Build: the C libraries behind the system-library targets.
-build_packages=(pkg-config libgpiod-dev libv4l-dev libturbojpeg0-dev libexif-dev libcamera-dev libyuv-dev)
+# g++: libcamera's headers are C++ and need libstdc++'s (swiftlang does not pull them in).
+build_packages=(pkg-config g++ libgpiod-dev libv4l-dev libturbojpeg0-dev libexif-dev libcamera-dev libyuv-dev)
+# On trixie Debian packages Swift 6.0.3, shutter's minimum.
+[ "$codename" = trixie ] && ! have_swift && build_packages+=(swiftlang)
 # Tools a rig builder uses next to shutter, and the tests use to cross-check it; tmux, in which
 # the simulator test drives the terminal UI with keys.
-tool_packages=(gpiod v4l-utils libcamera-ipa libcamera-tools tmux)
+# debootstrap: the Debian 13 stage of Tests/run.sh makes its trixie root with it.
+tool_packages=(gpiod v4l-utils libcamera-ipa libcamera-tools tmux debootstrap)
 # The VM harness: qemu (TCG), Debian's kernel and its headers to build gpio-sim.ko,
 # the kernel source it is compiled from, and what the initramfs is made of.
 vm_packages=(qemu-system-x86 linux-image-amd64 linux-headers-amd64 linux-source-6.1
@@ -57,9 +69,9 @@ if [ ${#missing[@]} -gt 0 ]; then
   $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-if ! command -v swift >/dev/null 2>&1 && [ ! -x /opt/swift/usr/bin/swift ]; then
+if ! have_swift; then
   echo "setup.sh: no Swift toolchain found (expected 'swift' on PATH or /opt/swift/usr/bin/swift)." >&2
-  echo "          Install Swift 6 from swift.org, then run this script again." >&2
+  echo "          Install Swift 6.0 or later from swift.org (on trixie: apt install swiftlang), then run this script again." >&2
   exit 1
 fi
 echo "setup.sh: all packages present" >&2

@@ -5,7 +5,10 @@
 #                           trixie's libcamera (it cannot run on Debian 12), then the
 #                           real-kernel tests (gpio-sim, vivid) in a qemu guest for both,
 #                           and the USB webcam tests (uvcvideo, VM_UVC=1) in one more guest,
-#                           and libcamera on vimc once, in a guest of its own
+#                           and libcamera on vimc once, in a guest of its own; and, in a
+#                           Debian 13 root (Deploy/debian13-root.sh, made once and cached),
+#                           build and unit-test with trixie's swiftlang 6.0.3, libgpiod 2.2
+#                           and libcamera 0.4, and the gpio suite in a guest booted with that root
 #   Tests/run.sh --no-vm    unit tests only (no qemu)
 #   Tests/run.sh --help
 #
@@ -37,6 +40,15 @@ vm_tests() {   # vm_tests BINARY [SKIP]: the Tests/VM suite in a fresh guest (th
   # Six suites in one boot: 20 minutes before a hang is called one (a loaded machine needed over 10).
   Deploy/vm/run-in-vm.sh --timeout 1200 -- env SHUTTER="$PWD/$1" VM_SKIP="uvc ${2:-}" Tests/VM/run-all.sh
 }
+debian13() {   # build and unit-test in the Debian 13 root (.build-debian13), with Debian's Swift
+  Deploy/debian13-root.sh sh -c 'swift --version 2>&1 | head -n 1; pkg-config --modversion libgpiod libcamera | paste -sd " "' &&
+    Deploy/debian13-root.sh swift build && Deploy/debian13-root.sh swift test
+}
+debian13_vm_tests() {   # the gpio suite in a guest whose / is the Debian 13 root (its libgpiod 2.2 and tools)
+  # Not yet the libcamera suite: with trixie's libcamera 0.4 the libcamera backend gets no frames from vimc.
+  Deploy/vm/run-in-vm.sh --root "$(Deploy/debian13-root.sh --print-root)" --timeout 900 -- \
+    env SHUTTER="$PWD/.build-debian13/debug/shutter" bash Tests/VM/test-gpio.sh
+}
 uvc_tests() {   # the USB webcam suite: its own boot with the camera, once (capture does not use libgpiod)
   VM_UVC=1 Deploy/vm/run-in-vm.sh -- env SHUTTER="$PWD/.build/debug/shutter" bash Tests/VM/test-uvc.sh
 }
@@ -48,6 +60,7 @@ stage "simulator (demo session, keys under tmux)" env SHUTTER=.build/debug/shutt
 stage "build (libgpiod 2.x)" Deploy/with-libgpiod2.sh swift build
 stage "unit tests (libgpiod 2.x)" Deploy/with-libgpiod2.sh swift test
 stage "build (libcamera trixie API, compile and link only)" Deploy/with-libcamera-next.sh swift build
+stage "Debian 13 (swiftlang 6.0.3, libgpiod 2.2, libcamera 0.4): build and unit tests" debian13
 if [ "$vm" = yes ]; then
   stage "VM tests (libgpiod 1.6)" vm_tests .build/debug/shutter
   stage "VM tests (libgpiod 2.x)" vm_tests .build-gpiod2/debug/shutter "capture daemon install"
@@ -56,6 +69,8 @@ if [ "$vm" = yes ]; then
   # --timeout 900: about 6 min alone, near the default 600 s on a loaded machine.
   stage "VM tests (libcamera on vimc)" env VM_VIMC=1 Deploy/vm/run-in-vm.sh --timeout 900 -- \
     env SHUTTER="$PWD/.build/debug/shutter" bash Tests/VM/test-libcamera.sh
+  # After the Debian 13 stage, with its binary: trixie's libgpiod 2.2 and its tools in the guest.
+  stage "VM tests in the Debian 13 root (gpio on libgpiod 2.2)" debian13_vm_tests
 fi
 echo "stages: $passed passed, $failed failed"
 [ "$failed" = 0 ]

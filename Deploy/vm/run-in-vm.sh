@@ -2,7 +2,7 @@
 # run-in-vm.sh - run a command inside a throw-away qemu guest with a real kernel
 # GPIO driver (the mock chip gpio-sim) and a virtual camera (vivid) loaded.
 #
-#   Deploy/vm/run-in-vm.sh [--share DIR] [--timeout SECONDS] [--] COMMAND [ARGS...]
+#   Deploy/vm/run-in-vm.sh [--share DIR] [--root DIR] [--timeout SECONDS] [--] COMMAND [ARGS...]
 #   Deploy/vm/run-in-vm.sh --help
 #
 # The guest boots Debian's own kernel under TCG (software emulation: nested KVM
@@ -10,6 +10,12 @@
 #   /        the host's / read-only (virtio-9p) under a tmpfs overlay: writes work
 #            and vanish at power-off; binaries built on the host run unchanged
 #   DIR      the share (default: the current directory), writable, at the same path
+# With --root DIR the guest's / is DIR instead of the host's / (the same read-only share under
+# a tmpfs overlay), e.g. the Debian 13 root of Deploy/debian13-root.sh, so the tests run against
+# its libgpiod and libcamera with a binary built in it. The kernel stays the host's: its
+# /lib/modules/KVER and the module cache below are shared into the guest at their paths. DIR
+# needs bash, kmod and what COMMAND runs (Deploy/debian13-root.sh installs the gpio and
+# libcamera suites' tools); VM_UVC is not offered there.
 # COMMAND runs as root under bash in the current directory, after:
 #   - gpio-sim is loaded with one live chip labelled $VM_GPIO_LABEL (default rig-sim)
 #     whose lines are named $VM_GPIO_NAMES (default: half full secondary pad0..pad5);
@@ -50,10 +56,12 @@
 set -euo pipefail
 
 share=$PWD
+rootfs=/
 timeout_s=${VM_TIMEOUT:-600}
 while [ $# -gt 0 ]; do
   case "$1" in
     --share) share=$(realpath "$2"); shift 2 ;;
+    --root) rootfs=$(realpath "$2"); shift 2 ;;
     --timeout) timeout_s=$2; shift 2 ;;
     -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     --) shift; break ;;
@@ -62,7 +70,11 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ $# -gt 0 ] || { echo "run-in-vm: no command given (try --help)" >&2; exit 2; }
-case "$share" in *[[:space:],]*) echo "run-in-vm: the share path may not contain spaces or commas (qemu syntax): $share" >&2; exit 2 ;; esac
+case "$share$rootfs" in *[[:space:],]*) echo "run-in-vm: the share and root paths may not contain spaces or commas (qemu syntax): $share $rootfs" >&2; exit 2 ;; esac
+if [ "$rootfs" != / ]; then
+  [ -x "$rootfs/bin/bash" ] || { echo "run-in-vm: --root $rootfs: no bin/bash there (make it with Deploy/debian13-root.sh --make)" >&2; exit 2; }
+  [ "${VM_UVC:-0}" = 1 ] && { echo "run-in-vm: VM_UVC=1 runs with the host's / only (its feeder is built on the host), not with --root" >&2; exit 2; }
+fi
 
 kver=${VM_KVER:-$(ls /boot/vmlinuz-* 2>/dev/null | sed 's|/boot/vmlinuz-||' | sort -V | tail -n 1)}
 [ -n "$kver" ] || { echo "run-in-vm: no kernel in /boot; run Deploy/setup.sh" >&2; exit 255; }
@@ -172,13 +184,22 @@ mkdir -p /control /host /rw /root
 mount -t 9p -o $opts control /control || fail "mount control"
 . /control/env
 mount -t 9p -o $opts,ro,cache=loose hostroot /host || fail "mount host /"
-insmod /host/lib/modules/$(uname -r)/kernel/fs/overlayfs/overlay.ko || fail "load overlay"
+kmod=/host/lib/modules/$(uname -r)
+if [ -n "$VMCACHE" ]; then   # --root: the kernel's modules and the module cache come from the host
+  mkdir -p /kmod && mount -t 9p -o $opts,ro,cache=loose modules /kmod || fail "mount host modules"
+  kmod=/kmod
+fi
+insmod $kmod/kernel/fs/overlayfs/overlay.ko || fail "load overlay"
 mount -t tmpfs tmpfs /rw && mkdir /rw/upper /rw/work
 mount -t overlay -o lowerdir=/host,upperdir=/rw/upper,workdir=/rw/work overlay /root || fail "mount overlay"
 mount -t proc proc /root/proc; mount -t sysfs sys /root/sys; mount -t devtmpfs dev /root/dev
 mkdir -p /root/dev/pts /root/dev/shm
 ln -sf /proc/self/fd /root/dev/fd; mount -t devpts devpts /root/dev/pts; mount -t tmpfs tmpfs /root/dev/shm; mount -t tmpfs tmpfs /root/run
 mkdir -p "/root$SHARE" && mount -t 9p -o $opts share "/root$SHARE" || fail "mount share"
+if [ -n "$VMCACHE" ]; then
+  mkdir -p "/root/lib/modules/$(uname -r)" && mount --bind /kmod "/root/lib/modules/$(uname -r)" || fail "bind modules"
+  mkdir -p "/root$VMCACHE" && mount -t 9p -o $opts,ro vmcache "/root$VMCACHE" || fail "mount module cache"
+fi
 cp /control/command.sh /root/run/command.sh
 chroot /root /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 \
   PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:/opt/swift/usr/bin \
@@ -190,6 +211,8 @@ chmod +x "$run/initrd/init"
 (cd "$run/initrd" && find . | cpio -o -H newc --quiet | gzip -1) > "$run/initrd.gz"
 
 printf 'SHARE=%q\n' "$share" > "$run/control/env"
+vmcache=; [ "$rootfs" != / ] && vmcache=$cache
+printf 'VMCACHE=%q\n' "$vmcache" >> "$run/control/env"
 label=${VM_GPIO_LABEL:-rig-sim}
 names=${VM_GPIO_NAMES:-half full secondary pad0 pad1 pad2 pad3 pad4 pad5}
 lines=${VM_GPIO_LINES:-$(echo $names | wc -w)}
@@ -249,12 +272,14 @@ vivid_opts=${VM_VIVID_OPTS:-n_devs=1 node_types=0x1 num_inputs=1 input_types=0x0
 # multidevs=remap: host / spans several filesystems, and without it their inode
 # numbers collide in the guest (directories appear empty).
 export_dir() { echo "-fsdev local,id=$1,path=$2,security_model=none,multidevs=remap$3 -device virtio-9p-pci,fsdev=$1,mount_tag=$1"; }
+own_root=
+[ "$rootfs" != / ] && own_root="$(export_dir modules "/lib/modules/$kver" ",readonly=on") $(export_dir vmcache "$cache" ",readonly=on")"
 set +e
 timeout -k 5 "$timeout_s" qemu-system-x86_64 -accel tcg -cpu max -smp "${VM_SMP:-2}" -m "${VM_MEMORY:-1G}" \
   -display none -monitor none -no-reboot -nic none \
   -chardev stdio,id=console,signal=off -serial chardev:console \
   -kernel "$kernel" -initrd "$run/initrd.gz" -append "console=ttyS0 quiet panic=-1" \
-  $(export_dir control "$run/control" "") $(export_dir hostroot / ",readonly=on") $(export_dir share "$share" "") \
+  $(export_dir control "$run/control" "") $(export_dir hostroot "$rootfs" ",readonly=on") $own_root $(export_dir share "$share" "") \
   < /dev/null 2>&1 | sed -u -e 's/\r$//' -e '/reboot: Power down$/d'
 qemu_status=${PIPESTATUS[0]}
 set -e

@@ -238,9 +238,9 @@ public struct YUVImage: Sendable {
 extension JPEGEncoder {
     /// `image` as a 4:2:0 JPEG at `quality`, straight from its planes.
     public func encode(_ image: YUVImage, quality: Int) throws(CaptureError) -> [UInt8] {
-        try image.y.withUnsafeBufferPointer { yp throws(CaptureError) in
-            try image.u.withUnsafeBufferPointer { up throws(CaptureError) in
-                try image.v.withUnsafeBufferPointer { vp throws(CaptureError) in
+        try image.y.withUnsafeBufferPointerTyped { yp throws(CaptureError) in
+            try image.u.withUnsafeBufferPointerTyped { up throws(CaptureError) in
+                try image.v.withUnsafeBufferPointerTyped { vp throws(CaptureError) in
                     try compressPlanes(yp.baseAddress!, up.baseAddress!, vp.baseAddress!, width: image.width, height: image.height,
                                        strides: (image.width, image.chromaWidth, image.chromaWidth), subsampling: TJSAMP_420, quality: quality)
                 }

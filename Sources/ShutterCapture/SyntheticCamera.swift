@@ -224,6 +224,7 @@ private final class FrameMemory {
     deinit { start.deallocate() }
 }
 
+#if compiler(>=6.1)
 /// A value behind a lock, shared between the event loop and a worker thread.
 final class Locked<Value: Sendable>: Sendable {
     private let mutex: Mutex<Value>
@@ -234,3 +235,22 @@ final class Locked<Value: Sendable>: Sendable {
         mutex.withLock(body)
     }
 }
+#else
+/// A value behind a lock, shared between the event loop and a worker thread.
+///
+/// Swift 6.0 (Debian 13's swiftlang 6.0.3) stops in IRGen on a generic class that stores a
+/// `Mutex` of its parameter (assertion "Not a nested archetype"), so with it the value sits
+/// behind an `NSLock` instead; only `withLock` touches it.
+final class Locked<Value: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Value
+
+    init(_ value: Value) { self.value = value }
+
+    func withLock<Result: Sendable>(_ body: (inout sending Value) -> sending Result) -> Result {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&value)
+    }
+}
+#endif

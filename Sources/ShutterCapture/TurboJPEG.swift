@@ -234,7 +234,7 @@ public final class JPEGEncoder {
     /// `image` (or its crop) as a JPEG.
     public func encodeRGB(_ image: RGBImage, crop: CropRect? = nil, quality: Int) throws(CaptureError) -> [UInt8] {
         let crop = crop ?? CropRect(x: 0, y: 0, width: image.width, height: image.height)
-        return try image.pixels.withUnsafeBufferPointer { source throws(CaptureError) in
+        return try image.pixels.withUnsafeBufferPointerTyped { source throws(CaptureError) in
             let start = source.baseAddress!.advanced(by: (crop.y * image.width + crop.x) * 3)
             return try compressPacked(start, width: crop.width, pitch: image.width * 3, height: crop.height,
                                       pixelFormat: TJPF_RGB, subsampling: TJSAMP_420, quality: quality)

@@ -36,7 +36,9 @@ struct PhotoWriterTests {
             errno = ENOSPC
             return -1
         }
-        let error = #expect(throws: CaptureError.self) { try full.write([UInt8](repeating: 7, count: 1000), name: "IMG.jpg") }
+        // Not `let error = #expect(throws:)`: Swift 6.0's Testing returns no error from it.
+        var error: CaptureError?
+        do throws(CaptureError) { _ = try full.write([UInt8](repeating: 7, count: 1000), name: "IMG.jpg") } catch let thrown { error = thrown }
         guard case .system(let call, let code, let context)? = error else { Issue.record("wrong error \(String(describing: error))"); return }
         #expect(call == "write" && code == ENOSPC && context.contains(".shutter-tmp-"))
         #expect(listing(dir).isEmpty)

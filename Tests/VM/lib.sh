@@ -47,9 +47,13 @@ wait_for() {
 }
 
 # wait_for_consumer NAME CONSUMER: until the line shows as used by CONSUMER (max ~10 s).
+# gpioinfo 1.6 takes the chip as its argument, 2.x with -c (a bare argument is a line name);
+# both print the line's name and its consumer in double quotes.
+gpioinfo_chip=("${GPIOCHIP:-}")
+gpioinfo --version 2>/dev/null | grep -q 'v1\.' || gpioinfo_chip=(-c "${GPIOCHIP:-}")
 wait_for_consumer() {
   for _ in $(seq 100); do
-    gpioinfo "$GPIOCHIP" 2>/dev/null | grep -q "\"$1\".*\"$2\"" && return 0
+    gpioinfo "${gpioinfo_chip[@]}" 2>/dev/null | grep -q "\"$1\".*\"$2\"" && return 0
     sleep 0.1
   done
   return 1
