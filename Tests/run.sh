@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # run.sh - the whole test run: what the README's test command and CI run.
 #
-#   Tests/run.sh            build and unit-test against libgpiod 1.6 and 2.x, build against
-#                           trixie's libcamera (it cannot run on Debian 12), then the
+#   Tests/run.sh            build and unit-test against libgpiod 1.6 and 2.x, then the
 #                           real-kernel tests (gpio-sim, vivid) in a qemu guest for both,
 #                           and the USB webcam tests (uvcvideo, VM_UVC=1) in one more guest,
 #                           and libcamera on vimc once, in a guest of its own; and, in a
@@ -59,7 +58,6 @@ stage "systemd unit (verify, security)" Deploy/systemd/check-unit.sh
 stage "simulator (demo session, keys under tmux)" env SHUTTER=.build/debug/shutter Tests/Simulator/test-simulator.sh
 stage "build (libgpiod 2.x)" Deploy/with-libgpiod2.sh swift build
 stage "unit tests (libgpiod 2.x)" Deploy/with-libgpiod2.sh swift test
-stage "build (libcamera trixie API, compile and link only)" Deploy/with-libcamera-next.sh swift build
 stage "Debian 13 (swiftlang 6.0.3, libgpiod 2.2, libcamera 0.4): build and unit tests" debian13
 if [ "$vm" = yes ]; then
   stage "VM tests (libgpiod 1.6)" vm_tests .build/debug/shutter
