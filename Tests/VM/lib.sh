@@ -46,14 +46,17 @@ wait_for() {
   return 1
 }
 
-# wait_for_consumer NAME CONSUMER: until the line shows as used by CONSUMER (max ~10 s).
+# wait_for_consumer NAME CONSUMER: until the line shows as used by CONSUMER (max ~10 s), on
+# $GPIOCHIP as it is at the call (a suite may make a chip of its own after sourcing this).
 # gpioinfo 1.6 takes the chip as its argument, 2.x with -c (a bare argument is a line name);
 # both print the line's name and its consumer in double quotes.
-gpioinfo_chip=("${GPIOCHIP:-}")
-gpioinfo --version 2>/dev/null | grep -q 'v1\.' || gpioinfo_chip=(-c "${GPIOCHIP:-}")
+gpioinfo_takes_chip_option=yes
+gpioinfo --version 2>/dev/null | grep -q 'v1\.' && gpioinfo_takes_chip_option=no
 wait_for_consumer() {
+  local chip=("${GPIOCHIP:-}")
+  [ "$gpioinfo_takes_chip_option" = yes ] && chip=(-c "${GPIOCHIP:-}")
   for _ in $(seq 100); do
-    gpioinfo "${gpioinfo_chip[@]}" 2>/dev/null | grep -q "\"$1\".*\"$2\"" && return 0
+    gpioinfo "${chip[@]}" 2>/dev/null | grep -q "\"$1\".*\"$2\"" && return 0
     sleep 0.1
   done
   return 1

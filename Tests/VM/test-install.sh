@@ -94,7 +94,10 @@ chown shutter:shutter /srv/rig-photos
 useradd --create-home builder
 mkdir -p "$work/checkout" && cp -r "$repo/Deploy" "$repo/Boards" "$repo/README.md" "$work/checkout/" && chown -R builder: "$work/checkout"
 mkdir -p "$work/fake-swift"
-printf '#!/bin/bash\nmkdir -p .build/release && cp %q .build/release/shutter\n' "$SHUTTER" > "$work/fake-swift/swift"
+# The builder cannot read $SHUTTER where the checkout under test lies in a directory only root
+# may enter (a root clone in /root, or CI's): the fake build copies a copy the builder can read.
+install -m 755 "$SHUTTER" "$work/fake-swift/shutter"
+printf '#!/bin/bash\nmkdir -p .build/release && cp %q .build/release/shutter\n' "$work/fake-swift/shutter" > "$work/fake-swift/swift"
 chmod 755 "$work/fake-swift/swift"
 PATH=$work/fake-swift:$PATH "$work/checkout/Deploy/install.sh" "$repo/Boards/gpio-sim.json" > "$work/build.out" 2>&1; status=$?
 root_owned=$(find "$work/checkout" -user root | head -3)
