@@ -221,6 +221,21 @@ final class LibcameraHarness {
         return events
     }
 
+    /// A `lensPosition` slider over 0...10 set to `value` on a second service over this camera,
+    /// with enough frames for the requests queued at start to go first. The caller shuts the
+    /// service down once it has looked at the camera (shutting down closes it).
+    func slideLensPosition(to value: Double) throws -> CaptureService {
+        var board = service.board
+        board.controls.append(ControlSpec(id: "focus", label: "Focus", kind: .lensPosition(.range(0...10, step: nil)), initial: .number(0)))
+        let focusing = try CaptureService(board: board, camera: camera, clock: clock, updatesLatest: false)
+        focusing.apply(controlID: "focus", value: .number(value))
+        for index in 0...camera.requestCount {
+            camera.deliverFakeFrame(at: ms(1000 + Double(index) * 33))
+            _ = focusing.handleReadable()
+        }
+        return focusing
+    }
+
     /// Frames every 33 ms after `start` until one reports Focused (or 2 s): that frame's time and sequence.
     func framesUntilFocused(after start: Double) -> (time: Double, sequence: UInt32) {
         var time = start, sequence: UInt32 = 0
@@ -440,19 +455,9 @@ struct LibcameraServiceTests {
     }
 
     @Test func aLensPositionSliderFocusesByHand() throws {
-        let harness = try LibcameraHarness {
-            _ = $0
-        }
-        var board = harness.service.board
-        board.controls.append(ControlSpec(id: "focus", label: "Focus", kind: .lensPosition(.range(0...10, step: nil)), initial: .number(0)))
-        let service = try CaptureService(board: board, camera: harness.camera, clock: harness.clock, updatesLatest: false)
+        let harness = try LibcameraHarness()
+        let service = try harness.slideLensPosition(to: 5)
         defer { service.shutdown() }
-        service.apply(controlID: "focus", value: .number(5))
-        // The requests queued at start go first.
-        for index in 0...harness.camera.requestCount {
-            harness.camera.deliverFakeFrame(at: ms(1000 + Double(index) * 33))
-            _ = service.handleReadable()
-        }
         #expect(harness.camera.fakeApplied(.afMode) == 0)
         #expect(harness.camera.fakeApplied(.lensPosition) == 7.5)
     }

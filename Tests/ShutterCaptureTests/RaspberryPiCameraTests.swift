@@ -51,15 +51,8 @@ struct RaspberryPiCameraTests {
 
     @Test func aLensPositionSliderSpansTheLensNotThePlaceholder() throws {
         let harness = try LibcameraHarness(smallPi(autofocus: true), sensorSize)
-        var board = harness.service.board
-        board.controls.append(ControlSpec(id: "focus", label: "Focus", kind: .lensPosition(.range(0...10, step: nil)), initial: .number(0)))
-        let service = try CaptureService(board: board, camera: harness.camera, clock: harness.clock, updatesLatest: false)
+        let service = try harness.slideLensPosition(to: 5)
         defer { service.shutdown() }
-        service.apply(controlID: "focus", value: .number(5))
-        for index in 0...harness.camera.requestCount {
-            harness.camera.deliverFakeFrame(at: ms(1000 + Double(index) * 33))
-            _ = service.handleReadable()
-        }
         #expect(harness.camera.fakeApplied(.lensPosition) == 7.5, "half of the lens's 0...15, not of the placeholder 0...32")
     }
 
