@@ -208,12 +208,12 @@ public struct YUVImage: Sendable {
             u.withUnsafeMutableBufferPointer { $0.update(repeating: 128) }
             v.withUnsafeMutableBufferPointer { $0.update(repeating: 128) }
         case .vivid:
-            let table = Self.table { 128 + (Double($0) - 128) * Self.vividGain }
+            let table = byteLookupTable { 128 + (Double($0) - 128) * Self.vividGain }
             Self.map(&u, table)
             Self.map(&v, table)
         case .warm:
-            Self.map(&u, Self.table { Double($0) - Self.warmShift })
-            Self.map(&v, Self.table { Double($0) + Self.warmShift })
+            Self.map(&u, byteLookupTable { Double($0) - Self.warmShift })
+            Self.map(&v, byteLookupTable { Double($0) + Self.warmShift })
         }
     }
 
@@ -221,10 +221,6 @@ public struct YUVImage: Sendable {
     public static let vividGain = 1.6
     /// How far `warm` moves each chroma value (of 255).
     public static let warmShift = 14.0
-
-    private static func table(_ transform: (Int) -> Double) -> [UInt8] {
-        (0..<256).map { UInt8(min(255, max(0, transform($0).rounded()))) }
-    }
 
     private static func map(_ plane: inout [UInt8], _ table: [UInt8]) {
         table.withUnsafeBufferPointer { lookup in

@@ -14,14 +14,16 @@ public enum YUVRange: String, Hashable, Sendable, CustomStringConvertible {
 
     /// Limited-range luma to full range: Y' = round((Y − 16) × 255 / 219), clamped to 0...255
     /// (values outside 16...235, footroom and headroom, are clipped as a display would).
-    public static let lumaToFull: [UInt8] = table { (Double($0) - 16) * 255 / 219 }
+    public static let lumaToFull: [UInt8] = byteLookupTable { (Double($0) - 16) * 255 / 219 }
 
     /// Limited-range chroma to full range: C' = round((C − 128) × 255 / 224 + 128), clamped.
-    public static let chromaToFull: [UInt8] = table { (Double($0) - 128) * 255 / 224 + 128 }
+    public static let chromaToFull: [UInt8] = byteLookupTable { (Double($0) - 128) * 255 / 224 + 128 }
+}
 
-    private static func table(_ transform: (Int) -> Double) -> [UInt8] {
-        (0..<256).map { UInt8(min(255, max(0, transform($0).rounded()))) }
-    }
+/// A 256-entry lookup table for a byte: `transform` of each value, rounded and clamped to 0...255
+/// (the range expansion here, and the photo effects' curves).
+func byteLookupTable(_ transform: (Int) -> Double) -> [UInt8] {
+    (0..<256).map { UInt8(min(255, max(0, transform($0).rounded()))) }
 }
 
 /// Applies a 256-entry lookup `table` to `height` rows of `width` bytes from `source` into
