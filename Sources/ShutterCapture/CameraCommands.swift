@@ -142,8 +142,7 @@ public enum CameraCommands {
     /// How many frames the zero-shutter-lag ring holds at the camera's frame size, and what that costs.
     static func ringReport(settings: CameraSettings, camera: any Camera) -> String {
         let perFrame = camera.bytesPerFrame
-        let held = (camera as? V4L2Camera)?.ringCapacity ?? (camera as? LibcameraCamera)?.ringCapacity
-            ?? ringCapacity(ringFrames: settings.ringFrames, ringMiB: settings.ringMiB, frameBytes: perFrame) ?? 2
+        let held = ringCapacity(of: camera, settings: settings)
         let mib = { (bytes: Int) in
             bytes >= 1_048_576 ? JSONLine.number(Double(bytes) / 1_048_576, decimals: 1) + " MiB" : "\((bytes + 1023) / 1024) KiB"
         }

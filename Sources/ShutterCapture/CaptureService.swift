@@ -776,11 +776,8 @@ public final class CaptureService {
         }
         autofocus.reset()
         ring.removeAll()
-        // The ring holds `ringFrames`, fewer when they would pass `ringMiB` at this frame size
-        // (V4L2 and libcamera cameras decided it, and refused a cap below two frames, as they opened).
-        let capacity = (camera as? V4L2Camera)?.ringCapacity ?? (camera as? LibcameraCamera)?.ringCapacity
-            ?? ringCapacity(ringFrames: settings.ringFrames, ringMiB: settings.ringMiB, frameBytes: camera.bytesPerFrame) ?? 2
-        machine.ringCapacity = capacity
+        // The ring holds `ringFrames`, fewer when they would pass `ringMiB` at this frame size.
+        machine.ringCapacity = ringCapacity(of: camera, settings: settings)
         manualExposureSet = false
         meteredExposure = nil
         exposureRead = nil

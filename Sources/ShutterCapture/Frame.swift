@@ -324,6 +324,13 @@ public func ringCapacity(ringFrames: Int, ringMiB: Int?, frameBytes: Int) -> Int
     return fitting >= 2 ? min(ringFrames, fitting) : nil
 }
 
+/// How many frames the ring holds for the open `camera`: what a V4L2 or libcamera camera decided
+/// as it opened (refusing a `ringMiB` below two frames), else `settings`' ring at its frame size.
+func ringCapacity(of camera: any Camera, settings: CameraSettings) -> Int {
+    (camera as? V4L2Camera)?.ringCapacity ?? (camera as? LibcameraCamera)?.ringCapacity
+        ?? ringCapacity(ringFrames: settings.ringFrames, ringMiB: settings.ringMiB, frameBytes: camera.bytesPerFrame) ?? 2
+}
+
 /// ``ringCapacity(ringFrames:ringMiB:frameBytes:)`` for a camera being opened.
 /// - Throws: ``CaptureError/ringTooSmall(device:ringMiB:frameBytes:)`` when the board's cap holds fewer than two frames.
 func ringCapacity(ringFrames: Int, ringMiB: Int?, frameBytes: Int, device: String) throws(CaptureError) -> Int {
