@@ -163,14 +163,8 @@ public final class FrameBuffer: @unchecked Sendable {
     /// Calls `body` with the bytes where they lie (for planes that lie apart, a copy of them one
     /// after another: only for the photo being made, off the loop).
     public func withUnsafeBytes<Result, Failure: Error>(_ body: (UnsafeRawBufferPointer) throws(Failure) -> Result) throws(Failure) -> Result {
-        if isPlanar {
-            let outcome: Swift.Result<Result, Failure> = array.withUnsafeBytes { raw in
-                Swift.Result { () throws(Failure) -> Result in try body(raw) }
-            }
-            return try outcome.get()
-        }
-        if let owned {
-            let outcome: Swift.Result<Result, Failure> = owned.withUnsafeBytes { raw in
+        if let bytes = owned ?? (isPlanar ? array : nil) {
+            let outcome: Swift.Result<Result, Failure> = bytes.withUnsafeBytes { raw in
                 Swift.Result { () throws(Failure) -> Result in try body(raw) }
             }
             return try outcome.get()
