@@ -105,6 +105,14 @@ extension Daemon {
         counts.add("lostEdges", counters.lostEdges)
         line.add("counters", counts)
         line.add("lastPhoto", json: lastPhotoPath.map(JSONLine.quoted) ?? "null")
+        // Who is listening: a script can wait until its `events` follower is subscribed before
+        // it presses, instead of sleeping and hoping the follower has started.
+        if let api {
+            var clients = JSONLine()
+            clients.add("connected", api.clientCount)
+            clients.add("subscribed", api.subscriberCount)
+            line.add("clients", clients)
+        }
     }
 
     /// One control as `status` lists it.

@@ -114,6 +114,9 @@ func showStatus(_ arguments: ParsedArguments) throws -> Int32 {
         lines.append("presses \(text("presses", in: counts)), photos \(text("photos", in: counts)), failures \(text("failures", in: counts)), lost edges \(text("lostEdges", in: counts))")
     }
     lines.append("last photo: \(text("lastPhoto"))")
+    if case .object(let clients)? = reply["clients"] {
+        lines.append("clients \(text("connected", in: clients)), subscribed \(text("subscribed", in: clients))")
+    }
     Console.out(lines.joined(separator: "\n"))
     return ExitStatus.success
 }

@@ -89,6 +89,21 @@ import ShutterCore
         #expect(counters["photos"].map { if case .number(let n, _) = $0 { n == 0 } else { false } } == true)
     }
 
+    @Test func statusCountsClientsAndSubscribers() throws {
+        let rig = try TestRig(api: true)
+        defer { rig.close() }
+        let asker = try TestClient(rig)
+        /// (connected, subscribed) from a status reply.
+        func clients() throws -> [Double] {
+            guard case .object(let clients)? = try asker.call("{\"cmd\":\"status\"}")["clients"] else { return [] }
+            return ["connected", "subscribed"].compactMap { if case .number(let n, _)? = clients[$0] { n } else { nil } }
+        }
+        #expect(try clients() == [1, 0])
+        let subscriber = try TestClient(rig)
+        #expect(try subscriber.call("{\"cmd\":\"subscribe\"}")["ok"] == .bool(true))
+        #expect(try clients() == [2, 1])
+    }
+
     @Test func setGoesThroughTheControlsAndIsSaved() throws {
         let rig = try TestRig(api: true)
         defer { rig.close() }

@@ -39,7 +39,9 @@ check "notify: READY=1 with a STATUS line (after $ready ms)" grep -q 'STATUS=boa
 check "api: the socket is mode 0660" [ "$(stat -c %a "$sock")" = 660 ]
 "$SHUTTER" events --socket "$sock" > "$work/subscriber" 2> "$work/subscriber.err" &
 follower=$!
-sleep 0.5
+# Press only once the follower is subscribed: under TCG its start (the Swift runtime over 9p)
+# can take longer than any fixed sleep, and a press before then is not its to see.
+wait_until bash -c "'$SHUTTER' status --socket '$sock' | grep -q 'subscribed [1-9]'"
 
 # A full click through the kernel's lines.
 drive half up; sleep 0.05; drive full up; sleep 0.15; drive full down; sleep 0.05; drive half down
