@@ -157,7 +157,8 @@ public final class LibcameraCamera: Camera {
     private var triggersSent: UInt32 = 0
     /// How many recent frames' AfState is kept (a press waits on a handful at most).
     static let focusSlots = 64
-    private var lastFrameAt: Instant?
+    /// Measures ``frameInterval`` from the frames (libcamera says no nominal rate without a board `fps`).
+    private var intervalMeter = FrameIntervalMeter()
 
     /// Requests beyond the ring, as V4L2's ``V4L2Camera/spareBuffers``: two stay queued (vimc
     /// streams only with two), one completes while the ring still holds the frame it replaces,
@@ -466,7 +467,7 @@ public final class LibcameraCamera: Camera {
         guard !isStreaming, handle != nil, let bufferQueue else { return }
         try bufferQueue.start()
         isStreaming = true
-        lastFrameAt = nil
+        intervalMeter.streamStopped()
     }
 
     /// How many requests libcamera holds now (queued, not yet completed).
@@ -525,8 +526,8 @@ public final class LibcameraCamera: Camera {
                 // Raspberry Pi SensorTimestamp is the start of readout (Unicam's and rp1-cfe's
                 // frame-start interrupt), ExposureTime after the exposure began.
                 if let exposureTime = exposure.exposureTime { time = time - exposureTime }
-                if let lastFrameAt, time > lastFrameAt { frameInterval = time - lastFrameAt }
-                lastFrameAt = time
+                intervalMeter.frame(at: time)
+                if let measured = intervalMeter.interval { frameInterval = measured }
                 // Whether this request was queued after the newest trigger: the backend counts the
                 // triggers set when each request went to libcamera (it alone knows which carried it).
                 let report = FocusReport(state: AfState(rawValue: done.af_state), answersTrigger: done.af_triggers >= triggersSent)

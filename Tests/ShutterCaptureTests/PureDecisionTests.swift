@@ -257,3 +257,34 @@ struct CameraSettingsTests {
 
 /// The package's root directory, for reading `Boards/`.
 let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+
+@Suite("FrameIntervalMeter: the interval of a camera that does not say it")
+struct FrameIntervalMeterTests {
+    @Test func isTheMedianOfTheRecentIntervals() {
+        var meter = FrameIntervalMeter()
+        meter.frame(at: ms(0))
+        #expect(meter.interval == nil, "one frame has no interval")
+        for time in [900.0, 1800, 1900, 2800] { meter.frame(at: ms(time)) }  // 900, 900, 100, 900
+        #expect(meter.interval == .milliseconds(900))
+    }
+
+    @Test func forgetsIntervalsOlderThanItsWindow() {
+        var meter = FrameIntervalMeter()
+        var time = 0.0
+        for _ in 0...FrameIntervalMeter.window { time += 1000; meter.frame(at: ms(time)) }
+        #expect(meter.interval == .seconds(1))
+        for _ in 0..<(FrameIntervalMeter.window / 2 + 1) { time += 33; meter.frame(at: ms(time)) }
+        #expect(meter.interval == .milliseconds(33), "a new rate wins once it is most of the window")
+    }
+
+    @Test func ignoresTimesThatDoNotMoveForwardAndRestartsAfterAStop() {
+        var meter = FrameIntervalMeter()
+        meter.frame(at: ms(0)); meter.frame(at: ms(100))
+        meter.frame(at: ms(50))  // out of order: ignored, and not the new reference
+        meter.frame(at: ms(200))
+        #expect(meter.interval == .milliseconds(100))
+        meter.streamStopped()
+        meter.frame(at: ms(10_000))  // the gap across the stop is no interval
+        #expect(meter.interval == .milliseconds(100))
+    }
+}

@@ -120,6 +120,17 @@ struct RaspberryPiCameraTests {
         #expect(harness.service.stallLimit == .milliseconds(2500), "five measured intervals")
     }
 
+    @Test func oneShortIntervalDoesNotShrinkTheStallLimit() throws {
+        var script = FakeLibcameraScript()
+        script.hasAutofocus = false
+        script.frameDurationLimits = nil
+        let harness = try LibcameraHarness(script)
+        // vimc under emulation: ~900 ms apart, then one frame 100 ms after the last (measured in
+        // the Debian 13 VM: intervals 808-1332 ms, and a 1 s stall limit fired between two frames).
+        harness.frames(1000, 1900, 2800, 3700, 3800)
+        #expect(harness.service.stallLimit == .milliseconds(4500), "five times the median interval, not the last")
+    }
+
     // MARK: The ring, in frames
 
     @Test func aTwelveMegapixelRingHoldsTheBoardsFrames() throws {

@@ -1,0 +1,36 @@
+import ShutterCore
+
+/// The frame interval of a camera that does not say it (libcamera without a board `fps`),
+/// measured from the times of its frames.
+///
+/// The median of the last ``window`` intervals, not the last one: the zero-shutter-lag choice
+/// and the stall limit (five intervals) follow it, and one short interval after a long one (a
+/// frame dropped and the next on time, or vimc under emulation, whose intervals wander between
+/// 50 and 1330 ms within a second) must not make the next ordinary gap look like a stall.
+public struct FrameIntervalMeter: Hashable, Sendable {
+    /// How many recent intervals the median is taken over.
+    public static let window = 9
+    private var recent: [Nanoseconds] = []
+    private var next = 0
+    private var lastFrameAt: Instant?
+
+    public init() {}
+
+    /// The median of the recent intervals; `nil` before two frames.
+    public private(set) var interval: Nanoseconds?
+
+    /// A frame whose exposure started at `time`. Times that do not move forward are ignored.
+    public mutating func frame(at time: Instant) {
+        defer { if lastFrameAt.map({ time > $0 }) ?? true { lastFrameAt = time } }
+        guard let lastFrameAt, time > lastFrameAt else { return }
+        let measured = time - lastFrameAt
+        if recent.count < Self.window { recent.append(measured) } else { recent[next] = measured }
+        next = (next + 1) % Self.window
+        let sorted = recent.sorted()
+        interval = sorted[sorted.count / 2]
+    }
+
+    /// The stream stopped: the next frame starts a new measurement (the intervals measured stay
+    /// the estimate until new ones come).
+    public mutating func streamStopped() { lastFrameAt = nil }
+}
