@@ -144,16 +144,17 @@ public final class CaptureService {
     public var isFinished: Bool { isRetired && inFlight == 0 && lifecycleJobs == 0 }
 
     /// Stops taking photos without waiting, for a service being replaced (a reload that changes
-    /// the camera): presses still waiting for a frame fail, the camera closes on the lifecycle
-    /// queue, and photos already taken are still reported by ``handleReadable()`` until
-    /// ``isFinished``; ``shutdown()`` then has nothing left to wait for.
-    public func retire() {
+    /// the camera) or a daemon stopping: presses still waiting for a frame fail (`notReady` with
+    /// `reason`: reported, never dropped), the camera closes on the lifecycle queue, and photos
+    /// already taken are still reported by ``handleReadable()`` until ``isFinished``;
+    /// ``shutdown()`` then has nothing left to wait for.
+    public func retire(reason: String = "the camera is being replaced") {
         guard !isShutDown, !isRetired else { return }
         isRetired = true
         stopTimers()
         whenCameraIsBack.removeAll()
         for press in machine.streamStopped() + focusWaiting {
-            fail(pressedAt: press, .notReady(reason: "the camera is being replaced"))
+            fail(pressedAt: press, .notReady(reason: reason))
         }
         focusWaiting.removeAll()
         focusOfPress.removeAll()

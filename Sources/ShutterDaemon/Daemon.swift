@@ -354,6 +354,8 @@ public final class Daemon {
         saveState()
         state?.waitUntilSaved()
         for service in retiredCaptures + [capture.service] {
+            serveWaitingPresses(of: service)
+            service.retire(reason: "shutter stopped before a frame for the press came")
             service.waitForWrites()
             for event in service.handleReadable() { report(event) }
             // A camera whose start hangs in the driver is waited for as long as a start may take, not until systemd kills the daemon.
@@ -371,6 +373,21 @@ public final class Daemon {
         feedback?.close()
         feedback = nil
         watcher.close()
+    }
+
+    /// Presses made before the stop still get their frames: the camera is read, as the loop
+    /// would, until no press waits, for at most the stream's stall limit (a frame later than that
+    /// would not have come anyway). Timed on the system's monotonic clock: the loop's may be a test's.
+    private func serveWaitingPresses(of service: CaptureService) {
+        let clock = SystemMonotonicClock()
+        let deadline = clock.now + service.stallLimit
+        while service.pendingCount > 0, service.isReady {
+            let left = deadline - clock.now
+            guard left > .zero else { break }
+            var descriptors = service.pollDescriptors.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+            _ = poll(&descriptors, nfds_t(descriptors.count), CInt(min(left.milliseconds.rounded(.up), 50)))
+            for event in service.handleReadable() { report(event) }
+        }
     }
 }
 
