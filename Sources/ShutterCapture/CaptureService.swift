@@ -40,9 +40,8 @@ public final class CaptureService {
     private var zoomFactor = 1.0
     /// The photo effect the board's effect picker chose.
     private var effect = PhotoEffect.none
-    private var hardwareZoom: CameraControl?
-    /// The libcamera camera's `ScalerCrop` maximum, when zoom goes through the ISP.
-    private var scalerCropMaximum: PixelRect?
+    /// How the open camera serves zoom, exposure bias and focus; made anew for each camera adopted.
+    private var controlAdapter: (any CameraControlAdapter)?
     /// The autofocus cycle of the next shot (libcamera cameras with autofocus only).
     private var autofocus: AutofocusSequence
     /// Presses waiting for the lens to lock (not yet handed to the state machine).
@@ -160,6 +159,7 @@ public final class CaptureService {
         ring.removeAll()
         if let camera { onLifecycleQueue(camera) { $0.close(); return nil } }
         camera = nil
+        controlAdapter = nil
         wake.signal()
     }
 
@@ -264,7 +264,7 @@ public final class CaptureService {
         }
         inFlight -= done.count  // every background result is one photo's end
         collectLifecycleResults()
-        collectExposureAnswers()
+        collectMeteredExposure()
         if camera == nil, !isShutDown, !isRetired, !isOpening, retryDue.withLock({ due in defer { due = false }; return due }) {
             openInBackground()
         }
@@ -458,9 +458,6 @@ public final class CaptureService {
         }
     }
 
-    /// How the open camera serves zoom, exposure bias and focus.
-    public var controlPlan: ControlPlan { ControlPlan(controls: camera?.controls ?? []) }
-
     /// Applies a board control's new value: `systemZoom` → ``setZoom(_:)``, `systemExposureBias` →
     /// ``setExposureBias(_:)``, others → the V4L2 control the board's `camera.bindings` names.
     /// Controls the camera cannot serve are ignored (``controlReport()`` says why). Never blocks:
@@ -489,77 +486,38 @@ public final class CaptureService {
         }
     }
 
-    /// Sets the zoom factor (1 = none): the camera's zoom control when it has one, else a centred crop.
+    /// Sets the zoom factor (1 = none): the camera's own zoom (V4L2's zoom control, libcamera's
+    /// ScalerCrop) when it has one, else a centred crop of the photo.
     public func setZoom(_ factor: Double) {
         guard lifecycleJobs == 0 else {
             whenCameraIsBack.append { [unowned self] in setZoom(factor) }
             return
         }
         zoomFactor = max(1, factor)
-        if let maximum = scalerCropMaximum, let camera = camera as? LibcameraCamera {
-            do throws(CaptureError) {
-                try camera.setScalerCrop(scalerCrop(forZoom: zoomFactor, maximum: maximum))
-            } catch {
-                events.append(.captureFailed(CaptureFailure(at: clock.now, pressedAt: nil, error: error)))
-                wake.signal()
-            }
-            return
-        }
-        guard let control = hardwareZoom else { return }
         let range = board.controls.compactMap { spec -> ClosedRange<Double>? in
             if case .systemZoom(let values) = spec.kind { return values.bounds }
             return nil
         }.first ?? 1...8
-        set(control, control.mapped(zoomFactor, from: range))
+        do throws(CaptureError) {
+            try controlAdapter?.setZoom(zoomFactor, range: range)
+        } catch {
+            reportFailure(error)
+        }
     }
 
-    /// Sets the exposure bias in EV through the camera's bias control, or its manual exposure time.
-    ///
-    /// 0 EV is the camera's plain auto exposure. A bias control works on top of auto exposure. A
-    /// camera with only a manual exposure time gets the time auto exposure metered, read just
-    /// before switching to manual, times 2^EV; back at 0 EV it meters itself again.
+    /// Sets the exposure bias in EV, as the camera's controls adapter does it (a camera with only
+    /// a manual exposure time meters first, off the loop: see ``collectMeteredExposure()``).
     public func setExposureBias(_ ev: Double) {
         guard lifecycleJobs == 0 else {
             whenCameraIsBack.append { [unowned self] in setExposureBias(ev) }
             return
         }
         exposureBias = ev
-        if let camera = camera as? LibcameraCamera {
-            guard case .exposureValue(let range) = LibcameraControlPlan(camera: camera).exposureBias else { return }
-            do throws(CaptureError) {
-                try camera.setExposureValue(exposureValue(forBias: ev, range: range))
-            } catch {
-                events.append(.captureFailed(CaptureFailure(at: clock.now, pressedAt: nil, error: error)))
-                wake.signal()
-            }
-            return
-        }
-        let plan = controlPlan
-        switch plan.exposureBias {
-        case .camera:
-            guard let (control, value) = plan.exposureValue(forEV: ev) else { return }
-            set(control, value)
-        case .manualExposure(let absolute, let auto):
-            if ev == 0 {
-                if let auto, manualExposureSet { set(auto, ControlPlan.autoExposureMode(auto)) }
-                manualExposureSet = false
-                exposureRead = nil  // a read still out is answered into nothing
-                meteredExposure = nil
-                return
-            }
-            if !manualExposureSet {
-                // Auto exposure's choice is read first, off the loop; the bias applies once it is back.
-                if exposureRead != nil {
-                    exposureRead?.bias = ev
-                } else if let camera {
-                    readMeteredExposure(absolute, of: camera, bias: ev)
-                }
-                return
-            }
-            guard let (control, value) = plan.exposureValue(forEV: ev, metered: meteredExposure) else { return }
-            set(control, value)
-        case .unavailable:
-            return
+        let wake = self.wake
+        do throws(CaptureError) {
+            try controlAdapter?.setExposureBias(ev, wake: { wake.signal() })
+        } catch {
+            reportFailure(error)
         }
     }
 
@@ -569,65 +527,25 @@ public final class CaptureService {
             whenCameraIsBack.append { [unowned self] in setLensPosition(value, range: range) }
             return
         }
-        guard let camera = camera as? LibcameraCamera else { return }
-        let lens: ClosedRange<Double>
-        switch LibcameraControlPlan(camera: camera).focus {
-        case .autofocus(let range), .manual(let range): lens = range
-        case .unavailable: return
-        }
+        guard let controlAdapter, controlAdapter.drivesLens else { return }
         autofocus.reset()
         do throws(CaptureError) {
-            try camera.setLensPosition(ShutterCapture.lensPosition(for: value, in: range, lens: lens))
+            try controlAdapter.setLensPosition(value, range: range)
         } catch {
-            events.append(.captureFailed(CaptureFailure(at: clock.now, pressedAt: nil, error: error)))
-            wake.signal()
+            reportFailure(error)
         }
     }
 
-    /// Whether this service switched the camera to manual exposure (for a bias on a camera without a bias control).
-    private var manualExposureSet = false
-    /// The exposure time auto exposure had chosen when the bias took over.
-    private var meteredExposure: Int32?
     /// The last exposure bias asked for, re-applied to a reopened camera.
     private var exposureBias: Double?
-    /// The read of the metered exposure the loop waits for: its number, and the bias to apply once it is back.
-    private var exposureRead: (number: Int, bias: Double)?
-    /// How many exposure reads were asked for; numbers an answer, so a late one (for a bias given
-    /// up, or for a camera since closed) is ignored.
-    private var exposureReadsAsked = 0
-    /// Answers to exposure reads, from the camera's control thread, for the loop to collect.
-    private let exposureAnswers = Locked<[(number: Int, value: Int32?)]>([])
 
-    /// Asks `camera` for the exposure time auto exposure chose; ``collectExposureAnswers()`` switches
-    /// to manual exposure with `bias` once it is back. A USB camera answers over a control
-    /// transfer, which must not hold up the loop.
-    private func readMeteredExposure(_ absolute: CameraControl, of camera: any Camera, bias: Double) {
-        exposureReadsAsked += 1
-        let number = exposureReadsAsked, answers = exposureAnswers, wake = self.wake
-        exposureRead = (number, bias)
-        camera.readControl(absolute.id) { value in
-            answers.withLock { $0.append((number, value)) }
-            wake.signal()
-        }
-    }
-
-    /// Takes the metered exposure read for the bias still wanted: auto exposure off, then the
-    /// metered time scaled by the bias asked for last.
-    private func collectExposureAnswers() {
-        let answers = exposureAnswers.withLock { list in
-            defer { list.removeAll() }
-            return list
-        }
-        guard let read = exposureRead, let answer = answers.last(where: { $0.number == read.number }) else { return }
+    /// Hands the metered exposure an exposure bias waited for to the adapter that read it, once
+    /// the camera is on the loop (unless that camera has been replaced since).
+    private func collectMeteredExposure() {
+        guard let controls = controlAdapter, let metered = controls.takeMeteredExposure() else { return }
         onCamera { [unowned self] in
-            // Given up, or asked again, while the camera was away: nothing to do, or a newer bias to apply.
-            guard let current = exposureRead, current.number == answer.number else { return }
-            exposureRead = nil
-            guard case .manualExposure(_, let auto) = controlPlan.exposureBias else { return }
-            meteredExposure = answer.value
-            if let auto { set(auto, 1) }  // V4L2_EXPOSURE_MANUAL
-            manualExposureSet = true
-            setExposureBias(current.bias)
+            guard controlAdapter === controls else { return }  // reopened meanwhile: the new camera meters afresh
+            for error in controls.applyMeteredExposure(metered) { reportFailure(error) }
         }
     }
 
@@ -647,56 +565,25 @@ public final class CaptureService {
         do throws(CaptureError) {
             try camera.setControl(control.id, to: value)
         } catch {
-            events.append(.captureFailed(CaptureFailure(at: clock.now, pressedAt: nil, error: error)))
-            wake.signal()
+            reportFailure(error)
         }
+    }
+
+    /// Reports a control the camera refused, as an event of no press.
+    private func reportFailure(_ error: CaptureError) {
+        events.append(.captureFailed(CaptureFailure(at: clock.now, pressedAt: nil, error: error)))
+        wake.signal()
     }
 
     /// For each board control: whether the camera serves it, and how or why not (for `shutter check`).
-    public func controlReport() -> [(id: String, enabled: Bool, how: String)] {
-        if let camera = camera as? LibcameraCamera {
-            return LibcameraControlPlan(camera: camera).report(board: board, controls: camera.libcameraControls)
-        }
-        return Self.controlReport(board: board, controls: camera?.controls ?? [])
-    }
-
-    /// ``controlReport()`` for a camera with `controls`, without a service.
-    public static func controlReport(board: Board, controls: [CameraControl]) -> [(id: String, enabled: Bool, how: String)] {
-        let plan = ControlPlan(controls: controls)
-        let settings = board.camera
-        func bound(_ name: String) -> CameraControl? {
-            controls.first { $0.name == name } ?? controls.first { $0.name.lowercased() == name.lowercased() }
-        }
-        return board.controls.map { spec in
-            switch spec.kind {
-            case .systemZoom:
-                switch plan.zoom {
-                case .camera(let control): return (spec.id, true, "camera zoom '\(control.name)'")
-                case .digital: return (spec.id, true, "digital zoom (centred crop, saved at the \(settings.digitalZoom == .crop ? "crop's size" : "frame size"))")
-                }
-            case .lensPosition:
-                return (spec.id, false, "disabled: manual focus needs a libcamera camera with LensPosition (V4L2 focus is not mapped)")
-            case .systemExposureBias:
-                switch plan.exposureBias {
-                case .camera(let control): return (spec.id, true, "camera control '\(control.name)'")
-                case .manualExposure(let absolute, _): return (spec.id, true, "manual exposure '\(absolute.name)' scaled by 2^EV")
-                case .unavailable(let reason): return (spec.id, false, "disabled: \(reason)")
-                }
-            case .slider, .picker:
-                if let effects = spec.effects, settings.bindings[spec.id] == nil { return (spec.id, true, photoEffectReport(effects)) }
-                guard let name = settings.bindings[spec.id] else { return (spec.id, true, "not bound to a camera control (the event loop handles it)") }
-                guard let control = bound(name) else {
-                    let names = controls.map(\.name).joined(separator: ", ")
-                    return (spec.id, false, "disabled: the camera has no control '\(name)' (it has: \(names))")
-                }
-                return (spec.id, true, "camera control '\(control.name)' \(control.minimum)...\(control.maximum)")
-            }
-        }
+    /// Without a camera, as a camera without controls would.
+    public func controlReport() -> [ControlReport] {
+        (controlAdapter ?? V4L2ControlAdapter(controls: [])).report(board: board)
     }
 
     /// The crop digital zoom takes now, or `nil` when the camera zooms itself or there is no zoom.
     public var digitalZoomCrop: CropRect? {
-        guard hardwareZoom == nil, scalerCropMaximum == nil, zoomFactor > 1, let format = camera?.format else { return nil }
+        guard controlAdapter?.zoomsDigitally ?? true, zoomFactor > 1, let format = camera?.format else { return nil }
         return CropRect.digitalZoom(width: format.width, height: format.height, factor: zoomFactor)
     }
 
@@ -727,6 +614,7 @@ public final class CaptureService {
             lifecycleQueue.async { handed.camera.close() }
         }
         camera = nil
+        controlAdapter = nil
         if let cameraWait {
             let drained = DispatchSemaphore(value: 0)
             lifecycleQueue.async { drained.signal() }
@@ -767,36 +655,22 @@ public final class CaptureService {
 
     private func adopt(_ camera: any Camera) {
         self.camera = camera
-        if let camera = camera as? LibcameraCamera {
-            hardwareZoom = nil
-            if case .scalerCrop(let maximum) = LibcameraControlPlan(camera: camera).zoom { scalerCropMaximum = maximum } else { scalerCropMaximum = nil }
-        } else {
-            hardwareZoom = camera.controls.first { $0.id == ControlID.zoomAbsolute && $0.isWritable }
-            scalerCropMaximum = nil
-        }
+        let controls = camera.makeControlAdapter(settings: settings)
+        controlAdapter = controls
         autofocus.reset()
         ring.removeAll()
         // The ring holds `ringFrames`, fewer when they would pass `ringMiB` at this frame size.
         machine.ringCapacity = ringCapacity(of: camera, settings: settings)
-        manualExposureSet = false
-        meteredExposure = nil
-        exposureRead = nil
         events.append(.cameraReady(at: clock.now, info: camera.info, format: camera.format, frameInterval: camera.frameInterval,
-                                   viewfinder: (camera as? LibcameraCamera)?.viewfinder))
+                                   viewfinder: camera.viewfinder))
         // The board's focus mode, from the camera's first frame (a stopped camera gets it at start).
-        if let libcamera = camera as? LibcameraCamera, let mode = focusMode {
-            do throws(CaptureError) {
-                switch mode {
-                case .continuous: try libcamera.focusContinuously()
-                case .manual: try libcamera.focusManually()
-                case .onPrepare: break  // each cycle sets AfModeAuto with its trigger
-                }
-            } catch {
-                events.append(.captureFailed(CaptureFailure(at: clock.now, pressedAt: nil, error: error)))
-            }
+        do throws(CaptureError) {
+            try controls.applyFocusMode()
+        } catch {
+            events.append(.captureFailed(CaptureFailure(at: clock.now, pressedAt: nil, error: error)))
         }
         // A reopened camera starts from its defaults: give it the zoom and exposure set before.
-        if hardwareZoom != nil || scalerCropMaximum != nil, zoomFactor > 1 { setZoom(zoomFactor) }
+        if !controls.zoomsDigitally, zoomFactor > 1 { setZoom(zoomFactor) }
         if let exposureBias { setExposureBias(exposureBias) }
         machine.frameInterval = camera.frameInterval
         if camera.isStreaming {
@@ -882,6 +756,7 @@ public final class CaptureService {
         // Control changes still waiting stay queued: they reach the reopened camera once it has settled.
         if let camera { onLifecycleQueue(camera) { $0.close(); return nil } }
         camera = nil
+        controlAdapter = nil
         lastOpenError = error
         scheduleRetry()
         wake.signal()
