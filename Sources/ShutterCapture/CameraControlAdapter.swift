@@ -31,15 +31,16 @@ public protocol CameraControlAdapter: AnyObject {
     /// bias was given up or asked again since; returns what failed, in order (each step is tried).
     func applyMeteredExposure(_ metered: MeteredExposure) -> [CaptureError]
 
-    /// Whether the camera has a lens ``setLensPosition(_:range:)`` can drive.
-    var drivesLens: Bool { get }
-
-    /// Drives the lens by hand from a `lensPosition` slider at `value` in `range`.
+    /// Drives the lens by hand from a `lensPosition` slider at `value` in `range` (autofocus
+    /// stops; a camera without a lens to drive sets nothing).
     func setLensPosition(_ value: Double, range: ClosedRange<Double>) throws(CaptureError)
 
     /// Puts the camera in the board's focus mode from its next request (a camera with autofocus
     /// only: `onPrepare` sets its mode with each cycle's trigger).
     func applyFocusMode() throws(CaptureError)
+
+    /// The camera's own autofocus, which a press may wait for; `nil` when the camera does not focus itself.
+    var autofocus: (any CameraAutofocus)? { get }
 
     /// One line per system control, for `shutter cameras`.
     var summary: [String] { get }
@@ -54,9 +55,9 @@ public typealias ControlReport = (id: String, enabled: Bool, how: String)
 extension CameraControlAdapter {
     public func takeMeteredExposure() -> MeteredExposure? { nil }
     public func applyMeteredExposure(_ metered: MeteredExposure) -> [CaptureError] { [] }
-    public var drivesLens: Bool { false }
     public func setLensPosition(_ value: Double, range: ClosedRange<Double>) throws(CaptureError) {}
     public func applyFocusMode() throws(CaptureError) {}
+    public var autofocus: (any CameraAutofocus)? { nil }
 
     /// The report of a `slider` or `picker` board control, for each backend: its photo effects, or
     /// the camera control its binding names (found with `find`, described by `describe`).

@@ -42,12 +42,6 @@ public final class CaptureService {
     private var effect = PhotoEffect.none
     /// How the open camera serves zoom, exposure bias and focus; made anew for each camera adopted.
     private var controlAdapter: (any CameraControlAdapter)?
-    /// The autofocus cycle of the next shot (libcamera cameras with autofocus only).
-    private var autofocus: AutofocusSequence
-    /// Presses waiting for the lens to lock (not yet handed to the state machine).
-    private var focusWaiting: [Instant] = []
-    /// How focus ended for presses handed to the state machine, by press time.
-    private var focusOfPress: [Instant: FocusOutcome] = [:]
     private let wake: WakePipe
     private let finished = Locked<[CaptureEvent]>([])
     private let encodeQueue = DispatchQueue(label: "shutter.capture.encode", qos: .userInitiated)
@@ -111,7 +105,6 @@ public final class CaptureService {
         self.template = FileNameTemplate(board.output.template)
         // {seq} continues after the photos already there, so names keep sorting across restarts.
         self.sequence = template.highestSequence(among: writer.names())
-        self.autofocus = AutofocusSequence(timeout: .milliseconds(Double(board.camera.focusTimeoutMs)))
         self.machine = CaptureStateMachine(ringCapacity: board.camera.ringFrames, keepStreaming: board.camera.keepStreaming,
                                            maximumInFlight: Self.maximumInFlight,
                                            startTimeout: .milliseconds(Double(board.camera.startTimeoutMs)))
@@ -151,11 +144,9 @@ public final class CaptureService {
         isRetired = true
         stopTimers()
         whenCameraIsBack.removeAll()
-        for press in machine.streamStopped() + focusWaiting {
+        for press in machine.streamStopped() + (autofocus?.releaseHeld() ?? []) {
             fail(pressedAt: press, .notReady(reason: "the camera is being replaced"))
         }
-        focusWaiting.removeAll()
-        focusOfPress.removeAll()
         ring.removeAll()
         if let camera { onLifecycleQueue(camera) { $0.close(); return nil } }
         camera = nil
@@ -248,7 +239,7 @@ public final class CaptureService {
     public var newestFrameAt: Instant? { ring.frames.last?.timestamp }
 
     /// Presses waiting for a frame.
-    public var pendingCount: Int { machine.waitingCount + focusWaiting.count }
+    public var pendingCount: Int { machine.waitingCount + (autofocus?.heldCount ?? 0) }
 
     /// Photos being encoded or written.
     public var inFlightCount: Int { inFlight }
@@ -300,36 +291,30 @@ public final class CaptureService {
                 return
             }
         }
-        if focusMode == .onPrepare {
-            // No light press before: focus now; the photo waits for the lens (see AutofocusSequence).
-            startAutofocus()
-            if autofocus.isScanning {
-                focusWaiting.append(pressedAt)
-                if !machine.isStreaming { perform(machine.prepare(at: clock.now)) }
-                if !events.isEmpty { wake.signal() }
-                return
-            }
-            focusOfPress[pressedAt] = autofocus.outcome
+        // No light press before (`onPrepare`): focus now; the photo may wait for the lens.
+        startAutofocus()
+        if autofocus?.holdsPress(pressedAt) == true {
+            if !machine.isStreaming { perform(machine.prepare(at: clock.now)) }
+            if !events.isEmpty { wake.signal() }
+            return
         }
         perform(machine.press(at: pressedAt, now: clock.now, inFlight: inFlight))
         if !events.isEmpty { wake.signal() }
     }
 
-    /// How the open camera focuses: the board's `camera.autofocus` on a camera that focuses itself
-    /// (a libcamera camera with AfMode/AfTrigger), `nil` on any other.
-    private var focusMode: AutofocusMode? { (camera as? LibcameraCamera)?.hasAutofocus == true ? settings.autofocus : nil }
+    /// The open camera's own autofocus, when it focuses itself (a libcamera camera with AfMode/AfTrigger).
+    private var autofocus: (any CameraAutofocus)? { controlAdapter?.autofocus }
 
-    /// Starts an autofocus cycle (`onPrepare` only), unless one runs or has locked.
+    /// Starts an autofocus cycle (`onPrepare` only), unless one runs or has locked; the trigger
+    /// goes to the camera once it is on the loop.
     private func startAutofocus() {
-        guard focusMode == .onPrepare, let camera = camera as? LibcameraCamera, autofocus.trigger(at: clock.now) else { return }
+        guard let controls = controlAdapter, let autofocus = controls.autofocus, autofocus.requestCycle(at: clock.now) else { return }
         onCamera { [unowned self] in
-            guard self.camera === camera else { return }  // lost meanwhile: the reopened camera focuses on its next press
+            guard controlAdapter === controls else { return }  // lost meanwhile: the reopened camera focuses on its next press
             do throws(CaptureError) {
-                try camera.triggerAutofocus()
+                try autofocus.sendTrigger()
             } catch {
-                autofocus.reset()
-                events.append(.captureFailed(CaptureFailure(at: clock.now, pressedAt: nil, error: error)))
-                wake.signal()
+                reportFailure(error)
             }
         }
     }
@@ -339,15 +324,10 @@ public final class CaptureService {
         if lifecycleJobs == 0 { work() } else { whenCameraIsBack.append(work) }
     }
 
-    /// Feeds `frame`'s AfState to the autofocus sequence and serves the presses waiting on focus.
-    private func serveFocusWaiting(with frame: Frame) {
-        guard let libcamera = camera as? LibcameraCamera else { return }
-        let report = libcamera.focusReport(ofFrame: frame.sequence)
-        autofocus.frame(report?.state, at: frame.timestamp, answersTrigger: report?.answersTrigger ?? false)
-        guard !focusWaiting.isEmpty, case .take(let outcome) = autofocus.decide(frameAt: frame.timestamp, now: clock.now) else { return }
-        let presses = focusWaiting
-        focusWaiting.removeAll()
-        for pressedAt in presses { submit(frame, pressedAt: pressedAt, focus: outcome) }
+    /// Serves the presses waiting for the lens that `frame` lets go (see ``CameraAutofocus/frameArrived(_:now:)``).
+    private func serveHeldPresses(with frame: Frame) {
+        guard let served = autofocus?.frameArrived(frame, now: clock.now) else { return }
+        for pressedAt in served.presses { submit(frame, pressedAt: pressedAt, focus: served.focus) }
     }
 
     /// Starts the camera ahead of a press (light press), when the board stops it between shots.
@@ -527,10 +507,8 @@ public final class CaptureService {
             whenCameraIsBack.append { [unowned self] in setLensPosition(value, range: range) }
             return
         }
-        guard let controlAdapter, controlAdapter.drivesLens else { return }
-        autofocus.reset()
         do throws(CaptureError) {
-            try controlAdapter.setLensPosition(value, range: range)
+            try controlAdapter?.setLensPosition(value, range: range)
         } catch {
             reportFailure(error)
         }
@@ -657,7 +635,6 @@ public final class CaptureService {
         self.camera = camera
         let controls = camera.makeControlAdapter(settings: settings)
         controlAdapter = controls
-        autofocus.reset()
         ring.removeAll()
         // The ring holds `ringFrames`, fewer when they would pass `ringMiB` at this frame size.
         machine.ringCapacity = ringCapacity(of: camera, settings: settings)
@@ -740,10 +717,7 @@ public final class CaptureService {
     /// The camera failed: fail waiting presses, close it and look for it again.
     private func lost(_ error: CaptureError, pressedAt: Instant?) {
         let now = clock.now
-        let waiting = machine.streamStopped() + focusWaiting
-        focusWaiting.removeAll()
-        focusOfPress.removeAll()
-        autofocus.reset()
+        let waiting = machine.streamStopped() + (autofocus?.releaseHeld() ?? [])
         if let pressedAt {
             events.append(.captureFailed(CaptureFailure(at: now, pressedAt: pressedAt, error: error)))
         } else if waiting.isEmpty {
@@ -794,7 +768,7 @@ public final class CaptureService {
             }
             perform(actions)  // before the ring follows the machine: a save names a frame it may have let go since (a standby)
             ring.keep(machine.held)  // the oldest, when the machine let it go
-            if keep { serveFocusWaiting(with: frame) }
+            if keep { serveHeldPresses(with: frame) }
             if !machine.isStreaming || lifecycleJobs > 0 { break }  // stopped or restarting: the rest of the batch is stale
         }
         frameBatch.removeAll(keepingCapacity: true)
@@ -829,7 +803,7 @@ public final class CaptureService {
 
     /// Stops a camera the board does not keep streaming (the light press ended without a shot).
     public func standby() {
-        if focusWaiting.isEmpty { autofocus.reset() }
+        autofocus?.standby()
         perform(machine.standby())
     }
 
@@ -839,11 +813,7 @@ public final class CaptureService {
     /// Hands `frame` to the background queue for encoding and writing.
     private func submit(_ frame: Frame, pressedAt: Instant, focus: FocusOutcome? = nil) {
         guard let camera else { return }
-        // Continuous autofocus: the frame's own AfState says how it was focused.
-        let continuous = focusMode == .continuous ? FocusOutcome(continuous: (camera as? LibcameraCamera)?.focusState(ofFrame: frame.sequence)) : nil
-        let focus = focus ?? focusOfPress.removeValue(forKey: pressedAt) ?? continuous ?? .none
-        // The shot is taken: the next one focuses again (unless a press still waits on this cycle).
-        if focusWaiting.isEmpty, focus != .none { autofocus.reset() }
+        let focus = autofocus?.focusOfShot(pressedAt: pressedAt, frame: frame, served: focus) ?? focus ?? .none
         sequence += 1
         inFlight += 1
         let now = clock.now

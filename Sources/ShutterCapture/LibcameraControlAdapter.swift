@@ -30,13 +30,13 @@ public final class LibcameraControlAdapter: CameraControlAdapter {
     public let exposureBias: ExposureBias
     public let focus: Focus
     private let camera: LibcameraCamera
-    /// The board's camera settings: its focus mode.
-    private let settings: CameraSettings
+    /// The camera's own autofocus, when it focuses itself.
+    private let libcameraAutofocus: LibcameraAutofocus?
 
     /// The adapter for `camera` under the board's camera `settings`.
     public init(camera: LibcameraCamera, settings: CameraSettings = CameraSettings()) {
         self.camera = camera
-        self.settings = settings
+        libcameraAutofocus = camera.hasAutofocus ? LibcameraAutofocus(camera: camera, settings: settings) : nil
         let controls = camera.libcameraControls
         func find(_ role: LibcameraControlInfo.Role) -> LibcameraControlInfo? { controls.first { $0.role == role } }
         if find(.scalerCrop) != nil, let maximum = camera.scalerCropMaximum, maximum.width > 0, maximum.height > 0 {
@@ -85,24 +85,20 @@ public final class LibcameraControlAdapter: CameraControlAdapter {
         }
     }
 
-    public var drivesLens: Bool { lens != nil }
-
-    /// `AfMode` manual and `LensPosition` mapped from the slider's `range` onto the lens's.
+    /// `AfMode` manual and `LensPosition` mapped from the slider's `range` onto the lens's; an
+    /// autofocus cycle that ran is over.
     public func setLensPosition(_ value: Double, range: ClosedRange<Double>) throws(CaptureError) {
         guard let lens else { return }
+        libcameraAutofocus?.lensMovedByHand()
         try camera.setLensPosition(ShutterCapture.lensPosition(for: value, in: range, lens: lens))
     }
 
-    /// `AfMode` continuous or manual, as the board's `camera.autofocus` says, on a camera that
-    /// focuses itself; `onPrepare` sets AfModeAuto with each cycle's trigger.
+    /// The board's focus mode, on a camera that focuses itself (see ``LibcameraAutofocus/applyMode()``).
     public func applyFocusMode() throws(CaptureError) {
-        guard camera.hasAutofocus else { return }
-        switch settings.autofocus {
-        case .continuous: try camera.focusContinuously()
-        case .manual: try camera.focusManually()
-        case .onPrepare: break
-        }
+        try libcameraAutofocus?.applyMode()
     }
+
+    public var autofocus: (any CameraAutofocus)? { libcameraAutofocus }
 
     /// One line per system control for `shutter cameras`.
     public var summary: [String] {
