@@ -2,9 +2,9 @@ import ShutterCore
 
 /// A source of timestamped frames: a libcamera camera, a V4L2 device or the synthetic camera.
 ///
-/// Used from one thread at a time: ``CaptureService`` opens, starts, stops and closes it on its
-/// lifecycle queue, and reads frames and sets controls on the event loop while no lifecycle job
-/// is queued. `readFrames` and `setControl` must not block; opening, `start`, `stop` and `close`
+/// Used from one thread at a time: the capture service's ``CameraSession`` opens, starts, stops
+/// and closes it on its lifecycle queue, and the service reads frames and sets controls on the
+/// event loop while no lifecycle job is queued. `readFrames` and `setControl` must not block; opening, `start`, `stop` and `close`
 /// may (they configure the device).
 public protocol Camera: AnyObject {
     /// What the camera reports about itself (card name for EXIF `Model`).
