@@ -2,9 +2,9 @@ import ShutterCore
 
 /// A source of timestamped frames: a libcamera camera, a V4L2 device or the synthetic camera.
 ///
-/// Used from one thread at a time: ``CaptureService`` opens, starts, stops and closes it on its
-/// lifecycle queue, and reads frames and sets controls on the event loop while no lifecycle job
-/// is queued. `readFrames` and `setControl` must not block; opening, `start`, `stop` and `close`
+/// Used from one thread at a time: the capture service's ``CameraSession`` opens, starts, stops
+/// and closes it on its lifecycle queue, and the service reads frames and sets controls on the
+/// event loop while no lifecycle job is queued. `readFrames` and `setControl` must not block; opening, `start`, `stop` and `close`
 /// may (they configure the device).
 public protocol Camera: AnyObject {
     /// What the camera reports about itself (card name for EXIF `Model`).
@@ -51,6 +51,11 @@ public protocol Camera: AnyObject {
     /// Hands the camera back, now, every buffer no frame refers to any more (the ring dropped
     /// it, its photo is written), instead of at the next read.
     func returnUnusedBuffers() throws(CaptureError)
+    /// The viewfinder stream's size, when the camera has one beside the still stream.
+    var viewfinder: FrameDimensions? { get }
+    /// A new adapter that sets this camera's zoom, exposure bias and focus as the board's
+    /// camera `settings` ask (and reports how), with no control set yet.
+    func makeControlAdapter(settings: CameraSettings) -> any CameraControlAdapter
 }
 
 extension Camera {
@@ -59,6 +64,12 @@ extension Camera {
 
     public var buffersWanted: Int { 0 }
     public func returnUnusedBuffers() throws(CaptureError) {}
+    public var viewfinder: FrameDimensions? { nil }
+
+    /// Cameras with V4L2's controls (V4L2 devices, the synthetic camera) are served by ``V4L2ControlAdapter``.
+    public func makeControlAdapter(settings: CameraSettings) -> any CameraControlAdapter {
+        V4L2ControlAdapter(camera: self)
+    }
 
     /// An uncompressed frame's size; for compressed formats, two bytes a pixel (a bound no
     /// MJPEG frame reaches).

@@ -42,7 +42,7 @@ public enum CameraCommands {
         return out
     }
 
-    /// The formats, controls and control plan of an open libcamera camera, indented, for `shutter cameras`.
+    /// The formats, controls and what they serve of an open libcamera camera, indented, for `shutter cameras`.
     public static func describe(_ camera: LibcameraCamera) -> String {
         var out = "  formats:\n"
         for format in camera.offeredFormats() {
@@ -60,7 +60,7 @@ public enum CameraCommands {
             }
         }
         out += "  serves:\n"
-        for line in LibcameraControlPlan(camera: camera).summary { out += "    \(line)\n" }
+        for line in LibcameraControlAdapter(camera: camera).summary { out += "    \(line)\n" }
         return out + "\n"
     }
 
@@ -103,7 +103,7 @@ public enum CameraCommands {
                 out += line + "\n"
             }
             out += "  serves:\n"
-            for line in ControlPlan(controls: controls).summary { out += "    \(line)\n" }
+            for line in V4L2ControlAdapter(controls: controls).summary { out += "    \(line)\n" }
             out += "\n"
         }
         return out
@@ -128,12 +128,8 @@ public enum CameraCommands {
             } else if let asked = board.camera.viewfinder {
                 lines.append("viewfinder: none (\(asked.width)x\(asked.height) asked; the camera's pipeline offers one stream)")
             }
-            for report in LibcameraControlPlan(camera: camera).report(board: board, controls: camera.libcameraControls) {
-                lines.append("control \(report.id): \(report.how)")
-            }
-            return lines
         }
-        for report in CaptureService.controlReport(board: board, controls: camera.controls) {
+        for report in camera.makeControlAdapter(settings: board.camera).report(board: board) {
             lines.append("control \(report.id): \(report.how)")
         }
         return lines

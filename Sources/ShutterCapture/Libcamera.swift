@@ -640,6 +640,10 @@ public final class LibcameraCamera: Camera {
         try check(shutter_lc_set_float(handle, Int32(SHUTTER_LC_CONTROL_LENS_POSITION), Float(dioptres)), "LensPosition")
     }
 
+    public func makeControlAdapter(settings: CameraSettings) -> any CameraControlAdapter {
+        LibcameraControlAdapter(camera: self, settings: settings)
+    }
+
     /// The control with `role`, when the camera offers it.
     public func control(_ role: LibcameraControlInfo.Role) -> LibcameraControlInfo? {
         libcameraControls.first { $0.role == role }

@@ -9,7 +9,8 @@
 //   shutter-capture-check bench --board B --shots N [overrides]
 //   shutter-capture-check encode --size WxH --format FOURCC [--shots N] [--zoom F [--crop]] [--effect E]   (frame → JPEG only)
 //   shutter-capture-check control --board B [--bind ID=NAME]... [--set ID=VALUE]... [overrides]
-//   (run: --stop-file PATH ends the presses early once PATH exists)
+//   (run: --stop-file PATH ends the presses early once PATH exists; --one-at-a-time: no press
+//    while another waits for its frame, for a camera slower than the presses)
 // overrides: --device D  --size WxH  --format FOURCC  --fps N  --dir DIR  --ring N  --warmup N  --low-power  --bind ID=NAME
 //            --digital-zoom scale|crop
 import Foundation
@@ -134,6 +135,10 @@ case "run":
     // --stop-file PATH: stop pressing as soon as PATH exists (the VM checks end a run when they have seen enough).
     let stopFile = value("--stop-file")
     let every = Double(value("--press-every-ms") ?? "400") ?? 400
+    // --one-at-a-time: a camera streaming slower than the presses (libcamera 0.4's vimc under
+    // emulation: ~1 fps) would queue them, each waiting for a frame of its own; the zero-shutter-lag
+    // checks want each press's own frame choice, not a queue's.
+    let oneAtATime = flag("--one-at-a-time")
     let service: CaptureService
     do { service = try CaptureService(board: board) } catch { fail("\(error)") }
     if let zoom = value("--zoom").flatMap(Double.init) { service.setZoom(zoom) }
@@ -173,7 +178,7 @@ case "run":
         if let stopFile, now < stopPressingAt, access(stopFile, F_OK) == 0 { stopPressingAt = now }
         now = monotonicNow()
         let warm = !board.camera.keepStreaming || service.framesReceived > board.camera.warmupFrames
-        if now >= nextPress, now < stopPressingAt, service.isReady, warm, service.pendingCount == 0 || board.camera.keepStreaming {
+        if now >= nextPress, now < stopPressingAt, service.isReady, warm, service.pendingCount == 0 || (board.camera.keepStreaming && !oneAtATime) {
             // A GPIO edge is stamped by the kernel before the loop sees it: 0-40 ms ago.
             let pressedAt = now - .milliseconds(Double.random(in: 0...40, using: &generator))
             if stoppedSincePress { stoppedBetweenShots += 1 }

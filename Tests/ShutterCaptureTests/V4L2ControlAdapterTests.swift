@@ -9,23 +9,23 @@ private func control(_ id: UInt32, _ name: String, _ range: ClosedRange<Int32>, 
                   defaultValue: value, isWritable: true)
 }
 
-@Suite("ControlPlan")
-struct ControlPlanTests {
+@Suite("V4L2ControlAdapter")
+struct V4L2ControlAdapterTests {
     @Test func aCameraWithoutControlsZoomsDigitallyAndCannotBiasExposure() {
-        let plan = ControlPlan(controls: [control(0x0098_0900, "Brightness", 0...255)])
-        #expect(plan.zoom == .digital)
-        guard case .unavailable(let reason) = plan.exposureBias else { Issue.record("expected unavailable"); return }
+        let adapter = V4L2ControlAdapter(controls: [control(0x0098_0900, "Brightness", 0...255)])
+        #expect(adapter.zoom == .digital)
+        guard case .unavailable(let reason) = adapter.exposureBias else { Issue.record("expected unavailable"); return }
         #expect(reason.contains("V4L2_CID_AUTO_EXPOSURE_BIAS"))
-        #expect(plan.exposureValue(forEV: 1) == nil)
-        #expect(plan.summary.contains { $0.hasPrefix("exposure bias: disabled") })
+        #expect(adapter.exposureValue(forEV: 1) == nil)
+        #expect(adapter.summary.contains { $0.hasPrefix("exposure bias: disabled") })
     }
 
     @Test func usesTheCameraZoomAndBiasControls() throws {
         let zoom = control(ControlID.zoomAbsolute, "Zoom, Absolute", 100...500)
         let bias = control(ControlID.autoExposureBias, "Auto Exposure, Bias", -4000...4000)
-        let plan = ControlPlan(controls: [zoom, bias])
-        #expect(plan.zoom == .camera(zoom))
-        let (chosen, value) = try #require(plan.exposureValue(forEV: -1.5))
+        let adapter = V4L2ControlAdapter(controls: [zoom, bias])
+        #expect(adapter.zoom == .camera(zoom))
+        let (chosen, value) = try #require(adapter.exposureValue(forEV: -1.5))
         #expect(chosen == bias && value == -1500)
     }
 
@@ -33,11 +33,11 @@ struct ControlPlanTests {
         var auto = control(ControlID.exposureAuto, "Auto Exposure", 0...3, kind: .menu, default: 3)
         auto.menu = [(1, "Manual Mode"), (3, "Aperture Priority Mode")]
         let absolute = control(ControlID.exposureAbsolute, "Exposure Time, Absolute", 3...2047, default: 250)
-        let plan = ControlPlan(controls: [auto, absolute])
-        #expect(plan.exposureBias == .manualExposure(absolute: absolute, auto: auto))
-        #expect(try #require(plan.exposureValue(forEV: 1)).value == 500)
-        #expect(try #require(plan.exposureValue(forEV: -2)).value == 63)  // 62.5, rounded
-        #expect(try #require(plan.exposureValue(forEV: 4)).value == 2047)  // clamped
+        let adapter = V4L2ControlAdapter(controls: [auto, absolute])
+        #expect(adapter.exposureBias == .manualExposure(absolute: absolute, auto: auto))
+        #expect(try #require(adapter.exposureValue(forEV: 1)).value == 500)
+        #expect(try #require(adapter.exposureValue(forEV: -2)).value == 63)  // 62.5, rounded
+        #expect(try #require(adapter.exposureValue(forEV: 4)).value == 2047)  // clamped
     }
 
     @Test func aBoundCustomControlIsReportedAndAMissingOneIsDisabled() throws {

@@ -1,0 +1,497 @@
+import Dispatch
+import ShutterCore
+
+/// What a ``CameraSession`` leaves to the capture service that owns it: what to make of a camera
+/// it adopts, of a frame a press is given, and of a camera it loses.
+protocol CameraSessionDelegate: AnyObject {
+    /// `camera` is the session's now, not streaming yet (or streaming already, when it was handed
+    /// in so): set it up (its controls) and say it is ready.
+    func session(adopted camera: any Camera)
+    /// The state machine gave the press at `pressedAt` the frame `frame`: take its photo.
+    func session(save frame: Frame, pressedAt: Instant)
+    /// `frame` went into the ring.
+    func session(kept frame: Frame)
+    /// An event for the loop (a failure of a press, of the stream, of an open).
+    func session(report event: CaptureEvent)
+    /// The camera is going (lost, or the service is being replaced): the presses the owner holds
+    /// back from the state machine (waiting for the lens), to be failed with the rest.
+    func sessionReleasesCamera() -> [Instant]
+}
+
+/// One camera's life for a capture service: opening it off the loop (and looking for it again
+/// while it is missing), the hand-off from the service it replaces, handing it between the loop
+/// and the lifecycle queue, starting and stopping its stream as the ``CaptureStateMachine``
+/// decides, the stall watchdog, and the ring of frames it fills.
+///
+/// Nothing here waits on the camera. Its slow work (reopening a lost camera, which enumerates
+/// devices; `VIDIOC_REQBUFS`, mmap and `VIDIOC_STREAMON`, or libcamera's start; stopping and
+/// closing) runs on one serial lifecycle queue, and the result comes back through the wake pipe.
+/// While any such job is queued the camera belongs to that queue: the loop reads no frames from
+/// it and sets no controls on it (work for it waits in order, ``whenCameraIsBack(_:)``), so a
+/// ``Camera`` is still used by one thread at a time. Frames are dequeued on the loop
+/// (``pumpFrames()``). Used from the event loop only.
+final class CameraSession {
+    private let settings: CameraSettings
+    private let factory: CameraFactory
+    private let clock: any MonotonicClock
+    /// The owner's wake pipe: the lifecycle queue and the timers wake the loop through it.
+    private let wake: WakePipe
+    weak var delegate: (any CameraSessionDelegate)?
+    private(set) var camera: (any Camera)?
+    /// The decisions: which frame each press gets, the stall watchdog, when to stream.
+    private(set) var machine: CaptureStateMachine
+    /// The frames behind the stamps the state machine holds (the ring is the machine's; this is its bytes).
+    private(set) var ring = HeldFrames()
+    /// The frames of one read, kept from read to read: `readFrames(into:)` appends to it, so
+    /// streaming does not allocate an array for every wake-up (at 30 fps, one per frame).
+    private var frameBatch: [Frame] = []
+    /// Frames taken into the ring since start (warm-up frames not counted).
+    private(set) var framesReceived = 0
+
+    /// Opens, starts, stops and closes the camera, one job at a time, off the event loop.
+    private let lifecycleQueue = DispatchQueue(label: "shutter.capture.lifecycle", qos: .userInitiated)
+    /// What the lifecycle queue finished, in order, for the loop to collect.
+    private let lifecycleResults = Locked<[LifecycleResult]>([])
+    /// Lifecycle jobs queued whose results the loop has not collected yet; the camera is the queue's while any is.
+    private var lifecycleJobs = 0
+    /// An open is on the lifecycle queue.
+    private(set) var isOpening = false
+    /// The first failure of a start, restart or stop since the camera left the loop: acted on once it is back.
+    private var lifecycleFailure: CaptureError?
+    /// The warm-up frames of the last start asked for, skipped once it has started.
+    private var startWarmup = 0
+    /// Work on the camera asked for while it was away (control changes, an autofocus trigger), in order.
+    private var cameraIsBackWork: [() -> Void] = []
+    /// Why the camera could not be opened (or was lost) last; `nil` once it is open.
+    private(set) var lastOpenError: CaptureError?
+
+    private var retryTimer: (any DispatchSourceTimer)?
+    private let retryDue = Locked<Bool>(false)
+    private var watchdogTimer: (any DispatchSourceTimer)?
+
+    /// How often a missing camera is looked for again.
+    static let retryInterval = Nanoseconds.seconds(1)
+    /// How often the watchdog wakes the loop to look for a stalled stream.
+    static let watchdogTick = Nanoseconds.milliseconds(250)
+
+    /// Whether ``shutdown(cameraWait:)`` was called.
+    private(set) var isShutDown = false
+    /// Whether ``retire()`` was called.
+    private(set) var isRetired = false
+
+    /// - Parameters:
+    ///   - settings: the board's camera section.
+    ///   - factory: opens (and reopens) the camera.
+    ///   - clock: "now" for the state machine and the events.
+    ///   - wake: the owner's wake pipe.
+    ///   - maximumInFlight: the most photos being saved before a press fails.
+    init(settings: CameraSettings, factory: @escaping CameraFactory, clock: any MonotonicClock, wake: WakePipe, maximumInFlight: Int) {
+        self.settings = settings
+        self.factory = factory
+        self.clock = clock
+        self.wake = wake
+        machine = CaptureStateMachine(ringCapacity: settings.ringFrames, keepStreaming: settings.keepStreaming,
+                                      maximumInFlight: maximumInFlight, startTimeout: .milliseconds(Double(settings.startTimeoutMs)))
+    }
+
+    /// The camera, when the loop holds it (no lifecycle job queued).
+    var cameraOnLoop: (any Camera)? { lifecycleJobs == 0 ? camera : nil }
+
+    /// Whether the camera is being opened, started, stopped or closed on the lifecycle queue.
+    var isCameraBusy: Bool { lifecycleJobs > 0 }
+
+    /// Runs `work` on the camera once the lifecycle queue gives it back, after the work asked before.
+    func whenCameraIsBack(_ work: @escaping () -> Void) {
+        cameraIsBackWork.append(work)
+    }
+
+    /// Runs `work` on the camera now, or once the lifecycle queue gives the camera back.
+    func onCamera(_ work: @escaping () -> Void) {
+        if lifecycleJobs == 0 { work() } else { cameraIsBackWork.append(work) }
+    }
+
+    // MARK: - Opening
+
+    /// Takes `camera` (open already, or just opened) for the session: the state machine starts it
+    /// when the board keeps it streaming.
+    func adopt(_ camera: any Camera) {
+        self.camera = camera
+        ring.removeAll()
+        // The ring holds `ringFrames`, fewer when they would pass `ringMiB` at this frame size.
+        machine.ringCapacity = ringCapacity(of: camera, settings: settings)
+        delegate?.session(adopted: camera)
+        machine.frameInterval = camera.frameInterval
+        if camera.isStreaming {
+            machine.streamStarted(at: clock.now, warmupFrames: 0)
+            startWatchdog()
+        } else {
+            perform(machine.cameraOpened(at: clock.now), warmupFrames: 0)
+        }
+        wake.signal()
+    }
+
+    /// The first open, on the caller's thread (the owner's `init`, before any loop runs).
+    func openNow() {
+        do throws(CaptureError) {
+            let camera = try factory(settings)
+            lastOpenError = nil
+            adopt(camera)
+        } catch {
+            openFailed(error)
+        }
+    }
+
+    /// Opens the camera on the lifecycle queue, once `previous` (the session of the service this
+    /// one replaces, already retired) has closed its camera: the same device cannot be opened twice.
+    func open(after previous: CameraSession?) {
+        guard camera == nil, !isOpening, !isShutDown, !isRetired else { return }
+        openInBackground(after: previous)
+    }
+
+    /// Looks for the camera on the lifecycle queue (after the close of the old one, and of
+    /// `previous`'s camera); the result comes back through ``collectLifecycleResults()``.
+    private func openInBackground(after previous: CameraSession? = nil) {
+        isOpening = true
+        lifecycleJobs += 1
+        let factory = HandedFactory(factory), settings = self.settings, results = lifecycleResults, wake = self.wake
+        let previousQueue = previous?.lifecycleQueue
+        lifecycleQueue.async {
+            // The replaced service queued its close before this was queued: wait for it here, off the loop.
+            previousQueue?.sync {}
+            let result: LifecycleResult
+            do throws(CaptureError) {
+                result = .opened(HandedCamera(try factory.open(settings)))
+            } catch {
+                result = .openFailed(error)
+            }
+            results.withLock { $0.append(result) }
+            wake.signal()
+        }
+    }
+
+    private func openFailed(_ error: CaptureError) {
+        if lastOpenError != error {  // report each new reason once, not every retry
+            delegate?.session(report: .captureFailed(CaptureFailure(at: clock.now, pressedAt: nil, error: error)))
+            wake.signal()
+        }
+        lastOpenError = error
+        scheduleRetry()
+    }
+
+    private func scheduleRetry() {
+        guard retryTimer == nil, !isShutDown, !isRetired else { return }
+        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "shutter.capture.retry"))
+        let interval = Int(Self.retryInterval.rawValue)
+        timer.schedule(deadline: .now() + .nanoseconds(interval), repeating: .nanoseconds(interval))
+        let wake = self.wake, due = self.retryDue
+        timer.setEventHandler {
+            due.withLock { $0 = true }
+            wake.signal()
+        }
+        timer.resume()
+        retryTimer = timer
+    }
+
+    /// Looks for a lost camera when the retry timer (or ``retryNow()``) said it is time.
+    func reopenIfDue() {
+        if camera == nil, !isShutDown, !isRetired, !isOpening, retryDue.withLock({ due in defer { due = false }; return due }) {
+            openInBackground()
+        }
+    }
+
+    /// Makes the next ``reopenIfDue()`` look for a lost camera now, as the retry timer would.
+    func retryNow() {
+        retryDue.withLock { $0 = true }
+        wake.signal()
+    }
+
+    // MARK: - Losing and closing
+
+    /// The camera failed: fail waiting presses, close it and look for it again.
+    func lost(_ error: CaptureError, pressedAt: Instant?) {
+        let now = clock.now
+        let waiting = machine.streamStopped() + (delegate?.sessionReleasesCamera() ?? [])
+        if let pressedAt {
+            report(CaptureFailure(at: now, pressedAt: pressedAt, error: error))
+        } else if waiting.isEmpty {
+            report(CaptureFailure(at: now, pressedAt: nil, error: error))
+        }
+        for press in waiting {
+            report(CaptureFailure(at: now, pressedAt: press, error: error))
+        }
+        ring.removeAll()
+        // Work for the camera still waiting stays queued: it reaches the reopened camera once it has settled.
+        if let camera { onLifecycleQueue(camera) { $0.close(); return nil } }
+        camera = nil
+        lastOpenError = error
+        scheduleRetry()
+        wake.signal()
+    }
+
+    private func report(_ failure: CaptureFailure) {
+        delegate?.session(report: .captureFailed(failure))
+    }
+
+    /// Stops without waiting, for a service being replaced: returns the presses still waiting for
+    /// a frame (the owner's held presses with them), and closes the camera on the lifecycle queue.
+    func retire() -> [Instant] {
+        guard !isShutDown, !isRetired else { return [] }
+        isRetired = true
+        stopTimers()
+        cameraIsBackWork.removeAll()
+        let waiting = machine.streamStopped() + (delegate?.sessionReleasesCamera() ?? [])
+        ring.removeAll()
+        if let camera { onLifecycleQueue(camera) { $0.close(); return nil } }
+        camera = nil
+        return waiting
+    }
+
+    private func stopTimers() {
+        retryTimer?.cancel()
+        retryTimer = nil
+        watchdogTimer?.cancel()
+        watchdogTimer = nil
+    }
+
+    /// Closes the camera and waits for the lifecycle queue (an open or start in progress), at most
+    /// `cameraWait` (`nil`: as long as it takes); returns whether the camera was closed.
+    func shutdown(cameraWait: Nanoseconds?) -> Bool {
+        isShutDown = true
+        stopTimers()
+        cameraIsBackWork.removeAll()
+        if let camera {
+            // After the jobs queued before: a start in progress finishes, then the camera closes.
+            let handed = HandedCamera(camera)
+            lifecycleQueue.async { handed.camera.close() }
+        }
+        camera = nil
+        if let cameraWait {
+            let drained = DispatchSemaphore(value: 0)
+            lifecycleQueue.async { drained.signal() }
+            guard drained.wait(timeout: .now() + .nanoseconds(Int(cameraWait.rawValue))) == .success else { return false }
+        } else {
+            lifecycleQueue.sync {}
+        }
+        // A camera an open in progress found, never adopted: close it too.
+        let late = lifecycleResults.withLock { list in
+            defer { list.removeAll() }
+            return list
+        }
+        for case .opened(let handed) in late { handed.camera.close() }
+        lifecycleJobs = 0
+        return true
+    }
+
+    /// Blocks until the camera jobs queued so far are done; the next ``collectLifecycleResults()`` takes their results.
+    func waitForCamera() {
+        lifecycleQueue.sync {}
+    }
+
+    // MARK: - The stream
+
+    /// A press at `pressedAt`, given to the state machine (`inFlight` photos are being saved).
+    func press(at pressedAt: Instant, inFlight: Int) {
+        perform(machine.press(at: pressedAt, now: clock.now, inFlight: inFlight))
+    }
+
+    /// Starts the camera ahead of a press, when the board stops it between shots.
+    func prepare() {
+        perform(machine.prepare(at: clock.now))
+    }
+
+    /// Stops a camera the board does not keep streaming.
+    func standby() {
+        perform(machine.standby())
+    }
+
+    /// Lets the state machine look at the time: a stalled stream, a start overdue.
+    func tick() {
+        perform(machine.tick(now: clock.now))
+    }
+
+    /// Carries out what the state machine decided; a start skips `warmupFrames` (default: the board's).
+    private func perform(_ actions: [CaptureStateMachine.Action], warmupFrames: Int? = nil) {
+        for action in actions {
+            switch action {
+            case .save(let number, let pressedAt):
+                if let frame = ring.frames.last(where: { $0.sequence == number }) { delegate?.session(save: frame, pressedAt: pressedAt) }
+            case .fail(let pressedAt, let failure):
+                let error: CaptureError = switch failure {
+                case .backlog(let limit): .notReady(reason: "\(limit) photos are still being saved")
+                case .stalled(let silence): .stalled(device: camera?.info.path ?? settings.deviceDescription, seconds: Double(silence.rawValue) / 1e9)
+                case .startOverdue(let waited):
+                    .startTimedOut(device: camera?.info.path ?? settings.deviceDescription, seconds: Double(waited.rawValue) / 1e9)
+                }
+                report(CaptureFailure(at: clock.now, pressedAt: pressedAt, error: error))
+                wake.signal()
+            case .startStream:
+                if let camera { startStream(camera, warmupFrames: warmupFrames ?? settings.warmupFrames, restart: false) }
+                startWatchdog()  // ticks the start timeout too
+            case .restartStream:
+                if let camera { startStream(camera, warmupFrames: 0, restart: true) }
+                startWatchdog()
+            case .stopStream:
+                ring.removeAll()
+                if let camera { onLifecycleQueue(camera) { $0.stop(); return nil } }
+            }
+        }
+    }
+
+    /// Starts `camera` streaming (stopping it first for a restart) on the lifecycle queue, with an
+    /// empty ring. Once it has, ``collectLifecycleResults()`` tells the state machine; a failure
+    /// fails the presses waiting (or is reported for the stream) and the camera is looked for again.
+    private func startStream(_ camera: any Camera, warmupFrames: Int, restart: Bool) {
+        ring.removeAll()
+        startWarmup = warmupFrames
+        onLifecycleQueue(camera) { camera in
+            if restart { camera.stop() }
+            do throws(CaptureError) {
+                try camera.start()
+                return nil
+            } catch {
+                return error
+            }
+        }
+    }
+
+    /// Hands `camera` to the lifecycle queue for `job` (its error, or `nil`); the loop leaves it
+    /// alone until the result is collected.
+    private func onLifecycleQueue(_ camera: any Camera, _ job: @escaping @Sendable (any Camera) -> CaptureError?) {
+        lifecycleJobs += 1
+        let handed = HandedCamera(camera), results = lifecycleResults, wake = self.wake
+        lifecycleQueue.async {
+            let failure = job(handed.camera)
+            results.withLock { $0.append(.done(failure)) }
+            wake.signal()
+        }
+    }
+
+    /// Takes what the lifecycle queue finished: adopts a camera it opened (or reports why not), and
+    /// once the camera is back on the loop acts on how its starts and stops went.
+    func collectLifecycleResults() {
+        let results = lifecycleResults.withLock { list in
+            defer { list.removeAll() }
+            return list
+        }
+        guard !results.isEmpty else { return }
+        lifecycleJobs -= results.count
+        for result in results {
+            switch result {
+            case .opened(let handed) where isRetired:
+                // Opened while the service was being replaced: nobody will use it.
+                isOpening = false
+                onLifecycleQueue(handed.camera) { $0.close(); return nil }
+            case .openFailed where isRetired:
+                isOpening = false
+            case .opened(let handed):
+                isOpening = false
+                lastOpenError = nil
+                retryTimer?.cancel()
+                retryTimer = nil
+                adopt(handed.camera)
+            case .openFailed(let error):
+                isOpening = false
+                openFailed(error)
+            case .done(let failure):
+                if lifecycleFailure == nil { lifecycleFailure = failure }
+            }
+        }
+        guard lifecycleJobs == 0, let camera, !isShutDown else { return }
+        if let failure = lifecycleFailure {
+            lifecycleFailure = nil
+            lost(failure, pressedAt: nil)
+            return
+        }
+        perform(machine.settled(streaming: camera.isStreaming, at: clock.now, warmupFrames: startWarmup))
+        if machine.isStreaming { startWatchdog() }
+        // Work asked for while the camera was away, in order (each may send it away again).
+        while lifecycleJobs == 0, self.camera != nil, !cameraIsBackWork.isEmpty {
+            cameraIsBackWork.removeFirst()()
+        }
+    }
+
+    /// Dequeues the frames that are ready. This stays on the loop: the camera's `readFrames` polls
+    /// its descriptor first and dequeues only buffers already filled (`VIDIOC_DQBUF` on a ready
+    /// buffer does not wait; libv4lconvert's conversion happens on the encode queue, for the one
+    /// frame a photo takes), and the frames must meet the presses here anyway. Moving it to a
+    /// thread would add a hand-off and a lock per frame for no shorter wait.
+    func pumpFrames() {
+        guard let camera = cameraOnLoop, machine.isStreaming, camera.isStreaming else { return }
+        // Emptied before the read (it appends) and after the loop: between wake-ups the batch
+        // must not hold frames, whose driver buffers would stay out of the camera's queue.
+        frameBatch.removeAll(keepingCapacity: true)
+        do throws(CaptureError) {
+            try camera.readFrames(into: &frameBatch)
+        } catch {
+            lost(error, pressedAt: nil)
+            return
+        }
+        // A camera without a board rate measures its interval from its frames (libcamera): the
+        // frame choice and the stall limit follow it.
+        if machine.frameInterval != camera.frameInterval { machine.frameInterval = camera.frameInterval }
+        for frame in frameBatch {
+            let (keep, actions) = machine.frame(.init(timestamp: frame.timestamp, sequence: frame.sequence), at: clock.now)
+            if keep {
+                ring.append(frame)
+                framesReceived += 1
+            }
+            perform(actions)  // before the ring follows the machine: a save names a frame it may have let go since (a standby)
+            ring.keep(machine.held)  // the oldest, when the machine let it go
+            if keep { delegate?.session(kept: frame) }
+            if !machine.isStreaming || lifecycleJobs > 0 { break }  // stopped or restarting: the rest of the batch is stale
+        }
+        frameBatch.removeAll(keepingCapacity: true)
+        guard cameraOnLoop === camera, machine.isStreaming else { return }
+        do throws(CaptureError) {
+            // Buffers the ring just let go of go back to the camera now, not at the next read.
+            try camera.returnUnusedBuffers()
+            // Photos hold more of the camera's buffers than its spares: the ring gives back its
+            // oldest frames, one at a time (a photo may hold the oldest too, freeing nothing), rather
+            // than the camera copying new ones or running dry. At most the ring's size of rounds.
+            while camera.buffersWanted > 0, machine.held.count > 1 {
+                machine.giveBack(oldest: 1)
+                ring.keep(machine.held)
+                try camera.returnUnusedBuffers()
+            }
+        } catch {
+            lost(error, pressedAt: nil)
+        }
+    }
+
+    /// Wakes the loop every ``watchdogTick`` so the state machine can notice a stalled stream.
+    private func startWatchdog() {
+        guard watchdogTimer == nil, !isShutDown, !isRetired else { return }
+        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "shutter.capture.watchdog"))
+        let tick = Int(Self.watchdogTick.rawValue)
+        timer.schedule(deadline: .now() + .nanoseconds(tick), repeating: .nanoseconds(tick), leeway: .milliseconds(50))
+        let wake = self.wake
+        timer.setEventHandler { wake.signal() }
+        timer.resume()
+        watchdogTimer = timer
+    }
+}
+
+/// A camera handed between the event loop and the lifecycle queue.
+///
+/// Unchecked: the session hands it to one thread at a time (the queue while a job is queued, the
+/// loop otherwise); the hand-over goes through the queue and a lock, which order the accesses.
+struct HandedCamera: @unchecked Sendable {
+    let camera: any Camera
+    init(_ camera: any Camera) { self.camera = camera }
+}
+
+/// The camera factory, called on the lifecycle queue only (one open at a time).
+struct HandedFactory: @unchecked Sendable {
+    let open: CameraFactory
+    init(_ open: @escaping CameraFactory) { self.open = open }
+}
+
+/// What one lifecycle job came to.
+enum LifecycleResult: Sendable {
+    /// A reopen found the camera.
+    case opened(HandedCamera)
+    /// A reopen failed.
+    case openFailed(CaptureError)
+    /// A start, restart, stop or close ended, with its failure if any.
+    case done(CaptureError?)
+}

@@ -1,0 +1,150 @@
+import ShutterCore
+
+/// How a libcamera camera serves the system controls and focus: zoom through `ScalerCrop` (the
+/// ISP crops), exposure bias through `ExposureValue`, focus through `AfMode` and `LensPosition`.
+///
+/// What it can do is decided from the camera's controls as the configured mode states them.
+public final class LibcameraControlAdapter: CameraControlAdapter {
+    public enum Zoom: Hashable, Sendable {
+        /// `ScalerCrop` within this maximum: the ISP crops, the photo keeps its full size.
+        case scalerCrop(maximum: PixelRect)
+        /// No ScalerCrop (vimc, USB webcams): a centred crop of each frame on the CPU.
+        case digital
+    }
+
+    public enum ExposureBias: Hashable, Sendable {
+        /// `ExposureValue` in EV over this range.
+        case exposureValue(ClosedRange<Double>)
+        case unavailable(reason: String)
+    }
+
+    public enum Focus: Hashable, Sendable {
+        /// AfMode/AfTrigger/AfState autofocus, and LensPosition (dioptres) for manual focus.
+        case autofocus(lens: ClosedRange<Double>)
+        /// LensPosition only.
+        case manual(lens: ClosedRange<Double>)
+        case unavailable(reason: String)
+    }
+
+    public let zoom: Zoom
+    public let exposureBias: ExposureBias
+    public let focus: Focus
+    private let camera: LibcameraCamera
+    /// The camera's own autofocus, when it focuses itself.
+    private let libcameraAutofocus: LibcameraAutofocus?
+
+    /// The adapter for `camera` under the board's camera `settings`.
+    public init(camera: LibcameraCamera, settings: CameraSettings = CameraSettings()) {
+        self.camera = camera
+        libcameraAutofocus = camera.hasAutofocus ? LibcameraAutofocus(camera: camera, settings: settings) : nil
+        let controls = camera.libcameraControls
+        func find(_ role: LibcameraControlInfo.Role) -> LibcameraControlInfo? { controls.first { $0.role == role } }
+        if find(.scalerCrop) != nil, let maximum = camera.scalerCropMaximum, maximum.width > 0, maximum.height > 0 {
+            zoom = .scalerCrop(maximum: maximum)
+        } else {
+            zoom = .digital
+        }
+        if let ev = find(.exposureValue), ev.maximum > ev.minimum {
+            exposureBias = .exposureValue(ev.minimum...ev.maximum)
+        } else {
+            exposureBias = .unavailable(reason: "the camera has no ExposureValue control")
+        }
+        if let lens = find(.lensPosition), lens.maximum > lens.minimum {
+            focus = find(.afMode) != nil && find(.afTrigger) != nil
+                ? .autofocus(lens: lens.minimum...lens.maximum) : .manual(lens: lens.minimum...lens.maximum)
+        } else {
+            focus = .unavailable(reason: "the camera has no LensPosition control (fixed focus)")
+        }
+    }
+
+    /// Whether a press runs an autofocus cycle.
+    public var hasAutofocus: Bool {
+        if case .autofocus = focus { return true }
+        return false
+    }
+
+    public var zoomsDigitally: Bool { zoom == .digital }
+
+    /// Sets `ScalerCrop` to the centred crop for `factor`; the board's range does not matter.
+    public func setZoom(_ factor: Double, range: ClosedRange<Double>) throws(CaptureError) {
+        guard case .scalerCrop(let maximum) = zoom else { return }
+        try camera.setScalerCrop(scalerCrop(forZoom: factor, maximum: maximum))
+    }
+
+    /// Sets `ExposureValue`, which works on top of auto exposure: nothing needs metering first.
+    public func setExposureBias(_ ev: Double, wake: @escaping @Sendable () -> Void) throws(CaptureError) {
+        guard case .exposureValue(let range) = exposureBias else { return }
+        try camera.setExposureValue(exposureValue(forBias: ev, range: range))
+    }
+
+    /// The lens's range in dioptres, when it can be driven.
+    private var lens: ClosedRange<Double>? {
+        switch focus {
+        case .autofocus(let range), .manual(let range): range
+        case .unavailable: nil
+        }
+    }
+
+    /// `AfMode` manual and `LensPosition` mapped from the slider's `range` onto the lens's; an
+    /// autofocus cycle that ran is over.
+    public func setLensPosition(_ value: Double, range: ClosedRange<Double>) throws(CaptureError) {
+        guard let lens else { return }
+        libcameraAutofocus?.lensMovedByHand()
+        try camera.setLensPosition(ShutterCapture.lensPosition(for: value, in: range, lens: lens))
+    }
+
+    /// The board's focus mode, on a camera that focuses itself (see ``LibcameraAutofocus/applyMode()``).
+    public func applyFocusMode() throws(CaptureError) {
+        try libcameraAutofocus?.applyMode()
+    }
+
+    public var autofocus: (any CameraAutofocus)? { libcameraAutofocus }
+
+    /// One line per system control for `shutter cameras`.
+    public var summary: [String] {
+        var lines: [String] = []
+        switch zoom {
+        case .scalerCrop(let maximum): lines.append("zoom: ScalerCrop within \(maximum) (the ISP crops; photos keep their size)")
+        case .digital: lines.append("zoom: digital (centred crop; the camera has no ScalerCrop)")
+        }
+        switch exposureBias {
+        case .exposureValue(let range): lines.append("exposure bias: ExposureValue \(range.lowerBound.shortDescription)...\(range.upperBound.shortDescription) EV")
+        case .unavailable(let reason): lines.append("exposure bias: disabled: \(reason)")
+        }
+        switch focus {
+        case .autofocus(let lens): lines.append("focus: autofocus (AfMode continuous, or AfTrigger on prepare), LensPosition \(lens.lowerBound.shortDescription)...\(lens.upperBound.shortDescription) dioptres")
+        case .manual(let lens): lines.append("focus: manual only, LensPosition \(lens.lowerBound.shortDescription)...\(lens.upperBound.shortDescription) dioptres")
+        case .unavailable(let reason): lines.append("focus: none: \(reason)")
+        }
+        return lines
+    }
+
+    public func report(board: Board) -> [ControlReport] {
+        let controls = camera.libcameraControls
+        return board.controls.map { spec in
+            switch spec.kind {
+            case .systemZoom:
+                switch zoom {
+                case .scalerCrop(let maximum): return (spec.id, true, "ScalerCrop within \(maximum) (the ISP crops, photos keep their size)")
+                case .digital: return (spec.id, true, "digital zoom (the camera has no ScalerCrop; centred crop, saved at the \(board.camera.digitalZoom == .crop ? "crop's size" : "frame size"))")
+                }
+            case .lensPosition:
+                switch focus {
+                case .autofocus(let lens), .manual(let lens):
+                    return (spec.id, true, "LensPosition \(lens.lowerBound.shortDescription)...\(lens.upperBound.shortDescription) dioptres (manual focus until the next prepare)")
+                case .unavailable(let reason): return (spec.id, false, "disabled: \(reason)")
+                }
+            case .systemExposureBias:
+                switch exposureBias {
+                case .exposureValue(let range): return (spec.id, true, "ExposureValue \(range.lowerBound.shortDescription)...\(range.upperBound.shortDescription) EV (0 = plain auto exposure)")
+                case .unavailable(let reason): return (spec.id, false, "disabled: \(reason)")
+                }
+            case .slider, .picker:
+                return boundReport(spec, board: board, controlNames: controls.map(\.name)) { name in
+                    controls.first { $0.name.lowercased() == name.lowercased() }
+                        .map { "camera control '\($0.name)' \($0.minimum.shortDescription)...\($0.maximum.shortDescription)" }
+                }
+            }
+        }
+    }
+}
