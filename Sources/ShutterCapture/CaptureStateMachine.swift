@@ -83,8 +83,12 @@ public struct CaptureStateMachine: Sendable {
     private var lastArrival: Instant?
     /// A stall was reported and no frame came since: restarts stay quiet unless a press waits.
     private var stallReported = false
-    /// No frame yet since the stream started: the watchdog gives the camera ``startupGrace``.
-    private var awaitingFirstFrame = false
+    /// No frame past the warm-up yet since the stream started: the watchdog gives the camera
+    /// ``startupGrace`` between frames. A camera's first frames after a start come irregularly
+    /// (libcamera 0.4's vimc under emulation: a first frame, then 1.3 s to the next, before any
+    /// interval is measured), and a stream stopped between shots (`keepStreaming` off) lives
+    /// only for its warm-up and one frame.
+    private var warmingUp = false
 
     /// How long a camera may take to send its first frame after it starts (webcams meter and
     /// negotiate USB bandwidth first; an emulated one is slower still) before it counts as stalled.
@@ -131,9 +135,9 @@ public struct CaptureStateMachine: Sendable {
         startOverdueReported = false
     }
 
-    /// The silence allowed now: ``startupGrace`` until the first frame, then ``stallLimit``.
+    /// The silence allowed now: ``startupGrace`` until the first frame past the warm-up, then ``stallLimit``.
     private var currentStallLimit: Nanoseconds {
-        awaitingFirstFrame ? max(stallLimit, Self.startupGrace) : stallLimit
+        warmingUp ? max(stallLimit, Self.startupGrace) : stallLimit
     }
 
     /// The camera started streaming at `now`; its first `warmupFrames` frames are skipped while
@@ -145,7 +149,7 @@ public struct CaptureStateMachine: Sendable {
         lastSaved = nil
         warmupRemaining = max(0, warmupFrames)
         lastArrival = now
-        awaitingFirstFrame = true
+        warmingUp = true
     }
 
     /// The camera stopped (or went away): frames held are gone; presses still waiting are
@@ -165,11 +169,11 @@ public struct CaptureStateMachine: Sendable {
     public mutating func frame(_ stamp: Stamp, at now: Instant) -> (keep: Bool, actions: [Action]) {
         lastArrival = now
         stallReported = false
-        awaitingFirstFrame = false
         if warmupRemaining > 0 {
             warmupRemaining -= 1
             return (false, [])
         }
+        warmingUp = false
         if held.count >= ringCapacity { held.removeFirst(held.count - ringCapacity + 1) }
         held.append(stamp)
         var actions: [Action] = []
@@ -259,7 +263,7 @@ public struct CaptureStateMachine: Sendable {
     /// A start not finished after ``startTimeout`` fails the presses waiting for it (or, with none
     /// waiting, is reported once); it stays asked for, as it cannot be taken back, and presses
     /// during it fail at the next tick. A stream silent for ``stallLimit`` (``startupGrace``
-    /// before its first frame) fails the presses waiting (or, with none waiting, reports the
+    /// until its first frame past the warm-up) fails the presses waiting (or, with none waiting, reports the
     /// stall once) and is restarted, or stopped when nothing needs it.
     public mutating func tick(now: Instant) -> [Action] {
         if isStarting, let startAskedAt, now - startAskedAt >= startTimeout {

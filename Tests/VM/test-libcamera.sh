@@ -96,7 +96,7 @@ check "with a viewfinder asked, shutter check says vimc grants none and the stil
   bash -c "grep -q '^ *viewfinder: none' vf-check.txt && '$CHECK' verify --jpeg '$WORK/vf.jpg' --width $WIDTH --height $HEIGHT" || sed 's/^/#   /' vf-check.txt | head -5
 
 # Zero shutter lag with presses at known instants: the frame nearest each press, within its frame interval.
-"$CHECK" run --board libcamera.json --dir "$WORK/zsl" --seconds 120 --press-every-ms 600 --stop-file "$WORK/zsl.stop" > zsl.log 2>&1 &
+"$CHECK" run --board libcamera.json --dir "$WORK/zsl" --seconds 120 --press-every-ms 600 --one-at-a-time --stop-file "$WORK/zsl.stop" > zsl.log 2>&1 &
 runner=$!
 for _ in $(seq 1200); do [ "$(grep -c '"event": "photo"' zsl.log)" -ge 6 ] && break; sleep 0.1; done
 touch "$WORK/zsl.stop"; wait $runner
@@ -117,7 +117,10 @@ for _ in $(seq 100); do grep -q '"event": "cameraReady"' events.log && break; sl
 sleep 1   # the ring fills
 clicks=8
 for _ in $(seq $clicks); do
-  drive half up; sleep 0.06; drive full up; sleep 0.12; drive full down; sleep 0.06; drive half down; sleep 0.5
+  # Edges 100 ms apart, twice the 50 ms the VM notes ask for: libcamera 0.4's vimc keeps the
+  # emulated CPU busy, the kernel reads a line's level late, and 60 ms apart it reported two
+  # rising edges in a row (the daemon's edgesLost, its presses cancelled).
+  drive half up; sleep 0.1; drive full up; sleep 0.12; drive full down; sleep 0.1; drive half down; sleep 0.6
 done
 # Up to 30 s for the photos: under emulation libcamera 0.4's vimc streams at about 1 fps, and a
 # burst never saves one frame twice, so presses closer than that wait for frames of their own.
@@ -136,12 +139,15 @@ echo "# daemon zsl |offset| / interval at the press: $(awk '$2 != "none" && $2 >
 check "the daemon (libcamera backend) turns $clicks pulled presses into $clicks photos and exits 0 on SIGTERM (status $status)" \
   bash -c "[ $status = 0 ] && [ \$(grep -c '\"event\": \"photo\"' events.log) = $clicks ]" ||
   { echo "captures began: $(grep -c '"phase": "began"' events.log), photos: $(grep -c '"event": "photo"' events.log)"
-    grep -E '"event": "(captureFailed|capture|photo|camera[A-Za-z]*)"' events.log | cut -c1-400; grep -v DmaBufAllocator daemon.err | head -5; } | sed 's/^/#   /' 
+    grep -E '"event": "(captureFailed|capture|photo|camera[A-Za-z]*|edgesLost)"' events.log | cut -c1-400; grep -v DmaBufAllocator daemon.err | head -5; } | sed 's/^/#   /' 
 # A photo taken before any frame after its press arrived has no bracket: it is held to the
-# longest interval around this run's other presses.
+# longest interval around this run's other presses, or, when every photo was taken so (libcamera
+# 0.4's vimc under emulation streams at about 1 fps: each press is served by the frame already
+# exposing), to the longest measured around the zsl run's presses above, in this boot.
+zsl_longest=$(echo "$summary" | sed -n 's/.*"bracketMs": {[^}]*"max": \([0-9.]*\).*/\1/p')
 check "every daemon photo's frame is within one frame interval of its press (the interval between the frames around that press)" \
-  awk '{ n++; o[n] = $1; b[n] = $2; if ($2 != "none" && $2 > longest) longest = $2 }
-       END { if (n == 0 || longest <= 0) exit 1
+  awk -v longest="${zsl_longest:-0}" '{ n++; o[n] = $1; b[n] = $2; if ($2 != "none" && $2 > own) own = $2 }
+       END { if (own > 0) longest = own; if (n == 0 || longest <= 0) exit 1
              for (i = 1; i <= n; i++) { bound = b[i] == "none" ? longest : b[i]; if (o[i] > bound || -o[i] > bound) exit 1 } }' zsl-daemon.txt
 
 # Digital zoom (vimc has no ScalerCrop): the centred half of the frame, scaled back to the full size (the default).
