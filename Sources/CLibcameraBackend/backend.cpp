@@ -19,7 +19,9 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -28,7 +30,6 @@
 #include <link.h>
 #include <linux/dma-buf.h>
 #include <linux/media.h>
-#include <set>
 #include <strings.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
@@ -165,10 +166,36 @@ bool make_value(ControlType type, double value, ControlValue &out) {
     }
 }
 
+/// A camera manager: libcamera's CameraManager (LibcameraManager), or the fake system's
+/// (FakeManager, for tests). Destroying it stops it.
+struct ManagerBackend {
+    virtual ~ManagerBackend() = default;
+    /// CameraManager::start: enumerates the cameras. 0 or a negative errno.
+    virtual int start() = 0;
+    /// The cameras listed now (CameraManager::cameras): each one's id and model.
+    virtual std::vector<std::pair<std::string, std::string>> cameras() = 0;
+    /// Finds the camera `wanted` names (its id, its model ignoring case, or the first when
+    /// empty) and acquires it; NULL and *error as shutter_lc_open says.
+    virtual shutter_lc_camera *open(const std::string &wanted, int *error) = 0;
+};
+
+/// What tests read of the camera managers (shutter_lc_fake_system_stats), counted from the
+/// fake system's install on (guarded by stats_lock).
+std::mutex stats_lock;
+int managers_created = 0, duplicate_ids = 0, cameras_added = 0;
+std::set<std::thread::id> manager_threads;
+
+/// Notes that a camera manager call runs on this thread (creating, starting, listing, getting,
+/// acquiring, releasing, stopping, destroying).
+void note_manager_call() {
+    std::lock_guard<std::mutex> guard(stats_lock);
+    manager_threads.insert(std::this_thread::get_id());
+}
+
 /// The process's one camera manager (libcamera allows one), started on first use and
 /// destroyed again whenever no camera is open (see release_manager_if_idle).
 std::mutex manager_lock;
-std::unique_ptr<CameraManager> manager;
+std::unique_ptr<ManagerBackend> manager;
 /// Real cameras open now (guarded by manager_lock).
 int open_cameras = 0;
 /// Descriptors of lost cameras' leaked libcamera objects, already replaced by the inert
@@ -208,7 +235,7 @@ void close_orphaned_descriptors(std::vector<int> orphans) {
 /// nothing stale to collide with: shutter closes a camera that failed before it reopens it.
 /// Every Camera shared_ptr must be dropped before this runs.
 void release_manager_if_idle() {
-    std::unique_ptr<CameraManager> retired;
+    std::unique_ptr<ManagerBackend> retired;
     std::vector<int> orphans;
     {
         std::lock_guard<std::mutex> guard(manager_lock);
@@ -243,11 +270,15 @@ __attribute__((constructor)) void quiet_libcamera_logs() {
     log_levels_set_by_shutter = setenv("LIBCAMERA_LOG_LEVELS", "*:ERROR", 0) == 0;
 }
 
-int started_manager(CameraManager **out) {
+/// A camera manager of the kind in use: libcamera's, or the fake system's (installed by a test).
+std::unique_ptr<ManagerBackend> make_manager();
+bool fake_system_installed();
+
+int started_manager(ManagerBackend **out) {
     std::lock_guard<std::mutex> guard(manager_lock);
     if (!manager) {
-        if (compatibility_layer_loaded()) return -EALREADY;
-        auto candidate = std::make_unique<CameraManager>();
+        if (!fake_system_installed() && compatibility_layer_loaded()) return -EALREADY;
+        auto candidate = make_manager();
         int result = candidate->start();
         if (result < 0) return result;
         manager = std::move(candidate);
@@ -1040,6 +1071,12 @@ struct FakeCamera final : shutter_lc_camera {
     uint32_t stride = 0, frame_size = 0, planes = 1, vf_bytes = 0;
     uint32_t plane_offsets[3] = {}, plane_sizes[3] = {};
 
+    /// Opened through the fake system's camera manager (shutter_lc_fake_system_install), not
+    /// shutter_lc_open_fake: its close releases it there.
+    bool through_manager = false;
+    /// Its devices went away (shutter_lc_fake_system_unplug): reads fail with -ENODEV.
+    bool vanished = false;
+
     explicit FakeCamera(const shutter_lc_fake_config &config) : script(config) {
         id = "fake/shutter-lc-fake";
         model = script.has_autofocus ? "fake-imx708" : "fake";
@@ -1340,7 +1377,10 @@ struct FakeCamera final : shutter_lc_camera {
         return 0;
     }
 
+    ~FakeCamera() override;
+
     int next(shutter_lc_completed *out) override {
+        if (vanished) return -ENODEV;
         if (done.empty()) {
             drain();
             return 0;
@@ -1415,6 +1455,194 @@ struct FakeCamera final : shutter_lc_camera {
     }
 };
 
+/// libcamera's own camera manager.
+struct LibcameraManager final : ManagerBackend {
+    CameraManager cameras_;
+
+    LibcameraManager() {
+        note_manager_call();
+        std::lock_guard<std::mutex> guard(stats_lock);
+        managers_created++;
+    }
+    ~LibcameraManager() override { note_manager_call(); }
+
+    int start() override {
+        note_manager_call();
+        return cameras_.start();
+    }
+
+    std::vector<std::pair<std::string, std::string>> cameras() override {
+        note_manager_call();
+        std::vector<std::pair<std::string, std::string>> list;
+        for (const auto &camera : cameras_.cameras()) list.emplace_back(camera->id(), model_of(camera));
+        return list;
+    }
+
+    shutter_lc_camera *open(const std::string &wanted, int *error) override {
+        note_manager_call();
+        std::shared_ptr<Camera> found;
+        for (const auto &camera : cameras_.cameras()) {
+            if (wanted.empty() || camera->id() == wanted || strcasecmp(model_of(camera).c_str(), wanted.c_str()) == 0) {
+                found = camera;
+                break;
+            }
+        }
+        // One acquire at a time, so that the media devices newly locked are this camera's.
+        static std::mutex acquiring;
+        std::unique_lock<std::mutex> acquireGuard(acquiring);
+        auto lockedBefore = locked_files();
+        if (!found) {
+            *error = -ENOENT;
+            return nullptr;
+        }
+        if (int result = found->acquire(); result < 0) {
+            *error = result;
+            return nullptr;
+        }
+        *error = 0;
+        auto cameraNodes = acquired_camera_nodes(lockedBefore);
+        acquireGuard.unlock();
+        try {
+            return new RealCamera(found, std::move(cameraNodes));
+        } catch (...) {
+            found->release();
+            *error = -ENOMEM;
+            return nullptr;
+        }
+    }
+};
+
+struct FakeManager;
+
+/// The fake system (shutter_lc_fake_system_install): the fake cameras plugged in, and the fake
+/// camera manager running now, if any (guarded by fake_lock).
+struct FakeSystem {
+    struct Plugged {
+        std::string id;
+        shutter_lc_fake_config script;
+    };
+    std::vector<Plugged> plugged;
+    FakeManager *running = nullptr;
+    /// The fake cameras opened through the fake manager, open now.
+    std::set<FakeCamera *> open;
+};
+std::mutex fake_lock;
+std::unique_ptr<FakeSystem> fake_system;
+
+bool fake_system_installed() {
+    std::lock_guard<std::mutex> guard(fake_lock);
+    return fake_system != nullptr;
+}
+
+/// A camera manager over the fake system, behaving as libcamera's does for hot-plug
+/// (camera_manager.cpp): start() registers the cameras there are; a camera plugged in later is
+/// registered and announced (cameraAdded), unless one with the same id is still registered,
+/// which libcamera's CameraManager::Private::addCamera refuses fatally ("Trying to register a
+/// camera with a duplicated ID": counted here); a camera unplugged is unregistered only when its
+/// pipeline noticed (cameraRemoved).
+struct FakeManager final : ManagerBackend {
+    /// The ids registered (guarded by fake_lock).
+    std::vector<std::string> registered;
+
+    FakeManager() {
+        note_manager_call();
+        std::lock_guard<std::mutex> guard(stats_lock);
+        managers_created++;
+    }
+    ~FakeManager() override {
+        note_manager_call();
+        std::lock_guard<std::mutex> guard(fake_lock);
+        if (fake_system && fake_system->running == this) fake_system->running = nullptr;
+    }
+
+    int start() override {
+        note_manager_call();
+        std::lock_guard<std::mutex> guard(fake_lock);
+        if (!fake_system) return -ENODEV;
+        fake_system->running = this;
+        for (const auto &camera : fake_system->plugged) add(camera.id);
+        return 0;
+    }
+
+    /// A camera's devices appeared (guarded by fake_lock by the caller).
+    void add(const std::string &id) {
+        std::lock_guard<std::mutex> guard(stats_lock);
+        if (std::find(registered.begin(), registered.end(), id) != registered.end()) {
+            duplicate_ids++;
+            return;
+        }
+        registered.push_back(id);
+        cameras_added++;
+    }
+
+    std::vector<std::pair<std::string, std::string>> cameras() override {
+        note_manager_call();
+        std::lock_guard<std::mutex> guard(fake_lock);
+        std::vector<std::pair<std::string, std::string>> list;
+        for (const auto &id : registered) list.emplace_back(id, "fake");
+        return list;
+    }
+
+    shutter_lc_camera *open(const std::string &wanted, int *error) override {
+        note_manager_call();
+        FakeCamera *camera = find_and_acquire(wanted, error);
+        if (camera) {
+            std::lock_guard<std::mutex> count(manager_lock);
+            open_cameras++;
+        }
+        return camera;
+    }
+
+    FakeCamera *find_and_acquire(const std::string &wanted, int *error) {
+        std::lock_guard<std::mutex> guard(fake_lock);
+        auto found = std::find_if(registered.begin(), registered.end(), [&](const std::string &id) {
+            return wanted.empty() || id == wanted || strcasecmp(wanted.c_str(), "fake") == 0;
+        });
+        if (found == registered.end()) {
+            *error = -ENOENT;
+            return nullptr;
+        }
+        auto present = std::find_if(fake_system->plugged.begin(), fake_system->plugged.end(),
+                                    [&](const FakeSystem::Plugged &camera) { return camera.id == *found; });
+        // A stale camera (its devices gone, still registered): acquiring it fails.
+        if (present == fake_system->plugged.end()) {
+            *error = -ENODEV;
+            return nullptr;
+        }
+        for (FakeCamera *camera : fake_system->open) {
+            if (camera->id == *found) {
+                *error = -EBUSY;
+                return nullptr;
+            }
+        }
+        auto *camera = new FakeCamera(present->script);
+        camera->id = present->id;
+        camera->through_manager = true;
+        fake_system->open.insert(camera);
+        *error = 0;
+        return camera;
+    }
+};
+
+std::unique_ptr<ManagerBackend> make_manager() {
+    if (fake_system_installed()) return std::make_unique<FakeManager>();
+    return std::make_unique<LibcameraManager>();
+}
+
+FakeCamera::~FakeCamera() {
+    if (!through_manager) return;
+    note_manager_call();  // Camera::release
+    {
+        std::lock_guard<std::mutex> guard(fake_lock);
+        if (fake_system) fake_system->open.erase(this);
+    }
+    {
+        std::lock_guard<std::mutex> guard(manager_lock);
+        open_cameras--;
+    }
+    release_manager_if_idle();
+}
+
 }  // namespace
 
 // MARK: - The C interface
@@ -1435,58 +1663,25 @@ const char *shutter_lc_runtime_version(void) {
 }
 
 int shutter_lc_list(shutter_lc_camera_entry *entries, int capacity) {
-    CameraManager *cameras = nullptr;
+    ManagerBackend *cameras = nullptr;
     int result = started_manager(&cameras);
     if (result < 0) return result;
-    int count;
-    {
-        auto list = cameras->cameras();
-        for (size_t index = 0; index < list.size() && int(index) < capacity; index++) {
-            copy_string(entries[index].id, sizeof entries[index].id, list[index]->id());
-            copy_string(entries[index].model, sizeof entries[index].model, model_of(list[index]));
-        }
-        count = int(list.size());
+    auto list = cameras->cameras();
+    for (size_t index = 0; index < list.size() && int(index) < capacity; index++) {
+        copy_string(entries[index].id, sizeof entries[index].id, list[index].first);
+        copy_string(entries[index].model, sizeof entries[index].model, list[index].second);
     }
     release_manager_if_idle();
-    return count;
+    return int(list.size());
 }
 
 shutter_lc_camera *shutter_lc_open(const char *name, int *error) {
     int ignored;
     if (!error) error = &ignored;
-    CameraManager *cameras = nullptr;
+    ManagerBackend *cameras = nullptr;
     *error = started_manager(&cameras);
     if (*error < 0) return nullptr;
-    shutter_lc_camera *opened = nullptr;
-    {
-        std::shared_ptr<Camera> found;
-        std::string wanted = name ? name : "";
-        for (const auto &camera : cameras->cameras()) {
-            if (wanted.empty() || camera->id() == wanted || strcasecmp(model_of(camera).c_str(), wanted.c_str()) == 0) {
-                found = camera;
-                break;
-            }
-        }
-        // One acquire at a time, so that the media devices newly locked are this camera's.
-        static std::mutex acquiring;
-        std::unique_lock<std::mutex> acquireGuard(acquiring);
-        auto lockedBefore = locked_files();
-        if (!found) {
-            *error = -ENOENT;
-        } else if (int result = found->acquire(); result < 0) {
-            *error = result;
-        } else {
-            *error = 0;
-            auto cameraNodes = acquired_camera_nodes(lockedBefore);
-            acquireGuard.unlock();
-            try {
-                opened = new RealCamera(found, std::move(cameraNodes));
-            } catch (...) {
-                found->release();
-                *error = -ENOMEM;
-            }
-        }
-    }
+    shutter_lc_camera *opened = cameras->open(name ? name : "", error);
     if (!opened) release_manager_if_idle();  // nothing holds a Camera now
     return opened;
 }
@@ -1529,6 +1724,68 @@ int shutter_lc_fake_af_triggers(shutter_lc_camera *camera) {
 int shutter_lc_fake_start_controls(shutter_lc_camera *camera) {
     auto *fake = dynamic_cast<FakeCamera *>(camera);
     return fake ? fake->start_control_count : -EINVAL;
+}
+
+int shutter_lc_fake_system_install(void) {
+    {
+        std::lock_guard<std::mutex> guard(manager_lock);
+        if (open_cameras > 0) return -EBUSY;
+    }
+    release_manager_if_idle();  // libcamera's own, if it ran
+    {
+        std::lock_guard<std::mutex> guard(fake_lock);
+        fake_system = std::make_unique<FakeSystem>();
+    }
+    std::lock_guard<std::mutex> guard(stats_lock);
+    managers_created = duplicate_ids = cameras_added = 0;
+    manager_threads.clear();
+    return 0;
+}
+
+void shutter_lc_fake_system_remove(void) {
+    release_manager_if_idle();
+    std::lock_guard<std::mutex> guard(fake_lock);
+    if (!fake_system || fake_system->running || !fake_system->open.empty()) return;  // still in use
+    fake_system.reset();
+}
+
+int shutter_lc_fake_system_plug(const char *id, const shutter_lc_fake_config *config) {
+    if (!id || !config || config->width == 0 || config->height == 0) return -EINVAL;
+    std::lock_guard<std::mutex> guard(fake_lock);
+    if (!fake_system) return -EINVAL;
+    for (const auto &camera : fake_system->plugged)
+        if (camera.id == id) return -EEXIST;
+    fake_system->plugged.push_back({ id, *config });
+    // The hot-plug: the running manager's enumerator sees the devices and its pipeline
+    // handler registers the camera.
+    if (fake_system->running) fake_system->running->add(id);
+    return 0;
+}
+
+int shutter_lc_fake_system_unplug(const char *id, int noticed) {
+    if (!id) return -EINVAL;
+    std::lock_guard<std::mutex> guard(fake_lock);
+    if (!fake_system) return -EINVAL;
+    auto &plugged = fake_system->plugged;
+    auto found = std::find_if(plugged.begin(), plugged.end(), [&](const FakeSystem::Plugged &camera) { return camera.id == id; });
+    if (found == plugged.end()) return -ENOENT;
+    plugged.erase(found);
+    for (FakeCamera *camera : fake_system->open)
+        if (camera->id == id) camera->vanished = true;
+    if (noticed && fake_system->running) {
+        auto &registered = fake_system->running->registered;
+        registered.erase(std::remove(registered.begin(), registered.end(), std::string(id)), registered.end());
+    }
+    return 0;
+}
+
+void shutter_lc_fake_system_stats(shutter_lc_manager_stats *out) {
+    std::lock_guard<std::mutex> guard(stats_lock);
+    memset(out, 0, sizeof *out);
+    out->managers_created = managers_created;
+    out->manager_threads = int(manager_threads.size());
+    out->duplicate_ids = duplicate_ids;
+    out->cameras_added = cameras_added;
 }
 
 void shutter_lc_close(shutter_lc_camera *camera) { delete camera; }
