@@ -4,7 +4,8 @@
 //
 // Threads: libcamera completes requests on its own thread. The completion handler only moves
 // the request into a locked queue and writes the eventfd; the event loop takes it from there
-// (shutter_lc_next), so no Swift code ever runs on libcamera's thread.
+// (shutter_lc_next), so no Swift code ever runs on libcamera's thread. The camera manager
+// belongs to one thread of the backend's own, for the life of the process (ManagerThread).
 
 #include "shutter_libcamera.h"
 
@@ -13,9 +14,13 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -28,6 +33,8 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <link.h>
+#include <pthread.h>
+#include <signal.h>
 #include <linux/dma-buf.h>
 #include <linux/media.h>
 #include <strings.h>
@@ -179,11 +186,15 @@ struct ManagerBackend {
     virtual shutter_lc_camera *open(const std::string &wanted, int *error) = 0;
 };
 
+// Objects below that live as long as the process are made with `new` and never destroyed (the
+// references are to them): the manager thread may still use them while static destructors run
+// at exit.
+
 /// What tests read of the camera managers (shutter_lc_fake_system_stats), counted from the
 /// fake system's install on (guarded by stats_lock).
-std::mutex stats_lock;
-int managers_created = 0, duplicate_ids = 0, cameras_added = 0;
-std::set<std::thread::id> manager_threads;
+std::mutex &stats_lock = *new std::mutex;
+int managers_created = 0, managers_rebuilt = 0, duplicate_ids = 0, cameras_added = 0;
+std::set<std::thread::id> &manager_threads = *new std::set<std::thread::id>;
 
 /// Notes that a camera manager call runs on this thread (creating, starting, listing, getting,
 /// acquiring, releasing, stopping, destroying).
@@ -192,16 +203,103 @@ void note_manager_call() {
     manager_threads.insert(std::this_thread::get_id());
 }
 
-/// The process's one camera manager (libcamera allows one), started on first use and
-/// destroyed again whenever no camera is open (see release_manager_if_idle).
-std::mutex manager_lock;
-std::unique_ptr<ManagerBackend> manager;
-/// Real cameras open now (guarded by manager_lock).
+/// The one thread that makes, uses and destroys the camera manager, for the life of the process:
+/// other threads hand it jobs and wait for them.
+///
+/// Why one thread: a CameraManager is a libcamera Object, bound to the thread that created it
+/// (base/thread.cpp, "Threads and Objects": an Object "lives" in the thread it was created in,
+/// and a thread-bound function may only be called from there), and libcamera gives every thread
+/// it did not start one shared identity, its "main thread" (ThreadData::current()), so it cannot
+/// tell Dispatch's worker threads apart. Made and used from whichever Dispatch thread called, the
+/// manager had no owner; here the calls that create, start, stop and destroy it, list its
+/// cameras, and get, acquire and release a camera all run on this thread. Streaming calls
+/// (configure, start, queueRequest, stop) stay where they are: Camera documents them thread-safe
+/// and runs them on the manager's own internal thread (camera.cpp, invokeMethod).
+class ManagerThread {
+public:
+    /// The process's manager thread, started on first use.
+    static ManagerThread &shared() {
+        static ManagerThread *thread = new ManagerThread;  // never destroyed, see above
+        return *thread;
+    }
+
+    /// Runs `work` on the manager thread and waits for it (at once when called there).
+    void run(std::function<void()> work) { run_for(std::move(work), std::chrono::milliseconds::max()); }
+
+    /// As run, waiting at most `timeout`: whether `work` ran (it still runs later otherwise).
+    bool run_for(std::function<void()> work, std::chrono::milliseconds timeout) {
+        if (std::this_thread::get_id() == id) {
+            work();
+            return true;
+        }
+        auto job = std::make_shared<Job>();
+        job->work = std::move(work);
+        std::unique_lock<std::mutex> guard(lock);
+        jobs.push_back(job);
+        wake.notify_one();
+        auto ran = [&] { return job->finished; };
+        if (timeout == std::chrono::milliseconds::max()) {
+            finished.wait(guard, ran);
+            return true;
+        }
+        return finished.wait_for(guard, timeout, ran);
+    }
+
+private:
+    struct Job {
+        std::function<void()> work;
+        bool finished = false;
+    };
+    std::mutex lock;
+    std::condition_variable wake, finished;
+    std::deque<std::shared_ptr<Job>> jobs;
+    std::thread::id id;
+
+    ManagerThread() {
+        // With every signal blocked, as libcamera's threads it starts inherit: SIGINT and SIGTERM
+        // go to the daemon's signalfd, never to this thread's default action.
+        sigset_t all, previous;
+        sigfillset(&all);
+        pthread_sigmask(SIG_BLOCK, &all, &previous);
+        std::thread worker([this] { loop(); });
+        pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+        id = worker.get_id();
+        worker.detach();
+        // Before libcamera's own static objects are destroyed at exit (registered later, so run
+        // earlier): stop the manager's thread while they still exist.
+        atexit(retire_at_exit);
+    }
+
+    void loop() {
+        std::unique_lock<std::mutex> guard(lock);
+        while (true) {
+            wake.wait(guard, [&] { return !jobs.empty(); });
+            auto job = jobs.front();
+            jobs.pop_front();
+            guard.unlock();
+            job->work();
+            guard.lock();
+            job->finished = true;
+            finished.notify_all();
+        }
+    }
+
+    static void retire_at_exit();
+};
+
+// State of the manager thread's: read and written only there.
+
+/// The process's one camera manager (libcamera allows one): started on first use, kept while
+/// cameras come and go (hot-plug), replaced only after a stale camera (see camera_closed).
+std::unique_ptr<ManagerBackend> &manager = *new std::unique_ptr<ManagerBackend>;
+/// Cameras opened through the manager and open now.
 int open_cameras = 0;
+/// A camera went away without the manager noticing: the manager still lists it.
+bool manager_stale = false;
 /// Descriptors of lost cameras' leaked libcamera objects, already replaced by the inert
 /// descriptor (RealCamera::let_go_of_devices), to close once no camera manager thread could
-/// poll them: when the manager goes (guarded by manager_lock).
-std::vector<int> orphaned_descriptors;
+/// poll them: when the manager goes.
+std::vector<int> &orphaned_descriptors = *new std::vector<int>;
 
 /// The read end of a pipe whose write end stays open: never readable, writable or in error.
 int inert_descriptor() {
@@ -225,26 +323,21 @@ void close_orphaned_descriptors(std::vector<int> orphans) {
     }
 }
 
-/// Stops and destroys the camera manager when no camera is open; the next use starts a new
-/// one, which enumerates the media devices afresh.
-///
-/// Why: libcamera 0.0.3 does not always see a camera go away (vimc unbound: no `disconnected`,
-/// the camera stays listed), and when the device comes back its hotplug handler registers a
-/// camera with the same id next to the stale one and aborts the process ("Trying to register
-/// a camera with a duplicated ID"). A manager that lives only while a camera is open has
-/// nothing stale to collide with: shutter closes a camera that failed before it reopens it.
-/// Every Camera shared_ptr must be dropped before this runs.
-void release_manager_if_idle() {
-    std::unique_ptr<ManagerBackend> retired;
+/// Stops and destroys the camera manager (on the manager thread), then closes the orphaned
+/// descriptors nothing polls any more. Every Camera shared_ptr must be dropped before.
+void retire_manager() {
+    if (!manager) return;
+    manager.reset();  // ~CameraManager stops its thread
     std::vector<int> orphans;
-    {
-        std::lock_guard<std::mutex> guard(manager_lock);
-        if (open_cameras > 0 || !manager) return;
-        retired = std::move(manager);
-        orphans.swap(orphaned_descriptors);
-    }
-    retired.reset();  // ~CameraManager stops its thread
+    orphans.swap(orphaned_descriptors);
     close_orphaned_descriptors(std::move(orphans));
+}
+
+void ManagerThread::retire_at_exit() {
+    // A job still running (an open stuck in a driver) leaves the manager to the exit.
+    shared().run_for([] {
+        if (open_cameras == 0) retire_manager();
+    }, std::chrono::milliseconds(2000));
 }
 
 /// Whether libcamera's V4L2 compatibility layer (libcamerify's LD_PRELOAD `v4l2-compat.so`) is
@@ -274,8 +367,9 @@ __attribute__((constructor)) void quiet_libcamera_logs() {
 std::unique_ptr<ManagerBackend> make_manager();
 bool fake_system_installed();
 
+/// The camera manager, started if it is not running (on the manager thread). -EALREADY under
+/// libcamerify.
 int started_manager(ManagerBackend **out) {
-    std::lock_guard<std::mutex> guard(manager_lock);
     if (!manager) {
         if (!fake_system_installed() && compatibility_layer_loaded()) return -EALREADY;
         auto candidate = make_manager();
@@ -285,6 +379,35 @@ int started_manager(ManagerBackend **out) {
     }
     *out = manager.get();
     return 0;
+}
+
+/// A camera opened through the manager was closed (on the manager thread, after its
+/// Camera::release). `stale`: it went away without libcamera noticing, so the manager still
+/// lists it; once no camera is open the manager is replaced, once, by a fresh one (started at
+/// once, so that hot-plug keeps working while the camera is missing).
+///
+/// Why: libcamera unregisters a camera whose device goes away only when its pipeline handler
+/// asked for hot-unplug with PipelineHandler::hotplugMediaDevice; only the uvcvideo pipeline
+/// does (pipeline_handler.cpp and pipeline/*/ in 0.0.3, 0.4 and 0.5 alike), so the same holds
+/// for every version and needs no #if. A vimc (or a CSI camera's) device unbound leaves its
+/// camera listed, and when the device comes back the manager's hot-plug handler registers it
+/// again: CameraManager::Private::addCamera refuses a second camera with the same id fatally
+/// ("Trying to register a camera with a duplicated ID", camera_manager.cpp), aborting the
+/// process. A fresh manager enumerates only what is there. shutter closes a camera that failed
+/// before it looks for it again, so the replacement comes before the device is back (unless it
+/// returns while the failed camera is still open, as it could before).
+void camera_closed(bool stale) {
+    open_cameras--;
+    if (stale) manager_stale = true;
+    if (open_cameras > 0 || !manager_stale) return;
+    manager_stale = false;
+    retire_manager();
+    {
+        std::lock_guard<std::mutex> guard(stats_lock);
+        managers_rebuilt++;
+    }
+    ManagerBackend *fresh;
+    started_manager(&fresh);  // when it fails, the next use tries again
 }
 
 /// A V4L2 or media device node this process holds open, and what it was when noted.
@@ -419,9 +542,9 @@ std::string model_of(const std::shared_ptr<Camera> &camera) {
 /// retains (shutter_lc_buffers): unmapped, or freed, when the last of them lets go.
 ///
 /// Why not keep the camera open until then: a frame lent to a photo may still be encoding when
-/// the camera closes (a reopen after an unplug, or shutdown), and the camera must close at once
-/// so that the process's camera manager goes too (release_manager_if_idle: a reopen needs a
-/// fresh one). The mappings do not need the camera: a mapping of a dmabuf keeps its memory
+/// the camera closes (a reopen after an unplug, or shutdown), and the camera must close at once:
+/// a camera that vanished unnoticed holds up the fresh camera manager its reopen needs
+/// (camera_closed). The mappings do not need the camera: a mapping of a dmabuf keeps its memory
 /// alive after the allocator closed the descriptor and the device let the buffer go.
 struct BufferMemory {
     struct Planes {
@@ -539,6 +662,9 @@ struct RealCamera final : shutter_lc_camera {
     RequestFIFO<Request *> done;
     ControlList pending;
     bool running = false, disconnected = false;
+    /// disconnected was set by shutter (device_node_removed), not by libcamera: the manager
+    /// still lists the camera.
+    bool vanished_unnoticed = false;
     /// Per request: CLOCK_MONOTONIC when libcamera completed it (stamped in the completion
     /// handler, not when the event loop gets to it).
     std::vector<int64_t> completed_ns;
@@ -552,10 +678,7 @@ struct RealCamera final : shutter_lc_camera {
 
     RealCamera(std::shared_ptr<Camera> cam, std::vector<OpenNode> cameraNodes)
         : camera(std::move(cam)), nodes(std::move(cameraNodes)), pending(controls::controls) {
-        {
-            std::lock_guard<std::mutex> guard(manager_lock);
-            open_cameras++;
-        }
+        open_cameras++;  // made on the manager thread (LibcameraManager::open)
         id = camera->id();
         model = model_of(camera);
         camera->requestCompleted.connect(this, &RealCamera::completed);
@@ -578,26 +701,31 @@ struct RealCamera final : shutter_lc_camera {
         camera->requestCompleted.disconnect(this, &RealCamera::completed);
         camera->disconnected.disconnect(this, &RealCamera::lost);
         unmap();
-        bool gone;
+        bool gone, stale;
         {
             std::lock_guard<std::mutex> guard(lock);
             gone = disconnected;
+            // Gone without libcamera's `disconnected` (seen by stop, or now): still listed.
+            stale = vanished_unnoticed || (!disconnected && device_node_removed(nodes));
         }
+        std::vector<int> orphans;
         if (gone) {
-            let_go_of_devices();
+            orphans = let_go_of_devices();
             new Remains{ std::move(camera), std::move(config), std::move(allocator), std::move(requests) };  // leaked on purpose
         } else {
             requests.clear();
             allocator.reset();
             config.reset();
-            camera->release();
-            camera.reset();
         }
-        {
-            std::lock_guard<std::mutex> guard(manager_lock);
-            open_cameras--;
-        }
-        release_manager_if_idle();
+        ManagerThread::shared().run([&] {
+            note_manager_call();
+            if (camera) {
+                camera->release();
+                camera.reset();
+            }
+            orphaned_descriptors.insert(orphaned_descriptors.end(), orphans.begin(), orphans.end());
+            camera_closed(stale);
+        });
     }
 
     /// For a camera whose device vanished: closes the kernel objects its leaked remains hold,
@@ -608,10 +736,11 @@ struct RealCamera final : shutter_lc_camera {
     /// frames still lent keep theirs until dropped). While the camera manager's thread may
     /// still poll them, the numbers stay taken (by the inert descriptor, which never wakes
     /// it), so no new file can be mistaken for the gone device; once the manager is gone they
-    /// are closed too (release_manager_if_idle), so unplugs do not use up descriptors.
-    void let_go_of_devices() {
+    /// are closed too (retire_manager). Returns them, for the manager thread to keep until then.
+    std::vector<int> let_go_of_devices() {
+        std::vector<int> orphans;
         int inert = inert_descriptor();
-        if (inert < 0) return;
+        if (inert < 0) return orphans;
         std::set<int> descriptors;
         for (const OpenNode &node : nodes) {
             struct stat info;
@@ -625,9 +754,9 @@ struct RealCamera final : shutter_lc_camera {
                         if (plane.fd.get() >= 0) descriptors.insert(plane.fd.get());
             }
         }
-        std::lock_guard<std::mutex> guard(manager_lock);
         for (int fd : descriptors)
-            if (dup3(inert, fd, O_CLOEXEC) == fd) orphaned_descriptors.push_back(fd);
+            if (dup3(inert, fd, O_CLOEXEC) == fd) orphans.push_back(fd);
+        return orphans;
     }
 
     // libcamera's thread: stamp, queue and wake the event loop, nothing else.
@@ -893,7 +1022,7 @@ struct RealCamera final : shutter_lc_camera {
             done.clear();
             // A device that went away without libcamera noticing: Camera::stop would abort
             // the process (see device_node_removed); the camera is only closed from here on.
-            if (wasRunning && !disconnected && device_node_removed(nodes)) disconnected = true;
+            if (wasRunning && !disconnected && device_node_removed(nodes)) disconnected = vanished_unnoticed = true;
             gone = disconnected;
         }
         if (wasRunning && !gone) camera->stop();
@@ -1487,9 +1616,7 @@ struct LibcameraManager final : ManagerBackend {
                 break;
             }
         }
-        // One acquire at a time, so that the media devices newly locked are this camera's.
-        static std::mutex acquiring;
-        std::unique_lock<std::mutex> acquireGuard(acquiring);
+        // On the manager thread, one acquire at a time: the media devices newly locked are this camera's.
         auto lockedBefore = locked_files();
         if (!found) {
             *error = -ENOENT;
@@ -1501,7 +1628,6 @@ struct LibcameraManager final : ManagerBackend {
         }
         *error = 0;
         auto cameraNodes = acquired_camera_nodes(lockedBefore);
-        acquireGuard.unlock();
         try {
             return new RealCamera(found, std::move(cameraNodes));
         } catch (...) {
@@ -1526,8 +1652,8 @@ struct FakeSystem {
     /// The fake cameras opened through the fake manager, open now.
     std::set<FakeCamera *> open;
 };
-std::mutex fake_lock;
-std::unique_ptr<FakeSystem> fake_system;
+std::mutex &fake_lock = *new std::mutex;
+std::unique_ptr<FakeSystem> &fake_system = *new std::unique_ptr<FakeSystem>;
 
 bool fake_system_installed() {
     std::lock_guard<std::mutex> guard(fake_lock);
@@ -1586,10 +1712,7 @@ struct FakeManager final : ManagerBackend {
     shutter_lc_camera *open(const std::string &wanted, int *error) override {
         note_manager_call();
         FakeCamera *camera = find_and_acquire(wanted, error);
-        if (camera) {
-            std::lock_guard<std::mutex> count(manager_lock);
-            open_cameras++;
-        }
+        if (camera) open_cameras++;
         return camera;
     }
 
@@ -1631,16 +1754,23 @@ std::unique_ptr<ManagerBackend> make_manager() {
 
 FakeCamera::~FakeCamera() {
     if (!through_manager) return;
-    note_manager_call();  // Camera::release
-    {
-        std::lock_guard<std::mutex> guard(fake_lock);
-        if (fake_system) fake_system->open.erase(this);
-    }
-    {
-        std::lock_guard<std::mutex> guard(manager_lock);
-        open_cameras--;
-    }
-    release_manager_if_idle();
+    ManagerThread::shared().run([this] {
+        note_manager_call();  // Camera::release
+        bool stale = false;
+        {
+            std::lock_guard<std::mutex> guard(fake_lock);
+            if (fake_system) {
+                fake_system->open.erase(this);
+                // Gone, but still registered: the manager never saw it go.
+                const FakeManager *running = fake_system->running;
+                bool listed = running && std::find(running->registered.begin(), running->registered.end(), id) != running->registered.end();
+                bool present = std::any_of(fake_system->plugged.begin(), fake_system->plugged.end(),
+                                           [&](const FakeSystem::Plugged &camera) { return camera.id == id; });
+                stale = listed && !present;
+            }
+        }
+        camera_closed(stale);
+    });
 }
 
 }  // namespace
@@ -1663,26 +1793,31 @@ const char *shutter_lc_runtime_version(void) {
 }
 
 int shutter_lc_list(shutter_lc_camera_entry *entries, int capacity) {
-    ManagerBackend *cameras = nullptr;
-    int result = started_manager(&cameras);
+    int result;
+    std::vector<std::pair<std::string, std::string>> list;
+    ManagerThread::shared().run([&] {
+        ManagerBackend *cameras = nullptr;
+        result = started_manager(&cameras);
+        if (result >= 0) list = cameras->cameras();
+    });
     if (result < 0) return result;
-    auto list = cameras->cameras();
     for (size_t index = 0; index < list.size() && int(index) < capacity; index++) {
         copy_string(entries[index].id, sizeof entries[index].id, list[index].first);
         copy_string(entries[index].model, sizeof entries[index].model, list[index].second);
     }
-    release_manager_if_idle();
     return int(list.size());
 }
 
 shutter_lc_camera *shutter_lc_open(const char *name, int *error) {
     int ignored;
     if (!error) error = &ignored;
-    ManagerBackend *cameras = nullptr;
-    *error = started_manager(&cameras);
-    if (*error < 0) return nullptr;
-    shutter_lc_camera *opened = cameras->open(name ? name : "", error);
-    if (!opened) release_manager_if_idle();  // nothing holds a Camera now
+    std::string wanted = name ? name : "";
+    shutter_lc_camera *opened = nullptr;
+    ManagerThread::shared().run([&] {
+        ManagerBackend *cameras = nullptr;
+        *error = started_manager(&cameras);
+        if (*error >= 0) opened = cameras->open(wanted, error);
+    });
     return opened;
 }
 
@@ -1727,26 +1862,31 @@ int shutter_lc_fake_start_controls(shutter_lc_camera *camera) {
 }
 
 int shutter_lc_fake_system_install(void) {
-    {
-        std::lock_guard<std::mutex> guard(manager_lock);
-        if (open_cameras > 0) return -EBUSY;
-    }
-    release_manager_if_idle();  // libcamera's own, if it ran
-    {
-        std::lock_guard<std::mutex> guard(fake_lock);
-        fake_system = std::make_unique<FakeSystem>();
-    }
-    std::lock_guard<std::mutex> guard(stats_lock);
-    managers_created = duplicate_ids = cameras_added = 0;
-    manager_threads.clear();
-    return 0;
+    int result = 0;
+    ManagerThread::shared().run([&] {
+        if (open_cameras > 0) {
+            result = -EBUSY;
+            return;
+        }
+        retire_manager();  // libcamera's own, if it ran
+        {
+            std::lock_guard<std::mutex> guard(fake_lock);
+            fake_system = std::make_unique<FakeSystem>();
+        }
+        std::lock_guard<std::mutex> guard(stats_lock);
+        managers_created = managers_rebuilt = duplicate_ids = cameras_added = 0;
+        manager_threads.clear();
+    });
+    return result;
 }
 
 void shutter_lc_fake_system_remove(void) {
-    release_manager_if_idle();
-    std::lock_guard<std::mutex> guard(fake_lock);
-    if (!fake_system || fake_system->running || !fake_system->open.empty()) return;  // still in use
-    fake_system.reset();
+    ManagerThread::shared().run([] {
+        if (open_cameras > 0) return;  // still in use
+        retire_manager();
+        std::lock_guard<std::mutex> guard(fake_lock);
+        fake_system.reset();
+    });
 }
 
 int shutter_lc_fake_system_plug(const char *id, const shutter_lc_fake_config *config) {
@@ -1783,6 +1923,7 @@ void shutter_lc_fake_system_stats(shutter_lc_manager_stats *out) {
     std::lock_guard<std::mutex> guard(stats_lock);
     memset(out, 0, sizeof *out);
     out->managers_created = managers_created;
+    out->managers_rebuilt = managers_rebuilt;
     out->manager_threads = int(manager_threads.size());
     out->duplicate_ids = duplicate_ids;
     out->cameras_added = cameras_added;

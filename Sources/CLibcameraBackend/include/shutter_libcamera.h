@@ -114,6 +114,7 @@ int shutter_lc_fake_system_unplug(const char *id, int noticed);
 /// What the fake system saw of camera managers since it was installed.
 typedef struct {
     int managers_created;   // camera managers made (each started once)
+    int managers_rebuilt;   // of which made to replace one that kept a stale camera
     int manager_threads;    // distinct threads that ran camera manager calls: create, start,
                             // list, get, acquire, release, stop, destroy
     int duplicate_ids;      // cameras a manager was asked to register twice (libcamera aborts)
