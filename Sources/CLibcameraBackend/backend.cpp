@@ -203,6 +203,35 @@ void note_manager_call() {
     manager_threads.insert(std::this_thread::get_id());
 }
 
+}  // namespace
+
+/// A watch on cameras added (shutter_lc_watch_cameras).
+struct shutter_lc_watch {
+    int fd;                 // our own duplicate of the caller's wake descriptor
+    unsigned added = 0;     // cameras added since the last take (guarded by watch_lock)
+};
+
+namespace {
+
+std::mutex &watch_lock = *new std::mutex;
+std::set<shutter_lc_watch *> &watches = *new std::set<shutter_lc_watch *>;
+
+/// A camera manager registered a camera (its cameraAdded signal: on libcamera's own thread,
+/// where handlers must not block): counts it for every watch and writes a byte to each one's
+/// descriptor, non-blocking (a full pipe is readable already).
+void camera_added() {
+    {
+        std::lock_guard<std::mutex> guard(stats_lock);
+        cameras_added++;
+    }
+    std::lock_guard<std::mutex> guard(watch_lock);
+    for (shutter_lc_watch *watch : watches) {
+        watch->added++;
+        uint8_t byte = 1;
+        while (::write(watch->fd, &byte, 1) < 0 && errno == EINTR) {}
+    }
+}
+
 /// The one thread that makes, uses and destroys the camera manager, for the life of the process:
 /// other threads hand it jobs and wait for them.
 ///
@@ -1590,10 +1619,25 @@ struct LibcameraManager final : ManagerBackend {
 
     LibcameraManager() {
         note_manager_call();
-        std::lock_guard<std::mutex> guard(stats_lock);
-        managers_created++;
+        {
+            std::lock_guard<std::mutex> guard(stats_lock);
+            managers_created++;
+        }
+        // Before start, which announces the cameras it enumerates too (camera_manager.cpp:
+        // "The notification occurs alike for cameras detected when the manager is started ...
+        // or when new cameras are later connected"). The handler is no Object, so libcamera
+        // calls it directly on the manager's internal thread (base/thread.cpp, "Threads and
+        // Signals"). A camera's removal needs no handler here: the open camera hears of it
+        // through its own `disconnected` (RealCamera::lost), and a camera not open is simply
+        // no longer listed.
+        cameras_.cameraAdded.connect(this, &LibcameraManager::added);
     }
-    ~LibcameraManager() override { note_manager_call(); }
+    ~LibcameraManager() override {
+        note_manager_call();
+        cameras_.cameraAdded.disconnect(this, &LibcameraManager::added);
+    }
+
+    void added(std::shared_ptr<Camera>) { camera_added(); }
 
     int start() override {
         note_manager_call();
@@ -1692,13 +1736,13 @@ struct FakeManager final : ManagerBackend {
 
     /// A camera's devices appeared (guarded by fake_lock by the caller).
     void add(const std::string &id) {
-        std::lock_guard<std::mutex> guard(stats_lock);
         if (std::find(registered.begin(), registered.end(), id) != registered.end()) {
+            std::lock_guard<std::mutex> guard(stats_lock);
             duplicate_ids++;
             return;
         }
         registered.push_back(id);
-        cameras_added++;
+        camera_added();
     }
 
     std::vector<std::pair<std::string, std::string>> cameras() override {
@@ -1927,6 +1971,36 @@ void shutter_lc_fake_system_stats(shutter_lc_manager_stats *out) {
     out->manager_threads = int(manager_threads.size());
     out->duplicate_ids = duplicate_ids;
     out->cameras_added = cameras_added;
+}
+
+shutter_lc_watch *shutter_lc_watch_cameras(int wake_fd) {
+    auto *watch = new (std::nothrow) shutter_lc_watch;
+    if (!watch) return nullptr;
+    watch->fd = fcntl(wake_fd, F_DUPFD_CLOEXEC, 0);
+    if (watch->fd < 0) {
+        delete watch;
+        return nullptr;
+    }
+    std::lock_guard<std::mutex> guard(watch_lock);
+    watches.insert(watch);
+    return watch;
+}
+
+int shutter_lc_watch_take(shutter_lc_watch *watch) {
+    std::lock_guard<std::mutex> guard(watch_lock);
+    int added = int(watch->added);
+    watch->added = 0;
+    return added;
+}
+
+void shutter_lc_watch_close(shutter_lc_watch *watch) {
+    if (!watch) return;
+    {
+        std::lock_guard<std::mutex> guard(watch_lock);
+        watches.erase(watch);
+    }
+    ::close(watch->fd);
+    delete watch;
 }
 
 void shutter_lc_close(shutter_lc_camera *camera) { delete camera; }

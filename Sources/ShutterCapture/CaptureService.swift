@@ -56,6 +56,8 @@ public final class CaptureService {
     private let encoder = EncodeQueueEncoder()
     private let group = DispatchGroup()
     private var retryTimer: (any DispatchSourceTimer)?
+    /// While the retry timer runs: libcamera adding a camera wakes the loop, and the search runs at once.
+    private var cameraArrivals: LibcameraArrivals?
     private var isShutDown = false
     /// Opens, starts, stops and closes the camera, one job at a time, off the event loop.
     private let lifecycleQueue = DispatchQueue(label: "shutter.capture.lifecycle", qos: .userInitiated)
@@ -166,6 +168,7 @@ public final class CaptureService {
     private func stopTimers() {
         retryTimer?.cancel()
         retryTimer = nil
+        cameraArrivals = nil
         watchdogTimer?.cancel()
         watchdogTimer = nil
     }
@@ -265,6 +268,7 @@ public final class CaptureService {
         inFlight -= done.count  // every background result is one photo's end
         collectLifecycleResults()
         collectExposureAnswers()
+        if cameraArrivals?.take() == true { retryDue.withLock { $0 = true } }
         if camera == nil, !isShutDown, !isRetired, !isOpening, retryDue.withLock({ due in defer { due = false }; return due }) {
             openInBackground()
         }
@@ -436,6 +440,7 @@ public final class CaptureService {
                 lastOpenError = nil
                 retryTimer?.cancel()
                 retryTimer = nil
+                cameraArrivals = nil
                 adopt(handed.camera)
             case .openFailed(let error):
                 isOpening = false
@@ -861,6 +866,7 @@ public final class CaptureService {
         }
         timer.resume()
         retryTimer = timer
+        cameraArrivals = LibcameraArrivals(watching: settings, waking: wake)
     }
 
     /// The camera failed: fail waiting presses, close it and look for it again.

@@ -69,6 +69,31 @@ public func libcameraCameras() throws(CaptureError) -> [LibcameraEntry] {
     }
 }
 
+/// Wakes a loop when libcamera adds a camera (hot-plugged, or listed by a camera manager as it
+/// starts: `CameraManager::cameraAdded`), so that a service waiting for its camera looks again
+/// at once instead of at its next retry. The camera manager stays running while the camera is
+/// missing (the backend keeps it, on a thread of its own), so its hot-plug handling is what sees
+/// the camera come.
+///
+/// The corresponding C functions are `shutter_lc_watch_cameras`, `shutter_lc_watch_take` and `shutter_lc_watch_close`.
+final class LibcameraArrivals {
+    private let handle: OpaquePointer
+
+    /// Watches for cameras when `settings` may pick a libcamera camera (as
+    /// ``CaptureService/chooseCamera(_:)`` asks libcamera), writing to `wake`; `nil` otherwise.
+    init?(watching settings: CameraSettings, waking wake: WakePipe) {
+        let device = settings.device ?? ""
+        let mayUseLibcamera = settings.backend == .libcamera || (settings.backend == .auto && !device.hasPrefix("/dev/"))
+        guard device != "synthetic", mayUseLibcamera, let handle = shutter_lc_watch_cameras(wake.writeEnd) else { return nil }
+        self.handle = handle
+    }
+
+    /// Whether libcamera added a camera since the watch began or this was last asked.
+    func take() -> Bool { shutter_lc_watch_take(handle) > 0 }
+
+    deinit { shutter_lc_watch_close(handle) }
+}
+
 /// Why the libcamera backend is off under libcamerify: its layer runs libcamera's one camera
 /// manager in the process (a second one would abort it), and serves the camera as a V4L2 device.
 let libcamerifyContext = "libcamera under libcamerify (its layer v4l2-compat.so owns the process's one camera manager; "

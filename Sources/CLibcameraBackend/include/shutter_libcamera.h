@@ -36,6 +36,19 @@ int shutter_lc_list(shutter_lc_camera_entry *entries, int capacity);
 
 typedef struct shutter_lc_camera shutter_lc_camera;
 
+/// A watch on the cameras libcamera adds: hot-plugged, or listed by a camera manager as it
+/// starts (CameraManager::cameraAdded), for a loop waiting for its camera.
+typedef struct shutter_lc_watch shutter_lc_watch;
+/// Starts a watch that writes one byte to `wake_fd` (a non-blocking pipe's write end; the watch
+/// keeps a duplicate of it) each time libcamera adds a camera, from libcamera's thread. Does not
+/// start the camera manager: the one the last list or open started (kept while cameras come and
+/// go) is the one watched. NULL when the descriptor cannot be duplicated.
+shutter_lc_watch *shutter_lc_watch_cameras(int wake_fd);
+/// How many cameras were added since the watch started or this was last called.
+int shutter_lc_watch_take(shutter_lc_watch *watch);
+/// Ends the watch and closes its duplicate descriptor. NULL is ignored.
+void shutter_lc_watch_close(shutter_lc_watch *watch);
+
 /// Opens and acquires the camera whose id equals `name`, or whose model equals it (ignoring
 /// case), or the first camera when `name` is empty. NULL and *error = -ENOENT (no such
 /// camera), -EBUSY (another process holds it), -EALREADY (under libcamerify, as for
