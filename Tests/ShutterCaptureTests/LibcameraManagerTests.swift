@@ -54,24 +54,31 @@ struct LibcameraManagerTests {
         #expect(stats.camerasAdded == 1)
     }
 
+    /// Plugs in camera `id` and opens it; unplugs it (`noticed` by libcamera or not) and closes
+    /// it; runs `whileGone`; then plugs it in and opens (and closes) it again.
+    private static func unplugAndReplug(_ system: FakeLibcameraSystem, _ id: String, noticed: Bool,
+                                        whileGone: (CameraSettings) -> Void = { _ in }) throws {
+        system.plug(id)
+        var settings = CameraSettings()
+        settings.backend = .libcamera
+        settings.device = id
+        let camera = try LibcameraCamera(settings: settings)
+        system.unplug(id, noticed: noticed)
+        camera.close()
+        whileGone(settings)
+        system.plug(id)
+        try LibcameraCamera(settings: settings).close()
+    }
+
     @Test func aCameraGoneUnnoticedGetsOneFreshManagerOnceClosedAndComesBackWithoutADuplicate() throws {
         let system = try FakeLibcameraSystem()
         defer { withExtendedLifetime(system) {} }  // removed last, once every camera is closed
-        system.plug("fake/vimc")
-        var settings = CameraSettings()
-        settings.backend = .libcamera
-        settings.device = "fake/vimc"
-        let camera = try LibcameraCamera(settings: settings)
         // Unbound as vimc is: libcamera keeps listing the camera (no cameraRemoved).
-        system.unplug("fake/vimc", noticed: false)
-        camera.close()
-        #expect(system.stats.managersCreated == 2, "the manager that kept the stale camera is replaced once")
-        for _ in 0..<3 { #expect(throws: CaptureError.self) { try LibcameraCamera(settings: settings) } }
-        #expect(system.stats.managersCreated == 2)
+        try Self.unplugAndReplug(system, "fake/vimc", noticed: false) { settings in
+            #expect(system.stats.managersCreated == 2, "the manager that kept the stale camera is replaced once")
+            for _ in 0..<3 { #expect(throws: CaptureError.self) { try LibcameraCamera(settings: settings) } }
+        }
         // Bound again: registered by the fresh manager, no duplicate id (libcamera would abort).
-        system.plug("fake/vimc")
-        let again = try LibcameraCamera(settings: settings)
-        again.close()
         let stats = system.stats
         #expect(stats.duplicateIDs == 0)
         #expect(stats.managersCreated == 2)
@@ -81,15 +88,7 @@ struct LibcameraManagerTests {
     @Test func aCameraWhoseRemovalLibcameraSawKeepsTheManager() throws {
         let system = try FakeLibcameraSystem()
         defer { withExtendedLifetime(system) {} }  // removed last, once every camera is closed
-        system.plug("fake/usb")
-        var settings = CameraSettings()
-        settings.backend = .libcamera
-        settings.device = "fake/usb"
-        let camera = try LibcameraCamera(settings: settings)
-        system.unplug("fake/usb", noticed: true)  // as a USB camera's: cameraRemoved
-        camera.close()
-        system.plug("fake/usb")
-        try LibcameraCamera(settings: settings).close()
+        try Self.unplugAndReplug(system, "fake/usb", noticed: true)  // as a USB camera's: cameraRemoved
         let stats = system.stats
         #expect(stats.managersCreated == 1)
         #expect(stats.duplicateIDs == 0)
