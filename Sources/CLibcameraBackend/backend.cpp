@@ -13,6 +13,7 @@
 #include <libcamera/version.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
@@ -241,9 +242,10 @@ void camera_added() {
 /// it did not start one shared identity, its "main thread" (ThreadData::current()), so it cannot
 /// tell Dispatch's worker threads apart. Made and used from whichever Dispatch thread called, the
 /// manager had no owner; here the calls that create, start, stop and destroy it, list its
-/// cameras, and get, acquire and release a camera all run on this thread. Streaming calls
-/// (configure, start, queueRequest, stop) stay where they are: Camera documents them thread-safe
-/// and runs them on the manager's own internal thread (camera.cpp, invokeMethod).
+/// cameras, and get, acquire and release a camera all run on this thread. A camera's own calls
+/// (configure, start, queueRequest, stop) stay where they are, made from one thread at a time:
+/// Camera hands each to its pipeline handler on the manager's internal thread (camera.cpp,
+/// invokeMethod), and queueRequest and createRequest are documented thread-safe.
 class ManagerThread {
 public:
     /// The process's manager thread, started on first use.
@@ -1232,8 +1234,8 @@ struct FakeCamera final : shutter_lc_camera {
     /// Opened through the fake system's camera manager (shutter_lc_fake_system_install), not
     /// shutter_lc_open_fake: its close releases it there.
     bool through_manager = false;
-    /// Its devices went away (shutter_lc_fake_system_unplug): reads fail with -ENODEV.
-    bool vanished = false;
+    /// Its devices went away (shutter_lc_fake_system_unplug, on the test's thread): reads fail with -ENODEV.
+    std::atomic<bool> vanished{false};
 
     explicit FakeCamera(const shutter_lc_fake_config &config) : script(config) {
         id = "fake/shutter-lc-fake";
