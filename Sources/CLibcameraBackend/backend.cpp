@@ -4,7 +4,8 @@
 //
 // Threads: libcamera completes requests on its own thread. The completion handler only moves
 // the request into a locked queue and writes the eventfd; the event loop takes it from there
-// (shutter_lc_next), so no Swift code ever runs on libcamera's thread.
+// (shutter_lc_next), so no Swift code ever runs on libcamera's thread. The camera manager
+// belongs to one thread of the backend's own, for the life of the process (ManagerThread).
 
 #include "shutter_libcamera.h"
 
@@ -12,23 +13,31 @@
 #include <libcamera/version.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
 #include <dirent.h>
 #include <fcntl.h>
 #include <link.h>
+#include <pthread.h>
+#include <signal.h>
 #include <linux/dma-buf.h>
 #include <linux/media.h>
-#include <set>
 #include <strings.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
@@ -165,16 +174,163 @@ bool make_value(ControlType type, double value, ControlValue &out) {
     }
 }
 
-/// The process's one camera manager (libcamera allows one), started on first use and
-/// destroyed again whenever no camera is open (see release_manager_if_idle).
-std::mutex manager_lock;
-std::unique_ptr<CameraManager> manager;
-/// Real cameras open now (guarded by manager_lock).
+/// A camera manager: libcamera's CameraManager (LibcameraManager), or the fake system's
+/// (FakeManager, for tests). Destroying it stops it.
+struct ManagerBackend {
+    virtual ~ManagerBackend() = default;
+    /// CameraManager::start: enumerates the cameras. 0 or a negative errno.
+    virtual int start() = 0;
+    /// The cameras listed now (CameraManager::cameras): each one's id and model.
+    virtual std::vector<std::pair<std::string, std::string>> cameras() = 0;
+    /// Finds the camera `wanted` names (its id, its model ignoring case, or the first when
+    /// empty) and acquires it; NULL and *error as shutter_lc_open says.
+    virtual shutter_lc_camera *open(const std::string &wanted, int *error) = 0;
+};
+
+// Objects below that live as long as the process are made with `new` and never destroyed (the
+// references are to them): the manager thread may still use them while static destructors run
+// at exit.
+
+/// What tests read of the camera managers (shutter_lc_fake_system_stats), counted from the
+/// fake system's install on (guarded by stats_lock).
+std::mutex &stats_lock = *new std::mutex;
+int managers_created = 0, managers_rebuilt = 0, duplicate_ids = 0, cameras_added = 0;
+std::set<std::thread::id> &manager_threads = *new std::set<std::thread::id>;
+
+/// Notes that a camera manager call runs on this thread (creating, starting, listing, getting,
+/// acquiring, releasing, stopping, destroying).
+void note_manager_call() {
+    std::lock_guard<std::mutex> guard(stats_lock);
+    manager_threads.insert(std::this_thread::get_id());
+}
+
+}  // namespace
+
+/// A watch on cameras added (shutter_lc_watch_cameras).
+struct shutter_lc_watch {
+    int fd;                 // our own duplicate of the caller's wake descriptor
+    unsigned added = 0;     // cameras added since the last take (guarded by watch_lock)
+};
+
+namespace {
+
+std::mutex &watch_lock = *new std::mutex;
+std::set<shutter_lc_watch *> &watches = *new std::set<shutter_lc_watch *>;
+
+/// A camera manager registered a camera (its cameraAdded signal: on libcamera's own thread,
+/// where handlers must not block): counts it for every watch and writes a byte to each one's
+/// descriptor, non-blocking (a full pipe is readable already).
+void camera_added() {
+    {
+        std::lock_guard<std::mutex> guard(stats_lock);
+        cameras_added++;
+    }
+    std::lock_guard<std::mutex> guard(watch_lock);
+    for (shutter_lc_watch *watch : watches) {
+        watch->added++;
+        uint8_t byte = 1;
+        while (::write(watch->fd, &byte, 1) < 0 && errno == EINTR) {}
+    }
+}
+
+/// The one thread that makes, uses and destroys the camera manager, for the life of the process:
+/// other threads hand it jobs and wait for them.
+///
+/// Why one thread: a CameraManager is a libcamera Object, bound to the thread that created it
+/// (base/thread.cpp, "Threads and Objects": an Object "lives" in the thread it was created in,
+/// and a thread-bound function may only be called from there), and libcamera gives every thread
+/// it did not start one shared identity, its "main thread" (ThreadData::current()), so it cannot
+/// tell Dispatch's worker threads apart. Made and used from whichever Dispatch thread called, the
+/// manager had no owner; here the calls that create, start, stop and destroy it, list its
+/// cameras, and get, acquire and release a camera all run on this thread. A camera's own calls
+/// (configure, start, queueRequest, stop) stay where they are, made from one thread at a time:
+/// Camera hands each to its pipeline handler on the manager's internal thread (camera.cpp,
+/// invokeMethod), and queueRequest and createRequest are documented thread-safe.
+class ManagerThread {
+public:
+    /// The process's manager thread, started on first use.
+    static ManagerThread &shared() {
+        static ManagerThread *thread = new ManagerThread;  // never destroyed, see above
+        return *thread;
+    }
+
+    /// Runs `work` on the manager thread and waits for it (at once when called there).
+    void run(std::function<void()> work) { run_for(std::move(work), std::chrono::milliseconds::max()); }
+
+    /// As run, waiting at most `timeout`: whether `work` ran (it still runs later otherwise).
+    bool run_for(std::function<void()> work, std::chrono::milliseconds timeout) {
+        if (std::this_thread::get_id() == id) {
+            work();
+            return true;
+        }
+        auto job = std::make_shared<Job>();
+        job->work = std::move(work);
+        std::unique_lock<std::mutex> guard(lock);
+        jobs.push_back(job);
+        wake.notify_one();
+        auto ran = [&] { return job->finished; };
+        if (timeout == std::chrono::milliseconds::max()) {
+            finished.wait(guard, ran);
+            return true;
+        }
+        return finished.wait_for(guard, timeout, ran);
+    }
+
+private:
+    struct Job {
+        std::function<void()> work;
+        bool finished = false;
+    };
+    std::mutex lock;
+    std::condition_variable wake, finished;
+    std::deque<std::shared_ptr<Job>> jobs;
+    std::thread::id id;
+
+    ManagerThread() {
+        // With every signal blocked, as libcamera's threads it starts inherit: SIGINT and SIGTERM
+        // go to the daemon's signalfd, never to this thread's default action.
+        sigset_t all, previous;
+        sigfillset(&all);
+        pthread_sigmask(SIG_BLOCK, &all, &previous);
+        std::thread worker([this] { loop(); });
+        pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+        id = worker.get_id();
+        worker.detach();
+        // Before libcamera's own static objects are destroyed at exit (registered later, so run
+        // earlier): stop the manager's thread while they still exist.
+        atexit(retire_at_exit);
+    }
+
+    void loop() {
+        std::unique_lock<std::mutex> guard(lock);
+        while (true) {
+            wake.wait(guard, [&] { return !jobs.empty(); });
+            auto job = jobs.front();
+            jobs.pop_front();
+            guard.unlock();
+            job->work();
+            guard.lock();
+            job->finished = true;
+            finished.notify_all();
+        }
+    }
+
+    static void retire_at_exit();
+};
+
+// State of the manager thread's: read and written only there.
+
+/// The process's one camera manager (libcamera allows one): started on first use, kept while
+/// cameras come and go (hot-plug), replaced only after a stale camera (see camera_closed).
+std::unique_ptr<ManagerBackend> &manager = *new std::unique_ptr<ManagerBackend>;
+/// Cameras opened through the manager and open now.
 int open_cameras = 0;
+/// A camera went away without the manager noticing: the manager still lists it.
+bool manager_stale = false;
 /// Descriptors of lost cameras' leaked libcamera objects, already replaced by the inert
 /// descriptor (RealCamera::let_go_of_devices), to close once no camera manager thread could
-/// poll them: when the manager goes (guarded by manager_lock).
-std::vector<int> orphaned_descriptors;
+/// poll them: when the manager goes.
+std::vector<int> &orphaned_descriptors = *new std::vector<int>;
 
 /// The read end of a pipe whose write end stays open: never readable, writable or in error.
 int inert_descriptor() {
@@ -198,26 +354,21 @@ void close_orphaned_descriptors(std::vector<int> orphans) {
     }
 }
 
-/// Stops and destroys the camera manager when no camera is open; the next use starts a new
-/// one, which enumerates the media devices afresh.
-///
-/// Why: libcamera 0.0.3 does not always see a camera go away (vimc unbound: no `disconnected`,
-/// the camera stays listed), and when the device comes back its hotplug handler registers a
-/// camera with the same id next to the stale one and aborts the process ("Trying to register
-/// a camera with a duplicated ID"). A manager that lives only while a camera is open has
-/// nothing stale to collide with: shutter closes a camera that failed before it reopens it.
-/// Every Camera shared_ptr must be dropped before this runs.
-void release_manager_if_idle() {
-    std::unique_ptr<CameraManager> retired;
+/// Stops and destroys the camera manager (on the manager thread), then closes the orphaned
+/// descriptors nothing polls any more. Every Camera shared_ptr must be dropped before.
+void retire_manager() {
+    if (!manager) return;
+    manager.reset();  // ~CameraManager stops its thread
     std::vector<int> orphans;
-    {
-        std::lock_guard<std::mutex> guard(manager_lock);
-        if (open_cameras > 0 || !manager) return;
-        retired = std::move(manager);
-        orphans.swap(orphaned_descriptors);
-    }
-    retired.reset();  // ~CameraManager stops its thread
+    orphans.swap(orphaned_descriptors);
     close_orphaned_descriptors(std::move(orphans));
+}
+
+void ManagerThread::retire_at_exit() {
+    // A job still running (an open stuck in a driver) leaves the manager to the exit.
+    shared().run_for([] {
+        if (open_cameras == 0) retire_manager();
+    }, std::chrono::milliseconds(2000));
 }
 
 /// Whether libcamera's V4L2 compatibility layer (libcamerify's LD_PRELOAD `v4l2-compat.so`) is
@@ -243,17 +394,51 @@ __attribute__((constructor)) void quiet_libcamera_logs() {
     log_levels_set_by_shutter = setenv("LIBCAMERA_LOG_LEVELS", "*:ERROR", 0) == 0;
 }
 
-int started_manager(CameraManager **out) {
-    std::lock_guard<std::mutex> guard(manager_lock);
+/// A camera manager of the kind in use: libcamera's, or the fake system's (installed by a test).
+std::unique_ptr<ManagerBackend> make_manager();
+bool fake_system_installed();
+
+/// The camera manager, started if it is not running (on the manager thread). -EALREADY under
+/// libcamerify.
+int started_manager(ManagerBackend **out) {
     if (!manager) {
-        if (compatibility_layer_loaded()) return -EALREADY;
-        auto candidate = std::make_unique<CameraManager>();
+        if (!fake_system_installed() && compatibility_layer_loaded()) return -EALREADY;
+        auto candidate = make_manager();
         int result = candidate->start();
         if (result < 0) return result;
         manager = std::move(candidate);
     }
     *out = manager.get();
     return 0;
+}
+
+/// A camera opened through the manager was closed (on the manager thread, after its
+/// Camera::release). `stale`: it went away without libcamera noticing, so the manager still
+/// lists it; once no camera is open the manager is replaced, once, by a fresh one (started at
+/// once, so that hot-plug keeps working while the camera is missing).
+///
+/// Why: libcamera unregisters a camera whose device goes away only when its pipeline handler
+/// asked for hot-unplug with PipelineHandler::hotplugMediaDevice; only the uvcvideo pipeline
+/// does (pipeline_handler.cpp and pipeline/*/ in 0.0.3, 0.4 and 0.5 alike), so the same holds
+/// for every version and needs no #if. A vimc (or a CSI camera's) device unbound leaves its
+/// camera listed, and when the device comes back the manager's hot-plug handler registers it
+/// again: CameraManager::Private::addCamera refuses a second camera with the same id fatally
+/// ("Trying to register a camera with a duplicated ID", camera_manager.cpp), aborting the
+/// process. A fresh manager enumerates only what is there. shutter closes a camera that failed
+/// before it looks for it again, so the replacement comes before the device is back (unless it
+/// returns while the failed camera is still open, as it could before).
+void camera_closed(bool stale) {
+    open_cameras--;
+    if (stale) manager_stale = true;
+    if (open_cameras > 0 || !manager_stale) return;
+    manager_stale = false;
+    retire_manager();
+    {
+        std::lock_guard<std::mutex> guard(stats_lock);
+        managers_rebuilt++;
+    }
+    ManagerBackend *fresh;
+    started_manager(&fresh);  // when it fails, the next use tries again
 }
 
 /// A V4L2 or media device node this process holds open, and what it was when noted.
@@ -388,9 +573,9 @@ std::string model_of(const std::shared_ptr<Camera> &camera) {
 /// retains (shutter_lc_buffers): unmapped, or freed, when the last of them lets go.
 ///
 /// Why not keep the camera open until then: a frame lent to a photo may still be encoding when
-/// the camera closes (a reopen after an unplug, or shutdown), and the camera must close at once
-/// so that the process's camera manager goes too (release_manager_if_idle: a reopen needs a
-/// fresh one). The mappings do not need the camera: a mapping of a dmabuf keeps its memory
+/// the camera closes (a reopen after an unplug, or shutdown), and the camera must close at once:
+/// a camera that vanished unnoticed holds up the fresh camera manager its reopen needs
+/// (camera_closed). The mappings do not need the camera: a mapping of a dmabuf keeps its memory
 /// alive after the allocator closed the descriptor and the device let the buffer go.
 struct BufferMemory {
     struct Planes {
@@ -508,6 +693,9 @@ struct RealCamera final : shutter_lc_camera {
     RequestFIFO<Request *> done;
     ControlList pending;
     bool running = false, disconnected = false;
+    /// disconnected was set by shutter (device_node_removed), not by libcamera: the manager
+    /// still lists the camera.
+    bool vanished_unnoticed = false;
     /// Per request: CLOCK_MONOTONIC when libcamera completed it (stamped in the completion
     /// handler, not when the event loop gets to it).
     std::vector<int64_t> completed_ns;
@@ -521,10 +709,7 @@ struct RealCamera final : shutter_lc_camera {
 
     RealCamera(std::shared_ptr<Camera> cam, std::vector<OpenNode> cameraNodes)
         : camera(std::move(cam)), nodes(std::move(cameraNodes)), pending(controls::controls) {
-        {
-            std::lock_guard<std::mutex> guard(manager_lock);
-            open_cameras++;
-        }
+        open_cameras++;  // made on the manager thread (LibcameraManager::open)
         id = camera->id();
         model = model_of(camera);
         camera->requestCompleted.connect(this, &RealCamera::completed);
@@ -547,26 +732,31 @@ struct RealCamera final : shutter_lc_camera {
         camera->requestCompleted.disconnect(this, &RealCamera::completed);
         camera->disconnected.disconnect(this, &RealCamera::lost);
         unmap();
-        bool gone;
+        bool gone, stale;
         {
             std::lock_guard<std::mutex> guard(lock);
             gone = disconnected;
+            // Gone without libcamera's `disconnected` (seen by stop, or now): still listed.
+            stale = vanished_unnoticed || (!disconnected && device_node_removed(nodes));
         }
+        std::vector<int> orphans;
         if (gone) {
-            let_go_of_devices();
+            orphans = let_go_of_devices();
             new Remains{ std::move(camera), std::move(config), std::move(allocator), std::move(requests) };  // leaked on purpose
         } else {
             requests.clear();
             allocator.reset();
             config.reset();
-            camera->release();
-            camera.reset();
         }
-        {
-            std::lock_guard<std::mutex> guard(manager_lock);
-            open_cameras--;
-        }
-        release_manager_if_idle();
+        ManagerThread::shared().run([&] {
+            note_manager_call();
+            if (camera) {
+                camera->release();
+                camera.reset();
+            }
+            orphaned_descriptors.insert(orphaned_descriptors.end(), orphans.begin(), orphans.end());
+            camera_closed(stale);
+        });
     }
 
     /// For a camera whose device vanished: closes the kernel objects its leaked remains hold,
@@ -577,10 +767,11 @@ struct RealCamera final : shutter_lc_camera {
     /// frames still lent keep theirs until dropped). While the camera manager's thread may
     /// still poll them, the numbers stay taken (by the inert descriptor, which never wakes
     /// it), so no new file can be mistaken for the gone device; once the manager is gone they
-    /// are closed too (release_manager_if_idle), so unplugs do not use up descriptors.
-    void let_go_of_devices() {
+    /// are closed too (retire_manager). Returns them, for the manager thread to keep until then.
+    std::vector<int> let_go_of_devices() {
+        std::vector<int> orphans;
         int inert = inert_descriptor();
-        if (inert < 0) return;
+        if (inert < 0) return orphans;
         std::set<int> descriptors;
         for (const OpenNode &node : nodes) {
             struct stat info;
@@ -594,9 +785,9 @@ struct RealCamera final : shutter_lc_camera {
                         if (plane.fd.get() >= 0) descriptors.insert(plane.fd.get());
             }
         }
-        std::lock_guard<std::mutex> guard(manager_lock);
         for (int fd : descriptors)
-            if (dup3(inert, fd, O_CLOEXEC) == fd) orphaned_descriptors.push_back(fd);
+            if (dup3(inert, fd, O_CLOEXEC) == fd) orphans.push_back(fd);
+        return orphans;
     }
 
     // libcamera's thread: stamp, queue and wake the event loop, nothing else.
@@ -862,7 +1053,7 @@ struct RealCamera final : shutter_lc_camera {
             done.clear();
             // A device that went away without libcamera noticing: Camera::stop would abort
             // the process (see device_node_removed); the camera is only closed from here on.
-            if (wasRunning && !disconnected && device_node_removed(nodes)) disconnected = true;
+            if (wasRunning && !disconnected && device_node_removed(nodes)) disconnected = vanished_unnoticed = true;
             gone = disconnected;
         }
         if (wasRunning && !gone) camera->stop();
@@ -1039,6 +1230,12 @@ struct FakeCamera final : shutter_lc_camera {
     uint32_t width = 0, height = 0;
     uint32_t stride = 0, frame_size = 0, planes = 1, vf_bytes = 0;
     uint32_t plane_offsets[3] = {}, plane_sizes[3] = {};
+
+    /// Opened through the fake system's camera manager (shutter_lc_fake_system_install), not
+    /// shutter_lc_open_fake: its close releases it there.
+    bool through_manager = false;
+    /// Its devices went away (shutter_lc_fake_system_unplug, on the test's thread): reads fail with -ENODEV.
+    std::atomic<bool> vanished{false};
 
     explicit FakeCamera(const shutter_lc_fake_config &config) : script(config) {
         id = "fake/shutter-lc-fake";
@@ -1340,7 +1537,10 @@ struct FakeCamera final : shutter_lc_camera {
         return 0;
     }
 
+    ~FakeCamera() override;
+
     int next(shutter_lc_completed *out) override {
+        if (vanished) return -ENODEV;
         if (done.empty()) {
             drain();
             return 0;
@@ -1415,6 +1615,210 @@ struct FakeCamera final : shutter_lc_camera {
     }
 };
 
+/// libcamera's own camera manager.
+struct LibcameraManager final : ManagerBackend {
+    CameraManager cameras_;
+
+    LibcameraManager() {
+        note_manager_call();
+        {
+            std::lock_guard<std::mutex> guard(stats_lock);
+            managers_created++;
+        }
+        // Before start, which announces the cameras it enumerates too (camera_manager.cpp:
+        // "The notification occurs alike for cameras detected when the manager is started ...
+        // or when new cameras are later connected"). The handler is no Object, so libcamera
+        // calls it directly on the manager's internal thread (base/thread.cpp, "Threads and
+        // Signals"). A camera's removal needs no handler here: the open camera hears of it
+        // through its own `disconnected` (RealCamera::lost), and a camera not open is simply
+        // no longer listed.
+        cameras_.cameraAdded.connect(this, &LibcameraManager::added);
+    }
+    ~LibcameraManager() override {
+        note_manager_call();
+        cameras_.cameraAdded.disconnect(this, &LibcameraManager::added);
+    }
+
+    void added(std::shared_ptr<Camera>) { camera_added(); }
+
+    int start() override {
+        note_manager_call();
+        return cameras_.start();
+    }
+
+    std::vector<std::pair<std::string, std::string>> cameras() override {
+        note_manager_call();
+        std::vector<std::pair<std::string, std::string>> list;
+        for (const auto &camera : cameras_.cameras()) list.emplace_back(camera->id(), model_of(camera));
+        return list;
+    }
+
+    shutter_lc_camera *open(const std::string &wanted, int *error) override {
+        note_manager_call();
+        std::shared_ptr<Camera> found;
+        for (const auto &camera : cameras_.cameras()) {
+            if (wanted.empty() || camera->id() == wanted || strcasecmp(model_of(camera).c_str(), wanted.c_str()) == 0) {
+                found = camera;
+                break;
+            }
+        }
+        // On the manager thread, one acquire at a time: the media devices newly locked are this camera's.
+        auto lockedBefore = locked_files();
+        if (!found) {
+            *error = -ENOENT;
+            return nullptr;
+        }
+        if (int result = found->acquire(); result < 0) {
+            *error = result;
+            return nullptr;
+        }
+        *error = 0;
+        auto cameraNodes = acquired_camera_nodes(lockedBefore);
+        try {
+            return new RealCamera(found, std::move(cameraNodes));
+        } catch (...) {
+            found->release();
+            *error = -ENOMEM;
+            return nullptr;
+        }
+    }
+};
+
+struct FakeManager;
+
+/// The fake system (shutter_lc_fake_system_install): the fake cameras plugged in, and the fake
+/// camera manager running now, if any (guarded by fake_lock).
+struct FakeSystem {
+    struct Plugged {
+        std::string id;
+        shutter_lc_fake_config script;
+    };
+    std::vector<Plugged> plugged;
+    FakeManager *running = nullptr;
+    /// The fake cameras opened through the fake manager, open now.
+    std::set<FakeCamera *> open;
+};
+std::mutex &fake_lock = *new std::mutex;
+std::unique_ptr<FakeSystem> &fake_system = *new std::unique_ptr<FakeSystem>;
+
+bool fake_system_installed() {
+    std::lock_guard<std::mutex> guard(fake_lock);
+    return fake_system != nullptr;
+}
+
+/// A camera manager over the fake system, behaving as libcamera's does for hot-plug
+/// (camera_manager.cpp): start() registers the cameras there are; a camera plugged in later is
+/// registered and announced (cameraAdded), unless one with the same id is still registered,
+/// which libcamera's CameraManager::Private::addCamera refuses fatally ("Trying to register a
+/// camera with a duplicated ID": counted here); a camera unplugged is unregistered only when its
+/// pipeline noticed (cameraRemoved).
+struct FakeManager final : ManagerBackend {
+    /// The ids registered (guarded by fake_lock).
+    std::vector<std::string> registered;
+
+    FakeManager() {
+        note_manager_call();
+        std::lock_guard<std::mutex> guard(stats_lock);
+        managers_created++;
+    }
+    ~FakeManager() override {
+        note_manager_call();
+        std::lock_guard<std::mutex> guard(fake_lock);
+        if (fake_system && fake_system->running == this) fake_system->running = nullptr;
+    }
+
+    int start() override {
+        note_manager_call();
+        std::lock_guard<std::mutex> guard(fake_lock);
+        if (!fake_system) return -ENODEV;
+        fake_system->running = this;
+        for (const auto &camera : fake_system->plugged) add(camera.id);
+        return 0;
+    }
+
+    /// A camera's devices appeared (guarded by fake_lock by the caller).
+    void add(const std::string &id) {
+        if (std::find(registered.begin(), registered.end(), id) != registered.end()) {
+            std::lock_guard<std::mutex> guard(stats_lock);
+            duplicate_ids++;
+            return;
+        }
+        registered.push_back(id);
+        camera_added();
+    }
+
+    std::vector<std::pair<std::string, std::string>> cameras() override {
+        note_manager_call();
+        std::lock_guard<std::mutex> guard(fake_lock);
+        std::vector<std::pair<std::string, std::string>> list;
+        for (const auto &id : registered) list.emplace_back(id, "fake");
+        return list;
+    }
+
+    shutter_lc_camera *open(const std::string &wanted, int *error) override {
+        note_manager_call();
+        FakeCamera *camera = find_and_acquire(wanted, error);
+        if (camera) open_cameras++;
+        return camera;
+    }
+
+    FakeCamera *find_and_acquire(const std::string &wanted, int *error) {
+        std::lock_guard<std::mutex> guard(fake_lock);
+        auto found = std::find_if(registered.begin(), registered.end(), [&](const std::string &id) {
+            return wanted.empty() || id == wanted || strcasecmp(wanted.c_str(), "fake") == 0;
+        });
+        if (found == registered.end()) {
+            *error = -ENOENT;
+            return nullptr;
+        }
+        auto present = std::find_if(fake_system->plugged.begin(), fake_system->plugged.end(),
+                                    [&](const FakeSystem::Plugged &camera) { return camera.id == *found; });
+        // A stale camera (its devices gone, still registered): acquiring it fails.
+        if (present == fake_system->plugged.end()) {
+            *error = -ENODEV;
+            return nullptr;
+        }
+        for (FakeCamera *camera : fake_system->open) {
+            if (camera->id == *found) {
+                *error = -EBUSY;
+                return nullptr;
+            }
+        }
+        auto *camera = new FakeCamera(present->script);
+        camera->id = present->id;
+        camera->through_manager = true;
+        fake_system->open.insert(camera);
+        *error = 0;
+        return camera;
+    }
+};
+
+std::unique_ptr<ManagerBackend> make_manager() {
+    if (fake_system_installed()) return std::make_unique<FakeManager>();
+    return std::make_unique<LibcameraManager>();
+}
+
+FakeCamera::~FakeCamera() {
+    if (!through_manager) return;
+    ManagerThread::shared().run([this] {
+        note_manager_call();  // Camera::release
+        bool stale = false;
+        {
+            std::lock_guard<std::mutex> guard(fake_lock);
+            if (fake_system) {
+                fake_system->open.erase(this);
+                // Gone, but still registered: the manager never saw it go.
+                const FakeManager *running = fake_system->running;
+                bool listed = running && std::find(running->registered.begin(), running->registered.end(), id) != running->registered.end();
+                bool present = std::any_of(fake_system->plugged.begin(), fake_system->plugged.end(),
+                                           [&](const FakeSystem::Plugged &camera) { return camera.id == id; });
+                stale = listed && !present;
+            }
+        }
+        camera_closed(stale);
+    });
+}
+
 }  // namespace
 
 // MARK: - The C interface
@@ -1435,59 +1839,31 @@ const char *shutter_lc_runtime_version(void) {
 }
 
 int shutter_lc_list(shutter_lc_camera_entry *entries, int capacity) {
-    CameraManager *cameras = nullptr;
-    int result = started_manager(&cameras);
+    int result;
+    std::vector<std::pair<std::string, std::string>> list;
+    ManagerThread::shared().run([&] {
+        ManagerBackend *cameras = nullptr;
+        result = started_manager(&cameras);
+        if (result >= 0) list = cameras->cameras();
+    });
     if (result < 0) return result;
-    int count;
-    {
-        auto list = cameras->cameras();
-        for (size_t index = 0; index < list.size() && int(index) < capacity; index++) {
-            copy_string(entries[index].id, sizeof entries[index].id, list[index]->id());
-            copy_string(entries[index].model, sizeof entries[index].model, model_of(list[index]));
-        }
-        count = int(list.size());
+    for (size_t index = 0; index < list.size() && int(index) < capacity; index++) {
+        copy_string(entries[index].id, sizeof entries[index].id, list[index].first);
+        copy_string(entries[index].model, sizeof entries[index].model, list[index].second);
     }
-    release_manager_if_idle();
-    return count;
+    return int(list.size());
 }
 
 shutter_lc_camera *shutter_lc_open(const char *name, int *error) {
     int ignored;
     if (!error) error = &ignored;
-    CameraManager *cameras = nullptr;
-    *error = started_manager(&cameras);
-    if (*error < 0) return nullptr;
+    std::string wanted = name ? name : "";
     shutter_lc_camera *opened = nullptr;
-    {
-        std::shared_ptr<Camera> found;
-        std::string wanted = name ? name : "";
-        for (const auto &camera : cameras->cameras()) {
-            if (wanted.empty() || camera->id() == wanted || strcasecmp(model_of(camera).c_str(), wanted.c_str()) == 0) {
-                found = camera;
-                break;
-            }
-        }
-        // One acquire at a time, so that the media devices newly locked are this camera's.
-        static std::mutex acquiring;
-        std::unique_lock<std::mutex> acquireGuard(acquiring);
-        auto lockedBefore = locked_files();
-        if (!found) {
-            *error = -ENOENT;
-        } else if (int result = found->acquire(); result < 0) {
-            *error = result;
-        } else {
-            *error = 0;
-            auto cameraNodes = acquired_camera_nodes(lockedBefore);
-            acquireGuard.unlock();
-            try {
-                opened = new RealCamera(found, std::move(cameraNodes));
-            } catch (...) {
-                found->release();
-                *error = -ENOMEM;
-            }
-        }
-    }
-    if (!opened) release_manager_if_idle();  // nothing holds a Camera now
+    ManagerThread::shared().run([&] {
+        ManagerBackend *cameras = nullptr;
+        *error = started_manager(&cameras);
+        if (*error >= 0) opened = cameras->open(wanted, error);
+    });
     return opened;
 }
 
@@ -1529,6 +1905,104 @@ int shutter_lc_fake_af_triggers(shutter_lc_camera *camera) {
 int shutter_lc_fake_start_controls(shutter_lc_camera *camera) {
     auto *fake = dynamic_cast<FakeCamera *>(camera);
     return fake ? fake->start_control_count : -EINVAL;
+}
+
+int shutter_lc_fake_system_install(void) {
+    int result = 0;
+    ManagerThread::shared().run([&] {
+        if (open_cameras > 0) {
+            result = -EBUSY;
+            return;
+        }
+        retire_manager();  // libcamera's own, if it ran
+        {
+            std::lock_guard<std::mutex> guard(fake_lock);
+            fake_system = std::make_unique<FakeSystem>();
+        }
+        std::lock_guard<std::mutex> guard(stats_lock);
+        managers_created = managers_rebuilt = duplicate_ids = cameras_added = 0;
+        manager_threads.clear();
+    });
+    return result;
+}
+
+void shutter_lc_fake_system_remove(void) {
+    ManagerThread::shared().run([] {
+        if (open_cameras > 0) return;  // still in use
+        retire_manager();
+        std::lock_guard<std::mutex> guard(fake_lock);
+        fake_system.reset();
+    });
+}
+
+int shutter_lc_fake_system_plug(const char *id, const shutter_lc_fake_config *config) {
+    if (!id || !config || config->width == 0 || config->height == 0) return -EINVAL;
+    std::lock_guard<std::mutex> guard(fake_lock);
+    if (!fake_system) return -EINVAL;
+    for (const auto &camera : fake_system->plugged)
+        if (camera.id == id) return -EEXIST;
+    fake_system->plugged.push_back({ id, *config });
+    // The hot-plug: the running manager's enumerator sees the devices and its pipeline
+    // handler registers the camera.
+    if (fake_system->running) fake_system->running->add(id);
+    return 0;
+}
+
+int shutter_lc_fake_system_unplug(const char *id, int noticed) {
+    if (!id) return -EINVAL;
+    std::lock_guard<std::mutex> guard(fake_lock);
+    if (!fake_system) return -EINVAL;
+    auto &plugged = fake_system->plugged;
+    auto found = std::find_if(plugged.begin(), plugged.end(), [&](const FakeSystem::Plugged &camera) { return camera.id == id; });
+    if (found == plugged.end()) return -ENOENT;
+    plugged.erase(found);
+    for (FakeCamera *camera : fake_system->open)
+        if (camera->id == id) camera->vanished = true;
+    if (noticed && fake_system->running) {
+        auto &registered = fake_system->running->registered;
+        registered.erase(std::remove(registered.begin(), registered.end(), std::string(id)), registered.end());
+    }
+    return 0;
+}
+
+void shutter_lc_fake_system_stats(shutter_lc_manager_stats *out) {
+    std::lock_guard<std::mutex> guard(stats_lock);
+    memset(out, 0, sizeof *out);
+    out->managers_created = managers_created;
+    out->managers_rebuilt = managers_rebuilt;
+    out->manager_threads = int(manager_threads.size());
+    out->duplicate_ids = duplicate_ids;
+    out->cameras_added = cameras_added;
+}
+
+shutter_lc_watch *shutter_lc_watch_cameras(int wake_fd) {
+    auto *watch = new (std::nothrow) shutter_lc_watch;
+    if (!watch) return nullptr;
+    watch->fd = fcntl(wake_fd, F_DUPFD_CLOEXEC, 0);
+    if (watch->fd < 0) {
+        delete watch;
+        return nullptr;
+    }
+    std::lock_guard<std::mutex> guard(watch_lock);
+    watches.insert(watch);
+    return watch;
+}
+
+int shutter_lc_watch_take(shutter_lc_watch *watch) {
+    std::lock_guard<std::mutex> guard(watch_lock);
+    int added = int(watch->added);
+    watch->added = 0;
+    return added;
+}
+
+void shutter_lc_watch_close(shutter_lc_watch *watch) {
+    if (!watch) return;
+    {
+        std::lock_guard<std::mutex> guard(watch_lock);
+        watches.erase(watch);
+    }
+    ::close(watch->fd);
+    delete watch;
 }
 
 void shutter_lc_close(shutter_lc_camera *camera) { delete camera; }

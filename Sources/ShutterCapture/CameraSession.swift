@@ -66,6 +66,8 @@ final class CameraSession {
     private(set) var lastOpenError: CaptureError?
 
     private var retryTimer: (any DispatchSourceTimer)?
+    /// While the retry timer runs: libcamera adding a camera wakes the loop, and the search runs at once.
+    private var cameraArrivals: LibcameraArrivals?
     private let retryDue = Locked<Bool>(false)
     private var watchdogTimer: (any DispatchSourceTimer)?
 
@@ -190,10 +192,12 @@ final class CameraSession {
         }
         timer.resume()
         retryTimer = timer
+        cameraArrivals = LibcameraArrivals(watching: settings, waking: wake)
     }
 
     /// Looks for a lost camera when the retry timer (or ``retryNow()``) said it is time.
     func reopenIfDue() {
+        if cameraArrivals?.take() == true { retryDue.withLock { $0 = true } }
         if camera == nil, !isShutDown, !isRetired, !isOpening, retryDue.withLock({ due in defer { due = false }; return due }) {
             openInBackground()
         }
@@ -249,6 +253,7 @@ final class CameraSession {
     private func stopTimers() {
         retryTimer?.cancel()
         retryTimer = nil
+        cameraArrivals = nil
         watchdogTimer?.cancel()
         watchdogTimer = nil
     }
@@ -388,6 +393,7 @@ final class CameraSession {
                 lastOpenError = nil
                 retryTimer?.cancel()
                 retryTimer = nil
+                cameraArrivals = nil
                 adopt(handed.camera)
             case .openFailed(let error):
                 isOpening = false

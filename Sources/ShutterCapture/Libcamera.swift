@@ -69,6 +69,31 @@ public func libcameraCameras() throws(CaptureError) -> [LibcameraEntry] {
     }
 }
 
+/// Wakes a loop when libcamera adds a camera (hot-plugged, or listed by a camera manager as it
+/// starts: `CameraManager::cameraAdded`), so that a service waiting for its camera looks again
+/// at once instead of at its next retry. The camera manager stays running while the camera is
+/// missing (the backend keeps it, on a thread of its own), so its hot-plug handling is what sees
+/// the camera come.
+///
+/// The corresponding C functions are `shutter_lc_watch_cameras`, `shutter_lc_watch_take` and `shutter_lc_watch_close`.
+final class LibcameraArrivals {
+    private let handle: OpaquePointer
+
+    /// Watches for cameras when `settings` may pick a libcamera camera (as
+    /// ``CaptureService/chooseCamera(_:)`` asks libcamera), writing to `wake`; `nil` otherwise.
+    init?(watching settings: CameraSettings, waking wake: WakePipe) {
+        let device = settings.device ?? ""
+        let mayUseLibcamera = settings.backend == .libcamera || (settings.backend == .auto && !device.hasPrefix("/dev/"))
+        guard device != "synthetic", mayUseLibcamera, let handle = shutter_lc_watch_cameras(wake.writeEnd) else { return nil }
+        self.handle = handle
+    }
+
+    /// Whether libcamera added a camera since the watch began or this was last asked.
+    func take() -> Bool { shutter_lc_watch_take(handle) > 0 }
+
+    deinit { shutter_lc_watch_close(handle) }
+}
+
 /// Why the libcamera backend is off under libcamerify: its layer runs libcamera's one camera
 /// manager in the process (a second one would abort it), and serves the camera as a V4L2 device.
 let libcamerifyContext = "libcamera under libcamerify (its layer v4l2-compat.so owns the process's one camera manager; "
@@ -214,14 +239,7 @@ public final class LibcameraCamera: Camera {
     ///
     /// The corresponding C function is `shutter_lc_open_fake`.
     public convenience init(fake: FakeLibcameraScript, settings: CameraSettings = CameraSettings()) throws(CaptureError) {
-        var config = shutter_lc_fake_config(
-            width: UInt32(fake.width), height: UInt32(fake.height), fourcc: fake.format.rawValue,
-            has_scaler_crop: fake.hasScalerCrop ? 1 : 0, has_exposure_value: fake.hasExposureValue ? 1 : 0,
-            has_autofocus: fake.hasAutofocus ? 1 : 0, af_scan_frames: Int32(fake.autofocusScanFrames),
-            af_outcome: fake.autofocusOutcome.rawValue,
-            frame_duration_min_us: fake.frameDurationLimits?.lowerBound ?? 0, frame_duration_max_us: fake.frameDurationLimits?.upperBound ?? 0,
-            plane_gap: UInt32(fake.planeGap), raspberrypi: fake.raspberryPi ? 1 : 0,
-            exposure_time_us: Int32(fake.exposureTimeMicroseconds), control_delay: Int32(fake.controlDelay))
+        var config = fake.config
         guard let handle = shutter_lc_open_fake(&config) else {
             throw CaptureError.notACaptureDevice(device: "fake", reason: "bad fake configuration")
         }
@@ -751,6 +769,18 @@ public struct FakeLibcameraScript: Hashable, Sendable {
 
     public init() {}
 
+    /// The script as the backend takes it.
+    var config: shutter_lc_fake_config {
+        shutter_lc_fake_config(
+            width: UInt32(width), height: UInt32(height), fourcc: format.rawValue,
+            has_scaler_crop: hasScalerCrop ? 1 : 0, has_exposure_value: hasExposureValue ? 1 : 0,
+            has_autofocus: hasAutofocus ? 1 : 0, af_scan_frames: Int32(autofocusScanFrames),
+            af_outcome: autofocusOutcome.rawValue,
+            frame_duration_min_us: frameDurationLimits?.lowerBound ?? 0, frame_duration_max_us: frameDurationLimits?.upperBound ?? 0,
+            plane_gap: UInt32(planeGap), raspberrypi: raspberryPi ? 1 : 0,
+            exposure_time_us: Int32(exposureTimeMicroseconds), control_delay: Int32(controlDelay))
+    }
+
     /// A Camera Module 3 (imx708, 4608x2592, autofocus) on a Raspberry Pi: YUV420 stills, the
     /// mode's FrameDurationLimits of its full-resolution mode (14 fps at most).
     public static var cameraModule3: FakeLibcameraScript {
@@ -761,6 +791,54 @@ public struct FakeLibcameraScript: Hashable, Sendable {
         script.format = .yuv420
         script.frameDurationLimits = 69_669...120_000_000
         return script
+    }
+}
+
+/// A fake libcamera system for tests, in place of libcamera's own cameras while it lives: the
+/// cameras ``LibcameraCamera/init(settings:)`` and ``libcameraCameras()`` find are the ones
+/// plugged in here, behind a fake camera manager that behaves as libcamera's does for hot-plug
+/// and counts what a test checks of the managers. One at a time in a process.
+///
+/// The corresponding C functions are `shutter_lc_fake_system_install` and `shutter_lc_fake_system_remove`.
+public final class FakeLibcameraSystem {
+    /// What the fake system saw of camera managers since it was installed.
+    public struct Stats: Hashable, Sendable {
+        /// Camera managers made.
+        public var managersCreated: Int
+        /// Distinct threads that ran camera manager calls (create, start, list, get, acquire, release, stop, destroy).
+        public var managerThreads: Int
+        /// Cameras a manager was asked to register twice (libcamera aborts the process on it).
+        public var duplicateIDs: Int
+        /// Cameras registered, at a manager's start or hot-plugged.
+        public var camerasAdded: Int
+    }
+
+    /// Installs the fake system. Throws while a libcamera camera is open.
+    public init() throws(CaptureError) {
+        let result = shutter_lc_fake_system_install()
+        guard result == 0 else { throw CaptureError.system(call: "shutter_lc_fake_system_install", errno: -result, context: "fake libcamera") }
+    }
+
+    deinit { shutter_lc_fake_system_remove() }
+
+    /// Plugs in a fake camera with libcamera id `id` (model `fake`). The corresponding C function is `shutter_lc_fake_system_plug`.
+    public func plug(_ id: String, _ script: FakeLibcameraScript = FakeLibcameraScript()) {
+        var config = script.config
+        precondition(shutter_lc_fake_system_plug(id, &config) == 0, "fake camera \(id) is plugged in already")
+    }
+
+    /// Unplugs the fake camera `id`; with `noticed` false the manager keeps it registered, a stale
+    /// camera (libcamera's vimc pipeline). The corresponding C function is `shutter_lc_fake_system_unplug`.
+    public func unplug(_ id: String, noticed: Bool) {
+        precondition(shutter_lc_fake_system_unplug(id, noticed ? 1 : 0) == 0, "fake camera \(id) is not plugged in")
+    }
+
+    /// The corresponding C function is `shutter_lc_fake_system_stats`.
+    public var stats: Stats {
+        var raw = shutter_lc_manager_stats()
+        shutter_lc_fake_system_stats(&raw)
+        return Stats(managersCreated: Int(raw.managers_created), managerThreads: Int(raw.manager_threads),
+                     duplicateIDs: Int(raw.duplicate_ids), camerasAdded: Int(raw.cameras_added))
     }
 }
 

@@ -36,6 +36,19 @@ int shutter_lc_list(shutter_lc_camera_entry *entries, int capacity);
 
 typedef struct shutter_lc_camera shutter_lc_camera;
 
+/// A watch on the cameras libcamera adds: hot-plugged, or listed by a camera manager as it
+/// starts (CameraManager::cameraAdded), for a loop waiting for its camera.
+typedef struct shutter_lc_watch shutter_lc_watch;
+/// Starts a watch that writes one byte to `wake_fd` (a non-blocking pipe's write end; the watch
+/// keeps a duplicate of it) each time libcamera adds a camera, from libcamera's thread. Does not
+/// start the camera manager: the one the last list or open started (kept while cameras come and
+/// go) is the one watched. NULL when the descriptor cannot be duplicated.
+shutter_lc_watch *shutter_lc_watch_cameras(int wake_fd);
+/// How many cameras were added since the watch started or this was last called.
+int shutter_lc_watch_take(shutter_lc_watch *watch);
+/// Ends the watch and closes its duplicate descriptor. NULL is ignored.
+void shutter_lc_watch_close(shutter_lc_watch *watch);
+
 /// Opens and acquires the camera whose id equals `name`, or whose model equals it (ignoring
 /// case), or the first camera when `name` is empty. NULL and *error = -ENOENT (no such
 /// camera), -EBUSY (another process holds it), -EALREADY (under libcamerify, as for
@@ -92,6 +105,35 @@ int shutter_lc_fake_af_triggers(shutter_lc_camera *camera);
 /// The controls the fake applied from its last start (Camera::start's ControlList), as a count
 /// of the controls given; -EINVAL for a real camera.
 int shutter_lc_fake_start_controls(shutter_lc_camera *camera);
+
+/// A fake system for tests, in place of libcamera's cameras: once installed, shutter_lc_list,
+/// shutter_lc_open and the camera manager behind them are the fake's. Its camera manager behaves
+/// as libcamera's does for hot-plug (see FakeManager in backend.cpp), and counts what tests check
+/// of the managers (shutter_lc_fake_system_stats). 0, or -EBUSY while a camera is open.
+int shutter_lc_fake_system_install(void);
+/// Back to libcamera's own cameras, once no fake camera is open and no fake manager runs.
+void shutter_lc_fake_system_remove(void);
+/// Plugs in a fake camera with libcamera id `id` (model "fake") behaving as `config` says: a
+/// camera manager running now registers it (hot-plug), unless it still has a camera with that id
+/// registered (never saw it go): libcamera aborts the process then, the fake counts it
+/// (duplicate_ids). -EEXIST when one with that id is plugged in.
+int shutter_lc_fake_system_plug(const char *id, const shutter_lc_fake_config *config);
+/// Unplugs the fake camera `id`: an open camera with that id fails from its next read on
+/// (-ENODEV). With `noticed` the running manager unregisters it (cameraRemoved, as libcamera's
+/// uvcvideo pipeline does); without, it keeps it registered, a stale camera (as its vimc pipeline
+/// does: it never calls hotplugMediaDevice). -ENOENT when none is plugged in.
+int shutter_lc_fake_system_unplug(const char *id, int noticed);
+
+/// What the fake system saw of camera managers since it was installed.
+typedef struct {
+    int managers_created;   // camera managers made (each started once)
+    int managers_rebuilt;   // of which made to replace one that kept a stale camera
+    int manager_threads;    // distinct threads that ran camera manager calls: create, start,
+                            // list, get, acquire, release, stop, destroy
+    int duplicate_ids;      // cameras a manager was asked to register twice (libcamera aborts)
+    int cameras_added;      // cameras registered (cameraAdded), at start or hot-plugged
+} shutter_lc_manager_stats;
+void shutter_lc_fake_system_stats(shutter_lc_manager_stats *out);
 
 /// Releases and closes the camera (stopping it first). NULL is ignored. Buffers retained with
 /// shutter_lc_buffers_retain stay mapped (and readable) until released.
