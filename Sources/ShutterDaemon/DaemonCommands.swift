@@ -32,7 +32,9 @@ extension Daemon {
             do throws(ControlRefusal) {
                 let value: ControlValue
                 switch given {
-                case .value(let number): value = .number(number)
+                case .value(let number):
+                    // A picker titled with numbers (ISO 100, 200, 400) takes the number as a title.
+                    value = try interpreter.machine.itemIndex(numbered: number, in: control).map(ControlValue.index) ?? .number(number)
                 case .index(let index): value = .index(index)
                 case .title(let title): value = .index(try interpreter.machine.itemIndex(titled: title, in: control))
                 }

@@ -91,6 +91,7 @@ let commands: [Command] = [
           shutter ctl capture                  take a photo now (the event is capture, action remote)
           shutter ctl set zoom 2               a slider's value; refused when out of range or off its step
           shutter ctl set filter Mono          a picker's item by title (or #1 by index)
+          shutter ctl set iso 200              a picker whose titles are numbers: the item titled 200
           shutter ctl select exposure          make exposure the current control
           shutter ctl disable capture          presses and remote captures are refused until enabled
         Prints the daemon's reply; exit status 1 with its error when it refuses.
