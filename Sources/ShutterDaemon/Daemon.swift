@@ -392,19 +392,33 @@ public final class Daemon {
 }
 
 extension Daemon {
-    /// SIGHUP: reads the board file again. A valid board applies; an invalid one is refused with
-    /// its error logged and the running board keeps going.
-    public func reload() {
+    /// What a reload came to: the board applied, or why it was refused (the old board runs on).
+    public enum ReloadOutcome: Hashable, Sendable {
+        case reloaded(path: String, board: String)
+        case refused(String)
+    }
+
+    /// SIGHUP or the API's `reload`: reads the board file again. A valid board applies; an invalid
+    /// one is refused with its error logged and the running board keeps going.
+    ///
+    /// - Parameter trigger: what asked, for the log line (`SIGHUP`, `reload request`).
+    /// - Returns: the outcome, which the API's `reload` (and so `shutter reload`, the unit's
+    ///   ExecReload) replies with: a signal cannot tell `systemctl reload` that the board was refused.
+    @discardableResult
+    public func reload(trigger: String = "SIGHUP") -> ReloadOutcome {
         guard let path = options.boardPath else {
-            Log.warning("shutter: SIGHUP: no board file to reload (the board was not read from a file)")
-            return
+            let message = "no board file to reload (the board was not read from a file)"
+            Log.warning("shutter: \(trigger): \(message)")
+            return .refused(message)
         }
         do {
             let next = try Board.load(path: path)
             try apply(next)
-            Log.notice("shutter: SIGHUP: reloaded \(path) (board \(next.name))")
+            Log.notice("shutter: \(trigger): reloaded \(path) (board \(next.name))")
+            return .reloaded(path: path, board: next.name)
         } catch {
-            Log.error("shutter: SIGHUP: \(error); keeping the running board \(board.name)")
+            Log.error("shutter: \(trigger): \(error); keeping the running board \(board.name)")
+            return .refused("\(error); keeping the running board \(board.name)")
         }
     }
 

@@ -22,6 +22,13 @@ extension Daemon {
             return CommandOutcome(reply: APIReply.success(id: id) { status(into: &$0, now: now) })
         case .subscribe:
             return CommandOutcome(reply: APIReply.success(id: id), subscribes: true)
+        case .reload:
+            switch reload(trigger: "reload request") {
+            case .reloaded(let path, let name):
+                return CommandOutcome(reply: APIReply.success(id: id) { $0.add("file", path); $0.add("board", name) })
+            case .refused(let message):
+                return refused(message)
+            }
         case .capture:
             guard interpreter.perform({ machine, events in machine.remoteCapture(at: now, into: &events) }) else {
                 return refused(captureEnabled ? "capture is unavailable: \(cameraState.reason ?? "the camera is not ready")"

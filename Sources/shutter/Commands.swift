@@ -98,6 +98,15 @@ let commands: [Command] = [
         """,
         options: [socketOption], positionals: ["COMMAND"], takesWords: true), run: controlDaemon),
     Command(spec: CommandSpec(
+        name: "reload", summary: "Make a running daemon read its board file again, and say whether it applied.",
+        synopsis: "[--socket PATH]",
+        details: """
+        What SIGHUP does, with an answer: exit status 0 and the board's name when the board applied,
+        1 with the board's error when it was refused (the daemon keeps its running board then). The
+        systemd unit's ExecReload, so 'systemctl reload shutter' fails on a bad edit.
+        """,
+        options: [socketOption]), run: reloadDaemon),
+    Command(spec: CommandSpec(
         name: "check", summary: "Validate a board file and print the rig it describes.",
         synopsis: "BOARD",
         details: """

@@ -11,6 +11,7 @@ import ShutterCore
         ("{\"cmd\":\"status\"}", APICommand.status),
         ("{\"cmd\":\"subscribe\",\"id\":\"a\"}", .subscribe),
         ("{\"cmd\":\"capture\"}", .capture),
+        ("{\"cmd\":\"reload\"}", .reload),
         ("{\"cmd\":\"set\",\"control\":\"zoom\",\"value\":2.5}", .set(control: "zoom", to: .value(2.5))),
         ("{\"cmd\":\"set\",\"control\":\"filter\",\"index\":2}", .set(control: "filter", to: .index(2))),
         ("{\"cmd\":\"set\",\"control\":\"filter\",\"title\":\"Mono\"}", .set(control: "filter", to: .title("Mono"))),
