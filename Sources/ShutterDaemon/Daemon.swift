@@ -349,7 +349,9 @@ public final class Daemon {
     /// Ends input (a press in progress is cancelled), saves the control values, and waits for the
     /// photos already taken: a photo is written completely or not at all.
     public func finish() {
-        notifier?.notify("STOPPING=1")
+        // The unit's TimeoutStopSec= fits a stop that waits for no camera; this one may wait up
+        // to `stopBound`, so systemd is told, and the bound follows the running board.
+        notifier?.notify("STOPPING=1\nEXTEND_TIMEOUT_USEC=\(stopBound.rawValue / 1_000)")
         interpreter.finish(at: loop.clock.now)
         saveState()
         state?.waitUntilSaved()
@@ -373,6 +375,17 @@ public final class Daemon {
         feedback?.close()
         feedback = nil
         watcher.close()
+    }
+
+    /// The longest `finish()` may take: for each camera, serving the presses that wait (its stall
+    /// limit) and its start or stop (`camera.startTimeoutMs`); the hooks' 2 s grace (running and
+    /// retired ones); 5 s for photos being written and the state file.
+    var stopBound: Nanoseconds {
+        var bound = Nanoseconds.seconds(5) + .seconds(2) * Int64(1 + retiredHooks.count)
+        for service in retiredCaptures + [capture.service] {
+            bound = bound + service.stallLimit + .milliseconds(Double(service.board.camera.startTimeoutMs))
+        }
+        return bound
     }
 
     /// Presses made before the stop still get their frames: the camera is read, as the loop
