@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # install.sh - install shutter as a service on a Raspberry Pi (or any Debian system).
 #
-#   sudo Deploy/install.sh [--binary PATH] [--no-start] BOARD
+#   sudo Deploy/install.sh [--binary PATH] [--no-start] [--hook-network] BOARD
 #   Deploy/install.sh --help
 #
 # Builds a release binary (as the owner of the checkout, so no root-owned build output
@@ -21,14 +21,19 @@
 # checks, as user 'shutter', that the GPIO chips, cameras and photo directory can be
 # opened. What was installed is listed in /usr/local/share/shutter/installed-files,
 # which Deploy/uninstall.sh reads. --no-start installs without enabling the service.
+# --hook-network lets the board's hooks reach the network (an upload hook): the unit allows
+# no IP, and hooks run in its sandbox; it installs Deploy/systemd/hook-network.conf as
+# .../shutter.service.d/hook-network.conf (IP for the whole service). A run without it
+# takes the drop-in away again.
 set -euo pipefail
 usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; }
-binary="" start=yes board=""
+binary="" start=yes board="" hook_network=no
 while [ $# -gt 0 ]; do
   case "$1" in
     -h|--help) usage; exit 0 ;;
     --binary) [ $# -ge 2 ] || { echo "install.sh: --binary needs a path" >&2; exit 2; }; binary=$(readlink -f "$2"); shift 2 ;;
     --no-start) start=no; shift ;;
+    --hook-network) hook_network=yes; shift ;;
     -*) echo "install.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
     *) [ -z "$board" ] || { echo "install.sh: one board only (try --help)" >&2; exit 2; }; board=$(readlink -f "$1"); shift ;;
   esac
@@ -157,6 +162,15 @@ elif [ -f /etc/systemd/system/shutter.service.d/photos.conf ]; then
   changed=yes
 fi
 
+hook_conf=/etc/systemd/system/shutter.service.d/hook-network.conf
+if [ $hook_network = yes ]; then
+  put Deploy/systemd/hook-network.conf "$hook_conf" 0644
+elif [ -f "$hook_conf" ]; then
+  rm -f "$hook_conf"; rmdir /etc/systemd/system/shutter.service.d 2> /dev/null || true
+  note "removed $hook_conf: hooks have no network again (install with --hook-network to keep it)"
+  changed=yes
+fi
+
 # ---- the manifest, for uninstall.sh ---------------------------------------------------
 files=$(
   echo /usr/local/bin/shutter
@@ -167,6 +181,7 @@ files=$(
   echo /etc/udev/rules.d/99-shutter.rules
   echo /etc/systemd/system/shutter.service
   [ -z "$photos_conf" ] || echo /etc/systemd/system/shutter.service.d/photos.conf
+  [ $hook_network = no ] || echo "$hook_conf"
 )
 before=$changed; put_text "$manifest" 0644 "$files"; changed=$before   # the manifest alone is no reason to restart
 

@@ -8,7 +8,9 @@
 # at PATH, default .build/debug/shutter, since verify insists the binary exists), then
 # `systemd-analyze security --offline=true` and fails when the overall exposure is not
 # below EXPOSURE (default 4; systemd calls 0-2 safe, 2-4 OK, above 9 unsafe).
-# --table FILE keeps the security table. Exit status 0 when both pass.
+# --table FILE keeps the security table. Also checks what the unit must allow (the DMA heaps,
+# netlink, no PrivateNetwork=, no IP), its ExecReload, and the unit with install.sh
+# --hook-network's drop-in (Deploy/systemd/hook-network.conf). Exit status 0 when all pass.
 set -euo pipefail
 cd "$(dirname "$(readlink -f "$0")")/../.."
 binary=.build/debug/shutter table="" max=4
@@ -63,4 +65,19 @@ if [ -n "$exposure" ] && awk -v e="$exposure" -v m="$max" 'BEGIN { exit !(e < m)
 else
   echo "not ok - systemd-analyze security: exposure '${exposure:-?}', must be below $max:"; grep '✗' "$work/security.out" | sed 's/^/  /'; status=1
 fi
+# With Deploy/install.sh --hook-network's drop-in: hooks reach the network, the rest of the sandbox stays.
+mkdir -p "$work/hook-network/shutter.service.d"
+cp "$work/shutter.service" "$work/hook-network/"
+cp Deploy/systemd/hook-network.conf "$work/hook-network/shutter.service.d/"
+if systemd-analyze verify "$work/hook-network/shutter.service" > "$work/verify-network.out" 2>&1 && [ ! -s "$work/verify-network.out" ]; then
+  echo "ok - systemd-analyze verify shutter.service with hook-network.conf: no complaints"
+else
+  echo "not ok - systemd-analyze verify shutter.service with hook-network.conf:"; sed 's/^/  /' "$work/verify-network.out"; status=1
+fi
+systemd-analyze security --offline=true "$work/hook-network/shutter.service" > "$work/security-network.out" 2>&1 || true
+network_exposure=$(sed -n 's/.*Overall exposure level for shutter.service: \([0-9.]*\).*/\1/p' "$work/security-network.out")
+want "hook-network.conf opens IP sockets and traffic (the hooks' uploads) and nothing else: exposure ${network_exposure:-?} (below $max)" \
+  bash -c "grep -q '✗ RestrictAddressFamilies=~AF_(INET|INET6)' '$work/security-network.out' && grep -q '✗ IPAddressDeny=' '$work/security-network.out' \
+    && [ \$(grep -c '✗' '$work/security-network.out') = \$((\$(grep -c '✗' '$work/security.out') + 2)) ] \
+    && awk -v e='${network_exposure:-99}' -v m='$max' 'BEGIN { exit !(e < m) }'"
 exit $status

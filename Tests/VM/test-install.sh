@@ -4,7 +4,7 @@
 # board check's output in a mktemp file, an edited board kept and used (its photo directory in
 # the drop-in, then daemon-reload and a restart), an upgrade that restarts the service, no
 # root-owned build output, access checked as user shutter, uninstall keeping the photos, and
-# --purge after a plain uninstall. systemd is not PID 1 in the guest: a stub systemctl
+# --purge after a plain uninstall, --hook-network's drop-in. systemd is not PID 1 in the guest: a stub systemctl
 # records what install.sh asks of it. Not GPIO behaviour: run once (VM_SKIP for 2.x).
 set -u
 here=$(dirname "$(readlink -f "$0")")
@@ -113,6 +113,23 @@ check "a board with photos in /srv/rig-photos: exit 0, directory created for shu
   bash -c "[ $status = 0 ] && [ \$(stat -c %U /srv/rig-photos) = shutter ]"
 check "the drop-in names the photo directory in ReadWritePaths= and RequiresMountsFor=" \
   bash -c "grep -qx 'ReadWritePaths=/srv/rig-photos' /etc/systemd/system/shutter.service.d/photos.conf && grep -qx 'RequiresMountsFor=/srv/rig-photos' /etc/systemd/system/shutter.service.d/photos.conf"
+
+# --- --hook-network: the hooks' network, as a drop-in of its own; a run without it takes it away ---
+conf=/etc/systemd/system/shutter.service.d/hook-network.conf
+: > "$work/systemctl.log"
+"$repo/Deploy/install.sh" --binary "$work/shutter-new" --hook-network "$work/usb.json" > "$work/network.out" 2>&1; status=$?
+check "--hook-network installs hook-network.conf (IP allowed), then daemon-reload and a restart: exit $status, $(tr '\n' ';' < "$work/systemctl.log")" \
+  bash -c "[ $status = 0 ] && cmp -s '$repo/Deploy/systemd/hook-network.conf' $conf && grep -qx 'RestrictAddressFamilies=AF_INET AF_INET6' $conf \
+    && grep -qx 'systemctl daemon-reload' '$work/systemctl.log' && grep -qx 'systemctl restart shutter' '$work/systemctl.log' \
+    && grep -qx $conf /usr/local/share/shutter/installed-files && [ -f /etc/systemd/system/shutter.service.d/photos.conf ]"
+: > "$work/systemctl.log"
+"$repo/Deploy/install.sh" --binary "$work/shutter-new" --hook-network "$work/usb.json" > /dev/null 2>&1
+check "--hook-network again changes nothing: $(tr '\n' ';' < "$work/systemctl.log")" bash -c "! grep -qE '^systemctl (restart|daemon-reload)' '$work/systemctl.log'"
+: > "$work/systemctl.log"
+"$repo/Deploy/install.sh" --binary "$work/shutter-new" "$work/usb.json" > "$work/no-network.out" 2>&1; status=$?
+check "without --hook-network the drop-in goes, with a note, daemon-reload and a restart: exit $status, $(grep -m1 'hook-network' "$work/no-network.out")" \
+  bash -c "[ $status = 0 ] && [ ! -e $conf ] && grep -q 'hooks have no network again' '$work/no-network.out' \
+    && grep -qx 'systemctl restart shutter' '$work/systemctl.log' && ! grep -q hook-network /usr/local/share/shutter/installed-files"
 
 # --- a photo directory shutter cannot write is an error naming it ---
 chown root:root /srv/rig-photos && chmod 755 /srv/rig-photos
