@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # install.sh - install shutter as a service on a Raspberry Pi (or any Debian system).
 #
-#   sudo Deploy/install.sh [--binary PATH] [--no-start] BOARD
+#   sudo Deploy/install.sh [--binary PATH] [--no-start] [--hook-network] BOARD
 #   Deploy/install.sh --help
 #
 # Builds a release binary (as the owner of the checkout, so no root-owned build output
@@ -21,14 +21,19 @@
 # checks, as user 'shutter', that the GPIO chips, cameras and photo directory can be
 # opened. What was installed is listed in /usr/local/share/shutter/installed-files,
 # which Deploy/uninstall.sh reads. --no-start installs without enabling the service.
+# --hook-network lets the board's hooks reach the network (an upload hook): the unit allows
+# no IP, and hooks run in its sandbox; it installs Deploy/systemd/hook-network.conf as
+# .../shutter.service.d/hook-network.conf (IP for the whole service). A run without it
+# takes the drop-in away again.
 set -euo pipefail
 usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; }
-binary="" start=yes board=""
+binary="" start=yes board="" hook_network=no
 while [ $# -gt 0 ]; do
   case "$1" in
     -h|--help) usage; exit 0 ;;
     --binary) [ $# -ge 2 ] || { echo "install.sh: --binary needs a path" >&2; exit 2; }; binary=$(readlink -f "$2"); shift 2 ;;
     --no-start) start=no; shift ;;
+    --hook-network) hook_network=yes; shift ;;
     -*) echo "install.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
     *) [ -z "$board" ] || { echo "install.sh: one board only (try --help)" >&2; exit 2; }; board=$(readlink -f "$1"); shift ;;
   esac
@@ -53,8 +58,21 @@ put() {
   note "installed $dest"
   changed=yes
 }
-# put_text DEST MODE: as put, from standard input.
-put_text() { local tmp; tmp=$(mktemp); cat > "$tmp"; put "$tmp" "$1" "$2"; rm -f "$tmp"; }
+# put_text DEST MODE TEXT: as put, with TEXT as the content. Called in this shell, never at the
+# end of a pipeline (a subshell there would lose changed=yes).
+put_text() { local tmp; tmp=$(mktemp); printf '%s\n' "$3" > "$tmp"; put "$tmp" "$1" "$2"; rm -f "$tmp"; }
+# put_doc SOURCE DEST: as put, for files the running service never reads (docs, the shared
+# boards): installed, but no reason to restart it.
+put_doc() { local before=$changed; put "$1" "$2" 0644; changed=$before; }
+# output_of BOARD: the board's photo path template, as `shutter check` prints it.
+output_of() {
+  local out status=0
+  out=$(mktemp)
+  "$binary" check "$1" > "$out" || status=$?
+  [ $status = 0 ] && sed -n 's/^output: //p' "$out"
+  rm -f "$out"
+  return $status
+}
 
 # ---- the binary -------------------------------------------------------------------
 if [ -z "$binary" ]; then
@@ -69,15 +87,14 @@ if [ -z "$binary" ]; then
   binary=$PWD/.build/release/shutter
 fi
 [ -x "$binary" ] || { echo "install.sh: $binary is not an executable" >&2; exit 1; }
-"$binary" check "$board" > /tmp/shutter-install-check.$$ || { rm -f /tmp/shutter-install-check.$$; exit 1; }
-output=$(sed -n 's/^output: //p' /tmp/shutter-install-check.$$)
-rm -f /tmp/shutter-install-check.$$
+output=$(output_of "$board") || exit 1
 put "$binary" /usr/local/bin/shutter 0755
 
 # ---- shared files -----------------------------------------------------------------
-for file in Boards/*.json; do put "$file" "$share/boards/$(basename "$file")" 0644; done
-put README.md /usr/local/share/doc/shutter/README.md 0644
-put Boards/README.md /usr/local/share/doc/shutter/BOARDS.md 0644
+# Read by people and by `shutter run` without a board, never by the service: no restart.
+for file in Boards/*.json; do put_doc "$file" "$share/boards/$(basename "$file")"; done
+put_doc README.md /usr/local/share/doc/shutter/README.md
+put_doc Boards/README.md /usr/local/share/doc/shutter/BOARDS.md
 
 # ---- the board: never overwrite one the user edited ---------------------------------
 # $share/board.json.installed is the copy last installed: /etc's differs from it only when edited.
@@ -96,6 +113,11 @@ else
   fi
   note "NOTE: /etc/shutter/board.json was edited, so it is kept and still used; the board given"
   note "      is beside it as /etc/shutter/board.json.new (compare: diff -u /etc/shutter/board.json{,.new})"
+  # The service runs the kept board: its photo directory is the one the drop-in must open.
+  output=$(output_of /etc/shutter/board.json) || {
+    echo "install.sh: the kept /etc/shutter/board.json is not valid (above): the service would not start with it; fix it, or move it away to install the board given" >&2
+    exit 1
+  }
 fi
 
 # ---- user, groups, udev ---------------------------------------------------------------
@@ -112,7 +134,7 @@ install -d -o shutter -g shutter -m 0750 /var/lib/shutter
 rules_before=$changed; changed=no
 put Deploy/udev/99-shutter.rules /etc/udev/rules.d/99-shutter.rules 0644
 if [ $changed = yes ]; then
-  udevadm control --reload 2> /dev/null && udevadm trigger --subsystem-match=gpio --subsystem-match=video4linux --subsystem-match=media 2> /dev/null \
+  udevadm control --reload 2> /dev/null && udevadm trigger --subsystem-match=gpio --subsystem-match=video4linux --subsystem-match=media --subsystem-match=dma_heap 2> /dev/null \
     && udevadm settle 2> /dev/null || note "udev is not running: the rule applies from the next boot"
 fi
 changed=$rules_before
@@ -123,7 +145,8 @@ case "$directory" in /*) ;; *) directory=/var/lib/shutter/${directory#./} ;; esa
 [ -d "$directory" ] || { install -d -o shutter -g shutter -m 0750 "$directory"; note "created $directory"; }
 case "$directory" in
   /var/lib/shutter|/var/lib/shutter/*) photos_conf="" ;;
-  *) photos_conf="[Unit]
+  *) photos_conf="# Written by Deploy/install.sh from the board's output directory.
+[Unit]
 RequiresMountsFor=$directory
 
 [Service]
@@ -133,15 +156,23 @@ esac
 # ---- systemd --------------------------------------------------------------------------
 put Deploy/systemd/shutter.service /etc/systemd/system/shutter.service 0644
 if [ -n "$photos_conf" ]; then
-  printf '# Written by Deploy/install.sh from the board'"'"'s output directory.\n%s\n' "$photos_conf" \
-    | put_text /etc/systemd/system/shutter.service.d/photos.conf 0644
+  put_text /etc/systemd/system/shutter.service.d/photos.conf 0644 "$photos_conf"
 elif [ -f /etc/systemd/system/shutter.service.d/photos.conf ]; then
   rm -f /etc/systemd/system/shutter.service.d/photos.conf; rmdir /etc/systemd/system/shutter.service.d 2> /dev/null || true
   changed=yes
 fi
 
+hook_conf=/etc/systemd/system/shutter.service.d/hook-network.conf
+if [ $hook_network = yes ]; then
+  put Deploy/systemd/hook-network.conf "$hook_conf" 0644
+elif [ -f "$hook_conf" ]; then
+  rm -f "$hook_conf"; rmdir /etc/systemd/system/shutter.service.d 2> /dev/null || true
+  note "removed $hook_conf: hooks have no network again (install with --hook-network to keep it)"
+  changed=yes
+fi
+
 # ---- the manifest, for uninstall.sh ---------------------------------------------------
-{
+files=$(
   echo /usr/local/bin/shutter
   for file in Boards/*.json; do echo "$share/boards/$(basename "$file")"; done
   echo /usr/local/share/doc/shutter/README.md
@@ -150,7 +181,9 @@ fi
   echo /etc/udev/rules.d/99-shutter.rules
   echo /etc/systemd/system/shutter.service
   [ -z "$photos_conf" ] || echo /etc/systemd/system/shutter.service.d/photos.conf
-} | put_text "$manifest" 0644   # in a subshell: the manifest alone is no reason to restart
+  [ $hook_network = no ] || echo "$hook_conf"
+)
+before=$changed; put_text "$manifest" 0644 "$files"; changed=$before   # the manifest alone is no reason to restart
 
 if [ -d /run/systemd/system ]; then
   [ $changed = no ] || systemctl daemon-reload
@@ -169,7 +202,7 @@ fi
 # ---- can the service user reach what it needs? -----------------------------------------
 problems=0
 as_shutter() { runuser -u shutter -- "$@"; }
-for device in /dev/gpiochip* /dev/video* /dev/media*; do
+for device in /dev/gpiochip* /dev/video* /dev/media* /dev/dma_heap/*; do
   [ -e "$device" ] || continue
   if ! as_shutter test -r "$device" -a -w "$device"; then
     note "WARNING: user shutter cannot open $device ($(stat -c '%U:%G %a' "$device")): the udev rule gives it to group"

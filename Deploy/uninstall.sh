@@ -9,7 +9,8 @@
 # unit and its drop-in), the saved control values and /etc/shutter/board.json when it
 # is the one installed. Kept: the photos (by default under /var/lib/shutter/photos), a
 # board.json you edited, the user 'shutter' (it owns the photos). --purge also removes
-# /etc/shutter and the user and group 'shutter'; photos stay, owned by their numeric uid.
+# /etc/shutter and the user and group 'shutter' (also after a plain uninstall: run it then to
+# finish the job); photos stay, owned by their numeric uid.
 set -euo pipefail
 purge=no
 case "${1:-}" in
@@ -22,27 +23,33 @@ esac
 share=/usr/local/share/shutter
 manifest=$share/installed-files
 note() { echo "uninstall.sh: $*"; }
-[ -f "$manifest" ] || { note "nothing to do: $manifest is missing (shutter is not installed, or was installed another way)"; exit 0; }
-
-if [ -d /run/systemd/system ]; then
-  systemctl disable --now shutter 2> /dev/null || true
+if [ -f "$manifest" ]; then
+  if [ -d /run/systemd/system ]; then
+    systemctl disable --now shutter 2> /dev/null || true
+  fi
+  # The board goes only when it is the copy install.sh put there.
+  if [ -f /etc/shutter/board.json ] && cmp -s /etc/shutter/board.json "$share/board.json.installed"; then
+    rm -f /etc/shutter/board.json
+  fi
+  rm -f /etc/shutter/board.json.new
+  while read -r file; do
+    case "$file" in /usr/local/*|/etc/udev/rules.d/99-shutter.rules|/etc/systemd/system/shutter.service*) ;; *) continue ;; esac
+    [ -e "$file" ] && rm -f "$file" && note "removed $file"
+  done < "$manifest"
+  rm -f "$manifest"
+  for directory in $share/boards $share /usr/local/share/doc/shutter /etc/systemd/system/shutter.service.d /etc/shutter; do
+    rmdir "$directory" 2> /dev/null || true
+  done
+  rm -f /var/lib/shutter/*.controls.json
+  [ -d /run/systemd/system ] && systemctl daemon-reload
+  udevadm control --reload 2> /dev/null || true
+elif [ $purge = no ]; then
+  note "nothing to do: $manifest is missing (shutter is not installed, or was installed another way)"
+  exit 0
+else
+  # Uninstalled before: what --purge adds (the kept board, the user) is still to remove.
+  note "$manifest is missing (uninstalled already): purging what an uninstall keeps"
 fi
-# The board goes only when it is the copy install.sh put there.
-if [ -f /etc/shutter/board.json ] && cmp -s /etc/shutter/board.json "$share/board.json.installed"; then
-  rm -f /etc/shutter/board.json
-fi
-rm -f /etc/shutter/board.json.new
-while read -r file; do
-  case "$file" in /usr/local/*|/etc/udev/rules.d/99-shutter.rules|/etc/systemd/system/shutter.service*) ;; *) continue ;; esac
-  [ -e "$file" ] && rm -f "$file" && note "removed $file"
-done < "$manifest"
-rm -f "$manifest"
-for directory in $share/boards $share /usr/local/share/doc/shutter /etc/systemd/system/shutter.service.d /etc/shutter; do
-  rmdir "$directory" 2> /dev/null || true
-done
-rm -f /var/lib/shutter/*.controls.json
-[ -d /run/systemd/system ] && systemctl daemon-reload
-udevadm control --reload 2> /dev/null || true
 if [ $purge = yes ]; then
   rm -rf /etc/shutter
   if id shutter > /dev/null 2>&1; then userdel shutter && note "removed user shutter"; fi

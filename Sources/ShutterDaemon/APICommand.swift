@@ -11,6 +11,8 @@ public enum APICommand: Hashable, Sendable {
     case select(control: String)
     case enable(APITarget)
     case disable(APITarget)
+    /// Reads the board file again, as SIGHUP does, and answers whether it applied.
+    case reload
 
     /// What `set` was given: a slider's value, a picker's index or an item's title.
     public enum SetValue: Hashable, Sendable {
@@ -20,7 +22,7 @@ public enum APICommand: Hashable, Sendable {
     }
 
     /// The names `cmd` may take.
-    public static let names = ["status", "subscribe", "capture", "set", "select", "enable", "disable"]
+    public static let names = ["status", "subscribe", "capture", "set", "select", "enable", "disable", "reload"]
 }
 
 /// What `enable` and `disable` act on.
@@ -73,7 +75,7 @@ extension APIRequest {
         guard case .string(let cmd) = cmdValue else { return fail("'cmd' must be a string, not \(cmdValue.kindName)") }
         let allowed: Set<String>
         switch cmd {
-        case "status", "subscribe", "capture": allowed = []
+        case "status", "subscribe", "capture", "reload": allowed = []
         case "set": allowed = ["control", "value", "index", "title"]
         case "select": allowed = ["control"]
         case "enable", "disable": allowed = ["capture", "control"]
@@ -95,6 +97,7 @@ extension APIRequest {
         case "status": command = .status
         case "subscribe": command = .subscribe
         case "capture": command = .capture
+        case "reload": command = .reload
         case "select":
             switch string("control") {
             case .failure(let error): return .failure(error)
@@ -153,6 +156,7 @@ extension APIRequest {
         case .status: put("status")
         case .subscribe: put("subscribe")
         case .capture: put("capture")
+        case .reload: put("reload")
         case .select(let control):
             put("select")
             members["control"] = .string(control)

@@ -349,7 +349,9 @@ public final class Daemon {
     /// Ends input (a press in progress is cancelled), saves the control values, and waits for the
     /// photos already taken: a photo is written completely or not at all.
     public func finish() {
-        notifier?.notify("STOPPING=1")
+        // The unit's TimeoutStopSec= fits a stop that waits for no camera; this one may wait up
+        // to `stopBound`, so systemd is told, and the bound follows the running board.
+        notifier?.notify("STOPPING=1\nEXTEND_TIMEOUT_USEC=\(stopBound.rawValue / 1_000)")
         interpreter.finish(at: loop.clock.now)
         saveState()
         state?.waitUntilSaved()
@@ -375,6 +377,17 @@ public final class Daemon {
         watcher.close()
     }
 
+    /// The longest `finish()` may take: for each camera, serving the presses that wait (its stall
+    /// limit) and its start or stop (`camera.startTimeoutMs`); the hooks' 2 s grace (running and
+    /// retired ones); 5 s for photos being written and the state file.
+    var stopBound: Nanoseconds {
+        var bound = Nanoseconds.seconds(5) + .seconds(2) * Int64(1 + retiredHooks.count)
+        for service in retiredCaptures + [capture.service] {
+            bound = bound + service.stallLimit + .milliseconds(Double(service.board.camera.startTimeoutMs))
+        }
+        return bound
+    }
+
     /// Presses made before the stop still get their frames: the camera is read, as the loop
     /// would, until no press waits, for at most the stream's stall limit (a frame later than that
     /// would not have come anyway). Timed on the system's monotonic clock: the loop's may be a test's.
@@ -392,19 +405,33 @@ public final class Daemon {
 }
 
 extension Daemon {
-    /// SIGHUP: reads the board file again. A valid board applies; an invalid one is refused with
-    /// its error logged and the running board keeps going.
-    public func reload() {
+    /// What a reload came to: the board applied, or why it was refused (the old board runs on).
+    public enum ReloadOutcome: Hashable, Sendable {
+        case reloaded(path: String, board: String)
+        case refused(String)
+    }
+
+    /// SIGHUP or the API's `reload`: reads the board file again. A valid board applies; an invalid
+    /// one is refused with its error logged and the running board keeps going.
+    ///
+    /// - Parameter trigger: what asked, for the log line (`SIGHUP`, `reload request`).
+    /// - Returns: the outcome, which the API's `reload` (and so `shutter reload`, the unit's
+    ///   ExecReload) replies with: a signal cannot tell `systemctl reload` that the board was refused.
+    @discardableResult
+    public func reload(trigger: String = "SIGHUP") -> ReloadOutcome {
         guard let path = options.boardPath else {
-            Log.warning("shutter: SIGHUP: no board file to reload (the board was not read from a file)")
-            return
+            let message = "no board file to reload (the board was not read from a file)"
+            Log.warning("shutter: \(trigger): \(message)")
+            return .refused(message)
         }
         do {
             let next = try Board.load(path: path)
             try apply(next)
-            Log.notice("shutter: SIGHUP: reloaded \(path) (board \(next.name))")
+            Log.notice("shutter: \(trigger): reloaded \(path) (board \(next.name))")
+            return .reloaded(path: path, board: next.name)
         } catch {
-            Log.error("shutter: SIGHUP: \(error); keeping the running board \(board.name)")
+            Log.error("shutter: \(trigger): \(error); keeping the running board \(board.name)")
+            return .refused("\(error); keeping the running board \(board.name)")
         }
     }
 

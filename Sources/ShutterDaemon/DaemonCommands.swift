@@ -22,6 +22,13 @@ extension Daemon {
             return CommandOutcome(reply: APIReply.success(id: id) { status(into: &$0, now: now) })
         case .subscribe:
             return CommandOutcome(reply: APIReply.success(id: id), subscribes: true)
+        case .reload:
+            switch reload(trigger: "reload request") {
+            case .reloaded(let path, let name):
+                return CommandOutcome(reply: APIReply.success(id: id) { $0.add("file", path); $0.add("board", name) })
+            case .refused(let message):
+                return refused(message)
+            }
         case .capture:
             guard interpreter.perform({ machine, events in machine.remoteCapture(at: now, into: &events) }) else {
                 return refused(captureEnabled ? "capture is unavailable: \(cameraState.reason ?? "the camera is not ready")"
@@ -32,7 +39,9 @@ extension Daemon {
             do throws(ControlRefusal) {
                 let value: ControlValue
                 switch given {
-                case .value(let number): value = .number(number)
+                case .value(let number):
+                    // A picker titled with numbers (ISO 100, 200, 400) takes the number as a title.
+                    value = try interpreter.machine.itemIndex(numbered: number, in: control).map(ControlValue.index) ?? .number(number)
                 case .index(let index): value = .index(index)
                 case .title(let title): value = .index(try interpreter.machine.itemIndex(titled: title, in: control))
                 }

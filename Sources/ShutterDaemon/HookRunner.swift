@@ -69,15 +69,30 @@ public final class HookRunner {
             environment["SHUTTER_" + environmentName(key)] = value
         }
         return wanted.map { hookName, template in
-            let arguments = template.map { argument in
-                var filled = argument
-                for (key, value) in values where filled.contains("{\(key)}") {
-                    filled = filled.replacingOccurrences(of: "{\(key)}", with: value)
-                }
-                return filled
-            }
-            return Job(name: hookName, arguments: arguments, environment: environment)
+            Job(name: hookName, arguments: template.map { fill($0, with: values) }, environment: environment)
         }
+    }
+
+    /// Replaces each `{field}` of `template` with its value, in one pass from left to right: what
+    /// was filled in is never read again, so a value holding another placeholder's name (a path
+    /// with `{event}` in it) stays as it is, whatever order the fields come in. An unknown
+    /// `{name}` and a lone brace are kept.
+    static func fill(_ template: String, with values: [String: String]) -> String {
+        var filled = ""
+        var rest = template[...]
+        while let open = rest.firstIndex(of: "{") {
+            filled += rest[..<open]
+            let afterOpen = rest.index(after: open)
+            guard let close = rest[afterOpen...].firstIndex(where: { $0 == "}" || $0 == "{" }), rest[close] == "}",
+                  let value = values[String(rest[afterOpen..<close])] else {
+                filled += "{"
+                rest = rest[afterOpen...]
+                continue
+            }
+            filled += value
+            rest = rest[rest.index(after: close)...]
+        }
+        return filled + rest
     }
 
     /// `pressedAt` → `PRESSED_AT`.

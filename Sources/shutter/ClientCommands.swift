@@ -173,3 +173,15 @@ func controlDaemon(_ arguments: ParsedArguments) throws -> Int32 {
     Console.out(reply.isEmpty ? "ok" : JSONValue.object(reply).text)
     return ExitStatus.success
 }
+
+// MARK: - reload
+
+func reloadDaemon(_ arguments: ParsedArguments) throws -> Int32 {
+    let connection = try APIConnection(path: arguments.value("--socket") ?? defaultSocketPath)
+    let reply = try connection.call(.reload)
+    var text = "reloaded"
+    if case .string(let file)? = reply["file"] { text += " \(file)" }
+    if case .string(let board)? = reply["board"] { text += " (board \(board))" }
+    Console.out(text)
+    return ExitStatus.success
+}

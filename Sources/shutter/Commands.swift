@@ -91,11 +91,21 @@ let commands: [Command] = [
           shutter ctl capture                  take a photo now (the event is capture, action remote)
           shutter ctl set zoom 2               a slider's value; refused when out of range or off its step
           shutter ctl set filter Mono          a picker's item by title (or #1 by index)
+          shutter ctl set iso 200              a picker whose titles are numbers: the item titled 200
           shutter ctl select exposure          make exposure the current control
           shutter ctl disable capture          presses and remote captures are refused until enabled
         Prints the daemon's reply; exit status 1 with its error when it refuses.
         """,
         options: [socketOption], positionals: ["COMMAND"], takesWords: true), run: controlDaemon),
+    Command(spec: CommandSpec(
+        name: "reload", summary: "Make a running daemon read its board file again, and say whether it applied.",
+        synopsis: "[--socket PATH]",
+        details: """
+        What SIGHUP does, with an answer: exit status 0 and the board's name when the board applied,
+        1 with the board's error when it was refused (the daemon keeps its running board then). The
+        systemd unit's ExecReload, so 'systemctl reload shutter' fails on a bad edit.
+        """,
+        options: [socketOption]), run: reloadDaemon),
     Command(spec: CommandSpec(
         name: "check", summary: "Validate a board file and print the rig it describes.",
         synopsis: "BOARD",

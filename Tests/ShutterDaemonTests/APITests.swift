@@ -11,6 +11,7 @@ import ShutterCore
         ("{\"cmd\":\"status\"}", APICommand.status),
         ("{\"cmd\":\"subscribe\",\"id\":\"a\"}", .subscribe),
         ("{\"cmd\":\"capture\"}", .capture),
+        ("{\"cmd\":\"reload\"}", .reload),
         ("{\"cmd\":\"set\",\"control\":\"zoom\",\"value\":2.5}", .set(control: "zoom", to: .value(2.5))),
         ("{\"cmd\":\"set\",\"control\":\"filter\",\"index\":2}", .set(control: "filter", to: .index(2))),
         ("{\"cmd\":\"set\",\"control\":\"filter\",\"title\":\"Mono\"}", .set(control: "filter", to: .title("Mono"))),
@@ -117,6 +118,24 @@ import ShutterCore
         let saved = ControlStateFile.load(path: rig.directory + "/state.json")
         #expect(saved["zoom"] == .number(2.5))
         #expect(saved["filter"] == .index(2))
+    }
+
+    /// `shutter ctl set iso 200` sends the number 200 (it cannot tell a number from a title): on
+    /// a picker the daemon takes the item titled with that number.
+    @Test func aNumberPicksThePickerItemTitledWithIt() throws {
+        let board = TestRig.simulatorBoard.replacingOccurrences(of: "\"initial\": \"None\"}", with: """
+            "initial": "None"},
+                {"id": "iso", "kind": "picker", "label": "ISO", "titles": ["100", "200", "400", "1.5"], "initial": "100"}
+            """)
+        let rig = try TestRig(boardJSON: board)
+        defer { rig.close() }
+        let outcome = rig.daemon.execute(APIRequest(id: nil, command: .set(control: "iso", to: .value(200))))
+        #expect(outcome.reply.contains("\"ok\": true"), "\(outcome.reply)")
+        #expect(rig.lines.last?.line.contains("\"title\": \"200\"") == true)
+        #expect(rig.daemon.execute(APIRequest(id: nil, command: .set(control: "iso", to: .value(1.5)))).reply.contains("\"ok\": true"))
+        #expect(rig.lines.last?.line.contains("\"index\": 3") == true)
+        let refused = rig.daemon.execute(APIRequest(id: nil, command: .set(control: "iso", to: .value(300)))).reply
+        #expect(refused.contains("no item titled 300") && refused.contains("100, 200, 400, 1.5"), "\(refused)")
     }
 
     @Test(arguments: [

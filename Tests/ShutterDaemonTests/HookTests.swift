@@ -114,6 +114,17 @@ import ShutterCore
         #expect(rig.daemon.hooks?.exits.map(\.status) == ["exited 0", "exited 0"])
     }
 
+    /// A field's value that holds another placeholder's name stays as it is: one pass over the
+    /// template, never a second over what was filled in (dictionary order decided it before).
+    @Test func placeholdersAreFilledInOnePass() throws {
+        var settings = HookSettings()
+        settings.event = ["/bin/echo", "{a}{b}", "{path}", "{missing}", "{", "x{event}y"]
+        settings.events = ["note"]
+        let line = #"{"event": "note", "a": "{b}", "b": "{a}", "path": "/photos/{event}.jpg"}"#
+        let job = try #require(HookRunner.jobs(for: "note", line: line, settings: settings).first)
+        #expect(job.arguments == ["/bin/echo", "{b}{a}", "/photos/{event}.jpg", "{missing}", "{", "xnotey"])
+    }
+
     @Test(arguments: [("pressedAt", "PRESSED_AT"), ("path", "PATH"), ("offsetMs", "OFFSET_MS"), ("t", "T")])
     func environmentNames(key: String, name: String) {
         #expect(HookRunner.environmentName(key) == name)

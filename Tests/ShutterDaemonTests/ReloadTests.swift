@@ -160,4 +160,28 @@ final class TrackedCamera: ForwardingCamera, @unchecked Sendable {
         rig.click()
         try rig.waitFor { rig.names.contains("photo") }
     }
+
+    /// `{"cmd":"reload"}` (what `shutter reload`, the unit's ExecReload, sends) answers with the
+    /// outcome: the board's name when it applied, the board's error when it was refused, so
+    /// `systemctl reload` can fail on a bad edit instead of reporting success.
+    @Test func theReloadCommandRepliesWithTheOutcome() throws {
+        let (rig, file) = try rig()
+        defer { rig.close(); try? FileManager.default.removeItem(atPath: file) }
+        let good = try String(contentsOfFile: file, encoding: .utf8)
+        try write(good.replacingOccurrences(of: "\"name\": \"test\"", with: "\"name\": \"test-2\""), to: file)
+        let applied = rig.daemon.execute(APIRequest(id: .number(1, text: "1"), command: .reload)).reply
+        #expect(applied.contains("\"ok\": true") && applied.contains("\"board\": \"test-2\""), "\(applied)")
+        #expect(rig.daemon.board.name == "test-2")
+        try write("{\"name\": \"x\"}", to: file)
+        let refused = rig.daemon.execute(APIRequest(id: nil, command: .reload)).reply
+        #expect(refused.contains("\"ok\": false") && refused.contains(file), "\(refused)")
+        #expect(rig.daemon.board.name == "test-2")
+    }
+
+    @Test func theReloadCommandWithoutABoardFileIsRefused() throws {
+        let rig = try TestRig()
+        defer { rig.close() }
+        let reply = rig.daemon.execute(APIRequest(id: nil, command: .reload)).reply
+        #expect(reply.contains("\"ok\": false") && reply.contains("no board file"), "\(reply)")
+    }
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The daemon as a service on gpio-sim + vivid: presses reach an API subscriber as events and
-# JPEG files; status/ctl answer; SIGHUP with a broken board keeps it running; SIGTERM during a
+# JPEG files; status/ctl answer; SIGHUP with a broken board keeps it running, and `shutter reload` fails on it; SIGTERM during a
 # burst leaves only complete photos; kill -9 while writing leaves no partial photo visible and
 # the next start removes the temporary files; a notify socket receives READY=1 and WATCHDOG=1.
 # Not GPIO-version specific: run once per CI (skipped in the libgpiod 2.x run).
@@ -68,6 +68,14 @@ check "reload: the daemon still runs and answers" bash -c "kill -0 $daemon && '$
 cp "$work/board.good" "$work/board.json"
 kill -HUP $daemon; sleep 1
 check "reload: the good board applies again" grep -q 'SIGHUP: reloaded' "$work/run.err"
+# shutter reload (the unit's ExecReload) says what came of it: exit 1 with the error, 0 with the board.
+echo '{ "name": "broken",' > "$work/board.json"
+"$SHUTTER" reload --socket "$sock" > "$work/reload.out" 2>&1; status=$?
+check "shutter reload of a broken board exits 1 with the board's error: $(head -c 160 "$work/reload.out")" \
+  bash -c "[ $status = 1 ] && grep -q 'keeping the running board gpio-sim' '$work/reload.out'"
+cp "$work/board.good" "$work/board.json"
+"$SHUTTER" reload --socket "$sock" > "$work/reload.out" 2>&1; status=$?
+check "shutter reload of the good board exits 0: $(cat "$work/reload.out")" bash -c "[ $status = 0 ] && grep -q '^reloaded .*(board gpio-sim)' '$work/reload.out'"
 
 # SIGHUP with a new camera size: the old camera closes, the new one opens off the loop (the
 # daemon answers meanwhile), and the next photo has the new size; then back to the good board.

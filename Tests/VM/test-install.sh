@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Deploy/install.sh and Deploy/uninstall.sh in the guest, whose writes vanish at power-off:
-# a first install, a second that changes nothing, an edited board kept, an upgrade that
-# restarts the service, no root-owned build output, access checked as user shutter,
-# uninstall keeping the photos. systemd is not PID 1 in the guest: a stub systemctl
+# a first install, a second that changes nothing, a README change that restarts nothing, the
+# board check's output in a mktemp file, an edited board kept and used (its photo directory in
+# the drop-in, then daemon-reload and a restart), an upgrade that restarts the service, no
+# root-owned build output, access checked as user shutter, uninstall keeping the photos, and
+# --purge after a plain uninstall, --hook-network's drop-in. systemd is not PID 1 in the guest: a stub systemctl
 # records what install.sh asks of it. Not GPIO behaviour: run once (VM_SKIP for 2.x).
 set -u
 here=$(dirname "$(readlink -f "$0")")
@@ -58,6 +60,25 @@ check "second install: every installed file has the same size, time, mode and ow
 check "second install neither restarts nor reloads: $(tr '\n' ';' < "$work/systemctl.log")" \
   bash -c "! grep -qE '^systemctl (restart|daemon-reload|enable)' '$work/systemctl.log'"
 
+# --- a documentation change is installed, and restarts nothing ---
+mkdir -p "$work/docs" && cp -r "$repo/Deploy" "$repo/Boards" "$repo/README.md" "$work/docs/" && echo "A new note." >> "$work/docs/README.md"
+: > "$work/systemctl.log"
+"$work/docs/Deploy/install.sh" --binary "$SHUTTER" "$repo/Boards/gpio-sim.json" > "$work/docs.out" 2>&1; status=$?
+check "a README change is installed (exit $status) but neither restarts nor reloads: $(tr '\n' ';' < "$work/systemctl.log")" \
+  bash -c "[ $status = 0 ] && grep -q 'installed /usr/local/share/doc/shutter/README.md' '$work/docs.out' \
+    && ! grep -qE '^systemctl (restart|daemon-reload)' '$work/systemctl.log'"
+
+# --- the board check's output goes to a file of mktemp's, not a name anyone can guess ---
+cat > "$work/shutter-probe" <<PROBE
+#!/bin/bash
+[ "\$1" = check ] && readlink /proc/\$\$/fd/1 >> $work/check-stdout
+exec $SHUTTER "\$@"
+PROBE
+chmod 755 "$work/shutter-probe"; mkdir -p "$work/tmp"
+TMPDIR=$work/tmp "$repo/Deploy/install.sh" --binary "$work/shutter-probe" "$repo/Boards/gpio-sim.json" > "$work/probe.out" 2>&1; status=$?
+check "the board check writes to a mktemp file in \$TMPDIR (exit $status): $(tr '\n' ' ' < "$work/check-stdout" 2>/dev/null)" \
+  bash -c "[ $status = 0 ] && [ -s '$work/check-stdout' ] && ! grep -qv '^$work/tmp/tmp\.' '$work/check-stdout'"
+
 # --- an edited board is kept, the new one goes beside it ---
 sed -i 's/"description": "[^"]*"/"description": "edited by the rig builder"/' /etc/shutter/board.json
 sed 's/"name": "gpio-sim"/"name": "gpio-sim-v2"/' "$repo/Boards/gpio-sim.json" > "$work/v2.json"
@@ -66,6 +87,16 @@ check "install over an edited board exits 0 (got $status)" [ "$status" = 0 ]
 check "the edited board is kept" grep -q "edited by the rig builder" /etc/shutter/board.json
 check "the new board is beside it as board.json.new, with a note" \
   bash -c "grep -q gpio-sim-v2 /etc/shutter/board.json.new && grep -q 'board.json.new' '$work/edited.out'"
+
+# --- the edited board is the one used: the photo drop-in follows its output directory ---
+sed -i 's|"directory": "photos"|"directory": "/srv/edited-photos"|' /etc/shutter/board.json
+: > "$work/systemctl.log"
+"$repo/Deploy/install.sh" --binary "$SHUTTER" "$work/v2.json" > "$work/edited-output.out" 2>&1; status=$?
+check "an edited board with photos in /srv/edited-photos: exit $status, the drop-in names that directory: $(grep -h ReadWritePaths /etc/systemd/system/shutter.service.d/photos.conf 2>/dev/null)" \
+  bash -c "[ $status = 0 ] && grep -qx 'ReadWritePaths=/srv/edited-photos' /etc/systemd/system/shutter.service.d/photos.conf \
+    && [ \$(stat -c %U /srv/edited-photos) = shutter ]"
+check "a new drop-in alone is followed by daemon-reload and a restart: $(tr '\n' ';' < "$work/systemctl.log")" \
+  bash -c "grep -qx 'systemctl daemon-reload' '$work/systemctl.log' && grep -qx 'systemctl restart shutter' '$work/systemctl.log'"
 
 # --- an upgrade restarts the running service ---
 cp "$SHUTTER" "$work/shutter-new" && printf 'upgrade' >> "$work/shutter-new"
@@ -82,6 +113,23 @@ check "a board with photos in /srv/rig-photos: exit 0, directory created for shu
   bash -c "[ $status = 0 ] && [ \$(stat -c %U /srv/rig-photos) = shutter ]"
 check "the drop-in names the photo directory in ReadWritePaths= and RequiresMountsFor=" \
   bash -c "grep -qx 'ReadWritePaths=/srv/rig-photos' /etc/systemd/system/shutter.service.d/photos.conf && grep -qx 'RequiresMountsFor=/srv/rig-photos' /etc/systemd/system/shutter.service.d/photos.conf"
+
+# --- --hook-network: the hooks' network, as a drop-in of its own; a run without it takes it away ---
+conf=/etc/systemd/system/shutter.service.d/hook-network.conf
+: > "$work/systemctl.log"
+"$repo/Deploy/install.sh" --binary "$work/shutter-new" --hook-network "$work/usb.json" > "$work/network.out" 2>&1; status=$?
+check "--hook-network installs hook-network.conf (IP allowed), then daemon-reload and a restart: exit $status, $(tr '\n' ';' < "$work/systemctl.log")" \
+  bash -c "[ $status = 0 ] && cmp -s '$repo/Deploy/systemd/hook-network.conf' $conf && grep -qx 'RestrictAddressFamilies=AF_INET AF_INET6' $conf \
+    && grep -qx 'systemctl daemon-reload' '$work/systemctl.log' && grep -qx 'systemctl restart shutter' '$work/systemctl.log' \
+    && grep -qx $conf /usr/local/share/shutter/installed-files && [ -f /etc/systemd/system/shutter.service.d/photos.conf ]"
+: > "$work/systemctl.log"
+"$repo/Deploy/install.sh" --binary "$work/shutter-new" --hook-network "$work/usb.json" > /dev/null 2>&1
+check "--hook-network again changes nothing: $(tr '\n' ';' < "$work/systemctl.log")" bash -c "! grep -qE '^systemctl (restart|daemon-reload)' '$work/systemctl.log'"
+: > "$work/systemctl.log"
+"$repo/Deploy/install.sh" --binary "$work/shutter-new" "$work/usb.json" > "$work/no-network.out" 2>&1; status=$?
+check "without --hook-network the drop-in goes, with a note, daemon-reload and a restart: exit $status, $(grep -m1 'hook-network' "$work/no-network.out")" \
+  bash -c "[ $status = 0 ] && [ ! -e $conf ] && grep -q 'hooks have no network again' '$work/no-network.out' \
+    && grep -qx 'systemctl restart shutter' '$work/systemctl.log' && ! grep -q hook-network /usr/local/share/shutter/installed-files"
 
 # --- a photo directory shutter cannot write is an error naming it ---
 chown root:root /srv/rig-photos && chmod 755 /srv/rig-photos
@@ -105,6 +153,7 @@ check "install.sh run as root builds as the checkout's owner: exit 0, nothing ro
   bash -c "[ $status = 0 ] && [ -z '$root_owned' ] && [ -x '$work/checkout/.build/release/shutter' ]"
 
 # --- uninstall: removes what was installed, keeps photos ---
+sed -i 's/"description": "[^"]*"/"description": "edited before the uninstall"/' /etc/shutter/board.json
 echo photo > /var/lib/shutter/photos/IMG_1.jpg; echo photo > /srv/rig-photos/IMG_2.jpg
 "$repo/Deploy/uninstall.sh" > "$work/uninstall.out" 2>&1; status=$?
 check "uninstall exits 0 (got $status)" [ "$status" = 0 ]
@@ -114,4 +163,8 @@ check "uninstall keeps the photos" test -f /var/lib/shutter/photos/IMG_1.jpg -a 
 check "uninstall disables the service" grep -qx "systemctl disable --now shutter" "$work/systemctl.log"
 "$repo/Deploy/uninstall.sh" > /dev/null 2>&1; status=$?
 check "a second uninstall is a no-op with exit 0 (got $status)" [ "$status" = 0 ]
+check "the edited board was kept by the plain uninstall" grep -q "edited before the uninstall" /etc/shutter/board.json
+"$repo/Deploy/uninstall.sh" --purge > "$work/purge.out" 2>&1; status=$?
+check "uninstall --purge after a plain uninstall still purges: exit $status, user shutter and /etc/shutter gone, photos kept: $(tail -n 1 "$work/purge.out")" \
+  bash -c "[ $status = 0 ] && ! id shutter > /dev/null 2>&1 && [ ! -e /etc/shutter ] && [ -f /var/lib/shutter/photos/IMG_1.jpg ]"
 finish

@@ -508,6 +508,18 @@ extension ControlsStateMachine {
         return item
     }
 
+    /// The item of picker `id` whose title is the number `number` ("200" for 200, "1.5" for 1.5),
+    /// for a client that cannot tell a number from a title (`shutter ctl set iso 200`); nil when
+    /// `id` is not a picker, so the number is a slider's value.
+    func itemIndex(numbered number: Double, in id: String) throws(ControlRefusal) -> Int? {
+        let index = try index(of: id)
+        guard case .picker = specs[index].kind else { return nil }
+        guard let item = titles[index].firstIndex(where: { Double($0.trimmingCharacters(in: .whitespaces)) == number }) else {
+            throw ControlRefusal("'\(id)' is a picker with no item titled \(number.shortDescription): give an index (#N) or a title; its items are \(titles[index].joined(separator: ", "))")
+        }
+        return item
+    }
+
     /// Makes `id` the current control, as choosing it in the chooser does (the chooser closes).
     mutating func select(_ id: String, at now: Instant, into events: inout [ShutterEvent]) throws(ControlRefusal) {
         let index = try index(of: id)

@@ -541,6 +541,11 @@ extension RigStateMachine {
         try controls.itemIndex(titled: title, in: id)
     }
 
+    /// The item of picker `id` titled with the number `number`; nil when `id` is not a picker.
+    public func itemIndex(numbered number: Double, in id: String) throws(ControlRefusal) -> Int? {
+        try controls.itemIndex(numbered: number, in: id)
+    }
+
     /// Makes `id` the current control (`controlSelected`; an open chooser closes).
     public mutating func selectControl(_ id: String, at now: Instant, into events: inout [ShutterEvent]) throws(ControlRefusal) {
         advance(to: now, into: &events)
