@@ -21,9 +21,13 @@ public struct FrameIntervalMeter: Hashable, Sendable {
 
     /// A frame whose exposure started at `time`. Times that do not move forward are ignored.
     public mutating func frame(at time: Instant) {
-        defer { if lastFrameAt.map({ time > $0 }) ?? true { lastFrameAt = time } }
-        guard let lastFrameAt, time > lastFrameAt else { return }
-        let measured = time - lastFrameAt
+        guard let previous = lastFrameAt else {
+            lastFrameAt = time
+            return
+        }
+        guard time > previous else { return }
+        lastFrameAt = time
+        let measured = time - previous
         if recent.count < Self.window { recent.append(measured) } else { recent[next] = measured }
         next = (next + 1) % Self.window
         let sorted = recent.sorted()
