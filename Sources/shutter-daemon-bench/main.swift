@@ -82,7 +82,11 @@ final class DaemonProcess {
     let allocationsBase: String
     let readyAfter: Double
 
-    init(board: String, name: String) {
+    /// The notify socket, kept open when the caller reads the watchdog's pings from it.
+    let notifyDescriptor: CInt?
+
+    init(board: String, name: String, environment extra: [String: String] = [:], keepNotifySocket: Bool = false,
+         wrapper: [String] = []) {
         socket = "\(work)/\(name).sock"
         allocationsBase = "\(work)/\(name).allocations"
         let notifyPath = "\(work)/\(name).notify"
@@ -97,10 +101,12 @@ final class DaemonProcess {
         _ = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(notify, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = ["run", "--board", board, "--no-state", "--socket", socket]
+        // A wrapper (prlimit) runs the daemon in place: the process measured is the daemon.
+        process.executableURL = URL(fileURLWithPath: wrapper.first ?? binary)
+        process.arguments = wrapper.dropFirst() + (wrapper.isEmpty ? [] : [binary]) + ["run", "--board", board, "--no-state", "--socket", socket]
         var environment = ProcessInfo.processInfo.environment
         environment["NOTIFY_SOCKET"] = notifyPath
+        environment.merge(extra) { $1 }
         if let mallocCounter {
             environment["LD_PRELOAD"] = mallocCounter
             environment["MALLOC_COUNT_LIVE"] = allocationsBase
@@ -123,12 +129,19 @@ final class DaemonProcess {
             if count > 0, String(decoding: buffer[..<count], as: UTF8.self).contains("READY=1") { ready = true }
         }
         readyAfter = Double(now() - start) / 1e6
-        close(notify)
+        if keepNotifySocket { notifyDescriptor = notify } else { close(notify); notifyDescriptor = nil }
     }
 
     func stop() {
         process.terminate()
         process.waitUntilExit()
+    }
+
+    /// Resident memory now, in KiB, from /proc (VmRSS).
+    var residentKiB: Int {
+        let status = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)) ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") }
+        return line.flatMap { Int($0.dropFirst(6).split(whereSeparator: { $0 == " " || $0 == "\t" }).first ?? "") } ?? 0
     }
 
     /// Peak resident memory, from /proc.
@@ -215,7 +228,10 @@ final class Client {
 }
 
 print("shutter-daemon-bench: \(binary)")
-if let onlyPart, onlyPart != "press" { fail("SHUTTER_BENCH_ONLY=\(onlyPart): the only part known is press") }
+if let onlyPart, onlyPart != "press", onlyPart != "abuse" {
+    fail("SHUTTER_BENCH_ONLY=\(onlyPart): the parts known are press and abuse")
+}
+if onlyPart == "abuse" { exit(runAbuse() ? 0 : 1) }
 
 // The service as a whole (skipped for SHUTTER_BENCH_ONLY=press).
 if onlyPart == nil {
