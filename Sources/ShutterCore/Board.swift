@@ -152,12 +152,33 @@ extension Board {
     /// - Parameter path: the file, as the user named it; errors repeat it.
     /// - Throws: ``BoardError`` naming the file, and the field or the line and column.
     public static func load(path: String) throws(BoardError) -> Board {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            let reason = FileManager.default.fileExists(atPath: path) ? "cannot be read (permissions?)" : "no such file"
-            throw BoardError(file: path, path: "", message: reason)
+        // Only a regular file, and only so much of it: a FIFO or a device named by mistake (or
+        // swapped in before a SIGHUP) would block the daemon's loop or fill its memory.
+        let resolved = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: resolved) else {
+            throw BoardError(file: path, path: "", message: "no such file")
+        }
+        guard attributes[.type] as? FileAttributeType == .typeRegular else {
+            throw BoardError(file: path, path: "", message: "not a regular file (a board is a JSON file)")
+        }
+        let size = (attributes[.size] as? NSNumber)?.intValue ?? 0
+        guard size <= maximumFileBytes else {
+            throw BoardError(file: path, path: "", message: "\(size) bytes: larger than a board file may be (\(maximumFileBytes / 1024) KiB)")
+        }
+        guard let handle = FileHandle(forReadingAtPath: resolved) else {
+            throw BoardError(file: path, path: "", message: "cannot be read (permissions?)")
+        }
+        defer { try? handle.close() }
+        // Read no more than the limit even if the file grew since it was looked at.
+        let data = (try? handle.read(upToCount: maximumFileBytes + 1)) ?? Data()
+        guard data.count <= maximumFileBytes else {
+            throw BoardError(file: path, path: "", message: "larger than a board file may be (\(maximumFileBytes / 1024) KiB)")
         }
         return try decode(data, file: path)
     }
+
+    /// The largest board file read: boards are a few KiB.
+    public static let maximumFileBytes = 1 << 20
 
     /// Validates a board from its JSON text; `file` names it in errors.
     public static func decode(_ data: Data, file: String) throws(BoardError) -> Board {

@@ -18,51 +18,102 @@ public final class APIServer {
         public init(_ description: String) { self.description = description }
     }
 
-    /// The longest request line; a longer one (without a newline) closes the connection.
-    public static let maximumLineBytes = 64 * 1024
-    /// Event lines queued for one subscriber; beyond this the oldest are dropped.
-    public static let subscriberQueueLimit = 256
-    /// Reply bytes queued for a client that sends requests but does not read: reading from it
-    /// pauses above this until it reads.
-    public static let replyBacklogLimit = 256 * 1024
-    /// Clients at once; more are accepted and closed at once with an error line.
-    public static let maximumClients = 512
+    /// What one client, and all of them together, may cost the daemon: every limit that keeps
+    /// a client that floods, stops reading or sits idle from reaching a press, a photo or the
+    /// watchdog. Tests make them small.
+    public struct Limits: Sendable {
+        /// The longest request line; a longer one gets an error and closes the connection.
+        public var maximumLineBytes = 64 * 1024
+        /// Event lines queued for one subscriber; beyond this the oldest are dropped.
+        public var subscriberQueueLimit = 256
+        /// Reply bytes queued for a client that sends requests but does not read: its requests
+        /// wait (and its socket is not read) above this until it reads.
+        public var replyBacklogLimit = 64 * 1024
+        /// Clients at once. When full, a new client closes the longest-idle client that is not
+        /// subscribed, or is refused with an error line when every client is busy or subscribed.
+        public var maximumClients = 512
+        /// Clients one user may hold, except root and the daemon's own user.
+        public var clientsPerUser = 128
+        /// Requests run for one client in one turn of the loop, and for all clients together:
+        /// a client that pipelines thousands waits its turn, the loop does not.
+        public var requestsPerClientPerTurn = 4
+        public var requestsPerTurn = 64
+        /// A client that is not subscribed, owes nothing and sends nothing for this long is closed.
+        public var idleTimeout = Nanoseconds.seconds(60)
+        /// How long the listener rests when the process is out of descriptors (EMFILE).
+        public var acceptBackoff = Nanoseconds.milliseconds(100)
+
+        public init() {}
+    }
 
     public let path: String
+    public let limits: Limits
     private let listener: CInt
     private unowned let daemon: Daemon
     private var sessions: [CInt: Session] = [:]
     private var readBuffer = [UInt8](repeating: 0, count: 16 * 1024)
+    /// Clients with a request to run, in turn order: those that had none waiting first (a
+    /// `status` from a person or a script), then those still holding requests after a turn (a
+    /// client that pipelines thousands), so one client's backlog never delays another's request.
+    private var ready: [Session] = []
+    private var backlogged: [Session] = []
+    /// A descriptor held back for the moment the process runs out (EMFILE): closed, it lets one
+    /// waiting client be accepted and told why it cannot stay.
+    private var reserveDescriptor: CInt
+    /// When the listener is watched again after running out of descriptors.
+    private var listenerResumes: Instant?
+    /// When idle clients are next looked for.
+    private var nextIdleSweep: Instant?
+    private let ownUser = getuid()
+    /// Requests run since the server started (tests count turns with it).
+    private(set) var requestsRun = 0
+    /// The most reply bytes held for any one client now (tests check the backlog limit with it).
+    var largestReplyBacklog: Int { sessions.values.map(\.output.replyBytes).max() ?? 0 }
 
     /// A connected client.
     final class Session {
         let descriptor: CInt
-        /// Bytes of a request line still without its newline.
+        /// The peer's user (SO_PEERCRED), nil when unknown.
+        let user: uid_t?
+        /// Bytes received and not yet run; `consumed` of them are done.
         var input: [UInt8] = []
-        /// Lines waiting to be written, oldest first; `offset` bytes of the first are written.
-        var output: [(bytes: [UInt8], isEvent: Bool)] = []
-        var offset = 0
-        var queuedEvents = 0
-        var queuedBytes = 0
+        var consumed = 0
+        var output: APIOutputQueue
         var subscribed = false
-        /// Event lines dropped since the client last read; told before the next line.
-        var dropped = 0
-        /// The client closed its sending side: answer what is queued, then close (a subscriber stays).
-        var closing = false
+        /// The client is done sending (or its line was too long): nothing more is read.
+        var readClosed = false
+        /// The client cannot be written to any more (it went away): replies are discarded.
+        var writeClosed = false
         /// Close once what is queued is written (a line too long).
         var condemned = false
+        var lastActive: Instant
+        /// In ``APIServer/ready`` or, with `isBacklogged`, in ``APIServer/backlogged``.
+        var isReady = false
+        var isBacklogged = false
+        /// Whole request lines in `input` not yet run.
+        var lineCount = 0
 
-        init(descriptor: CInt) { self.descriptor = descriptor }
+        init(descriptor: CInt, user: uid_t?, eventLimit: Int, now: Instant) {
+            self.descriptor = descriptor
+            self.user = user
+            output = APIOutputQueue(eventLimit: eventLimit)
+            lastActive = now
+        }
+
+        /// Whether a whole request line is waiting.
+        var hasLine: Bool { lineCount > 0 }
     }
 
     /// Creates the socket at `path` and starts accepting on the daemon's loop.
     ///
     /// - Throws: ``Failure`` when another daemon answers on `path`, `path` is not a socket, or its
     ///   directory cannot be written.
-    public init(path: String, daemon: Daemon) throws(Failure) {
+    public init(path: String, daemon: Daemon, limits: Limits = Limits()) throws(Failure) {
         self.path = path
         self.daemon = daemon
+        self.limits = limits
         listener = try UnixSocket.listen(at: path)
+        reserveDescriptor = open("/dev/null", O_RDONLY | O_CLOEXEC)
         daemon.loop.watch(listener) { [unowned self] in acceptClients() }
         daemon.observeLines { [unowned self] _, line in broadcast(line) }
     }
@@ -72,182 +123,318 @@ public final class APIServer {
     /// Clients that receive events.
     public var subscriberCount: Int { sessions.values.filter(\.subscribed).count }
 
+    /// When the server next needs the loop without input: now while requests wait their turn,
+    /// the idle sweep, the listener's rest after EMFILE.
+    public var nextDeadline: Instant? {
+        var earliest = ready.isEmpty && backlogged.isEmpty ? nil : Instant.zero
+        earliest = Instant.earliest(earliest, listenerResumes)
+        return Instant.earliest(earliest, nextIdleSweep)
+    }
+
+    /// Runs the requests whose turn it is and what falls due at `now`.
+    public func advance(to now: Instant) {
+        if let resumes = listenerResumes, resumes <= now {
+            listenerResumes = nil
+            daemon.loop.watch(listener) { [unowned self] in acceptClients() }
+        }
+        if let sweep = nextIdleSweep, sweep <= now { closeIdleClients(now: now) }
+        runTurn()
+    }
+
     /// Closes every client and the socket, and removes the socket file.
     public func close() {
         for descriptor in sessions.keys.sorted() { drop(descriptor) }
         daemon.loop.unwatch(listener)
         Glibc.close(listener)
+        if reserveDescriptor >= 0 { Glibc.close(reserveDescriptor) }
         unlink(path)
     }
 
+    // MARK: - Accepting
+
     private func acceptClients() {
-        while true {
-            let descriptor = accept(listener, nil, nil)
+        // A bounded number per wake-up: thousands connecting at once do not hold the loop.
+        for _ in 0..<limits.requestsPerTurn {
+            let descriptor = UnixSocket.accept(listener)
             if descriptor < 0 {
-                // EAGAIN: none left. EMFILE and the like: try again on the next wake, never spin here.
+                switch errno {
+                case EMFILE, ENFILE, ENOBUFS, ENOMEM: outOfDescriptors()
+                case EINTR, ECONNABORTED: continue
+                default: break  // EAGAIN: none left
+                }
                 return
             }
-            _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
-            _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
-            guard sessions.count < Self.maximumClients else {
-                let line = APIReply.failure(id: nil, "too many clients (\(Self.maximumClients)); try again later") + "\n"
-                _ = line.withCString { send(descriptor, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
-                Glibc.close(descriptor)
-                continue
-            }
-            let session = Session(descriptor: descriptor)
-            sessions[descriptor] = session
-            daemon.loop.watch(descriptor, events: Int16(POLLIN)) { [unowned self] events in
-                handle(events, on: descriptor)
-            }
+            admit(descriptor)
         }
     }
+
+    /// The process is out of descriptors: the held-back one answers one waiting client, and the
+    /// listener rests so the loop does not spin on a listener it cannot accept from.
+    private func outOfDescriptors() {
+        if reserveDescriptor >= 0 {
+            Glibc.close(reserveDescriptor)
+            // Each refused client's descriptor is closed again at once: the one freed serves all
+            // that are waiting (a bounded number of them per wake-up).
+            for _ in 0..<limits.requestsPerTurn {
+                let descriptor = UnixSocket.accept(listener)
+                guard descriptor >= 0 else { break }
+                refuse(descriptor, "too many clients: the daemon is out of file descriptors; try again later")
+            }
+            reserveDescriptor = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        }
+        if listenerResumes == nil {
+            daemon.loop.unwatch(listener)
+            listenerResumes = daemon.loop.clock.now + limits.acceptBackoff
+        }
+    }
+
+    private func refuse(_ descriptor: CInt, _ message: String) {
+        let line = APIReply.failure(id: nil, message) + "\n"
+        _ = line.withCString { send(descriptor, $0, strlen($0), Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+        Glibc.close(descriptor)
+    }
+
+    private func admit(_ descriptor: CInt) {
+        let user = UnixSocket.peerUser(descriptor)
+        if let user, user != 0, user != ownUser,
+           sessions.values.lazy.filter({ $0.user == user }).count >= limits.clientsPerUser {
+            refuse(descriptor, "too many clients for user \(user) (\(limits.clientsPerUser)); try again later")
+            return
+        }
+        if sessions.count >= limits.maximumClients, !closeLongestIdleClient() {
+            refuse(descriptor, "too many clients (\(limits.maximumClients)); try again later")
+            return
+        }
+        let now = daemon.loop.clock.now
+        let session = Session(descriptor: descriptor, user: user, eventLimit: limits.subscriberQueueLimit, now: now)
+        sessions[descriptor] = session
+        if nextIdleSweep == nil { nextIdleSweep = now + limits.idleTimeout }
+        daemon.loop.watch(descriptor, events: Int16(POLLIN)) { [unowned self] events in
+            handle(events, on: descriptor)
+        }
+    }
+
+    /// Whether a client may be closed to make room: not subscribed, owing and asking nothing.
+    private func isIdle(_ session: Session) -> Bool {
+        !session.subscribed && session.output.isEmpty && !session.isReady && session.consumed == session.input.count
+    }
+
+    /// Makes room for a new client by closing the one idle longest; false when none is idle.
+    private func closeLongestIdleClient() -> Bool {
+        guard let oldest = sessions.values.filter(isIdle).min(by: { $0.lastActive < $1.lastActive }) else { return false }
+        refuse(oldest.descriptor, "closing this idle connection: the daemon is full (\(limits.maximumClients) clients) and a new client came")
+        forget(oldest.descriptor)
+        return true
+    }
+
+    private func closeIdleClients(now: Instant) {
+        for session in Array(sessions.values) where isIdle(session) && now - session.lastActive >= limits.idleTimeout {
+            let seconds = Int(limits.idleTimeout.rawValue / 1_000_000_000)
+            refuse(session.descriptor, "closing this connection: idle for \(seconds) s (subscribe to stay connected)")
+            forget(session.descriptor)
+        }
+        nextIdleSweep = sessions.isEmpty ? nil : now + Nanoseconds(rawValue: limits.idleTimeout.rawValue / 4)
+    }
+
+    // MARK: - Reading and running requests
 
     private func handle(_ events: Int16, on descriptor: CInt) {
         guard let session = sessions[descriptor] else { return }
         if events & Int16(POLLOUT) != 0 { flush(session) }
         guard sessions[descriptor] != nil else { return }
-        if events & Int16(POLLIN | POLLHUP | POLLERR) != 0, !session.closing { read(session) }
-        else if events & Int16(POLLERR | POLLHUP) != 0 { drop(descriptor) }
+        if events & Int16(POLLIN) != 0, !session.readClosed {
+            read(session)
+        } else if events & Int16(POLLERR | POLLHUP) != 0 {
+            // Gone: nothing more can be written to it, but what it sent is still read (when its
+            // turn comes) and every whole line runs.
+            session.writeClosed = true
+            session.output.removeAll()
+            if !session.readClosed, !session.hasLine { read(session) }
+        }
+        settle(session)
     }
 
+    /// One read; the lines it completes run in turn (``runTurn()``), never here.
     private func read(_ session: Session) {
         let count = recv(session.descriptor, &readBuffer, readBuffer.count, 0)
         if count < 0 {
             if errno == EAGAIN || errno == EINTR { return }
-            drop(session.descriptor)
+            session.readClosed = true
+            session.writeClosed = true
+            session.output.removeAll()
             return
         }
         if count == 0 {
-            // The client is done sending: a line it never finished is not a request.
-            session.input.removeAll()
-            session.closing = true
-            finishIfDone(session)
+            session.readClosed = true
             return
         }
-        var start = 0
-        let chunk = readBuffer[0..<count]
-        while let newline = chunk[start...].firstIndex(of: UInt8(ascii: "\n")) {
-            if session.input.isEmpty {
-                request(chunk[start..<newline], from: session)
-            } else {
-                session.input.append(contentsOf: chunk[start..<newline])
-                let line = session.input
-                session.input.removeAll(keepingCapacity: true)
-                request(line[...], from: session)
+        session.lastActive = daemon.loop.clock.now
+        if session.consumed > 0 {
+            session.input.removeFirst(session.consumed)
+            session.consumed = 0
+        }
+        session.input.append(contentsOf: readBuffer[0..<count])
+        session.lineCount += readBuffer[0..<count].reduce(0) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }
+        if !session.hasLine, session.input.count > limits.maximumLineBytes { refuseLongLine(session) }
+    }
+
+    private func refuseLongLine(_ session: Session) {
+        session.input = []
+        session.consumed = 0
+        session.lineCount = 0
+        enqueueReply(APIReply.failure(id: nil, "request line longer than \(limits.maximumLineBytes) bytes; closing the connection"), to: session)
+        session.readClosed = true
+        session.condemned = true
+    }
+
+    /// Whether the client's next request may run now: one waits and its replies are being taken.
+    private func mayRun(_ session: Session) -> Bool {
+        !session.condemned && session.hasLine && (session.writeClosed || session.output.replyBytes <= limits.replyBacklogLimit)
+    }
+
+    /// Puts the client in the turn order, watches what it needs, closes it when it is done.
+    private func settle(_ session: Session) {
+        guard sessions[session.descriptor] != nil else { return }
+        if mayRun(session), !session.isReady {
+            session.isReady = true
+            ready.append(session)
+        }
+        if session.readClosed || session.condemned, !session.isReady, !mayRun(session),
+           session.output.isEmpty || session.writeClosed,
+           !session.subscribed || session.condemned || session.writeClosed {
+            // Done: nothing left to run or to write (a subscriber that stopped sending still listens).
+            drop(session.descriptor)
+            return
+        }
+        var events: Int16 = 0
+        if !session.output.isEmpty, !session.writeClosed { events |= Int16(POLLOUT) }
+        // Read only when the last read's requests have all run and the replies are being taken.
+        if !session.readClosed, !session.hasLine, session.output.replyBytes <= limits.replyBacklogLimit { events |= Int16(POLLIN) }
+        daemon.loop.setEvents(events, for: session.descriptor)
+    }
+
+    /// Runs waiting requests in turn: a few per client, a bounded number in all; the rest wait
+    /// for the next turn, which comes as soon as the loop has looked at its inputs again.
+    private func runTurn() {
+        var budget = limits.requestsPerTurn
+        let fresh = ready
+        ready.removeAll(keepingCapacity: true)
+        var turns = backlogged.count
+        var served = 0
+        while served < fresh.count, budget > 0 {
+            serve(fresh[served], budget: &budget)
+            served += 1
+        }
+        // Fresh clients the budget did not reach keep their place at the front.
+        ready.insert(contentsOf: fresh[served...], at: 0)
+        while budget > 0, turns > 0, !backlogged.isEmpty {
+            turns -= 1
+            serve(backlogged.removeFirst(), budget: &budget)
+        }
+    }
+
+    /// Runs up to ``Limits/requestsPerClientPerTurn`` of `session`'s requests.
+    private func serve(_ session: Session, budget: inout Int) {
+        session.isReady = false
+        session.isBacklogged = false
+        guard sessions[session.descriptor] != nil else { return }
+        var ran = 0
+        while ran < limits.requestsPerClientPerTurn, budget > 0, mayRun(session) {
+            runNextLine(of: session)
+            ran += 1
+            budget -= 1
+        }
+        if session.input.count == session.consumed {
+            session.input.removeAll(keepingCapacity: session.input.count <= 4096)
+            session.consumed = 0
+        }
+        if sessions[session.descriptor] != nil {
+            // Still holding requests after its share: it waits behind clients that hold none.
+            if mayRun(session) {
+                session.isReady = true
+                session.isBacklogged = true
+                backlogged.append(session)
             }
-            start = newline + 1
-            if sessions[session.descriptor] == nil || session.closing { return }
+            flush(session)
         }
-        session.input.append(contentsOf: chunk[start...])
-        if session.input.count > Self.maximumLineBytes {
-            session.input = []
-            enqueue(APIReply.failure(id: nil, "request line longer than \(Self.maximumLineBytes) bytes; closing the connection"),
-                    isEvent: false, to: session)
-            session.closing = true
-            session.condemned = true
-            finishIfDone(session)
+    }
+
+    private func runNextLine(of session: Session) {
+        guard let newline = session.input[session.consumed...].firstIndex(of: UInt8(ascii: "\n")) else { return }
+        let line = session.input[session.consumed..<newline]
+        session.consumed = newline + 1
+        session.lineCount -= 1
+        guard line.count <= limits.maximumLineBytes else {
+            refuseLongLine(session)
             return
         }
-        // A client that sends requests and does not read its replies: stop reading until it does.
-        if session.queuedBytes > Self.replyBacklogLimit { updateInterest(session) }
+        request(line, from: session)
     }
 
     private func request(_ line: ArraySlice<UInt8>, from session: Session) {
         var line = line
         if line.last == UInt8(ascii: "\r") { line = line.dropLast() }
         if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return }
+        requestsRun += 1
         switch APIRequest.parse(line) {
         case .failure(let error):
-            enqueue(APIReply.failure(id: error.id, error.message), isEvent: false, to: session)
+            enqueueReply(APIReply.failure(id: error.id, error.message), to: session)
         case .success(let request):
             let outcome = daemon.execute(request)
-            enqueue(outcome.reply, isEvent: false, to: session)
+            enqueueReply(outcome.reply, to: session)
             if outcome.subscribes { session.subscribed = true }
         }
     }
 
+    // MARK: - Writing
+
     private func broadcast(_ line: String) {
-        for session in sessions.values where session.subscribed {
-            enqueue(line, isEvent: true, to: session)
+        for session in sessions.values where session.subscribed && !session.writeClosed {
+            session.output.appendEvent(line)
+            flush(session)
         }
     }
 
-    private func enqueue(_ line: String, isEvent: Bool, to session: Session) {
-        if isEvent, session.queuedEvents >= Self.subscriberQueueLimit {
-            // The oldest event line that has not started going out makes room.
-            let first = session.offset > 0 ? 1 : 0
-            if let index = session.output[first...].firstIndex(where: { $0.isEvent }) {
-                session.queuedBytes -= session.output[index].bytes.count
-                session.output.remove(at: index)
-                session.queuedEvents -= 1
-                session.dropped += 1
-            }
-        }
-        var bytes = Array(line.utf8)
-        bytes.append(UInt8(ascii: "\n"))
-        session.output.append((bytes, isEvent))
-        session.queuedBytes += bytes.count
-        if isEvent { session.queuedEvents += 1 }
-        flush(session)
+    private func enqueueReply(_ line: String, to session: Session) {
+        guard !session.writeClosed else { return }
+        session.output.appendReply(line)
     }
 
     /// Writes what the socket takes now; the rest waits for POLLOUT.
     private func flush(_ session: Session) {
-        while !session.output.isEmpty || session.dropped > 0 {
-            if session.offset == 0, session.dropped > 0 {
-                // Told between whole lines, before the newer lines that survived.
-                var notice = JSONLine()
-                notice.add("event", "dropped")
-                notice.add("count", session.dropped)
-                var bytes = Array(notice.description.utf8)
-                bytes.append(UInt8(ascii: "\n"))
-                session.output.insert((bytes, false), at: 0)
-                session.queuedBytes += bytes.count
-                session.dropped = 0
+        while !session.writeClosed {
+            let written = session.output.withNextBytes { bytes in
+                send(session.descriptor, bytes.baseAddress!, bytes.count, Int32(MSG_NOSIGNAL))
             }
-            let entry = session.output[0]
-            let written = entry.bytes.withUnsafeBytes { raw in
-                send(session.descriptor, raw.baseAddress! + session.offset, raw.count - session.offset, Int32(MSG_NOSIGNAL))
-            }
+            guard let written else { break }
             if written < 0 {
                 if errno == EINTR { continue }
                 if errno == EAGAIN { break }
-                drop(session.descriptor)
-                return
+                // Gone: what it owes is forgotten, what it sent and is whole still runs.
+                session.writeClosed = true
+                session.output.removeAll()
+                break
             }
-            session.offset += written
-            if session.offset == entry.bytes.count {
-                session.output.removeFirst()
-                session.offset = 0
-                session.queuedBytes -= entry.bytes.count
-                if entry.isEvent { session.queuedEvents -= 1 }
-            }
+            session.output.consume(written)
+            session.lastActive = daemon.loop.clock.now
         }
-        updateInterest(session)
-        finishIfDone(session)
-    }
-
-    private func updateInterest(_ session: Session) {
-        var events: Int16 = 0
-        if !session.output.isEmpty { events |= Int16(POLLOUT) }
-        if !session.closing, session.queuedBytes <= Self.replyBacklogLimit { events |= Int16(POLLIN) }
-        daemon.loop.setEvents(events, for: session.descriptor)
-    }
-
-    private func finishIfDone(_ session: Session) {
-        guard sessions[session.descriptor] != nil else { return }
-        // A subscriber that closed its sending side still wants the events.
-        if session.closing, session.output.isEmpty, !session.subscribed || session.condemned {
-            drop(session.descriptor)
-        } else if session.closing {
-            updateInterest(session)
-        }
+        settle(session)
     }
 
     private func drop(_ descriptor: CInt) {
-        guard sessions.removeValue(forKey: descriptor) != nil else { return }
-        daemon.loop.unwatch(descriptor)
+        guard sessions[descriptor] != nil else { return }
+        forget(descriptor)
         Glibc.close(descriptor)
+    }
+
+    /// Stops serving `descriptor` (closed by the caller).
+    private func forget(_ descriptor: CInt) {
+        guard let session = sessions.removeValue(forKey: descriptor) else { return }
+        daemon.loop.unwatch(descriptor)
+        if session.isReady {
+            ready.removeAll { $0 === session }
+            backlogged.removeAll { $0 === session }
+        }
+        if sessions.isEmpty { nextIdleSweep = nil }
     }
 }

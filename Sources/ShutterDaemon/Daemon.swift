@@ -16,6 +16,8 @@ public struct DaemonOptions: Sendable {
     public var keepsState = true
     /// The API socket (`--socket`, or the board's `api.socket`); nil = no API.
     public var socketPath: String?
+    /// What API clients may cost the daemon (tests make the limits small).
+    public var apiLimits = APIServer.Limits()
     /// Whether the simulator chip's edges are read from standard input.
     public var readsSimulatorInput = true
     /// Whether event lines go to standard output.
@@ -153,7 +155,7 @@ public final class Daemon {
             earliest = Instant.earliest(earliest, hooks?.nextDeadline)
             earliest = Instant.earliest(earliest, feedback?.nextDeadline)
             for runner in retiredHooks { earliest = Instant.earliest(earliest, runner.nextDeadline) }
-            return earliest
+            return Instant.earliest(earliest, api?.nextDeadline)
         }
         loop.deadlineReached = { [unowned self] now in
             simulator?.deliver(upTo: now)
@@ -162,6 +164,8 @@ public final class Daemon {
             petWatchdog(now: now)
             hooks?.advance(to: now)
             for runner in retiredHooks { runner.advance(to: now) }
+            // Last: the gestures and photos of this wake-up go first, clients' requests after.
+            api?.advance(to: now)
         }
         if !board.hooks.isEmpty {
             hooks = HookRunner(settings: board.hooks, loop: loop)
@@ -179,9 +183,17 @@ public final class Daemon {
         }
         if let path = options.socketPath ?? board.api.socket {
             do throws(APIServer.Failure) {
-                api = try APIServer(path: path, daemon: self)
+                api = try APIServer(path: path, daemon: self, limits: options.apiLimits)
             } catch {
                 throw CommandFailure(error.description)
+            }
+        }
+        loop.standardOutputClosed = { [unowned self] in
+            if api == nil {
+                Log.notice("standard output was closed (its reader went away): nobody hears the events; stopping")
+                loop.stop()
+            } else {
+                Log.warning("standard output was closed (its reader went away): events go on to the API's subscribers")
             }
         }
         if let simulator, api == nil {

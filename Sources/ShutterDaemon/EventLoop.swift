@@ -48,6 +48,10 @@ public final class EventLoop {
     /// Called for SIGINT, SIGTERM, SIGHUP and SIGCHLD; the default stops the loop on SIGINT and SIGTERM.
     public var signalReceived: (CInt) -> Void
 
+    /// Called once when the reader of standard output goes away; the default stops the loop
+    /// (nobody hears the events any more). The daemon with an API keeps serving instead.
+    public var standardOutputClosed: () -> Void
+
     /// The signals the loop receives through its descriptor.
     public static let handledSignals: [CInt] = [SIGINT, SIGTERM, SIGHUP, SIGCHLD]
 
@@ -68,11 +72,16 @@ public final class EventLoop {
             throw CommandFailure("cannot receive signals: signalfd failed, errno \(errno)")
         }
         signalReceived = { _ in }
+        standardOutputClosed = {}
         signalReceived = { [unowned self] signal in
             if signal == SIGINT || signal == SIGTERM { self.stop() }
         }
-        // The reader of standard output went away: nobody hears the events any more, end cleanly.
-        watch(LineWriter.standardOutput.goneDescriptor) { [unowned self] in self.stop() }
+        standardOutputClosed = { [unowned self] in self.stop() }
+        let gone = LineWriter.standardOutput.goneDescriptor
+        watch(gone) { [unowned self] in
+            unwatch(gone)
+            standardOutputClosed()
+        }
     }
 
     deinit { close(signalDescriptor) }

@@ -62,6 +62,29 @@ public enum UnixSocket {
         return descriptor
     }
 
+    /// The next waiting client of `listener`, non-blocking and close-on-exec, or -1 with errno set.
+    ///
+    /// The corresponding C function is `accept` (Glibc's module leaves out `accept4`).
+    static func accept(_ listener: CInt) -> CInt {
+        let descriptor = Glibc.accept(listener, nil, nil)
+        guard descriptor >= 0 else { return descriptor }
+        _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
+        _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
+        return descriptor
+    }
+
+    /// The user at the other end of a connected Unix socket, or nil when the kernel does not say.
+    ///
+    /// The corresponding C call is `getsockopt(SO_PEERCRED)`, which fills a `struct ucred`
+    /// (`pid`, `uid`, `gid`; Glibc's module leaves the struct out, its layout is three 32-bit fields).
+    static func peerUser(_ descriptor: CInt) -> uid_t? {
+        var credentials: (pid: Int32, uid: UInt32, gid: UInt32) = (0, 0, 0)
+        var size = socklen_t(MemoryLayout.size(ofValue: credentials))
+        guard getsockopt(descriptor, SOL_SOCKET, SO_PEERCRED, &credentials, &size) == 0,
+              size == socklen_t(MemoryLayout.size(ofValue: credentials)) else { return nil }
+        return uid_t(credentials.uid)
+    }
+
     /// Whether a daemon answers on `path` (a connect succeeds).
     static func isAnswering(_ path: String) -> Bool {
         guard let descriptor = try? make(nonBlocking: true, path: path) else { return false }

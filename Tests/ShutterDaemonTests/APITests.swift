@@ -225,7 +225,7 @@ import ShutterCore
         let rig = try TestRig(api: true)
         defer { rig.close() }
         let client = try TestClient(rig)
-        client.sendRaw([UInt8](repeating: UInt8(ascii: "x"), count: APIServer.maximumLineBytes + 10))
+        client.sendRaw([UInt8](repeating: UInt8(ascii: "x"), count: APIServer.Limits().maximumLineBytes + 10))
         let reply = try #require(client.readLine().flatMap(object))
         #expect(reply["ok"] == .bool(false))
         #expect(client.waitUntilClosed())
