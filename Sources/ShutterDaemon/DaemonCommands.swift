@@ -147,25 +147,9 @@ extension Daemon {
         case .number(let number): line.add("value", number, decimals: 12)
         case .index(let index): line.add("index", index)
         }
-        line.add("text", formattedText(spec, value: value))
+        // The events' formatter, so a subscriber reads the same text in `status` as in `controlValue`.
+        line.add("text", ControlDisplay(value, of: spec).text)
         line.add("enabled", spec.enabled)
         return line
-    }
-
-    /// The value as a person reads it: `2.5×`, `+0.5 EV`, `Mono`.
-    static func formattedText(_ spec: ControlSpec, value: ControlValue) -> String {
-        switch (spec.kind, value) {
-        case (.picker(_, let titles), .index(let index)):
-            return titles.map { $0[index] } ?? String(index)
-        case (.systemZoom, .number(let number)):
-            return JSONLine.number(number, decimals: 2) + "×"
-        case (.systemExposureBias, .number(let number)):
-            let text = JSONLine.number(number, decimals: 2)
-            return (number > 0 ? "+" : "") + text + " EV"
-        case (_, .number(let number)):
-            return JSONLine.number(number, decimals: 3)
-        case (_, .index(let index)):
-            return String(index)
-        }
     }
 }

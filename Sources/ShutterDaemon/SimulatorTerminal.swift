@@ -109,7 +109,7 @@ public final class SimulatorTerminal {
         default:
             if let current = snapshot.controls.first(where: { $0.spec.id == snapshot.current }) {
                 let marker = snapshot.state == "adjusting" ? "◆" : "●"
-                parts.append("\(marker) \(current.spec.label) \(Daemon.formattedText(current.spec, value: current.value))")
+                parts.append("\(marker) \(current.spec.label) \(ControlDisplay(current.value, of: current.spec).text)")
             }
         }
         parts.append("photos: \(photos)" + (lastPhoto.map { ", last \($0)" } ?? ""))

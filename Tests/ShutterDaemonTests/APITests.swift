@@ -83,7 +83,7 @@ import ShutterCore
             return
         }
         #expect(zoom["label"] == .string("Zoom"))
-        #expect(zoom["text"] == .string("1×"))
+        #expect(zoom["text"] == .string("1.0×"))
         #expect(zoom["enabled"] == .bool(true))
         #expect(filter["titles"] == .array([.string("None"), .string("Mono"), .string("Vivid"), .string("Warm")]))
         guard case .object(let counters)? = reply["counters"] else { Issue.record("no counters"); return }
@@ -173,6 +173,30 @@ import ShutterCore
         guard case .array(let controls)? = status["controls"], case .object(let zoom) = controls[0] else { Issue.record("controls"); return }
         #expect(zoom["enabled"] == .bool(false))
         #expect(status["currentControl"] == .string("exposure"))
+    }
+
+    /// `status` and the `controlValue` event read a value the same way: one formatter for both.
+    @Test func statusFormatsValuesAsTheEventsDo() throws {
+        // A continuous exposure range, so −1/3 can be set and must read as a third, not as `-0.33`.
+        let board = TestRig.simulatorBoard.replacingOccurrences(of: "\"range\": [-2, 2], \"step\": 0.5", with: "\"range\": [-2, 2]")
+        let rig = try TestRig(boardJSON: board, api: true)
+        defer { rig.close() }
+        let client = try TestClient(rig)
+        #expect(try client.call("{\"cmd\":\"set\",\"control\":\"exposure\",\"value\":-0.3333333333333333}")["ok"] == .bool(true))
+        #expect(try client.call("{\"cmd\":\"set\",\"control\":\"zoom\",\"value\":2}")["ok"] == .bool(true))
+        let status = try client.call("{\"cmd\":\"status\"}")
+        guard case .array(let controls)? = status["controls"] else { Issue.record("no controls"); return }
+        var statusTexts: [String: JSONValue] = [:]
+        for case .object(let control) in controls {
+            if case .string(let id)? = control["id"] { statusTexts[id] = control["text"] }
+        }
+        for id in ["exposure", "zoom"] {
+            let event = try #require(rig.lines.last { $0.name == "controlValue" && $0.line.contains("\"control\": \"\(id)\"") })
+            let text = try #require(object(event.line)?["text"])
+            #expect(statusTexts[id] == text, "\(id)")
+        }
+        #expect(statusTexts["exposure"] == .string("\u{2212}⅓ EV"))
+        #expect(statusTexts["zoom"] == .string("2.0×"))
     }
 
     @Test func remoteCaptureReachesASubscriberWithItsPhoto() throws {
