@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # run.sh - the whole test run: what the README's test command and CI run.
 #
-#   Tests/run.sh            build and unit-test against libgpiod 1.6 and 2.x, then the
+#   Tests/run.sh            build and unit-test against libgpiod 1.6 and 2.x, the API abuse
+#                           bench on the simulator (limits on memory, latency, watchdog), then the
 #                           real-kernel tests (gpio-sim, vivid) in a qemu guest for both,
 #                           and the USB webcam tests (uvcvideo, VM_UVC=1) in one more guest,
 #                           and libcamera on vimc once, in a guest of its own; and, in a
@@ -56,6 +57,10 @@ stage "build (libgpiod 1.6)" swift build
 stage "unit tests (libgpiod 1.6)" swift test
 stage "systemd unit (verify, security)" Deploy/systemd/check-unit.sh
 stage "simulator (demo session, keys under tmux)" env SHUTTER=.build/debug/shutter Tests/Simulator/test-simulator.sh
+# Hundreds of clients that flood and never read, stuck subscribers, pipelined-then-close, a low
+# descriptor limit, idle clients in every slot: the daemon's memory, a status probe and the
+# watchdog held to limits (issue 18); prints its figures.
+stage "API abuse (clients that exhaust the daemon)" env SHUTTER_BENCH_ONLY=abuse .build/debug/shutter-daemon-bench .build/debug/shutter
 stage "build (libgpiod 2.x)" Deploy/with-libgpiod2.sh swift build
 stage "unit tests (libgpiod 2.x)" Deploy/with-libgpiod2.sh swift test
 stage "Debian 13 (swiftlang 6.0.3, libgpiod 2.2, libcamera 0.4): build and unit tests" debian13

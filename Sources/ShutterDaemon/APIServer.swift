@@ -28,7 +28,7 @@ public final class APIServer {
         public var subscriberQueueLimit = 256
         /// Reply bytes queued for a client that sends requests but does not read: its requests
         /// wait (and its socket is not read) above this until it reads.
-        public var replyBacklogLimit = 64 * 1024
+        public var replyBacklogLimit = 32 * 1024
         /// Clients at once. When full, a new client closes the longest-idle client that is not
         /// subscribed, or is refused with an error line when every client is busy or subscribed.
         public var maximumClients = 512
@@ -62,6 +62,9 @@ public final class APIServer {
     private var reserveDescriptor: CInt
     /// When the listener is watched again after running out of descriptors.
     private var listenerResumes: Instant?
+    /// Reads left in this wake-up, and whether a readable client waits for the next.
+    private var readsLeft = Limits().requestsPerTurn
+    private var readsDeferred = false
     /// When idle clients are next looked for.
     private var nextIdleSweep: Instant?
     private let ownUser = getuid()
@@ -126,7 +129,7 @@ public final class APIServer {
     /// When the server next needs the loop without input: now while requests wait their turn,
     /// the idle sweep, the listener's rest after EMFILE.
     public var nextDeadline: Instant? {
-        var earliest = ready.isEmpty && backlogged.isEmpty ? nil : Instant.zero
+        var earliest = ready.isEmpty && backlogged.isEmpty && !readsDeferred ? nil : Instant.zero
         earliest = Instant.earliest(earliest, listenerResumes)
         return Instant.earliest(earliest, nextIdleSweep)
     }
@@ -139,6 +142,8 @@ public final class APIServer {
         }
         if let sweep = nextIdleSweep, sweep <= now { closeIdleClients(now: now) }
         runTurn()
+        readsLeft = limits.requestsPerTurn
+        readsDeferred = false
     }
 
     /// Closes every client and the socket, and removes the socket file.
@@ -243,6 +248,13 @@ public final class APIServer {
         if events & Int16(POLLOUT) != 0 { flush(session) }
         guard sessions[descriptor] != nil else { return }
         if events & Int16(POLLIN) != 0, !session.readClosed {
+            // A bounded number of reads per wake-up (poll reports the others again next time):
+            // hundreds of clients sending at once do not make one long wake-up.
+            guard readsLeft > 0 else {
+                readsDeferred = true
+                return
+            }
+            readsLeft -= 1
             read(session)
         } else if events & Int16(POLLERR | POLLHUP) != 0 {
             // Gone: nothing more can be written to it, but what it sent is still read (when its
@@ -274,8 +286,20 @@ public final class APIServer {
             session.consumed = 0
         }
         session.input.append(contentsOf: readBuffer[0..<count])
-        session.lineCount += readBuffer[0..<count].reduce(0) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }
+        session.lineCount += readBuffer.withUnsafeBytes { Self.newlines(in: UnsafeRawBufferPointer(rebasing: $0[..<count])) }
         if !session.hasLine, session.input.count > limits.maximumLineBytes { refuseLongLine(session) }
+    }
+
+    /// How many newlines `bytes` holds (memchr: fast in a debug build too).
+    private static func newlines(in bytes: UnsafeRawBufferPointer) -> Int {
+        guard var cursor = bytes.baseAddress else { return 0 }
+        let end = cursor + bytes.count
+        var found = 0
+        while cursor < end, let hit = memchr(cursor, Int32(UInt8(ascii: "\n")), end - cursor) {
+            found += 1
+            cursor = UnsafeRawPointer(hit) + 1
+        }
+        return found
     }
 
     private func refuseLongLine(_ session: Session) {
@@ -297,7 +321,14 @@ public final class APIServer {
         guard sessions[session.descriptor] != nil else { return }
         if mayRun(session), !session.isReady {
             session.isReady = true
-            ready.append(session)
+            // More requests at once than one turn's share: a pipeline, which waits behind
+            // clients whose requests fit in one turn.
+            if session.lineCount > limits.requestsPerClientPerTurn {
+                session.isBacklogged = true
+                backlogged.append(session)
+            } else {
+                ready.append(session)
+            }
         }
         if session.readClosed || session.condemned, !session.isReady, !mayRun(session),
            session.output.isEmpty || session.writeClosed,
