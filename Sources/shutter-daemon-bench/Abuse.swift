@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import ShutterDaemon
 
 // SHUTTER_BENCH_ONLY=abuse: the daemon against clients that exhaust it (issue 18), on the
 // simulator board with the synthetic camera streaming and a 2 s watchdog:
@@ -55,35 +56,11 @@ final class PingRecorder: @unchecked Sendable {
 
 /// A client socket made non-blocking, with a small receive buffer (it never reads).
 @MainActor func floodingClient(_ path: String) -> CInt? {
-    guard let descriptor = try? UnixSocketClient.connect(path) else { return nil }
+    guard let descriptor = try? UnixSocket.connectClient(to: path) else { return nil }
     var size: CInt = 4096
     setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<CInt>.size))
     _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
     return descriptor
-}
-
-/// Connecting without the bench's `fail` on refusal: the EMFILE part expects some refusals.
-enum UnixSocketClient {
-    static func connect(_ path: String) throws -> CInt {
-        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard descriptor >= 0 else { throw POSIXError(.EMFILE) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            let bytes = Array(path.utf8)
-            raw.copyBytes(from: bytes)
-            raw[bytes.count] = 0
-        }
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        guard result == 0 else {
-            let error = errno
-            close(descriptor)
-            throw POSIXError(POSIXErrorCode(rawValue: error) ?? .EIO)
-        }
-        return descriptor
-    }
 }
 
 /// Waits up to `timeout` ms for one line on `descriptor` (blocking reads under poll); nil on timeout or close.
@@ -104,7 +81,7 @@ func line(from descriptor: CInt, timeout: Int32) -> String? {
 /// One `status` on a new connection: its round trip in ms (infinity when no reply came in 30 s).
 func probeStatus(_ path: String) -> Double {
     let start = now()
-    guard let descriptor = try? UnixSocketClient.connect(path) else { return .infinity }
+    guard let descriptor = try? UnixSocket.connectClient(to: path) else { return .infinity }
     defer { close(descriptor) }
     let request = Array("{\"cmd\":\"status\"}\n".utf8)
     _ = request.withUnsafeBytes { send(descriptor, $0.baseAddress!, $0.count, Int32(MSG_NOSIGNAL)) }
@@ -211,7 +188,7 @@ func zoomValue(in reply: String) -> Double? {
     let rounds = 50
     for round in 0..<rounds {
         let last = 2 + Double(round % 10) * 0.5
-        guard let descriptor = try? UnixSocketClient.connect(daemon.socket) else { lost += 1; continue }
+        guard let descriptor = try? UnixSocket.connectClient(to: daemon.socket) else { lost += 1; continue }
         let requests = Array("{\"cmd\":\"set\",\"control\":\"zoom\",\"value\":1}\n{\"cmd\":\"set\",\"control\":\"zoom\",\"value\":\(last)}\n".utf8)
         _ = requests.withUnsafeBytes { send(descriptor, $0.baseAddress!, $0.count, Int32(MSG_NOSIGNAL)) }
         close(descriptor)
@@ -230,7 +207,7 @@ func zoomValue(in reply: String) -> Double? {
     // 4. More clients than descriptors: a daemon of its own under a limit of 64 descriptors.
     let limited = DaemonProcess(board: board(keepStreaming: false), name: "limited", wrapper: ["/usr/bin/prlimit", "--nofile=64"])
     var extra: [CInt] = []
-    for _ in 0..<100 { if let descriptor = try? UnixSocketClient.connect(limited.socket) { extra.append(descriptor) } }
+    for _ in 0..<100 { if let descriptor = try? UnixSocket.connectClient(to: limited.socket) { extra.append(descriptor) } }
     usleep(200_000)
     let cpuBefore = limited.cpuSeconds
     usleep(3_000_000)
@@ -253,7 +230,7 @@ func zoomValue(in reply: String) -> Double? {
 
     // 5. Idle clients in every slot, then the command-line client.
     var idle: [CInt] = []
-    for _ in 0..<520 { if let descriptor = try? UnixSocketClient.connect(daemon.socket) { idle.append(descriptor) } }
+    for _ in 0..<520 { if let descriptor = try? UnixSocket.connectClient(to: daemon.socket) { idle.append(descriptor) } }
     usleep(300_000)
     let cli = Process()
     cli.executableURL = URL(fileURLWithPath: binary)

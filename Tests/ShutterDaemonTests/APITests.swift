@@ -303,7 +303,9 @@ import ShutterCore
         var lines: [String] = []
         while let line = subscriber.readLine(turns: 50) { lines.append(line) }
         let notices = lines.compactMap(object).filter { $0["event"] == .string("dropped") }
-        #expect(notices.count >= 1)
+        // One notice waits whole at a time, taking in later drops; one more may have gone out
+        // before the socket filled (not one notice per event dropped).
+        #expect(notices.count >= 1 && notices.count <= 2)
         var dropped = 0
         for notice in notices { if case .number(let n, _)? = notice["count"] { dropped += Int(n) } }
         let values = lines.filter { $0.contains("controlValue") }.count
