@@ -41,7 +41,7 @@ wait_screen() { for _ in $(seq 50); do screen | grep -q "$1" && return 0; sleep 
 check "terminal: the keys are listed on screen" wait_screen "f / enter: full click"
 check "terminal: the status line shows the controls hidden at first: $(status_line)" wait_screen "controls hidden"
 tmux -L shutter-test send-keys -t sim l
-check "terminal: 'l' (light press) shows the current control and its value: $(status_line)" wait_screen "● Zoom 1×"
+check "terminal: 'l' (light press) shows the current control and its value: $(status_line)" wait_screen "● Zoom 1.0×"
 tmux -L shutter-test send-keys -t sim Right
 check "terminal: → swipes the zoom up: $(sleep 1; status_line)" bash -c "tmux -L shutter-test capture-pane -p -t sim | grep -E '│ photos' | tail -n 1 | grep -qE '● Zoom (1\\.[0-9]+|[2-8](\\.[0-9]+)?)×'"
 tmux -L shutter-test send-keys -t sim d
