@@ -35,7 +35,8 @@ public final class APIServer {
         /// Clients one user may hold, except root and the daemon's own user.
         public var clientsPerUser = 128
         /// Requests run for one client in one turn of the loop, and for all clients together:
-        /// a client that pipelines thousands waits its turn, the loop does not.
+        /// a client that pipelines thousands waits its turn, the loop does not. The second also
+        /// bounds the clients accepted and the sockets read in one wake-up.
         public var requestsPerClientPerTurn = 4
         public var requestsPerTurn = 64
         /// A client that is not subscribed, owes nothing and sends nothing for this long is closed.
@@ -63,7 +64,7 @@ public final class APIServer {
     /// When the listener is watched again after running out of descriptors.
     private var listenerResumes: Instant?
     /// Reads left in this wake-up, and whether a readable client waits for the next.
-    private var readsLeft = Limits().requestsPerTurn
+    private var readsLeft: Int
     private var readsDeferred = false
     /// When idle clients are next looked for.
     private var nextIdleSweep: Instant?
@@ -90,9 +91,8 @@ public final class APIServer {
         /// Close once what is queued is written (a line too long).
         var condemned = false
         var lastActive: Instant
-        /// In ``APIServer/ready`` or, with `isBacklogged`, in ``APIServer/backlogged``.
+        /// In ``APIServer/ready`` or ``APIServer/backlogged``.
         var isReady = false
-        var isBacklogged = false
         /// Whole request lines in `input` not yet run.
         var lineCount = 0
 
@@ -101,6 +101,12 @@ public final class APIServer {
             self.user = user
             output = APIOutputQueue(eventLimit: eventLimit)
             lastActive = now
+        }
+
+        /// The client went away: nothing more is written to it, and what it was owed is forgotten.
+        func stopWriting() {
+            writeClosed = true
+            output.removeAll()
         }
 
         /// Whether a whole request line is waiting.
@@ -115,6 +121,7 @@ public final class APIServer {
         self.path = path
         self.daemon = daemon
         self.limits = limits
+        readsLeft = limits.requestsPerTurn
         listener = try UnixSocket.listen(at: path)
         reserveDescriptor = open("/dev/null", O_RDONLY | O_CLOEXEC)
         daemon.loop.watch(listener) { [unowned self] in acceptClients() }
@@ -259,8 +266,7 @@ public final class APIServer {
         } else if events & Int16(POLLERR | POLLHUP) != 0 {
             // Gone: nothing more can be written to it, but what it sent is still read (when its
             // turn comes) and every whole line runs.
-            session.writeClosed = true
-            session.output.removeAll()
+            session.stopWriting()
             if !session.readClosed, !session.hasLine { read(session) }
         }
         settle(session)
@@ -272,8 +278,7 @@ public final class APIServer {
         if count < 0 {
             if errno == EAGAIN || errno == EINTR { return }
             session.readClosed = true
-            session.writeClosed = true
-            session.output.removeAll()
+            session.stopWriting()
             return
         }
         if count == 0 {
@@ -324,7 +329,6 @@ public final class APIServer {
             // More requests at once than one turn's share: a pipeline, which waits behind
             // clients whose requests fit in one turn.
             if session.lineCount > limits.requestsPerClientPerTurn {
-                session.isBacklogged = true
                 backlogged.append(session)
             } else {
                 ready.append(session)
@@ -367,7 +371,6 @@ public final class APIServer {
     /// Runs up to ``Limits/requestsPerClientPerTurn`` of `session`'s requests.
     private func serve(_ session: Session, budget: inout Int) {
         session.isReady = false
-        session.isBacklogged = false
         guard sessions[session.descriptor] != nil else { return }
         var ran = 0
         while ran < limits.requestsPerClientPerTurn, budget > 0, mayRun(session) {
@@ -383,7 +386,6 @@ public final class APIServer {
             // Still holding requests after its share: it waits behind clients that hold none.
             if mayRun(session) {
                 session.isReady = true
-                session.isBacklogged = true
                 backlogged.append(session)
             }
             flush(session)
@@ -442,8 +444,7 @@ public final class APIServer {
                 if errno == EINTR { continue }
                 if errno == EAGAIN { break }
                 // Gone: what it owes is forgotten, what it sent and is whole still runs.
-                session.writeClosed = true
-                session.output.removeAll()
+                session.stopWriting()
                 break
             }
             session.output.consume(written)

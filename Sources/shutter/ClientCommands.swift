@@ -19,6 +19,8 @@ final class APIConnection {
 
     init(path: String) throws {
         self.path = path
+        // A daemon that refuses the connection closes it: the write must fail, not kill us.
+        signal(SIGPIPE, SIG_IGN)
         do {
             descriptor = try UnixSocket.connectClient(to: path)
         } catch {
@@ -36,24 +38,16 @@ final class APIConnection {
     deinit { close(descriptor) }
 
     /// Sends one request line. A daemon that refused the connection (too many clients) closes
-    /// it after one error line: the write fails (EPIPE, without SIGPIPE) and that line says why.
-    ///
-    /// The corresponding C function is `send` with `MSG_NOSIGNAL`.
+    /// it after one error line: the write fails (EPIPE; SIGPIPE is ignored, see `init`) and that
+    /// line says why.
     func send(_ request: APIRequest) throws {
-        let bytes = Array((request.line + "\n").utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress!, $0.count, Int32(MSG_NOSIGNAL)) }
-            if written < 0 {
-                if errno == EINTR { continue }
-                let reason = String(cString: strerror(errno))
-                if let line = try? readLine(), case .object(let members)? = try? JSONValue.parse(Array(line.utf8)),
-                   case .string(let message)? = members["error"] {
-                    throw CommandFailure(message)
-                }
-                throw CommandFailure("\(path): the daemon closed the connection (\(reason))")
+        guard Console.write(request.line + "\n", to: descriptor) else {
+            let reason = String(cString: strerror(errno))
+            if let line = try? readLine(), case .object(let members)? = try? JSONValue.parse(Array(line.utf8)),
+               case .string(let message)? = members["error"] {
+                throw CommandFailure(message)
             }
-            offset += written
+            throw CommandFailure("\(path): the daemon closed the connection (\(reason))")
         }
     }
 
