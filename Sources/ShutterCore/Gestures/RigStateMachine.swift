@@ -512,17 +512,14 @@ extension RigStateMachine {
 
 extension RigStateMachine {
     /// A photo asked for through the API, taken as a press would be: `capture` with action
-    /// `remote` and `photo: true`, or `cancelled` (`reason: unavailable`) when capture is off.
+    /// `remote` and `photo: true`. While capture is unavailable the command is refused and says
+    /// nothing: no press began, so there is nothing to cancel (the reply tells the client why).
     /// - Returns: whether a photo was asked for.
     @discardableResult
     public mutating func remoteCapture(at now: Instant, into events: inout [ShutterEvent]) -> Bool {
         advance(to: now, into: &events)
         quietUntil = nil
-        guard captureAvailable else {
-            events.append(.capture(phase: .cancelled, action: .remote, pressedAt: cursor, releasedAt: nil, photo: false,
-                                   reason: .unavailable, at: cursor))
-            return false
-        }
+        guard captureAvailable else { return false }
         events.append(.capture(phase: .ended, action: .remote, pressedAt: cursor, releasedAt: cursor, photo: true, reason: nil, at: cursor))
         return true
     }

@@ -1,0 +1,38 @@
+import Testing
+@testable import ShutterCore
+
+/// Where the controls are when a remote command comes.
+enum ControlsSituation: String, CaseIterable, Sendable {
+    case inactive, active, choosing
+
+    /// The machine brought there by a light press (active) or a double light press (choosing).
+    func machine(_ board: Board = Rigs.board()) -> RigStateMachine {
+        var machine = RigStateMachine(board: board)
+        var trace = TraceBuilder(board)
+        switch self {
+        case .inactive: break
+        case .active: trace.press("half", at: 100, for: 80)
+        case .choosing:
+            trace.press("half", at: 100, for: 80)
+            trace.press("half", at: 300, for: 80)
+        }
+        _ = trace.run(on: &machine, finish: false)
+        var events: [ShutterEvent] = []
+        machine.advance(to: ms(1000), into: &events)
+        return machine
+    }
+}
+
+/// Commands through the local API: each says what it changed, and a refused one says nothing.
+@Suite("RigStateMachine: remote commands")
+struct RemoteCommandTests {
+
+    @Test func aRefusedRemoteCaptureEmitsNothing() {
+        var machine = RigStateMachine(board: Rigs.board())
+        var events: [ShutterEvent] = []
+        machine.setCaptureAvailable(false, at: ms(100), into: &events)
+        events.removeAll()
+        #expect(!machine.remoteCapture(at: ms(500), into: &events))
+        #expect(events.map(\.summary) == [])
+    }
+}

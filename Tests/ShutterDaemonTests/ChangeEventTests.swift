@@ -1,0 +1,27 @@
+import Foundation
+import Testing
+import ShutterCore
+@testable import ShutterDaemon
+
+/// What a subscriber can see through `status` changes only with an event saying so, and a
+/// refused command says nothing.
+@Suite(.serialized) struct ChangeEventTests {
+    /// The lines published since `start` (a count of `rig.lines` taken before).
+    func lines(of rig: TestRig, from start: Int) -> [(name: String, line: String)] {
+        Array(rig.lines[start...])
+    }
+
+    func run(_ rig: TestRig, _ command: APICommand) -> String {
+        rig.daemon.execute(APIRequest(id: nil, command: command)).reply
+    }
+
+    @Test func aRefusedRemoteCaptureEmitsNothing() throws {
+        let rig = try TestRig()
+        defer { rig.close() }
+        _ = run(rig, .disable(.capture))
+        let start = rig.lines.count
+        let reply = run(rig, .capture)
+        #expect(reply.contains("\"ok\": false") && reply.contains("capture is disabled"), "\(reply)")
+        #expect(lines(of: rig, from: start).map(\.line) == [])
+    }
+}
