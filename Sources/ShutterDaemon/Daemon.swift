@@ -253,7 +253,8 @@ public final class Daemon {
     }
 
     private func handle(_ event: ShutterEvent) {
-        if case .capture(.began, _, _, _, _, _, _) = event { counters.presses += 1 }
+        // A remote capture begins too, but it is no press.
+        if case .capture(.began, let action, _, _, _, _, _) = event, action != .remote { counters.presses += 1 }
         publish(name: event.name, line: event.json.description)
         capture.handle(event)
         feedback?.handle(event, now: loop.clock.now)

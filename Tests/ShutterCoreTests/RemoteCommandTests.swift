@@ -26,6 +26,19 @@ enum ControlsSituation: String, CaseIterable, Sendable {
 /// Commands through the local API: each says what it changed, and a refused one says nothing.
 @Suite("RigStateMachine: remote commands")
 struct RemoteCommandTests {
+    @Test(arguments: [CapturePhase.began, .ended])
+    func aRemoteCaptureBeginsThenEnds(captureOn: CapturePhase) {
+        let board = Rigs.board(gestures: #"{"captureOn": "\#(captureOn.rawValue)"}"#)
+        var machine = RigStateMachine(board: board)
+        var events: [ShutterEvent] = []
+        #expect(machine.remoteCapture(at: ms(500), into: &events))
+        #expect(events.map(\.summary) == ["capture began remote", "capture ended remote"])
+        // One photo, on the phase the board takes it on, as for a press.
+        let photos = events.filter { $0.photoInstant != nil }
+        #expect(photos.count == 1)
+        if case .capture(let phase, _, _, _, _, _, _)? = photos.first { #expect(phase.rawValue == captureOn.rawValue) }
+        #expect(photos.first?.photoInstant == ms(500))
+    }
 
     @Test func aRefusedRemoteCaptureEmitsNothing() {
         var machine = RigStateMachine(board: Rigs.board())

@@ -24,4 +24,20 @@ import ShutterCore
         #expect(reply.contains("\"ok\": false") && reply.contains("capture is disabled"), "\(reply)")
         #expect(lines(of: rig, from: start).map(\.line) == [])
     }
+
+    @Test func aRemoteCaptureBeginsThenEnds() throws {
+        let rig = try TestRig()
+        defer { rig.close() }
+        let start = rig.lines.count
+        #expect(run(rig, .capture).contains("\"ok\": true"))
+        let phases = lines(of: rig, from: start).filter { $0.name == "capture" }.compactMap { entry -> String? in
+            guard case .string(let phase)? = object(entry.line)?["phase"] else { return nil }
+            return phase
+        }
+        #expect(phases == ["began", "ended"])
+        try rig.waitFor { rig.names.contains("photo") }
+        #expect(rig.names.filter { $0 == "photo" }.count == 1)
+        // A remote capture is no press.
+        #expect(rig.daemon.counters.presses == 0)
+    }
 }

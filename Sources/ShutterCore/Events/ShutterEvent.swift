@@ -48,7 +48,7 @@ public enum InactiveReason: String, Hashable, Sendable {
 /// before the input that caused it); the instants a person acted at travel in
 /// their own fields (`pressedAt`). See `EVENTS.md` for the JSON form.
 public enum ShutterEvent: Hashable, Sendable {
-    /// A press of `full` or of `secondary` mapped to capture.
+    /// A press of `full` or of `secondary` mapped to capture, or a remote capture (`began` and `ended` at once).
     /// `photo` is true on the phase that takes the picture (the board's `captureOn`). `releasedAt` (on
     /// `ended` only) is the release's first edge: a `captureOn: "ended"` photo shows that instant.
     case capture(phase: EventPhase, action: CaptureAction, pressedAt: Instant, releasedAt: Instant?, photo: Bool,

@@ -512,15 +512,21 @@ extension RigStateMachine {
 
 extension RigStateMachine {
     /// A photo asked for through the API, taken as a press would be: `capture` with action
-    /// `remote` and `photo: true`. While capture is unavailable the command is refused and says
-    /// nothing: no press began, so there is nothing to cancel (the reply tells the client why).
+    /// `remote`, `began` then `ended` at the same instant (a press and its release with no time
+    /// between), `photo: true` on the phase the board's `captureOn` names. While capture is
+    /// unavailable the command is refused and says nothing: no press began, so there is nothing
+    /// to cancel (the reply tells the client why).
     /// - Returns: whether a photo was asked for.
     @discardableResult
     public mutating func remoteCapture(at now: Instant, into events: inout [ShutterEvent]) -> Bool {
         advance(to: now, into: &events)
         quietUntil = nil
         guard captureAvailable else { return false }
-        events.append(.capture(phase: .ended, action: .remote, pressedAt: cursor, releasedAt: cursor, photo: true, reason: nil, at: cursor))
+        let onRelease = timings.captureOn == .ended
+        events.append(.capture(phase: .began, action: .remote, pressedAt: cursor, releasedAt: nil, photo: !onRelease,
+                               reason: nil, at: cursor))
+        events.append(.capture(phase: .ended, action: .remote, pressedAt: cursor, releasedAt: cursor, photo: onRelease,
+                               reason: nil, at: cursor))
         return true
     }
 
