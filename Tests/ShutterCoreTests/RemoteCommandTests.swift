@@ -48,4 +48,25 @@ struct RemoteCommandTests {
         #expect(!machine.remoteCapture(at: ms(500), into: &events))
         #expect(events.map(\.summary) == [])
     }
+
+    /// Selecting the current control changes nothing but an open chooser: `controlSelected` only
+    /// comes from the chooser closing on it (as a light press there reports it), never twice.
+    @Test(arguments: ControlsSituation.allCases)
+    func selectingTheCurrentControlSaysSoAtMostOnce(situation: ControlsSituation) throws {
+        var machine = situation.machine()
+        var events: [ShutterEvent] = []
+        try machine.selectControl("zoom", at: ms(1100), into: &events)
+        let expected: [String] = situation == .choosing ? ["chooser ended", "controlSelected zoom"] : []
+        #expect(events.map(\.summary) == expected)
+        #expect(machine.controlsSnapshot.current == "zoom")
+    }
+
+    @Test(arguments: ControlsSituation.allCases)
+    func selectingAnotherControlSaysSoOnce(situation: ControlsSituation) throws {
+        var machine = situation.machine()
+        var events: [ShutterEvent] = []
+        try machine.selectControl("exposure", at: ms(1100), into: &events)
+        #expect(events.filter { $0.summary.hasPrefix("controlSelected") }.map(\.summary) == ["controlSelected exposure"])
+        #expect(machine.controlsSnapshot.current == "exposure")
+    }
 }

@@ -25,6 +25,18 @@ import ShutterCore
         #expect(lines(of: rig, from: start).map(\.line) == [])
     }
 
+    @Test func selectingTheCurrentControlSendsAtMostOneEvent() throws {
+        let rig = try TestRig()
+        defer { rig.close() }
+        let start = rig.lines.count
+        #expect(run(rig, .select(control: "zoom")).contains("\"ok\": true"))
+        #expect(lines(of: rig, from: start).filter { $0.name == "controlSelected" }.count <= 1)
+        // Nothing changed (no chooser was open): nothing is said.
+        #expect(lines(of: rig, from: start).map(\.line) == [])
+        #expect(run(rig, .select(control: "exposure")).contains("\"ok\": true"))
+        #expect(lines(of: rig, from: start).map(\.name) == ["controlSelected"])
+    }
+
     @Test func aRemoteCaptureBeginsThenEnds() throws {
         let rig = try TestRig()
         defer { rig.close() }

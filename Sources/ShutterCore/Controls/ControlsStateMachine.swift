@@ -521,16 +521,24 @@ extension ControlsStateMachine {
     }
 
     /// Makes `id` the current control, as choosing it in the chooser does (the chooser closes).
+    ///
+    /// `controlSelected` says the current control changed, or that the chooser closed on a choice
+    /// (a light press there reports the control it closes on, the current one too). Selecting the
+    /// control that is already current with no chooser open changes nothing a subscriber can see,
+    /// so it says nothing, as `nextControl` with a single enabled control says nothing.
     mutating func select(_ id: String, at now: Instant, into events: inout [ShutterEvent]) throws(ControlRefusal) {
         let index = try index(of: id)
         guard specs[index].enabled else { throw ControlRefusal("control '\(id)' is disabled") }
+        let changed = index != current
         switch state {
         case .inactive:
             current = index
+            guard changed else { return }
         case .active(let adjusting):
             if adjusting { endAdjusting(at: now, into: &events) }
             current = index
             lastInput = now
+            guard changed else { return }
         case .choosing:
             current = index
             state = .active(adjusting: false)
