@@ -321,9 +321,12 @@ public final class Daemon {
         interpreter.setCaptureAvailable(capture.available && captureEnabled, at: loop.clock.now)
     }
 
-    /// Turns capture on or off for presses and remote captures alike.
+    /// Turns capture on or off for presses and remote captures alike; `captureEnabled` says so
+    /// when it changed, before a press it cancels.
     func setCaptureEnabled(_ enabled: Bool) {
+        guard enabled != captureEnabled else { return }
         captureEnabled = enabled
+        handle(.captureEnabled(enabled: enabled, at: loop.clock.now))
         updateCaptureAvailable()
     }
 

@@ -69,4 +69,21 @@ struct RemoteCommandTests {
         #expect(events.filter { $0.summary.hasPrefix("controlSelected") }.map(\.summary) == ["controlSelected exposure"])
         #expect(machine.controlsSnapshot.current == "exposure")
     }
+
+    /// `controlEnabled` only when the flag changes; the current control handing over says so
+    /// whether the controls are showing or not, since `status` shows the current control either way.
+    @Test(arguments: ControlsSituation.allCases)
+    func disablingSaysSoOnceAndHandsTheCurrentControlOver(situation: ControlsSituation) throws {
+        var machine = situation.machine()
+        var events: [ShutterEvent] = []
+        try machine.setControlEnabled("zoom", false, at: ms(1100), into: &events)
+        #expect(events.map(\.summary) == ["controlEnabled zoom false", "controlSelected exposure"])
+        #expect(machine.controlsSnapshot.current == "exposure")
+        events.removeAll()
+        try machine.setControlEnabled("zoom", false, at: ms(1200), into: &events)
+        #expect(events.map(\.summary) == [])
+        try machine.setControlEnabled("zoom", true, at: ms(1300), into: &events)
+        #expect(events.map(\.summary) == ["controlEnabled zoom true"])
+        #expect(machine.controlsSnapshot.current == "exposure")
+    }
 }

@@ -131,6 +131,8 @@ extension ShutterEvent {
         case .controlSelected(let control, _, _): "controlSelected \(control)"
         case .lineStuck(let line, _): "lineStuck \(line)"
         case .lineFreed(let line, _): "lineFreed \(line)"
+        case .controlEnabled(let control, let enabled, _): "controlEnabled \(control) \(enabled)"
+        case .captureEnabled(let enabled, _): "captureEnabled \(enabled)"
         }
     }
 }

@@ -15,6 +15,45 @@ import ShutterCore
         rig.daemon.execute(APIRequest(id: nil, command: command)).reply
     }
 
+    @Test func enableAndDisableSayWhatChangedOnlyWhenItChanged() throws {
+        let rig = try TestRig()
+        defer { rig.close() }
+        var start = rig.lines.count
+        #expect(run(rig, .disable(.control("exposure"))).contains("\"ok\": true"))
+        #expect(lines(of: rig, from: start).map(\.line)
+                    == ["{\"event\": \"controlEnabled\", \"t\": 100, \"control\": \"exposure\", \"enabled\": false}"])
+        start = rig.lines.count
+        #expect(run(rig, .disable(.control("exposure"))).contains("\"ok\": true"))
+        #expect(lines(of: rig, from: start).isEmpty)
+        #expect(run(rig, .enable(.control("exposure"))).contains("\"ok\": true"))
+        #expect(lines(of: rig, from: start).map(\.line)
+                    == ["{\"event\": \"controlEnabled\", \"t\": 100, \"control\": \"exposure\", \"enabled\": true}"])
+        start = rig.lines.count
+        #expect(run(rig, .disable(.capture)).contains("\"ok\": true"))
+        #expect(lines(of: rig, from: start).map(\.line) == ["{\"event\": \"captureEnabled\", \"t\": 100, \"enabled\": false}"])
+        start = rig.lines.count
+        #expect(run(rig, .disable(.capture)).contains("\"ok\": true"))
+        #expect(lines(of: rig, from: start).isEmpty)
+        #expect(run(rig, .enable(.capture)).contains("\"ok\": true"))
+        #expect(lines(of: rig, from: start).map(\.line) == ["{\"event\": \"captureEnabled\", \"t\": 100, \"enabled\": true}"])
+    }
+
+    /// The cause comes before what it does: a press held while capture is disabled is cancelled after `captureEnabled`.
+    @Test func disablingCaptureMidPressSaysSoBeforeTheCancel() throws {
+        let rig = try TestRig()
+        defer { rig.close() }
+        rig.chip.set(rig.line("half"), active: true, at: rig.chip.clock.now)
+        rig.advance(by: .milliseconds(40))
+        rig.chip.set(rig.line("full"), active: true, at: rig.chip.clock.now)
+        rig.advance(by: .milliseconds(40))
+        #expect(rig.lines.last?.line.contains("\"phase\": \"began\"") == true)
+        let start = rig.lines.count
+        _ = run(rig, .disable(.capture))
+        let after = lines(of: rig, from: start)
+        #expect(after.map(\.name) == ["captureEnabled", "capture"])
+        #expect(after.last?.line.contains("\"reason\": \"unavailable\"") == true)
+    }
+
     @Test func aRefusedRemoteCaptureEmitsNothing() throws {
         let rig = try TestRig()
         defer { rig.close() }

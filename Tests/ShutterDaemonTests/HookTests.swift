@@ -125,6 +125,20 @@ import ShutterCore
         #expect(job.arguments == ["/bin/echo", "{b}{a}", "/photos/{event}.jpg", "{missing}", "{", "xnotey"])
     }
 
+    /// A hook on the enable/disable events gets the flag as `true`/`false`, in its arguments and environment.
+    @Test func enableEventsReachHooksWithTheirFlag() throws {
+        var settings = HookSettings()
+        settings.event = ["/bin/echo", "{control}", "{enabled}"]
+        settings.events = ["controlEnabled", "captureEnabled"]
+        let control = ShutterEvent.controlEnabled(control: "zoom", enabled: false, at: .seconds(1)).json.description
+        let job = try #require(HookRunner.jobs(for: "controlEnabled", line: control, settings: settings).first)
+        #expect(job.arguments == ["/bin/echo", "zoom", "false"])
+        #expect(job.environment["SHUTTER_ENABLED"] == "false")
+        let capture = ShutterEvent.captureEnabled(enabled: true, at: .seconds(1)).json.description
+        let captureJob = try #require(HookRunner.jobs(for: "captureEnabled", line: capture, settings: settings).first)
+        #expect(captureJob.environment["SHUTTER_ENABLED"] == "true")
+    }
+
     @Test(arguments: [("pressedAt", "PRESSED_AT"), ("path", "PATH"), ("offsetMs", "OFFSET_MS"), ("t", "T")])
     func environmentNames(key: String, name: String) {
         #expect(HookRunner.environmentName(key) == name)

@@ -548,17 +548,19 @@ extension ControlsStateMachine {
         events.append(.controlSelected(control: id, display: display(index), at: now))
     }
 
-    /// Enables or disables a control; a disabled current control hands over to the next enabled one.
+    /// Enables or disables a control (`controlEnabled`, only when that changes); a disabled current
+    /// control hands over to the next enabled one (`controlSelected`, active or not: `status`
+    /// shows the current control either way).
     mutating func setEnabled(_ id: String, _ enabled: Bool, at now: Instant, into events: inout [ShutterEvent]) throws(ControlRefusal) {
         let index = try index(of: id)
+        guard specs[index].enabled != enabled else { return }
+        if !enabled, index == current, case .active(adjusting: true) = state { endAdjusting(at: now, into: &events) }
         specs[index].enabled = enabled
+        events.append(.controlEnabled(control: id, enabled: enabled, at: now))
         guard !enabled, index == current else { return }
         if let next = specs.indices.first(where: { specs[$0].enabled }) {
             current = next
-            if isActive {
-                if case .active(adjusting: true) = state { endAdjusting(at: now, into: &events) }
-                events.append(.controlSelected(control: specs[next].id, display: display(next), at: now))
-            }
+            events.append(.controlSelected(control: specs[next].id, display: display(next), at: now))
         } else if isActive {
             close(reason: .toggle, at: now, into: &events)
         }

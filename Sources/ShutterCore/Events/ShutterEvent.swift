@@ -82,6 +82,11 @@ public enum ShutterEvent: Hashable, Sendable {
     case lineStuck(line: String, at: Instant)
     /// A stuck line released; it counts again.
     case lineFreed(line: String, at: Instant)
+    /// Control `control` was enabled or disabled (the API's `enable`/`disable`); only when it changed.
+    case controlEnabled(control: String, enabled: Bool, at: Instant)
+    /// Capture was enabled or disabled (the API's `enable`/`disable capture`); only when it changed.
+    /// The daemon owns this switch and emits it, not the recognizer.
+    case captureEnabled(enabled: Bool, at: Instant)
 
     /// When the decision was made.
     public var time: Instant {
@@ -90,7 +95,8 @@ public enum ShutterEvent: Hashable, Sendable {
              .lightPress(_, _, _, let at), .doubleLightPress(_, _, let at), .swipe(_, _, _, _, _, let at),
              .controlsActive(_, _, let at), .controlsAdjusting(_, _, let at), .controlsInactive(_, let at),
              .controlValue(_, _, _, let at), .chooser(_, let at), .controlHighlighted(_, let at),
-             .controlSelected(_, _, let at), .lineStuck(_, let at), .lineFreed(_, let at):
+             .controlSelected(_, _, let at), .lineStuck(_, let at), .lineFreed(_, let at),
+             .controlEnabled(_, _, let at), .captureEnabled(_, let at):
             at
         }
     }
@@ -127,6 +133,8 @@ public enum ShutterEvent: Hashable, Sendable {
         case .controlSelected: "controlSelected"
         case .lineStuck: "lineStuck"
         case .lineFreed: "lineFreed"
+        case .controlEnabled: "controlEnabled"
+        case .captureEnabled: "captureEnabled"
         }
     }
 
@@ -186,6 +194,11 @@ public enum ShutterEvent: Hashable, Sendable {
             line.add("control", control)
         case .lineStuck(let name, _), .lineFreed(let name, _):
             line.add("line", name)
+        case .controlEnabled(let control, let enabled, _):
+            line.add("control", control)
+            line.add("enabled", enabled)
+        case .captureEnabled(let enabled, _):
+            line.add("enabled", enabled)
         }
         return line
     }
