@@ -214,10 +214,14 @@ public final class Daemon {
         }
     }
 
-    /// A new recognizer for ``board`` on ``watcher`` (after a reload), its controls starting from `values`.
-    private func replaceInterpreter(startingFrom values: [String: ControlValue]) {
-        interpreter = Interpreter(board: board, watcher: watcher, initialValues: values)
+    /// A new recognizer for ``board`` on ``watcher`` (after a reload), its controls starting from the
+    /// old one's values; what that changed for the controls (a value clamped by a narrower range, a
+    /// control disabled, another current control) is emitted, so `status` never changes unannounced.
+    private func replaceInterpreter(at now: Instant) {
+        let previous = interpreter.machine.controlsSnapshot
+        interpreter = Interpreter(board: board, watcher: watcher, initialValues: interpreter.machine.controlValues)
         wireInterpreter()
+        interpreter.perform { machine, events in machine.reportChanges(since: previous, at: now, into: &events) }
     }
 
     private func wireInterpreter() {
@@ -480,7 +484,8 @@ extension Daemon {
             } catch {
                 // Back to the old lines, so a bad edit never leaves the rig deaf.
                 watcher = try chip.watch(board.lines, consumer: "shutter")
-                replaceInterpreter(startingFrom: interpreter.machine.controlValues)
+                interpreter.finish(at: now)
+                replaceInterpreter(at: now)
                 watchLines()
                 throw CommandFailure("\(error)")
             }
@@ -500,7 +505,6 @@ extension Daemon {
         }
         // Whatever was in progress ends as at shutdown, then the new machine starts from the kept values.
         interpreter.finish(at: now)
-        let values = interpreter.machine.controlValues
         if cameraChanged {
             // The new camera's controls are not known until it has opened.
             board = next
@@ -511,7 +515,7 @@ extension Daemon {
             board = limited
         }
         if let newWatcher { watcher = newWatcher }
-        replaceInterpreter(startingFrom: values)
+        replaceInterpreter(at: now)
         if linesChanged { watchLines() }
         for (id, value) in interpreter.machine.controlValues.sorted(by: { $0.key < $1.key }) {
             capture.service.apply(controlID: id, value: value)
@@ -546,9 +550,8 @@ extension Daemon {
         for note in notes { Log.notice("shutter: \(note)") }
         let now = loop.clock.now
         interpreter.finish(at: now)
-        let values = interpreter.machine.controlValues
         board = limited
-        replaceInterpreter(startingFrom: values)
+        replaceInterpreter(at: now)
         updateCaptureAvailable()
         notifier?.notify(SystemdNotifier.status(statusSummary))
     }

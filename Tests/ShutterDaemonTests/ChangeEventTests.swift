@@ -15,6 +15,54 @@ import ShutterCore
         rig.daemon.execute(APIRequest(id: nil, command: command)).reply
     }
 
+    @Test func aReloadThatNarrowsRangesSendsEveryValueItChanged() throws {
+        var options = DaemonOptions()
+        let file = "/tmp/sdt-board-\(UUID().uuidString.prefix(8)).json"
+        options.boardPath = file
+        let rig = try TestRig(options: options)
+        defer { rig.close(); try? FileManager.default.removeItem(atPath: file) }
+        let board = TestRig.simulatorBoard.replacingOccurrences(of: "PHOTOS", with: rig.directory + "/photos")
+        try board.write(toFile: file, atomically: true, encoding: .utf8)
+        #expect(run(rig, .set(control: "zoom", to: .value(6))).contains("\"ok\": true"))
+        #expect(run(rig, .set(control: "filter", to: .title("Warm"))).contains("\"ok\": true"))
+        // Zoom narrows to 1…4 (6 is clamped to 4), the filter loses two items (Warm is gone:
+        // the last one left is taken), exposure keeps its range and its value.
+        let narrowed = board.replacingOccurrences(of: "\"range\": [1, 8]", with: "\"range\": [1, 4]")
+            .replacingOccurrences(of: "[\"None\", \"Mono\", \"Vivid\", \"Warm\"]", with: "[\"None\", \"Mono\"]")
+        try narrowed.write(toFile: file, atomically: true, encoding: .utf8)
+        let start = rig.lines.count
+        #expect(rig.daemon.reload() == .reloaded(path: file, board: "test"))
+        #expect(rig.daemon.interpreter.machine.controlValues["zoom"] == .number(4))
+        #expect(rig.daemon.interpreter.machine.controlValues["filter"] == .index(1))
+        let values = lines(of: rig, from: start).filter { $0.name == "controlValue" }.map(\.line)
+        #expect(values.count == 2, "\(values)")
+        #expect(values.contains { $0.contains("\"control\": \"zoom\"") && $0.contains("\"value\": 4,") })
+        #expect(values.contains { $0.contains("\"control\": \"filter\"") && $0.contains("\"title\": \"Mono\"") })
+        // A reload that changes no value sends none.
+        let again = rig.lines.count
+        #expect(rig.daemon.reload() == .reloaded(path: file, board: "test"))
+        #expect(!lines(of: rig, from: again).contains { $0.name == "controlValue" })
+    }
+
+    /// A reload that disables the current control says so, and which control is current now.
+    @Test func aReloadThatDisablesTheCurrentControlSaysSo() throws {
+        var options = DaemonOptions()
+        let file = "/tmp/sdt-board-\(UUID().uuidString.prefix(8)).json"
+        options.boardPath = file
+        let rig = try TestRig(options: options)
+        defer { rig.close(); try? FileManager.default.removeItem(atPath: file) }
+        let board = TestRig.simulatorBoard.replacingOccurrences(of: "PHOTOS", with: rig.directory + "/photos")
+        try board.replacingOccurrences(of: "\"step\": 0.5, \"initial\": 1}", with: "\"step\": 0.5, \"initial\": 1, \"enabled\": false}")
+            .write(toFile: file, atomically: true, encoding: .utf8)
+        let start = rig.lines.count
+        #expect(rig.daemon.reload() == .reloaded(path: file, board: "test"))
+        #expect(lines(of: rig, from: start).map(\.line) == [
+            "{\"event\": \"controlEnabled\", \"t\": 100, \"control\": \"zoom\", \"enabled\": false}",
+            "{\"event\": \"controlSelected\", \"t\": 100, \"control\": \"exposure\", \"label\": \"Exposure\", \"text\": \"0 EV\"}",
+        ])
+        #expect(rig.daemon.interpreter.machine.controlsSnapshot.current == "exposure")
+    }
+
     @Test func enableAndDisableSayWhatChangedOnlyWhenItChanged() throws {
         let rig = try TestRig()
         defer { rig.close() }

@@ -147,6 +147,8 @@ final class TrackedCamera: ForwardingCamera, @unchecked Sendable {
         cameras.release()
         try rig.waitFor { rig.daemon.capture.service.isReady }
         #expect(exposure() == false)
+        // Said as `disable` would say it: status never changes unannounced.
+        #expect(rig.lines.contains { $0.name == "controlEnabled" && $0.line.contains("\"control\": \"exposure\", \"enabled\": false") })
         #expect(rig.daemon.interpreter.machine.controlValues["zoom"] == .number(3))
     }
 

@@ -566,6 +566,27 @@ extension ControlsStateMachine {
         }
     }
 
+    /// After this machine took over from one with other controls (a reload, a camera that cannot
+    /// serve a control): what changed for the controls both have, as a subscriber would have heard
+    /// it. `controlEnabled` for a flag that changed, `controlValue` for a value clamped to a
+    /// narrower range or reset (its kind changed), then `controlSelected` when the current control
+    /// is another one. Controls that came or went are not reported.
+    mutating func reportChanges(since previous: ControlsSnapshot, at now: Instant, into events: inout [ShutterEvent]) {
+        for index in specs.indices {
+            let spec = specs[index]
+            guard let old = previous.controls.first(where: { $0.spec.id == spec.id }) else { continue }
+            if old.spec.enabled != spec.enabled {
+                events.append(.controlEnabled(control: spec.id, enabled: spec.enabled, at: now))
+            }
+            if old.value != values[index] {
+                events.append(.controlValue(control: spec.id, value: values[index], display: display(index), at: now))
+            }
+        }
+        if !specs.isEmpty, let old = previous.current, old != specs[current].id {
+            events.append(.controlSelected(control: specs[current].id, display: display(current), at: now))
+        }
+    }
+
     var snapshot: ControlsSnapshot {
         let name: String
         var highlighted: String?

@@ -567,6 +567,15 @@ extension RigStateMachine {
     /// Where the controls are, for `status`.
     public var controlsSnapshot: ControlsSnapshot { controls.snapshot }
 
+    /// Says what changed for the controls since `previous`, the snapshot of the machine this one
+    /// replaced (a reload, camera limits): `controlEnabled`, `controlValue` (a value clamped or
+    /// reset) and `controlSelected`, each only where it changed.
+    public mutating func reportChanges(since previous: ControlsSnapshot, at now: Instant, into events: inout [ShutterEvent]) {
+        advance(to: now, into: &events)
+        quietUntil = nil
+        controls.reportChanges(since: previous, at: cursor, into: &events)
+    }
+
     /// Whether a press can take a photo now.
     public var isCaptureAvailable: Bool { captureAvailable }
 }
