@@ -56,6 +56,15 @@ public enum CaptureEvent: Hashable, Sendable {
     /// interval (as the driver set it), when known, and the libcamera viewfinder stream's size, when configured.
     case cameraReady(at: Instant, info: CameraInfo, format: FrameFormat, frameInterval: Nanoseconds? = nil, viewfinder: FrameDimensions? = nil)
 
+    /// The press this event answers: a photo's, or a failed press's (nil for a camera's failure or readiness).
+    public var pressedAt: Instant? {
+        switch self {
+        case .photo(let photo): photo.pressedAt
+        case .captureFailed(let failure): failure.pressedAt
+        case .cameraReady: nil
+        }
+    }
+
     /// The event as one JSON line:
     /// `{"event":"photo","t":…,"path":…,"pressedAt":…,"frameAt":…,"offsetMs":…,"width":…,"height":…,"bytes":…,"clockSynchronized":…,"focus":…,"bracketMs":…}`.
     public var json: JSONLine {

@@ -2,10 +2,12 @@ import ShutterCapture
 import ShutterCore
 
 /// One request of the daemon's API, whatever carried it (the Unix socket today; HTTP and MQTT
-/// parse into the same commands and frame the same replies).
+/// parse into the same commands and frame the same ``CommandResult``s).
+///
+/// Receiving events is not a command: each front-end delivers them its own way (the socket's
+/// `subscribe`, server-sent events, MQTT topics); see ``APISocketRequest``.
 public enum APICommand: Hashable, Sendable {
     case status
-    case subscribe
     case capture
     case set(control: String, to: SetValue)
     case select(control: String)
@@ -22,7 +24,7 @@ public enum APICommand: Hashable, Sendable {
     }
 
     /// The names `cmd` may take.
-    public static let names = ["status", "subscribe", "capture", "set", "select", "enable", "disable", "reload"]
+    public static let names = ["status", "capture", "set", "select", "enable", "disable", "reload"]
 }
 
 /// What `enable` and `disable` act on.
@@ -48,6 +50,47 @@ public struct APIRequestError: Error, Hashable, Sendable {
     public var message: String
 }
 
+/// One line a socket client sends: a command for the daemon, or `subscribe`, which the socket
+/// serves itself (its events are the socket's way of delivering them).
+public enum APISocketRequest: Hashable, Sendable {
+    case command(APIRequest)
+    /// From now on, every event line goes to this client too.
+    case subscribe(id: JSONValue?)
+
+    /// Parses one request line (without its newline); see ``APIRequest/parse(_:otherCommands:)``.
+    public static func parse<Bytes: Collection<UInt8>>(_ line: Bytes) -> Result<APISocketRequest, APIRequestError> {
+        let value: JSONValue
+        do {
+            value = try JSONValue.parse(line)
+        } catch {
+            return .failure(APIRequestError(id: nil, message: error.description))
+        }
+        if case .object(let members) = value, members["cmd"] == .string("subscribe") {
+            let id = members["id"]
+            switch id {
+            case nil, .string?, .number?, .null?: break
+            case let other?: return .failure(APIRequestError(id: nil, message: "'id' must be a string or a number, not \(other.kindName)"))
+            }
+            if let key = members.keys.sorted().first(where: { $0 != "cmd" && $0 != "id" }) {
+                return .failure(APIRequestError(id: id, message: "'subscribe' takes no '\(key.prefix(64))'"))
+            }
+            return .success(.subscribe(id: id))
+        }
+        return APIRequest.parse(value, otherCommands: ["subscribe"]).map(APISocketRequest.command)
+    }
+
+    /// The request as one line, as the command-line client sends it.
+    public var line: String {
+        switch self {
+        case .command(let request): return request.line
+        case .subscribe(let id):
+            var members: [String: JSONValue] = ["cmd": .string("subscribe")]
+            if let id { members["id"] = id }
+            return JSONValue.object(members).text
+        }
+    }
+}
+
 extension APIRequest {
     /// Parses one request line (without its newline).
     ///
@@ -60,6 +103,13 @@ extension APIRequest {
         } catch {
             return .failure(APIRequestError(id: nil, message: error.description))
         }
+        return parse(value)
+    }
+
+    /// Reads a request from a parsed JSON value; `otherCommands` are the names a front-end serves
+    /// itself, listed with the daemon's in the message for an unknown command.
+    public static func parse(_ value: JSONValue, otherCommands: [String] = []) -> Result<APIRequest, APIRequestError> {
+        let names = (APICommand.names + otherCommands).joined(separator: ", ")
         guard case .object(let members) = value else {
             return .failure(APIRequestError(id: nil, message: "a request is a JSON object like {\"cmd\":\"status\"}, not \(value.kindName)"))
         }
@@ -71,16 +121,16 @@ extension APIRequest {
             }
         }
         func fail(_ message: String) -> Result<APIRequest, APIRequestError> { .failure(APIRequestError(id: id, message: message)) }
-        guard let cmdValue = members["cmd"] else { return fail("missing 'cmd' (one of \(APICommand.names.joined(separator: ", ")))") }
+        guard let cmdValue = members["cmd"] else { return fail("missing 'cmd' (one of \(names))") }
         guard case .string(let cmd) = cmdValue else { return fail("'cmd' must be a string, not \(cmdValue.kindName)") }
         let allowed: Set<String>
         switch cmd {
-        case "status", "subscribe", "capture", "reload": allowed = []
+        case "status", "capture", "reload": allowed = []
         case "set": allowed = ["control", "value", "index", "title"]
         case "select": allowed = ["control"]
         case "enable", "disable": allowed = ["capture", "control"]
         default:
-            return fail("unknown command '\(cmd.prefix(64))' (one of \(APICommand.names.joined(separator: ", ")))")
+            return fail("unknown command '\(cmd.prefix(64))' (one of \(names))")
         }
         for key in members.keys.sorted() where key != "cmd" && key != "id" && !allowed.contains(key) {
             return fail("'\(cmd)' takes no '\(key.prefix(64))'" + (allowed.isEmpty ? "" : " (it takes \(allowed.sorted().joined(separator: ", ")))"))
@@ -95,7 +145,6 @@ extension APIRequest {
         let command: APICommand
         switch cmd {
         case "status": command = .status
-        case "subscribe": command = .subscribe
         case "capture": command = .capture
         case "reload": command = .reload
         case "select":
@@ -154,7 +203,6 @@ extension APIRequest {
         func put(_ cmd: String) { members["cmd"] = .string(cmd) }
         switch command {
         case .status: put("status")
-        case .subscribe: put("subscribe")
         case .capture: put("capture")
         case .reload: put("reload")
         case .select(let control):
@@ -179,8 +227,28 @@ extension APIRequest {
     }
 }
 
-/// A reply: `{"id":…,"ok":true,…}` or `{"id":…,"ok":false,"error":"…"}`.
+/// A reply line: `{"id":…,"ok":true,…}`, or `{"id":…,"ok":false,"kind":"…","error":"…"}`.
 public enum APIReply {
+    /// The socket's framing of a command's result.
+    public static func line(id: JSONValue?, _ result: CommandResult) -> String {
+        switch result {
+        case .done:
+            return success(id: id)
+        case .status(let status):
+            return success(id: id) { status.encode(into: &$0) }
+        case .captureAccepted(let pressedAt):
+            return success(id: id) { line in
+                line.add("pressedAt", pressedAt)
+                // Accepted, not saved: the photo event names this request.
+                if let id { line.add("request", json: id.text) }
+            }
+        case .reloaded(let file, let board):
+            return success(id: id) { $0.add("file", file); $0.add("board", board) }
+        case .refused(let refusal):
+            return failure(id: id, refusal)
+        }
+    }
+
     public static func success(id: JSONValue?, _ fill: (inout JSONLine) -> Void = { _ in }) -> String {
         var line = JSONLine()
         if let id { line.add("id", json: id.text) }
@@ -189,11 +257,12 @@ public enum APIReply {
         return line.description
     }
 
-    public static func failure(id: JSONValue?, _ message: String) -> String {
+    public static func failure(id: JSONValue?, _ refusal: CommandRefusal) -> String {
         var line = JSONLine()
         if let id { line.add("id", json: id.text) }
         line.add("ok", false)
-        line.add("error", message)
+        line.add("kind", refusal.kind.rawValue)
+        line.add("error", refusal.message)
         return line.description
     }
 }

@@ -201,7 +201,7 @@ public final class APIServer {
     }
 
     private func refuse(_ descriptor: CInt, _ message: String) {
-        let line = APIReply.failure(id: nil, message) + "\n"
+        let line = APIReply.failure(id: nil, CommandRefusal(.busy, message)) + "\n"
         _ = line.withCString { send(descriptor, $0, strlen($0), Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
         Glibc.close(descriptor)
     }
@@ -311,7 +311,8 @@ public final class APIServer {
         session.input = []
         session.consumed = 0
         session.lineCount = 0
-        enqueueReply(APIReply.failure(id: nil, "request line longer than \(limits.maximumLineBytes) bytes; closing the connection"), to: session)
+        enqueueReply(APIReply.failure(id: nil, CommandRefusal(.invalidRequest, "request line longer than \(limits.maximumLineBytes) bytes; closing the connection")),
+                     to: session)
         session.readClosed = true
         session.condemned = true
     }
@@ -409,13 +410,15 @@ public final class APIServer {
         if line.last == UInt8(ascii: "\r") { line = line.dropLast() }
         if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return }
         requestsRun += 1
-        switch APIRequest.parse(line) {
+        switch APISocketRequest.parse(line) {
         case .failure(let error):
-            enqueueReply(APIReply.failure(id: error.id, error.message), to: session)
-        case .success(let request):
-            let outcome = daemon.execute(request)
-            enqueueReply(outcome.reply, to: session)
-            if outcome.subscribes { session.subscribed = true }
+            enqueueReply(APIReply.failure(id: error.id, CommandRefusal(.invalidRequest, error.message)), to: session)
+        case .success(.subscribe(let id)):
+            // Events are the socket's to deliver, not a command of the daemon's.
+            session.subscribed = true
+            enqueueReply(APIReply.success(id: id), to: session)
+        case .success(.command(let request)):
+            enqueueReply(APIReply.line(id: request.id, daemon.execute(request)), to: session)
         }
     }
 

@@ -54,6 +54,8 @@ public final class Daemon {
     public private(set) var counters = DaemonCounters()
     /// The newest photo on disk.
     public private(set) var lastPhotoPath: String?
+    /// The accepted remote captures whose photo has not been reported yet.
+    var captureRequests = CaptureRequests()
     /// When the daemon started, on the loop's clock.
     public let startedAt: Instant
     /// Whether capture is enabled through the API (`disable capture` turns it off).
@@ -308,7 +310,11 @@ public final class Daemon {
         case .cameraReady:
             break
         }
-        let line = event.json
+        var line = event.json
+        // The remote capture this photo answers, for the client that asked for it.
+        if let pressedAt = event.pressedAt, let request = captureRequests.take(pressedAt: pressedAt) {
+            line.add("request", json: request.text)
+        }
         publish(name: Self.name(of: event), line: line.description)
     }
 

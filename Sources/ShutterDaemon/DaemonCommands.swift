@@ -3,38 +3,32 @@ import ShutterCore
 
 /// The daemon's side of the command model: each ``APICommand`` carried out on the loop's thread.
 extension Daemon {
-    /// The outcome of a command: the reply line, and whether the session now receives events.
-    public struct CommandOutcome: Sendable {
-        public var reply: String
-        public var subscribes = false
-    }
-
-    /// Carries out `request` and returns its one reply.
-    public func execute(_ request: APIRequest) -> CommandOutcome {
-        let id = request.id
+    /// Carries out `request` and returns its result, for the front-end that carried it to frame.
+    ///
+    /// A refused command changes nothing and emits no event. An accepted `capture` with an `id`
+    /// takes that `id` through to its `photo` or `captureFailed` event (`"request": id`).
+    public func execute(_ request: APIRequest) -> CommandResult {
         let now = loop.clock.now
-        func done() -> CommandOutcome { CommandOutcome(reply: APIReply.success(id: id)) }
-        func refused(_ message: String) -> CommandOutcome { CommandOutcome(reply: APIReply.failure(id: id, message)) }
         // Let the state machines catch up first, so a command lands after every edge already read.
         try? pump(now: now)
         switch request.command {
         case .status:
-            return CommandOutcome(reply: APIReply.success(id: id) { status(into: &$0, now: now) })
-        case .subscribe:
-            return CommandOutcome(reply: APIReply.success(id: id), subscribes: true)
+            return .status(status(now: now))
         case .reload:
             switch reload(trigger: "reload request") {
             case .reloaded(let path, let name):
-                return CommandOutcome(reply: APIReply.success(id: id) { $0.add("file", path); $0.add("board", name) })
+                return .reloaded(file: path, board: name)
             case .refused(let message):
-                return refused(message)
+                return .refused(CommandRefusal(options.boardPath == nil ? .unavailable : .invalidBoard, message))
             }
         case .capture:
             guard interpreter.perform({ machine, events in machine.remoteCapture(at: now, into: &events) }) else {
-                return refused(captureEnabled ? "capture is unavailable: \(cameraState.reason ?? "the camera is not ready")"
-                                              : "capture is disabled (send {\"cmd\":\"enable\",\"capture\":true})")
+                return captureEnabled
+                    ? .refused(CommandRefusal(.unavailable, "capture is unavailable: \(cameraState.reason ?? "the camera is not ready")"))
+                    : .refused(CommandRefusal(.disabled, "capture is disabled (send {\"cmd\":\"enable\",\"capture\":true})"))
             }
-            return CommandOutcome(reply: APIReply.success(id: id) { $0.add("pressedAt", now) })
+            if let id = request.id { captureRequests.remember(id, pressedAt: now) }
+            return .captureAccepted(pressedAt: now)
         case .set(let control, let given):
             do throws(ControlRefusal) {
                 let value: ControlValue
@@ -49,19 +43,19 @@ extension Daemon {
                     try machine.setControl(control, to: value, at: now, into: &events)
                 }
             } catch {
-                return refused(error.description)
+                return .refused(CommandRefusal(error))
             }
             saveState()
-            return done()
+            return .done
         case .select(let control):
             do throws(ControlRefusal) {
                 try interpreter.perform { (machine, events) throws(ControlRefusal) in
                     try machine.selectControl(control, at: now, into: &events)
                 }
             } catch {
-                return refused(error.description)
+                return .refused(CommandRefusal(error))
             }
-            return done()
+            return .done
         case .enable(let target), .disable(let target):
             let enabled: Bool
             if case .enable = request.command { enabled = true } else { enabled = false }
@@ -74,10 +68,10 @@ extension Daemon {
                         try machine.setControlEnabled(control, enabled, at: now, into: &events)
                     }
                 } catch {
-                    return refused(error.description)
+                    return .refused(CommandRefusal(error))
                 }
             }
-            return done()
+            return .done
         }
     }
 
@@ -91,65 +85,27 @@ extension Daemon {
         return (capture.service.isStreaming ? "streaming" : "stopped", nil)
     }
 
-    private func status(into line: inout JSONLine, now: Instant) {
-        line.add("board", board.name)
-        line.add("uptime", (now - startedAt).milliseconds / 1000, decimals: 3)
-        var camera = JSONLine()
-        // A board naming no camera reports the one found (none while it is looked for).
-        if let device = board.camera.device ?? capture.service.currentCamera?.info.path { camera.add("device", device) }
-        camera.add("state", cameraState.name)
-        line.add("camera", camera)
-        line.add("captureAvailable", interpreter.machine.isCaptureAvailable)
-        line.add("captureEnabled", captureEnabled)
+    /// The daemon's state now, for `status`.
+    public func status(now: Instant) -> DaemonStatus {
         let snapshot = interpreter.machine.controlsSnapshot
-        line.add("controlsState", snapshot.state)
-        if let current = snapshot.current { line.add("currentControl", current) }
-        if let highlighted = snapshot.highlighted { line.add("highlightedControl", highlighted) }
-        let controls = snapshot.controls.map { spec, value in Self.describe(spec, value: value).description }
-        line.add("controls", json: "[" + controls.joined(separator: ",") + "]")
-        var counts = JSONLine()
-        counts.add("presses", counters.presses)
-        counts.add("photos", counters.photos)
-        counts.add("failures", counters.failures)
-        counts.add("lostEdges", counters.lostEdges)
-        line.add("counters", counts)
-        line.add("lastPhoto", json: lastPhotoPath.map(JSONLine.quoted) ?? "null")
-        // Who is listening: a script can wait until its `events` follower is subscribed before
-        // it presses, instead of sleeping and hoping the follower has started.
-        if let api {
-            var clients = JSONLine()
-            clients.add("connected", api.clientCount)
-            clients.add("subscribed", api.subscriberCount)
-            line.add("clients", clients)
-        }
-    }
-
-    /// One control as `status` lists it.
-    static func describe(_ spec: ControlSpec, value: ControlValue) -> JSONLine {
-        var line = JSONLine()
-        line.add("id", spec.id)
-        line.add("label", spec.label)
-        line.add("kind", spec.kind.name)
-        switch spec.kind {
-        case .picker(let count, let titles):
-            let names = titles ?? (0..<count).map(String.init)
-            line.add("titles", json: "[" + names.map(JSONLine.quoted).joined(separator: ",") + "]")
-        case .slider(let values), .systemZoom(let values), .systemExposureBias(let values), .lensPosition(let values):
-            switch values {
-            case .range(let range, let step):
-                line.add("range", json: "[\(JSONLine.number(range.lowerBound, decimals: 12)),\(JSONLine.number(range.upperBound, decimals: 12))]")
-                if let step { line.add("step", step, decimals: 12) }
-            case .list(let list):
-                line.add("values", json: "[" + list.map { JSONLine.number($0, decimals: 12) }.joined(separator: ",") + "]")
-            }
-        }
-        switch value {
-        case .number(let number): line.add("value", number, decimals: 12)
-        case .index(let index): line.add("index", index)
-        }
-        // The events' formatter, so a subscriber reads the same text in `status` as in `controlValue`.
-        line.add("text", ControlDisplay(value, of: spec).text)
-        line.add("enabled", spec.enabled)
-        return line
+        return DaemonStatus(
+            board: board.name,
+            uptime: now - startedAt,
+            // A board naming no camera reports the one found (none while it is looked for).
+            camera: DaemonStatus.Camera(device: board.camera.device ?? capture.service.currentCamera?.info.path, state: cameraState.name),
+            captureAvailable: interpreter.machine.isCaptureAvailable,
+            captureEnabled: captureEnabled,
+            controlsState: snapshot.state,
+            currentControl: snapshot.current,
+            highlightedControl: snapshot.highlighted,
+            // The events' formatter, so a subscriber reads the same text in `status` as in `controlValue`.
+            controls: snapshot.controls.map { spec, value in
+                DaemonStatus.Control(spec: spec, value: value, text: ControlDisplay(value, of: spec).text)
+            },
+            counters: counters,
+            lastPhoto: lastPhotoPath,
+            // Who is listening: a script can wait until its `events` follower is subscribed before
+            // it presses, instead of sleeping and hoping the follower has started.
+            clients: api.map { DaemonStatus.Clients(connected: $0.clientCount, subscribed: $0.subscriberCount) })
     }
 }

@@ -40,7 +40,7 @@ final class APIConnection {
     /// Sends one request line. A daemon that refused the connection (too many clients) closes
     /// it after one error line: the write fails (EPIPE; SIGPIPE is ignored, see `init`) and that
     /// line says why.
-    func send(_ request: APIRequest) throws {
+    func send(_ request: APISocketRequest) throws {
         guard Console.write(request.line + "\n", to: descriptor) else {
             let reason = String(cString: strerror(errno))
             if let line = try? readLine(), case .object(let members)? = try? JSONValue.parse(Array(line.utf8)),
@@ -71,8 +71,13 @@ final class APIConnection {
     }
 
     /// Sends `command` and returns its reply, or fails with the daemon's error text.
-    func call(_ command: APICommand) throws -> [String: JSONValue] {
-        try send(APIRequest(id: nil, command: command))
+    func call(_ command: APICommand, id: JSONValue? = nil) throws -> [String: JSONValue] {
+        try call(.command(APIRequest(id: id, command: command)))
+    }
+
+    /// Sends `request` and returns its reply, or fails with the daemon's error text.
+    func call(_ request: APISocketRequest) throws -> [String: JSONValue] {
+        try send(request)
         while let line = try readLine() {
             guard case .object(let members)? = try? JSONValue.parse(Array(line.utf8)) else { continue }
             // Event lines of an earlier subscription are not this reply.
@@ -135,7 +140,7 @@ func showStatus(_ arguments: ParsedArguments) throws -> Int32 {
 
 func followEvents(_ arguments: ParsedArguments) throws -> Int32 {
     let connection = try APIConnection(path: arguments.value("--socket") ?? defaultSocketPath)
-    _ = try connection.call(.subscribe)
+    _ = try connection.call(.subscribe(id: nil))
     while let line = try connection.readLine() {
         guard Console.write(line + "\n", to: STDOUT_FILENO) else { return ExitStatus.success }
     }
@@ -178,10 +183,39 @@ func parseControlCommand(_ words: [String]) throws -> APICommand {
 func controlDaemon(_ arguments: ParsedArguments) throws -> Int32 {
     let command = try parseControlCommand(arguments.positionals)
     let connection = try APIConnection(path: arguments.value("--socket") ?? defaultSocketPath)
+    if arguments.has("--wait") {
+        guard command == .capture else { throw UsageError(message: "--wait is for 'capture' only (see 'shutter ctl --help')") }
+        return try captureAndWait(connection)
+    }
     var reply = try connection.call(command)
     reply["ok"] = nil
     Console.out(reply.isEmpty ? "ok" : JSONValue.object(reply).text)
     return ExitStatus.success
+}
+
+/// `ctl --wait capture`: takes a photo and waits until it is saved. Accepted is not saved: the
+/// capture's reply comes at once, and the photo event naming this request (`"request": id`)
+/// when the file is on disk, or its `captureFailed`.
+func captureAndWait(_ connection: APIConnection) throws -> Int32 {
+    // Subscribed first, so the photo event cannot be missed however fast it comes.
+    _ = try connection.call(.subscribe(id: nil))
+    let id = JSONValue.string("ctl-\(getpid())")
+    _ = try connection.call(.capture, id: id)
+    while let line = try connection.readLine() {
+        guard case .object(let members)? = try? JSONValue.parse(Array(line.utf8)), members["request"] == id else { continue }
+        switch members["event"] {
+        case .string("photo")?:
+            if case .string(let path)? = members["path"] { Console.out(path) }
+            return ExitStatus.success
+        case .string("captureFailed")?:
+            var reason = "the capture failed"
+            if case .string(let message)? = members["reason"] { reason = message }
+            throw CommandFailure(reason)
+        default:
+            continue
+        }
+    }
+    throw CommandFailure("the daemon closed the connection before the photo was saved")
 }
 
 // MARK: - reload

@@ -85,18 +85,22 @@ let commands: [Command] = [
         options: [socketOption]), run: followEvents),
     Command(spec: CommandSpec(
         name: "ctl", summary: "Drive a running daemon: take a photo, set or select a control, enable or disable.",
-        synopsis: "[--socket PATH] capture | set CONTROL VALUE|#INDEX|TITLE | select CONTROL | enable|disable capture|CONTROL",
+        synopsis: "[--socket PATH] [--wait] capture | set CONTROL VALUE|#INDEX|TITLE | select CONTROL | enable|disable capture|CONTROL",
         details: """
         Examples:
           shutter ctl capture                  take a photo now (the event is capture, action remote)
+          shutter ctl --wait capture           take a photo and print its path once it is saved
           shutter ctl set zoom 2               a slider's value; refused when out of range or off its step
           shutter ctl set filter Mono          a picker's item by title (or #1 by index)
           shutter ctl set iso 200              a picker whose titles are numbers: the item titled 200
           shutter ctl select exposure          make exposure the current control
           shutter ctl disable capture          presses and remote captures are refused until enabled
-        Prints the daemon's reply; exit status 1 with its error when it refuses.
+        Prints the daemon's reply; exit status 1 with its error when it refuses. A capture's reply
+        says it was accepted; with --wait the command ends when the photo is on disk (exit status 1
+        with the reason when the press made no photo).
         """,
-        options: [socketOption], positionals: ["COMMAND"], takesWords: true), run: controlDaemon),
+        options: [socketOption, OptionSpec(name: "--wait", valueName: nil, help: "capture: wait for the photo and print its path")],
+        positionals: ["COMMAND"], takesWords: true), run: controlDaemon),
     Command(spec: CommandSpec(
         name: "reload", summary: "Make a running daemon read its board file again, and say whether it applied.",
         synopsis: "[--socket PATH]",

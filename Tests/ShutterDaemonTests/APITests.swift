@@ -3,13 +3,13 @@ import Glibc
 #endif
 import Foundation
 import Testing
+import ShutterCapture
 import ShutterCore
 @testable import ShutterDaemon
 
 @Suite struct APIRequestTests {
     @Test(arguments: [
         ("{\"cmd\":\"status\"}", APICommand.status),
-        ("{\"cmd\":\"subscribe\",\"id\":\"a\"}", .subscribe),
         ("{\"cmd\":\"capture\"}", .capture),
         ("{\"cmd\":\"reload\"}", .reload),
         ("{\"cmd\":\"set\",\"control\":\"zoom\",\"value\":2.5}", .set(control: "zoom", to: .value(2.5))),
@@ -61,7 +61,32 @@ import ShutterCore
             Issue.record("accepted")
             return
         }
-        #expect(APIReply.failure(id: error.id, error.message).hasPrefix("{\"id\": 42, \"ok\": false"))
+        #expect(APIReply.failure(id: error.id, CommandRefusal(.invalidRequest, error.message))
+            .hasPrefix("{\"id\": 42, \"ok\": false, \"kind\": \"invalidRequest\", \"error\": \"unknown command 'nope'"))
+    }
+
+    @Test func subscribeIsTheSocketsOwnRequestAndEverythingElseACommand() throws {
+        #expect(try APISocketRequest.parse(Array("{\"cmd\":\"subscribe\",\"id\":\"a\"}".utf8)).get() == .subscribe(id: .string("a")))
+        #expect(try APISocketRequest.parse(Array("{\"cmd\":\"status\",\"id\":7}".utf8)).get()
+                == .command(APIRequest(id: .number(7, text: "7"), command: .status)))
+        // The daemon's commands know nothing of subscribing: HTTP and MQTT deliver events their own way.
+        guard case .failure(let unknown) = APIRequest.parse(Array("{\"cmd\":\"subscribe\"}".utf8)) else {
+            Issue.record("the command model took subscribe")
+            return
+        }
+        #expect(unknown.message.contains("unknown command 'subscribe'"), "\(unknown.message)")
+        // The socket lists it with the commands, and refuses what subscribe does not take.
+        guard case .failure(let typo) = APISocketRequest.parse(Array("{\"cmd\":\"subscrib\"}".utf8)),
+              case .failure(let extra) = APISocketRequest.parse(Array("{\"cmd\":\"subscribe\",\"control\":\"zoom\"}".utf8)),
+              case .failure(let badID) = APISocketRequest.parse(Array("{\"cmd\":\"subscribe\",\"id\":[1]}".utf8)) else {
+            Issue.record("a bad subscribe was accepted")
+            return
+        }
+        #expect(typo.message.contains("reload, subscribe)"), "\(typo.message)")
+        #expect(extra.message == "'subscribe' takes no 'control'")
+        #expect(badID.message.contains("'id' must be a string or a number"))
+        #expect(APISocketRequest.subscribe(id: .string("a")).line == "{\"cmd\":\"subscribe\",\"id\":\"a\"}" ||
+                APISocketRequest.subscribe(id: .string("a")).line == "{\"id\":\"a\",\"cmd\":\"subscribe\"}")
     }
 }
 
@@ -129,26 +154,28 @@ import ShutterCore
             """)
         let rig = try TestRig(boardJSON: board)
         defer { rig.close() }
-        let outcome = rig.daemon.execute(APIRequest(id: nil, command: .set(control: "iso", to: .value(200))))
-        #expect(outcome.reply.contains("\"ok\": true"), "\(outcome.reply)")
+        let result = rig.daemon.execute(APIRequest(id: nil, command: .set(control: "iso", to: .value(200))))
+        #expect(result == .done, "\(result)")
         #expect(rig.lines.last?.line.contains("\"title\": \"200\"") == true)
-        #expect(rig.daemon.execute(APIRequest(id: nil, command: .set(control: "iso", to: .value(1.5)))).reply.contains("\"ok\": true"))
+        #expect(rig.daemon.execute(APIRequest(id: nil, command: .set(control: "iso", to: .value(1.5)))) == .done)
         #expect(rig.lines.last?.line.contains("\"index\": 3") == true)
-        let refused = rig.daemon.execute(APIRequest(id: nil, command: .set(control: "iso", to: .value(300)))).reply
-        #expect(refused.contains("no item titled 300") && refused.contains("100, 200, 400, 1.5"), "\(refused)")
+        let refused = try #require(rig.daemon.execute(APIRequest(id: nil, command: .set(control: "iso", to: .value(300)))).refusal)
+        #expect(refused.kind == .notFound)
+        #expect(refused.message.contains("no item titled 300") && refused.message.contains("100, 200, 400, 1.5"), "\(refused)")
     }
 
     @Test(arguments: [
-        ("{\"cmd\":\"set\",\"control\":\"zoom\",\"value\":9}", "out of range"),
-        ("{\"cmd\":\"set\",\"control\":\"zoom\",\"value\":2.2}", "not on a step"),
-        ("{\"cmd\":\"set\",\"control\":\"filter\",\"index\":4}", "out of range"),
-        ("{\"cmd\":\"set\",\"control\":\"filter\",\"title\":\"Sepia\"}", "has no item 'Sepia'"),
-        ("{\"cmd\":\"set\",\"control\":\"filter\",\"value\":1}", "is a picker"),
-        ("{\"cmd\":\"set\",\"control\":\"zoom\",\"index\":1}", "give a value"),
-        ("{\"cmd\":\"set\",\"control\":\"iso\",\"value\":1}", "no control 'iso'"),
-        ("{\"cmd\":\"select\",\"control\":\"iso\"}", "no control 'iso'"),
+        ("{\"cmd\":\"set\",\"control\":\"zoom\",\"value\":9}", "out of range", CommandRefusal.Kind.outOfRange),
+        ("{\"cmd\":\"set\",\"control\":\"zoom\",\"value\":2.2}", "not on a step", .outOfRange),
+        ("{\"cmd\":\"set\",\"control\":\"filter\",\"index\":4}", "out of range", .outOfRange),
+        ("{\"cmd\":\"set\",\"control\":\"filter\",\"title\":\"Sepia\"}", "has no item 'Sepia'", .notFound),
+        ("{\"cmd\":\"set\",\"control\":\"filter\",\"value\":1}", "is a picker", .notFound),
+        ("{\"cmd\":\"set\",\"control\":\"zoom\",\"index\":1}", "give a value", .invalidRequest),
+        ("{\"cmd\":\"set\",\"control\":\"iso\",\"value\":1}", "no control 'iso'", .notFound),
+        ("{\"cmd\":\"select\",\"control\":\"iso\"}", "no control 'iso'", .notFound),
+        ("{\"cmd\":\"sett\"}", "unknown command 'sett'", .invalidRequest),
     ])
-    func refusedValuesChangeNothing(line: String, message: String) throws {
+    func refusedValuesChangeNothing(line: String, message: String, kind: CommandRefusal.Kind) throws {
         let rig = try TestRig(api: true)
         defer { rig.close() }
         let client = try TestClient(rig)
@@ -156,6 +183,8 @@ import ShutterCore
         let reply = try client.call(line)
         #expect(reply["ok"] == .bool(false))
         if case .string(let error)? = reply["error"] { #expect(error.contains(message), "\(error)") } else { Issue.record("no error") }
+        // The kind a front-end answers with (HTTP maps it to a status code), not read from the text.
+        #expect(reply["kind"] == .string(kind.rawValue))
         #expect(rig.daemon.interpreter.machine.controlValues == before)
         #expect(!rig.names.contains("controlValue"))
     }
@@ -216,6 +245,55 @@ import ShutterCore
         // Exactly the line standard output gets.
         #expect(rig.lines.contains { $0.line == photoLine })
         #expect(rig.daemon.counters.photos == 1)
+    }
+
+    /// A remote capture's `id` comes back on its photo, so a front-end can answer "saved, here"
+    /// and not only "accepted"; a press's photo, and a request without an id, name none.
+    @Test func aRemoteCapturesIdComesBackOnItsPhotoAndOnlyOnIt() throws {
+        let rig = try TestRig(api: true)
+        defer { rig.close() }
+        let subscriber = try TestClient(rig)
+        #expect(try subscriber.call("{\"cmd\":\"subscribe\"}")["ok"] == .bool(true))
+        let client = try TestClient(rig)
+        func photos() -> [[String: JSONValue]] {
+            var found: [[String: JSONValue]] = []
+            while let line = subscriber.readLine() {
+                guard let event = object(line) else { continue }
+                if event["event"] == .string("photo") { found.append(event); break }
+            }
+            return found
+        }
+        let accepted = try client.call("{\"id\":\"shot-1\",\"cmd\":\"capture\"}")
+        #expect(accepted["ok"] == .bool(true))
+        #expect(accepted["request"] == .string("shot-1"))
+        let first = try #require(photos().first)
+        #expect(first["request"] == .string("shot-1"))
+        #expect(first["pressedAt"] == accepted["pressedAt"])
+        rig.click()
+        let pressed = try #require(photos().first)
+        #expect(pressed["request"] == nil)
+        #expect(try client.call("{\"cmd\":\"capture\"}")["request"] == nil)
+        #expect(try #require(photos().first)["request"] == nil)
+        #expect(try client.call("{\"id\":7,\"cmd\":\"capture\"}")["ok"] == .bool(true))
+        #expect(try #require(photos().first)["request"].map { if case .number(7, _) = $0 { true } else { false } } == true)
+    }
+
+    /// A refused capture says why in a kind: disabled (enable it) is not unavailable (wait for the camera).
+    @Test func aRefusedCaptureSaysWhichKindOfRefusal() throws {
+        let rig = try TestRig(api: true)
+        defer { rig.close() }
+        let client = try TestClient(rig)
+        #expect(try client.call("{\"cmd\":\"disable\",\"capture\":true}")["ok"] == .bool(true))
+        #expect(try client.call("{\"cmd\":\"capture\"}")["kind"] == .string("disabled"))
+        #expect(try client.call("{\"cmd\":\"enable\",\"capture\":true}")["ok"] == .bool(true))
+        // No camera to be had: the rig waits for one, and a capture is refused as unavailable.
+        let cameraless = try TestRig(api: true, cameraFactory: { _ throws(CaptureError) in
+            throw CaptureError.noDevice(requested: "missing", available: [])
+        })
+        defer { cameraless.close() }
+        let unavailable = try TestClient(cameraless).call("{\"cmd\":\"capture\"}")
+        #expect(unavailable["kind"] == .string("unavailable"), "\(unavailable)")
+        #expect(!cameraless.names.contains("capture"))
     }
 
     @Test func disabledCaptureIsRefusedForPressesAndRemotely() throws {

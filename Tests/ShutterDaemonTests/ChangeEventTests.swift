@@ -12,7 +12,7 @@ import ShutterCore
     }
 
     func run(_ rig: TestRig, _ command: APICommand) -> String {
-        rig.daemon.execute(APIRequest(id: nil, command: command)).reply
+        APIReply.line(id: nil, rig.daemon.execute(APIRequest(id: nil, command: command)))
     }
 
     @Test func aReloadThatNarrowsRangesSendsEveryValueItChanged() throws {

@@ -171,19 +171,19 @@ final class TrackedCamera: ForwardingCamera, @unchecked Sendable {
         defer { rig.close(); try? FileManager.default.removeItem(atPath: file) }
         let good = try String(contentsOfFile: file, encoding: .utf8)
         try write(good.replacingOccurrences(of: "\"name\": \"test\"", with: "\"name\": \"test-2\""), to: file)
-        let applied = rig.daemon.execute(APIRequest(id: .number(1, text: "1"), command: .reload)).reply
-        #expect(applied.contains("\"ok\": true") && applied.contains("\"board\": \"test-2\""), "\(applied)")
+        let applied = rig.daemon.execute(APIRequest(id: .number(1, text: "1"), command: .reload))
+        #expect(applied == .reloaded(file: file, board: "test-2"), "\(applied)")
         #expect(rig.daemon.board.name == "test-2")
         try write("{\"name\": \"x\"}", to: file)
-        let refused = rig.daemon.execute(APIRequest(id: nil, command: .reload)).reply
-        #expect(refused.contains("\"ok\": false") && refused.contains(file), "\(refused)")
+        let refused = try #require(rig.daemon.execute(APIRequest(id: nil, command: .reload)).refusal)
+        #expect(refused.kind == .invalidBoard && refused.message.contains(file), "\(refused)")
         #expect(rig.daemon.board.name == "test-2")
     }
 
     @Test func theReloadCommandWithoutABoardFileIsRefused() throws {
         let rig = try TestRig()
         defer { rig.close() }
-        let reply = rig.daemon.execute(APIRequest(id: nil, command: .reload)).reply
-        #expect(reply.contains("\"ok\": false") && reply.contains("no board file"), "\(reply)")
+        let refusal = try #require(rig.daemon.execute(APIRequest(id: nil, command: .reload)).refusal)
+        #expect(refusal.kind == .unavailable && refusal.message.contains("no board file"), "\(refusal)")
     }
 }

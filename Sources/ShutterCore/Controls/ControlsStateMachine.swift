@@ -410,10 +410,27 @@ struct ControlsStateMachine: Sendable {
 
 // MARK: - Remote commands (the local API)
 
-/// Why a remote command on the controls was refused; the text says what to send instead.
+/// Why a remote command on the controls was refused: what kind of refusal (so a front-end maps it
+/// without reading the text) and a text that says what to send instead.
 public struct ControlRefusal: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What was wrong with the command.
+    public enum Kind: String, Hashable, Sendable {
+        /// No control, or no picker item, by that name.
+        case notFound
+        /// A value outside the control's range, off its step or not in its list; an index past its items.
+        case outOfRange
+        /// The control is disabled.
+        case disabled
+        /// The wrong kind of value for the control (an index for a slider, a value for a picker).
+        case invalid
+    }
+
+    public var kind: Kind
     public var description: String
-    public init(_ description: String) { self.description = description }
+    public init(_ kind: Kind, _ description: String) {
+        self.kind = kind
+        self.description = description
+    }
 }
 
 /// Where the controls are, for `status`.
@@ -438,7 +455,7 @@ public struct ControlsSnapshot: Hashable, Sendable {
 extension ControlsStateMachine {
     private func index(of id: String) throws(ControlRefusal) -> Int {
         guard let index = specs.firstIndex(where: { $0.id == id }) else {
-            throw ControlRefusal("no control '\(id)'; the board has \(specs.map(\.id).joined(separator: ", "))")
+            throw ControlRefusal(.notFound, "no control '\(id)'; the board has \(specs.map(\.id).joined(separator: ", "))")
         }
         return index
     }
@@ -448,7 +465,7 @@ extension ControlsStateMachine {
     mutating func set(_ id: String, to value: ControlValue, at now: Instant, into events: inout [ShutterEvent]) throws(ControlRefusal) {
         let index = try index(of: id)
         let spec = specs[index]
-        guard spec.enabled else { throw ControlRefusal("control '\(id)' is disabled") }
+        guard spec.enabled else { throw ControlRefusal(.disabled, "control '\(id)' is disabled") }
         try Self.checkExact(value, for: spec)
         if isActive { lastInput = now }
         if index == current {
@@ -467,32 +484,32 @@ extension ControlsStateMachine {
         switch (spec.kind, value) {
         case (.picker(let count, _), .index(let index)):
             guard (0..<count).contains(index) else {
-                throw ControlRefusal("index \(index) is out of range for '\(spec.id)' (0...\(count - 1))")
+                throw ControlRefusal(.outOfRange, "index \(index) is out of range for '\(spec.id)' (0...\(count - 1))")
             }
         case (.slider(let values), .number(let number)), (.systemZoom(let values), .number(let number)),
              (.systemExposureBias(let values), .number(let number)), (.lensPosition(let values), .number(let number)):
-            guard number.isFinite else { throw ControlRefusal("value must be a finite number") }
+            guard number.isFinite else { throw ControlRefusal(.invalid, "value must be a finite number") }
             switch values {
             case .range(let range, let step):
                 let tolerance = 1e-9 * max(1, abs(range.upperBound - range.lowerBound))
                 guard number >= range.lowerBound - tolerance, number <= range.upperBound + tolerance else {
-                    throw ControlRefusal("value \(number.shortDescription) is out of range for '\(spec.id)' (\(range.lowerBound.shortDescription)...\(range.upperBound.shortDescription))")
+                    throw ControlRefusal(.outOfRange, "value \(number.shortDescription) is out of range for '\(spec.id)' (\(range.lowerBound.shortDescription)...\(range.upperBound.shortDescription))")
                 }
                 if let step {
                     let steps = (number - range.lowerBound) / step
                     guard abs(steps - steps.rounded()) < 1e-6 else {
-                        throw ControlRefusal("value \(number.shortDescription) is not on a step of '\(spec.id)' (\(range.lowerBound.shortDescription) + n × \(JSONLine.number(step, decimals: 6)))")
+                        throw ControlRefusal(.outOfRange, "value \(number.shortDescription) is not on a step of '\(spec.id)' (\(range.lowerBound.shortDescription) + n × \(JSONLine.number(step, decimals: 6)))")
                     }
                 }
             case .list(let list):
                 guard list.contains(where: { abs($0 - number) < 1e-9 }) else {
-                    throw ControlRefusal("value \(number.shortDescription) is not one of '\(spec.id)''s values (\(list.map(\.shortDescription).joined(separator: ", ")))")
+                    throw ControlRefusal(.outOfRange, "value \(number.shortDescription) is not one of '\(spec.id)''s values (\(list.map(\.shortDescription).joined(separator: ", ")))")
                 }
             }
         case (.picker, .number):
-            throw ControlRefusal("'\(spec.id)' is a picker: give an index or a title, not a value")
+            throw ControlRefusal(.invalid, "'\(spec.id)' is a picker: give an index or a title, not a value")
         default:
-            throw ControlRefusal("'\(spec.id)' is a \(spec.kind.name): give a value, not an index or a title")
+            throw ControlRefusal(.invalid, "'\(spec.id)' is a \(spec.kind.name): give a value, not an index or a title")
         }
     }
 
@@ -500,10 +517,10 @@ extension ControlsStateMachine {
     func itemIndex(titled title: String, in id: String) throws(ControlRefusal) -> Int {
         let index = try index(of: id)
         guard case .picker = specs[index].kind else {
-            throw ControlRefusal("'\(id)' is a \(specs[index].kind.name): give a value, not a title")
+            throw ControlRefusal(.invalid, "'\(id)' is a \(specs[index].kind.name): give a value, not a title")
         }
         guard let item = titles[index].firstIndex(of: title) else {
-            throw ControlRefusal("'\(id)' has no item '\(title)'; its items are \(titles[index].joined(separator: ", "))")
+            throw ControlRefusal(.notFound, "'\(id)' has no item '\(title)'; its items are \(titles[index].joined(separator: ", "))")
         }
         return item
     }
@@ -515,7 +532,7 @@ extension ControlsStateMachine {
         let index = try index(of: id)
         guard case .picker = specs[index].kind else { return nil }
         guard let item = titles[index].firstIndex(where: { Double($0.trimmingCharacters(in: .whitespaces)) == number }) else {
-            throw ControlRefusal("'\(id)' is a picker with no item titled \(number.shortDescription): give an index (#N) or a title; its items are \(titles[index].joined(separator: ", "))")
+            throw ControlRefusal(.notFound, "'\(id)' is a picker with no item titled \(number.shortDescription): give an index (#N) or a title; its items are \(titles[index].joined(separator: ", "))")
         }
         return item
     }
@@ -528,7 +545,7 @@ extension ControlsStateMachine {
     /// so it says nothing, as `nextControl` with a single enabled control says nothing.
     mutating func select(_ id: String, at now: Instant, into events: inout [ShutterEvent]) throws(ControlRefusal) {
         let index = try index(of: id)
-        guard specs[index].enabled else { throw ControlRefusal("control '\(id)' is disabled") }
+        guard specs[index].enabled else { throw ControlRefusal(.disabled, "control '\(id)' is disabled") }
         let changed = index != current
         switch state {
         case .inactive:
