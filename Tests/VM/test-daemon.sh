@@ -56,9 +56,14 @@ check "api: subscriber lines are exactly standard output's" \
 check "api: status counts the photo ($(tr '\n' ' ' < "$work/status"))" grep -q 'photos [1-9]' "$work/status"
 check "api: ctl set zoom 2 is applied" "$SHUTTER" ctl --socket "$sock" set zoom 2
 check "api: ctl set zoom 99 is refused" bash -c "! '$SHUTTER' ctl --socket '$sock' set zoom 99 2>/dev/null"
-"$SHUTTER" ctl --socket "$sock" capture > /dev/null
+# --wait ends once the photo is on disk and prints its path: the photo event naming this request.
+"$SHUTTER" ctl --socket "$sock" --wait capture > "$work/waited" 2>&1; status=$?
 wait_until bash -c "[ \$(grep -c '\"event\": \"photo\"' '$work/subscriber') -ge 2 ]"
 check "api: a remote capture makes a photo" grep -q '"action": "remote"' "$work/subscriber"
+waited=$(cat "$work/waited")
+check "api: ctl --wait capture exits 0 with the path of a whole JPEG, its photo event's: $waited" \
+  bash -c "[ $status = 0 ] && [ \"\$(tail -c 2 '$waited' | od -An -tx1 | tr -d ' ')\" = ffd9 ] &&
+           grep '\"event\": \"photo\"' '$work/subscriber' | grep -F '\"path\": \"$waited\"' | grep -q '\"request\": \"ctl-'"
 
 # SIGHUP with a broken board: refused, logged, still running and answering.
 echo '{ "name": "broken",' > "$work/board.json"
