@@ -7,59 +7,59 @@
 public struct JSONLine: Sendable, CustomStringConvertible {
     private var text = "{"
     private var empty = true
+    /// An event line's members as text, in order (strings unquoted, everything else as written),
+    /// for hooks to fill into their templates without reading the line back; nil for other lines.
+    public private(set) var members: [(key: String, text: String)]?
 
     public init() {}
 
-    /// An event line: `{"event": name, "t": seconds`.
+    /// An event line: `{"event": name, "t": seconds`, which keeps its ``members``.
     public init(event name: String, at time: Instant) {
+        members = []
         add("event", name)
         add("t", time)
     }
 
-    private mutating func key(_ key: String) {
+    /// Appends one member: its JSON, and for an event line its text (the string itself for a string).
+    private mutating func append(_ key: String, json: String, text plain: String? = nil) {
         if !empty { text += ", " }
         empty = false
         text += JSONLine.quoted(key)
         text += ": "
+        text += json
+        members?.append((key, plain ?? json))
     }
 
     public mutating func add(_ name: String, _ value: String) {
-        key(name)
-        text += JSONLine.quoted(value)
+        append(name, json: JSONLine.quoted(value), text: value)
     }
 
     public mutating func add(_ name: String, _ value: Bool) {
-        key(name)
-        text += value ? "true" : "false"
+        append(name, json: value ? "true" : "false")
     }
 
     public mutating func add(_ name: String, _ value: Int) {
-        key(name)
-        text += String(value)
+        append(name, json: String(value))
     }
 
     /// A number, printed with at most `decimals` digits after the point and no trailing zeros.
     public mutating func add(_ name: String, _ value: Double, decimals: Int = 6) {
-        key(name)
-        text += JSONLine.number(value, decimals: decimals)
+        append(name, json: JSONLine.number(value, decimals: decimals))
     }
 
     /// An instant, as seconds on the monotonic clock with microsecond resolution.
     public mutating func add(_ name: String, _ value: Instant) {
-        key(name)
-        text += JSONLine.seconds(value)
+        append(name, json: JSONLine.seconds(value))
     }
 
     /// A nested object.
     public mutating func add(_ name: String, _ value: JSONLine) {
-        key(name)
-        text += value.description
+        append(name, json: value.description)
     }
 
-    /// A value already in JSON form.
-    public mutating func add(_ name: String, json: String) {
-        key(name)
-        text += json
+    /// A value already in JSON form; for a JSON string, its text is the string's (`plain`) when given.
+    public mutating func add(_ name: String, json: String, text plain: String? = nil) {
+        append(name, json: json, text: plain)
     }
 
     public var description: String { text + "}" }

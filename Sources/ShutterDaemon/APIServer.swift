@@ -125,7 +125,7 @@ public final class APIServer {
         listener = try UnixSocket.listen(at: path)
         reserveDescriptor = open("/dev/null", O_RDONLY | O_CLOEXEC)
         daemon.loop.watch(listener) { [unowned self] in acceptClients() }
-        daemon.observeLines { [unowned self] _, line in broadcast(line) }
+        daemon.observeEvents { [unowned self] event in broadcast(event.line) }
     }
 
     /// Connected clients.

@@ -60,8 +60,8 @@ public final class Daemon {
     public let startedAt: Instant
     /// Whether capture is enabled through the API (`disable capture` turns it off).
     public private(set) var captureEnabled = true
-    /// Receives every event line, exactly as standard output gets it (API subscribers, hooks).
-    private var lineObservers: [(_ name: String, _ line: String) -> Void] = []
+    /// Receive every event, its line exactly as standard output gets it (API subscribers, hooks).
+    private var eventObservers: [(DaemonEvent) -> Void] = []
     private(set) var simulator: SimulatorInput?
     /// The local API, when a socket was asked for.
     public private(set) var api: APIServer?
@@ -172,7 +172,7 @@ public final class Daemon {
         if !board.hooks.isEmpty {
             hooks = HookRunner(settings: board.hooks, loop: loop)
         }
-        observeLines { [unowned self] name, line in hooks?.handle(name: name, line: line, now: loop.clock.now) }
+        observeEvents { [unowned self] event in hooks?.handle(event, now: loop.clock.now) }
         loop.signalReceived = { [unowned self] signal in
             switch signal {
             case SIGCHLD:
@@ -235,10 +235,7 @@ public final class Daemon {
         }
         interpreter.reportLostEdges = { [unowned self] count, time in
             counters.lostEdges += count
-            var line = JSONLine(event: "edgesLost", at: time)
-            line.add("count", count)
-            line.add("resynchronised", interpreter.resynchronised)
-            publish(name: "edgesLost", line: line.description)
+            publish(DaemonEvent(.edgesLost(count: count, resynchronised: interpreter.resynchronised, at: time)))
         }
     }
 
@@ -247,21 +244,21 @@ public final class Daemon {
         try interpreter.pump(now: now ?? loop.clock.now)
     }
 
-    /// Registers a receiver of every event line, as standard output prints it.
-    public func observeLines(_ observer: @escaping (_ name: String, _ line: String) -> Void) {
-        lineObservers.append(observer)
+    /// Registers a receiver of every event, its line as standard output prints it.
+    public func observeEvents(_ observer: @escaping (DaemonEvent) -> Void) {
+        eventObservers.append(observer)
     }
 
-    /// Sends one event line to standard output and to every observer.
-    func publish(name: String, line: String) {
-        if options.printsEvents { Console.out(line) }
-        for observer in lineObservers { observer(name, line) }
+    /// Sends one event to standard output and to every observer.
+    func publish(_ event: DaemonEvent) {
+        if options.printsEvents { Console.out(event.line) }
+        for observer in eventObservers { observer(event) }
     }
 
     private func handle(_ event: ShutterEvent) {
         // A remote capture begins too, but it is no press.
         if case .capture(.began, let action, _, _, _, _, _) = event, action != .remote { counters.presses += 1 }
-        publish(name: event.name, line: event.json.description)
+        publish(DaemonEvent(.gesture(event)))
         capture.handle(event)
         feedback?.handle(event, now: loop.clock.now)
         // Save when an adjustment is over, not on every coalesced value of a swipe.
@@ -310,20 +307,9 @@ public final class Daemon {
         case .cameraReady:
             break
         }
-        var line = event.json
         // The remote capture this photo answers, for the client that asked for it.
-        if let pressedAt = event.pressedAt, let request = captureRequests.take(pressedAt: pressedAt) {
-            line.add("request", json: request.text)
-        }
-        publish(name: Self.name(of: event), line: line.description)
-    }
-
-    static func name(of event: CaptureEvent) -> String {
-        switch event {
-        case .photo: "photo"
-        case .captureFailed: "captureFailed"
-        case .cameraReady: "cameraReady"
-        }
+        let request = event.pressedAt.flatMap { captureRequests.take(pressedAt: $0) }
+        publish(DaemonEvent(.capture(event, request: request)))
     }
 
     /// Tells the state machines whether a photo can be taken: the camera is ready and capture is enabled.

@@ -49,21 +49,20 @@ public final class HookRunner {
     public var queuedCount: Int { queue.queuedCount }
     public var nextDeadline: Instant? { queue.nextDeadline }
 
-    /// The jobs an event line asks for (none when no hook wants it).
-    public static func jobs(for name: String, line: String, settings: HookSettings) -> [Job] {
+    /// The jobs an event asks for (none when no hook wants it).
+    public static func jobs(for event: DaemonEvent, settings: HookSettings) -> [Job] {
+        jobs(for: event.name, fields: event.fields, line: event.line, settings: settings)
+    }
+
+    /// The jobs for the event `name` whose line is `line` and members `fields` (as text): each
+    /// field fills its `{placeholder}` and becomes a `SHUTTER_` variable.
+    static func jobs(for name: String, fields: [(key: String, text: String)], line: String, settings: HookSettings) -> [Job] {
         var wanted: [(String, [String])] = []
         if name == "photo", let photo = settings.photo { wanted.append(("photo", photo)) }
         if let event = settings.event, settings.events.contains(name) { wanted.append(("event", event)) }
-        guard !wanted.isEmpty, case .object(let fields)? = try? JSONValue.parse(Array(line.utf8)) else { return [] }
+        guard !wanted.isEmpty else { return [] }
         var values: [String: String] = [:]
-        for (key, value) in fields {
-            switch value {
-            case .string(let text): values[key] = text
-            case .number(_, let text): values[key] = text
-            case .bool(let flag): values[key] = flag ? "true" : "false"
-            default: values[key] = value.text
-            }
-        }
+        for (key, text) in fields { values[key] = text }
         var environment: [String: String] = ["SHUTTER_EVENT": name, "SHUTTER_JSON": line]
         for (key, value) in values where key != "event" {
             environment["SHUTTER_" + environmentName(key)] = value
@@ -105,9 +104,9 @@ public final class HookRunner {
         return name
     }
 
-    /// Queues the hooks an event line asks for.
-    public func handle(name: String, line: String, now: Instant) {
-        for job in Self.jobs(for: name, line: line, settings: settings) {
+    /// Queues the hooks an event asks for.
+    public func handle(_ event: DaemonEvent, now: Instant) {
+        for job in Self.jobs(for: event, settings: settings) {
             perform(queue.submit(job, at: now), now: now)
         }
     }

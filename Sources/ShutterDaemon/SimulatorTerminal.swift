@@ -41,8 +41,8 @@ public final class SimulatorTerminal {
         _ = fcntl(STDIN_FILENO, F_SETFL, fcntl(STDIN_FILENO, F_GETFL) | O_NONBLOCK)
         let list = Self.keys.map { "\($0.key): \($0.what)" }.joined(separator: " · ")
         Console.write("shutter simulator, board \(daemon.board.name). Keys: \(list)\n", to: STDOUT_FILENO)
-        daemon.observeLines { [unowned self] _, line in
-            Console.write("\r\u{1B}[K" + line + "\n", to: STDOUT_FILENO)
+        daemon.observeEvents { [unowned self] event in
+            Console.write("\r\u{1B}[K" + event.line + "\n", to: STDOUT_FILENO)
             drawStatus()
         }
         daemon.loop.watch(STDIN_FILENO) { [unowned self] in readKeys() }

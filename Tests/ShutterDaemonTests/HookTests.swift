@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import ShutterCapture
 import ShutterCore
 @testable import ShutterDaemon
 
@@ -119,8 +120,8 @@ import ShutterCore
         var settings = HookSettings()
         settings.event = ["/bin/echo", "{a}{b}", "{path}", "{missing}", "{", "x{event}y"]
         settings.events = ["note"]
-        let line = #"{"event": "note", "a": "{b}", "b": "{a}", "path": "/photos/{event}.jpg"}"#
-        let job = try #require(HookRunner.jobs(for: "note", line: line, settings: settings).first)
+        let fields = [("event", "note"), ("a", "{b}"), ("b", "{a}"), ("path", "/photos/{event}.jpg")]
+        let job = try #require(HookRunner.jobs(for: "note", fields: fields, line: "{}", settings: settings).first)
         #expect(job.arguments == ["/bin/echo", "{b}{a}", "/photos/{event}.jpg", "{missing}", "{", "xnotey"])
     }
 
@@ -129,13 +130,47 @@ import ShutterCore
         var settings = HookSettings()
         settings.event = ["/bin/echo", "{control}", "{enabled}"]
         settings.events = ["controlEnabled", "captureEnabled"]
-        let control = ShutterEvent.controlEnabled(control: "zoom", enabled: false, at: .seconds(1)).json.description
-        let job = try #require(HookRunner.jobs(for: "controlEnabled", line: control, settings: settings).first)
+        let control = DaemonEvent(.gesture(.controlEnabled(control: "zoom", enabled: false, at: .seconds(1))))
+        let job = try #require(HookRunner.jobs(for: control, settings: settings).first)
         #expect(job.arguments == ["/bin/echo", "zoom", "false"])
         #expect(job.environment["SHUTTER_ENABLED"] == "false")
-        let capture = ShutterEvent.captureEnabled(enabled: true, at: .seconds(1)).json.description
-        let captureJob = try #require(HookRunner.jobs(for: "captureEnabled", line: capture, settings: settings).first)
+        #expect(job.environment["SHUTTER_JSON"] == control.line)
+        let capture = DaemonEvent(.gesture(.captureEnabled(enabled: true, at: .seconds(1))))
+        let captureJob = try #require(HookRunner.jobs(for: capture, settings: settings).first)
         #expect(captureJob.environment["SHUTTER_ENABLED"] == "true")
+    }
+
+    /// A hook's fields come from the typed event, not from its line read back; they are what
+    /// reading the line back gives (strings unquoted, numbers as written, nested values as JSON).
+    @Test func anEventsFieldsAreItsLinesMembers() throws {
+        let failure = CaptureFailure(at: .seconds(2), pressedAt: .seconds(1), error: .notReady(reason: "a \"quoted\" {reason}"))
+        let events = [
+            DaemonEvent(.gesture(.controlEnabled(control: "zoom", enabled: false, at: .seconds(1)))),
+            DaemonEvent(.gesture(.capture(phase: .ended, action: .remote, pressedAt: .seconds(1), releasedAt: .seconds(1),
+                                          photo: true, reason: nil, at: .seconds(1)))),
+            DaemonEvent(.capture(.captureFailed(failure), request: .string("shot-1"))),
+            DaemonEvent(.capture(.captureFailed(failure), request: .number(7, text: "7"))),
+            DaemonEvent(.edgesLost(count: 3, resynchronised: true, at: .seconds(3))),
+        ]
+        for event in events {
+            guard case .object(let members)? = try? JSONValue.parse(Array(event.line.utf8)) else {
+                Issue.record("not a JSON object: \(event.line)")
+                continue
+            }
+            #expect(members["event"] == .string(event.name))
+            #expect(event.fields.count == members.count, "\(event.line)")
+            for (key, text) in event.fields {
+                let expected: String? = switch members[key] {
+                case .string(let string)?: string
+                case .number(_, let written)?: written
+                case .bool(let flag)?: flag ? "true" : "false"
+                case let other?: other.text
+                case nil: nil
+                }
+                #expect(text == expected, "\(event.name).\(key)")
+            }
+        }
+        #expect(events[2].fields.last! == ("request", "shot-1"))
     }
 
     @Test(arguments: [("pressedAt", "PRESSED_AT"), ("path", "PATH"), ("offsetMs", "OFFSET_MS"), ("t", "T")])

@@ -77,16 +77,13 @@ struct SlowCameraTests {
         // Each gesture event's delay: when it was published (real clock) less when it fell due.
         var delays: [(name: String, delay: Nanoseconds)] = []
         var cameraEvents: [String] = []
-        daemon.observeLines { name, line in
+        daemon.observeEvents { event in
             let now = monotonicNow()
-            switch name {
-            case "cameraReady", "captureFailed", "photo": cameraEvents.append(name)
-            case "prepare":
-                guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-                      let phase = object["phase"] as? String, let seconds = object["pressedAt"] as? Double else { return }
-                let pressedAt = Instant(rawValue: Int64((seconds * 1e6).rounded()) * 1000)
-                let due = phase == "began" ? pressedAt + prepareAfter : pressedAt + .milliseconds(400) + glitchFilter
-                delays.append(("prepare \(phase)", now - due))
+            switch event.kind {
+            case .capture: cameraEvents.append(event.name)
+            case .gesture(.prepare(let phase, let pressedAt, _)):
+                let due = phase == .began ? pressedAt + prepareAfter : pressedAt + .milliseconds(400) + glitchFilter
+                delays.append(("prepare \(phase.rawValue)", now - due))
             default: break
             }
         }

@@ -33,7 +33,7 @@ final class TestRig {
         if api { options.socketPath = directory + "/api.sock" }
         if options.keepsState, options.statePath == nil { options.statePath = directory + "/state.json" }
         daemon = try Daemon(board: board, options: options, chip: chip, cameraFactory: cameraFactory, clock: chip.clock)
-        daemon.observeLines { [unowned self] name, line in lines.append((name, line)) }
+        daemon.observeEvents { [unowned self] event in lines.append((event.name, event.line)) }
     }
 
     func close() {
