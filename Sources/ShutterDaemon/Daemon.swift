@@ -364,6 +364,9 @@ public final class Daemon {
         // The unit's TimeoutStopSec= fits a stop that waits for no camera; this one may wait up
         // to `stopBound`, so systemd is told, and the bound follows the running board.
         notifier?.notify("STOPPING=1\nEXTEND_TIMEOUT_USEC=\(stopBound.rawValue / 1_000)")
+        // Work other threads posted and the loop has not run is refused (a submitted request is
+        // answered "stopping"), and so is any posted from now on.
+        loop.mailbox.close()
         interpreter.finish(at: loop.clock.now)
         saveState()
         state?.waitUntilSaved()
