@@ -13,26 +13,29 @@ extension Daemon {
         /// any thread.
         ///
         /// `reply` is called exactly once: on the loop's thread with what ``Daemon/execute(_:)``
-        /// returned, or, when the daemon is stopping (or gone) before the request ran, with a
-        /// failure reply saying so, on the thread that found out (this one, or the one that
-        /// closed the loop's mailbox). It must not block: hand the outcome to the transport's own
-        /// thread (its queue, its wake-up) and return. An outcome that subscribes is only the
-        /// reply: the transport follows events itself (``Daemon/observeLines(_:)``, through a post).
+        /// returned; or with a failure reply saying why the request did not run, on the thread
+        /// that found out: this one when too many requests already wait for the loop
+        /// (``LoopMailbox/capacity``) or the daemon is stopping, the one that closed the loop's
+        /// mailbox when the daemon stopped before the request's turn. It must not block: hand the
+        /// outcome to the transport's own thread (its queue, its wake-up) and return. An outcome
+        /// that subscribes is only the reply: the transport follows events itself
+        /// (``Daemon/observeLines(_:)``, through ``perform(_:)``).
         public func submit(_ request: APIRequest, reply: @escaping @Sendable (CommandOutcome) -> Void) {
             let daemon = daemon
             mailbox.post({
                 guard let daemon = daemon.object else {
-                    reply(Daemon.stoppingOutcome(for: request))
+                    reply(Daemon.outcome(for: request, droppedBecause: .closed))
                     return
                 }
                 reply(daemon.execute(request))
-            }, ifDropped: {
-                reply(Daemon.stoppingOutcome(for: request))
+            }, ifDropped: { drop in
+                reply(Daemon.outcome(for: request, droppedBecause: drop))
             })
         }
 
         /// Runs `work` on the daemon's loop with the daemon, from any thread (a transport
-        /// registering its subscribers, reading counters). False when the daemon is stopping.
+        /// registering its subscribers, reading counters). False when it will not run: the daemon
+        /// is stopping, or too much work already waits for the loop.
         @discardableResult
         public func perform(_ work: @escaping @Sendable (Daemon) -> Void) -> Bool {
             let daemon = daemon
@@ -48,9 +51,14 @@ extension Daemon {
         CommandPort(mailbox: loop.mailbox, daemon: LoopBound(self))
     }
 
-    /// The reply to a request that will not run: the daemon is stopping.
-    static func stoppingOutcome(for request: APIRequest) -> CommandOutcome {
-        CommandOutcome(reply: APIReply.failure(id: request.id, "shutter is stopping: the request was not run"))
+    /// The reply to a request that will not run.
+    static func outcome(for request: APIRequest, droppedBecause drop: LoopMailbox.Drop) -> CommandOutcome {
+        switch drop {
+        case .closed:
+            CommandOutcome(reply: APIReply.failure(id: request.id, "shutter is stopping: the request was not run"))
+        case .full:
+            CommandOutcome(reply: APIReply.failure(id: request.id, "shutter is busy: too many requests wait for its loop; try again later"))
+        }
     }
 }
 

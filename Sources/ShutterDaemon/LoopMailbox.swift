@@ -46,18 +46,30 @@ final class PThreadLock: @unchecked Sendable {
 /// inputs, so a flood of posted work delays a press, a photo or the watchdog by one batch at
 /// most and never starves them.
 ///
-/// Once closed (the loop is gone, or the daemon is stopping), nothing runs any more: work still
-/// queued and work posted later is dropped, and its `ifDropped` handler is called instead (so a
-/// caller waiting for a reply hears that none comes). Nothing leaks: a dropped closure is released.
+/// At most ``capacity`` items wait: a poster that floods faster than the loop runs is refused
+/// (``Drop/full``), so memory stays bounded. Once closed (the loop is gone, or the daemon is
+/// stopping), nothing runs any more: work still queued and work posted later is dropped
+/// (``Drop/closed``). A dropped item's `ifDropped` handler is called instead of its work, so a
+/// caller waiting for a reply hears that none comes; nothing leaks: a dropped closure is released.
 public final class LoopMailbox: @unchecked Sendable {
+    /// Why posted work will not run.
+    public enum Drop: Hashable, Sendable {
+        /// The mailbox is closed: the loop is gone or the daemon is stopping.
+        case closed
+        /// ``capacity`` items already wait.
+        case full
+    }
+
     /// One item: what to run on the loop, and what to run instead if it never will.
     private struct Item {
         var work: @Sendable () -> Void
-        var dropped: (@Sendable () -> Void)?
+        var dropped: (@Sendable (Drop) -> Void)?
     }
 
     /// Items run per wake-up of the loop.
     public let batchLimit: Int
+    /// Items that may wait at once.
+    public let capacity: Int
     private let lock = PThreadLock()
     // Everything below is guarded by `lock`.
     private var queue: [Item] = []
@@ -71,13 +83,16 @@ public final class LoopMailbox: @unchecked Sendable {
 
     /// Makes the mailbox and its eventfd (non-blocking, close-on-exec).
     ///
-    /// - Parameter batchLimit: the most items one wake-up runs.
+    /// - Parameters:
+    ///   - batchLimit: the most items one wake-up runs.
+    ///   - capacity: the most items that wait; a post beyond is refused.
     /// - Throws: ``CommandFailure`` naming `eventfd` and errno.
     ///
     /// The corresponding C function is `eventfd`.
-    public init(batchLimit: Int = 64) throws {
-        precondition(batchLimit > 0, "a mailbox must run at least one item per wake-up")
+    public init(batchLimit: Int = 64, capacity: Int = 4096) throws {
+        precondition(batchLimit > 0 && capacity > 0, "a mailbox must hold and run at least one item")
         self.batchLimit = batchLimit
+        self.capacity = capacity
         descriptor = eventfd(0, CShutterSystem_EFD_CLOEXEC | CShutterSystem_EFD_NONBLOCK)
         guard descriptor >= 0 else {
             throw CommandFailure("cannot make the loop's mailbox: eventfd failed: \(Errno.current)")
@@ -93,23 +108,30 @@ public final class LoopMailbox: @unchecked Sendable {
     ///
     /// - Parameters:
     ///   - work: runs once, on the loop's thread; it must not block (it holds up the loop).
-    ///   - ifDropped: runs instead of `work` when the mailbox is closed before `work` ran: on
-    ///     this thread when it already is, else on the thread that closes it. Must not block.
-    /// - Returns: false when the mailbox is closed (`ifDropped` has run, `work` never will).
+    ///   - ifDropped: runs instead of `work`, with the reason, when `work` will not run: on this
+    ///     thread when the mailbox is full or already closed, else on the thread that closes it.
+    ///     Must not block.
+    /// - Returns: false when the work was refused (`ifDropped` has run, `work` never will).
     ///
     /// The corresponding C function is `write` (to the eventfd).
     @discardableResult
-    public func post(_ work: @escaping @Sendable () -> Void, ifDropped: (@Sendable () -> Void)? = nil) -> Bool {
-        let accepted = lock.withLock { () -> Bool in
-            guard descriptor >= 0 else { return false }
-            let wasEmpty = head == queue.count
+    public func post(_ work: @escaping @Sendable () -> Void, ifDropped: (@Sendable (Drop) -> Void)? = nil) -> Bool {
+        let refusal = lock.withLock { () -> Drop? in
+            guard descriptor >= 0 else { return .closed }
+            let waiting = queue.count - head
+            guard waiting < capacity else { return .full }
+            if head > 0, head >= waiting {
+                // Mostly run already (a steady stream that never lets the queue empty): compact.
+                queue.removeFirst(head)
+                head = 0
+            }
             queue.append(Item(work: work, dropped: ifDropped))
             // Under the lock, so close() cannot close the descriptor between the check and the write.
-            if wasEmpty { Self.signal(descriptor) }
-            return true
+            if waiting == 0 { Self.signal(descriptor) }
+            return nil
         }
-        if !accepted { ifDropped?() }
-        return accepted
+        if let refusal { ifDropped?(refusal) }
+        return refusal == nil
     }
 
     /// How many items wait to run.
@@ -147,7 +169,7 @@ public final class LoopMailbox: @unchecked Sendable {
         }
         for item in batch {
             // An item may close the mailbox (the daemon stopping): the rest of its batch is dropped.
-            if isClosed { item.dropped?() } else { item.work() }
+            if isClosed { item.dropped?(.closed) } else { item.work() }
         }
         batch.removeAll(keepingCapacity: true)
     }
@@ -166,7 +188,7 @@ public final class LoopMailbox: @unchecked Sendable {
             head = 0
             return waiting
         }
-        for item in dropped { item.dropped?() }
+        for item in dropped { item.dropped?(.closed) }
     }
 
     /// Adds one to the eventfd's counter: the loop's poll sees it readable.

@@ -131,6 +131,27 @@ struct LoopMailboxTests {
         #expect(order.current == [1, 2, 3])
     }
 
+    /// A poster that outruns the loop is refused once `capacity` items wait, and the queue
+    /// takes work again as soon as the loop has run some.
+    @Test func aFullMailboxRefusesUntilTheLoopHasRunSome() throws {
+        let mailbox = try LoopMailbox(batchLimit: 4, capacity: 6)
+        let ran = Shared<[Int]>([])
+        let refused = Shared<[LoopMailbox.Drop]>([])
+        for index in 0..<8 {
+            mailbox.post({ ran.withValue { $0.append(index) } }, ifDropped: { drop in refused.withValue { $0.append(drop) } })
+        }
+        #expect(refused.current == [.full, .full])
+        #expect(mailbox.waitingCount == 6)
+        mailbox.runWaiting()
+        #expect(ran.current == [0, 1, 2, 3])
+        // Compacted on the next post: the two left and the new ones keep their order.
+        for index in 8..<12 { #expect(mailbox.post { ran.withValue { $0.append(index) } }) }
+        #expect(!mailbox.post {})
+        mailbox.runWaiting()
+        mailbox.runWaiting()
+        #expect(ran.current == [0, 1, 2, 3, 4, 5, 8, 9, 10, 11])
+    }
+
     final class Token: Sendable {}
 
     /// Closed, the mailbox runs nothing: what waits is dropped (its handler told, its closure
@@ -142,16 +163,16 @@ struct LoopMailboxTests {
         do {
             let token = Token()
             released = token
-            mailbox.post({ _ = token; told.withValue { $0.append("ran") } }, ifDropped: { told.withValue { $0.append("dropped") } })
+            mailbox.post({ _ = token; told.withValue { $0.append("ran") } }, ifDropped: { drop in told.withValue { $0.append("dropped \(drop)") } })
         }
         #expect(released != nil)
         mailbox.close()
-        #expect(told.current == ["dropped"])
+        #expect(told.current == ["dropped closed"])
         #expect(released == nil, "a dropped closure is released")
         mailbox.runWaiting()
-        #expect(told.current == ["dropped"])
-        #expect(mailbox.post({ told.withValue { $0.append("late") } }, ifDropped: { told.withValue { $0.append("refused") } }) == false)
-        #expect(told.current == ["dropped", "refused"])
+        #expect(told.current == ["dropped closed"])
+        #expect(mailbox.post({ told.withValue { $0.append("late") } }, ifDropped: { drop in told.withValue { $0.append("refused \(drop)") } }) == false)
+        #expect(told.current == ["dropped closed", "refused closed"])
         #expect(mailbox.pollDescriptor == -1)
         mailbox.close()
     }
@@ -160,14 +181,14 @@ struct LoopMailboxTests {
         var loop: EventLoop? = try EventLoop()
         let mailbox = try #require(loop?.mailbox)
         let dropped = Shared(false)
-        mailbox.post({}, ifDropped: { dropped.withValue { $0 = true } })
+        mailbox.post({}, ifDropped: { _ in dropped.withValue { $0 = true } })
         loop = nil
         #expect(mailbox.isClosed)
         #expect(dropped.current)
         // Posting from other threads after the loop went away neither crashes nor runs anything.
         let refused = Shared(0)
         startThreads(4) { _ in
-            for _ in 0..<100 { mailbox.post({}, ifDropped: { refused.withValue { $0 += 1 } }) }
+            for _ in 0..<100 { mailbox.post({}, ifDropped: { _ in refused.withValue { $0 += 1 } }) }
         }
         let limit = Date().addingTimeInterval(10)
         while refused.current < 400, Date() < limit { usleep(1000) }
@@ -234,5 +255,11 @@ struct LoopMailboxTests {
         ])
         #expect(!rig.names.contains("capture"))
         #expect(port.perform { _ in } == false)
+    }
+
+    @Test func aRequestRefusedForWantOfRoomSaysTheDaemonIsBusy() {
+        let request = APIRequest(id: .string("b"), command: .status)
+        #expect(Daemon.outcome(for: request, droppedBecause: .full).reply
+            == APIReply.failure(id: .string("b"), "shutter is busy: too many requests wait for its loop; try again later"))
     }
 }
