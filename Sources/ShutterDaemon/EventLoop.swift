@@ -228,11 +228,13 @@ public final class EventLoop {
             if readable { try dynamicSources[sourceIndex].handler() }
         }
         // After the inputs: posted work never goes before a press read in the same wake-up.
-        if pollSet[1].revents != 0 { mailbox.runWaiting() }
+        if pollSet[Self.mailboxSlot].revents != 0 { mailbox.runWaiting() }
         try handleDeadlineAndAfterWake()
     }
 
-    /// Where the watched descriptors start in the poll set: after the signal descriptor and the mailbox.
+    /// The poll set's fixed head: the signal descriptor (slot 0), the mailbox, then the watched
+    /// descriptors in order.
+    private static let mailboxSlot = 1
     private static let firstWatchSlot = 2
 
     private func handleDeadlineAndAfterWake() throws {
