@@ -55,7 +55,12 @@ public struct APIAccess: Hashable, Sendable {
         var entry = group()
         var found: UnsafeMutablePointer<group>?
         var buffer = [CChar](repeating: 0, count: 16 * 1024)
-        let result = getgrnam_r(name, &entry, &buffer, buffer.count, &found)
+        var result = getgrnam_r(name, &entry, &buffer, buffer.count, &found)
+        // ERANGE: a group with many members needs a larger buffer for their names.
+        while result == ERANGE, buffer.count < 1 << 22 {
+            buffer = [CChar](repeating: 0, count: buffer.count * 4)
+            result = getgrnam_r(name, &entry, &buffer, buffer.count, &found)
+        }
         guard result == 0, found != nil else {
             throw CommandFailure("--control-group \(name): no such group"
                 + (result != 0 ? " (\(Errno(rawValue: result)))" : "")

@@ -134,15 +134,33 @@ public enum UnixSocket {
         return nil
     }
 
+    /// The name of `user` in the user database, or nil when it has none.
+    ///
+    /// The corresponding C function is `getpwuid_r`.
+    static func userName(_ user: uid_t) -> String? {
+        var size = 4096
+        while size <= 1 << 20 {
+            var entry = passwd()
+            var found: UnsafeMutablePointer<passwd>?
+            var buffer = [CChar](repeating: 0, count: size)
+            // The entry's strings point into the buffer: the name is copied out while it is there.
+            let outcome = buffer.withUnsafeMutableBufferPointer { storage -> (CInt, String?) in
+                let result = getpwuid_r(user, &entry, storage.baseAddress!, storage.count, &found)
+                guard result == 0, found != nil, let name = entry.pw_name else { return (result, nil) }
+                return (0, String(cString: name))
+            }
+            guard outcome.0 == ERANGE else { return outcome.1 }
+            size *= 4
+        }
+        return nil
+    }
+
     /// The groups of `user` in the group database (its primary one included), or nil when the
     /// user has no name there.
     ///
-    /// The corresponding C functions are `getpwuid_r` and `getgrouplist`.
+    /// The corresponding C function is `getgrouplist` (the name from ``userName(_:)``).
     static func groups(ofUser user: uid_t, primaryGroup: gid_t) -> [gid_t]? {
-        var entry = passwd()
-        var found: UnsafeMutablePointer<passwd>?
-        var buffer = [CChar](repeating: 0, count: 4096)
-        guard getpwuid_r(user, &entry, &buffer, buffer.count, &found) == 0, found != nil, let name = entry.pw_name else { return nil }
+        guard let name = userName(user) else { return nil }
         var count: CInt = 64
         var groups = [gid_t](repeating: 0, count: Int(count))
         for _ in 0..<2 {

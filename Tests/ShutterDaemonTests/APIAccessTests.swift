@@ -98,6 +98,8 @@ func foreignGroup() -> gid_t {
         let groups = try #require(UnixSocket.groups(ofUser: getuid(), primaryGroup: getgid()))
         #expect(groups.contains(getgid()))
         #expect(UnixSocket.groups(ofUser: 4_000_000_000, primaryGroup: 0) == nil)
+        #expect(UnixSocket.userName(0) == "root")
+        #expect(UnixSocket.userName(4_000_000_000) == nil)
     }
 }
 
