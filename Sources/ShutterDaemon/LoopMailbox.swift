@@ -70,16 +70,17 @@ public final class LoopMailbox: @unchecked Sendable {
     public let batchLimit: Int
     /// Items that may wait at once.
     public let capacity: Int
-    private let lock = PThreadLock()
-    // Everything below is guarded by `lock`.
-    private var queue: [Item] = []
-    /// Where the unrun part of `queue` starts (the array is compacted when it is all run).
-    private var head = 0
-    /// The eventfd, or -1 once closed.
-    private var descriptor: CInt
     /// The batch being run, kept between wake-ups so a steady trickle allocates nothing; only
     /// the loop's thread touches it.
     private var batch: [Item] = []
+    private let lock = PThreadLock()
+    // Everything below is guarded by `lock`.
+    private var queue: [Item] = []
+    /// Where the unrun part of `queue` starts (the array is emptied when all is run, and
+    /// compacted by a post when most of it is).
+    private var head = 0
+    /// The eventfd, or -1 once closed.
+    private var descriptor: CInt
 
     /// Makes the mailbox and its eventfd (non-blocking, close-on-exec).
     ///
