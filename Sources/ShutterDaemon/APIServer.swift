@@ -49,6 +49,8 @@ public final class APIServer {
 
     public let path: String
     public let limits: Limits
+    /// Who may control and who may only look (``APIAccess``): checked before a request runs.
+    public let access: APIAccess
     private let listener: CInt
     private unowned let daemon: Daemon
     private var sessions: [CInt: Session] = [:]
@@ -77,8 +79,11 @@ public final class APIServer {
     /// A connected client.
     final class Session {
         let descriptor: CInt
-        /// The peer's user (SO_PEERCRED), nil when unknown.
-        let user: uid_t?
+        /// The peer's user and groups (SO_PEERCRED, SO_PEERGROUPS), nil when unknown.
+        let credentials: UnixSocket.PeerCredentials?
+        /// What the client may do, decided once when it connected.
+        let role: APIRole
+        var user: uid_t? { credentials?.user }
         /// Bytes received and not yet run; `consumed` of them are done.
         var input: [UInt8] = []
         var consumed = 0
@@ -96,9 +101,10 @@ public final class APIServer {
         /// Whole request lines in `input` not yet run.
         var lineCount = 0
 
-        init(descriptor: CInt, user: uid_t?, eventLimit: Int, now: Instant) {
+        init(descriptor: CInt, credentials: UnixSocket.PeerCredentials?, role: APIRole, eventLimit: Int, now: Instant) {
             self.descriptor = descriptor
-            self.user = user
+            self.credentials = credentials
+            self.role = role
             output = APIOutputQueue(eventLimit: eventLimit)
             lastActive = now
         }
@@ -115,12 +121,14 @@ public final class APIServer {
 
     /// Creates the socket at `path` and starts accepting on the daemon's loop.
     ///
+    /// - Parameter access: who controls; by default every client that can connect.
     /// - Throws: ``Failure`` when another daemon answers on `path`, `path` is not a socket, or its
     ///   directory cannot be written.
-    public init(path: String, daemon: Daemon, limits: Limits = Limits()) throws(Failure) {
+    public init(path: String, daemon: Daemon, limits: Limits = Limits(), access: APIAccess = .everyoneControls) throws(Failure) {
         self.path = path
         self.daemon = daemon
         self.limits = limits
+        self.access = access
         readsLeft = limits.requestsPerTurn
         listener = try UnixSocket.listen(at: path)
         reserveDescriptor = open("/dev/null", O_RDONLY | O_CLOEXEC)
@@ -207,7 +215,8 @@ public final class APIServer {
     }
 
     private func admit(_ descriptor: CInt) {
-        let user = UnixSocket.peerUser(descriptor)
+        let credentials = UnixSocket.peerCredentials(descriptor)
+        let user = credentials?.user
         if let user, user != 0, user != ownUser,
            sessions.values.lazy.filter({ $0.user == user }).count >= limits.clientsPerUser {
             refuse(descriptor, "too many clients for user \(user) (\(limits.clientsPerUser)); try again later")
@@ -218,7 +227,8 @@ public final class APIServer {
             return
         }
         let now = daemon.loop.clock.now
-        let session = Session(descriptor: descriptor, user: user, eventLimit: limits.subscriberQueueLimit, now: now)
+        let session = Session(descriptor: descriptor, credentials: credentials, role: access.role(of: credentials),
+                              eventLimit: limits.subscriberQueueLimit, now: now)
         sessions[descriptor] = session
         if nextIdleSweep == nil { nextIdleSweep = now + limits.idleTimeout }
         daemon.loop.watch(descriptor, events: Int16(POLLIN)) { [unowned self] events in
@@ -414,10 +424,16 @@ public final class APIServer {
         case .failure(let error):
             enqueueReply(APIReply.failure(id: error.id, CommandRefusal(.invalidRequest, error.message)), to: session)
         case .success(.subscribe(let id)):
-            // Events are the socket's to deliver, not a command of the daemon's.
+            // Events are the socket's to deliver, not a command of the daemon's; every role may follow them.
             session.subscribed = true
             enqueueReply(APIReply.success(id: id), to: session)
         case .success(.command(let request)):
+            // Checked here, in the transport, where the peer is known: execute() serves every
+            // transport and knows no clients.
+            if let refusal = access.refusal(of: request.command, for: session.role) {
+                enqueueReply(APIReply.failure(id: request.id, refusal), to: session)
+                return
+            }
             enqueueReply(APIReply.line(id: request.id, daemon.execute(request)), to: session)
         }
     }

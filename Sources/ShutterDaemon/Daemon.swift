@@ -18,6 +18,13 @@ public struct DaemonOptions: Sendable {
     public var socketPath: String?
     /// What API clients may cost the daemon (tests make the limits small).
     public var apiLimits = APIServer.Limits()
+    /// The group whose members (with root and the daemon's own user) control the daemon through
+    /// the API (`--control-group`); every other client may only `status` and `subscribe`.
+    /// nil: every client that can connect controls.
+    public var controlGroup: String?
+    /// Who controls, given outright instead of by ``controlGroup`` (tests: a control group
+    /// without the root and own-user exception).
+    var apiAccess: APIAccess?
     /// Whether the simulator chip's edges are read from standard input.
     public var readsSimulatorInput = true
     /// Whether event lines go to standard output.
@@ -184,8 +191,9 @@ public final class Daemon {
             }
         }
         if let path = options.socketPath ?? board.api.socket {
+            let access = try options.apiAccess ?? options.controlGroup.map(APIAccess.init(controlGroupNamed:)) ?? .everyoneControls
             do throws(APIServer.Failure) {
-                api = try APIServer(path: path, daemon: self, limits: options.apiLimits)
+                api = try APIServer(path: path, daemon: self, limits: options.apiLimits, access: access)
             } catch {
                 throw CommandFailure(error.description)
             }
@@ -364,6 +372,9 @@ public final class Daemon {
         // The unit's TimeoutStopSec= fits a stop that waits for no camera; this one may wait up
         // to `stopBound`, so systemd is told, and the bound follows the running board.
         notifier?.notify("STOPPING=1\nEXTEND_TIMEOUT_USEC=\(stopBound.rawValue / 1_000)")
+        // Work other threads posted and the loop has not run is refused (a submitted request is
+        // answered "stopping"), and so is any posted from now on.
+        loop.mailbox.close()
         interpreter.finish(at: loop.clock.now)
         saveState()
         state?.waitUntilSaved()

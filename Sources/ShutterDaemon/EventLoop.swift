@@ -9,7 +9,8 @@ import ShutterCore
 /// One poll() loop for everything: line descriptors, the camera, stdin, sockets, signals and one deadline.
 ///
 /// Handlers run on the loop's thread and must not block; slow work goes to a
-/// queue that reports back through a descriptor.
+/// queue that reports back through a descriptor. Other threads hand work in through
+/// ``mailbox`` (the one thread-safe part): it runs here, between inputs, a bounded batch per wake-up.
 ///
 /// A wake-up allocates nothing of the loop's own: the poll set, the watch order and the list a
 /// dynamic source fills are kept from one wake-up to the next, so a camera streaming at 30 fps
@@ -36,6 +37,10 @@ public final class EventLoop {
     private var dynamicScratch: [CInt] = []
     private let signalDescriptor: CInt
     private var stopped = false
+    /// Work posted from other threads (an HTTP server's, an MQTT client's), run on this loop's
+    /// thread after the wake-up's inputs, at most ``LoopMailbox/batchLimit`` items per wake-up.
+    /// Closed when the loop goes away (``Daemon/finish()`` closes it first): later posts are dropped.
+    public let mailbox: LoopMailbox
     /// The loop's clock: the system's CLOCK_MONOTONIC in the daemon, a virtual clock in tests.
     public let clock: any MonotonicClock
 
@@ -59,9 +64,14 @@ public final class EventLoop {
     /// signal is handled between inputs, never in the middle of one. SIGPIPE is
     /// ignored: a client that hangs up is seen as a failed write, not a dead daemon.
     ///
+    /// - Parameters:
+    ///   - clock: the loop's clock.
+    ///   - mailboxBatchLimit: the most posted work items one wake-up runs.
+    ///
     /// The corresponding C function is `signalfd`.
-    public init(clock: any MonotonicClock = SystemMonotonicClock()) throws {
+    public init(clock: any MonotonicClock = SystemMonotonicClock(), mailboxBatchLimit: Int = 64) throws {
         self.clock = clock
+        mailbox = try LoopMailbox(batchLimit: mailboxBatchLimit)
         var signals = sigset_t()
         sigemptyset(&signals)
         for signal in Self.handledSignals { sigaddset(&signals, signal) }
@@ -84,7 +94,10 @@ public final class EventLoop {
         }
     }
 
-    deinit { close(signalDescriptor) }
+    deinit {
+        mailbox.close()
+        close(signalDescriptor)
+    }
 
     /// Calls `handler` whenever `descriptor` is readable.
     public func watch(_ descriptor: CInt, handler: @escaping () throws -> Void) {
@@ -156,6 +169,7 @@ public final class EventLoop {
         }
         pollSet.removeAll(keepingCapacity: true)
         pollSet.append(pollfd(fd: signalDescriptor, events: Int16(POLLIN), revents: 0))
+        pollSet.append(pollfd(fd: mailbox.pollDescriptor, events: Int16(POLLIN), revents: 0))
         for descriptor in watchOrder {
             // watchOrder is rebuilt whenever watches changes, so every descriptor in it is watched.
             pollSet.append(pollfd(fd: descriptor, events: watches[descriptor]?.events ?? 0, revents: 0))
@@ -198,7 +212,7 @@ public final class EventLoop {
         // Handlers may watch or unwatch descriptors (which rebuilds watchOrder, not pollSet) and may
         // close and unwatch another descriptor of this round: each entry is looked up when its turn comes.
         let fixedEnd = dynamicStarts[0]
-        var index = 1
+        var index = Self.firstWatchSlot
         while index < fixedEnd {
             let entry = pollSet[index]
             index += 1
@@ -213,8 +227,15 @@ public final class EventLoop {
             }
             if readable { try dynamicSources[sourceIndex].handler() }
         }
+        // After the inputs: posted work never goes before a press read in the same wake-up.
+        if pollSet[Self.mailboxSlot].revents != 0 { mailbox.runWaiting() }
         try handleDeadlineAndAfterWake()
     }
+
+    /// The poll set's fixed head: the signal descriptor (slot 0), the mailbox, then the watched
+    /// descriptors in order.
+    private static let mailboxSlot = 1
+    private static let firstWatchSlot = 2
 
     private func handleDeadlineAndAfterWake() throws {
         if let deadline = nextDeadline() {

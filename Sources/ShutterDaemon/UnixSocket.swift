@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CShutterSystem
 import ShutterGPIO
 
 /// Unix stream sockets for the API: small typed calls over the C ones, errno kept.
@@ -73,16 +74,101 @@ public enum UnixSocket {
         return descriptor
     }
 
-    /// The user at the other end of a connected Unix socket, or nil when the kernel does not say.
+    /// Who is at the other end of a connected Unix socket, as the kernel recorded it when the
+    /// peer connected (a later setuid or newgrp of the peer does not change it).
+    public struct PeerCredentials: Hashable, Sendable {
+        public var pid: pid_t
+        public var user: uid_t
+        /// The primary group.
+        public var group: gid_t
+        /// The supplementary groups (may or may not repeat the primary one).
+        public var groups: [gid_t]
+
+        public init(pid: pid_t = 0, user: uid_t, group: gid_t, groups: [gid_t] = []) {
+            self.pid = pid
+            self.user = user
+            self.group = group
+            self.groups = groups
+        }
+
+        /// Whether the peer is in `group`, as its primary group or a supplementary one.
+        public func isMember(of group: gid_t) -> Bool {
+            self.group == group || groups.contains(group)
+        }
+    }
+
+    /// The credentials of the peer of a connected Unix socket, or nil when the kernel does not say.
+    ///
+    /// The groups come from `SO_PEERGROUPS` (Linux 4.13); when that fails (an older kernel),
+    /// from the group database for the peer's user (``groups(ofUser:primaryGroup:)``), which
+    /// may differ from what the peer's process holds (a group joined since it logged in).
     ///
     /// The corresponding C call is `getsockopt(SO_PEERCRED)`, which fills a `struct ucred`
     /// (`pid`, `uid`, `gid`; Glibc's module leaves the struct out, its layout is three 32-bit fields).
-    static func peerUser(_ descriptor: CInt) -> uid_t? {
+    static func peerCredentials(_ descriptor: CInt) -> PeerCredentials? {
         var credentials: (pid: Int32, uid: UInt32, gid: UInt32) = (0, 0, 0)
         var size = socklen_t(MemoryLayout.size(ofValue: credentials))
         guard getsockopt(descriptor, SOL_SOCKET, SO_PEERCRED, &credentials, &size) == 0,
               size == socklen_t(MemoryLayout.size(ofValue: credentials)) else { return nil }
-        return uid_t(credentials.uid)
+        let user = uid_t(credentials.uid), group = gid_t(credentials.gid)
+        let groups = peerGroups(descriptor) ?? Self.groups(ofUser: user, primaryGroup: group) ?? []
+        return PeerCredentials(pid: pid_t(credentials.pid), user: user, group: group, groups: groups)
+    }
+
+    /// The supplementary groups of the peer of a connected Unix socket, or nil when the kernel
+    /// does not say (older than 4.13).
+    ///
+    /// The corresponding C call is `getsockopt(SO_PEERGROUPS)`; a buffer too small fails with
+    /// `ERANGE` and says the size it needs.
+    static func peerGroups(_ descriptor: CInt) -> [gid_t]? {
+        var groups = [gid_t](repeating: 0, count: 64)
+        for _ in 0..<2 {
+            var size = socklen_t(groups.count * MemoryLayout<gid_t>.size)
+            let result = groups.withUnsafeMutableBytes {
+                getsockopt(descriptor, SOL_SOCKET, CShutterSystem_SO_PEERGROUPS, $0.baseAddress, &size)
+            }
+            if result == 0 { return Array(groups.prefix(Int(size) / MemoryLayout<gid_t>.size)) }
+            guard errno == ERANGE else { return nil }
+            groups = [gid_t](repeating: 0, count: Int(size) / MemoryLayout<gid_t>.size + 8)
+        }
+        return nil
+    }
+
+    /// The name of `user` in the user database, or nil when it has none.
+    ///
+    /// The corresponding C function is `getpwuid_r`.
+    static func userName(_ user: uid_t) -> String? {
+        var size = 4096
+        while size <= 1 << 20 {
+            var entry = passwd()
+            var found: UnsafeMutablePointer<passwd>?
+            var buffer = [CChar](repeating: 0, count: size)
+            // The entry's strings point into the buffer: the name is copied out while it is there.
+            let outcome = buffer.withUnsafeMutableBufferPointer { storage -> (CInt, String?) in
+                let result = getpwuid_r(user, &entry, storage.baseAddress!, storage.count, &found)
+                guard result == 0, found != nil, let name = entry.pw_name else { return (result, nil) }
+                return (0, String(cString: name))
+            }
+            guard outcome.0 == ERANGE else { return outcome.1 }
+            size *= 4
+        }
+        return nil
+    }
+
+    /// The groups of `user` in the group database (its primary one included), or nil when the
+    /// user has no name there.
+    ///
+    /// The corresponding C function is `getgrouplist` (the name from ``userName(_:)``).
+    static func groups(ofUser user: uid_t, primaryGroup: gid_t) -> [gid_t]? {
+        guard let name = userName(user) else { return nil }
+        var count: CInt = 64
+        var groups = [gid_t](repeating: 0, count: Int(count))
+        for _ in 0..<2 {
+            // On -1 count is the number needed.
+            if getgrouplist(name, primaryGroup, &groups, &count) >= 0 { return Array(groups.prefix(Int(count))) }
+            groups = [gid_t](repeating: 0, count: Int(count))
+        }
+        return nil
     }
 
     /// Whether a daemon answers on `path` (a connect succeeds).

@@ -42,6 +42,12 @@ let commands: [Command] = [
         left: by default $STATE_DIRECTORY (set by systemd) or ~/.local/state/shutter,
         file BOARDNAME.controls.json.
 
+        With --socket (or the board's api.socket) it serves the local API (shutter status, ctl,
+        events, reload). Anyone who can open the socket (mode 0660) controls, unless
+        --control-group NAME is given: then root, the daemon's own user and the members of NAME
+        control, and every other client may only status and subscribe (any other command is
+        refused with "permission denied"). Roles come from the peer's credentials on the socket.
+
         Without --board: /etc/shutter/board.json when it exists (Deploy/install.sh puts it
         there), else the simulator board: Boards/simulator.json of the checkout the binary was
         built in (looked for up to 5 directories above the binary), else
@@ -64,7 +70,9 @@ let commands: [Command] = [
                   OptionSpec(name: "--state", valueName: "FILE", help: "keep control values in FILE"),
                   OptionSpec(name: "--no-state", valueName: nil, help: "start from the board's initial values and save nothing"),
                   OptionSpec(name: "--socket", valueName: "PATH",
-                             help: "serve the local API on this Unix socket (default: the board's api.socket; none without)")],
+                             help: "serve the local API on this Unix socket (default: the board's api.socket; none without)"),
+                  OptionSpec(name: "--control-group", valueName: "NAME",
+                             help: "API clients in group NAME (and root, the daemon's user) control; others may only status and subscribe")],
         required: []), run: runDaemon),
     Command(spec: CommandSpec(
         name: "status", summary: "Ask a running daemon how it is: board, camera, controls, counters, last photo.",

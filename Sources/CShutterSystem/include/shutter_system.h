@@ -1,13 +1,26 @@
 #ifndef SHUTTER_SYSTEM_H
 #define SHUTTER_SYSTEM_H
 // Linux headers the Glibc module does not bring into Swift: the event loop
-// receives SIGINT/SIGTERM through a signalfd.
+// receives SIGINT/SIGTERM through a signalfd and work from other threads through an eventfd;
+// the API asks a socket's peer for its groups.
 #include <signal.h>
+#include <sys/eventfd.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/timex.h>
 
 static const int CShutterSystem_SFD_CLOEXEC = SFD_CLOEXEC;
 static const int CShutterSystem_SFD_NONBLOCK = SFD_NONBLOCK;
+static const int CShutterSystem_EFD_CLOEXEC = EFD_CLOEXEC;
+static const int CShutterSystem_EFD_NONBLOCK = EFD_NONBLOCK;
+
+// SO_PEERGROUPS (Linux 4.13): the supplementary groups of a Unix socket's peer. Older C
+// headers lack the name; 59 is its value in asm-generic/socket.h (arm, arm64, x86).
+#ifdef SO_PEERGROUPS
+static const int CShutterSystem_SO_PEERGROUPS = SO_PEERGROUPS;
+#else
+static const int CShutterSystem_SO_PEERGROUPS = 59;
+#endif
 
 // Whether the kernel's clock is synchronised (by NTP, chrony, systemd-timesyncd or a GPS/PPS
 // source): adjtimex succeeds without TIME_ERROR and STA_UNSYNC is clear. Needs no daemon, no D-Bus.
