@@ -89,6 +89,8 @@ public struct CaptureStateMachine: Sendable {
     /// interval is measured), and a stream stopped between shots (`keepStreaming` off) lives
     /// only for its warm-up and one frame.
     private var warmingUp = false
+    /// Frames kept since the stream started (past its warm-up).
+    private var framesPastWarmup = 0
 
     /// How long a camera may take to send its first frame after it starts (webcams meter and
     /// negotiate USB bandwidth first; an emulated one is slower still) before it counts as stalled.
@@ -135,9 +137,12 @@ public struct CaptureStateMachine: Sendable {
         startOverdueReported = false
     }
 
-    /// The silence allowed now: ``startupGrace`` until the first frame past the warm-up, then ``stallLimit``.
+    /// The silence allowed now: ``startupGrace`` until the first frame past the warm-up, and
+    /// until the second while the frame interval is unknown (a camera without a board rate
+    /// measures it from its frames, and one frame tells nothing: a slow camera is not a stalled
+    /// one); then ``stallLimit``.
     private var currentStallLimit: Nanoseconds {
-        warmingUp ? max(stallLimit, Self.startupGrace) : stallLimit
+        warmingUp || (frameInterval == nil && framesPastWarmup < 2) ? max(stallLimit, Self.startupGrace) : stallLimit
     }
 
     /// The camera started streaming at `now`; its first `warmupFrames` frames are skipped while
@@ -150,6 +155,7 @@ public struct CaptureStateMachine: Sendable {
         warmupRemaining = max(0, warmupFrames)
         lastArrival = now
         warmingUp = true
+        framesPastWarmup = 0
     }
 
     /// The camera stopped (or went away): frames held are gone; presses still waiting are
@@ -174,6 +180,7 @@ public struct CaptureStateMachine: Sendable {
             return (false, [])
         }
         warmingUp = false
+        framesPastWarmup += 1
         if held.count >= ringCapacity { held.removeFirst(held.count - ringCapacity + 1) }
         held.append(stamp)
         var actions: [Action] = []
