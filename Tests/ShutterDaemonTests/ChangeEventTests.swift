@@ -15,13 +15,19 @@ import ShutterCore
         APIReply.line(id: nil, rig.daemon.execute(APIRequest(id: nil, command: command)))
     }
 
-    @Test func aReloadThatNarrowsRangesSendsEveryValueItChanged() throws {
+    /// A rig whose board is read from a file, so it can be reloaded: the rig, the file's path and
+    /// the board's text (the caller writes it, as it is or edited).
+    func reloadableRig() throws -> (rig: TestRig, file: String, board: String) {
         var options = DaemonOptions()
         let file = "/tmp/sdt-board-\(UUID().uuidString.prefix(8)).json"
         options.boardPath = file
         let rig = try TestRig(options: options)
+        return (rig, file, TestRig.simulatorBoard.replacingOccurrences(of: "PHOTOS", with: rig.directory + "/photos"))
+    }
+
+    @Test func aReloadThatNarrowsRangesSendsEveryValueItChanged() throws {
+        let (rig, file, board) = try reloadableRig()
         defer { rig.close(); try? FileManager.default.removeItem(atPath: file) }
-        let board = TestRig.simulatorBoard.replacingOccurrences(of: "PHOTOS", with: rig.directory + "/photos")
         try board.write(toFile: file, atomically: true, encoding: .utf8)
         #expect(run(rig, .set(control: "zoom", to: .value(6))).contains("\"ok\": true"))
         #expect(run(rig, .set(control: "filter", to: .title("Warm"))).contains("\"ok\": true"))
@@ -46,12 +52,8 @@ import ShutterCore
 
     /// A reload that disables the current control says so, and which control is current now.
     @Test func aReloadThatDisablesTheCurrentControlSaysSo() throws {
-        var options = DaemonOptions()
-        let file = "/tmp/sdt-board-\(UUID().uuidString.prefix(8)).json"
-        options.boardPath = file
-        let rig = try TestRig(options: options)
+        let (rig, file, board) = try reloadableRig()
         defer { rig.close(); try? FileManager.default.removeItem(atPath: file) }
-        let board = TestRig.simulatorBoard.replacingOccurrences(of: "PHOTOS", with: rig.directory + "/photos")
         try board.replacingOccurrences(of: "\"step\": 0.5, \"initial\": 1}", with: "\"step\": 0.5, \"initial\": 1, \"enabled\": false}")
             .write(toFile: file, atomically: true, encoding: .utf8)
         let start = rig.lines.count
