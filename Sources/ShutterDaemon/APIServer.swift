@@ -130,7 +130,7 @@ public final class APIServer {
         self.limits = limits
         self.access = access
         readsLeft = limits.requestsPerTurn
-        listener = try UnixSocket.listen(at: path)
+        listener = try UnixSocket.listen(at: path, mode: access.socketMode)
         reserveDescriptor = open("/dev/null", O_RDONLY | O_CLOEXEC)
         daemon.loop.watch(listener) { [unowned self] in acceptClients() }
         daemon.observeEvents { [unowned self] event in broadcast(event.line) }
@@ -209,13 +209,21 @@ public final class APIServer {
     }
 
     private func refuse(_ descriptor: CInt, _ message: String) {
-        let line = APIReply.failure(id: nil, CommandRefusal(.busy, message)) + "\n"
+        refuse(descriptor, CommandRefusal(.busy, message))
+    }
+
+    private func refuse(_ descriptor: CInt, _ refusal: CommandRefusal) {
+        let line = APIReply.failure(id: nil, refusal) + "\n"
         _ = line.withCString { send(descriptor, $0, strlen($0), Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
         Glibc.close(descriptor)
     }
 
     private func admit(_ descriptor: CInt) {
         let credentials = UnixSocket.peerCredentials(descriptor)
+        guard let role = access.role(of: credentials) else {
+            refuse(descriptor, access.refusalToConnect(credentials))
+            return
+        }
         let user = credentials?.user
         if let user, user != 0, user != ownUser,
            sessions.values.lazy.filter({ $0.user == user }).count >= limits.clientsPerUser {
@@ -227,7 +235,7 @@ public final class APIServer {
             return
         }
         let now = daemon.loop.clock.now
-        let session = Session(descriptor: descriptor, credentials: credentials, role: access.role(of: credentials),
+        let session = Session(descriptor: descriptor, credentials: credentials, role: role,
                               eventLimit: limits.subscriberQueueLimit, now: now)
         sessions[descriptor] = session
         if nextIdleSweep == nil { nextIdleSweep = now + limits.idleTimeout }

@@ -22,6 +22,10 @@ public struct DaemonOptions: Sendable {
     /// the API (`--control-group`); every other client may only `status` and `subscribe`.
     /// nil: every client that can connect controls.
     public var controlGroup: String?
+    /// With ``controlGroup``: the group whose members may only `status` and `subscribe`
+    /// (`--view-group`); clients in neither group are refused. nil: every other client that can
+    /// connect looks.
+    public var viewGroup: String?
     /// Who controls, given outright instead of by ``controlGroup`` (tests: a control group
     /// without the root and own-user exception).
     var apiAccess: APIAccess?
@@ -191,7 +195,7 @@ public final class Daemon {
             }
         }
         if let path = options.socketPath ?? board.api.socket {
-            let access = try options.apiAccess ?? options.controlGroup.map(APIAccess.init(controlGroupNamed:)) ?? .everyoneControls
+            let access = try options.apiAccess ?? APIAccess(controlGroupNamed: options.controlGroup, viewGroupNamed: options.viewGroup)
             do throws(APIServer.Failure) {
                 api = try APIServer(path: path, daemon: self, limits: options.apiLimits, access: access)
             } catch {

@@ -184,11 +184,12 @@ public enum UnixSocket {
         }
     }
 
-    /// Binds a listening socket at `path`, mode 0660: a stale socket file (nothing answers) is
-    /// replaced; a live one, or a file that is not a socket, is refused.
+    /// Binds a listening socket at `path` with the file mode `mode` (0660: the daemon's group may
+    /// connect): a stale socket file (nothing answers) is replaced; a live one, or a file that is
+    /// not a socket, is refused.
     ///
     /// The corresponding C functions are `bind` and `listen`.
-    static func listen(at path: String, backlog: CInt = 128) throws(APIServer.Failure) -> CInt {
+    static func listen(at path: String, mode: mode_t = 0o660, backlog: CInt = 128) throws(APIServer.Failure) -> CInt {
         var info = stat()
         if lstat(path, &info) == 0 {
             guard info.st_mode & S_IFMT == S_IFSOCK else {
@@ -209,8 +210,9 @@ public enum UnixSocket {
         } catch {
             throw APIServer.Failure(error.description)
         }
-        // The socket file gets its mode from the umask at bind(): 0660, the service's group may talk to it.
-        let oldMask = umask(0o117)
+        // The socket file gets its mode from the umask at bind(), so it is never more open than
+        // `mode`, even for the moment before the chmod below.
+        let oldMask = umask(~mode & 0o777)
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                 bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
@@ -223,7 +225,7 @@ public enum UnixSocket {
             throw APIServer.Failure("\(path): cannot create the API socket: \(bindErrno)"
                 + (bindErrno.rawValue == ENOENT ? " (its directory does not exist)" : ""))
         }
-        chmod(path, 0o660)
+        chmod(path, mode)
         guard Glibc.listen(descriptor, backlog) == 0 else {
             let error = Errno.current
             close(descriptor)

@@ -46,7 +46,10 @@ let commands: [Command] = [
         events, reload). Anyone who can open the socket (mode 0660) controls, unless
         --control-group NAME is given: then root, the daemon's own user and the members of NAME
         control, and every other client may only status and subscribe (any other command is
-        refused with "permission denied"). Roles come from the peer's credentials on the socket.
+        refused with "permission denied"). With --view-group NAME2 too, only the members of NAME2
+        may status and subscribe, every other client is refused when it connects, and the socket
+        file is mode 0666 (the credentials decide). Roles come from the peer's credentials on the
+        socket. The installed service runs with --control-group shutter --view-group shutter-view.
 
         Without --board: /etc/shutter/board.json when it exists (Deploy/install.sh puts it
         there), else the simulator board: Boards/simulator.json of the checkout the binary was
@@ -72,7 +75,9 @@ let commands: [Command] = [
                   OptionSpec(name: "--socket", valueName: "PATH",
                              help: "serve the local API on this Unix socket (default: the board's api.socket; none without)"),
                   OptionSpec(name: "--control-group", valueName: "NAME",
-                             help: "API clients in group NAME (and root, the daemon's user) control; others may only status and subscribe")],
+                             help: "API clients in group NAME (and root, the daemon's user) control; others may only status and subscribe"),
+                  OptionSpec(name: "--view-group", valueName: "NAME",
+                             help: "with --control-group: only clients in group NAME may status and subscribe; the rest are refused")],
         required: []), run: runDaemon),
     Command(spec: CommandSpec(
         name: "status", summary: "Ask a running daemon how it is: board, camera, controls, counters, last photo.",

@@ -16,6 +16,7 @@ func runDaemon(_ arguments: ParsedArguments) throws -> Int32 {
     options.keepsState = !arguments.has("--no-state")
     options.socketPath = arguments.value("--socket")
     options.controlGroup = arguments.value("--control-group")
+    options.viewGroup = arguments.value("--view-group")
     options.explains = arguments.has("--explain")
     let input = board.chip == .simulator ? SimulatorInputKind.of() : .trace
     if board.chip == .simulator, input != .trace {

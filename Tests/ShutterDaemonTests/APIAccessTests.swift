@@ -67,14 +67,53 @@ func foreignGroup() -> gid_t {
         #expect(Self.access.refusal(of: .set(control: "zoom", to: .index(1)), for: .view)?.message.hasPrefix("permission denied: set needs") == true)
     }
 
+    static let withViewers = APIAccess(controlGroup: shutter, viewGroup: .init(name: "shutter-view", id: 991),
+                                       privilegedUsers: [0, 1000])
+
+    @Test(arguments: [
+        (UnixSocket.PeerCredentials(user: 0, group: 0), APIRole?.some(.control)),
+        (UnixSocket.PeerCredentials(user: 1001, group: 100, groups: [990]), .control),
+        (UnixSocket.PeerCredentials(user: 1001, group: 100, groups: [27, 991]), .view),
+        (UnixSocket.PeerCredentials(user: 1001, group: 991, groups: []), .view),
+        (UnixSocket.PeerCredentials(user: 1001, group: 100, groups: [27, 44]), nil),
+    ])
+    func withAViewGroupOnlyItsMembersLook(peer: UnixSocket.PeerCredentials, role: APIRole?) {
+        #expect(Self.withViewers.role(of: peer) == role)
+    }
+
+    @Test func withAViewGroupUnknownCredentialsAreRefusedAndTheSocketIsOpenToAll() {
+        #expect(Self.withViewers.role(of: nil) == nil)
+        #expect(Self.withViewers.socketMode == 0o666)
+        #expect(Self.access.socketMode == 0o660)
+        #expect(APIAccess.everyoneControls.socketMode == 0o660)
+        #expect(Self.withViewers.refusalToConnect(UnixSocket.PeerCredentials(user: 1001, group: 100))
+            == CommandRefusal(.forbidden, "permission denied: user 1001 is in neither group shutter nor shutter-view; ask to be added to one"))
+    }
+
+    @Test func aViewGroupWithoutAControlGroupIsRefused() {
+        #expect(APIAccess(controlGroup: nil, viewGroup: .init(name: "shutter-view", id: 991)).viewGroup == nil)
+        #expect {
+            try APIAccess(controlGroupNamed: nil, viewGroupNamed: "root")
+        } throws: { error in
+            "\(error)".contains("--view-group root needs --control-group")
+        }
+    }
+
     @Test func aControlGroupIsFoundByName() throws {
         let root = try APIAccess(controlGroupNamed: "root")
         #expect(root.controlGroup == APIAccess.Group(name: "root", id: 0))
         #expect(root.privilegedUsers == [0, getuid()])
+        #expect(root.viewGroup == nil)
+        #expect(try APIAccess(controlGroupNamed: "root", viewGroupNamed: "root").viewGroup == APIAccess.Group(name: "root", id: 0))
         #expect {
             try APIAccess(controlGroupNamed: "no-such-shutter-group")
         } throws: { error in
             "\(error)".contains("--control-group no-such-shutter-group: no such group")
+        }
+        #expect {
+            try APIAccess(controlGroupNamed: "root", viewGroupNamed: "no-such-shutter-group")
+        } throws: { error in
+            "\(error)".contains("--view-group no-such-shutter-group: no such group")
         }
     }
 }
@@ -140,6 +179,34 @@ func foreignGroup() -> gid_t {
         #expect(try client.call("{\"cmd\":\"set\",\"control\":\"zoom\",\"value\":2}")["ok"] == .bool(true))
         #expect(try client.call("{\"cmd\":\"capture\"}")["ok"] == .bool(true))
         #expect(rig.lines.contains { $0.name == "capture" && $0.line.contains("\"action\": \"remote\"") })
+    }
+
+    @Test func withAViewGroupAClientInNeitherGroupIsRefusedAtOnceAndTheSocketIsOpenToAll() throws {
+        var options = DaemonOptions()
+        options.apiAccess = APIAccess(controlGroup: .init(name: "shutter-test", id: foreignGroup()),
+                                      viewGroup: .init(name: "shutter-test-view", id: foreignGroup() + 1), privilegedUsers: [])
+        let rig = try TestRig(options: options, api: true)
+        defer { rig.close() }
+        var info = stat()
+        #expect(stat(rig.socketPath, &info) == 0)
+        #expect(info.st_mode & 0o777 == 0o666)
+        let client = try TestClient(rig)
+        let refusal = try client.call("{\"cmd\":\"status\"}")
+        #expect(refusal["ok"] == .bool(false))
+        #expect(refusal["kind"] == .string("forbidden"))
+        #expect(refusal["error"] == .string("permission denied: user \(getuid()) is in neither group shutter-test nor shutter-test-view; ask to be added to one"))
+    }
+
+    @Test func withAViewGroupItsMemberMayOnlyAskAndListen() throws {
+        var options = DaemonOptions()
+        options.apiAccess = APIAccess(controlGroup: .init(name: "shutter-test", id: foreignGroup()),
+                                      viewGroup: .init(name: "shutter-test-view", id: getgid()), privilegedUsers: [])
+        let rig = try TestRig(options: options, api: true)
+        defer { rig.close() }
+        let client = try TestClient(rig)
+        #expect(try client.call("{\"cmd\":\"status\"}")["ok"] == .bool(true))
+        #expect(try client.call("{\"cmd\":\"capture\"}")["kind"] == .string("forbidden"))
+        #expect(try client.call("{\"cmd\":\"subscribe\"}")["ok"] == .bool(true))
     }
 
     @Test func anUnknownControlGroupStopsTheDaemonFromStarting() throws {
