@@ -13,7 +13,10 @@
 #   /usr/local/share/shutter/boards/        the shipped boards (`shutter run` falls back
 #                                           to simulator.json there when /etc has none)
 #   /etc/udev/rules.d/99-shutter.rules      GPIO chips to group gpio, cameras to video
-#   user and group 'shutter' (in gpio, video), /var/lib/shutter
+#   user and group 'shutter' (in gpio, video), /var/lib/shutter; group 'shutter-view'
+#                                           (the API: members of shutter control, members of
+#                                           shutter-view may only status and follow events:
+#                                           usermod -aG shutter-view USER)
 #   /etc/systemd/system/shutter.service     enabled and started; restarted on upgrade
 #   .../shutter.service.d/photos.conf       ReadWritePaths= and RequiresMountsFor= the
 #                                           board's photo directory
@@ -121,7 +124,7 @@ else
 fi
 
 # ---- user, groups, udev ---------------------------------------------------------------
-for group in gpio video; do getent group $group > /dev/null || { groupadd --system $group; note "created group $group"; }; done
+for group in gpio video shutter-view; do getent group $group > /dev/null || { groupadd --system $group; note "created group $group"; }; done
 if ! id shutter > /dev/null 2>&1; then
   useradd --system --home-dir /var/lib/shutter --no-create-home --shell /usr/sbin/nologin -G gpio,video shutter
   note "created user shutter"

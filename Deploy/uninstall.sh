@@ -9,7 +9,7 @@
 # unit and its drop-in), the saved control values and /etc/shutter/board.json when it
 # is the one installed. Kept: the photos (by default under /var/lib/shutter/photos), a
 # board.json you edited, the user 'shutter' (it owns the photos). --purge also removes
-# /etc/shutter and the user and group 'shutter' (also after a plain uninstall: run it then to
+# /etc/shutter, the user and group 'shutter' and the group 'shutter-view' (also after a plain uninstall: run it then to
 # finish the job); photos stay, owned by their numeric uid.
 set -euo pipefail
 purge=no
@@ -54,6 +54,7 @@ if [ $purge = yes ]; then
   rm -rf /etc/shutter
   if id shutter > /dev/null 2>&1; then userdel shutter && note "removed user shutter"; fi
   getent group shutter > /dev/null && groupdel shutter 2> /dev/null || true
+  getent group shutter-view > /dev/null && groupdel shutter-view && note "removed group shutter-view" || true
 fi
 [ -d /etc/shutter ] && note "kept /etc/shutter (your edited board)"
 photos=$(find /var/lib/shutter -type f 2> /dev/null | wc -l)

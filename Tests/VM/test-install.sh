@@ -38,6 +38,8 @@ check "the binary, board, shared simulator board, udev rule and unit are install
   test -x /usr/local/bin/shutter -a -f /etc/shutter/board.json -a -f /usr/local/share/shutter/boards/simulator.json \
     -a -f /etc/udev/rules.d/99-shutter.rules -a -f /etc/systemd/system/shutter.service
 check "user shutter exists, in groups gpio and video" bash -c "id -nG shutter | grep -qw gpio && id -nG shutter | grep -qw video"
+check "group shutter-view exists (the API's watchers), and the unit gives it to --view-group" \
+  bash -c "getent group shutter-view > /dev/null && grep -q -- '--control-group shutter --view-group shutter-view' /etc/systemd/system/shutter.service"
 check "the photo directory /var/lib/shutter/photos belongs to shutter" [ "$(stat -c %U /var/lib/shutter/photos 2>/dev/null)" = shutter ]
 check "the service was enabled and started" grep -qx "systemctl enable --now shutter" "$work/systemctl.log"
 # No udev runs in the guest, so the devices are still root's: the check must say so.
@@ -167,4 +169,5 @@ check "the edited board was kept by the plain uninstall" grep -q "edited before 
 "$repo/Deploy/uninstall.sh" --purge > "$work/purge.out" 2>&1; status=$?
 check "uninstall --purge after a plain uninstall still purges: exit $status, user shutter and /etc/shutter gone, photos kept: $(tail -n 1 "$work/purge.out")" \
   bash -c "[ $status = 0 ] && ! id shutter > /dev/null 2>&1 && [ ! -e /etc/shutter ] && [ -f /var/lib/shutter/photos/IMG_1.jpg ]"
+check "uninstall --purge removes group shutter-view" bash -c "! getent group shutter-view > /dev/null"
 finish
