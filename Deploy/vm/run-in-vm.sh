@@ -53,6 +53,15 @@
 # VM_VIMC=1: vimc (CONFIG_VIDEO_VIMC is unset too), built once the same way. libcamera in
 # the guest needs libcamera0.0.3, libcamera-ipa, libcamera-tools, libcamera-v4l2 and udev on
 # the host (Deploy/setup.sh).
+#
+# VM_SYSTEMD=1: the guest boots systemd as PID 1 (the host's own, from its /; not with --root,
+# VM_UVC or VM_VIMC), so units run as on a rig: sandboxes (DevicePolicy=, DeviceAllow=,
+# RestrictAddressFamilies=...), sd_notify, the watchdog, stop timeouts, udev rules. COMMAND is
+# the unit vm-command.service (root, no sandbox), started once basic.target is up; its output
+# goes to the console and its exit status is ours, as without systemd. The guest also has the
+# DMA heaps (/dev/dma_heap/system), which Debian's kernel leaves out (CONFIG_DMABUF_HEAPS is
+# unset): drivers/dma-buf/dma-heap.c and heaps/system_heap.c from linux-source, built once into
+# one module, dma-heaps.ko, and loaded before COMMAND runs.
 set -euo pipefail
 
 share=$PWD
@@ -74,6 +83,12 @@ case "$share$rootfs" in *[[:space:],]*) echo "run-in-vm: the share and root path
 if [ "$rootfs" != / ]; then
   [ -x "$rootfs/bin/bash" ] || { echo "run-in-vm: --root $rootfs: no bin/bash there (make it with Deploy/debian13-root.sh --make)" >&2; exit 2; }
   [ "${VM_UVC:-0}" = 1 ] && { echo "run-in-vm: VM_UVC=1 runs with the host's / only (its feeder is built on the host), not with --root" >&2; exit 2; }
+fi
+systemd_init=${VM_SYSTEMD:-0}
+if [ "$systemd_init" = 1 ]; then
+  [ "$rootfs" = / ] && [ "${VM_UVC:-0}" != 1 ] && [ "${VM_VIMC:-0}" != 1 ] ||
+    { echo "run-in-vm: VM_SYSTEMD=1 boots the host's systemd, without --root, VM_UVC or VM_VIMC" >&2; exit 2; }
+  [ -x /lib/systemd/systemd ] || { echo "run-in-vm: VM_SYSTEMD=1 needs systemd on the host (apt-get install systemd)" >&2; exit 255; }
 fi
 
 kver=${VM_KVER:-$(ls /boot/vmlinuz-* 2>/dev/null | sed 's|/boot/vmlinuz-||' | sort -V | tail -n 1)}
@@ -150,6 +165,28 @@ if [ "${VM_VIMC:-0}" = 1 ] && [ ! -f "$cache/vimc/vimc.ko" ]; then
   )
   rm -f "$cache"/linux-source*.deb
 fi
+# ---- dma-heaps.ko, built once per kernel when VM_SYSTEMD=1 ------------------------
+# Debian's kernel has no DMA heaps (CONFIG_DMABUF_HEAPS is a bool, unset). The core and the
+# system heap build out of tree as one module: both files included into one, their initcalls
+# run in order from its module_init (the core has no exports to link against).
+if [ "$systemd_init" = 1 ] && [ ! -f "$cache/dma-heaps/dma-heaps.ko" ]; then
+  echo "run-in-vm: building dma-heaps.ko for $kver (once)" >&2
+  src=$(linux_source)
+  rm -rf "$cache/dma-heaps" && mkdir -p "$cache/dma-heaps"
+  tar -xJf "$src" -C "$cache/dma-heaps" --strip-components=1 --wildcards \
+    '*/drivers/dma-buf/dma-heap.c' '*/drivers/dma-buf/heaps/system_heap.c' '*/include/linux/dma-heap.h' '*/include/uapi/linux/dma-heap.h'
+  (
+    cd "$cache/dma-heaps"
+    sed '/^subsys_initcall(dma_heap_init);/d' drivers/dma-buf/dma-heap.c > dma-heap-core.c
+    sed '/^module_init(system_heap_create);/d' drivers/dma-buf/heaps/system_heap.c > system-heap.c
+    printf '%s\n' '#include "dma-heap-core.c"' '#include "system-heap.c"' \
+      'static int __init dma_heaps_init(void) { int ret = dma_heap_init(); return ret ? ret : system_heap_create(); }' \
+      'module_init(dma_heaps_init);' 'MODULE_IMPORT_NS(DMA_BUF);' > dma-heaps.c
+    printf 'obj-m := dma-heaps.o\nccflags-y := -I$(src)/include\n' > Kbuild
+    make -C "/lib/modules/$kver/build" M="$PWD" modules > build.log 2>&1 || { cat build.log >&2; exit 1; }
+  ) || { rm -rf "$cache/dma-heaps"; exit 255; }
+  rm -f "$cache"/linux-source*.deb
+fi
 # The kernel, uncompressed once: under TCG, booting a bare vmlinux through PVH saves
 # seconds of XZ decompression on every run.
 kernel=$cache/vmlinux
@@ -201,6 +238,14 @@ if [ -n "$VMCACHE" ]; then
   mkdir -p "/root$VMCACHE" && mount -t 9p -o $opts,ro vmcache "/root$VMCACHE" || fail "mount module cache"
 fi
 cp /control/command.sh /root/run/command.sh
+if [ "$SYSTEMD" = 1 ]; then   # VM_SYSTEMD=1: the command is a unit; systemd powers off after it
+  mkdir -p /root/run/vm-control /root/run/systemd/system && mount --move /control /root/run/vm-control
+  cp /root/run/vm-control/vm-command.service /root/run/vm-control/vm-command.target /root/run/systemd/system/
+  # The host may be a container (/.dockerenv): systemd would think the guest is one too and
+  # ignore the kernel's command line. The guest is a machine.
+  rm -f /root/.dockerenv
+  exec switch_root /root /lib/systemd/systemd --unit=vm-command.target --show-status=0
+fi
 chroot /root /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 \
   PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:/opt/swift/usr/bin \
   /bin/bash /run/command.sh < /dev/null
@@ -213,6 +258,38 @@ chmod +x "$run/initrd/init"
 printf 'SHARE=%q\n' "$share" > "$run/control/env"
 vmcache=; [ "$rootfs" != / ] && vmcache=$cache
 printf 'VMCACHE=%q\n' "$vmcache" >> "$run/control/env"
+printf 'SYSTEMD=%q\n' "$systemd_init" >> "$run/control/env"
+append="console=ttyS0 quiet panic=-1"
+if [ "$systemd_init" = 1 ]; then
+  # Only the command's target and what it needs (basic.target: udev, journald, tmpfiles); not
+  # the host's fstab (its disks are not the guest's) nor systemd's status lines.
+  append="$append systemd.unit=vm-command.target systemd.show_status=0 fstab=no"
+  cat > "$run/control/vm-command.target" <<'UNIT'
+[Unit]
+Description=run-in-vm: the command, then power off
+Requires=vm-command.service
+After=vm-command.service
+AllowIsolate=yes
+UNIT
+  cat > "$run/control/vm-command.service" <<'UNIT'
+[Unit]
+Description=run-in-vm: the command
+Requires=basic.target
+After=basic.target
+SuccessAction=poweroff-immediate
+FailureAction=poweroff-immediate
+
+[Service]
+Type=exec
+ExecStart=/bin/bash -c 'bash /run/command.sh; echo $? > /run/vm-control/status; sync'
+Environment=HOME=/root TERM=dumb LANG=C.UTF-8 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:/opt/swift/usr/bin
+StandardInput=null
+StandardOutput=tty
+StandardError=inherit
+TTYPath=/dev/ttyS0
+TimeoutStartSec=infinity
+UNIT
+fi
 label=${VM_GPIO_LABEL:-rig-sim}
 names=${VM_GPIO_NAMES:-half full secondary pad0 pad1 pad2 pad3 pad4 pad5}
 lines=${VM_GPIO_LINES:-$(echo $names | wc -w)}
@@ -236,6 +313,10 @@ vivid_opts=${VM_VIVID_OPTS:-n_devs=1 node_types=0x1 num_inputs=1 input_types=0x0
   echo 'export GPIOCHIP=$(cat $chip/bank0/chip_name)'
   echo 'export GPIO_SIM_DIR=/sys/devices/platform/$(cat $chip/dev_name)/$GPIOCHIP'
   printf 'modprobe vivid %s\n' "$vivid_opts"
+  if [ "$systemd_init" = 1 ]; then
+    printf 'insmod %q\n' "$cache/dma-heaps/dma-heaps.ko"
+    echo 'udevadm settle --timeout=60 || echo "run-in-vm: udevadm settle did not finish" >&2'
+  fi
   if [ -n "$uvc_dir" ]; then
     # VM_UVC: the feeder must run before the UDC is bound (see Deploy/vm/uvc/gadget.sh).
     echo 'modprobe -a libcomposite dummy_hcd videodev videobuf2-v4l2 videobuf2-vmalloc videobuf2-dma-sg uvcvideo'
@@ -278,7 +359,7 @@ set +e
 timeout -k 5 "$timeout_s" qemu-system-x86_64 -accel tcg -cpu max -smp "${VM_SMP:-2}" -m "${VM_MEMORY:-1G}" \
   -display none -monitor none -no-reboot -nic none \
   -chardev stdio,id=console,signal=off -serial chardev:console \
-  -kernel "$kernel" -initrd "$run/initrd.gz" -append "console=ttyS0 quiet panic=-1" \
+  -kernel "$kernel" -initrd "$run/initrd.gz" -append "$append" \
   $(export_dir control "$run/control" "") $(export_dir hostroot "$rootfs" ",readonly=on") $own_root $(export_dir share "$share" "") \
   < /dev/null 2>&1 | sed -u -e 's/\r$//' -e '/reboot: Power down$/d'
 qemu_status=${PIPESTATUS[0]}
