@@ -15,11 +15,12 @@ nonisolated(unsafe) private let allocationCounter: UnsafePointer<UInt64>? = {
     return UnsafePointer(map.assumingMemoryBound(to: UInt64.self))
 }()
 
-/// Heap allocations while streaming, counted by malloc-count. Run with
-/// `cc -O2 -shared -fPIC -o /tmp/malloc-count.so Deploy/vm/malloc-count.c` and
-/// `LD_PRELOAD=/tmp/malloc-count.so MALLOC_COUNT_LIVE=/tmp/mc swift test --skip-build --filter StreamingAllocationTests`;
-/// skipped otherwise.
-@Suite("Streaming allocates nothing per frame", .enabled(if: allocationCounter != nil))
+/// Heap allocations while streaming, counted by malloc-count. `Tests/allocation-tests.sh` runs
+/// them (it builds malloc-count.so and preloads it) and fails when they are skipped; a plain
+/// `swift test` skips them.
+@Suite("Streaming allocates nothing per frame",
+       .enabled(if: allocationCounter != nil,
+                "needs Deploy/vm/malloc-count.c preloaded: run Tests/allocation-tests.sh (SWIFT_SCRATCH=.build-dev for that scratch path)"))
 struct StreamingAllocationTests {
     /// The fake libcamera camera delivering and the service's way of reading (one array kept,
     /// `readFrames(into:)`): no allocation in 1000 frames once warm (the backend's request queues

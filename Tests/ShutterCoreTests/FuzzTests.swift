@@ -121,18 +121,48 @@ struct FuzzTests {
             }
             if case .controlValue(let id, let value, _, _) = event {
                 guard let spec = board.controls.first(where: { $0.id == id }) else { problems.append("unknown control \(id)"); continue }
-                if ControlsStateMachine.validated(value, for: spec) != value { problems.append("\(id) value \(value) not on its steps") }
+                // Against the board's own range and step, not the code's `validated`: a snap that
+                // rounds wrong would agree with itself.
+                if let wrong = Self.offTheBoard(value, spec.kind) { problems.append("\(id) value \(value) \(wrong)") }
             }
         }
         for (key, count) in open where count != 0 { problems.append("\(key) still open at the end") }
-        if let lastEvent = events.last, lastEvent.name != "controlsInactive", events.contains(where: { $0.name == "controlsActive" }) {
-            // After finish the controls are closed, so nothing follows the last controlsInactive but
-            // what input ending itself reports (captures, prepare, swipe ends, lines).
-            if let closing = events.lastIndex(where: { $0.name == "controlsInactive" }),
-               events[closing...].contains(where: { ["controlValue", "controlsActive", "chooser"].contains($0.name) }) {
-                problems.append("controls event after the controls closed")
+        if let opening = events.lastIndex(where: { $0.name == "controlsActive" }) {
+            // After finish the controls are closed: controls that became active must end inactive,
+            // and nothing follows the last controlsInactive but what input ending itself reports
+            // (captures, prepare, swipe ends, lines).
+            if let closing = events.lastIndex(where: { $0.name == "controlsInactive" }), closing > opening {
+                if events[closing...].contains(where: { ["controlValue", "controlsActive", "chooser"].contains($0.name) }) {
+                    problems.append("controls event after the controls closed")
+                }
+            } else {
+                problems.append("controls still active after finish")
             }
         }
         return problems
+    }
+
+    /// Why `value` is not one the board's control can take (its literal range, step, list or
+    /// picker count), or nil when it is.
+    static func offTheBoard(_ value: ControlValue, _ kind: ControlKind) -> String? {
+        switch (kind, value) {
+        case (.picker(let count, _), .index(let index)):
+            return (0..<count).contains(index) ? nil : "not an index below \(count)"
+        case (_, .number(let number)):
+            switch kind.sliderValues {
+            case .range(let range, let step)?:
+                let slack = 1e-9
+                guard number >= range.lowerBound - slack, number <= range.upperBound + slack else { return "outside \(range)" }
+                guard let step else { return nil }
+                let steps = (number - range.lowerBound) / step
+                return abs(steps - steps.rounded()) < 1e-6 ? nil : "not a multiple of \(step) from \(range.lowerBound)"
+            case .list(let list)?:
+                return list.contains { abs($0 - number) < 1e-9 } ? nil : "not in \(list)"
+            case nil:
+                return "a number for a picker"
+            }
+        default:
+            return "the wrong kind of value"
+        }
     }
 }

@@ -236,14 +236,23 @@ import ShutterCore
         let client = try TestClient(rig)
         #expect(try client.call("{\"id\":1,\"cmd\":\"capture\"}")["ok"] == .bool(true))
         var seen: [String] = []
-        while let line = subscriber.readLine(), seen.count < 10 {
+        while seen.count < 20, let line = subscriber.readLine() {
             seen.append(line)
-            if line.contains("\"event\": \"photo\"") { break }
+            if object(line)?["event"] == .string("photo") { break }
         }
         #expect(seen.contains { $0.contains("\"event\": \"capture\"") && $0.contains("\"action\": \"remote\"") })
-        let photoLine = try #require(seen.last)
+        // The subscriber's own photo line, not merely the last line it read: that is always some
+        // line the daemon published.
+        let photoLine = try #require(seen.first { object($0)?["event"] == .string("photo") },
+                                     "the subscriber got no photo line: \(seen)")
+        guard case .string(let path)? = object(photoLine)?["path"] else {
+            Issue.record("the photo line names no path: \(photoLine)")
+            return
+        }
+        #expect(path.hasPrefix(rig.directory + "/photos/"))
+        #expect(FileManager.default.fileExists(atPath: path), "\(path) is not on disk")
         // Exactly the line standard output gets.
-        #expect(rig.lines.contains { $0.line == photoLine })
+        #expect(rig.lines.contains { $0.name == "photo" && $0.line == photoLine })
         #expect(rig.daemon.counters.photos == 1)
     }
 
