@@ -146,6 +146,19 @@ case "run":
     var photos = 0, failures = 0, presses = 0
     var offsets: [Double] = [], brackets: [Double] = []
     var outside = 0
+    // A photo saved before any frame after its press had arrived carries no bracket (the service
+    // knew only the frame before). Its bracket is measured here from the frames this loop sees
+    // arrive: (frames received, newest frame's time) whenever the newest changes, and the photo's
+    // press is resolved at the end against the first frame after it, when that frame came right
+    // after the one before the press (no frame unseen between). A photo whose bracket is known
+    // neither way is counted in `withoutBracket`: the checks require it to be 0, so a run whose
+    // photos have no bracket cannot pass as "within one frame interval".
+    var seenFrames: [(count: Int, at: Instant)] = []
+    var unbracketed: [(pressedAt: Instant, offset: Nanoseconds)] = []
+    func noteNewestFrame() {
+        guard let newest = service.newestFrameAt, newest != seenFrames.last?.at else { return }
+        seenFrames.append((service.framesReceived, newest))
+    }
     var stoppedBetweenShots = 0
     var stoppedSincePress = false
     var nextPress = monotonicNow() + .milliseconds(every)
@@ -163,12 +176,15 @@ case "run":
                 if let bracket = photo.bracket {
                     brackets.append(bracket.milliseconds)
                     if abs(photo.offset.rawValue) > bracket.rawValue { outside += 1 }
+                } else {
+                    unbracketed.append((photo.pressedAt, photo.offset))
                 }
             case .captureFailed(let failure): if failure.pressedAt != nil { failures += 1 }
             case .cameraReady: break
             }
             return true
         }
+        noteNewestFrame()
         // Low power: the camera must stop between one shot's frame and the next press (the photo
         // event itself may come after the next press has started the camera again).
         if !board.camera.keepStreaming, presses > 0, service.pendingCount == 0, !service.isStreaming {
@@ -193,6 +209,16 @@ case "run":
         return !(now >= stopPressingAt && idle && presses > 0)
     }
     service.shutdown()
+    var measuredBrackets = 0, withoutBracket = 0
+    for photo in unbracketed {
+        guard let after = seenFrames.firstIndex(where: { $0.at > photo.pressedAt }), after > 0,
+              seenFrames[after - 1].at <= photo.pressedAt, seenFrames[after].count - seenFrames[after - 1].count == 1
+        else { withoutBracket += 1; continue }
+        let bracket = seenFrames[after].at - seenFrames[after - 1].at
+        measuredBrackets += 1
+        brackets.append(bracket.milliseconds)
+        if abs(photo.offset.rawValue) > bracket.rawValue { outside += 1 }
+    }
     var summary = JSONLine(event: "summary", at: monotonicNow())
     summary.add("presses", presses)
     summary.add("photos", photos)
@@ -201,6 +227,8 @@ case "run":
     summary.add("offsetMs", stats("offset", offsets))
     summary.add("bracketMs", stats("bracket", brackets))
     summary.add("outsideBracket", outside)
+    summary.add("withoutBracket", withoutBracket)
+    summary.add("bracketsMeasuredByLoop", measuredBrackets)
     if !board.camera.keepStreaming { summary.add("stoppedBetweenShots", stoppedBetweenShots + (stoppedSincePress ? 1 : 0)) }
     summary.add("absOffsetMaxMs", offsets.map(abs).max() ?? .nan, decimals: 3)
     out(summary)

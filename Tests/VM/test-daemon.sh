@@ -16,12 +16,15 @@ sock=$work/api.sock
 
 # until COMMAND succeeds, at most ~90 s (the first start under TCG loads the Swift runtime over 9p)
 wait_until() { for _ in $(seq 900); do "$@" && return 0; sleep 0.1; done; return 1; }
-complete_jpegs() {   # every visible photo ends with FFD9
-  local f
+complete_jpegs() {   # complete_jpegs MIN: at least MIN photos are visible and each is whole (FFD8 ... FFD9)
+  local f n=0
   for f in "$work"/photos/IMG_*.jpg; do
     [ -e "$f" ] || continue
-    [ "$(tail -c 2 "$f" | od -An -tx1 | tr -d ' ')" = ffd9 ] || { echo "# partial: $f"; return 1; }
+    n=$((n + 1))
+    [ "$(head -c 2 "$f" | od -An -tx1 | tr -d ' ')" = ffd8 ] && [ "$(tail -c 2 "$f" | od -An -tx1 | tr -d ' ')" = ffd9 ] ||
+      { echo "# partial: $f ($(stat -c %s "$f") bytes)"; return 1; }
   done
+  [ "$n" -ge "$1" ] || { echo "# $n photos visible, expected at least $1"; return 1; }
 }
 temp_files() { ls -A "$work/photos" 2>/dev/null | grep -c '^\.shutter-tmp-'; }
 
@@ -84,11 +87,32 @@ check "shutter reload of the good board exits 0: $(cat "$work/reload.out")" bash
 
 # SIGHUP with a new camera size: the old camera closes, the new one opens off the loop (the
 # daemon answers meanwhile), and the next photo has the new size; then back to the good board.
+# The new camera's open is held for 6 s (strace delays the daemon's openat of /dev/video0, as a
+# slow USB camera's open would be), so a status answered during it provably came while the
+# camera was being replaced: it says the camera is opening; once the open is let go, ready.
+camera_node=$(grep -l '^vivid' /sys/class/video4linux/video*/name | head -1 | xargs dirname | xargs basename)
+strace -f -qq -o /dev/null -p $daemon -P "/dev/$camera_node" -e trace=openat,open -e inject=openat,open:delay_enter=6s 2> /dev/null &
+tracer=$!
+wait_until grep -q 'TracerPid:[[:space:]]*[1-9]' /proc/$daemon/status
 sed -e 's|"width": 1280, "height": 720|"width": 640, "height": 480|' "$work/board.good" > "$work/board.json"
+hup_at=$(date +%s%N)
 kill -HUP $daemon
-check "reload: the daemon answers while the camera is replaced" "$SHUTTER" status --socket "$sock"
+# Statuses until one says opening (4 s at most, inside the held 6 s): each must be answered.
+answered=0 opening=""
+for _ in $(seq 40); do
+  "$SHUTTER" status --socket "$sock" > "$work/status.reload" 2>&1 || break
+  answered=$((answered + 1))
+  grep -q '^camera .*: opening' "$work/status.reload" && { opening=$(( ($(date +%s%N) - hup_at) / 1000000 )); break; }
+  sleep 0.1
+done
+seen=${opening:+$opening ms after the HUP, inside the 6 s the open was held}
+check "reload: the daemon answers while the camera is replaced (answered $answered times; 'opening' ${seen:-never}: $(grep '^camera' "$work/status.reload"))" \
+  bash -c "[ -n '$opening' ] && [ '$opening' -lt 6000 ] && ! grep -q '\"event\": \"cameraReady\", .*\"width\": 640' '$work/subscriber'"
 check "reload: the new camera reports ready at 640x480" \
   wait_until grep -q '"event": "cameraReady", .*"width": 640, "height": 480' "$work/subscriber"
+kill $tracer 2>/dev/null; wait $tracer 2>/dev/null
+"$SHUTTER" status --socket "$sock" > "$work/status.reload" 2>&1
+check "reload: once open, status says the camera is streaming: $(grep '^camera' "$work/status.reload")" grep -q '^camera .*: streaming' "$work/status.reload"
 "$SHUTTER" ctl --socket "$sock" capture > /dev/null
 wait_until bash -c "[ \$(grep -c '\"event\": \"photo\"' '$work/subscriber') -ge 3 ]"
 check "reload: the next photo is 640x480" \
@@ -105,7 +129,7 @@ drive full down; drive half down
 check "burst: exit 0 on SIGTERM mid-burst (status $status)" [ "$status" = 0 ]
 check "burst: the burst was under way ($(grep -c '"event": "burst"' "$work/events") burst events, $(ls "$work"/photos/IMG_*.jpg | wc -l) photos)" \
   bash -c "[ \$(grep -c '\"event\": \"burst\"' '$work/events') -ge 2 ]"
-check "burst: every photo is complete" complete_jpegs
+check "burst: every photo is complete" complete_jpegs 4
 check "burst: no temporary files left" [ "$(temp_files)" = 0 ]
 check "notify: WATCHDOG=1 came from the loop" grep -q WATCHDOG=1 "$work/notify.out"
 check "notify: STOPPING=1 on shutdown" grep -q STOPPING=1 "$work/notify.out"
@@ -113,21 +137,40 @@ check "api: the socket file is removed on exit" [ ! -e "$sock" ]
 kill $follower 2>/dev/null; wait $follower 2>/dev/null
 
 # kill -9 while photos are being written: nothing partial is visible; the next start cleans up.
-"$SHUTTER" run --board "$work/board.json" --no-state --socket "$sock" > "$work/events2" 2> "$work/run2.err" &
-daemon=$!
-wait_until test -S "$sock"
-drive half up; sleep 0.05; drive full up
-wait_until bash -c "grep -q '\"event\": \"burst\"' '$work/events2'"
-sleep 0.4
-kill -9 $daemon; wait $daemon 2>/dev/null
-drive full down; drive half down
-check "kill -9: no partial photo visible" complete_jpegs
-left=$(temp_files)
+# The kill must land while a photo is being written, which on tmpfs lasts well under a
+# millisecond. So once the burst has saved a photo, strace holds each of the daemon's fsyncs
+# for 2 s (a slow card's, stretched): a photo being written then sits as a temporary file,
+# written but not yet linked, and the kill comes once one is seen. Whether a temporary file
+# was there at the kill is counted after it; a try that missed (the file linked between the
+# look and the kill) starts the daemon again, at most 3 tries.
+photos_before=$(ls "$work"/photos/IMG_*.jpg 2>/dev/null | wc -l)
+caught=0 tries=0
+while [ $caught = 0 ] && [ $tries -lt 3 ]; do
+  tries=$((tries + 1))
+  rm -f "$sock"
+  "$SHUTTER" run --board "$work/board.json" --no-state --socket "$sock" > "$work/events2" 2> "$work/run2.err" &
+  daemon=$!
+  wait_until test -S "$sock"
+  drive half up; sleep 0.05; drive full up
+  wait_until bash -c "grep -q '\"event\": \"photo\"' '$work/events2'"
+  strace -f -qq -o /dev/null -p $daemon -e trace=fsync,fdatasync -e inject=fsync,fdatasync:delay_enter=2s 2> /dev/null &
+  tracer=$!
+  wait_until bash -c "ls -A '$work/photos' | grep -q '^\.shutter-tmp-'"
+  kill -9 $daemon; wait $daemon 2>/dev/null
+  left=$(temp_files)
+  wait $tracer 2>/dev/null
+  drive full down; drive half down
+  [ "$left" -ge 1 ] && caught=1
+  echo "# kill -9 try $tries: $left temporary files at the kill, $(grep -c '"event": "photo"' "$work/events2") photos saved before it"
+done
+check "kill -9: it landed while a photo was being written ($left temporary files at the kill, try $tries of at most 3)" [ "$caught" = 1 ]
+check "kill -9: no partial photo visible ($(ls "$work"/photos/IMG_*.jpg 2>/dev/null | wc -l) photos, $photos_before before these runs)" \
+  complete_jpegs $((photos_before + 1))
 "$SHUTTER" run --board "$work/board.json" --no-state --socket "$sock" > /dev/null 2> "$work/run3.err" &
 daemon=$!
 check "kill -9: the socket left behind is replaced on the next start (it answers)" \
-  wait_until "$SHUTTER" status --socket "$sock" > /dev/null
-check "kill -9: the next start removed the temporary files ($left before)" [ "$(temp_files)" = 0 ]
+  wait_until bash -c "'$SHUTTER' status --socket '$sock' > /dev/null"
+check "kill -9: the next start removed the temporary files ($left before)" bash -c "[ $left -ge 1 ] && [ \$(ls -A '$work/photos' | grep -c '^\.shutter-tmp-') = 0 ]"
 kill -TERM $daemon; wait $daemon
 kill $listener 2>/dev/null; wait $listener 2>/dev/null
 echo "# notify: $(tr '\n' '|' < "$work/notify.out" | head -c 300)"

@@ -62,13 +62,15 @@ check "missing chip: exit status 1 and the chips listed: $(head -c 300 "$work/ch
 
 # --- permission denied: says which group or udev rule grants access ---
 # /dev/gpiochipN is root-only in the guest, as on a Debian system without the udev rule.
-if su nobody -s /bin/bash -c "'$SHUTTER' --version" > /dev/null 2>&1; then
-  su nobody -s /bin/bash -c "cd /tmp && '$SHUTTER' record --board '$PWD/$board' --seconds 1" > /dev/null 2> "$work/denied.err"; status=$?
-  check "permission denied: exit 1, names the gpio group and the udev rule: $(cat "$work/denied.err")" \
-    bash -c "[ $status = 1 ] && grep -q 'permission denied.*gpio.*99-shutter.rules' '$work/denied.err'"
-else
-  echo "# permission test skipped: user nobody cannot load this binary (libraries under /root)"
-fi
+# nobody gets its own copy of the binary and the board (as test-capture.sh does): the checkout
+# may sit in a private (0700) directory, and then nobody could not even start it.
+nobody_dir=$(mktemp -d /tmp/gpio-nobody.XXXXXX) && chmod 755 "$nobody_dir"
+cp "$SHUTTER" "$nobody_dir/shutter" && cp "$board" "$nobody_dir/board.json" && chmod 755 "$nobody_dir/shutter" && chmod 644 "$nobody_dir/board.json"
+echo "# /dev/$GPIOCHIP: $(stat -c '%a %U:%G' "/dev/$GPIOCHIP"); nobody runs $nobody_dir/shutter: $(setpriv --reuid=65534 --regid=65534 --clear-groups "$nobody_dir/shutter" --version 2>&1 | head -c 120)"
+(cd / && setpriv --reuid=65534 --regid=65534 --clear-groups "$nobody_dir/shutter" record --board "$nobody_dir/board.json" --seconds 1) > /dev/null 2> "$work/denied.err"; status=$?
+check "permission denied: exit 1, names the gpio group and the udev rule: $(cat "$work/denied.err")" \
+  bash -c "[ $status = 1 ] && grep -q 'permission denied.*gpio.*99-shutter.rules' '$work/denied.err'"
+rm -rf "$nobody_dir"
 
 # --- check resolves the lines on the chip ---
 "$SHUTTER" check "$board" > "$work/check.out"
@@ -105,8 +107,14 @@ kill -INT $recorder; wait $recorder
 recorded=$(grep -c pad0 "$work/overflow.jsonl")
 check "lost edges: $((toggles + 3)) driven while the reader was stopped, $recorded recorded, loss reported: $(grep -m1 dropped "$work/overflow.err")" \
   grep -q "dropped [0-9]* edges" "$work/overflow.err"
-check "lost edges: levels in the trace still alternate" \
-  bash -c "sed -n 's/.*\"active\": \([a-z]*\)}/\1/p' '$work/overflow.jsonl' | uniq -d | grep -q . && exit 1 || exit 0"
+# At least MIN edges: the kernel queue's worth kept while the reader was stopped (16 a line on
+# 1.6, 1024 on 2.x, less what a loaded emulator merges) and the 3 driven after; an empty or
+# near-empty trace alternates trivially.
+min_edges=$([ "$major" = 1 ] && echo 12 || echo 500)
+check "lost edges: levels in the trace still alternate ($recorded edges, at least $min_edges), ending with the 3 driven after the reader resumed" \
+  bash -c "levels=\$(sed -n 's/.*\"line\": \"pad0\", \"active\": \([a-z]*\)}.*/\1/p' '$work/overflow.jsonl')
+           [ \$(grep -c . <<< \"\$levels\") -ge $min_edges ] && ! uniq -d <<< \"\$levels\" | grep -q . &&
+           [ \"\$(tail -n 3 <<< \"\$levels\" | tr '\n' ' ')\" = 'false true false ' ]"
 
 # --- 2.x only: the kernel debounces pads, so a pulse shorter than the period is no edge ---
 # Only pads on a rig with `half`: a kernel-debounced edge is stamped when the period has passed, which
@@ -133,6 +141,8 @@ if [ "$major" = 2 ]; then
   # before the interrupt thread reads the level); the pad's never does.
   check "kernel debounce (100 ms) on pads only: a ~1 ms pad pulse gives no edge, a 500 ms touch gives two (got: $got)" \
     bash -c "[ '$got' = 'full true full false pad0 true pad0 false ' ] || [ '$got' = 'pad0 true pad0 false ' ]"
+else
+  skip "kernel debounce on pads: libgpiod $major.x has no debounce setting (2.x only)"
 fi
 
 # --- press instants: pressedAt/releasedAt are the instants the lines were driven, on both APIs ---
