@@ -13,7 +13,9 @@
 #   Tests/run.sh --no-vm    unit tests only (no qemu)
 #   Tests/run.sh --help
 #
-# Prints each stage's time and ends with one line "N passed, N failed".
+# Prints each stage's time and ends with "stages: N passed, N failed" and the count of tests
+# and checks that were skipped, with why (Swift Testing's "skipped", the VM suites' "skip - "),
+# so a skipped safety test never passes unseen.
 set -uo pipefail
 cd "$(dirname "$(readlink -f "$0")")/.."
 export PATH=/opt/swift/usr/bin:$PATH
@@ -27,11 +29,15 @@ case "${1:-}" in
 esac
 
 passed=0 failed=0
+# What the stages print is kept too, to count the skipped tests at the end.
+output=$(mktemp /tmp/shutter-run.XXXXXX)
+trap 'rm -f "$output"' EXIT
 stage() {   # stage NAME COMMAND...: run, time, count one result
   local name=$1; shift
   local start=$SECONDS
   echo "=== $name"
-  if "$@"; then
+  "$@" 2>&1 | tee -a "$output"
+  if [ "${PIPESTATUS[0]}" = 0 ]; then
     echo "=== $name: ok ($((SECONDS - start)) s)"; passed=$((passed + 1))
   else
     echo "=== $name: FAILED ($((SECONDS - start)) s)"; failed=$((failed + 1))
@@ -60,6 +66,8 @@ uvc_tests() {   # the USB webcam suite: its own boot with the camera, once (capt
 
 stage "build (libgpiod 1.6)" swift build
 stage "unit tests (libgpiod 1.6)" swift test
+# The streaming path's allocation count, under malloc-count (the tests skip themselves without it).
+stage "allocation tests (malloc-count: streaming allocates nothing per frame)" Tests/allocation-tests.sh
 stage "systemd unit (verify, security)" Deploy/systemd/check-unit.sh
 stage "simulator (demo session, keys under tmux)" env SHUTTER=.build/debug/shutter Tests/Simulator/test-simulator.sh
 # Hundreds of clients that flood and never read, stuck subscribers, pipelined-then-close, a low
@@ -82,4 +90,8 @@ if [ "$vm" = yes ]; then
   stage "VM tests in the Debian 13 root (libcamera 0.4 on vimc)" debian13_libcamera_tests
 fi
 echo "stages: $passed passed, $failed failed"
+# Swift Testing: "Test name() skipped: "why""; the VM suites: "skip - why".
+skips=$(grep -aE '(Test .* skipped|^skip - )' "$output" | sed 's/\x1b\[[0-9;]*m//g')
+echo "skipped: $(printf '%s' "$skips" | grep -c .)"
+[ -z "$skips" ] || printf '%s\n' "$skips" | sed 's/^ */  /' | sort | uniq -c
 [ "$failed" = 0 ]
