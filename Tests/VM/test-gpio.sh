@@ -66,10 +66,17 @@ check "missing chip: exit status 1 and the chips listed: $(head -c 300 "$work/ch
 # may sit in a private (0700) directory, and then nobody could not even start it.
 nobody_dir=$(mktemp -d /tmp/gpio-nobody.XXXXXX) && chmod 755 "$nobody_dir"
 cp "$SHUTTER" "$nobody_dir/shutter" && cp "$board" "$nobody_dir/board.json" && chmod 755 "$nobody_dir/shutter" && chmod 644 "$nobody_dir/board.json"
+# and of the libraries it finds outside the system's directories (the 2.x build's libgpiod.so.3
+# lives in the checkout, found through LD_LIBRARY_PATH or the binary's run path).
+mkdir "$nobody_dir/lib"
+ldd "$SHUTTER" | awk '$3 ~ /^\// && $3 !~ /^\/(usr\/)?lib\// && $3 !~ /^\/opt\// { print $3 }' | xargs -r cp -L -t "$nobody_dir/lib"
+chmod -R a+rX "$nobody_dir/lib"
+export LD_LIBRARY_PATH="$nobody_dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 echo "# /dev/$GPIOCHIP: $(stat -c '%a %U:%G' "/dev/$GPIOCHIP"); nobody runs $nobody_dir/shutter: $(setpriv --reuid=65534 --regid=65534 --clear-groups "$nobody_dir/shutter" --version 2>&1 | head -c 120)"
 (cd / && setpriv --reuid=65534 --regid=65534 --clear-groups "$nobody_dir/shutter" record --board "$nobody_dir/board.json" --seconds 1) > /dev/null 2> "$work/denied.err"; status=$?
 check "permission denied: exit 1, names the gpio group and the udev rule: $(cat "$work/denied.err")" \
   bash -c "[ $status = 1 ] && grep -q 'permission denied.*gpio.*99-shutter.rules' '$work/denied.err'"
+export LD_LIBRARY_PATH=${LD_LIBRARY_PATH#"$nobody_dir/lib"}; LD_LIBRARY_PATH=${LD_LIBRARY_PATH#:}
 rm -rf "$nobody_dir"
 
 # --- check resolves the lines on the chip ---
