@@ -17,8 +17,13 @@ public struct Photo: Hashable, Sendable {
     /// The frame's sequence number from the driver.
     public var frameSequence: UInt32
     /// The time between the two frames on either side of the press (the actual frame interval
-    /// there); `nil` when the ring held no frame before the press. |offset| never exceeds it.
+    /// there); `nil` when the ring held no frame on one side of the press. |offset| never exceeds it.
     public var bracket: Nanoseconds?
+    /// The frame interval the service assumed when it chose the frame (the camera's, or the median
+    /// it measured); `nil` when unknown. A photo without a ``bracket`` was taken while no frame
+    /// after its press had arrived: its frame was the one still exposing, whose start came less
+    /// than this before the press, so |offset| never exceeds it.
+    public var frameInterval: Nanoseconds? = nil
     /// Frame-to-JPEG-bytes time (encode, EXIF) and the file write (fsync, rename), for the benchmark.
     public var encodeTime: Nanoseconds
     public var writeTime: Nanoseconds
@@ -66,7 +71,7 @@ public enum CaptureEvent: Hashable, Sendable {
     }
 
     /// The event as one JSON line:
-    /// `{"event":"photo","t":…,"path":…,"pressedAt":…,"frameAt":…,"offsetMs":…,"width":…,"height":…,"bytes":…,"clockSynchronized":…,"focus":…,"bracketMs":…}`.
+    /// `{"event":"photo","t":…,"path":…,"pressedAt":…,"frameAt":…,"offsetMs":…,"width":…,"height":…,"bytes":…,"clockSynchronized":…,"focus":…,"bracketMs":…,"frameIntervalMs":…}`.
     public var json: JSONLine {
         switch self {
         case .photo(let photo):
@@ -83,6 +88,7 @@ public enum CaptureEvent: Hashable, Sendable {
             line.add("focus", photo.focus.rawValue)
             // The frame interval at the press, so "within one frame interval" can be checked per photo.
             if let bracket = photo.bracket { line.add("bracketMs", bracket.milliseconds, decimals: 3) }
+            if let interval = photo.frameInterval { line.add("frameIntervalMs", interval.milliseconds, decimals: 3) }
             return line
         case .captureFailed(let failure):
             var line = JSONLine(event: "captureFailed", at: failure.at)

@@ -481,7 +481,8 @@ public final class CaptureService {
         metadata.cameraMake = camera.info.maker
         metadata.clockSynchronized = clockIsSynchronized()
         metadata.exposure = frame.exposure
-        let job = PhotoJob(frame: frame, pressedAt: pressedAt, focus: focus, bracket: session.ring.bracket(around: pressedAt), processing: photoProcessing,
+        let job = PhotoJob(frame: frame, pressedAt: pressedAt, focus: focus, bracket: session.ring.bracket(around: pressedAt),
+                           frameInterval: session.machine.frameInterval, processing: photoProcessing,
                            quality: settings.quality, name: template.name(at: taken, sequence: sequence),
                            metadata: metadata)
         let writer = self.writer, finished = self.finished, wake = self.wake, encoder = self.encoder

@@ -6,6 +6,7 @@ struct PhotoJob: Sendable {
     var pressedAt: Instant
     var focus: FocusOutcome
     var bracket: Nanoseconds?
+    var frameInterval: Nanoseconds?
     /// Digital zoom and effect, applied before encoding.
     var processing: PhotoProcessing
     var quality: Int
@@ -27,7 +28,7 @@ struct PhotoJob: Sendable {
             let path = try writer.write(jpeg, name: name)
             let written = monotonicNow()
             return .photo(Photo(at: written, path: path, pressedAt: pressedAt, frameAt: frame.timestamp, frameAtIs: frame.instant, width: width,
-                                height: height, bytes: jpeg.count, frameSequence: frame.sequence, bracket: bracket,
+                                height: height, bytes: jpeg.count, frameSequence: frame.sequence, bracket: bracket, frameInterval: frameInterval,
                                 encodeTime: encoded - started, writeTime: written - encoded, focus: focus,
                                 clockSynchronized: metadata.clockSynchronized))
         } catch {

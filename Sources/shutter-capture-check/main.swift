@@ -150,11 +150,13 @@ case "run":
     // knew only the frame before). Its bracket is measured here from the frames this loop sees
     // arrive: (frames received, newest frame's time) whenever the newest changes, and the photo's
     // press is resolved at the end against the first frame after it, when that frame came right
-    // after the one before the press (no frame unseen between). A photo whose bracket is known
-    // neither way is counted in `withoutBracket`: the checks require it to be 0, so a run whose
+    // after the one before the press (no frame unseen between). Failing that, it is held to the
+    // frame interval the service assumed (`frameIntervalMs`): its frame must be the one exposing
+    // at the press, no later than it and starting less than that interval before it. A photo with
+    // none of these is counted in `withoutBracket`: the checks require it to be 0, so a run whose
     // photos have no bracket cannot pass as "within one frame interval".
     var seenFrames: [(count: Int, at: Instant)] = []
-    var unbracketed: [(pressedAt: Instant, offset: Nanoseconds)] = []
+    var unbracketed: [(pressedAt: Instant, offset: Nanoseconds, assumed: Nanoseconds?)] = []
     func noteNewestFrame() {
         guard let newest = service.newestFrameAt, newest != seenFrames.last?.at else { return }
         seenFrames.append((service.framesReceived, newest))
@@ -177,7 +179,7 @@ case "run":
                     brackets.append(bracket.milliseconds)
                     if abs(photo.offset.rawValue) > bracket.rawValue { outside += 1 }
                 } else {
-                    unbracketed.append((photo.pressedAt, photo.offset))
+                    unbracketed.append((photo.pressedAt, photo.offset, photo.frameInterval))
                 }
             case .captureFailed(let failure): if failure.pressedAt != nil { failures += 1 }
             case .cameraReady: break
@@ -209,11 +211,16 @@ case "run":
         return !(now >= stopPressingAt && idle && presses > 0)
     }
     service.shutdown()
-    var measuredBrackets = 0, withoutBracket = 0
+    var measuredBrackets = 0, heldToAssumed = 0, withoutBracket = 0
     for photo in unbracketed {
         guard let after = seenFrames.firstIndex(where: { $0.at > photo.pressedAt }), after > 0,
               seenFrames[after - 1].at <= photo.pressedAt, seenFrames[after].count - seenFrames[after - 1].count == 1
-        else { withoutBracket += 1; continue }
+        else {
+            guard let assumed = photo.assumed else { withoutBracket += 1; continue }
+            heldToAssumed += 1
+            if photo.offset > .zero || abs(photo.offset.rawValue) > assumed.rawValue { outside += 1 }
+            continue
+        }
         let bracket = seenFrames[after].at - seenFrames[after - 1].at
         measuredBrackets += 1
         brackets.append(bracket.milliseconds)
@@ -229,6 +236,7 @@ case "run":
     summary.add("outsideBracket", outside)
     summary.add("withoutBracket", withoutBracket)
     summary.add("bracketsMeasuredByLoop", measuredBrackets)
+    summary.add("heldToAssumedInterval", heldToAssumed)
     if !board.camera.keepStreaming { summary.add("stoppedBetweenShots", stoppedBetweenShots + (stoppedSincePress ? 1 : 0)) }
     summary.add("absOffsetMaxMs", offsets.map(abs).max() ?? .nan, decimals: 3)
     out(summary)

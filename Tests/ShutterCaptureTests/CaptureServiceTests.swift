@@ -24,11 +24,11 @@ final class Harness {
     var unplugged = false
     var service: CaptureService!
 
-    init(_ tweak: (inout CameraSettings) -> Void = { _ in }) throws {
+    init(frameInterval: Nanoseconds? = nil, _ tweak: (inout CameraSettings) -> Void = { _ in }) throws {
         let board = try simulatorBoard(directory: directory, tweak)
         service = try CaptureService(board: board, factory: { [unowned self] (settings: CameraSettings) throws(CaptureError) -> any Camera in
             if self.unplugged { throw CaptureError.noDevice(requested: "synthetic", available: []) }
-            let camera = try SyntheticCamera(width: settings.width!, height: settings.height!, frameInterval: nil)
+            let camera = try SyntheticCamera(width: settings.width!, height: settings.height!, frameInterval: frameInterval)
             self.cameras.append(camera)
             return camera
         }, clock: clock)
@@ -130,6 +130,19 @@ struct CaptureServiceTests {
         let photo = try #require(harness.finish().compactMap(\.photo).first)
         #expect(photo.frameAt == ms(1033))
         #expect(photo.offset == .milliseconds(-7))
+    }
+
+    @Test func aPhotoTakenBeforeTheNextFrameCarriesTheIntervalItsChoiceAssumed() throws {
+        let harness = try Harness(frameInterval: .milliseconds(33))
+        harness.frames(1000, 1033)
+        harness.service.capture(pressedAt: ms(1040), now: ms(1041))
+        #expect(harness.service.pendingCount == 0)  // 1033 + 33 ms covers 1040: taken without waiting
+        let events = harness.finish()
+        let photo = try #require(events.compactMap(\.photo).first)
+        #expect(photo.frameAt == ms(1033))
+        #expect(photo.bracket == nil)  // no frame after the press had arrived
+        #expect(photo.frameInterval == .milliseconds(33))
+        #expect(events.first { $0.photo != nil }!.json.description.hasSuffix(#""focus": "none", "frameIntervalMs": 33}"#))
     }
 
     @Test func aBurstNeverSavesOneFrameTwice() throws {
