@@ -5,6 +5,8 @@
 #                           bench on the simulator (limits on memory, latency, watchdog), then the
 #                           real-kernel tests (gpio-sim, vivid) in a qemu guest for both,
 #                           and the USB webcam tests (uvcvideo, VM_UVC=1) in one more guest,
+#                           the installed unit's sandbox in a guest booted with systemd
+#                           (VM_SYSTEMD=1),
 #                           and libcamera on vimc once, in a guest of its own; and, in a
 #                           Debian 13 root (Deploy/debian13-root.sh, made once and cached),
 #                           build and unit-test with trixie's swiftlang 6.0.3, libgpiod 2.2
@@ -81,6 +83,10 @@ if [ "$vm" = yes ]; then
   stage "VM tests (libgpiod 1.6)" vm_tests .build/debug/shutter
   stage "VM tests (libgpiod 2.x)" vm_tests .build-gpiod2/debug/shutter "capture daemon install"
   stage "VM tests (UVC webcam)" uvc_tests
+  # systemd as the guest's PID 1: what libcamera needs (the DMA heap, udev's netlink socket)
+  # under Deploy/systemd/shutter.service's own sandbox, and refused without its allowances.
+  stage "VM tests under systemd (the unit's sandbox)" env VM_SYSTEMD=1 Deploy/vm/run-in-vm.sh -- \
+    bash Tests/VM/test-unit-sandbox.sh
   # libcamera on vimc: once per run, in its own boot (vimc, udevd), with the 1.6 build.
   # --timeout 900: about 6 min alone, near the default 600 s on a loaded machine.
   stage "VM tests (libcamera on vimc)" env VM_VIMC=1 Deploy/vm/run-in-vm.sh --timeout 900 -- \
