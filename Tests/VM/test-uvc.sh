@@ -12,7 +12,7 @@ set -u
 here=$(dirname "$(readlink -f "$0")")
 . "$here/lib.sh"
 : "${SHUTTER:?set SHUTTER to the shutter binary}"
-if [ -z "${UVC_VIDEO:-}" ]; then echo "# test-uvc.sh: skipped: no UVC camera (boot with VM_UVC=1)"; exit 0; fi
+if [ -z "${UVC_VIDEO:-}" ]; then skip "test-uvc.sh: no UVC camera (boot with VM_UVC=1)"; finish; exit; fi
 root=$(cd "$here/../.." && pwd)
 work=$(mktemp -d /tmp/uvc-vm.XXXXXX)
 card="shutter UVC test camera"
@@ -44,9 +44,12 @@ for line in sys.stdin: sys.stdout.write("%.6f %s" % (time.clock_gettime(time.CLO
 # the event loop's delay (plus the pipe's and the reader's, the same on every build).
 gesture_delays() {
   tail -n +"$1" "$work/arrivals" | grep '"event": "capture", .*"phase": "\(began\|cancelled\)"' \
-    | awk '{ p = $0; sub(/.*"pressedAt": /, "", p); sub(/[,}].*/, "", p); printf "%.3f\n", ($1 - p) * 1000 - 5 }' | sort -n \
-    | awk -v label="$2" '{ a[NR] = $1 } END { if (NR) printf "# gesture events %s: %d presses, delay after the glitch filter p50 %s ms, worst %s ms\n", label, NR, a[int((NR + 1) / 2)], a[NR] }'
+    | awk '{ p = $0; sub(/.*"pressedAt": /, "", p); sub(/[,}].*/, "", p); printf "%.3f\n", ($1 - p) * 1000 - 5 }' | sort -n > "$work/delays"
+  awk -v label="$2" '{ a[NR] = $1 } END { if (NR) printf "# gesture events %s: %d presses, delay after the glitch filter p50 %s ms, worst %s ms\n", label, NR, a[int((NR + 1) / 2)], a[NR] }' "$work/delays"
 }
+# delays_within MIN-PRESSES BOUND-MS: the last gesture_delays saw at least MIN-PRESSES presses and
+# none was decided later than BOUND-MS after its glitch filter.
+delays_within() { awk -v n="$1" -v bound="$2" '$1 > bound { bad = 1 } END { exit !(NR >= n && !bad) }' "$work/delays"; }
 # committed: the last interval (100 ns units) the host committed, from the feeder's log.
 committed() { sed -n 's/.*COMMIT format [0-9]* frame [0-9]* interval \([0-9]*\).*/\1/p' "$UVC_FEEDER_LOG" | tail -n 1; }
 
@@ -132,10 +135,9 @@ echo "# controls the camera was set to: $(tr '\n' ';' < "$UVC_CONTROL_LOG")"
 swiped=$(grep '"event": "controlValue".*"control": "zoom"' "$work/events" | sed -n 's/.*"value": \([0-9.]*\).*/\1/p' | tail -n 1)
 echo "# zoom after the swipe: ${swiped:-no controlValue event}"
 check "zoom reaches the camera: the board's initial 4x arrives as Zoom Absolute 271" grep -q '^zoom_absolute 271$' "$UVC_CONTROL_LOG"
-if [ -n "$swiped" ]; then
-  check "and the swipe's zoom ${swiped}x arrives as Zoom Absolute $(awk -v z="$swiped" 'BEGIN { printf "%.0f", 100 + (z - 1) / 7 * 400 }')" \
-    awk -v z="$swiped" '$1 == "zoom_absolute" && ($2 - (100 + (z - 1) / 7 * 400))^2 <= 1 { f = 1 } END { exit !f }' "$UVC_CONTROL_LOG"
-fi
+# The swipe must have moved zoom (a controlValue event), and its value must reach the camera.
+check "and the swipe's zoom ${swiped:-(none: no controlValue event for zoom)}x arrives as Zoom Absolute $(awk -v z="${swiped:-0}" 'BEGIN { printf "%.0f", 100 + (z - 1) / 7 * 400 }')" \
+  awk -v z="$swiped" 'z == "" { exit 1 } $1 == "zoom_absolute" && ($2 - (100 + (z - 1) / 7 * 400))^2 <= 1 && $2 != 271 { f = 1 } END { exit !f }' "$UVC_CONTROL_LOG"
 check "exposure -1 EV reaches the camera as manual exposure at about half the metered 15.6 ms" \
   bash -c "grep -q '^auto_exposure 1$' '$UVC_CONTROL_LOG' && awk '\$1 == \"exposure_time_absolute\" && \$2 >= 70 && \$2 <= 86 { f = 1 } END { exit !f }' '$UVC_CONTROL_LOG'"
 
@@ -172,11 +174,18 @@ gesture_delays "$zsl_line" "while streaming"
 # Each photo against the frames around its own press (bracketMs: the interval between the frame at
 # or before the press and the next one). Under TCG a frame now and then reaches the host late or
 # not at all, so that interval may be longer than the nominal one: the photo must still be one of
-# the two frames around its press. A photo with no bracket is held to the nominal interval.
-grep '"event": "photo"' "$work/events" | sed 's/.*"offsetMs": \(-\{0,1\}[0-9.]*\).*"bracketMs": \([0-9.]*\).*/\1 \2/; t; s/.*"offsetMs": \(-\{0,1\}[0-9.]*\).*/\1 none/' > "$work/zsl.txt"
-echo "# per photo (offset ms, frames around the press ms): $(tr ' \n' '/,' < "$work/zsl.txt")"
+# the two frames around its press. A photo with no bracket (saved before the frame after its
+# press arrived) must be the frame exposing at the press: no later than it, and starting less
+# than the interval the service assumed (frameIntervalMs) before it; a photo with neither fails.
+grep '"event": "photo"' "$work/events" | sed 's/.*"offsetMs": \(-\{0,1\}[0-9.]*\).*/\1/' > "$work/offsets"
+grep '"event": "photo"' "$work/events" | sed 's/.*"bracketMs": \([0-9.]*\).*/\1/; t; s/.*/none/' > "$work/brackets"
+grep '"event": "photo"' "$work/events" | sed 's/.*"frameIntervalMs": \([0-9.]*\).*/\1/; t; s/.*/none/' > "$work/assumed"
+paste -d' ' "$work/offsets" "$work/brackets" "$work/assumed" > "$work/zsl.txt"
+echo "# per photo (offset ms, frames around the press ms, interval assumed ms): $(tr ' \n' '/,' < "$work/zsl.txt")"
 check "every photo's frame is one of the two frames around its press (within the interval between them; nominal $frame_ms ms)" \
-  awk -v i="$frame_ms" '{ n++; a = $1 < 0 ? -$1 : $1; bound = $2 == "none" ? i : $2; if (a > bound) bad = 1 } END { exit !(n > 0 && !bad) }' "$work/zsl.txt"
+  awk '{ n++; a = $1 < 0 ? -$1 : $1
+         if ($2 != "none") { if (a > $2) bad = 1 } else if ($3 != "none") { if ($1 > 0 || a > $3) bad = 1 } else bad = 1 }
+       END { exit !(n > 0 && !bad) }' "$work/zsl.txt"
 
 # unplug (unbind the UDC) while streaming, with a press at the moment, then replug
 before=$(grep -c '"event": "photo"' "$work/events")
@@ -193,6 +202,12 @@ wait_for "$work/events" '/"event": "captureFailed"/ { f = 1 } f && /"event": "ca
 sleep 1
 rm -f "$work/clicking"; wait $clicking
 gesture_delays "$first_line" "during the unplug, reopen and restart"
+# 250 ms: the loop decides a press once its glitch filter has passed; under TCG the reader's and
+# the pipe's share (python's stamp_lines) and the emulator's stalls add to it (measured: 7
+# presses, p50 3.7 ms, worst 5.7 ms). A loop that waited on the camera's close, reopen or restart
+# (each 0.5-2 s here) would exceed it. About 7 clicks fit in the unplug and reopen: at least 5.
+check "the event loop does not wait on the camera: every press during the unplug, reopen and restart decided within 250 ms of its glitch filter ($(sed -n '$p' "$work/delays") ms worst of $(wc -l < "$work/delays"))" \
+  delays_within 5 250
 sleep 1
 click; sleep 0.5; click
 wait_for "$work/events" '/"event": "photo"/ { n++ } END { exit !(n > '"$before"') }' 20
