@@ -45,9 +45,9 @@ stage() {   # stage NAME COMMAND...: run, time, count one result
     echo "=== $name: FAILED ($((SECONDS - start)) s)"; failed=$((failed + 1))
   fi
 }
-vm_tests() {   # vm_tests BINARY [SKIP]: the Tests/VM suite in a fresh guest (the UVC suite has its own)
+vm_tests() {   # vm_tests BINARY [SKIP]: the Tests/VM suite in a fresh guest (the UVC and sandbox suites have their own)
   # Six suites in one boot: 20 minutes before a hang is called one (a loaded machine needed over 10).
-  Deploy/vm/run-in-vm.sh --timeout 1200 -- env SHUTTER="$PWD/$1" VM_SKIP="uvc ${2:-}" Tests/VM/run-all.sh
+  Deploy/vm/run-in-vm.sh --timeout 1200 -- env SHUTTER="$PWD/$1" VM_SKIP="uvc unit-sandbox ${2:-}" Tests/VM/run-all.sh
 }
 debian13() {   # build and unit-test in the Debian 13 root (.build-debian13), with Debian's Swift
   Deploy/debian13-root.sh sh -c 'swift --version 2>&1 | head -n 1; pkg-config --modversion libgpiod libcamera | paste -sd " "' &&

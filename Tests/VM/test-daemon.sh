@@ -16,6 +16,9 @@ sock=$work/api.sock
 
 # until COMMAND succeeds, at most ~90 s (the first start under TCG loads the Swift runtime over 9p)
 wait_until() { for _ in $(seq 900); do "$@" && return 0; sleep 0.1; done; return 1; }
+# wait_seconds N COMMAND...: wait_until, for at most N seconds of the clock (each try of a
+# command costs a TCG guest about 0.3 s, so 900 tries can take minutes).
+wait_seconds() { local end=$((SECONDS + $1)); shift; while [ $SECONDS -lt $end ]; do "$@" && return 0; sleep 0.1; done; return 1; }
 complete_jpegs() {   # complete_jpegs MIN: at least MIN photos are visible and each is whole (FFD8 ... FFD9)
   local f n=0
   for f in "$work"/photos/IMG_*.jpg; do
@@ -155,7 +158,8 @@ while [ $caught = 0 ] && [ $tries -lt 3 ]; do
   wait_until bash -c "grep -q '\"event\": \"photo\"' '$work/events2'"
   strace -f -qq -o /dev/null -p $daemon -e trace=fsync,fdatasync -e inject=fsync,fdatasync:delay_enter=2s 2> /dev/null &
   tracer=$!
-  wait_until bash -c "ls -A '$work/photos' | grep -q '^\.shutter-tmp-'"
+  # (a fsync held 2 s keeps each photo's temporary file there for as long: 20 s is ample)
+  wait_seconds 20 bash -c "ls -A '$work/photos' | grep -q '^\.shutter-tmp-'"
   kill -9 $daemon; wait $daemon 2>/dev/null
   left=$(temp_files)
   wait $tracer 2>/dev/null
