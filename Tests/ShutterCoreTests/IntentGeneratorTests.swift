@@ -234,16 +234,13 @@ struct ControlKindCase: CustomTestStringConvertible, Sendable {
     var board: Board { AdjustRigs.board(control: control) }
     var initial: ControlValue { board.controls[0].initial }
 
-    /// Where `value` sits on the ladder (within rounding), if it does.
+    /// Where `value` sits on the ladder, if it is exactly one of its rungs.
+    ///
+    /// Exact, not within a tolerance: the ladders are the values the events must carry (a stepped
+    /// slider's 12 decimals, a continuous one's 4, a list's own numbers), so a value rounded
+    /// differently (0.333333 for 0.333333333333) is off the ladder.
     func rung(_ value: ControlValue) -> Int? {
-        ladder.firstIndex { rungValue in
-            switch (rungValue, value) {
-            // Values are sent with four decimals: a rung is hit within one in the last place.
-            case (.number(let a), .number(let b)): abs(a - b) <= 1.5e-4
-            case (.index(let a), .index(let b)): a == b
-            default: false
-            }
-        }
+        ladder.firstIndex { $0 == value }
     }
 }
 
