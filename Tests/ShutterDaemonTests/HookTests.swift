@@ -58,7 +58,7 @@ import ShutterCore
         defer { try? FileManager.default.removeItem(atPath: out) }
         let rig = try rig("{\"photo\": [\"/bin/sh\", \"-c\", \"echo \\\"$1|$SHUTTER_EVENT|$SHUTTER_PATH|$SHUTTER_PRESSED_AT\\\" > \(out)\", \"hook\", \"{path}\"]}")
         defer { rig.close() }
-        rig.click()
+        try rig.click()
         try rig.waitFor { rig.names.contains("photo") }
         try waitForExits(rig, 1)
         let path = try #require(rig.daemon.lastPhotoPath)
@@ -79,7 +79,7 @@ import ShutterCore
         #expect(rig.daemon.hooks?.exits.first?.status == "exited 3")
         let missing = try self.rig("{\"photo\": [\"/nonexistent/upload\", \"{path}\"]}")
         defer { missing.close() }
-        missing.click()
+        try missing.click()
         try missing.waitFor { missing.names.contains("photo") }
         #expect(missing.daemon.hooks?.exits.first?.status == "not started")
         #expect(missing.daemon.hooks?.runningCount == 0)
@@ -94,8 +94,8 @@ import ShutterCore
         #expect(rig.daemon.hooks?.runningCount == 1)
         // Let the shell install its trap before the virtual timeout passes.
         usleep(200_000)
-        rig.advance(by: .milliseconds(150))
-        rig.advance(by: .seconds(2.1))
+        try rig.advance(by: .milliseconds(150))
+        try rig.advance(by: .seconds(2.1))
         try waitForExits(rig, 1)
         #expect(rig.daemon.hooks?.exits.first?.status == "killed by signal 9")
     }
