@@ -114,16 +114,37 @@ struct RigStateMachineTests {
         #expect(machine.controlValues["gone"] == nil)
     }
 
-    @Test func kernelDebouncedLinesStillHaveTheGlitchFilter() {
-        let board = Rigs.simulator
+    /// A pulse on `full` while half is held, on a rig whose lines the kernel debounces, and what it gives.
+    struct GlitchCase: CustomTestStringConvertible, Sendable {
+        var glitchFilterMs: Double
+        var pulseMs: Double
+        var captures: Bool
+        var testDescription: String { "\(pulseMs) ms pulse, glitch filter \(glitchFilterMs) ms: \(captures ? "captures" : "dropped")" }
+    }
+
+    /// The kernel's debounce replaces the software debounce, not the glitch filter: with no line
+    /// debounced here (`softwareDebounce: []`), a pulse shorter than the filter is still dropped.
+    /// The controls show it is the filter that drops it: the same pulse with the filter at 0 ms
+    /// captures, and a pulse longer than the filter captures with it on.
+    @Test(arguments: [
+        GlitchCase(glitchFilterMs: 5, pulseMs: 2, captures: false),
+        GlitchCase(glitchFilterMs: 5, pulseMs: 4.9, captures: false),
+        GlitchCase(glitchFilterMs: 0, pulseMs: 2, captures: true),
+        GlitchCase(glitchFilterMs: 0, pulseMs: 4.9, captures: true),
+        GlitchCase(glitchFilterMs: 5, pulseMs: 8, captures: true),
+    ])
+    func kernelDebouncedLinesStillHaveTheGlitchFilter(_ row: GlitchCase) {
+        let board = Rigs.board(gestures: #"{"glitchFilterMs": \#(row.glitchFilterMs)}"#)
+        #expect(board.gestures.glitchFilter == .milliseconds(row.glitchFilterMs))
         var machine = RigStateMachine(board: board, softwareDebounce: [])
         var events: [ShutterEvent] = []
         let half = board.line(named: "half")!, full = board.line(named: "full")!
         machine.edge(Edge(line: half, active: true, time: ms(100)), into: &events)
         machine.edge(Edge(line: full, active: true, time: ms(130)), into: &events)
-        machine.edge(Edge(line: full, active: false, time: ms(132)), into: &events)
+        machine.edge(Edge(line: full, active: false, time: ms(130 + row.pulseMs)), into: &events)
         machine.finish(at: ms(200), into: &events)
-        #expect(!events.contains { $0.name == "capture" })
+        let began = events.filter { if case .capture(.began, .primary, _, _, _, _, _) = $0 { true } else { false } }
+        #expect(began.count == (row.captures ? 1 : 0), "\(events.map(\.summary))")
     }
 }
 
