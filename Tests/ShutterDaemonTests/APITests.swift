@@ -371,8 +371,14 @@ import ShutterCore
         #expect(rig.daemon.api?.clientCount == 300)
     }
 
-    @Test func aSubscriberThatNeverReadsLosesTheOldestLinesAndIsTold() throws {
-        let rig = try TestRig(api: true)
+    /// What a subscriber that never reads gets of `count` controlValue lines, its queue limited
+    /// to `queueLimit` lines: the lines it finally reads, the drop notices among them, and
+    /// whether the last line it read is the last the daemon published.
+    func floodASubscriberThatNeverReads(queueLimit: Int, count: Int = 3000) throws
+        -> (values: Int, notices: [[String: JSONValue]], endsWithTheNewest: Bool) {
+        var options = DaemonOptions()
+        options.apiLimits.subscriberQueueLimit = queueLimit
+        let rig = try TestRig(options: options, api: true)
         defer { rig.close() }
         let subscriber = try TestClient(rig)
         var size: CInt = 4096
@@ -381,7 +387,6 @@ import ShutterCore
         for _ in 0..<10 { try rig.turn() }
         let client = try TestClient(rig)
         // Enough controlValue lines to fill the socket buffers and the queue many times over.
-        let count = 3000
         for index in 0..<count {
             let value = 1 + Double(index % 14) * 0.5
             try client.send("{\"cmd\":\"set\",\"control\":\"zoom\",\"value\":\(value)}")
@@ -390,15 +395,34 @@ import ShutterCore
         var lines: [String] = []
         while let line = try subscriber.readLine(turns: 50) { lines.append(line) }
         let notices = lines.compactMap(object).filter { $0["event"] == .string("dropped") }
+        let values = lines.filter { $0.contains("controlValue") }.count
+        return (values, notices, lines.last == rig.lines.last?.line)
+    }
+
+    /// A subscriber that never reads holds up nothing: what its socket cannot take waits in a queue
+    /// of `subscriberQueueLimit` lines, the oldest dropped beyond it, and a notice says how many.
+    ///
+    /// The bound itself: the socket holds the same first lines whatever the limit, so the lines
+    /// the subscriber finally reads with the default limit (256) and with a limit of 16 differ by
+    /// exactly the 240 lines the larger queue kept. An unbounded queue, or a limit not applied,
+    /// fails that.
+    @Test func aSubscriberThatNeverReadsLosesTheOldestLinesAndIsTold() throws {
+        let count = 3000
+        let limit = APIServer.Limits().subscriberQueueLimit
+        #expect(limit == 256)
+        let full = try floodASubscriberThatNeverReads(queueLimit: limit, count: count)
         // One notice waits whole at a time, taking in later drops; one more may have gone out
         // before the socket filled (not one notice per event dropped).
-        #expect(notices.count >= 1 && notices.count <= 2)
+        #expect(full.notices.count >= 1 && full.notices.count <= 2)
         var dropped = 0
-        for notice in notices { if case .number(let n, _)? = notice["count"] { dropped += Int(n) } }
-        let values = lines.filter { $0.contains("controlValue") }.count
-        #expect(values + dropped == count)
+        for notice in full.notices { if case .number(let n, _)? = notice["count"] { dropped += Int(n) } }
+        #expect(full.values + dropped == count)
         // The newest line always arrives.
-        #expect(lines.last == rig.lines.last?.line)
+        #expect(full.endsWithTheNewest)
+        let small = try floodASubscriberThatNeverReads(queueLimit: 16, count: count)
+        #expect(small.endsWithTheNewest)
+        #expect(full.values - small.values == limit - 16,
+                "read \(full.values) lines with a queue of \(limit), \(small.values) with 16")
     }
 
     @Test func aStaleSocketIsReplacedAndALiveOneRefused() throws {
