@@ -9,6 +9,9 @@ final class ControlledCamera: ForwardingCamera, @unchecked Sendable {
     // Unchecked: used from the test's thread only (the service sets controls on the loop, the test's).
     private let uvcControls: [CameraControl]
     private(set) var sets: [(id: UInt32, value: Int32)] = []
+    /// Each control's current value, as the camera holds it: its default until set (by the
+    /// service, or by the user before the daemon ran: ``userSet(_:to:)``).
+    private(set) var values: [UInt32: Int32]
     /// What auto exposure metered: the value read back for the exposure time.
     var metered: [UInt32: Int32] = [:]
     /// Reads not answered yet, as a USB control transfer in progress: ``answerReads()`` answers them.
@@ -17,13 +20,20 @@ final class ControlledCamera: ForwardingCamera, @unchecked Sendable {
 
     init(controls: [CameraControl]) throws {
         uvcControls = controls
+        values = Dictionary(controls.map { ($0.id, $0.defaultValue) }, uniquingKeysWith: { first, _ in first })
         super.init(try SyntheticCamera(width: 64, height: 48, frameInterval: nil))
     }
+
+    /// A control set on the camera by someone else (`v4l2-ctl`, another program): not one of ``sets``.
+    func userSet(_ id: UInt32, to value: Int32) { values[id] = value }
 
     override var info: CameraInfo { CameraInfo(path: "/dev/video9", card: "Fake UVC", driver: "uvcvideo", bus: "usb-1") }
     override var frameInterval: Nanoseconds? { .milliseconds(33) }
     override var controls: [CameraControl] { uvcControls }
-    override func setControl(_ id: UInt32, to value: Int32) throws(CaptureError) { sets.append((id, value)) }
+    override func setControl(_ id: UInt32, to value: Int32) throws(CaptureError) {
+        sets.append((id, value))
+        values[id] = value
+    }
     override func readControl(_ id: UInt32, then answer: @escaping @Sendable (Int32?) -> Void) { unansweredReads.append((id, answer)) }
 
     /// Answers the reads asked for so far with what auto exposure metered.
@@ -126,14 +136,23 @@ struct CameraControlServiceTests {
         #expect(camera.sets.map(\.value) == [1, 200, 3])
     }
 
+    /// The user put the camera in manual exposure (1) with a time of their own before the daemon
+    /// ran. 0 EV — at start, and again as a swipe passes through it — switches nothing: the camera
+    /// stays in manual mode with the user's time, since it was not the service that switched it.
     @Test func zeroBiasOnTheCameraOwnManualExposureStaysManual() throws {
-        // Exposure 0 EV before any bias: nothing is switched (the camera stays as the user left it).
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let camera = try ControlledCamera(controls: [Self.autoExposure, Self.exposure])
+        camera.userSet(ControlID.exposureAuto, to: 1)  // V4L2_EXPOSURE_MANUAL
+        camera.userSet(ControlID.exposureAbsolute, to: 500)
         let service = try service(camera, directory)
         defer { service.shutdown() }
         service.apply(controlID: "exposure", value: .number(0))
+        service.apply(controlID: "zoom", value: .number(2))
+        service.apply(controlID: "exposure", value: .number(0))
+        #expect(camera.readsInProgress == 0, "0 EV meters nothing")
+        #expect(camera.values[ControlID.exposureAuto] == 1, "the camera left manual exposure: \(camera.sets)")
+        #expect(camera.values[ControlID.exposureAbsolute] == 500, "the user's exposure time changed: \(camera.sets)")
         #expect(camera.sets.isEmpty)
     }
 }

@@ -256,7 +256,7 @@ struct CaptureServiceTests {
         let photos = harness.finish().compactMap(\.photo)
         #expect(photos.map(\.frameSequence) == [0, 1, 2, 3])
         #expect(Set(photos.map(\.path)).count == 4)
-        #expect(listing(harness.directory).count == 5)  // four photos and latest.jpg
+        #expect(try listing(harness.directory).count == 5)  // four photos and latest.jpg
     }
 
     @Test func backlogIsBounded() throws {
@@ -308,7 +308,7 @@ struct CaptureServiceTests {
         harness.frames(1000)
         // Make the output directory unwritable by replacing it with a file.
         try FileManager.default.removeItem(atPath: harness.directory)
-        _ = FileManager.default.createFile(atPath: harness.directory, contents: Data())
+        try makeFile(harness.directory, Data())
         harness.service.capture(pressedAt: ms(1000), now: ms(1001))
         let failure = try #require(harness.finish().compactMap(\.failure).first)
         #expect(failure.pressedAt == ms(1000))
@@ -370,13 +370,17 @@ struct CaptureServiceTests {
         #expect(photo.width == 64 && photo.height == 48)
     }
 
+    /// A dead writer's temporary file in the output directory is gone once the service started;
+    /// the directory itself is still there (listed, not merely absent), and the leftover was there before.
     @Test func removesLeftoversAtStart() throws {
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        _ = FileManager.default.createFile(atPath: directory + "/.shutter-tmp-2147483646-2.jpg", contents: Data([1, 2]))
+        let leftover = ".shutter-tmp-2147483646-2.jpg"  // a pid above any pid_max: its writer is dead
+        try makeFile(directory + "/" + leftover, Data([1, 2]))
+        #expect(try listing(directory) == [leftover])
         let service = try CaptureService(board: try simulatorBoard(directory: directory))
         defer { service.shutdown() }
-        #expect(listing(directory).isEmpty)
+        #expect(try listing(directory).isEmpty)
     }
 
     @Test func theSyntheticCameraRunsOnItsOwnClock() throws {

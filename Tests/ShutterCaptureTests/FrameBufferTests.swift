@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
 import Testing
 import ShutterCore
 @testable import ShutterCapture
@@ -193,23 +197,73 @@ struct BufferQueueTests {
     }
 }
 
+/// Memory lent to a frame as a driver lends its buffer: the image's bytes in the first pages of
+/// an anonymous mapping, then `tailPages` pages never written. Whether a tail page has been read
+/// shows in `mincore` (a read maps the zero page there): reading the frame in place reads the
+/// image's bytes only, while a copy of the buffer (`bytes`, `array`) reads all of `count`.
+final class LentMapping {
+    let base: UnsafeMutableRawPointer
+    let length: Int
+    let imageBytes: Int
+    let tailStart: Int
+    let tailPages: Int
+    private let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+
+    init(image: Frame, tailPages: Int) throws {
+        imageBytes = image.byteCount
+        tailStart = (imageBytes + page - 1) / page * page
+        self.tailPages = tailPages
+        length = tailStart + tailPages * page
+        let mapped = mmap(nil, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+        try #require(mapped != MAP_FAILED, "mmap: errno \(errno)")
+        base = try #require(mapped)
+        // One zero page per 4 KiB read, never a huge zero page covering the tail.
+        _ = madvise(base, length, MADV_NOHUGEPAGE)
+        image.withUnsafeBytes { base.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+    }
+
+    deinit { munmap(base, length) }
+
+    /// How many pages of the tail have been read (or written).
+    func residentTailPages() -> Int {
+        var flags = [UInt8](repeating: 0, count: tailPages)
+        guard mincore(base + tailStart, tailPages * page, &flags) == 0 else { return -1 }
+        return flags.filter { $0 & 1 != 0 }.count
+    }
+}
+
 @Suite("FrameBuffer")
 struct FrameBufferTests {
+    /// The encoder and the photo processing read a lent buffer where it lies: the frame hands out
+    /// the lent memory itself (pointer identity), and after encoding — whole, and zoomed with an
+    /// effect — no page of the buffer past the image has been read, which a copy of the buffer
+    /// (`bytes`/`array` copy all `count` bytes) would have done. The control at the end makes
+    /// such a copy and sees every tail page read. (A copy of exactly the image's bytes would not
+    /// show here.)
     @Test func encodingReadsALentBufferInPlace() throws {
-        // A YUYV frame in memory the test owns, as a driver's buffer would be: encoded without
-        // first becoming an array.
         let source = solidFrame(.yuyv, width: 64, height: 48)
-        let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: source.byteCount, alignment: 16)
-        defer { storage.deallocate() }
-        source.withUnsafeBytes { storage.copyMemory(from: $0) }
-        let keeper = Locked<Int>(0)
-        let frame = Frame(timestamp: .zero, sequence: 0, format: source.format,
-                          buffer: FrameBuffer(lending: UnsafeRawPointer(storage.baseAddress!), count: storage.count, keeper: keeper))
-        #expect(frame.buffer.isLent)
-        #expect(try JPEGEncoder().encode(frame, quality: 90) == JPEGEncoder().encode(source, quality: 90))
+        // Each path gets memory of its own, so one path's copy cannot hide behind another's.
+        func lent() throws -> (frame: Frame, memory: LentMapping) {
+            let memory = try LentMapping(image: source, tailPages: 64)
+            let frame = Frame(timestamp: .zero, sequence: 0, format: source.format,
+                              buffer: FrameBuffer(lending: UnsafeRawPointer(memory.base), count: memory.length, keeper: memory))
+            #expect(frame.buffer.isLent)
+            #expect(memory.residentTailPages() == 0)
+            return (frame, memory)
+        }
+        let whole = try lent()
+        #expect(whole.frame.withUnsafeBytes { $0.baseAddress } == UnsafeRawPointer(whole.memory.base),
+                "the frame's bytes are not the lent memory")
+        #expect(try JPEGEncoder().encode(whole.frame, quality: 90) == JPEGEncoder().encode(source, quality: 90))
+        #expect(whole.memory.residentTailPages() == 0, "encoding read the buffer past the image: a copy")
         // Zoom and effects read the lent buffer in place too.
+        let zoomed = try lent()
         let processing = PhotoProcessing(crop: CropRect.digitalZoom(width: 64, height: 48, factor: 2), effect: .mono)
-        #expect(try encodePhoto(frame, processing: processing, quality: 90, encoder: JPEGEncoder()).jpeg
+        #expect(try encodePhoto(zoomed.frame, processing: processing, quality: 90, encoder: JPEGEncoder()).jpeg
             == encodePhoto(source, processing: processing, quality: 90, encoder: JPEGEncoder()).jpeg)
+        #expect(zoomed.memory.residentTailPages() == 0, "zoom and effect read the buffer past the image: a copy")
+        // The control: a copy of the buffer reads every tail page, and mincore sees it.
+        #expect(zoomed.frame.bytes.count == zoomed.memory.length)
+        #expect(zoomed.memory.residentTailPages() == zoomed.memory.tailPages)
     }
 }

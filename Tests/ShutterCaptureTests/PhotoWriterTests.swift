@@ -10,8 +10,19 @@ func temporaryDirectory() -> String {
     return path
 }
 
-func listing(_ directory: String) -> [String] {
-    ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).sorted()
+/// The names in `directory`, sorted.
+///
+/// - Throws: Foundation's error when the directory cannot be read — a missing directory is not
+///   an empty one, so "nothing left behind" cannot pass because the directory itself is gone.
+func listing(_ directory: String) throws -> [String] {
+    try FileManager.default.contentsOfDirectory(atPath: directory).sorted()
+}
+
+/// Creates the file `path` with `contents` for a test's setup, and fails the test when it could
+/// not be made (a check on what the code under test did with it would otherwise hold for nothing).
+func makeFile(_ path: String, _ contents: Data = Data(), sourceLocation: SourceLocation = #_sourceLocation) throws {
+    try #require(FileManager.default.createFile(atPath: path, contents: contents), "could not create \(path)",
+                 sourceLocation: sourceLocation)
 }
 
 @Suite("PhotoWriter")
@@ -25,7 +36,7 @@ struct PhotoWriterTests {
         #expect(first.hasSuffix("/IMG.jpg") && second.hasSuffix("/IMG-2.jpg"))
         #expect(FileManager.default.contents(atPath: first) == Data([1, 2, 3]))
         #expect(try FileManager.default.destinationOfSymbolicLink(atPath: dir + "/nested/photos/latest.jpg") == "IMG-2.jpg")
-        #expect(listing(dir + "/nested/photos") == ["IMG-2.jpg", "IMG.jpg", "latest.jpg"])
+        #expect(try listing(dir + "/nested/photos") == ["IMG-2.jpg", "IMG.jpg", "latest.jpg"])
     }
 
     @Test func aFullDiskLeavesNothingBehindAndTheNextWriteWorks() throws {
@@ -41,11 +52,11 @@ struct PhotoWriterTests {
         do throws(CaptureError) { _ = try full.write([UInt8](repeating: 7, count: 1000), name: "IMG.jpg") } catch let thrown { error = thrown }
         guard case .system(let call, let code, let context)? = error else { Issue.record("wrong error \(String(describing: error))"); return }
         #expect(call == "write" && code == ENOSPC && context.contains(".shutter-tmp-"))
-        #expect(listing(dir).isEmpty)
+        #expect(try listing(dir).isEmpty)
         #expect(CaptureError.system(call: "write", errno: ENOSPC, context: "x").kind == "diskFull")
         let healthy = try PhotoWriter(directory: dir)
         _ = try healthy.write([1], name: "IMG.jpg")
-        #expect(listing(dir) == ["IMG.jpg", "latest.jpg"])
+        #expect(try listing(dir) == ["IMG.jpg", "latest.jpg"])
     }
 
     @Test func removesLeftoversOfDeadProcessesOnly() throws {
@@ -54,11 +65,11 @@ struct PhotoWriterTests {
         let dead = "2147483646"  // above any pid_max: no such process
         let mine = ".shutter-tmp-\(getpid())-4.jpg"  // a photo this (running) process is writing now
         for name in [".shutter-tmp-\(dead)-4.jpg", ".shutter-tmp-\(dead)-latest", ".shutter-tmp-junk", mine, "IMG.jpg"] {
-            _ = FileManager.default.createFile(atPath: dir + "/" + name, contents: Data([1]))
+            try makeFile(dir + "/" + name, Data([1]))
         }
         let writer = try PhotoWriter(directory: dir)
         #expect(writer.removeLeftovers().sorted() == [".shutter-tmp-\(dead)-4.jpg", ".shutter-tmp-\(dead)-latest", ".shutter-tmp-junk"])
-        #expect(listing(dir) == [mine, "IMG.jpg"].sorted())
+        #expect(try listing(dir) == [mine, "IMG.jpg"].sorted())
     }
 
     @Test func latestFollowsOnAFileSystemWithoutLinks() throws {
@@ -70,7 +81,7 @@ struct PhotoWriterTests {
         #expect(FileManager.default.contents(atPath: dir + "/latest.jpg") == Data([1, 2, 3]))
         _ = try fat.write([4, 5], name: "B.jpg")
         #expect(FileManager.default.contents(atPath: dir + "/latest.jpg") == Data([4, 5]))
-        #expect(listing(dir) == ["A.jpg", "B.jpg", "latest.jpg"])
+        #expect(try listing(dir) == ["A.jpg", "B.jpg", "latest.jpg"])
         // Hard links but no symlinks: latest.jpg is the newest photo's second name.
         let hard = try PhotoWriter(directory: dir, symlink: { _, _ in errno = EPERM; return -1 })
         let path = try hard.write([6], name: "C.jpg")
@@ -82,7 +93,7 @@ struct PhotoWriterTests {
     @Test func refusesAFileWhereTheDirectoryShouldBe() throws {
         let dir = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        _ = FileManager.default.createFile(atPath: dir + "/file", contents: Data())
+        try makeFile(dir + "/file", Data())
         #expect(throws: CaptureError.self) { try PhotoWriter(directory: dir + "/file") }
     }
 }

@@ -16,7 +16,7 @@ struct SequenceTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         for name in ["IMG_20260314_150926_042_0007.jpg", "IMG_20260314_150927_500_0012-2.jpg", "IMG_20260314_150926_042_0003.jpg",
                      "IMG_x_0099.jpg", "holiday.jpg", "IMG_20260314_150926_042_0500.png"] {
-            _ = FileManager.default.createFile(atPath: directory + "/" + name, contents: Data([0]))
+            try makeFile(directory + "/" + name, Data([0]))
         }
         let service = try CaptureService(board: try simulatorBoard(directory: directory), factory: { (settings: CameraSettings) throws(CaptureError) -> any Camera in
             try SyntheticCamera(width: settings.width!, height: settings.height!, frameInterval: nil)

@@ -70,14 +70,20 @@ struct SyntheticSceneTests {
         let held = try #require(try camera.readFrames().first)
         let heldBytes = held.bytes
         var buffers = Set<ObjectIdentifier>()
+        var sequences: [UInt32] = []
         for second in 2...8 {
             camera.emit(at: .seconds(Double(second)))
-            for frame in try camera.readFrames() {
+            // One frame a read: an empty read would make every check below hold for nothing.
+            let frames = try camera.readFrames()
+            #expect(frames.count == 1, "read after emit \(second): \(frames.count) frames")
+            for frame in frames {
                 #expect(frame.buffer !== held.buffer, "frame \(frame.sequence) was drawn into a buffer a frame still holds")
                 #expect(frame.bytes != heldBytes, "frame \(frame.sequence) shows what frame 0 shows")
                 buffers.insert(ObjectIdentifier(frame.buffer))
+                sequences.append(frame.sequence)
             }
         }
+        #expect(sequences == Array(held.sequence + 1...held.sequence + 7), "the seven frames, in order")
         #expect(held.bytes == heldBytes, "the held frame was drawn over")
         // Seven frames, each let go before the next read but one: the memory is reused, not made anew.
         #expect(buffers.count <= 2, "\(buffers.count) buffers for 7 frames")

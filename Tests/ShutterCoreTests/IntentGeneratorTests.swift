@@ -214,42 +214,58 @@ struct ControlKindCase: CustomTestStringConvertible, Sendable {
     /// The values a slow swipe upward steps through from the initial value, in order (all of them).
     var ladder: [ControlValue]
     var isPicker: Bool
+    /// The rung a flick over three pads starts from: for a slider, inside the range with rungs above
+    /// what the flick's own movement reaches (two values while the finger is down), so a glide is owed;
+    /// for a picker, its first item.
+    var flickStart: Int
     var testDescription: String { name }
 
     static let all: [ControlKindCase] = [
         ControlKindCase(name: "stepped slider (exposure, ⅓ EV)", control: AdjustRigs.exposure,
                         ladder: [-2, -1.666666666667, -1.333333333333, -1, -0.666666666667, -0.333333333333, 0,
                                  0.333333333333, 0.666666666667, 1, 1.333333333333, 1.666666666667, 2].map { .number($0) },
-                        isPicker: false),
+                        isPicker: false, flickStart: 6),
         ControlKindCase(name: "continuous slider (linear 0-100)", control: AdjustRigs.linear,
-                        ladder: (0...40).map { .number(Double($0) * 2.5) }, isPicker: false),
+                        ladder: (0...40).map { .number(Double($0) * 2.5) }, isPicker: false, flickStart: 20),
         ControlKindCase(name: "continuous slider (log zoom 1-8)", control: AdjustRigs.zoom,
-                        ladder: (0...40).map { .number((pow(8.0, Double($0) / 40) * 1e4).rounded() / 1e4) }, isPicker: false),
+                        ladder: (0...40).map { .number((pow(8.0, Double($0) / 40) * 1e4).rounded() / 1e4) }, isPicker: false,
+                        flickStart: 20),
         ControlKindCase(name: "list slider (ISO)", control: AdjustRigs.list,
-                        ladder: [100, 200, 400, 800, 1600].map { .number($0) }, isPicker: false),
-        ControlKindCase(name: "picker (titles)", control: AdjustRigs.picker, ladder: (0...3).map { .index($0) }, isPicker: true),
-        ControlKindCase(name: "count-only picker", control: AdjustRigs.count, ladder: (0...2).map { .index($0) }, isPicker: true),
+                        ladder: [100, 200, 400, 800, 1600].map { .number($0) }, isPicker: false, flickStart: 1),
+        ControlKindCase(name: "picker (titles)", control: AdjustRigs.picker, ladder: (0...3).map { .index($0) }, isPicker: true,
+                        flickStart: 0),
+        ControlKindCase(name: "count-only picker", control: AdjustRigs.count, ladder: (0...2).map { .index($0) }, isPicker: true,
+                        flickStart: 0),
     ]
 
     var board: Board { AdjustRigs.board(control: control) }
+
+    /// The adjust rig with this control starting at `ladder[rung]` instead of its own initial value.
+    func board(startingAt rung: Int) throws -> Board {
+        var object = try #require(try JSONSerialization.jsonObject(with: Data(control.utf8)) as? [String: Any])
+        switch ladder[rung] {
+        case .number(let number): object["initial"] = number
+        case .index(let index): object["initial"] = index
+        }
+        let json = String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self)
+        return AdjustRigs.board(control: json)
+    }
     var initial: ControlValue { board.controls[0].initial }
 
-    /// Where `value` sits on the ladder (within rounding), if it does.
+    /// Where `value` sits on the ladder, if it is exactly one of its rungs.
+    ///
+    /// Exact, not within a tolerance: the ladders are the values the events must carry (a stepped
+    /// slider's 12 decimals, a continuous one's 4, a list's own numbers), so a value rounded
+    /// differently (0.333333 for 0.333333333333) is off the ladder.
     func rung(_ value: ControlValue) -> Int? {
-        ladder.firstIndex { rungValue in
-            switch (rungValue, value) {
-            // Values are sent with four decimals: a rung is hit within one in the last place.
-            case (.number(let a), .number(let b)): abs(a - b) <= 1.5e-4
-            case (.index(let a), .index(let b)): a == b
-            default: false
-            }
-        }
+        ladder.firstIndex { $0 == value }
     }
 }
 
 /// A light press (the controls wake), then one swipe; the values sent, and the events.
-func swipeTrace(_ kind: ControlKindCase, pads: [Int], perPad: Double) -> (values: [ControlValue], events: [ShutterEvent]) {
-    var trace = TraceBuilder(kind.board)
+func swipeTrace(_ kind: ControlKindCase, on board: Board? = nil, pads: [Int], perPad: Double)
+    -> (values: [ControlValue], events: [ShutterEvent]) {
+    var trace = TraceBuilder(board ?? kind.board)
     trace.press("half", at: 100, for: 100)
     trace.swipe(pads, at: 800, perPad: perPad, overlap: perPad / 4)
     let events = trace.run()
@@ -309,17 +325,23 @@ struct SwipeIntentTests {
 
     /// A flick carries a slider on after the finger left, in the flick's direction, with values on the
     /// ladder, and adjusting ends after the last of them; a picker keeps its detents and does not glide.
+    ///
+    /// The flick starts mid-range (`flickStart`) and is required to end its contact short of the top,
+    /// so the glide is always owed: a slider must send values after the lift, never "or it was at its
+    /// end already". A picker with room left must send none.
     @Test(arguments: ControlKindCase.all)
     func flickGlidesSlidersOnly(_ kind: ControlKindCase) throws {
         var random = SplitMix64(seed: 5)
+        let board = try kind.board(startingAt: kind.flickStart)
+        let top = kind.ladder.count - 1
         for _ in 0..<6 {
             let perPad = random.ms(18...30)
-            let (values, events) = swipeTrace(kind, pads: [0, 1, 2], perPad: perPad)
+            let (values, events) = swipeTrace(kind, on: board, pads: [0, 1, 2], perPad: perPad)
             let lift = try #require(events.first { if case .swipe(.ended, _, _, _, _, _) = $0 { true } else { false } })
             guard case .swipe(.ended, _, _, _, let flick, _) = lift else { return }
             #expect(flick, "\(Int(perPad)) ms a pad over two pads must be a flick")
             // A continuous slider glides through values between its slow rungs; the others stay on theirs.
-            let continuous = kind.board.controls[0].kind.sliderValues.map {
+            let continuous = board.controls[0].kind.sliderValues.map {
                 if case .range(_, nil) = $0 { true } else { false }
             } ?? false
             let positions: [Double] = values.map { value in
@@ -330,12 +352,23 @@ struct SwipeIntentTests {
             }
             #expect(!positions.contains(-1), "values off the ladder: \(values)")
             #expect(positions == positions.sorted() && Set(positions).count == positions.count, "moves one way: \(values)")
-            let rungs = values.compactMap { kind.rung($0) }
+            let duringContact = events.filter { $0.time <= lift.time }.compactMap { event -> ControlValue? in
+                if case .controlValue(_, let value, _, _) = event { return value }
+                return nil
+            }
             let afterLift = events.filter { $0.time > lift.time && $0.name == "controlValue" }
+            // The finger moved the value, and left room: whatever follows is the glide's (or nothing, for a picker).
+            let atLift = try #require(duringContact.last, "the flick moved nothing while the finger was down: \(values)")
+            // A picker moves one item a pad, so the two-pad flick fills the count-only picker's three
+            // items; "picker (titles)" (four) is the one whose room a glide could use.
+            let pickerFilled = kind.isPicker && top - kind.flickStart <= 2
+            if !pickerFilled {
+                #expect(atLift != kind.ladder[top], "the flick reached the end before the lift: \(values)")
+            }
             if kind.isPicker {
-                #expect(afterLift.isEmpty, "a picker does not glide")
+                #expect(afterLift.isEmpty, "a picker does not glide: \(values)")
             } else {
-                #expect(!afterLift.isEmpty || rungs.last == kind.ladder.count - 1, "a slider glides on (or is at its end)")
+                #expect(!afterLift.isEmpty, "a slider glides on after the lift: \(values)")
             }
             let ended = events.last { $0.name == "controlsAdjusting" }
             #expect(ended.map { $0.summary.hasPrefix("controlsAdjusting ended") } == true)

@@ -11,6 +11,15 @@ extension SplitMix64 {
 /// Clean traces of deliberate gestures, with human timing kept clear of every window's boundary.
 enum CleanTraces {
     static func make(seed: UInt64, board: Board, gestures: Int = 14) -> TraceBuilder {
+        var meant: [String: Int] = [:]
+        return make(seed: seed, board: board, gestures: gestures, meant: &meant)
+    }
+
+    /// The same trace, counting into `meant` the gestures drawn, by the event each must give:
+    /// `lightPress` (a light press, or a strip tap on a rig without half), `doubleLightPress`,
+    /// `capture primary`, `capture secondary`, `prepare`, `swipe`, and `tap` (a strip tap on a rig
+    /// with half, which is no light press there).
+    static func make(seed: UInt64, board: Board, gestures: Int = 14, meant: inout [String: Int]) -> TraceBuilder {
         var random = SplitMix64(seed: seed)
         var trace = TraceBuilder(board)
         let hasHalf = board.line(named: "half") != nil
@@ -21,16 +30,21 @@ enum CleanTraces {
             switch kind {
             case 0, 1:                 // light press
                 trace.press("half", at: t, for: random.ms(80...250))
+                meant["lightPress", default: 0] += 1
             case 2:                // double light press
                 let first = random.ms(80...200)
                 trace.press("half", at: t, for: first)
                 trace.press("half", at: t + first + random.ms(100...250), for: random.ms(80...200))
+                meant["doubleLightPress", default: 0] += 1
             case 3:                // full click
                 trace.fullClick(at: t, lead: random.ms(15...60), hold: random.ms(80...300), trail: random.ms(15...50))
+                meant["capture primary", default: 0] += 1
             case 4:                // hold: prepare
                 trace.press("half", at: t, for: random.ms(450...900))
+                meant["prepare", default: 0] += 1
             case 5:                    // secondary click
                 trace.press("secondary", at: t, for: random.ms(80...300))
+                meant["capture secondary", default: 0] += 1
             case 6, 7:                 // swipe over 3 to 6 pads
                 let count = random.int(3...6)
                 let start = random.int(0...(6 - count))
@@ -41,16 +55,19 @@ enum CleanTraces {
                 var overlap = random.ms(10...30)
                 if random.chance(0.3) { overlap = -random.ms(10...min(40, perPad - 30)) }
                 trace.swipe(pads, at: t, perPad: perPad, overlap: overlap)
+                meant["swipe", default: 0] += 1
             case 9:                    // double tap
                 let pad = random.int(0...5)
                 let first = random.ms(60...140)
                 trace.press("pad\(pad)", at: t, for: first)
                 trace.press("pad\(pad)", at: t + first + random.ms(100...230), for: random.ms(60...140))
+                meant["doubleLightPress", default: 0] += 1
             default:                   // tap on one or two neighbouring pads
                 let pad = random.int(0...4)
                 let duration = random.ms(60...150)
                 trace.press("pad\(pad)", at: t, for: duration)
                 if random.chance(0.5) { trace.press("pad\(pad + 1)", at: t + random.ms(10...25), for: duration - 5) }
+                meant[hasHalf ? "tap" : "lightPress", default: 0] += 1
             }
             let end = trace.edges.map(\.time.rawValue).max()! / 1_000_000
             t = Double(end) + (random.chance(0.1) ? random.ms(5600...6500) : random.ms(480...1500))
@@ -164,8 +181,9 @@ struct PropertyTests {
         var gestures = 0
         var cleanEdges = 0, dirtyEdges = 0
         var kinds: [String: Int] = [:]
+        var meant: [String: Int] = [:], recognized: [String: Int] = [:]
         for seed in 1...UInt64(Self.traceCount) {
-            let clean = CleanTraces.make(seed: seed, board: board)
+            let clean = CleanTraces.make(seed: seed, board: board, meant: &meant)
             let dirty = CleanTraces.dirty(clean, seed: seed)
             let expected = CleanTraces.run(clean)
             let got = CleanTraces.run(dirty)
@@ -178,6 +196,7 @@ struct PropertyTests {
                 var key = event.name
                 if case .swipe(.ended, _, _, _, true, _) = event { key = "flick" }
                 kinds[key, default: 0] += 1
+                if let gesture = Self.gesture(event) { recognized[gesture, default: 0] += 1 }
             }
             if !CleanTraces.same(a, b) {
                 failures += 1
@@ -187,8 +206,30 @@ struct PropertyTests {
             }
         }
         #expect(failures == 0, "\(failures) of \(Self.traceCount) traces changed")
+        // The clean traces are recognized as they were meant, gesture for gesture: "dirty equals
+        // clean" would also hold for traces that gave nothing.
+        meant["tap"] = nil
+        #expect(recognized == meant)
+        #expect(meant.values.reduce(0, +) >= Self.traceCount * 12, "\(meant)")
+        // Adjusting, flicks and the chooser are in the signatures compared, not only gestures.
+        for kind in ["controlValue", "controlsAdjusting", "flick", "chooser", "controlSelected", "controlsInactive"] {
+            #expect(kinds[kind, default: 0] >= 50, "\(kind): \(kinds[kind, default: 0])")
+        }
         print("property: \(Self.traceCount) traces (\(withoutHalf ? "strip tap" : "two-stage")), \(gestures) signature entries, \(cleanEdges) clean edges, \(dirtyEdges) with bounce and noise, \(failures) changed")
         print("property: recognized \(kinds.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", "))")
+    }
+
+    /// The gesture an event begins, named as ``CleanTraces/make(seed:board:gestures:meant:)`` counts them.
+    static func gesture(_ event: ShutterEvent) -> String? {
+        switch event {
+        case .lightPress: "lightPress"
+        case .doubleLightPress: "doubleLightPress"
+        case .capture(.began, .primary, _, _, _, _, _): "capture primary"
+        case .capture(.began, .secondary, _, _, _, _, _): "capture secondary"
+        case .prepare(.began, _, _): "prepare"
+        case .swipe(.began, _, _, _, _, _): "swipe"
+        default: nil
+        }
     }
 
     @Test func eventTimesNeverGoBackAndRunsAreIdentical() {

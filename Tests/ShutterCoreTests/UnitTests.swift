@@ -114,21 +114,47 @@ struct RigStateMachineTests {
         #expect(machine.controlValues["gone"] == nil)
     }
 
-    @Test func kernelDebouncedLinesStillHaveTheGlitchFilter() {
-        let board = Rigs.simulator
+    /// A pulse on `full` while half is held, on a rig whose lines the kernel debounces, and what it gives.
+    struct GlitchCase: CustomTestStringConvertible, Sendable {
+        var glitchFilterMs: Double
+        var pulseMs: Double
+        var captures: Bool
+        var testDescription: String { "\(pulseMs) ms pulse, glitch filter \(glitchFilterMs) ms: \(captures ? "captures" : "dropped")" }
+    }
+
+    /// The kernel's debounce replaces the software debounce, not the glitch filter: with no line
+    /// debounced here (`softwareDebounce: []`), a pulse shorter than the filter is still dropped.
+    /// The controls show it is the filter that drops it: the same pulse with the filter at 0 ms
+    /// captures, and a pulse longer than the filter captures with it on.
+    @Test(arguments: [
+        GlitchCase(glitchFilterMs: 5, pulseMs: 2, captures: false),
+        GlitchCase(glitchFilterMs: 5, pulseMs: 4.9, captures: false),
+        GlitchCase(glitchFilterMs: 0, pulseMs: 2, captures: true),
+        GlitchCase(glitchFilterMs: 0, pulseMs: 4.9, captures: true),
+        GlitchCase(glitchFilterMs: 5, pulseMs: 8, captures: true),
+    ])
+    func kernelDebouncedLinesStillHaveTheGlitchFilter(_ row: GlitchCase) {
+        let board = Rigs.board(gestures: #"{"glitchFilterMs": \#(row.glitchFilterMs)}"#)
+        #expect(board.gestures.glitchFilter == .milliseconds(row.glitchFilterMs))
         var machine = RigStateMachine(board: board, softwareDebounce: [])
         var events: [ShutterEvent] = []
         let half = board.line(named: "half")!, full = board.line(named: "full")!
         machine.edge(Edge(line: half, active: true, time: ms(100)), into: &events)
         machine.edge(Edge(line: full, active: true, time: ms(130)), into: &events)
-        machine.edge(Edge(line: full, active: false, time: ms(132)), into: &events)
+        machine.edge(Edge(line: full, active: false, time: ms(130 + row.pulseMs)), into: &events)
         machine.finish(at: ms(200), into: &events)
-        #expect(!events.contains { $0.name == "capture" })
+        let began = events.filter { if case .capture(.began, .primary, _, _, _, _, _) = $0 { true } else { false } }
+        #expect(began.count == (row.captures ? 1 : 0), "\(events.map(\.summary))")
     }
 }
 
 @Suite("ControlStateFile")
 struct ControlStateFileTests {
+    /// Saves and loads values exactly, and replaces the file atomically: the new text goes to a new
+    /// file renamed over the old one, never into the old file. A reader that opened the file before
+    /// the save still reads the old text whole (in-place writing would truncate it under the reader
+    /// and leave it a half-written mix), the path names a new inode afterwards, and no temporary
+    /// file is left beside it.
     @Test func roundTripsAtomically() throws {
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("shutter-state-\(UInt64.random(in: 0...UInt64.max))")
@@ -142,8 +168,15 @@ struct ControlStateFileTests {
         #expect(ControlStateFile.load(path: path) == values)
         let text = try String(contentsOfFile: path, encoding: .utf8)
         #expect(text == #"{"exposure": -0.3333333333333333, "filter": {"index": 2}, "whole": 3.0, "zoom": 2.4}"# + "\n")
+        let oldInode = try #require(try FileManager.default.attributesOfItem(atPath: path)[.systemFileNumber] as? UInt64)
+        let reader = try #require(FileHandle(forReadingAtPath: path))
+        defer { try? reader.close() }
         try ControlStateFile.save(["zoom": .number(5)], path: path)
         #expect(ControlStateFile.load(path: path) == ["zoom": .number(5)])
+        // The reader still holds the old file, whole: the save wrote elsewhere and renamed.
+        #expect(String(decoding: reader.readDataToEndOfFile(), as: UTF8.self) == text)
+        let newInode = try #require(try FileManager.default.attributesOfItem(atPath: path)[.systemFileNumber] as? UInt64)
+        #expect(newInode != oldInode, "the state file was rewritten in place")
         // Only the state file is left: the temporary file was renamed over it.
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["controls.json"])
     }

@@ -23,18 +23,18 @@ import ShutterCore
         var size: CInt = 4096
         setsockopt(flooder.descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<CInt>.size))
         // About 900 requests in one read, never a reply read.
-        flooder.sendRaw(Array(String(repeating: "{\"cmd\":\"status\"}\n", count: 900).utf8))
+        try flooder.sendRaw(Array(String(repeating: "{\"cmd\":\"status\"}\n", count: 900).utf8))
         let before = api.requestsRun
-        rig.turn()
+        try rig.turn()
         #expect(api.requestsRun - before <= api.limits.requestsPerClientPerTurn, "one client's share of one turn")
-        for _ in 0..<200 { rig.turn() }
+        for _ in 0..<200 { try rig.turn() }
         // Its replies are not taken: what the daemon holds for it stays within the backlog limit
         // (and one reply), and the rest of its requests wait unread.
         #expect(api.requestsRun - before < 900)
         #expect(api.largestReplyBacklog <= api.limits.replyBacklogLimit + 4096)
         // Another client's request is answered within a turn or two.
         let other = try TestClient(rig)
-        other.send("{\"id\":7,\"cmd\":\"status\"}")
+        try other.send("{\"id\":7,\"cmd\":\"status\"}")
         let reply = try #require(other.readLine(turns: 2).flatMap(object))
         #expect(reply["id"] == .number(7, text: "7"))
     }
@@ -44,10 +44,10 @@ import ShutterCore
         defer { rig.close() }
         do {
             let client = try TestClient(rig)
-            client.sendRaw(Array("{\"cmd\":\"set\",\"control\":\"zoom\",\"value\":2}\n{\"cmd\":\"set\",\"control\":\"exposure\",\"value\":1}\n".utf8))
+            try client.sendRaw(Array("{\"cmd\":\"set\",\"control\":\"zoom\",\"value\":2}\n{\"cmd\":\"set\",\"control\":\"exposure\",\"value\":1}\n".utf8))
             // Closed by deinit before the daemon reads a byte.
         }
-        for _ in 0..<20 { rig.turn() }
+        for _ in 0..<20 { try rig.turn() }
         #expect(rig.daemon.api?.clientCount == 0)
         let status = try TestClient(rig).call("{\"cmd\":\"status\"}")
         guard case .array(let controls)? = status["controls"] else { Issue.record("no controls in \(status)"); return }
@@ -66,10 +66,10 @@ import ShutterCore
         #expect(try idle.call("{\"cmd\":\"status\"}")["ok"] == .bool(true))
         let subscriber = try TestClient(rig)
         #expect(try subscriber.call("{\"cmd\":\"subscribe\"}")["ok"] == .bool(true))
-        for _ in 0..<30 { rig.advance(by: .milliseconds(100)) }
+        for _ in 0..<30 { try rig.advance(by: .milliseconds(100)) }
         let farewell = try #require(idle.readLine().flatMap(object))
         #expect(farewell["ok"] == .bool(false))
-        #expect(idle.waitUntilClosed())
+        #expect(try idle.waitUntilClosed())
         #expect(rig.daemon.api?.clientCount == 1)
         #expect(try subscriber.call("{\"cmd\":\"status\"}")["ok"] == .bool(true))
     }
@@ -80,11 +80,11 @@ import ShutterCore
         var idle: [TestClient] = []
         for _ in 0..<4 {
             idle.append(try TestClient(rig))
-            rig.advance(by: .milliseconds(10))
+            try rig.advance(by: .milliseconds(10))
         }
         let newcomer = try TestClient(rig)
         #expect(try newcomer.call("{\"cmd\":\"status\"}")["ok"] == .bool(true))
-        #expect(idle[0].waitUntilClosed(), "the longest idle made room")
+        #expect(try idle[0].waitUntilClosed(), "the longest idle made room")
         #expect(rig.daemon.api?.clientCount == 4)
         // Subscribers are never closed for room: with every slot subscribed, a newcomer is refused.
         for client in idle.dropFirst() { _ = try client.call("{\"cmd\":\"subscribe\"}") }

@@ -18,24 +18,27 @@ final class TestClient {
         self.rig = rig
         descriptor = try UnixSocket.connectClient(to: rig.socketPath)
         _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
-        rig.turn()
+        try rig.turn()
     }
 
     deinit { close(descriptor) }
 
-    func sendRaw(_ bytes: [UInt8]) {
+    /// Sends `bytes`, turning the rig's loop while the socket is full (the daemon reads on this thread).
+    ///
+    /// - Throws: what the rig's loop threw while the socket was full.
+    func sendRaw(_ bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
             let written = bytes[offset...].withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress!, $0.count, Int32(MSG_NOSIGNAL)) }
             if written < 0 {
-                if errno == EAGAIN { rig.turn(); continue }
+                if errno == EAGAIN { try rig.turn(); continue }
                 return
             }
             offset += written
         }
     }
 
-    func send(_ line: String) { sendRaw(Array((line + "\n").utf8)) }
+    func send(_ line: String) throws { try sendRaw(Array((line + "\n").utf8)) }
 
     /// Reads what has arrived without waiting.
     private func pull() {
@@ -49,7 +52,9 @@ final class TestClient {
     }
 
     /// The next line, turning the daemon's loop until it comes (nil when the daemon closed first).
-    func readLine(turns: Int = 500) -> String? {
+    ///
+    /// - Throws: what the daemon's loop threw while waiting (never swallowed).
+    func readLine(turns: Int = 500) throws -> String? {
         for _ in 0..<turns {
             pull()
             if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
@@ -58,15 +63,15 @@ final class TestClient {
                 return line
             }
             if closedByDaemon { return nil }
-            try? rig.daemon.loop.runOnce(timeoutMilliseconds: 2)
+            try rig.daemon.loop.runOnce(timeoutMilliseconds: 2)
         }
         return nil
     }
 
     /// Sends `line` and returns the reply as an object.
     func call(_ line: String) throws -> [String: JSONValue] {
-        send(line)
-        while let reply = readLine() {
+        try send(line)
+        while let reply = try readLine() {
             let members = try #require(object(reply))
             if members["ok"] != nil { return members }
         }
@@ -74,10 +79,12 @@ final class TestClient {
     }
 
     /// Turns the loop until the daemon has closed this connection.
-    func waitUntilClosed() -> Bool {
+    ///
+    /// - Throws: what the daemon's loop threw while waiting.
+    func waitUntilClosed() throws -> Bool {
         for _ in 0..<500 where !closedByDaemon {
             pull()
-            try? rig.daemon.loop.runOnce(timeoutMilliseconds: 2)
+            try rig.daemon.loop.runOnce(timeoutMilliseconds: 2)
         }
         return closedByDaemon
     }

@@ -236,7 +236,7 @@ import ShutterCore
         let client = try TestClient(rig)
         #expect(try client.call("{\"id\":1,\"cmd\":\"capture\"}")["ok"] == .bool(true))
         var seen: [String] = []
-        while seen.count < 20, let line = subscriber.readLine() {
+        while seen.count < 20, let line = try subscriber.readLine() {
             seen.append(line)
             if object(line)?["event"] == .string("photo") { break }
         }
@@ -264,9 +264,9 @@ import ShutterCore
         let subscriber = try TestClient(rig)
         #expect(try subscriber.call("{\"cmd\":\"subscribe\"}")["ok"] == .bool(true))
         let client = try TestClient(rig)
-        func photos() -> [[String: JSONValue]] {
+        func photos() throws -> [[String: JSONValue]] {
             var found: [[String: JSONValue]] = []
-            while let line = subscriber.readLine() {
+            while let line = try subscriber.readLine() {
                 guard let event = object(line) else { continue }
                 if event["event"] == .string("photo") { found.append(event); break }
             }
@@ -278,7 +278,7 @@ import ShutterCore
         let first = try #require(photos().first)
         #expect(first["request"] == .string("shot-1"))
         #expect(first["pressedAt"] == accepted["pressedAt"])
-        rig.click()
+        try rig.click()
         let pressed = try #require(photos().first)
         #expect(pressed["request"] == nil)
         #expect(try client.call("{\"cmd\":\"capture\"}")["request"] == nil)
@@ -312,7 +312,7 @@ import ShutterCore
         #expect(try client.call("{\"cmd\":\"disable\",\"capture\":true}")["ok"] == .bool(true))
         let refused = try client.call("{\"cmd\":\"capture\"}")
         #expect(refused["ok"] == .bool(false))
-        rig.click()
+        try rig.click()
         #expect(rig.lines.contains { $0.name == "capture" && $0.line.contains("\"reason\": \"unavailable\"") })
         #expect(try client.call("{\"cmd\":\"enable\",\"capture\":true}")["ok"] == .bool(true))
         #expect(try client.call("{\"cmd\":\"capture\"}")["ok"] == .bool(true))
@@ -322,9 +322,9 @@ import ShutterCore
         let rig = try TestRig(api: true)
         defer { rig.close() }
         let client = try TestClient(rig)
-        client.sendRaw([0xff, 0x00, 0x13, 0x80, 0x0a])
-        client.send("{\"cmd\":")
-        client.send("{\"id\":3,\"cmd\":\"status\",\"bogus\":1}")
+        try client.sendRaw([0xff, 0x00, 0x13, 0x80, 0x0a])
+        try client.send("{\"cmd\":")
+        try client.send("{\"id\":3,\"cmd\":\"status\",\"bogus\":1}")
         for _ in 0..<3 {
             let reply = try #require(client.readLine().flatMap(object))
             #expect(reply["ok"] == .bool(false))
@@ -336,10 +336,10 @@ import ShutterCore
         let rig = try TestRig(api: true)
         defer { rig.close() }
         let client = try TestClient(rig)
-        client.sendRaw([UInt8](repeating: UInt8(ascii: "x"), count: APIServer.Limits().maximumLineBytes + 10))
+        try client.sendRaw([UInt8](repeating: UInt8(ascii: "x"), count: APIServer.Limits().maximumLineBytes + 10))
         let reply = try #require(client.readLine().flatMap(object))
         #expect(reply["ok"] == .bool(false))
-        #expect(client.waitUntilClosed())
+        #expect(try client.waitUntilClosed())
         let other = try TestClient(rig)
         #expect(try other.call("{\"cmd\":\"status\"}")["ok"] == .bool(true))
     }
@@ -349,10 +349,10 @@ import ShutterCore
         defer { rig.close() }
         do {
             let client = try TestClient(rig)
-            client.sendRaw(Array("{\"cmd\":\"capt".utf8))
-            rig.turn()
+            try client.sendRaw(Array("{\"cmd\":\"capt".utf8))
+            try rig.turn()
         }
-        for _ in 0..<20 { rig.turn() }
+        for _ in 0..<20 { try rig.turn() }
         #expect(rig.daemon.api?.clientCount == 0)
         #expect(!rig.names.contains("capture"))
         let other = try TestClient(rig)
@@ -363,7 +363,7 @@ import ShutterCore
         let rig = try TestRig(api: true)
         defer { rig.close() }
         let clients = try (0..<300).map { _ in try TestClient(rig) }
-        for (index, client) in clients.enumerated() { client.send("{\"id\":\(index),\"cmd\":\"status\"}") }
+        for (index, client) in clients.enumerated() { try client.send("{\"id\":\(index),\"cmd\":\"status\"}") }
         for (index, client) in clients.enumerated() {
             let reply = try #require(client.readLine().flatMap(object))
             #expect(reply["id"] == .number(Double(index), text: String(index)))
@@ -371,34 +371,58 @@ import ShutterCore
         #expect(rig.daemon.api?.clientCount == 300)
     }
 
-    @Test func aSubscriberThatNeverReadsLosesTheOldestLinesAndIsTold() throws {
-        let rig = try TestRig(api: true)
+    /// What a subscriber that never reads gets of `count` controlValue lines, its queue limited
+    /// to `queueLimit` lines: the lines it finally reads, the drop notices among them, and
+    /// whether the last line it read is the last the daemon published.
+    func floodASubscriberThatNeverReads(queueLimit: Int, count: Int = 3000) throws
+        -> (values: Int, notices: [[String: JSONValue]], endsWithTheNewest: Bool) {
+        var options = DaemonOptions()
+        options.apiLimits.subscriberQueueLimit = queueLimit
+        let rig = try TestRig(options: options, api: true)
         defer { rig.close() }
         let subscriber = try TestClient(rig)
         var size: CInt = 4096
         setsockopt(subscriber.descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<CInt>.size))
-        subscriber.send("{\"cmd\":\"subscribe\"}")
-        for _ in 0..<10 { rig.turn() }
+        try subscriber.send("{\"cmd\":\"subscribe\"}")
+        for _ in 0..<10 { try rig.turn() }
         let client = try TestClient(rig)
         // Enough controlValue lines to fill the socket buffers and the queue many times over.
-        let count = 3000
         for index in 0..<count {
             let value = 1 + Double(index % 14) * 0.5
-            client.send("{\"cmd\":\"set\",\"control\":\"zoom\",\"value\":\(value)}")
-            if index % 20 == 19 { for _ in 0..<20 { #expect(client.readLine() != nil) } }
+            try client.send("{\"cmd\":\"set\",\"control\":\"zoom\",\"value\":\(value)}")
+            if index % 20 == 19 { for _ in 0..<20 { #expect(try client.readLine() != nil) } }
         }
         var lines: [String] = []
-        while let line = subscriber.readLine(turns: 50) { lines.append(line) }
+        while let line = try subscriber.readLine(turns: 50) { lines.append(line) }
         let notices = lines.compactMap(object).filter { $0["event"] == .string("dropped") }
+        let values = lines.filter { $0.contains("controlValue") }.count
+        return (values, notices, lines.last == rig.lines.last?.line)
+    }
+
+    /// A subscriber that never reads holds up nothing: what its socket cannot take waits in a queue
+    /// of `subscriberQueueLimit` lines, the oldest dropped beyond it, and a notice says how many.
+    ///
+    /// The bound itself: the socket holds the same first lines whatever the limit, so the lines
+    /// the subscriber finally reads with the default limit (256) and with a limit of 16 differ by
+    /// exactly the 240 lines the larger queue kept. An unbounded queue, or a limit not applied,
+    /// fails that.
+    @Test func aSubscriberThatNeverReadsLosesTheOldestLinesAndIsTold() throws {
+        let count = 3000
+        let limit = APIServer.Limits().subscriberQueueLimit
+        #expect(limit == 256)
+        let full = try floodASubscriberThatNeverReads(queueLimit: limit, count: count)
         // One notice waits whole at a time, taking in later drops; one more may have gone out
         // before the socket filled (not one notice per event dropped).
-        #expect(notices.count >= 1 && notices.count <= 2)
+        #expect(full.notices.count >= 1 && full.notices.count <= 2)
         var dropped = 0
-        for notice in notices { if case .number(let n, _)? = notice["count"] { dropped += Int(n) } }
-        let values = lines.filter { $0.contains("controlValue") }.count
-        #expect(values + dropped == count)
+        for notice in full.notices { if case .number(let n, _)? = notice["count"] { dropped += Int(n) } }
+        #expect(full.values + dropped == count)
         // The newest line always arrives.
-        #expect(lines.last == rig.lines.last?.line)
+        #expect(full.endsWithTheNewest)
+        let small = try floodASubscriberThatNeverReads(queueLimit: 16, count: count)
+        #expect(small.endsWithTheNewest)
+        #expect(full.values - small.values == limit - 16,
+                "read \(full.values) lines with a queue of \(limit), \(small.values) with 16")
     }
 
     @Test func aStaleSocketIsReplacedAndALiveOneRefused() throws {

@@ -93,9 +93,9 @@ import ShutterCore
         let rig = try TestRig()
         defer { rig.close() }
         rig.chip.set(rig.line("half"), active: true, at: rig.chip.clock.now)
-        rig.advance(by: .milliseconds(40))
+        try rig.advance(by: .milliseconds(40))
         rig.chip.set(rig.line("full"), active: true, at: rig.chip.clock.now)
-        rig.advance(by: .milliseconds(40))
+        try rig.advance(by: .milliseconds(40))
         #expect(rig.lines.last?.line.contains("\"phase\": \"began\"") == true)
         let start = rig.lines.count
         _ = run(rig, .disable(.capture))

@@ -8,7 +8,7 @@ import ShutterCore
     @Test func fullClickOnTheMockChipTakesAPhoto() throws {
         let rig = try TestRig()
         defer { rig.close() }
-        rig.click()
+        try rig.click()
         try rig.waitFor { rig.names.contains("photo") }
         #expect(rig.names.filter { $0 != "cameraReady" } == ["capture", "capture", "photo"])
         #expect(rig.daemon.counters.photos == 1)

@@ -14,10 +14,10 @@ struct FeedbackDaemonTests {
         let rig = try TestRig(boardJSON: Self.board)
         defer { rig.close() }
         #expect(rig.chip.outputLevel("led") == false)
-        rig.press("half", for: .milliseconds(100))
+        try rig.press("half", for: .milliseconds(100))
         #expect(rig.names.contains("controlsActive"))
         #expect(rig.chip.outputLevel("led") == true)
-        for _ in 0..<120 { rig.advance(by: .milliseconds(50)) }
+        for _ in 0..<120 { try rig.advance(by: .milliseconds(50)) }
         #expect(rig.names.contains("controlsInactive"))
         #expect(rig.chip.outputLevel("led") == false)
         let changes = rig.chip.outputChanges(of: "led").map(\.active)
@@ -30,14 +30,14 @@ struct FeedbackDaemonTests {
         defer { rig.close() }
         // A double light press opens the chooser.
         rig.chip.set(rig.line("half"), active: true, at: rig.chip.clock.now)
-        rig.advance(by: .milliseconds(80))
+        try rig.advance(by: .milliseconds(80))
         rig.chip.set(rig.line("half"), active: false, at: rig.chip.clock.now)
-        rig.advance(by: .milliseconds(80))
+        try rig.advance(by: .milliseconds(80))
         rig.chip.set(rig.line("half"), active: true, at: rig.chip.clock.now)
-        rig.advance(by: .milliseconds(80))
+        try rig.advance(by: .milliseconds(80))
         rig.chip.set(rig.line("half"), active: false, at: rig.chip.clock.now)
         let before = rig.chip.outputChanges(of: "led").count
-        for _ in 0..<100 { rig.advance(by: .milliseconds(10)) }
+        for _ in 0..<100 { try rig.advance(by: .milliseconds(10)) }
         #expect(rig.names.contains("chooser"))
         // 1 s of a 250 ms on / 250 ms off blink: four changes, each 250 ms after the one before.
         let blink = Array(rig.chip.outputChanges(of: "led").dropFirst(before))
@@ -50,9 +50,9 @@ struct FeedbackDaemonTests {
     func photoFlashAndClick() throws {
         let rig = try TestRig(boardJSON: Self.board)
         defer { rig.close() }
-        rig.click()
+        try rig.click()
         try rig.waitFor { rig.names.contains("photo") }
-        for _ in 0..<40 { rig.advance(by: .milliseconds(10)) }
+        for _ in 0..<40 { try rig.advance(by: .milliseconds(10)) }
         let led = rig.chip.outputChanges(of: "led")
         let buzzer = rig.chip.outputChanges(of: "buzzer")
         #expect(led.map(\.active) == [true, false])
@@ -68,7 +68,7 @@ struct FeedbackDaemonTests {
     @Test("finishing the daemon leaves the LED dark and releases the lines")
     func darkAfterFinish() throws {
         let rig = try TestRig(boardJSON: Self.board)
-        rig.press("half", for: .milliseconds(100))
+        try rig.press("half", for: .milliseconds(100))
         #expect(rig.chip.outputLevel("led") == true)
         rig.close()
         #expect(rig.chip.outputLevel("led") == false)

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
 import Testing
 import ShutterCapture
@@ -39,6 +42,30 @@ import ShutterCore
     }
 }
 
+/// What this process writes to standard error (where `Log` writes) while `body` runs: fd 2 is
+/// pointed at a temporary file and put back afterwards, even when `body` throws.
+///
+/// Other suites running at the same time may log into the capture too; callers look for their
+/// own lines (a hook's name and argument) and ignore the rest. Swift Testing reports on standard
+/// output under `swift test`, so no test's result is lost.
+func capturingStandardError<T>(_ body: () throws -> T) throws -> (value: T, text: String) {
+    let path = "/tmp/sdt-stderr-\(UUID().uuidString.prefix(8))"
+    let file = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+    try #require(file >= 0, "open \(path): errno \(errno)")
+    defer { close(file); unlink(path) }
+    let saved = dup(STDERR_FILENO)
+    try #require(saved >= 0)
+    defer { close(saved) }
+    try #require(dup2(file, STDERR_FILENO) == STDERR_FILENO)
+    let value: T
+    do {
+        defer { _ = dup2(saved, STDERR_FILENO) }
+        value = try body()
+    }
+    let text = try String(contentsOfFile: path, encoding: .utf8)
+    return (value, text)
+}
+
 @Suite(.serialized) struct HookRunnerTests {
     func rig(_ hooks: String) throws -> TestRig {
         try TestRig(boardJSON: TestRig.simulatorBoard.replacingOccurrences(
@@ -58,7 +85,7 @@ import ShutterCore
         defer { try? FileManager.default.removeItem(atPath: out) }
         let rig = try rig("{\"photo\": [\"/bin/sh\", \"-c\", \"echo \\\"$1|$SHUTTER_EVENT|$SHUTTER_PATH|$SHUTTER_PRESSED_AT\\\" > \(out)\", \"hook\", \"{path}\"]}")
         defer { rig.close() }
-        rig.click()
+        try rig.click()
         try rig.waitFor { rig.names.contains("photo") }
         try waitForExits(rig, 1)
         let path = try #require(rig.daemon.lastPhotoPath)
@@ -71,33 +98,72 @@ import ShutterCore
         #expect(rig.daemon.hooks?.exits.first?.status == "exited 0")
     }
 
+    /// A hook that exits 3 and a hook whose program does not exist are each logged (the status,
+    /// the program, and for the missing one why it did not start) and recorded; the daemon goes
+    /// on: no hook is left running and the next press still gives its photo.
     @Test func aFailingOrMissingHookIsLoggedAndTheDaemonGoesOn() throws {
-        let rig = try rig("{\"event\": [\"/bin/sh\", \"-c\", \"exit 3\"], \"events\": [\"controlValue\"]}")
-        defer { rig.close() }
-        #expect(rig.daemon.execute(APIRequest(id: nil, command: .set(control: "zoom", to: .value(2)))) == .done)
-        try waitForExits(rig, 1)
-        #expect(rig.daemon.hooks?.exits.first?.status == "exited 3")
-        let missing = try self.rig("{\"photo\": [\"/nonexistent/upload\", \"{path}\"]}")
-        defer { missing.close() }
-        missing.click()
-        try missing.waitFor { missing.names.contains("photo") }
-        #expect(missing.daemon.hooks?.exits.first?.status == "not started")
-        #expect(missing.daemon.hooks?.runningCount == 0)
+        let (_, failingLog) = try capturingStandardError {
+            let rig = try rig("{\"event\": [\"/bin/sh\", \"-c\", \"exit 3\"], \"events\": [\"controlValue\"]}")
+            defer { rig.close() }
+            #expect(rig.daemon.execute(APIRequest(id: nil, command: .set(control: "zoom", to: .value(2)))) == .done)
+            try waitForExits(rig, 1)
+            #expect(rig.daemon.hooks?.exits.first?.status == "exited 3")
+        }
+        let failing = failingLog.split(separator: "\n").filter { $0.contains("shutter: hook event (/bin/sh, pid ") }
+        #expect(failing.count == 1 && failing.first?.hasSuffix(") exited 3") == true, "stderr: \(failingLog)")
+
+        let (photos, missingLog) = try capturingStandardError {
+            let missing = try self.rig("{\"photo\": [\"/nonexistent/upload\", \"{path}\"]}")
+            defer { missing.close() }
+            try missing.click()
+            try missing.waitFor { missing.names.contains("photo") }
+            #expect(missing.daemon.hooks?.exits.first?.status == "not started")
+            #expect(missing.daemon.hooks?.runningCount == 0)
+            // The daemon goes on: a second press gets its photo too (and its hook fails the same way).
+            try missing.click()
+            try missing.waitFor { missing.names.filter { $0 == "photo" }.count == 2 }
+            #expect(missing.daemon.hooks?.exits.map(\.status) == ["not started", "not started"])
+            return missing.names.filter { $0 == "photo" }.count
+        }
+        #expect(photos == 2)
+        let notStarted = missingLog.split(separator: "\n").filter { $0.contains("shutter: hook photo not started: /nonexistent/upload: ") }
+        #expect(notStarted.count == 2, "stderr: \(missingLog)")
+        #expect(notStarted.allSatisfy { $0.contains("No such file or directory") }, "stderr: \(missingLog)")
     }
 
+    /// At the timeout the hook's process group gets SIGTERM, and SIGKILL after the grace when it
+    /// keeps running. The hook traps TERM and records it in a file (so "terminated" is seen, not
+    /// assumed), then keeps going; only then does the virtual clock pass the grace, and the hook
+    /// ends killed by signal 9. Both signals are logged, TERM first.
     @Test func aHookOverItsTimeoutIsTerminatedThenKilled() throws {
-        let rig = try rig("""
-        {"event": ["/bin/sh", "-c", "trap '' TERM; sleep 30"], "events": ["controlValue"], "timeoutMs": 100}
-        """)
-        defer { rig.close() }
-        _ = rig.daemon.execute(APIRequest(id: nil, command: .set(control: "zoom", to: .value(2))))
-        #expect(rig.daemon.hooks?.runningCount == 1)
-        // Let the shell install its trap before the virtual timeout passes.
-        usleep(200_000)
-        rig.advance(by: .milliseconds(150))
-        rig.advance(by: .seconds(2.1))
-        try waitForExits(rig, 1)
-        #expect(rig.daemon.hooks?.exits.first?.status == "killed by signal 9")
+        let out = "/tmp/sdt-hook-\(UUID().uuidString.prefix(8))"
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        func written() -> String { (try? String(contentsOfFile: out, encoding: .utf8)) ?? "" }
+        let (_, log) = try capturingStandardError {
+            // Each `sleep` dies of the group's TERM; the shell runs its trap and sleeps again.
+            let rig = try rig("""
+            {"event": ["/bin/sh", "-c", "trap 'echo TERM >> \(out)' TERM; echo ready > \(out); while :; do sleep 1; done"],
+             "events": ["controlValue"], "timeoutMs": 100}
+            """)
+            defer { rig.close() }
+            _ = rig.daemon.execute(APIRequest(id: nil, command: .set(control: "zoom", to: .value(2))))
+            #expect(rig.daemon.hooks?.runningCount == 1)
+            // The trap is in place before the virtual timeout passes.
+            try rig.waitFor("the hook saying its TERM trap is set") { written() == "ready\n" }
+            try rig.advance(by: .milliseconds(150))
+            try rig.waitFor("the hook's trap recording SIGTERM") { written() == "ready\nTERM\n" }
+            #expect(rig.daemon.hooks?.runningCount == 1, "TERM was trapped: the hook still runs")
+            #expect(rig.daemon.hooks?.exits.isEmpty == true)
+            try rig.advance(by: .seconds(2.1))
+            try waitForExits(rig, 1)
+            #expect(rig.daemon.hooks?.exits.first?.status == "killed by signal 9")
+        }
+        let lines = log.split(separator: "\n").map(String.init)
+        let term = lines.firstIndex { $0.contains("shutter: hook event (pid ") && $0.hasSuffix("ran over 0.1 s: SIGTERM") }
+        let kill = lines.firstIndex { $0.contains("shutter: hook event (pid ") && $0.hasSuffix("ignored SIGTERM: SIGKILL") }
+        let termIndex = try #require(term, "stderr: \(log)")
+        let killIndex = try #require(kill, "stderr: \(log)")
+        #expect(termIndex < killIndex)
     }
 
     @Test func excessHooksWaitThenAreDropped() throws {

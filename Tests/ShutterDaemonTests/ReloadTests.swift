@@ -91,7 +91,7 @@ final class TrackedCamera: ForwardingCamera, @unchecked Sendable {
         #expect(rig.daemon.interpreter.machine.controlValues["zoom"] == .number(3))
         // Same camera settings: the camera was not reopened.
         #expect(ObjectIdentifier(rig.daemon.capture.service) == service)
-        rig.click()
+        try rig.click()
         try rig.waitFor { rig.names.contains("photo") }
     }
 
@@ -105,7 +105,7 @@ final class TrackedCamera: ForwardingCamera, @unchecked Sendable {
         #expect(rig.daemon.board.camera.quality == 70)
         #expect(ObjectIdentifier(rig.daemon.capture.service) != service)
         try rig.waitFor { rig.daemon.capture.service.isReady }
-        rig.click()
+        try rig.click()
         try rig.waitFor { rig.names.contains("photo") }
     }
 
@@ -123,14 +123,14 @@ final class TrackedCamera: ForwardingCamera, @unchecked Sendable {
         #expect(!rig.daemon.capture.service.isReady)
         #expect(rig.daemon.cameraState.name == "opening")
         // The loop goes on meanwhile: a press is seen, and cancelled as the camera is not ready.
-        rig.click()
+        try rig.click()
         #expect(rig.lines.contains { $0.name == "capture" && $0.line.contains("cancelled") })
         cameras.release()
         try rig.waitFor { rig.daemon.capture.service.isReady }
         #expect(cameras.opensFinished == 2)
         #expect(cameras.liveAtLastOpen == 0)  // the old camera had closed first
         #expect(rig.daemon.cameraState.name != "opening")
-        rig.click()
+        try rig.click()
         try rig.waitFor { rig.names.contains("photo") }
     }
 
@@ -159,7 +159,7 @@ final class TrackedCamera: ForwardingCamera, @unchecked Sendable {
         try write(broken, to: file)
         rig.daemon.reload()
         #expect(rig.daemon.board.name == "test")
-        rig.click()
+        try rig.click()
         try rig.waitFor { rig.names.contains("photo") }
     }
 

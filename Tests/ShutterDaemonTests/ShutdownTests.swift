@@ -32,7 +32,7 @@ private final class ManualCameras: @unchecked Sendable {
         // this virtual clock too.
         for (line, active) in [("half", true), ("full", true), ("full", false), ("half", false)] {
             rig.chip.set(rig.line(line), active: active, at: rig.chip.clock.now)
-            rig.advance(by: .milliseconds(50))
+            try rig.advance(by: .milliseconds(50))
         }
         #expect(rig.names.contains("capture"))
         #expect(rig.daemon.capture.service.pendingCount == 1)

@@ -42,16 +42,22 @@ final class TestRig {
     }
 
     /// Moves the virtual clock on and lets the daemon act on what is due.
-    func advance(by span: Nanoseconds) {
+    ///
+    /// - Throws: what the turn threw (see ``turn()``).
+    func advance(by span: Nanoseconds) throws {
         chip.clock.advance(by: span)
-        turn()
+        try turn()
     }
 
     /// One turn of the loop without waiting; the mock chip has no descriptor, so its edges are
     /// read here as the simulator's input handler reads them.
-    func turn() {
-        try? daemon.pump()
-        try? daemon.loop.runOnce(timeoutMilliseconds: 0)
+    ///
+    /// - Throws: what `Daemon.pump()` or `EventLoop.runOnce` threw. Never swallowed: a test
+    ///   driven by `click`, `press` or `advance` must fail when the daemon's loop fails, not go on
+    ///   with edges that were never read.
+    func turn() throws {
+        try daemon.pump()
+        try daemon.loop.runOnce(timeoutMilliseconds: 0)
     }
 
     func line(_ name: String) -> LineIndex {
@@ -59,22 +65,22 @@ final class TestRig {
     }
 
     /// A full click on the two-stage button: half, full, release both; then 500 ms pass.
-    func click() {
+    func click() throws {
         chip.set(line("half"), active: true, at: chip.clock.now)
-        advance(by: .milliseconds(40))
-        press("full", for: .milliseconds(60))
+        try advance(by: .milliseconds(40))
+        try press("full", for: .milliseconds(60))
         chip.set(line("half"), active: false, at: chip.clock.now)
-        for _ in 0..<10 { advance(by: .milliseconds(50)) }
+        for _ in 0..<10 { try advance(by: .milliseconds(50)) }
     }
 
     /// Presses `name` for `duration`, then lets 500 ms pass.
-    func press(_ name: String, for duration: Nanoseconds) {
+    func press(_ name: String, for duration: Nanoseconds) throws {
         chip.set(line(name), active: true, at: chip.clock.now)
-        turn()
-        advance(by: duration)
+        try turn()
+        try advance(by: duration)
         chip.set(line(name), active: false, at: chip.clock.now)
-        turn()
-        for _ in 0..<10 { advance(by: .milliseconds(50)) }
+        try turn()
+        for _ in 0..<10 { try advance(by: .milliseconds(50)) }
     }
 
     /// Turns the loop (waiting for real descriptors, such as the photo writer's, up to 20 ms at a
