@@ -49,6 +49,8 @@
 #   UVC_FEEDER       the feeder binary (--read PHOTO prints the stamp a photo carries)
 #   UVC_FEEDER_PID, UVC_FEEDER_LOG, UVC_CONTROL_LOG (every control SET_CUR, "NAME VALUE"),
 #   UVC_FRAME_LOG    (every frame sent: "FRAME TIME FOURCC WxH BYTES SCANHASH")
+#   UVC_SLOW         while this file exists the camera answers probe/commit 0.5 s late (a slow
+#                    webcam: its open's format and start take seconds)
 #
 # VM_VIMC=1: vimc (CONFIG_VIDEO_VIMC is unset too), built once the same way. libcamera in
 # the guest needs libcamera0.0.3, libcamera-ipa, libcamera-tools, libcamera-v4l2 and udev on
@@ -325,8 +327,8 @@ vivid_opts=${VM_VIVID_OPTS:-n_devs=1 node_types=0x1 num_inputs=1 input_types=0x0
     printf 'bash %q $UVC_GADGET\n' "$uvc_src/gadget.sh"
     echo 'mkdir -p /run/uvc'
     printf 'export UVC_FEEDER=%q\n' "$uvc_dir/uvc-feeder"
-    echo 'export UVC_FEEDER_LOG=/run/uvc/feeder.log UVC_CONTROL_LOG=/run/uvc/controls.log UVC_FRAME_LOG=/run/uvc/frames.log'
-    echo 'setsid "$UVC_FEEDER" --gadget $UVC_GADGET/functions/uvc.0 --controls $UVC_CONTROL_LOG --frames $UVC_FRAME_LOG > $UVC_FEEDER_LOG 2>&1 < /dev/null &'
+    echo 'export UVC_FEEDER_LOG=/run/uvc/feeder.log UVC_CONTROL_LOG=/run/uvc/controls.log UVC_FRAME_LOG=/run/uvc/frames.log UVC_SLOW=/run/uvc/slow'
+    echo 'setsid "$UVC_FEEDER" --gadget $UVC_GADGET/functions/uvc.0 --controls $UVC_CONTROL_LOG --frames $UVC_FRAME_LOG --slow $UVC_SLOW > $UVC_FEEDER_LOG 2>&1 < /dev/null &'
     echo 'export UVC_FEEDER_PID=$!'
     echo 'export UVC_UDC=$(ls /sys/class/udc | head -n 1); echo $UVC_UDC > $UVC_GADGET/UDC'
     echo 'UVC_VIDEO=; for _ in $(seq 300); do for v in /sys/class/video4linux/video*; do [ "$(basename "$(readlink -f $v/device/driver)")" = uvcvideo ] && [ "$(cat $v/index)" = 0 ] && UVC_VIDEO=/dev/${v##*/}; done; [ -n "$UVC_VIDEO" ] && break; sleep 0.1; done'

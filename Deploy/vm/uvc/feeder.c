@@ -1,7 +1,7 @@
 /* uvc-feeder: the camera side of the VM's USB webcam (usb_f_uvc on dummy_hcd, built with
  * Deploy/vm/uvc/usb_f_uvc-bulk.patch), seen by the guest's real uvcvideo driver.
  *
- *   uvc-feeder --gadget CONFIGFS_FUNCTION_DIR [--controls LOG] [--frames LOG]
+ *   uvc-feeder --gadget CONFIGFS_FUNCTION_DIR [--controls LOG] [--frames LOG] [--slow FILE]
  *   uvc-feeder --read PHOTO.jpg        print the frame stamp a photo carries, its size, SCANHASH,
  *                                      mean grey, header markers and COM text (spaces as '_')
  *   uvc-feeder --sample WxH FILE       write one DHT-less MJPEG frame (frame 7, now), for checks
@@ -18,7 +18,10 @@
  *    starts the stream, a new PROBE flushes it); YUYV as is, MJPEG encoded with TurboJPEG and
  *    its DHT segments removed, as cheap webcams send it, with a COM segment carrying the stamp;
  *  - logs every frame to --frames as "FRAME TIME FOURCC WxH BYTES SCANHASH";
- *  - reopens the gadget node after a disconnect (UDC unbound) and keeps serving.
+ *  - reopens the gadget node after a disconnect (UDC unbound) and keeps serving;
+ *  - while FILE (--slow) exists, answers each probe/commit request 0.5 s late, as a slow webcam
+ *    does: the host's VIDIOC_S_FMT and VIDIOC_STREAMON wait in uvcvideo for the answers (its
+ *    UVC_CTRL_STREAMING_TIMEOUT is 5 s), so an open and start take seconds.
  *
  * The stamp: three rows of 32 black/white blocks near the top left (frame counter, then the
  * CLOCK_MONOTONIC time of the frame in microseconds, high and low word) that survive JPEG.
@@ -120,6 +123,7 @@ static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t);
 static uint64_t now_us(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec * 1000000ull + t.tv_nsec / 1000; }
 #define LOG(...) do { printf("[feeder %.3f] ", now()); printf(__VA_ARGS__); fflush(stdout); } while (0)
 static FILE *control_log, *frame_log;
+static const char *slow_file;
 
 /* ---- controls ------------------------------------------------------------------------------------ */
 /* entity 1 = camera terminal, 2 = processing unit (usb_f_uvc's fixed layout). */
@@ -396,6 +400,10 @@ static void handle_setup(const struct usb_ctrlrequest *c) {
 	memset(&r, 0, sizeof r);
 	int interface = c->wIndex & 0xff, entity = c->wIndex >> 8, selector = c->wValue >> 8, request = c->bRequest;
 	r.length = c->wLength;
+	if (interface == STREAMING_INTERFACE && slow_file && access(slow_file, F_OK) == 0) {
+		LOG("slow: probe/commit request 0x%02x answered 0.5 s late\n", request);
+		usleep(500000);
+	}
 	if (request == UVC_SET_CUR) { /* the data comes as UVC_EVENT_DATA */
 		setup_selector = selector; setup_interface = interface; setup_entity = entity;
 		send_response(&r);
@@ -535,7 +543,8 @@ int main(int argc, char **argv) {
 		else if (!strcmp(argv[i], "--gadget") && i + 1 < argc) function = argv[++i];
 		else if (!strcmp(argv[i], "--controls") && i + 1 < argc) control_log = fopen(argv[++i], "a");
 		else if (!strcmp(argv[i], "--frames") && i + 1 < argc) frame_log = fopen(argv[++i], "a");
-		else { fprintf(stderr, "usage: %s --gadget CONFIGFS_FUNCTION_DIR [--controls LOG] [--frames LOG] | --read PHOTO.jpg\n", argv[0]); return 2; }
+		else if (!strcmp(argv[i], "--slow") && i + 1 < argc) slow_file = argv[++i];
+		else { fprintf(stderr, "usage: %s --gadget CONFIGFS_FUNCTION_DIR [--controls LOG] [--frames LOG] [--slow FILE] | --read PHOTO.jpg\n", argv[0]); return 2; }
 	}
 	if (!function) { fprintf(stderr, "uvc-feeder: --gadget is required\n"); return 2; }
 	if (!load_modes(function)) { fprintf(stderr, "uvc-feeder: no formats under %s/streaming\n", function); return 1; }
