@@ -21,8 +21,6 @@ public struct RigStateMachine: Sendable {
     private let kinds: [LineKind]
     private let halfLine: Int?
     private let lineNames: [String]
-    /// A full click confirmed while `half` was still settling: when `half` confirms, it is a click.
-    private var fullClickAwaitingHalf = false
     /// Since when each line has been confirmed active (nil while inactive or stuck).
     private var activeSince: [Instant?]
     /// Lines reported stuck: ignored until they release.
@@ -30,8 +28,8 @@ public struct RigStateMachine: Sendable {
     /// The earliest instant a line becomes stuck, kept so the deadline scan stays cheap.
     private var stuckDeadline: Instant?
     private var debouncers: [LineDebouncer]
-    private var half: HalfButton
-    private var full: CaptureButton
+    /// `half` and `full`, and which `full` presses are clicks.
+    private var button: TwoStageButton
     private var secondary: CaptureButton
     private var lightPresses: LightPressRecognizer
     private var strip: SliderStrip
@@ -89,8 +87,7 @@ public struct RigStateMachine: Sendable {
             let window = software ? max(line.debounce, board.gestures.glitchFilter) : board.gestures.glitchFilter
             return LineDebouncer(window: window)
         }
-        half = HalfButton(timings: board.gestures)
-        full = CaptureButton(action: .primary, timings: board.gestures, burst: true)
+        button = TwoStageButton(timings: board.gestures, hasHalf: halfLine != nil)
         secondary = CaptureButton(action: .secondary, timings: board.gestures, burst: false)
         lightPresses = LightPressRecognizer(window: board.gestures.doublePressWindow)
         strip = SliderStrip(padCount: padNumber, timings: board.gestures)
@@ -150,7 +147,7 @@ public struct RigStateMachine: Sendable {
         }
         captureAvailable = available
         if !available {
-            full.cancel(reason: .unavailable, at: cursor, into: &events)
+            button.full.cancel(reason: .unavailable, at: cursor, into: &events)
             secondary.cancel(reason: .unavailable, at: cursor, into: &events)
         }
     }
@@ -165,8 +162,12 @@ public struct RigStateMachine: Sendable {
         advance(to: now, into: &events)
         quietUntil = nil
         for line in debouncers.indices where line < levels.count {
-            guard let transition = debouncers[line].resynchronize(active: levels[line], at: cursor),
-                  noteConfirmed(line: line, transition, at: cursor, into: &events) else { continue }
+            guard let transition = debouncers[line].resynchronize(active: levels[line], at: cursor) else {
+                // Whatever `half` was confirming is gone with the levels read back.
+                if line == halfLine { button.halfDropped() }
+                continue
+            }
+            guard noteConfirmed(line: line, transition, at: cursor, into: &events) else { continue }
             if transition.active {
                 controls.input(at: cursor)
                 route(line: line, transition, at: cursor, into: &events)
@@ -191,8 +192,8 @@ public struct RigStateMachine: Sendable {
         let time = cursor
         resolvePendingLightPress(because: "input ended", at: time, into: &events)
         routeStrip({ $0.finish(at: time) }, at: time, into: &events)
-        half.finish(at: time, into: &events)
-        full.finish(at: time, into: &events)
+        button.half.finish(at: time, into: &events)
+        button.full.finish(at: time, into: &events)
         secondary.finish(at: time, into: &events)
         controls.finish(at: time, into: &events)
         // Input is over: a line still held is no longer watched, so it cannot become stuck later.
@@ -226,8 +227,8 @@ public struct RigStateMachine: Sendable {
     private mutating func deadline(of timer: Timer) -> Instant? {
         switch timer {
         case .lightPress: lightPresses.deadline
-        case .half: finishing ? nil : half.deadline
-        case .full: finishing ? nil : full.deadline
+        case .half: finishing ? nil : button.half.deadline
+        case .full: finishing ? nil : button.full.deadline
         case .secondary: finishing ? nil : secondary.deadline
         case .strip: finishing ? strip.graceDeadline : strip.deadline
         case .controls: finishing ? controls.flushDeadline : controls.deadline
@@ -242,8 +243,8 @@ public struct RigStateMachine: Sendable {
         var best: (timer: Timer, deadline: Instant)?
         if let due = lightPresses.deadline { best = (.lightPress, due) }
         if !finishing {
-            if let due = half.deadline, best.map({ due < $0.deadline }) ?? true { best = (.half, due) }
-            if let due = full.deadline, best.map({ due < $0.deadline }) ?? true { best = (.full, due) }
+            if let due = button.half.deadline, best.map({ due < $0.deadline }) ?? true { best = (.half, due) }
+            if let due = button.full.deadline, best.map({ due < $0.deadline }) ?? true { best = (.full, due) }
             if let due = secondary.deadline, best.map({ due < $0.deadline }) ?? true { best = (.secondary, due) }
             if let due = strip.deadline, best.map({ due < $0.deadline }) ?? true { best = (.strip, due) }
             if let due = controls.deadline, best.map({ due < $0.deadline }) ?? true { best = (.controls, due) }
@@ -276,8 +277,9 @@ public struct RigStateMachine: Sendable {
                 let attempt = explanations != nil ? debouncers[line.line].pendingAttempt : nil
                 if let transition = debouncers[line.line].fire() {
                     confirmed(line: line.line, transition, at: cursor, into: &events)
-                } else if let attempt {
-                    explainDropped(line: line.line, attempt, at: cursor)
+                } else {
+                    if line.line == halfLine { button.halfDropped() }
+                    if let attempt { explainDropped(line: line.line, attempt, at: cursor) }
                 }
             } else if let timer, let due = timerDue, due <= limit, due < Self.never {
                 if due > cursor { cursor = due }
@@ -301,12 +303,12 @@ public struct RigStateMachine: Sendable {
         case .lightPress:
             resolvePendingLightPress(because: nil, at: now, into: &events)
         case .half:
-            half.fire(at: now, into: &events)
+            button.half.fire(at: now, into: &events)
             if explanations != nil, let halfLine, case .prepare(.began, _, _)? = events.last {
                 explain(lineNames[halfLine], at: now, "held \(Explanation.setting("prepareAfterMs", timings.prepareAfter)): prepare began")
             }
         case .full:
-            full.fire(at: now, into: &events)
+            button.full.fire(at: now, into: &events)
         case .secondary:
             secondary.fire(at: now, into: &events)
         case .strip:
@@ -370,7 +372,7 @@ public struct RigStateMachine: Sendable {
     private mutating func forceRelease(line: Int, reason: CancelReason, at now: Instant, into events: inout [ShutterEvent]) {
         let release = ConfirmedTransition(active: false, since: now)
         switch kinds[line] {
-        case .full: full.cancel(reason: reason, at: now, into: &events)
+        case .full: button.full.cancel(reason: reason, at: now, into: &events)
         case .secondary: secondary.cancel(reason: reason, at: now, into: &events)
         case .half, .pad: break
         }
@@ -389,15 +391,11 @@ public struct RigStateMachine: Sendable {
         switch kinds[line] {
         case .half:
             if transition.active {
-                half.press(since: transition.since)
-                // `full` may confirm first (shorter debounce, less bounce): it was a click all the same.
-                if fullClickAwaitingHalf || full.isDown { half.fullClicked() }
-                fullClickAwaitingHalf = false
+                button.halfPressed(since: transition.since)
                 startLightPress(since: transition.since, maximum: timings.lightPressMaximum, at: now, into: &events)
             } else {
-                fullClickAwaitingHalf = false
-                let press = explanations != nil ? half.pressInProgress : nil
-                let release = half.release(since: transition.since, at: now, into: &events)
+                let press = explanations != nil ? button.half.pressInProgress : nil
+                let release = button.halfReleased(since: transition.since, at: now, into: &events)
                 if let press { explainHalfRelease(line: line, release, press: press, releasedAt: transition.since, at: now) }
                 switch release {
                 case .lightPress(let pressedAt, let releasedAt):
@@ -408,24 +406,21 @@ public struct RigStateMachine: Sendable {
             }
         case .full:
             if transition.active {
-                // On a two-stage button the full stage cannot close without the first: alone it is noise.
-                if let halfLine, !half.isPressed, debouncers[halfLine].pendingSince == nil {
-                    full.ignore()
-                    if explains {
+                let halfConfirming = halfLine.map { debouncers[$0].pendingSince != nil && debouncers[$0].rawLevel } ?? false
+                if button.fullPressed(halfConfirming: halfConfirming) == .noise {
+                    if explains, let halfLine {
                         explain(lineNames[line], at: now, "pressed while \(lineNames[halfLine]) is released: "
                             + "a two-stage button cannot close its full stage alone, ignored as noise")
                     }
                     return
                 }
                 resolvePendingLightPress(because: "a full press", at: now, into: &events)
-                if let halfLine, !half.isPressed, debouncers[halfLine].pendingSince != nil { fullClickAwaitingHalf = true }
-                half.fullClicked()
                 // The controls collapse only for a capture that begins.
                 if captureAvailable { controls.collapse(at: now, into: &events) }
-                full.press(since: transition.since, available: captureAvailable, at: now, into: &events)
+                button.full.press(since: transition.since, available: captureAvailable, at: now, into: &events)
                 if !captureAvailable, explains { explain(lineNames[line], at: now, "pressed while capture is unavailable: cancelled") }
             } else {
-                full.release(since: transition.since, at: now, into: &events)
+                button.full.release(since: transition.since, at: now, into: &events)
             }
         case .secondary:
             if transition.active {

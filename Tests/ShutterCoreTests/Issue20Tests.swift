@@ -1,0 +1,47 @@
+import Foundation
+import Testing
+@testable import ShutterCore
+
+/// Each defect issue 20 reported, as the trace that showed it.
+@Suite("Issue 20: decisions a person would call wrong")
+struct Issue20Tests {
+    static let zero2w: Board = {
+        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Boards/raspberry-pi-zero-2w.json").path
+        return try! Board.load(path: path)
+    }()
+
+    /// The times (ms) of the events named `name`.
+    static func times(_ events: [ShutterEvent], _ name: String) -> [Double] {
+        events.filter { $0.name == name }.map { Double($0.time.rawValue) / 1e6 }
+    }
+
+    /// The numbers of the zoom values sent, in order.
+    static func zooms(_ events: [ShutterEvent]) -> [Double] {
+        events.compactMap { event in
+            if case .controlValue("zoom", .number(let value), _, _) = event { return value }
+            return nil
+        }
+    }
+
+    // MARK: Defect 1: a full press whose half change was a glitch
+
+    @Test func fullWhoseHalfChangeWasAGlitchIsNoiseAndTheNextLightPressCounts() {
+        var trace = TraceBuilder(DecisionRigs.board())
+        trace.set("full", true, at: 999)
+        trace.set("half", true, at: 1000); trace.set("half", false, at: 1001)     // 1 ms glitch
+        trace.set("full", false, at: 1050)
+        trace.press("half", at: 3050, for: 150)
+        #expect(trace.run().map(\.summary) == ["lightPress", "controlsActive zoom", "controlsInactive finish"])
+    }
+
+    @Test func quickClickUnderALongHalfDebounceLeavesTheNextLightPress() {
+        // half 60 ms debounce: the 50 ms click's half press is dropped, full (5 ms) confirmed during it.
+        var trace = TraceBuilder(DecisionRigs.board(halfDebounceMs: 60))
+        trace.set("half", true, at: 100); trace.set("full", true, at: 105)
+        trace.set("full", false, at: 140); trace.set("half", false, at: 150)
+        trace.press("half", at: 2000, for: 150)
+        #expect(trace.run().map(\.summary) == ["capture began primary", "capture ended primary",
+                                               "lightPress", "controlsActive zoom", "controlsInactive finish"])
+    }
+}
