@@ -28,6 +28,8 @@ public struct GestureTimings: Hashable, Sendable {
     /// A line active this long without a change is stuck (water on a pad, a jammed button): it is
     /// reported once and ignored until it releases.
     public var stuckAfter = Nanoseconds.milliseconds(30_000)
+    /// The same for a pad, longer: a thumb rests on the strip while it holds the rig.
+    public var padStuckAfter = Nanoseconds.milliseconds(120_000)
     /// Whether the photo is taken when the press begins or when it ends.
     public var captureOn = CapturePhase.began
     /// What the secondary button does.
@@ -55,7 +57,7 @@ extension GestureTimings: Decodable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case glitchFilterMs, lightPressMaxMs, doublePressWindowMs, tapMaxMs, prepareAfterMs
         case burst, burstAfterMs, burstIntervalMs, controlsIdleTimeoutMs, coalescingIntervalMs, liftGraceMs
-        case captureOn, secondaryAction, stuckAfterMs
+        case captureOn, secondaryAction, stuckAfterMs, padStuckAfterMs
     }
 
     public init(from decoder: any Decoder) throws {
@@ -76,6 +78,7 @@ extension GestureTimings: Decodable {
             ?? defaults.coalescingInterval
         liftGrace = try container.decodeMilliseconds(forKey: .liftGraceMs, in: 0...1000) ?? defaults.liftGrace
         stuckAfter = try container.decodeMilliseconds(forKey: .stuckAfterMs, in: 1000...3_600_000) ?? defaults.stuckAfter
+        padStuckAfter = try container.decodeMilliseconds(forKey: .padStuckAfterMs, in: 1000...3_600_000) ?? defaults.padStuckAfter
         captureOn = try container.decodeEnum(CapturePhase.self, forKey: .captureOn) ?? defaults.captureOn
         secondaryAction = try container.decodeEnum(SecondaryAction.self, forKey: .secondaryAction) ?? defaults.secondaryAction
         if lightPressMaximum <= glitchFilter {

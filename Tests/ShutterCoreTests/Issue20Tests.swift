@@ -44,4 +44,49 @@ struct Issue20Tests {
         #expect(trace.run().map(\.summary) == ["capture began primary", "capture ended primary",
                                                "lightPress", "controlsActive zoom", "controlsInactive finish"])
     }
+
+    // MARK: Defect 2: a button held by a person is not stuck
+
+    @Test func focusHeldLongerThanStuckAfterThenAFullClickTakesThePhoto() {
+        var trace = TraceBuilder(DecisionRigs.board())
+        trace.change("half", true, at: 100)
+        trace.press("full", at: 31_100, for: 150)
+        trace.change("half", false, at: 31_400)
+        #expect(trace.run().map(\.summary) == ["prepare began", "capture began primary", "capture ended primary",
+                                               "prepare ended"])
+    }
+
+    @Test func burstHeldLongerThanStuckAfterEndsWithItsRelease() {
+        var trace = TraceBuilder(DecisionRigs.board(gestures: #"{"burst": true}"#))
+        trace.change("half", true, at: 100); trace.change("full", true, at: 130)
+        trace.change("full", false, at: 39_130); trace.change("half", false, at: 39_200)
+        let summaries = trace.run().map(\.summary)
+        #expect(!summaries.contains { $0.hasPrefix("lineStuck") })
+        #expect(summaries.suffix(2) == ["burst ended 193", "capture ended primary"])
+    }
+
+    @Test func thumbRestingOnAPadForThirtySecondsIsNotStuck() {
+        var trace = TraceBuilder(DecisionRigs.board())
+        trace.change("pad0", true, at: 100)
+        trace.change("pad0", false, at: 35_100)
+        #expect(!trace.run().map(\.summary).contains { $0.hasPrefix("lineStuck") })
+    }
+
+    @Test func padsHaveTheirOwnStuckLimit() {
+        var trace = TraceBuilder(DecisionRigs.board(gestures: #"{"padStuckAfterMs": 60000}"#))
+        trace.change("pad0", true, at: 100)
+        trace.change("pad0", false, at: 61_000)
+        let events = trace.run()
+        #expect(events.map(\.summary) == ["lineStuck pad0", "lineFreed pad0"])
+        #expect(Self.times(events, "lineStuck") == [60_100])
+    }
+
+    @Test func fullJammedWithoutHalfIsStillStuck() {
+        var trace = TraceBuilder(DecisionRigs.board(gestures: #"{"stuckAfterMs": 1000}"#))
+        trace.change("full", true, at: 100)
+        trace.change("full", false, at: 3000)
+        trace.fullClick(at: 4000)
+        #expect(trace.run().map(\.summary) == ["lineStuck full", "lineFreed full", "capture began primary",
+                                               "capture ended primary"])
+    }
 }

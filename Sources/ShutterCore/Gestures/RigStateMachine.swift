@@ -10,6 +10,11 @@ public struct RigStateMachine: Sendable {
     private enum LineKind: Sendable {
         case half, full, secondary
         case pad(Int)
+
+        var isPad: Bool {
+            if case .pad = self { return true }
+            return false
+        }
     }
 
     /// The timers of the gesture machines, in the order they fire when due at the same instant.
@@ -21,12 +26,8 @@ public struct RigStateMachine: Sendable {
     private let kinds: [LineKind]
     private let halfLine: Int?
     private let lineNames: [String]
-    /// Since when each line has been confirmed active (nil while inactive or stuck).
-    private var activeSince: [Instant?]
-    /// Lines reported stuck: ignored until they release.
-    private var stuck: [Bool]
-    /// The earliest instant a line becomes stuck, kept so the deadline scan stays cheap.
-    private var stuckDeadline: Instant?
+    /// Stuck detection, by role: which lines are stuck and ignored until they release.
+    private var stuckLines: StuckLines
     private var debouncers: [LineDebouncer]
     /// `half` and `full`, and which `full` presses are clicks.
     private var button: TwoStageButton
@@ -79,8 +80,13 @@ public struct RigStateMachine: Sendable {
         }
         halfLine = board.lines.firstIndex { $0.role == .half }
         lineNames = board.lines.map(\.name)
-        activeSince = Array(repeating: nil, count: board.lines.count)
-        stuck = Array(repeating: false, count: board.lines.count)
+        stuckLines = StuckLines(limits: board.lines.map { line in
+            switch line.role {
+            case .half: nil
+            case .full, .secondary: board.gestures.stuckAfter
+            case .pad: board.gestures.padStuckAfter
+            }
+        })
         debouncers = board.lines.indices.map { index in
             let line = board.lines[index]
             let software = softwareDebounce.map { $0.contains(LineIndex(index)) } ?? (line.debounce > .zero)
@@ -149,6 +155,7 @@ public struct RigStateMachine: Sendable {
         if !available {
             button.full.cancel(reason: .unavailable, at: cursor, into: &events)
             secondary.cancel(reason: .unavailable, at: cursor, into: &events)
+            noteHeldLines(at: cursor)
         }
     }
 
@@ -174,6 +181,7 @@ public struct RigStateMachine: Sendable {
             } else {
                 forceRelease(line: line, reason: .edgesLost, at: cursor, into: &events)
             }
+            noteHeldLines(at: cursor)
         }
     }
 
@@ -197,8 +205,7 @@ public struct RigStateMachine: Sendable {
         secondary.finish(at: time, into: &events)
         controls.finish(at: time, into: &events)
         // Input is over: a line still held is no longer watched, so it cannot become stuck later.
-        for line in activeSince.indices { activeSince[line] = nil }
-        stuckDeadline = nil
+        stuckLines.stopWatching()
         finishing = false
         quietUntil = nil
     }
@@ -232,7 +239,7 @@ public struct RigStateMachine: Sendable {
         case .secondary: finishing ? nil : secondary.deadline
         case .strip: finishing ? strip.graceDeadline : strip.deadline
         case .controls: finishing ? controls.flushDeadline : controls.deadline
-        case .stuck: finishing ? nil : stuckDeadline
+        case .stuck: finishing ? nil : stuckLines.deadline
         }
     }
 
@@ -248,7 +255,7 @@ public struct RigStateMachine: Sendable {
             if let due = secondary.deadline, best.map({ due < $0.deadline }) ?? true { best = (.secondary, due) }
             if let due = strip.deadline, best.map({ due < $0.deadline }) ?? true { best = (.strip, due) }
             if let due = controls.deadline, best.map({ due < $0.deadline }) ?? true { best = (.controls, due) }
-            if let due = stuckDeadline, best.map({ due < $0.deadline }) ?? true { best = (.stuck, due) }
+            if let due = stuckLines.deadline, best.map({ due < $0.deadline }) ?? true { best = (.stuck, due) }
         } else {
             if let due = strip.graceDeadline, best.map({ due < $0.deadline }) ?? true { best = (.strip, due) }
             if let due = controls.flushDeadline, best.map({ due < $0.deadline }) ?? true { best = (.controls, due) }
@@ -324,16 +331,14 @@ public struct RigStateMachine: Sendable {
                 }
             }
         case .stuck:
-            for line in activeSince.indices {
-                guard let since = activeSince[line], since + timings.stuckAfter <= now else { continue }
-                stuck[line] = true
-                activeSince[line] = nil
+            for line in stuckLines.fire(at: now) {
                 events.append(.lineStuck(line: lineNames[line], at: now))
-                if explains { explain(lineNames[line], at: now,
-                        "active for \(Explanation.setting("stuckAfterMs", timings.stuckAfter)): stuck, ignored until it releases") }
+                if explains, let limit = stuckLines.limit(of: line) {
+                    let setting = kinds[line].isPad ? "padStuckAfterMs" : "stuckAfterMs"
+                    explain(lineNames[line], at: now, "active for \(Explanation.setting(setting, limit)): stuck, ignored until it releases")
+                }
                 forceRelease(line: line, reason: .stuck, at: now, into: &events)
             }
-            updateStuckDeadline()
         }
     }
 
@@ -346,25 +351,27 @@ public struct RigStateMachine: Sendable {
     @discardableResult
     private mutating func noteConfirmed(line: Int, _ transition: ConfirmedTransition, at now: Instant,
                                         into events: inout [ShutterEvent]) -> Bool {
-        if stuck[line] {
-            if !transition.active {
-                stuck[line] = false
-                events.append(.lineFreed(line: lineNames[line], at: now))
-            }
+        switch stuckLines.confirmed(line: line, active: transition.active, since: transition.since) {
+        case .route:
+            return true
+        case .ignore:
+            return false
+        case .freed:
+            events.append(.lineFreed(line: lineNames[line], at: now))
             return false
         }
-        activeSince[line] = transition.active ? transition.since : nil
-        updateStuckDeadline()
-        return true
     }
 
-    private mutating func updateStuckDeadline() {
-        var earliest: Instant?
-        for case let since? in activeSince {
-            let due = since + timings.stuckAfter
-            if earliest.map({ due < $0 }) ?? true { earliest = due }
+    /// Tells stuck detection which capture lines a person holds in a capture now (a press that began,
+    /// a burst): those are not watched.
+    private mutating func noteHeldLines(at now: Instant) {
+        for line in kinds.indices {
+            switch kinds[line] {
+            case .full: stuckLines.setHeld(line, button.full.isCapturing, at: now)
+            case .secondary: stuckLines.setHeld(line, secondary.isCapturing, at: now)
+            case .half, .pad: break
+            }
         }
-        stuckDeadline = earliest
     }
 
     /// Releases `line` without a person releasing it (stuck, or found released after lost edges):
@@ -384,6 +391,7 @@ public struct RigStateMachine: Sendable {
         guard noteConfirmed(line: line, transition, at: now, into: &events) else { return }
         controls.input(at: now)
         route(line: line, transition, at: now, into: &events)
+        noteHeldLines(at: now)
     }
 
     private mutating func route(line: Int, _ transition: ConfirmedTransition, at now: Instant,
