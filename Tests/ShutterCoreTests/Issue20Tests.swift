@@ -89,4 +89,24 @@ struct Issue20Tests {
         #expect(trace.run().map(\.summary) == ["lineStuck full", "lineFreed full", "capture began primary",
                                                "capture ended primary"])
     }
+
+    // MARK: Defect 3: a timer waits for the lines that can change it, each for its own window
+
+    @Test func doubleLightPressUnderASixtyMillisecondDebounce() {
+        var trace = TraceBuilder(DecisionRigs.board(halfDebounceMs: 60))
+        trace.press("half", at: 100, for: 100)
+        trace.press("half", at: 495, for: 100)       // 295 ms after the first release
+        #expect(IntentGenerator.recognized(trace.run()) == ["doubleLightPress @100.0"])
+    }
+
+    @Test func aChatteringPadDoesNotDelayBurstShots() {
+        var trace = TraceBuilder(DecisionRigs.board(gestures: #"{"burst": true}"#))
+        trace.change("half", true, at: 100); trace.change("full", true, at: 130)
+        var level = true
+        for t in stride(from: 200.0, to: 1500, by: 1) { trace.set("pad3", level, at: t); level.toggle() }
+        trace.set("pad3", false, at: 1500)
+        trace.change("full", false, at: 1600); trace.change("half", false, at: 1650)
+        let events = trace.run()
+        #expect(Self.times(events, "burst").prefix(5) == [630, 830, 1030, 1230, 1430])
+    }
 }

@@ -106,6 +106,9 @@ struct ControlsStateMachine: Sendable {
         return earliest
     }
 
+    /// When the idle timeout runs out, while the controls are active.
+    var idleDeadline: Instant? { isActive ? lastInput + idleTimeout : nil }
+
     /// Any confirmed input restarts the idle timeout.
     mutating func input(at now: Instant) {
         lastInput = now

@@ -43,12 +43,6 @@ public struct RigStateMachine: Sendable {
     /// Setup mode's explanations not yet taken; nil while ``explains`` is off, so nothing is built.
     private var explanations: [Explanation]?
 
-    /// How long a gesture deadline waits for a line still settling, at most. A deadline is held
-    /// while a line has an unconfirmed change that started before it (a release still bouncing at
-    /// the end of a window must count as inside it); a line that chatters without end cannot hold
-    /// time back longer than this.
-    static let settleLimit = Nanoseconds(rawValue: 50_000_000)
-
     /// The clock's last instant: a deadline that saturated there is never due.
     static let never = Instant(rawValue: .max)
 
@@ -136,7 +130,7 @@ public struct RigStateMachine: Sendable {
     private mutating func scanNextDeadline() -> Instant? {
         var earliest = earliestLineDeadline()?.time
         if let timer = earliestTimer() {
-            let due = effectiveDue(timer.deadline)
+            let due = effectiveDue(timer.timer, timer.deadline)
             earliest = earliest.map { min($0, due) } ?? due
         }
         return earliest
@@ -263,13 +257,43 @@ public struct RigStateMachine: Sendable {
         return best
     }
 
-    /// A gesture deadline is held while a line has an unconfirmed change that began before it.
+    /// A gesture deadline is held while a line that can change the timer's decision has an
+    /// unconfirmed change that began before it (a press starting exactly at a window's end, still
+    /// being confirmed, must count as inside it): until that change is confirmed or dropped, at most
+    /// two of the line's own windows past the deadline, so a line that chatters without end cannot
+    /// hold time back for ever. Other lines (a pad chattering during a burst) hold nothing.
     @inline(__always)
-    private mutating func effectiveDue(_ deadline: Instant) -> Instant {
-        for debouncer in debouncers {
-            if let since = debouncer.pendingSince, since <= deadline { return deadline + Self.settleLimit }
+    private mutating func effectiveDue(_ timer: Timer, _ deadline: Instant) -> Instant {
+        var due = deadline
+        for index in debouncers.indices {
+            guard let since = debouncers[index].pendingSince, since <= deadline,
+                  let settles = debouncers[index].deadline, settles > due, canChange(timer, at: deadline, line: index)
+            else { continue }
+            let window = debouncers[index].window
+            due = max(due, min(settles, deadline + window + window))
         }
-        return deadline
+        return due
+    }
+
+    /// Whether a change of `line` can change what `timer`, due at `deadline`, decides.
+    @inline(__always)
+    private mutating func canChange(_ timer: Timer, at deadline: Instant, line: Int) -> Bool {
+        switch (timer, kinds[line]) {
+        // The double-press window: a second press of whatever makes light presses.
+        case (.lightPress, .half): true
+        case (.lightPress, .pad): halfLine == nil
+        // Prepare: a release of `half` before it, or `full` pressed first.
+        case (.half, .half), (.half, .full): true
+        // Burst shots and the secondary button: their own line's release.
+        case (.full, .full), (.secondary, .secondary): true
+        // The tap window, the rest before a one-pad swipe, the lift grace.
+        case (.strip, .pad): true
+        // The idle timeout: any input restarts it (coalescing and glide ticks wait for nothing).
+        case (.controls, _): controls.idleDeadline == deadline
+        // A line about to be stuck: its release.
+        case (.stuck, _): stuckLines.isWatched(line)
+        default: false
+        }
     }
 
     /// Fires every deadline up to `limit` in time order; line confirmations first at equal instants.
@@ -277,7 +301,7 @@ public struct RigStateMachine: Sendable {
         while true {
             let line = earliestLineDeadline()
             let timer = earliestTimer()
-            let timerDue = timer.map { effectiveDue($0.deadline) }
+            let timerDue = timer.map { effectiveDue($0.timer, $0.deadline) }
             // A deadline saturated at the clock's end never comes (only extreme inputs reach it).
             if let line, line.time <= limit, line.time < Self.never, timerDue.map({ line.time <= $0 }) ?? true {
                 if line.time > cursor { cursor = line.time }

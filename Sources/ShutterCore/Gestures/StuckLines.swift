@@ -35,6 +35,9 @@ struct StuckLines: Sendable {
     /// The limit that applies to `line`, for explanations.
     func limit(of line: Int) -> Nanoseconds? { lines[line].limit }
 
+    /// Whether `line` is active and watched (it may become stuck).
+    func isWatched(_ line: Int) -> Bool { lines[line].since != nil }
+
     /// Whether `line` is stuck (ignored until it releases).
     func isStuck(_ line: Int) -> Bool { lines[line].stuck }
 
