@@ -109,4 +109,35 @@ struct Issue20Tests {
         let events = trace.run()
         #expect(Self.times(events, "burst").prefix(5) == [630, 830, 1030, 1230, 1430])
     }
+
+    // MARK: Defect 4: two fingers on pads that are not neighbours
+
+    @Test func aSecondFingerAwayFromTheThumbIsNoSwipe() {
+        var trace = TraceBuilder(DecisionRigs.board())
+        trace.press("half", at: 100, for: 120)                  // controls active
+        trace.change("pad0", true, at: 1000)                    // thumb resting
+        trace.press("pad5", at: 1500, for: 100)                 // a finger taps far away
+        trace.change("pad0", false, at: 2500)
+        let events = trace.run()
+        #expect(!events.map(\.summary).contains { $0.hasPrefix("swipe") })
+        #expect(Self.zooms(events).isEmpty)
+    }
+
+    @Test func aSecondFingerThatMovesIsFollowed() {
+        var trace = TraceBuilder(DecisionRigs.board())
+        trace.press("half", at: 100, for: 120)
+        trace.change("pad0", true, at: 1000)                    // thumb resting
+        trace.swipe([3, 4, 5], at: 1500, perPad: 100)            // a finger swipes away from it
+        trace.change("pad0", false, at: 2500)
+        let events = trace.run()
+        let swipes = events.filter { $0.name == "swipe" }
+        #expect(swipes.first?.summary == "swipe began")
+        // The finger's place, never the mean of thumb and finger: from 3 onwards, rising.
+        let positions = swipes.compactMap { event -> Double? in
+            if case .swipe(_, let position, _, _, _, _) = event { return position }
+            return nil
+        }
+        #expect(positions.allSatisfy { $0 >= 0.6 }, "\(positions)")
+        #expect(Self.zooms(events).allSatisfy { $0 > 1 })
+    }
 }

@@ -1,7 +1,9 @@
 /// Turns the pads' confirmed touch states into touches, taps and swipes.
 ///
-/// The finger's place is the mean index of the touched pads, so N pads give
-/// 2N−1 places (a finger on two neighbours sits between them). A touch becomes
+/// The finger's place is the mean index of the touched pads of its contact, so N pads
+/// give 2N−1 places (a finger on two neighbours sits between them). Touched pads that
+/// are not one contiguous run are separate contacts (a thumb resting on one end, a finger
+/// elsewhere): the strip follows one of them, never their mean. A touch becomes
 /// a swipe once it moved 1.5 pads, or 1 pad, outlived the tap window and rested
 /// there 50 ms: a tap that rolls over two neighbouring pads (land on one, lift
 /// off the other) moves exactly one pad and must stay a tap. Reversals need 0.75 pad (hysteresis)
@@ -61,8 +63,8 @@ struct SliderStrip: Sendable {
     private var touched: UInt64 = 0
     /// The pads released since a pad was last touched: at a lift, the pads the finger left.
     private var leaving: UInt64 = 0
-    private var touchedCount = 0
-    private var indexSum = 0
+    /// The touched pads of the contact the touch follows (one run of neighbours, or runs it split into).
+    private var followed: UInt64 = 0
     /// Recent reported places and their instants, for the velocity (a ring, allocated once).
     private var historyTimes: [Instant]
     private var historyPlaces: [Double]
@@ -168,38 +170,130 @@ struct SliderStrip: Sendable {
             guard touched & bit == 0 else { return .none }
             touched |= bit
             leaving = 0
-            touchedCount += 1
-            indexSum += index
         } else {
             guard touched & bit != 0 else { return .none }
             touched &= ~bit
             leaving |= bit
-            touchedCount -= 1
-            indexSum -= index
         }
-        let place = touchedCount > 0 ? Double(indexSum) / Double(touchedCount) : 0
         switch state {
         case .idle:
-            guard touchedCount > 0 else { return .none }
+            // A contact left over from an earlier touch (a thumb still resting) starts nothing by lifting.
+            guard active else { return .none }
+            followed = Self.run(of: index, in: touched)
+            let place = Self.mean(followed)
             state = .touching(Touch(start: since, anchor: place, lowest: place, highest: place, current: place, currentSince: since, reported: place))
             historyCount = 0
             record(place, at: since)
             return .touchBegan(since: since)
         case .touching(var touch):
-            if touchedCount == 0 {
+            switch follow(index, active: active, touch: &touch) {
+            case .moved(let place):
+                let action = move(&touch, to: place, at: since)
+                state = .touching(touch)
+                return action
+            case .still:
+                state = .touching(touch)
+                return .none
+            case .lifted:
+                // The followed finger left the strip; another contact staying on it is not this touch.
+                followed = 0
                 state = .lifted(touch, liftedAt: since)
                 return .none
             }
-            let action = move(&touch, to: place, at: since)
-            state = .touching(touch)
-            return action
         case .lifted(var touch, _):
-            guard touchedCount > 0 else { return .none }
+            guard active else { return .none }
             // Back within the grace (the rig fires the grace deadline before a later touch).
-            let action = move(&touch, to: place, at: since)
+            followed = Self.run(of: index, in: touched)
+            let action = move(&touch, to: Self.mean(followed), at: since)
             state = .touching(touch)
             return action
         }
+    }
+
+    /// What a pad's change did to the followed contact.
+    private enum Follow {
+        /// The followed contact is now at this place.
+        case moved(Double)
+        /// Another contact landed or lifted: no movement.
+        case still
+        /// The followed contact left every pad.
+        case lifted
+    }
+
+    /// Follows the contact the touch is on through a change of pad `index` (already in ``touched``).
+    ///
+    /// A pad joining or leaving the followed run moves it. A second finger landing apart from it
+    /// (not a neighbour) is another contact and moves nothing; when that other contact moves, the
+    /// touch follows it from where it was, so the jump between the two is no movement.
+    private mutating func follow(_ index: Int, active: Bool, touch: inout Touch) -> Follow {
+        let bit: UInt64 = 1 << UInt64(index)
+        let joined = Self.runs(in: touched, meeting: followed)
+        guard joined != 0 else { return .lifted }
+        if active ? joined & bit != 0 : followed & bit != 0 {
+            followed = joined
+            return .moved(Self.mean(joined))
+        }
+        let before: UInt64, after: UInt64
+        if active {
+            after = Self.run(of: index, in: touched)
+            // A finger landing on its own: another contact, no movement.
+            guard after != bit else { return .still }
+            before = after & ~bit
+        } else {
+            let neighbours = touched & ((bit << 1) | (bit >> 1))
+            // The other finger lifted.
+            guard neighbours != 0 else { return .still }
+            after = Self.runs(in: touched, meeting: neighbours)
+            before = after | bit
+        }
+        shift(&touch, by: Self.mean(before) - touch.current)
+        followed = after
+        return .moved(Self.mean(after))
+    }
+
+    /// Moves the whole touch (and its history) by `offset` pads: a switch of contact, not movement.
+    private mutating func shift(_ touch: inout Touch, by offset: Double) {
+        touch.anchor += offset
+        touch.lowest += offset
+        touch.highest += offset
+        touch.current += offset
+        touch.reported += offset
+        for slot in 0..<historyCount {
+            let index = (historyNext - 1 - slot + 2 * Self.historyCapacity) % Self.historyCapacity
+            historyPlaces[index] += offset
+        }
+    }
+
+    /// The run of neighbouring pads in `mask` that contains pad `index`.
+    private static func run(of index: Int, in mask: UInt64) -> UInt64 {
+        var low = index, high = index
+        while low > 0, mask & (1 << UInt64(low - 1)) != 0 { low -= 1 }
+        while high < 63, mask & (1 << UInt64(high + 1)) != 0 { high += 1 }
+        let upTo: UInt64 = high == 63 ? ~0 : (1 << UInt64(high + 1)) - 1
+        return upTo & ~((1 << UInt64(low)) - 1)
+    }
+
+    /// The runs of `mask` that contain a pad of `seeds`.
+    private static func runs(in mask: UInt64, meeting seeds: UInt64) -> UInt64 {
+        var result: UInt64 = 0
+        var remaining = seeds & mask
+        while remaining != 0 {
+            let run = run(of: remaining.trailingZeroBitCount, in: mask)
+            result |= run
+            remaining &= ~run
+        }
+        return result
+    }
+
+    /// The mean index of the pads in `mask`.
+    private static func mean(_ mask: UInt64) -> Double {
+        var sum = 0
+        var remaining = mask
+        while remaining != 0 {
+            sum += remaining.trailingZeroBitCount
+            remaining &= remaining - 1
+        }
+        return Double(sum) / Double(max(mask.nonzeroBitCount, 1))
     }
 
     private mutating func move(_ touch: inout Touch, to place: Double, at time: Instant) -> Action {
