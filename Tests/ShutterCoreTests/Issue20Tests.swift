@@ -140,4 +140,20 @@ struct Issue20Tests {
         #expect(positions.allSatisfy { $0 >= 0.6 }, "\(positions)")
         #expect(Self.zooms(events).allSatisfy { $0 > 1 })
     }
+
+    // MARK: Defect 5: a flick after a rest
+
+    @Test func flickAfterARestIsAFlick() {
+        var trace = TraceBuilder(DecisionRigs.board())
+        trace.press("half", at: 100, for: 120)                  // controls active
+        trace.change("pad0", true, at: 1000)                    // rest one second
+        for pad in 1...5 {                                      // pad0 -> pad5 in 50 ms
+            let t = 2000 + Double(pad - 1) * 10
+            trace.set("pad\(pad)", true, at: t); trace.set("pad\(pad - 1)", false, at: t + 5)
+        }
+        trace.set("pad5", false, at: 2050)
+        let events = trace.run()
+        #expect(events.map(\.summary).contains("swipe ended flick"))
+        #expect(Self.zooms(events).last == 8)
+    }
 }

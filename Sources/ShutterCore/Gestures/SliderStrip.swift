@@ -302,6 +302,8 @@ struct SliderStrip: Sendable {
         if place != touch.current { touch.currentSince = time }
         touch.current = place
         if !touch.swiping {
+            // Every place before the swipe counts for its velocity: a flick after a rest is a flick.
+            record(place, at: time)
             return startSwipeIfMoved(&touch, place: place, at: time) ?? .none
         }
         let change = place - touch.reported
@@ -380,7 +382,13 @@ struct SliderStrip: Sendable {
         }
     }
 
+    /// Keeps `place` at `time` for the velocity; a place equal to the newest kept one keeps its
+    /// earlier instant (since when the finger has been there).
     private mutating func record(_ place: Double, at time: Instant) {
+        if historyCount > 0 {
+            let newest = (historyNext - 1 + Self.historyCapacity) % Self.historyCapacity
+            if historyPlaces[newest] == place { return }
+        }
         historyTimes[historyNext] = time
         historyPlaces[historyNext] = place
         historyNext = (historyNext + 1) % Self.historyCapacity
@@ -389,15 +397,26 @@ struct SliderStrip: Sendable {
 
     /// Pads per second over about the last ``velocityWindow``: from the newest sample at least that old
     /// (or the oldest kept) to `place` at `time`.
+    ///
+    /// A finger that rested at the reference place left it no earlier than one window before it
+    /// reached the next sample: the rest is not part of the movement (a flick after a one-second
+    /// rest is as quick as one without it).
     private func velocity(at time: Instant, place: Double, window: Nanoseconds = velocityWindow) -> Double {
         guard historyCount > 0 else { return 0 }
         let limit = time - window
-        var reference = (historyNext - historyCount + Self.historyCapacity) % Self.historyCapacity
+        let oldest = (historyNext - historyCount + Self.historyCapacity) % Self.historyCapacity
+        var reference = oldest
+        var next: Int? = historyCount > 1 ? (oldest + 1) % Self.historyCapacity : nil
         for offset in 0..<historyCount {
             let slot = (historyNext - 1 - offset + 2 * Self.historyCapacity) % Self.historyCapacity
-            if historyTimes[slot] <= limit { reference = slot; break }
+            if historyTimes[slot] <= limit {
+                reference = slot
+                next = offset == 0 ? nil : (slot + 1) % Self.historyCapacity
+                break
+            }
         }
-        let elapsed = (time - historyTimes[reference]).rawValue
+        let left = max(historyTimes[reference], (next.map { historyTimes[$0] } ?? time) - window)
+        let elapsed = (time - left).rawValue
         guard elapsed > 0 else { return 0 }
         return (place - historyPlaces[reference]) / (Double(elapsed) / 1e9)
     }
