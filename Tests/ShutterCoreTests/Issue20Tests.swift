@@ -156,4 +156,23 @@ struct Issue20Tests {
         #expect(events.map(\.summary).contains("swipe ended flick"))
         #expect(Self.zooms(events).last == 8)
     }
+
+    // MARK: Defect 6: movement after an idle timeout
+
+    @Test func movementAfterAnIdleTimeoutWakesTheControls() {
+        var trace = TraceBuilder(DecisionRigs.board())
+        trace.press("half", at: 100, for: 100)
+        trace.set("pad0", true, at: 1000); trace.set("pad1", true, at: 1080); trace.set("pad0", false, at: 1100)
+        trace.set("pad2", true, at: 1160); trace.set("pad1", false, at: 1180)
+        // 6 s resting on pad2, then three pads of travel.
+        trace.set("pad3", true, at: 7500); trace.set("pad2", false, at: 7520)
+        trace.set("pad4", true, at: 7580); trace.set("pad3", false, at: 7600)
+        trace.set("pad5", true, at: 7660); trace.set("pad4", false, at: 7680)
+        trace.set("pad5", false, at: 7800)
+        let summaries = trace.run().map(\.summary)
+        guard let idle = summaries.firstIndex(of: "controlsInactive idle") else { Issue.record("no idle: \(summaries)"); return }
+        let after = summaries[idle...]
+        #expect(after.firstIndex(of: "controlsActive zoom").map { $0 < after.firstIndex(of: "swipe ended")! } == true,
+                "\(summaries)")
+    }
 }
