@@ -175,4 +175,16 @@ struct Issue20Tests {
         #expect(after.firstIndex(of: "controlsActive zoom").map { $0 < after.firstIndex(of: "swipe ended")! } == true,
                 "\(summaries)")
     }
+
+    // MARK: Defect 7: a dropout inside a swipe
+
+    @Test func aShortDropoutDoesNotSplitASwipe() {
+        var trace = TraceBuilder(DecisionRigs.board())
+        trace.press("half", at: 100, for: 120)
+        trace.swipe([0, 1, 2, 3, 4, 5], at: 2000, perPad: 80, overlap: 20)
+        trace.set("pad3", false, at: 2280); trace.set("pad3", true, at: 2295)   // 15 ms dropout on pad3 alone
+        let events = trace.run()
+        #expect(events.filter { $0.summary == "swipe began" }.count == 1)
+        #expect(Self.zooms(events).last == 8)
+    }
 }

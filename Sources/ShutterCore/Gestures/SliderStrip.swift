@@ -152,9 +152,11 @@ struct SliderStrip: Sendable {
     /// Whether touching `pad` now lands on a pad the finger just lifted from, within the lift grace.
     ///
     /// The grace is for a finger sliding on to the next pad across a gap; coming down again on the
-    /// pad it left is a second tap (the caller ends the lifted touch first with ``fire(at:)``).
+    /// pad it left is a second tap (the caller ends the lifted touch first with ``fire(at:)``). A
+    /// double tap cannot happen inside a swipe that has moved: there the finger sliding back onto
+    /// the pad it just left (a capacitive dropout) continues the swipe.
     func landsWhereItLifted(_ pad: Int) -> Bool {
-        guard case .lifted = state else { return false }
+        guard case .lifted(let touch, _) = state, !touch.swiping else { return false }
         return leaving & (1 << UInt64(pad)) != 0
     }
 
