@@ -187,4 +187,25 @@ struct Issue20Tests {
         #expect(events.filter { $0.summary == "swipe began" }.count == 1)
         #expect(Self.zooms(events).last == 8)
     }
+
+    // MARK: Defect 8: a strip double tap that drifts one pad
+
+    @Test func stripDoubleTapDriftingOnePadIsADouble() {
+        var trace = TraceBuilder(Self.zero2w)
+        trace.press("pad1", at: 100, for: 90); trace.press("pad2", at: 220, for: 90)
+        #expect(IntentGenerator.recognized(trace.run()) == ["doubleLightPress @100.0"])
+    }
+
+    @Test func quickStripDoubleTapDriftingOnePadIsADouble() {
+        var trace = TraceBuilder(Self.zero2w)
+        trace.press("pad1", at: 100, for: 50); trace.press("pad2", at: 170, for: 60)
+        #expect(IntentGenerator.recognized(trace.run()) == ["doubleLightPress @100.0"])
+    }
+
+    @Test func tapRollingOverToTheNextPadWithAShortGapIsOneTap() {
+        // Off pad1 for 5 ms (less than secondTapGapMs) on the way to pad2: one finger rolling, one tap.
+        var trace = TraceBuilder(Self.zero2w)
+        trace.press("pad1", at: 100, for: 35); trace.press("pad2", at: 140, for: 40)
+        #expect(IntentGenerator.recognized(trace.run()) == ["lightPress @100.0"])
+    }
 }

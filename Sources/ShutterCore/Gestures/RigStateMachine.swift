@@ -506,6 +506,12 @@ public struct RigStateMachine: Sendable {
         case .tap(let pressedAt, let releasedAt):
             guard halfLine == nil else { return }
             completeLightPress(pressedAt: pressedAt, releasedAt: releasedAt, at: now, into: &events)
+        case .doubleTap(let pressedAt, let firstReleasedAt, let secondPressedAt, let releasedAt):
+            guard halfLine == nil else { return }
+            // Both taps, in the order they happened: the double-press window decides as for any two.
+            completeLightPress(pressedAt: pressedAt, releasedAt: firstReleasedAt, at: now, into: &events)
+            startLightPress(since: secondPressedAt, maximum: timings.tapMaximum + timings.liftGrace, at: now, into: &events)
+            completeLightPress(pressedAt: secondPressedAt, releasedAt: releasedAt, at: now, into: &events)
         }
     }
 
@@ -754,6 +760,10 @@ extension RigStateMachine {
         case .tap(let pressedAt, let releasedAt):
             explain("strip", at: now, "moved \(Explanation.pads(touch.moved)) in "
                 + "\(Explanation.milliseconds(releasedAt - pressedAt)) ≤ \(tapMaximum): a tap")
+        case .doubleTap(let pressedAt, let firstReleasedAt, let secondPressedAt, let releasedAt):
+            explain("strip", at: now, "a tap of \(Explanation.milliseconds(firstReleasedAt - pressedAt)), then one of "
+                + "\(Explanation.milliseconds(releasedAt - secondPressedAt)) ≤ \(tapMaximum) on the next pad "
+                + "\(Explanation.milliseconds(secondPressedAt - firstReleasedAt)) later: two taps")
         case .notTap:
             explain("strip", at: now, "touched longer than \(tapMaximum), moved \(Explanation.pads(moved)): not a tap")
         case .swipeBegan:

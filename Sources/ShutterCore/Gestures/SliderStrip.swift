@@ -24,6 +24,9 @@ struct SliderStrip: Sendable {
         case swipeEnded(Motion, flick: Bool)
         /// A short touch that did not move a pad: the light press of a one-stage rig.
         case tap(pressedAt: Instant, releasedAt: Instant)
+        /// Two taps, the second on a neighbouring pad within the lift grace (fingers do not land on
+        /// the same pad twice): known only once the second one lifted without moving on.
+        case doubleTap(pressedAt: Instant, firstReleasedAt: Instant, secondPressedAt: Instant, releasedAt: Instant)
     }
 
     /// A swipe step, in the event's units (strip lengths) and in pads for the controls.
@@ -35,6 +38,12 @@ struct SliderStrip: Sendable {
         /// The speed in pads per second (positive toward the last pad) over ``speedWindow``, for the
         /// controls' speed curve; at the end of a swipe, the lift speed that makes a flick.
         var padsPerSecond: Double
+    }
+
+    /// A tap's finger that landed again on another pad within the lift grace: maybe a second tap.
+    private struct SecondContact: Sendable {
+        var firstReleasedAt: Instant
+        var since: Instant
     }
 
     private struct Touch: Sendable {
@@ -50,6 +59,12 @@ struct SliderStrip: Sendable {
         /// The last place reported, and the direction of travel (-1, 0, 1) for the hysteresis.
         var reported: Double
         var direction = 0
+        /// Set while the touch may be two taps (a slide across a gap, or a second tap that drifted a
+        /// pad); cleared once it is a swipe or a third contact lands.
+        var secondContact: SecondContact?
+
+        /// When the current contact landed: the tap window of a possible second tap runs from it.
+        var contactStart: Instant { secondContact?.since ?? start }
     }
 
     private enum State: Sendable {
@@ -74,6 +89,7 @@ struct SliderStrip: Sendable {
     let padCount: Int
     let tapMaximum: Nanoseconds
     let liftGrace: Nanoseconds
+    let secondTapGap: Nanoseconds
     /// Strip length in pads once the end dead bands are taken off.
     private let span: Double
 
@@ -97,6 +113,7 @@ struct SliderStrip: Sendable {
         self.padCount = padCount
         tapMaximum = timings.tapMaximum
         liftGrace = timings.liftGrace
+        secondTapGap = timings.secondTapGap
         span = max(Double(padCount - 1) - 2 * Self.deadBand, 0.5)
         historyTimes = Array(repeating: .zero, count: Self.historyCapacity)
         historyPlaces = Array(repeating: 0, count: Self.historyCapacity)
@@ -110,7 +127,9 @@ struct SliderStrip: Sendable {
             if touch.swiping { nil }
             // One nanosecond past the window: a touch exactly as long as the window is still a tap.
             else if !touch.tapExpired { touch.start + tapMaximum + Nanoseconds(rawValue: 1) }
-            else if Self.restsAPadAway(touch) { touch.currentSince + Self.dwell }
+            else if Self.restsAPadAway(touch) {
+                max(touch.currentSince + Self.dwell, touch.contactStart + tapMaximum + Nanoseconds(rawValue: 1))
+            }
             else { nil }
         case .lifted(_, let liftedAt): liftedAt + liftGrace
         }
@@ -202,9 +221,17 @@ struct SliderStrip: Sendable {
                 state = .lifted(touch, liftedAt: since)
                 return .none
             }
-        case .lifted(var touch, _):
+        case .lifted(var touch, let liftedAt):
             guard active else { return .none }
             // Back within the grace (the rig fires the grace deadline before a later touch).
+            if !touch.swiping, touch.secondContact == nil, liftedAt - touch.start <= tapMaximum,
+               since - liftedAt >= secondTapGap {
+                // A tap's finger lifted and landing on another pad: a slide across a gap, or a second
+                // tap that drifted a pad. It is a second tap unless the finger moves on or stays.
+                touch.secondContact = SecondContact(firstReleasedAt: liftedAt, since: since)
+            } else {
+                touch.secondContact = nil
+            }
             followed = Self.run(of: index, in: touched)
             let action = move(&touch, to: Self.mean(followed), at: since)
             state = .touching(touch)
@@ -330,9 +357,10 @@ struct SliderStrip: Sendable {
         // One pad of movement is a swipe only once it outlived the tap window and the finger rested
         // at its new place: lifting a finger off two pads one after the other moves it one pad too.
         guard range >= 1.5
-            || (Self.restsAPadAway(touch) && time - touch.start > tapMaximum && time - touch.currentSince >= Self.dwell)
+            || (Self.restsAPadAway(touch) && time - touch.contactStart > tapMaximum && time - touch.currentSince >= Self.dwell)
         else { return nil }
         touch.swiping = true
+        touch.secondContact = nil
         touch.reported = place
         touch.direction = place > touch.anchor ? 1 : (place < touch.anchor ? -1 : 0)
         // Velocity as of when the finger reached this place, not when the tap window ran out.
@@ -366,6 +394,14 @@ struct SliderStrip: Sendable {
                 return .swipeEnded(Motion(position: position(touch.reported), delta: 0, velocity: speed / span,
                                           deltaPads: 0, padsPerSecond: speed),
                                    flick: abs(speed) >= Self.flickPadsPerSecond)
+            }
+            if let second = touch.secondContact {
+                if liftedAt - second.since <= tapMaximum {
+                    return .doubleTap(pressedAt: touch.start, firstReleasedAt: second.firstReleasedAt,
+                                      secondPressedAt: second.since, releasedAt: liftedAt)
+                }
+                // A tap, then a longer touch that did not become a swipe.
+                return .tap(pressedAt: touch.start, releasedAt: second.firstReleasedAt)
             }
             if liftedAt - touch.start <= tapMaximum { return .tap(pressedAt: touch.start, releasedAt: liftedAt) }
             return .none
