@@ -25,9 +25,14 @@ public struct GestureTimings: Hashable, Sendable {
     public var coalescingInterval = Nanoseconds.milliseconds(50)
     /// A finger may leave every pad this long between two pads and still be one swipe.
     public var liftGrace = Nanoseconds.milliseconds(60)
+    /// A finger that lifts off a tap at least this long before landing on a neighbouring pad (within
+    /// the lift grace) may be tapping again; a shorter gap is a finger rolling over to the next pad.
+    public var secondTapGap = Nanoseconds.milliseconds(15)
     /// A line active this long without a change is stuck (water on a pad, a jammed button): it is
     /// reported once and ignored until it releases.
     public var stuckAfter = Nanoseconds.milliseconds(30_000)
+    /// The same for a pad, longer: a thumb rests on the strip while it holds the rig.
+    public var padStuckAfter = Nanoseconds.milliseconds(120_000)
     /// Whether the photo is taken when the press begins or when it ends.
     public var captureOn = CapturePhase.began
     /// What the secondary button does.
@@ -55,7 +60,7 @@ extension GestureTimings: Decodable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case glitchFilterMs, lightPressMaxMs, doublePressWindowMs, tapMaxMs, prepareAfterMs
         case burst, burstAfterMs, burstIntervalMs, controlsIdleTimeoutMs, coalescingIntervalMs, liftGraceMs
-        case captureOn, secondaryAction, stuckAfterMs
+        case captureOn, secondaryAction, stuckAfterMs, padStuckAfterMs, secondTapGapMs
     }
 
     public init(from decoder: any Decoder) throws {
@@ -75,7 +80,9 @@ extension GestureTimings: Decodable {
         coalescingInterval = try container.decodeMilliseconds(forKey: .coalescingIntervalMs, in: 0...1000)
             ?? defaults.coalescingInterval
         liftGrace = try container.decodeMilliseconds(forKey: .liftGraceMs, in: 0...1000) ?? defaults.liftGrace
+        secondTapGap = try container.decodeMilliseconds(forKey: .secondTapGapMs, in: 0...1000) ?? defaults.secondTapGap
         stuckAfter = try container.decodeMilliseconds(forKey: .stuckAfterMs, in: 1000...3_600_000) ?? defaults.stuckAfter
+        padStuckAfter = try container.decodeMilliseconds(forKey: .padStuckAfterMs, in: 1000...3_600_000) ?? defaults.padStuckAfter
         captureOn = try container.decodeEnum(CapturePhase.self, forKey: .captureOn) ?? defaults.captureOn
         secondaryAction = try container.decodeEnum(SecondaryAction.self, forKey: .secondaryAction) ?? defaults.secondaryAction
         if lightPressMaximum <= glitchFilter {

@@ -176,7 +176,7 @@ struct DecisionTests {
     }
 
     @Test func stuckPadIsReportedOnceAndIgnoredUntilFreed() {
-        let board = DecisionRigs.board(gestures: #"{"stuckAfterMs": 1000}"#, withoutHalf: true)
+        let board = DecisionRigs.board(gestures: #"{"padStuckAfterMs": 1000}"#, withoutHalf: true)
         var trace = TraceBuilder(board)
         trace.change("pad5", true, at: 100)                       // water on pad5
         trace.press("pad1", at: 2000, for: 100)                    // a tap elsewhere still works
@@ -188,7 +188,7 @@ struct DecisionTests {
     }
 
     @Test func stuckPadDoesNotSkewASwipe() {
-        let board = DecisionRigs.board(gestures: #"{"stuckAfterMs": 1000}"#)
+        let board = DecisionRigs.board(gestures: #"{"padStuckAfterMs": 1000}"#)
         var trace = TraceBuilder(board)
         trace.change("pad5", true, at: 100)
         trace.press("half", at: 1500, for: 100)
@@ -203,16 +203,17 @@ struct DecisionTests {
         #expect((positions.first ?? 1) < 0.5)
     }
 
-    @Test func stuckFullButtonCancelsItsBurst() {
+    /// Issue 20 changed this one: a `full` held in a burst (with `half` under it) is a person, not a
+    /// stuck line, so the burst runs until the release (it was `cancelled`, reason `stuck`, after 1 s).
+    /// A jammed `full` that is no capture is still stuck (Issue20Tests).
+    @Test func fullHeldInABurstIsNotStuck() {
         let board = DecisionRigs.board(gestures: #"{"stuckAfterMs": 1000, "burst": true, "burstIntervalMs": 200}"#)
         var trace = TraceBuilder(board)
         trace.change("half", true, at: 100); trace.change("full", true, at: 120)
         trace.change("full", false, at: 3000); trace.change("half", false, at: 3010)
         let summaries = trace.run().map(\.summary)
-        #expect(summaries.contains("lineStuck full"))
-        #expect(summaries.contains("capture cancelled primary stuck"))
-        #expect(summaries.last == "lineFreed full" || summaries.contains("lineFreed full"))
-        #expect(summaries.filter { $0.hasPrefix("burst changed") }.count <= 3)
+        #expect(!summaries.contains { $0.hasPrefix("lineStuck") })
+        #expect(summaries.suffix(2) == ["burst ended 12", "capture ended primary"])
     }
 
     @Test func idleTimeoutRunsWhileAFingerRests() {

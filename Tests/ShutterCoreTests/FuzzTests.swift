@@ -60,7 +60,7 @@ struct FuzzTests {
     static let boards: [Board] = [
         Rigs.simulator,
         Rigs.board(withoutHalf: true),
-        Rigs.board(gestures: #"{"burst": true, "secondaryAction": "nextControl", "captureOn": "ended", "stuckAfterMs": 1000}"#),
+        Rigs.board(gestures: #"{"burst": true, "secondaryAction": "nextControl", "captureOn": "ended", "stuckAfterMs": 1000, "padStuckAfterMs": 1000}"#),
         Rigs.board(gestures: #"{"secondaryAction": "toggleControls", "coalescingIntervalMs": 0, "liftGraceMs": 0}"#, withoutHalf: true),
     ]
 

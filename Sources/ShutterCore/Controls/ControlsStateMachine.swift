@@ -106,6 +106,9 @@ struct ControlsStateMachine: Sendable {
         return earliest
     }
 
+    /// When the idle timeout runs out, while the controls are active.
+    var idleDeadline: Instant? { isActive ? lastInput + idleTimeout : nil }
+
     /// Any confirmed input restarts the idle timeout.
     mutating func input(at now: Instant) {
         lastInput = now
@@ -184,7 +187,11 @@ struct ControlsStateMachine: Sendable {
     mutating func swipeChanged(deltaPads: Double, padsPerSecond: Double, at now: Instant, into events: inout [ShutterEvent]) {
         guard !swipeConsumed else { return }
         switch state {
-        case .inactive, .active(adjusting: false):
+        case .inactive:
+            // Movement after the controls went inactive (idle, with the finger still down) wakes them
+            // as a swipe does: this swipe then changes nothing.
+            swipeConsumed = activate(at: now, into: &events)
+        case .active(adjusting: false):
             break
         case .active(adjusting: true):
             adjust(deltaPads: deltaPads, padsPerSecond: padsPerSecond, at: now, into: &events)
@@ -390,7 +397,9 @@ struct ControlsStateMachine: Sendable {
             events.append(.chooser(phase: .ended, at: now))
         }
         if unsentValue { emitValue(at: now, into: &events) }
-        swipeConsumed = true
+        // Closed on purpose (a capture, a toggle), the rest of a swipe changes nothing; closed for
+        // lack of input, the next movement of a finger still down wakes them.
+        swipeConsumed = reason != .idle
         state = .inactive
         events.append(.controlsInactive(reason: reason, at: now))
     }

@@ -35,6 +35,12 @@ struct CaptureButton: Sendable {
         }
     }
 
+    /// Whether a press is capturing (began, maybe bursting): a person holds it.
+    var isCapturing: Bool {
+        if case .pressed = state { return true }
+        return false
+    }
+
     /// A press to be ignored (a `full` edge without `half`): its release must be ignored too.
     mutating func ignore() {
         state = .ignored

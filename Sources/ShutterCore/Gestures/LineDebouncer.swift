@@ -73,6 +73,9 @@ struct LineDebouncer: Sendable {
         }
     }
 
+    /// The raw level last seen: while a change is pending, where the line is now.
+    var rawLevel: Bool { raw }
+
     /// The change being confirmed or dropped: its first and last raw edge (setup mode's explanations).
     var pendingAttempt: (start: Instant, lastEdge: Instant)? {
         switch state {

@@ -10,6 +10,11 @@ public struct RigStateMachine: Sendable {
     private enum LineKind: Sendable {
         case half, full, secondary
         case pad(Int)
+
+        var isPad: Bool {
+            if case .pad = self { return true }
+            return false
+        }
     }
 
     /// The timers of the gesture machines, in the order they fire when due at the same instant.
@@ -21,17 +26,11 @@ public struct RigStateMachine: Sendable {
     private let kinds: [LineKind]
     private let halfLine: Int?
     private let lineNames: [String]
-    /// A full click confirmed while `half` was still settling: when `half` confirms, it is a click.
-    private var fullClickAwaitingHalf = false
-    /// Since when each line has been confirmed active (nil while inactive or stuck).
-    private var activeSince: [Instant?]
-    /// Lines reported stuck: ignored until they release.
-    private var stuck: [Bool]
-    /// The earliest instant a line becomes stuck, kept so the deadline scan stays cheap.
-    private var stuckDeadline: Instant?
+    /// Stuck detection, by role: which lines are stuck and ignored until they release.
+    private var stuckLines: StuckLines
     private var debouncers: [LineDebouncer]
-    private var half: HalfButton
-    private var full: CaptureButton
+    /// `half` and `full`, and which `full` presses are clicks.
+    private var button: TwoStageButton
     private var secondary: CaptureButton
     private var lightPresses: LightPressRecognizer
     private var strip: SliderStrip
@@ -43,12 +42,6 @@ public struct RigStateMachine: Sendable {
     private var finishing = false
     /// Setup mode's explanations not yet taken; nil while ``explains`` is off, so nothing is built.
     private var explanations: [Explanation]?
-
-    /// How long a gesture deadline waits for a line still settling, at most. A deadline is held
-    /// while a line has an unconfirmed change that started before it (a release still bouncing at
-    /// the end of a window must count as inside it); a line that chatters without end cannot hold
-    /// time back longer than this.
-    static let settleLimit = Nanoseconds(rawValue: 50_000_000)
 
     /// The clock's last instant: a deadline that saturated there is never due.
     static let never = Instant(rawValue: .max)
@@ -81,16 +74,20 @@ public struct RigStateMachine: Sendable {
         }
         halfLine = board.lines.firstIndex { $0.role == .half }
         lineNames = board.lines.map(\.name)
-        activeSince = Array(repeating: nil, count: board.lines.count)
-        stuck = Array(repeating: false, count: board.lines.count)
+        stuckLines = StuckLines(limits: board.lines.map { line in
+            switch line.role {
+            case .half: nil
+            case .full, .secondary: board.gestures.stuckAfter
+            case .pad: board.gestures.padStuckAfter
+            }
+        })
         debouncers = board.lines.indices.map { index in
             let line = board.lines[index]
             let software = softwareDebounce.map { $0.contains(LineIndex(index)) } ?? (line.debounce > .zero)
             let window = software ? max(line.debounce, board.gestures.glitchFilter) : board.gestures.glitchFilter
             return LineDebouncer(window: window)
         }
-        half = HalfButton(timings: board.gestures)
-        full = CaptureButton(action: .primary, timings: board.gestures, burst: true)
+        button = TwoStageButton(timings: board.gestures, hasHalf: halfLine != nil)
         secondary = CaptureButton(action: .secondary, timings: board.gestures, burst: false)
         lightPresses = LightPressRecognizer(window: board.gestures.doublePressWindow)
         strip = SliderStrip(padCount: padNumber, timings: board.gestures)
@@ -133,7 +130,7 @@ public struct RigStateMachine: Sendable {
     private mutating func scanNextDeadline() -> Instant? {
         var earliest = earliestLineDeadline()?.time
         if let timer = earliestTimer() {
-            let due = effectiveDue(timer.deadline)
+            let due = effectiveDue(timer.timer, timer.deadline)
             earliest = earliest.map { min($0, due) } ?? due
         }
         return earliest
@@ -150,8 +147,9 @@ public struct RigStateMachine: Sendable {
         }
         captureAvailable = available
         if !available {
-            full.cancel(reason: .unavailable, at: cursor, into: &events)
+            button.full.cancel(reason: .unavailable, at: cursor, into: &events)
             secondary.cancel(reason: .unavailable, at: cursor, into: &events)
+            noteHeldLines(at: cursor)
         }
     }
 
@@ -165,14 +163,19 @@ public struct RigStateMachine: Sendable {
         advance(to: now, into: &events)
         quietUntil = nil
         for line in debouncers.indices where line < levels.count {
-            guard let transition = debouncers[line].resynchronize(active: levels[line], at: cursor),
-                  noteConfirmed(line: line, transition, at: cursor, into: &events) else { continue }
+            guard let transition = debouncers[line].resynchronize(active: levels[line], at: cursor) else {
+                // Whatever `half` was confirming is gone with the levels read back.
+                if line == halfLine { button.halfDropped() }
+                continue
+            }
+            guard noteConfirmed(line: line, transition, at: cursor, into: &events) else { continue }
             if transition.active {
                 controls.input(at: cursor)
                 route(line: line, transition, at: cursor, into: &events)
             } else {
                 forceRelease(line: line, reason: .edgesLost, at: cursor, into: &events)
             }
+            noteHeldLines(at: cursor)
         }
     }
 
@@ -191,13 +194,12 @@ public struct RigStateMachine: Sendable {
         let time = cursor
         resolvePendingLightPress(because: "input ended", at: time, into: &events)
         routeStrip({ $0.finish(at: time) }, at: time, into: &events)
-        half.finish(at: time, into: &events)
-        full.finish(at: time, into: &events)
+        button.half.finish(at: time, into: &events)
+        button.full.finish(at: time, into: &events)
         secondary.finish(at: time, into: &events)
         controls.finish(at: time, into: &events)
         // Input is over: a line still held is no longer watched, so it cannot become stuck later.
-        for line in activeSince.indices { activeSince[line] = nil }
-        stuckDeadline = nil
+        stuckLines.stopWatching()
         finishing = false
         quietUntil = nil
     }
@@ -226,12 +228,12 @@ public struct RigStateMachine: Sendable {
     private mutating func deadline(of timer: Timer) -> Instant? {
         switch timer {
         case .lightPress: lightPresses.deadline
-        case .half: finishing ? nil : half.deadline
-        case .full: finishing ? nil : full.deadline
+        case .half: finishing ? nil : button.half.deadline
+        case .full: finishing ? nil : button.full.deadline
         case .secondary: finishing ? nil : secondary.deadline
         case .strip: finishing ? strip.graceDeadline : strip.deadline
         case .controls: finishing ? controls.flushDeadline : controls.deadline
-        case .stuck: finishing ? nil : stuckDeadline
+        case .stuck: finishing ? nil : stuckLines.deadline
         }
     }
 
@@ -242,12 +244,12 @@ public struct RigStateMachine: Sendable {
         var best: (timer: Timer, deadline: Instant)?
         if let due = lightPresses.deadline { best = (.lightPress, due) }
         if !finishing {
-            if let due = half.deadline, best.map({ due < $0.deadline }) ?? true { best = (.half, due) }
-            if let due = full.deadline, best.map({ due < $0.deadline }) ?? true { best = (.full, due) }
+            if let due = button.half.deadline, best.map({ due < $0.deadline }) ?? true { best = (.half, due) }
+            if let due = button.full.deadline, best.map({ due < $0.deadline }) ?? true { best = (.full, due) }
             if let due = secondary.deadline, best.map({ due < $0.deadline }) ?? true { best = (.secondary, due) }
             if let due = strip.deadline, best.map({ due < $0.deadline }) ?? true { best = (.strip, due) }
             if let due = controls.deadline, best.map({ due < $0.deadline }) ?? true { best = (.controls, due) }
-            if let due = stuckDeadline, best.map({ due < $0.deadline }) ?? true { best = (.stuck, due) }
+            if let due = stuckLines.deadline, best.map({ due < $0.deadline }) ?? true { best = (.stuck, due) }
         } else {
             if let due = strip.graceDeadline, best.map({ due < $0.deadline }) ?? true { best = (.strip, due) }
             if let due = controls.flushDeadline, best.map({ due < $0.deadline }) ?? true { best = (.controls, due) }
@@ -255,13 +257,43 @@ public struct RigStateMachine: Sendable {
         return best
     }
 
-    /// A gesture deadline is held while a line has an unconfirmed change that began before it.
+    /// A gesture deadline is held while a line that can change the timer's decision has an
+    /// unconfirmed change that began before it (a press starting exactly at a window's end, still
+    /// being confirmed, must count as inside it): until that change is confirmed or dropped, at most
+    /// two of the line's own windows past the deadline, so a line that chatters without end cannot
+    /// hold time back for ever. Other lines (a pad chattering during a burst) hold nothing.
     @inline(__always)
-    private mutating func effectiveDue(_ deadline: Instant) -> Instant {
-        for debouncer in debouncers {
-            if let since = debouncer.pendingSince, since <= deadline { return deadline + Self.settleLimit }
+    private mutating func effectiveDue(_ timer: Timer, _ deadline: Instant) -> Instant {
+        var due = deadline
+        for index in debouncers.indices {
+            guard let since = debouncers[index].pendingSince, since <= deadline,
+                  let settles = debouncers[index].deadline, settles > due, canChange(timer, at: deadline, line: index)
+            else { continue }
+            let window = debouncers[index].window
+            due = max(due, min(settles, deadline + window + window))
         }
-        return deadline
+        return due
+    }
+
+    /// Whether a change of `line` can change what `timer`, due at `deadline`, decides.
+    @inline(__always)
+    private mutating func canChange(_ timer: Timer, at deadline: Instant, line: Int) -> Bool {
+        switch (timer, kinds[line]) {
+        // The double-press window: a second press of whatever makes light presses.
+        case (.lightPress, .half): true
+        case (.lightPress, .pad): halfLine == nil
+        // Prepare: a release of `half` before it, or `full` pressed first.
+        case (.half, .half), (.half, .full): true
+        // Burst shots and the secondary button: their own line's release.
+        case (.full, .full), (.secondary, .secondary): true
+        // The tap window, the rest before a one-pad swipe, the lift grace.
+        case (.strip, .pad): true
+        // The idle timeout: any input restarts it (coalescing and glide ticks wait for nothing).
+        case (.controls, _): controls.idleDeadline == deadline
+        // A line about to be stuck: its release.
+        case (.stuck, _): stuckLines.isWatched(line)
+        default: false
+        }
     }
 
     /// Fires every deadline up to `limit` in time order; line confirmations first at equal instants.
@@ -269,15 +301,16 @@ public struct RigStateMachine: Sendable {
         while true {
             let line = earliestLineDeadline()
             let timer = earliestTimer()
-            let timerDue = timer.map { effectiveDue($0.deadline) }
+            let timerDue = timer.map { effectiveDue($0.timer, $0.deadline) }
             // A deadline saturated at the clock's end never comes (only extreme inputs reach it).
             if let line, line.time <= limit, line.time < Self.never, timerDue.map({ line.time <= $0 }) ?? true {
                 if line.time > cursor { cursor = line.time }
                 let attempt = explanations != nil ? debouncers[line.line].pendingAttempt : nil
                 if let transition = debouncers[line.line].fire() {
                     confirmed(line: line.line, transition, at: cursor, into: &events)
-                } else if let attempt {
-                    explainDropped(line: line.line, attempt, at: cursor)
+                } else {
+                    if line.line == halfLine { button.halfDropped() }
+                    if let attempt { explainDropped(line: line.line, attempt, at: cursor) }
                 }
             } else if let timer, let due = timerDue, due <= limit, due < Self.never {
                 if due > cursor { cursor = due }
@@ -301,12 +334,12 @@ public struct RigStateMachine: Sendable {
         case .lightPress:
             resolvePendingLightPress(because: nil, at: now, into: &events)
         case .half:
-            half.fire(at: now, into: &events)
+            button.half.fire(at: now, into: &events)
             if explanations != nil, let halfLine, case .prepare(.began, _, _)? = events.last {
                 explain(lineNames[halfLine], at: now, "held \(Explanation.setting("prepareAfterMs", timings.prepareAfter)): prepare began")
             }
         case .full:
-            full.fire(at: now, into: &events)
+            button.full.fire(at: now, into: &events)
         case .secondary:
             secondary.fire(at: now, into: &events)
         case .strip:
@@ -322,16 +355,14 @@ public struct RigStateMachine: Sendable {
                 }
             }
         case .stuck:
-            for line in activeSince.indices {
-                guard let since = activeSince[line], since + timings.stuckAfter <= now else { continue }
-                stuck[line] = true
-                activeSince[line] = nil
+            for line in stuckLines.fire(at: now) {
                 events.append(.lineStuck(line: lineNames[line], at: now))
-                if explains { explain(lineNames[line], at: now,
-                        "active for \(Explanation.setting("stuckAfterMs", timings.stuckAfter)): stuck, ignored until it releases") }
+                if explains, let limit = stuckLines.limit(of: line) {
+                    let setting = kinds[line].isPad ? "padStuckAfterMs" : "stuckAfterMs"
+                    explain(lineNames[line], at: now, "active for \(Explanation.setting(setting, limit)): stuck, ignored until it releases")
+                }
                 forceRelease(line: line, reason: .stuck, at: now, into: &events)
             }
-            updateStuckDeadline()
         }
     }
 
@@ -344,25 +375,27 @@ public struct RigStateMachine: Sendable {
     @discardableResult
     private mutating func noteConfirmed(line: Int, _ transition: ConfirmedTransition, at now: Instant,
                                         into events: inout [ShutterEvent]) -> Bool {
-        if stuck[line] {
-            if !transition.active {
-                stuck[line] = false
-                events.append(.lineFreed(line: lineNames[line], at: now))
-            }
+        switch stuckLines.confirmed(line: line, active: transition.active, since: transition.since) {
+        case .route:
+            return true
+        case .ignore:
+            return false
+        case .freed:
+            events.append(.lineFreed(line: lineNames[line], at: now))
             return false
         }
-        activeSince[line] = transition.active ? transition.since : nil
-        updateStuckDeadline()
-        return true
     }
 
-    private mutating func updateStuckDeadline() {
-        var earliest: Instant?
-        for case let since? in activeSince {
-            let due = since + timings.stuckAfter
-            if earliest.map({ due < $0 }) ?? true { earliest = due }
+    /// Tells stuck detection which capture lines a person holds in a capture now (a press that began,
+    /// a burst): those are not watched.
+    private mutating func noteHeldLines(at now: Instant) {
+        for line in kinds.indices {
+            switch kinds[line] {
+            case .full: stuckLines.setHeld(line, button.full.isCapturing, at: now)
+            case .secondary: stuckLines.setHeld(line, secondary.isCapturing, at: now)
+            case .half, .pad: break
+            }
         }
-        stuckDeadline = earliest
     }
 
     /// Releases `line` without a person releasing it (stuck, or found released after lost edges):
@@ -370,7 +403,7 @@ public struct RigStateMachine: Sendable {
     private mutating func forceRelease(line: Int, reason: CancelReason, at now: Instant, into events: inout [ShutterEvent]) {
         let release = ConfirmedTransition(active: false, since: now)
         switch kinds[line] {
-        case .full: full.cancel(reason: reason, at: now, into: &events)
+        case .full: button.full.cancel(reason: reason, at: now, into: &events)
         case .secondary: secondary.cancel(reason: reason, at: now, into: &events)
         case .half, .pad: break
         }
@@ -382,6 +415,7 @@ public struct RigStateMachine: Sendable {
         guard noteConfirmed(line: line, transition, at: now, into: &events) else { return }
         controls.input(at: now)
         route(line: line, transition, at: now, into: &events)
+        noteHeldLines(at: now)
     }
 
     private mutating func route(line: Int, _ transition: ConfirmedTransition, at now: Instant,
@@ -389,15 +423,11 @@ public struct RigStateMachine: Sendable {
         switch kinds[line] {
         case .half:
             if transition.active {
-                half.press(since: transition.since)
-                // `full` may confirm first (shorter debounce, less bounce): it was a click all the same.
-                if fullClickAwaitingHalf || full.isDown { half.fullClicked() }
-                fullClickAwaitingHalf = false
+                button.halfPressed(since: transition.since)
                 startLightPress(since: transition.since, maximum: timings.lightPressMaximum, at: now, into: &events)
             } else {
-                fullClickAwaitingHalf = false
-                let press = explanations != nil ? half.pressInProgress : nil
-                let release = half.release(since: transition.since, at: now, into: &events)
+                let press = explanations != nil ? button.half.pressInProgress : nil
+                let release = button.halfReleased(since: transition.since, at: now, into: &events)
                 if let press { explainHalfRelease(line: line, release, press: press, releasedAt: transition.since, at: now) }
                 switch release {
                 case .lightPress(let pressedAt, let releasedAt):
@@ -408,24 +438,21 @@ public struct RigStateMachine: Sendable {
             }
         case .full:
             if transition.active {
-                // On a two-stage button the full stage cannot close without the first: alone it is noise.
-                if let halfLine, !half.isPressed, debouncers[halfLine].pendingSince == nil {
-                    full.ignore()
-                    if explains {
+                let halfConfirming = halfLine.map { debouncers[$0].pendingSince != nil && debouncers[$0].rawLevel } ?? false
+                if button.fullPressed(halfConfirming: halfConfirming) == .noise {
+                    if explains, let halfLine {
                         explain(lineNames[line], at: now, "pressed while \(lineNames[halfLine]) is released: "
                             + "a two-stage button cannot close its full stage alone, ignored as noise")
                     }
                     return
                 }
                 resolvePendingLightPress(because: "a full press", at: now, into: &events)
-                if let halfLine, !half.isPressed, debouncers[halfLine].pendingSince != nil { fullClickAwaitingHalf = true }
-                half.fullClicked()
                 // The controls collapse only for a capture that begins.
                 if captureAvailable { controls.collapse(at: now, into: &events) }
-                full.press(since: transition.since, available: captureAvailable, at: now, into: &events)
+                button.full.press(since: transition.since, available: captureAvailable, at: now, into: &events)
                 if !captureAvailable, explains { explain(lineNames[line], at: now, "pressed while capture is unavailable: cancelled") }
             } else {
-                full.release(since: transition.since, at: now, into: &events)
+                button.full.release(since: transition.since, at: now, into: &events)
             }
         case .secondary:
             if transition.active {
@@ -479,6 +506,12 @@ public struct RigStateMachine: Sendable {
         case .tap(let pressedAt, let releasedAt):
             guard halfLine == nil else { return }
             completeLightPress(pressedAt: pressedAt, releasedAt: releasedAt, at: now, into: &events)
+        case .doubleTap(let pressedAt, let firstReleasedAt, let secondPressedAt, let releasedAt):
+            guard halfLine == nil else { return }
+            // Both taps, in the order they happened: the double-press window decides as for any two.
+            completeLightPress(pressedAt: pressedAt, releasedAt: firstReleasedAt, at: now, into: &events)
+            startLightPress(since: secondPressedAt, maximum: timings.tapMaximum + timings.liftGrace, at: now, into: &events)
+            completeLightPress(pressedAt: secondPressedAt, releasedAt: releasedAt, at: now, into: &events)
         }
     }
 
@@ -727,6 +760,10 @@ extension RigStateMachine {
         case .tap(let pressedAt, let releasedAt):
             explain("strip", at: now, "moved \(Explanation.pads(touch.moved)) in "
                 + "\(Explanation.milliseconds(releasedAt - pressedAt)) ≤ \(tapMaximum): a tap")
+        case .doubleTap(let pressedAt, let firstReleasedAt, let secondPressedAt, let releasedAt):
+            explain("strip", at: now, "a tap of \(Explanation.milliseconds(firstReleasedAt - pressedAt)), then one of "
+                + "\(Explanation.milliseconds(releasedAt - secondPressedAt)) ≤ \(tapMaximum) on the next pad "
+                + "\(Explanation.milliseconds(secondPressedAt - firstReleasedAt)) later: two taps")
         case .notTap:
             explain("strip", at: now, "touched longer than \(tapMaximum), moved \(Explanation.pads(moved)): not a tap")
         case .swipeBegan:

@@ -1,7 +1,9 @@
 /// Turns the pads' confirmed touch states into touches, taps and swipes.
 ///
-/// The finger's place is the mean index of the touched pads, so N pads give
-/// 2N−1 places (a finger on two neighbours sits between them). A touch becomes
+/// The finger's place is the mean index of the touched pads of its contact, so N pads
+/// give 2N−1 places (a finger on two neighbours sits between them). Touched pads that
+/// are not one contiguous run are separate contacts (a thumb resting on one end, a finger
+/// elsewhere): the strip follows one of them, never their mean. A touch becomes
 /// a swipe once it moved 1.5 pads, or 1 pad, outlived the tap window and rested
 /// there 50 ms: a tap that rolls over two neighbouring pads (land on one, lift
 /// off the other) moves exactly one pad and must stay a tap. Reversals need 0.75 pad (hysteresis)
@@ -22,6 +24,9 @@ struct SliderStrip: Sendable {
         case swipeEnded(Motion, flick: Bool)
         /// A short touch that did not move a pad: the light press of a one-stage rig.
         case tap(pressedAt: Instant, releasedAt: Instant)
+        /// Two taps, the second on a neighbouring pad within the lift grace (fingers do not land on
+        /// the same pad twice): known only once the second one lifted without moving on.
+        case doubleTap(pressedAt: Instant, firstReleasedAt: Instant, secondPressedAt: Instant, releasedAt: Instant)
     }
 
     /// A swipe step, in the event's units (strip lengths) and in pads for the controls.
@@ -33,6 +38,12 @@ struct SliderStrip: Sendable {
         /// The speed in pads per second (positive toward the last pad) over ``speedWindow``, for the
         /// controls' speed curve; at the end of a swipe, the lift speed that makes a flick.
         var padsPerSecond: Double
+    }
+
+    /// A tap's finger that landed again on another pad within the lift grace: maybe a second tap.
+    private struct SecondContact: Sendable {
+        var firstReleasedAt: Instant
+        var since: Instant
     }
 
     private struct Touch: Sendable {
@@ -48,6 +59,12 @@ struct SliderStrip: Sendable {
         /// The last place reported, and the direction of travel (-1, 0, 1) for the hysteresis.
         var reported: Double
         var direction = 0
+        /// Set while the touch may be two taps (a slide across a gap, or a second tap that drifted a
+        /// pad); cleared once it is a swipe or a third contact lands.
+        var secondContact: SecondContact?
+
+        /// When the current contact landed: the tap window of a possible second tap runs from it.
+        var contactStart: Instant { secondContact?.since ?? start }
     }
 
     private enum State: Sendable {
@@ -61,8 +78,8 @@ struct SliderStrip: Sendable {
     private var touched: UInt64 = 0
     /// The pads released since a pad was last touched: at a lift, the pads the finger left.
     private var leaving: UInt64 = 0
-    private var touchedCount = 0
-    private var indexSum = 0
+    /// The touched pads of the contact the touch follows (one run of neighbours, or runs it split into).
+    private var followed: UInt64 = 0
     /// Recent reported places and their instants, for the velocity (a ring, allocated once).
     private var historyTimes: [Instant]
     private var historyPlaces: [Double]
@@ -72,6 +89,7 @@ struct SliderStrip: Sendable {
     let padCount: Int
     let tapMaximum: Nanoseconds
     let liftGrace: Nanoseconds
+    let secondTapGap: Nanoseconds
     /// Strip length in pads once the end dead bands are taken off.
     private let span: Double
 
@@ -95,6 +113,7 @@ struct SliderStrip: Sendable {
         self.padCount = padCount
         tapMaximum = timings.tapMaximum
         liftGrace = timings.liftGrace
+        secondTapGap = timings.secondTapGap
         span = max(Double(padCount - 1) - 2 * Self.deadBand, 0.5)
         historyTimes = Array(repeating: .zero, count: Self.historyCapacity)
         historyPlaces = Array(repeating: 0, count: Self.historyCapacity)
@@ -108,7 +127,9 @@ struct SliderStrip: Sendable {
             if touch.swiping { nil }
             // One nanosecond past the window: a touch exactly as long as the window is still a tap.
             else if !touch.tapExpired { touch.start + tapMaximum + Nanoseconds(rawValue: 1) }
-            else if Self.restsAPadAway(touch) { touch.currentSince + Self.dwell }
+            else if Self.restsAPadAway(touch) {
+                max(touch.currentSince + Self.dwell, touch.contactStart + tapMaximum + Nanoseconds(rawValue: 1))
+            }
             else { nil }
         case .lifted(_, let liftedAt): liftedAt + liftGrace
         }
@@ -150,9 +171,11 @@ struct SliderStrip: Sendable {
     /// Whether touching `pad` now lands on a pad the finger just lifted from, within the lift grace.
     ///
     /// The grace is for a finger sliding on to the next pad across a gap; coming down again on the
-    /// pad it left is a second tap (the caller ends the lifted touch first with ``fire(at:)``).
+    /// pad it left is a second tap (the caller ends the lifted touch first with ``fire(at:)``). A
+    /// double tap cannot happen inside a swipe that has moved: there the finger sliding back onto
+    /// the pad it just left (a capacitive dropout) continues the swipe.
     func landsWhereItLifted(_ pad: Int) -> Bool {
-        guard case .lifted = state else { return false }
+        guard case .lifted(let touch, _) = state, !touch.swiping else { return false }
         return leaving & (1 << UInt64(pad)) != 0
     }
 
@@ -168,38 +191,138 @@ struct SliderStrip: Sendable {
             guard touched & bit == 0 else { return .none }
             touched |= bit
             leaving = 0
-            touchedCount += 1
-            indexSum += index
         } else {
             guard touched & bit != 0 else { return .none }
             touched &= ~bit
             leaving |= bit
-            touchedCount -= 1
-            indexSum -= index
         }
-        let place = touchedCount > 0 ? Double(indexSum) / Double(touchedCount) : 0
         switch state {
         case .idle:
-            guard touchedCount > 0 else { return .none }
+            // A contact left over from an earlier touch (a thumb still resting) starts nothing by lifting.
+            guard active else { return .none }
+            followed = Self.run(of: index, in: touched)
+            let place = Self.mean(followed)
             state = .touching(Touch(start: since, anchor: place, lowest: place, highest: place, current: place, currentSince: since, reported: place))
             historyCount = 0
             record(place, at: since)
             return .touchBegan(since: since)
         case .touching(var touch):
-            if touchedCount == 0 {
+            switch follow(index, active: active, touch: &touch) {
+            case .moved(let place):
+                let action = move(&touch, to: place, at: since)
+                state = .touching(touch)
+                return action
+            case .still:
+                state = .touching(touch)
+                return .none
+            case .lifted:
+                // The followed finger left the strip; another contact staying on it is not this touch.
+                followed = 0
                 state = .lifted(touch, liftedAt: since)
                 return .none
             }
-            let action = move(&touch, to: place, at: since)
-            state = .touching(touch)
-            return action
-        case .lifted(var touch, _):
-            guard touchedCount > 0 else { return .none }
+        case .lifted(var touch, let liftedAt):
+            guard active else { return .none }
             // Back within the grace (the rig fires the grace deadline before a later touch).
-            let action = move(&touch, to: place, at: since)
+            if !touch.swiping, touch.secondContact == nil, liftedAt - touch.start <= tapMaximum,
+               since - liftedAt >= secondTapGap {
+                // A tap's finger lifted and landing on another pad: a slide across a gap, or a second
+                // tap that drifted a pad. It is a second tap unless the finger moves on or stays.
+                touch.secondContact = SecondContact(firstReleasedAt: liftedAt, since: since)
+            } else {
+                touch.secondContact = nil
+            }
+            followed = Self.run(of: index, in: touched)
+            let action = move(&touch, to: Self.mean(followed), at: since)
             state = .touching(touch)
             return action
         }
+    }
+
+    /// What a pad's change did to the followed contact.
+    private enum Follow {
+        /// The followed contact is now at this place.
+        case moved(Double)
+        /// Another contact landed or lifted: no movement.
+        case still
+        /// The followed contact left every pad.
+        case lifted
+    }
+
+    /// Follows the contact the touch is on through a change of pad `index` (already in ``touched``).
+    ///
+    /// A pad joining or leaving the followed run moves it. A second finger landing apart from it
+    /// (not a neighbour) is another contact and moves nothing; when that other contact moves, the
+    /// touch follows it from where it was, so the jump between the two is no movement.
+    private mutating func follow(_ index: Int, active: Bool, touch: inout Touch) -> Follow {
+        let bit: UInt64 = 1 << UInt64(index)
+        let joined = Self.runs(in: touched, meeting: followed)
+        guard joined != 0 else { return .lifted }
+        if active ? joined & bit != 0 : followed & bit != 0 {
+            followed = joined
+            return .moved(Self.mean(joined))
+        }
+        let before: UInt64, after: UInt64
+        if active {
+            after = Self.run(of: index, in: touched)
+            // A finger landing on its own: another contact, no movement.
+            guard after != bit else { return .still }
+            before = after & ~bit
+        } else {
+            let neighbours = touched & ((bit << 1) | (bit >> 1))
+            // The other finger lifted.
+            guard neighbours != 0 else { return .still }
+            after = Self.runs(in: touched, meeting: neighbours)
+            before = after | bit
+        }
+        shift(&touch, by: Self.mean(before) - touch.current)
+        followed = after
+        return .moved(Self.mean(after))
+    }
+
+    /// Moves the whole touch (and its history) by `offset` pads: a switch of contact, not movement.
+    private mutating func shift(_ touch: inout Touch, by offset: Double) {
+        touch.anchor += offset
+        touch.lowest += offset
+        touch.highest += offset
+        touch.current += offset
+        touch.reported += offset
+        for slot in 0..<historyCount {
+            let index = (historyNext - 1 - slot + 2 * Self.historyCapacity) % Self.historyCapacity
+            historyPlaces[index] += offset
+        }
+    }
+
+    /// The run of neighbouring pads in `mask` that contains pad `index`.
+    private static func run(of index: Int, in mask: UInt64) -> UInt64 {
+        var low = index, high = index
+        while low > 0, mask & (1 << UInt64(low - 1)) != 0 { low -= 1 }
+        while high < 63, mask & (1 << UInt64(high + 1)) != 0 { high += 1 }
+        let upTo: UInt64 = high == 63 ? ~0 : (1 << UInt64(high + 1)) - 1
+        return upTo & ~((1 << UInt64(low)) - 1)
+    }
+
+    /// The runs of `mask` that contain a pad of `seeds`.
+    private static func runs(in mask: UInt64, meeting seeds: UInt64) -> UInt64 {
+        var result: UInt64 = 0
+        var remaining = seeds & mask
+        while remaining != 0 {
+            let run = run(of: remaining.trailingZeroBitCount, in: mask)
+            result |= run
+            remaining &= ~run
+        }
+        return result
+    }
+
+    /// The mean index of the pads in `mask`.
+    private static func mean(_ mask: UInt64) -> Double {
+        var sum = 0
+        var remaining = mask
+        while remaining != 0 {
+            sum += remaining.trailingZeroBitCount
+            remaining &= remaining - 1
+        }
+        return Double(sum) / Double(max(mask.nonzeroBitCount, 1))
     }
 
     private mutating func move(_ touch: inout Touch, to place: Double, at time: Instant) -> Action {
@@ -208,6 +331,8 @@ struct SliderStrip: Sendable {
         if place != touch.current { touch.currentSince = time }
         touch.current = place
         if !touch.swiping {
+            // Every place before the swipe counts for its velocity: a flick after a rest is a flick.
+            record(place, at: time)
             return startSwipeIfMoved(&touch, place: place, at: time) ?? .none
         }
         let change = place - touch.reported
@@ -232,9 +357,10 @@ struct SliderStrip: Sendable {
         // One pad of movement is a swipe only once it outlived the tap window and the finger rested
         // at its new place: lifting a finger off two pads one after the other moves it one pad too.
         guard range >= 1.5
-            || (Self.restsAPadAway(touch) && time - touch.start > tapMaximum && time - touch.currentSince >= Self.dwell)
+            || (Self.restsAPadAway(touch) && time - touch.contactStart > tapMaximum && time - touch.currentSince >= Self.dwell)
         else { return nil }
         touch.swiping = true
+        touch.secondContact = nil
         touch.reported = place
         touch.direction = place > touch.anchor ? 1 : (place < touch.anchor ? -1 : 0)
         // Velocity as of when the finger reached this place, not when the tap window ran out.
@@ -269,6 +395,14 @@ struct SliderStrip: Sendable {
                                           deltaPads: 0, padsPerSecond: speed),
                                    flick: abs(speed) >= Self.flickPadsPerSecond)
             }
+            if let second = touch.secondContact {
+                if liftedAt - second.since <= tapMaximum {
+                    return .doubleTap(pressedAt: touch.start, firstReleasedAt: second.firstReleasedAt,
+                                      secondPressedAt: second.since, releasedAt: liftedAt)
+                }
+                // A tap, then a longer touch that did not become a swipe.
+                return .tap(pressedAt: touch.start, releasedAt: second.firstReleasedAt)
+            }
             if liftedAt - touch.start <= tapMaximum { return .tap(pressedAt: touch.start, releasedAt: liftedAt) }
             return .none
         }
@@ -286,7 +420,13 @@ struct SliderStrip: Sendable {
         }
     }
 
+    /// Keeps `place` at `time` for the velocity; a place equal to the newest kept one keeps its
+    /// earlier instant (since when the finger has been there).
     private mutating func record(_ place: Double, at time: Instant) {
+        if historyCount > 0 {
+            let newest = (historyNext - 1 + Self.historyCapacity) % Self.historyCapacity
+            if historyPlaces[newest] == place { return }
+        }
         historyTimes[historyNext] = time
         historyPlaces[historyNext] = place
         historyNext = (historyNext + 1) % Self.historyCapacity
@@ -295,15 +435,26 @@ struct SliderStrip: Sendable {
 
     /// Pads per second over about the last ``velocityWindow``: from the newest sample at least that old
     /// (or the oldest kept) to `place` at `time`.
+    ///
+    /// A finger that rested at the reference place left it no earlier than one window before it
+    /// reached the next sample: the rest is not part of the movement (a flick after a one-second
+    /// rest is as quick as one without it).
     private func velocity(at time: Instant, place: Double, window: Nanoseconds = velocityWindow) -> Double {
         guard historyCount > 0 else { return 0 }
         let limit = time - window
-        var reference = (historyNext - historyCount + Self.historyCapacity) % Self.historyCapacity
+        let oldest = (historyNext - historyCount + Self.historyCapacity) % Self.historyCapacity
+        var reference = oldest
+        var next: Int? = historyCount > 1 ? (oldest + 1) % Self.historyCapacity : nil
         for offset in 0..<historyCount {
             let slot = (historyNext - 1 - offset + 2 * Self.historyCapacity) % Self.historyCapacity
-            if historyTimes[slot] <= limit { reference = slot; break }
+            if historyTimes[slot] <= limit {
+                reference = slot
+                next = offset == 0 ? nil : (slot + 1) % Self.historyCapacity
+                break
+            }
         }
-        let elapsed = (time - historyTimes[reference]).rawValue
+        let left = max(historyTimes[reference], (next.map { historyTimes[$0] } ?? time) - window)
+        let elapsed = (time - left).rawValue
         guard elapsed > 0 else { return 0 }
         return (place - historyPlaces[reference]) / (Double(elapsed) / 1e9)
     }

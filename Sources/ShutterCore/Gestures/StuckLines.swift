@@ -1,0 +1,100 @@
+/// Which lines are stuck: active too long with nobody behind them (water on a pad, a jammed button).
+///
+/// Stuck detection knows roles, because a button held by a person is not a stuck line:
+/// - `half` is never stuck: holding it only keeps focus (a photographer waiting for the moment),
+///   and a `full` click on it must still be a click however long it was held;
+/// - `full` and `secondary` are watched for the board's `stuckAfterMs`, but not while a person holds
+///   them in a capture (a press that began, a burst): only a press the recognizer ignores (`full`
+///   without `half`, a press while capture is unavailable, `secondary` mapped to the controls) is
+///   watched, from when it stopped being a capture;
+/// - pads are watched for `padStuckAfterMs`, longer: a thumb rests on the strip while holding the rig.
+///
+/// A value type like the gesture machines: confirmed changes and time in, stuck lines out, and the
+/// next deadline for the rig's timer.
+struct StuckLines: Sendable {
+    private struct Line: Sendable {
+        /// How long the line may stay active unwatched-for; nil: never stuck.
+        let limit: Nanoseconds?
+        var active = false
+        /// A person holds it in a gesture: not watched.
+        var held = false
+        var stuck = false
+        /// Since when it has been active and watched.
+        var since: Instant?
+    }
+
+    private var lines: [Line]
+    /// The earliest instant a line becomes stuck, kept so the deadline scan stays cheap.
+    private(set) var deadline: Instant?
+
+    /// - Parameter limits: each line's limit in board order (nil: the line is never stuck).
+    init(limits: [Nanoseconds?]) {
+        lines = limits.map { Line(limit: $0) }
+    }
+
+    /// The limit that applies to `line`, for explanations.
+    func limit(of line: Int) -> Nanoseconds? { lines[line].limit }
+
+    /// Whether `line` is active and watched (it may become stuck).
+    func isWatched(_ line: Int) -> Bool { lines[line].since != nil }
+
+    /// Whether `line` is stuck (ignored until it releases).
+    func isStuck(_ line: Int) -> Bool { lines[line].stuck }
+
+    /// A confirmed change of `line`.
+    ///
+    /// - Returns: `.route` to pass the change on, `.ignore` for a stuck line still active, `.freed`
+    ///   for a stuck line that released (it counts again; the release itself is not routed).
+    mutating func confirmed(line: Int, active: Bool, since: Instant) -> Confirmed {
+        if lines[line].stuck {
+            guard !active else { return .ignore }
+            lines[line].stuck = false
+            return .freed
+        }
+        lines[line].active = active
+        lines[line].since = active && !lines[line].held ? since : nil
+        updateDeadline()
+        return .route
+    }
+
+    enum Confirmed: Hashable, Sendable { case route, ignore, freed }
+
+    /// Whether a person holds `line` in a gesture now; a line let go while still active is watched
+    /// from `now`.
+    mutating func setHeld(_ line: Int, _ held: Bool, at now: Instant) {
+        guard lines[line].held != held else { return }
+        lines[line].held = held
+        lines[line].since = !held && lines[line].active && !lines[line].stuck ? now : nil
+        updateDeadline()
+    }
+
+    /// The lines whose limit ran out at `now`, in board order; each is now stuck and released.
+    mutating func fire(at now: Instant) -> [Int] {
+        var due: [Int] = []
+        for index in lines.indices {
+            guard let since = lines[index].since, let limit = lines[index].limit, since + limit <= now else { continue }
+            lines[index].stuck = true
+            lines[index].active = false
+            lines[index].since = nil
+            due.append(index)
+        }
+        updateDeadline()
+        return due
+    }
+
+    /// Input ended: no line is watched any more, so none becomes stuck later.
+    mutating func stopWatching() {
+        for index in lines.indices { lines[index].since = nil }
+        deadline = nil
+    }
+
+    private mutating func updateDeadline() {
+        var earliest: Instant?
+        for line in lines {
+            guard let since = line.since, let limit = line.limit else { continue }
+            let due = since + limit
+            if earliest.map({ due < $0 }) ?? true { earliest = due }
+        }
+        deadline = earliest
+    }
+}
