@@ -188,7 +188,9 @@ extension Board {
         // Foundation's decoder accepts some invalid JSON (trailing commas) and cannot say
         // where the text breaks; a strict check first gives the line and column.
         if let syntax = JSONSyntax.firstError(in: String(decoding: data, as: UTF8.self)) {
-            throw BoardError(file: file, path: "", message: "not valid JSON: \(syntax.message)", position: (syntax.line, syntax.column))
+            throw BoardError(file: file, path: syntax.isNumberOutOfRange ? syntax.path : "",
+                             message: syntax.isNumberOutOfRange ? syntax.message : "not valid JSON: \(syntax.message)",
+                             position: (syntax.line, syntax.column))
         }
         do {
             return try JSONDecoder().decode(Board.self, from: data)
@@ -208,7 +210,8 @@ extension BoardError {
         switch decodingError {
         case .dataCorrupted(let context) where context.codingPath.isEmpty:
             if let syntax = JSONSyntax.firstError(in: text) {
-                self.init(file: file, path: "", message: "not valid JSON: \(syntax.message)",
+                self.init(file: file, path: syntax.isNumberOutOfRange ? syntax.path : "",
+                          message: syntax.isNumberOutOfRange ? syntax.message : "not valid JSON: \(syntax.message)",
                           position: (syntax.line, syntax.column))
             } else {
                 self.init(file: file, path: "", message: "not valid JSON (\(context.debugDescription))")

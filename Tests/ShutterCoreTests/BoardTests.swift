@@ -138,7 +138,9 @@ struct BoardTests {
         ("initial off the step", board(with: "controls", "[{\"id\": \"a\", \"kind\": \"slider\", \"range\": [0, 1], \"step\": 0.25, \"initial\": 0.3}]"),
          "controls[0].initial", "not on a step"),
         ("a number too large for a Double", board(with: "gestures", "{\"glitchFilterMs\": 1e400}"),
-         "gestures.glitchFilterMs", "too large"),
+         "gestures.glitchFilterMs", "1e400 is too large for a number"),
+        ("a range bound too large for a Double", board(with: "controls", "[{\"id\": \"a\", \"kind\": \"slider\", \"range\": [0, 2e308]}]"),
+         "controls[0].range[1]", "2e308 is too large for a number"),
     ]
 
     @Test("a bad board is refused naming the file and the field", arguments: refusals)
