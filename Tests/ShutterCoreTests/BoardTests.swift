@@ -139,6 +139,7 @@ struct BoardTests {
          "controls[0].initial", "not on a step"),
         ("a number too large for a Double", board(with: "gestures", "{\"glitchFilterMs\": 1e400}"),
          "gestures.glitchFilterMs", "1e400 is too large for a number"),
+        ("a hook timeout beyond a day", board(with: "hooks", "{\"timeoutMs\": 1e300}"), "hooks.timeoutMs", "outside 1...86400000 ms"),
         ("a range bound too large for a Double", board(with: "controls", "[{\"id\": \"a\", \"kind\": \"slider\", \"range\": [0, 2e308]}]"),
          "controls[0].range[1]", "2e308 is too large for a number"),
     ]
@@ -176,6 +177,15 @@ struct BoardTests {
         let controls = try decode(text).controls
         #expect(ControlDisplay(controls[0].initial, of: controls[0]).text == "\u{2212}1000000000")
         #expect(ControlDisplay(controls[1].initial, of: controls[1]).text == "0 EV")
+    }
+
+    /// A span too long for the clock's nanoseconds holds at the end instead of trapping.
+    @Test("spans beyond Int64 nanoseconds saturate", arguments: [1e300, .infinity, -1e300, -.infinity, .nan])
+    func spansSaturate(value: Double) {
+        let expected: Int64 = value < 0 ? .min : .max
+        #expect(Nanoseconds.milliseconds(value).rawValue == expected)
+        #expect(Nanoseconds.seconds(value).rawValue == expected)
+        #expect(Instant.seconds(value).rawValue == expected)
     }
 
     @Test("a missing file is named")
