@@ -31,6 +31,9 @@ public struct Board: Sendable {
     /// The most controls a board may have, as the phone's `maxControlsCount`.
     public static let maximumControls = 8
 
+    /// The most pads a strip may have: the strip keeps its touched pads in one 64-bit mask.
+    public static let maximumPads = 64
+
     /// The index of the line with board name `name`.
     public func line(named name: String) -> LineIndex? {
         lines.firstIndex { $0.name == name }.map { LineIndex(rawValue: $0) }
@@ -185,7 +188,9 @@ extension Board {
         // Foundation's decoder accepts some invalid JSON (trailing commas) and cannot say
         // where the text breaks; a strict check first gives the line and column.
         if let syntax = JSONSyntax.firstError(in: String(decoding: data, as: UTF8.self)) {
-            throw BoardError(file: file, path: "", message: "not valid JSON: \(syntax.message)", position: (syntax.line, syntax.column))
+            throw BoardError(file: file, path: syntax.isNumberOutOfRange ? syntax.path : "",
+                             message: syntax.isNumberOutOfRange ? syntax.message : "not valid JSON: \(syntax.message)",
+                             position: (syntax.line, syntax.column))
         }
         do {
             return try JSONDecoder().decode(Board.self, from: data)
@@ -205,7 +210,8 @@ extension BoardError {
         switch decodingError {
         case .dataCorrupted(let context) where context.codingPath.isEmpty:
             if let syntax = JSONSyntax.firstError(in: text) {
-                self.init(file: file, path: "", message: "not valid JSON: \(syntax.message)",
+                self.init(file: file, path: syntax.isNumberOutOfRange ? syntax.path : "",
+                          message: syntax.isNumberOutOfRange ? syntax.message : "not valid JSON: \(syntax.message)",
                           position: (syntax.line, syntax.column))
             } else {
                 self.init(file: file, path: "", message: "not valid JSON (\(context.debugDescription))")
@@ -306,6 +312,11 @@ extension Board: Decodable {
         if padCount == 1, let pad = lines.firstIndex(where: { $0.role == .pad }) {
             throw FieldError(path: root.element(pad).member("role"),
                              message: "a slider strip needs at least 2 pads to tell a position; this board has 1")
+        }
+        let pads = lines.indices.filter { lines[$0].role == .pad }
+        if pads.count > Board.maximumPads {
+            throw FieldError(path: root.element(pads[Board.maximumPads]).member("role"),
+                             message: "a slider strip has at most \(Board.maximumPads) pads; this board has \(pads.count)")
         }
     }
 

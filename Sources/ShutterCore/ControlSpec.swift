@@ -86,6 +86,20 @@ public enum ControlValue: Hashable, Sendable {
     case index(Int)
 }
 
+extension ControlSpec {
+    /// The largest magnitude a slider's bounds, values and initial value may have.
+    ///
+    /// A control's value is formatted with integer arithmetic (hundredths in an `Int64`), exposure in
+    /// thirds of an EV in an `Int`, and snapped at 12 decimals; its range's width must be a finite
+    /// Double. 1e9 keeps each of these far inside what it holds (1e11 hundredths, 3e9 thirds, a width
+    /// of 2e9) and is more than any camera control or display needs.
+    public static let maximumMagnitude = 1e9
+
+    /// The most steps a stepped slider's range may hold: every step is a unit the strip can reach,
+    /// and a person can choose among a million values but not among 1e300.
+    public static let maximumSteps = 1e6
+}
+
 extension ControlSpec: Decodable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case id, kind, label, symbol, enabled, range, step, values, count, titles, initial
@@ -188,6 +202,9 @@ extension ControlSpec: Decodable {
             if container.contains(.range) { throw container.fail(.range, "give 'range' or 'values', not both") }
             if container.contains(.step) { throw container.fail(.step, "a list of 'values' has no step") }
             guard values.count >= 2 else { throw container.fail(.values, "needs at least 2 values") }
+            if let far = values.first(where: { !(abs($0) <= maximumMagnitude) }) {
+                throw container.fail(.values, "\(far.shortDescription) is beyond what a control holds: values are at most \(maximumMagnitude.shortDescription) in magnitude")
+            }
             if Set(values).count != values.count { throw container.fail(.values, "has the same value twice") }
             return .list(values)
         }
@@ -197,6 +214,9 @@ extension ControlSpec: Decodable {
             guard bounds.count == 2 else { throw container.fail(.range, "expected [lower, upper]") }
             guard bounds[0] < bounds[1] else {
                 throw container.fail(.range, "lower bound \(bounds[0].shortDescription) is not below upper bound \(bounds[1].shortDescription)")
+            }
+            if let far = bounds.first(where: { !(abs($0) <= maximumMagnitude) }) {
+                throw container.fail(.range, "\(far.shortDescription) is beyond what a control holds: bounds are at most \(maximumMagnitude.shortDescription) in magnitude")
             }
             range = bounds[0]...bounds[1]
         } else if let defaultRange {
@@ -210,8 +230,19 @@ extension ControlSpec: Decodable {
             guard step <= range.upperBound - range.lowerBound else {
                 throw container.fail(.step, "\(step.shortDescription) is larger than the range")
             }
+            guard (range.upperBound - range.lowerBound) / step <= maximumSteps else {
+                throw container.fail(.step, "\(step.shortDescription) makes more than \(maximumSteps.shortDescription) steps of the range; a slider has at most \(maximumSteps.shortDescription) steps")
+            }
         }
         return .range(range, step: step)
+    }
+
+    /// Whether `value` is on one of a stepped range's steps (any value is, without a step), to a
+    /// millionth of a step: a third of an EV written as 0.3333333333333333 is on it.
+    static func isOnStep(_ value: Double, _ values: SliderValues) -> Bool {
+        guard case .range(let range, let step?) = values else { return true }
+        let steps = (value - range.lowerBound) / step
+        return abs(steps - steps.rounded()) <= 1e-6
     }
 
     private static func initialValue(_ container: KeyedDecodingContainer<CodingKeys>, kind: ControlKind) throws -> ControlValue {
@@ -233,12 +264,22 @@ extension ControlSpec: Decodable {
             case .systemExposureBias: fallback = min(max(0, values.bounds.lowerBound), values.bounds.upperBound)
             default: fallback = values.bounds.lowerBound
             }
-            let value = try container.decodeIfPresent(Double.self, forKey: .initial) ?? fallback
+            guard let value = try container.decodeIfPresent(Double.self, forKey: .initial) else {
+                // The default 0 EV may fall between the steps of a range that does not straddle it evenly.
+                return .number(isOnStep(fallback, values) ? fallback : ControlsStateMachine.snap(fallback, values))
+            }
             guard values.bounds.contains(value) else {
                 throw container.fail(.initial, "\(value.shortDescription) is outside \(values.bounds.lowerBound.shortDescription)...\(values.bounds.upperBound.shortDescription)")
             }
             if case .list(let list) = values, !list.contains(value) {
                 throw container.fail(.initial, "\(value.shortDescription) is not one of the values")
+            }
+            if case .range(let range, let step?) = values, !isOnStep(value, values) {
+                let steps = (value - range.lowerBound) / step
+                let below = ControlsStateMachine.snap(range.lowerBound + steps.rounded(.down) * step, values)
+                let above = ControlsStateMachine.snap(range.lowerBound + steps.rounded(.up) * step, values)
+                let nearest = below == above ? "the nearest is \(below.shortDescription)" : "the nearest are \(below.shortDescription) and \(above.shortDescription)"
+                throw container.fail(.initial, "\(value.shortDescription) is not on a step of \(step.shortDescription) from \(range.lowerBound.shortDescription) (\(nearest))")
             }
             return .number(value)
         }

@@ -21,7 +21,7 @@ public struct Instant: RawRepresentable, Hashable, Comparable, Sendable {
     /// An instant `seconds` after the origin, rounded to the nearest nanosecond.
     @inlinable
     public static func seconds(_ value: Double) -> Instant {
-        Instant(rawValue: Int64((value * 1e9).rounded()))
+        Instant(rawValue: saturatingInt64(value * 1e9))
     }
 
     /// Seconds since the origin, as traces and events print them.
@@ -74,7 +74,7 @@ public struct Nanoseconds: RawRepresentable, Hashable, Comparable, Sendable {
 
     @inlinable
     public static func milliseconds(_ value: Double) -> Nanoseconds {
-        Nanoseconds(rawValue: Int64((value * 1e6).rounded()))
+        Nanoseconds(rawValue: saturatingInt64(value * 1e6))
     }
 
     @inlinable
@@ -82,7 +82,7 @@ public struct Nanoseconds: RawRepresentable, Hashable, Comparable, Sendable {
 
     @inlinable
     public static func seconds(_ value: Double) -> Nanoseconds {
-        Nanoseconds(rawValue: Int64((value * 1e9).rounded()))
+        Nanoseconds(rawValue: saturatingInt64(value * 1e9))
     }
 
     /// The span in milliseconds, as board files and events state spans.
@@ -137,4 +137,15 @@ public final class VirtualClock: MonotonicClock, @unchecked Sendable {
         precondition(instant >= now, "a monotonic clock cannot go back")
         now = instant
     }
+}
+
+/// `value` rounded to an `Int64`, held at the ends of its range (NaN at the end, `.max`) instead of
+/// trapping: a span stated in a file must never stop the daemon, whatever its size.
+@inlinable
+func saturatingInt64(_ value: Double) -> Int64 {
+    let rounded = value.rounded()
+    // 2^63 is the first Double past Int64.max; -2^63 is Int64.min exactly.
+    if !(rounded < 9_223_372_036_854_775_808.0) { return .max }
+    if rounded < -9_223_372_036_854_775_808.0 { return .min }
+    return Int64(rounded)
 }

@@ -2,13 +2,19 @@
 ///
 /// Foundation's decoder only says "The given data was not valid JSON"; a person
 /// editing a board file or a trace needs to know where. This checks syntax only
-/// (RFC 8259) and is run only after the decoder has refused the text.
+/// (RFC 8259), and finds numbers too large for a Double, which Foundation refuses as
+/// invalid JSON without saying why.
 public enum JSONSyntax {
     /// A syntax error: where and what.
     public struct Failure: Error, Hashable, Sendable {
         public var line: Int
         public var column: Int
         public var message: String
+        /// The text is valid JSON, but a number in it is too large for a Double (`1e400`): say
+        /// so, not "not valid JSON". `message` then names the number, not its place.
+        public var isNumberOutOfRange = false
+        /// Where the failure is, the way a board names a field (`gestures.glitchFilterMs`, `controls[0].range[1]`).
+        public var path = ""
     }
 
     /// The first syntax error in `text`, or `nil` when it is valid JSON.
@@ -28,6 +34,8 @@ public enum JSONSyntax {
     private struct Scanner {
         let bytes: [UInt8]
         var index = 0
+        /// The keys and indices leading to the value being read.
+        var path: [String] = []
 
         init(bytes: [UInt8]) { self.bytes = bytes }
 
@@ -36,7 +44,9 @@ public enum JSONSyntax {
             for byte in bytes[..<min(index, bytes.count)] {
                 if byte == UInt8(ascii: "\n") { line += 1; column = 1 } else if byte & 0xC0 != 0x80 { column += 1 }
             }
-            return Failure(line: line, column: column, message: message)
+            var rendered = ""
+            for part in path { rendered += part.hasPrefix("[") || rendered.isEmpty ? part : "." + part }
+            return Failure(line: line, column: column, message: message, path: rendered)
         }
 
         var current: UInt8? { index < bytes.count ? bytes[index] : nil }
@@ -81,12 +91,16 @@ public enum JSONSyntax {
                 guard current == UInt8(ascii: "\"") else {
                     throw failure(current == UInt8(ascii: "}") ? "trailing comma before '}'" : "expected a key in double quotes")
                 }
+                let keyStart = index + 1
                 try string()
+                let key = String(decoding: bytes[keyStart..<(index - 1)], as: UTF8.self)
                 skipSpace()
                 guard current == UInt8(ascii: ":") else { throw failure("expected ':' after the key") }
                 index += 1
                 skipSpace()
+                path.append(key)
                 try value(depth: depth + 1)
+                path.removeLast()
                 skipSpace()
                 switch current {
                 case UInt8(ascii: ","): index += 1
@@ -101,10 +115,14 @@ public enum JSONSyntax {
             index += 1
             skipSpace()
             if current == UInt8(ascii: "]") { index += 1; return }
+            var element = 0
             while true {
                 skipSpace()
                 if current == UInt8(ascii: "]") { throw failure("trailing comma before ']'") }
+                path.append("[\(element)]")
                 try value(depth: depth + 1)
+                path.removeLast()
+                element += 1
                 skipSpace()
                 switch current {
                 case UInt8(ascii: ","): index += 1
@@ -143,6 +161,20 @@ public enum JSONSyntax {
         }
 
         mutating func number() throws(Failure) {
+            let start = index
+            try numberSyntax()
+            // RFC 8259 lets a reader limit the range; Foundation refuses a number a Double cannot
+            // hold with "not valid JSON", so find it here and name it.
+            let text = String(decoding: bytes[start..<index], as: UTF8.self)
+            if let value = Double(text), !value.isFinite {
+                index = start
+                var failure = failure("\(text) is too large for a number (a number's magnitude must be below 1.8e308)")
+                failure.isNumberOutOfRange = true
+                throw failure
+            }
+        }
+
+        mutating func numberSyntax() throws(Failure) {
             func digits() -> Int {
                 let start = index
                 while let byte = current, byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") { index += 1 }

@@ -55,10 +55,8 @@ extension HookSettings: Decodable {
             throw container.fail(.event, "must be an argument vector starting with an absolute program path")
         }
         if event != nil, events.isEmpty { throw container.fail(.events, "names the events 'event' runs on, e.g. [\"captureFailed\"]") }
-        if let ms = try container.decodeIfPresent(Double.self, forKey: .timeoutMs) {
-            guard ms.isFinite, ms >= 1 else { throw container.fail(.timeoutMs, "must be at least 1") }
-            timeout = .milliseconds(ms)
-        }
+        // A day at most: 1e300 ms trapped the conversion to nanoseconds in `shutter check` itself.
+        timeout = try container.decodeMilliseconds(forKey: .timeoutMs, in: 1...86_400_000) ?? timeout
         maxRunning = try container.decodeIfPresent(Int.self, forKey: .maxRunning) ?? maxRunning
         if maxRunning < 1 { throw container.fail(.maxRunning, "must be at least 1") }
         maxQueued = try container.decodeIfPresent(Int.self, forKey: .maxQueued) ?? maxQueued

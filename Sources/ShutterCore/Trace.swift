@@ -46,7 +46,8 @@ public struct Trace: Hashable, Sendable {
                            : key == "line" ? "'line' must be a line name in quotes" : "'t' must be a number of seconds")
             } catch {
                 if let syntax = JSONSyntax.firstError(in: line) {
-                    throw fail("not valid JSON at column \(syntax.column): \(syntax.message)")
+                    throw fail(syntax.isNumberOutOfRange ? (syntax.path.isEmpty ? "" : "'\(syntax.path)': ") + syntax.message
+                                                         : "not valid JSON at column \(syntax.column): \(syntax.message)")
                 }
                 throw fail("expected a JSON object like {\"t\": 0.12, \"line\": \"full\", \"active\": true}")
             }

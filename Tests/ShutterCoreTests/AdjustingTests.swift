@@ -149,6 +149,33 @@ struct AdjustingTests {
         #expect(ControlDisplay.exposure(ev) == text)
     }
 
+    /// Issue 20, defect 10: nothing a value can be traps the text, and a number beyond what the
+    /// digits hold reads as itself, not as 1000000000000000.
+    static let extremeTexts: [(Double, String, String)] = [
+        (-1e308, "\u{2212}1e+308", "\u{2212}1e+308 EV"), (1e19, "1e+19", "+1e+19 EV"), (-1e19, "\u{2212}1e+19", "\u{2212}1e+19 EV"),
+        (.infinity, "inf", "+inf EV"), (-.infinity, "\u{2212}inf", "\u{2212}inf EV"), (.nan, "nan", "nan EV"),
+        (1e9, "1000000000", "+1000000000 EV"), (-999_999_999.5, "\u{2212}999999999.5", "\u{2212}999999999.5 EV"),
+    ]
+
+    @Test(arguments: extremeTexts)
+    func extremeValuesFormatWithoutTrapping(_ value: Double, _ decimal: String, _ exposure: String) {
+        #expect(ControlDisplay.decimal(value, places: 2, trimmed: true) == decimal)
+        #expect(ControlDisplay.exposure(value) == exposure)
+    }
+
+    /// A range wider than a Double's span (one `check` refuses) still maps every position to a finite value.
+    @Test func aRangeWiderThanADoubleMapsToFiniteValues() {
+        let spec = ControlSpec(id: "a", label: "A", kind: .slider(.range(-1e308...1e308, step: nil)), initial: .number(-1e308))
+        let scale = ControlScale(spec: spec, padSpan: 5)
+        for position in [0, 10, 20, 30, 40.0] {
+            guard case .number(let number) = scale.value(at: position) else { Issue.record("not a number"); continue }
+            #expect(number.isFinite, "position \(position): \(number)")
+        }
+        #expect(scale.value(at: 0) == .number(-1e308))
+        #expect(scale.value(at: 20) == .number(0))
+        #expect(scale.value(at: 40) == .number(1e308))
+    }
+
     @Test func displayTexts() throws {
         let zoom = try #require(AdjustRigs.board(control: #"{"id": "zoom", "kind": "systemZoom", "range": [1, 8], "displayMultiplier": 0.5}"#).controls.first)
         #expect(ControlDisplay(.number(4), of: zoom).text == "2.0×")

@@ -121,6 +121,27 @@ struct BoardTests {
         ("contradictory timings", board(with: "gestures", "{\"glitchFilterMs\": 50, \"tapMaxMs\": 40}"), "gestures.tapMaxMs", "longer than glitchFilterMs"),
         ("camera size half given", board(with: "camera", "{\"width\": 640}"), "camera.height", "both width and height"),
         ("output template with a slash", board(with: "output", "{\"template\": \"a/b.jpg\"}"), "output.template", "without '/'"),
+        // Issue 20, defect 10: boards `check` accepted that trapped the daemon.
+        ("65 pads", minimalBoard.replacingOccurrences(of: "{\"name\": \"pad1\", \"role\": \"pad\"}",
+                                                     with: (1..<65).map { "{\"name\": \"pad\($0)\", \"role\": \"pad\"}" }.joined(separator: ",\n    ")),
+         "lines[65].role", "at most 64 pads; this board has 65"),
+        ("slider range of ±1e308", board(with: "controls", "[{\"id\": \"a\", \"kind\": \"slider\", \"range\": [-1e308, 1e308]}]"),
+         "controls[0].range", "at most 1000000000"),
+        ("exposure range of ±1e19", board(with: "controls", "[{\"id\": \"ev\", \"kind\": \"systemExposureBias\", \"range\": [-1e19, 1e19]}]"),
+         "controls[0].range", "at most 1000000000"),
+        ("zoom range beyond the bound", board(with: "controls", "[{\"id\": \"z\", \"kind\": \"systemZoom\", \"range\": [1, 1e10]}]"),
+         "controls[0].range", "at most 1000000000"),
+        ("slider values beyond the bound", board(with: "controls", "[{\"id\": \"a\", \"kind\": \"slider\", \"values\": [0, 1e308]}]"),
+         "controls[0].values", "at most 1000000000"),
+        ("a step too fine to count", board(with: "controls", "[{\"id\": \"a\", \"kind\": \"slider\", \"range\": [0, 1], \"step\": 1e-300}]"),
+         "controls[0].step", "at most 1000000 steps"),
+        ("initial off the step", board(with: "controls", "[{\"id\": \"a\", \"kind\": \"slider\", \"range\": [0, 1], \"step\": 0.25, \"initial\": 0.3}]"),
+         "controls[0].initial", "not on a step"),
+        ("a number too large for a Double", board(with: "gestures", "{\"glitchFilterMs\": 1e400}"),
+         "gestures.glitchFilterMs", "1e400 is too large for a number"),
+        ("a hook timeout beyond a day", board(with: "hooks", "{\"timeoutMs\": 1e300}"), "hooks.timeoutMs", "outside 1...86400000 ms"),
+        ("a range bound too large for a Double", board(with: "controls", "[{\"id\": \"a\", \"kind\": \"slider\", \"range\": [0, 2e308]}]"),
+         "controls[0].range[1]", "2e308 is too large for a number"),
     ]
 
     @Test("a bad board is refused naming the file and the field", arguments: refusals)
@@ -133,6 +154,38 @@ struct BoardTests {
             #expect(error.path == path, "\(what): \(error)")
             #expect(error.description.contains(words), "\(what): \(error)")
         }
+    }
+
+    /// Steps a binary fraction cannot hold exactly still count as on the step.
+    @Test("initial on a step of a third is accepted", arguments: [0.0, -2.0, 2.0, 1.0 / 3, -0.3333333333333333, 0.6666666666666666])
+    func initialOnAThirdStep(initial: Double) throws {
+        let text = board(with: "controls", "[{\"id\": \"ev\", \"kind\": \"systemExposureBias\", \"range\": [-2, 2], \"step\": 0.3333333333333333, \"initial\": \(initial)}]")
+        let board = try decode(text)
+        #expect(board.controls[0].initial == .number(initial))
+    }
+
+    @Test("a strip of 64 pads, the most, is accepted")
+    func sixtyFourPads() throws {
+        let text = minimalBoard.replacingOccurrences(of: "{\"name\": \"pad1\", \"role\": \"pad\"}",
+                                                     with: (1..<64).map { "{\"name\": \"pad\($0)\", \"role\": \"pad\"}" }.joined(separator: ",\n    "))
+        #expect(try decode(text).pads.count == 64)
+    }
+
+    @Test("controls at the magnitude bound are accepted")
+    func controlsAtTheBound() throws {
+        let text = board(with: "controls", "[{\"id\": \"a\", \"kind\": \"slider\", \"range\": [-1e9, 1e9], \"initial\": -1e9}, {\"id\": \"ev\", \"kind\": \"systemExposureBias\", \"range\": [-1e9, 1e9], \"step\": 2000}]")
+        let controls = try decode(text).controls
+        #expect(ControlDisplay(controls[0].initial, of: controls[0]).text == "\u{2212}1000000000")
+        #expect(ControlDisplay(controls[1].initial, of: controls[1]).text == "0 EV")
+    }
+
+    /// A span too long for the clock's nanoseconds holds at the end instead of trapping.
+    @Test("spans beyond Int64 nanoseconds saturate", arguments: [1e300, .infinity, -1e300, -.infinity, .nan])
+    func spansSaturate(value: Double) {
+        let expected: Int64 = value < 0 ? .min : .max
+        #expect(Nanoseconds.milliseconds(value).rawValue == expected)
+        #expect(Nanoseconds.seconds(value).rawValue == expected)
+        #expect(Instant.seconds(value).rawValue == expected)
     }
 
     @Test("a missing file is named")

@@ -70,3 +70,35 @@ struct KernelDebounceTests {
         #expect(at >= ms(180) + .milliseconds(debounceMs))
     }
 }
+
+/// Issue 20, defect 10: windows a board may state against the recognizer's settle hold
+/// (`RigStateMachine.settleLimit`, 50 ms): the longest debounce and glitch filter must not trap it.
+@Suite("Longest board windows")
+struct LongestWindowTests {
+    static func board(debounceMs: Int, glitchFilterMs: Int) -> Board {
+        let lines = ["half", "full", "secondary", "pad0", "pad1", "pad2"].map { name in
+            "{\"name\": \"\(name)\", \"role\": \"\(name.hasPrefix("pad") ? "pad" : name)\", \"debounceMs\": \(debounceMs)}"
+        }
+        let text = """
+        {"name": "windows", "chip": "simulator", "lines": [\(lines.joined(separator: ", "))],
+         "gestures": {"glitchFilterMs": \(glitchFilterMs), "lightPressMaxMs": 5000, "tapMaxMs": 5000, "doublePressWindowMs": 5000},
+         "controls": [{"id": "zoom", "kind": "systemZoom", "range": [1, 4]}]}
+        """
+        return try! Board.decode(Data(text.utf8), file: "windows.json")
+    }
+
+    @Test(arguments: [(1000, 100), (1000, 0), (0, 100), (60, 60)])
+    func chatterAndPressesDoNotTrap(debounceMs: Int, glitchFilterMs: Int) {
+        var trace = TraceBuilder(Self.board(debounceMs: debounceMs, glitchFilterMs: glitchFilterMs))
+        // Chatter faster than either window for longer than the settle hold, then real gestures.
+        for flip in 0..<400 { trace.set("half", flip % 2 == 0, at: 10 + Double(flip) * 0.7) }
+        trace.set("half", false, at: 400)
+        trace.fullClick(at: 3000, lead: 30, hold: 2500, trail: 1500, bounces: 3)
+        trace.press("half", at: 9000, for: 1200)
+        trace.press("half", at: 10_500, for: 1200)
+        trace.swipe([0, 1, 2], at: 14_000, perPad: 1500, overlap: 200)
+        trace.press("secondary", at: 20_000, for: 1500, bounces: 5)
+        let events = trace.run()
+        #expect(events.contains { $0.summary.hasPrefix("capture") })
+    }
+}

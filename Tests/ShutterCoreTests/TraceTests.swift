@@ -37,6 +37,8 @@ struct TraceTests {
         ("{\"t\": -1, \"line\": \"full\", \"active\": true}", 1, "time starts at 0"),
         ("{\"t\": 0.1, \"line\": \"full\", \"active\": true, \"level\": 1}", 1, "unknown key 'level'"),
         ("[1, 2]", 1, "expected a JSON object"),
+        ("{\"t\": 1e400, \"line\": \"full\", \"active\": true}", 1, "'t': 1e400 is too large for a number"),
+        ("{\"t\": -1e400, \"line\": \"full\", \"active\": true}", 1, "'t': -1e400 is too large for a number"),
     ])
     func refuses(text: String, line: Int, words: String) {
         do {

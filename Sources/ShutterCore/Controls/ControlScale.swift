@@ -89,7 +89,8 @@ struct ControlScale: Sendable {
 
     /// The value at `position` (clamped to the line), snapped to what the control can take.
     func value(at position: Double) -> ControlValue {
-        let clamped = min(max(position, 0), units)
+        // NaN compares false both ways and would pass through min and max (and trap Int() below).
+        let clamped = position.isNaN ? 0 : min(max(position, 0), units)
         switch kind {
         case .picker:
             return .index(Int(clamped.rounded()))
@@ -103,10 +104,14 @@ struct ControlScale: Sendable {
                 if scale == .log, range.lowerBound > 0 {
                     number = range.lowerBound * pow(range.upperBound / range.lowerBound, fraction)
                 } else {
-                    number = range.lowerBound + fraction * (range.upperBound - range.lowerBound)
+                    let width = range.upperBound - range.lowerBound
+                    // A range wider than a Double (±1e308, which `check` refuses) is blended, never NaN.
+                    number = width.isFinite ? range.lowerBound + fraction * width
+                                            : range.lowerBound * (1 - fraction) + range.upperBound * fraction
                 }
                 // Four decimals: 2.3784 reads well and keeps 40 slow steps apart.
-                return .number(min(max((number * 1e4).rounded() / 1e4, range.lowerBound), range.upperBound))
+                let rounded = abs(number) < 1e15 ? (number * 1e4).rounded() / 1e4 : number
+                return .number(min(max(rounded, range.lowerBound), range.upperBound))
             case .list(let list):
                 return .number(list[Int(clamped.rounded())])
             }
@@ -168,7 +173,13 @@ public struct ControlDisplay: Hashable, Sendable {
         // Integer arithmetic, not String(format:): an event carries one of these on every value.
         var scale: Int64 = 1
         for _ in 0..<places { scale *= 10 }
-        let magnitude = min(abs(number), 1e15)
+        // Beyond what the digits hold (and for inf and nan) the number reads as itself, `1e+19`: a
+        // cap would show a different number, and Int64 traps on what it cannot hold. Boards keep
+        // values within ControlSpec.maximumMagnitude; this is for everything else.
+        let magnitude = abs(number)
+        guard magnitude < 1e15, magnitude * Double(scale) < 9e18 else {
+            return (number < 0 ? "\u{2212}" : "") + String(describing: magnitude)
+        }
         let units = Int64((magnitude * Double(scale)).rounded())
         var text = String(units / scale)
         if places > 0 {
@@ -184,7 +195,8 @@ public struct ControlDisplay: Hashable, Sendable {
     static func exposure(_ ev: Double) -> String {
         let thirds = (ev * 3).rounded()
         let sign = ev > 0 ? "+" : (ev < 0 ? "\u{2212}" : "")
-        guard abs(ev * 3 - thirds) < 1e-6 else { return sign + decimal(abs(ev), places: 1, trimmed: true) + " EV" }
+        // Thirds count in an Int below: a larger (or non-finite) bias is written out by `decimal`.
+        guard abs(ev) < 1e15, abs(ev * 3 - thirds) < 1e-6 else { return sign + decimal(abs(ev), places: 1, trimmed: true) + " EV" }
         if thirds == 0 { return "0 EV" }
         let whole = Int(abs(thirds)) / 3
         let fraction = ["", "⅓", "⅔"][Int(abs(thirds)) % 3]
