@@ -276,18 +276,31 @@ struct StripGestureTests {
         #expect(row.summaries() == row.expected)
     }
 
+    /// A finger across the six pads at 100 ms a pad: one strip length in 0.5 s (2 lengths/s,
+    /// 10 pads/s, under the 15 pads/s of a flick).
     @Test func swipeReportsPositionDeltaAndVelocity() {
         var trace = TraceBuilder()
         trace.swipe([0, 1, 2, 3, 4, 5], at: 100, perPad: 100)
-        let swipes = trace.run().compactMap { event -> (EventPhase, Double, Double)? in
-            if case .swipe(let phase, let position, let delta, _, _, _) = event { return (phase, position, delta) }
+        let swipes = trace.run().compactMap { event -> (phase: EventPhase, position: Double, delta: Double, velocity: Double, flick: Bool)? in
+            if case .swipe(let phase, let position, let delta, let velocity, let flick, _) = event { return (phase, position, delta, velocity, flick) }
             return nil
         }
-        #expect(swipes.first?.0 == .began)
-        #expect(swipes.last?.0 == .ended)
-        #expect(swipes.last?.1 == 1)
-        let positions = swipes.map(\.1)
+        #expect(swipes.first?.phase == .began)
+        #expect(swipes.last?.phase == .ended)
+        #expect(swipes.last?.position == 1)
+        let positions = swipes.map(\.position)
         #expect(positions == positions.sorted())
         #expect(positions.allSatisfy { (0...1).contains($0) })
+        // Each delta is the move since the previous swipe event (began: since touch-down on pad0, at 0).
+        let previous = [0] + positions.dropLast()
+        for (swipe, before) in zip(swipes, previous) {
+            #expect(abs(swipe.delta - (swipe.position - before)) < 1e-9, "\(swipe.phase) delta \(swipe.delta) from \(before) to \(swipe.position)")
+        }
+        #expect(abs(swipes.map(\.delta).reduce(0, +) - 1) < 1e-9)
+        // The finger's speed, 2 strip lengths a second, within a quarter while it moves; no flick.
+        for swipe in swipes where swipe.phase != .ended {
+            #expect(abs(swipe.velocity - 2) <= 0.5, "\(swipe.phase) at \(swipe.position): velocity \(swipe.velocity)")
+        }
+        #expect(swipes.last.map { $0.velocity > 0 && !$0.flick } == true)
     }
 }
