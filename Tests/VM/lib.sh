@@ -8,6 +8,22 @@ not_ok() { echo "not ok - $*"; failed=$((failed + 1)); }
 # its end, so a skipped safety check never passes unseen.
 skipped=0
 skip() { echo "skip - $*"; skipped=$((skipped + 1)); }
+# photo_bounds EVENTS: a line per photo event of EVENTS, "OFFSET BRACKET ASSUMED" (offsetMs,
+# bracketMs, frameIntervalMs; "none" for one the event lacks), for within_own_interval.
+photo_bounds() {
+  grep '"event": "photo"' "$1" | awk '
+    function field(name) { return match($0, "\"" name "\": -?[0-9.]+") ? substr($0, RSTART + length(name) + 4, RLENGTH - length(name) - 4) : "none" }
+    { print field("offsetMs"), field("bracketMs"), field("frameIntervalMs") }'
+}
+# within_own_interval FILE: each photo of photo_bounds' FILE is within its bracket (the interval
+# between the frames around its press) or, without one (saved before the frame after its press
+# arrived), is the frame exposing at the press: no later than it, starting less than the
+# interval the service assumed before it. A photo with neither figure, or no photo, fails.
+within_own_interval() {
+  awk '{ n++; a = $1 < 0 ? -$1 : $1
+         if ($2 != "none") { if (a > $2) bad = 1 } else if ($3 != "none") { if ($1 > 0 || a > $3) bad = 1 } else bad = 1 }
+       END { exit !(n > 0 && !bad) }' "$1"
+}
 # check DESCRIPTION COMMAND...: ok when the command succeeds; otherwise not ok, with the
 # command's first output lines (kept quiet when it passes). Returns the command's success.
 check() {
