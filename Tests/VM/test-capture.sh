@@ -71,12 +71,18 @@ check "a user outside the video group gets permissionDenied naming the video gro
   bash -c "grep -q '\"kind\": \"permissionDenied\"' denied.json && grep -q 'video' denied.json" || sed 's/^/#   /' denied.json
 # A failure during the write: a disk with room for the temporary file but not the photo (one
 # 4 KiB page: a 640x360 JPEG of the bars is larger), so open and the first write succeed and
-# the next write fails with ENOSPC (strace shows both).
+# the next write fails with ENOSPC (strace shows both). One trace file per thread (-ff): with
+# -f alone a call another thread interrupts is split into "<unfinished ...>" and "<... resumed>"
+# lines, and the open's result is not on the line naming the file (a CI run failed on that);
+# -y names the file each write's descriptor refers to.
 mkdir -p "$WORK/tiny" && mount -t tmpfs -o size=4k tmpfs "$WORK/tiny"
-strace -f -qq --seccomp-bpf -e trace=openat,write -e signal=none -o "$WORK/tiny.strace" "$CHECK" capture --board "$BOARD" --size 640x360 --out "$WORK/tiny/x.jpg" > tiny.json 2>&1
+strace -ff -y -qq --seccomp-bpf -e trace=openat,write -e signal=none -o "$WORK/tiny.strace" "$CHECK" capture --board "$BOARD" --size 640x360 --out "$WORK/tiny/x.jpg" > tiny.json 2>&1
 check "a capture failing mid-write (disk full after the temporary file was opened and written to) reports diskFull" \
-  bash -c "grep -q '\"kind\": \"diskFull\"' tiny.json && grep -q 'openat(.*$WORK/tiny/.shutter-tmp-.* = [0-9]' '$WORK/tiny.strace' && grep -q 'write(.*= -1 ENOSPC' '$WORK/tiny.strace'" ||
-  { sed 's/^/#   /' tiny.json | head -3; grep "tiny\|ENOSPC" "$WORK/tiny.strace" | head -5 | sed 's/^/#   /'; }
+  bash -c "grep -q '\"kind\": \"diskFull\"' tiny.json && cat '$WORK'/tiny.strace.* > '$WORK/tiny.strace' &&
+    grep -q 'openat(.*$WORK/tiny/.shutter-tmp-.* = [0-9]' '$WORK/tiny.strace' &&
+    grep -q 'write([0-9]*<$WORK/tiny/.shutter-tmp-[^>]*>.*) = [0-9]' '$WORK/tiny.strace' &&
+    grep -q 'write([0-9]*<$WORK/tiny/.shutter-tmp-[^>]*>.*) = -1 ENOSPC' '$WORK/tiny.strace'" ||
+  { sed 's/^/#   /' tiny.json | head -3; cat "$WORK"/tiny.strace.* | grep "tiny" | cut -c1-200 | head -6 | sed 's/^/#   /'; }
 # Any file, temporary names included, in the directories the failed captures wrote to (the
 # unsupported-size, -format, busy and denied ones fail before a write; the tiny disk's during one).
 leftovers=$( (ls -A "$nobody_dir/out" "$WORK/tiny"; ls -A "$WORK" | grep -x 'x\.jpg\|\.shutter-tmp-.*') 2>&1 | grep -v ':$' | grep . | tr '\n' ' ')
