@@ -574,21 +574,41 @@ extension ControlsStateMachine {
         events.append(.controlSelected(control: id, display: display(index), at: now))
     }
 
-    /// Enables or disables a control (`controlEnabled`, only when that changes); a disabled current
-    /// control hands over to the next enabled one (`controlSelected`, active or not: `status`
-    /// shows the current control either way).
+    /// Enables or disables a control (`controlEnabled`, only when that changes).
+    ///
+    /// A disabled control is skipped and cannot be adjusted (Boards/README), so nothing may be left
+    /// on it:
+    /// - the current control hands over to the first enabled one (`controlSelected`, active or not:
+    ///   `status` shows the current control either way). With the chooser open, the chooser closes
+    ///   first (`chooser ended`), as the API's `select` closes it: the choice it offered changed, and
+    ///   a selection is never reported while a chooser stays open.
+    /// - a highlight on it moves to the next enabled control, or the one before at the end of the
+    ///   list (`controlHighlighted`), so a light press there cannot select it.
+    /// - with no enabled control left, the controls close (`controlsInactive`, reason `toggle`).
     mutating func setEnabled(_ id: String, _ enabled: Bool, at now: Instant, into events: inout [ShutterEvent]) throws(ControlRefusal) {
         let index = try index(of: id)
         guard specs[index].enabled != enabled else { return }
         if !enabled, index == current, case .active(adjusting: true) = state { endAdjusting(at: now, into: &events) }
         specs[index].enabled = enabled
         events.append(.controlEnabled(control: id, enabled: enabled, at: now))
-        guard !enabled, index == current else { return }
-        if let next = specs.indices.first(where: { specs[$0].enabled }) {
-            current = next
-            events.append(.controlSelected(control: specs[next].id, display: display(next), at: now))
-        } else if isActive {
-            close(reason: .toggle, at: now, into: &events)
+        guard !enabled else { return }
+        guard let first = specs.indices.first(where: { specs[$0].enabled }) else {
+            if isActive { close(reason: .toggle, at: now, into: &events) }
+            return
+        }
+        if index == current {
+            if case .choosing = state {
+                state = .active(adjusting: false)
+                events.append(.chooser(phase: .ended, at: now))
+            }
+            current = first
+            events.append(.controlSelected(control: specs[first].id, display: display(first), at: now))
+        } else if case .choosing(index) = state {
+            // Another enabled control exists (`first`), so one of the two directions has one.
+            let target = nextEnabled(from: index, direction: 1) ?? nextEnabled(from: index, direction: -1) ?? first
+            state = .choosing(highlight: target)
+            detent = 0
+            events.append(.controlHighlighted(control: specs[target].id, at: now))
         }
     }
 
