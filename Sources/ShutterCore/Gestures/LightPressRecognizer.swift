@@ -35,12 +35,6 @@ struct LightPressRecognizer: Sendable {
         }
     }
 
-    /// Whether a light press is waiting for its window.
-    var isPending: Bool {
-        if case .idle = state { return false }
-        return true
-    }
-
     /// What is pending, for setup mode's explanations: when the light press ended, and whether a
     /// second press is down.
     var pending: (releasedAt: Instant, secondDown: Bool)? {

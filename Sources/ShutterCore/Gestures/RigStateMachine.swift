@@ -17,9 +17,11 @@ public struct RigStateMachine: Sendable {
         }
     }
 
-    /// The timers of the gesture machines, in the order they fire when due at the same instant.
+    /// The timers of the gesture machines, in the order they fire when due at the same instant:
+    /// the double-press window, prepare (`half` held), the next burst shot (`full` held), the
+    /// secondary button, the strip, the controls and stuck lines.
     private enum Timer: Int, Sendable {
-        case lightPress, half, full, secondary, strip, controls, stuck
+        case lightPress, prepare, burst, secondary, strip, controls, stuck
     }
 
     private let timings: GestureTimings
@@ -147,8 +149,8 @@ public struct RigStateMachine: Sendable {
         }
         captureAvailable = available
         if !available {
-            button.full.cancel(reason: .unavailable, at: cursor, into: &events)
-            secondary.cancel(reason: .unavailable, at: cursor, into: &events)
+            emit(button.full.cancel(reason: .unavailable), of: .primary, at: cursor, into: &events)
+            emit(secondary.cancel(reason: .unavailable), of: .secondary, at: cursor, into: &events)
             noteHeldLines(at: cursor)
         }
     }
@@ -168,7 +170,7 @@ public struct RigStateMachine: Sendable {
                 if line == halfLine { button.halfDropped() }
                 continue
             }
-            guard noteConfirmed(line: line, transition, at: cursor, into: &events) else { continue }
+            guard admit(line: line, transition, at: cursor, into: &events) else { continue }
             if transition.active {
                 controls.input(at: cursor)
                 route(line: line, transition, at: cursor, into: &events)
@@ -194,9 +196,9 @@ public struct RigStateMachine: Sendable {
         let time = cursor
         resolvePendingLightPress(because: "input ended", at: time, into: &events)
         routeStrip({ $0.finish(at: time) }, at: time, into: &events)
-        button.half.finish(at: time, into: &events)
-        button.full.finish(at: time, into: &events)
-        secondary.finish(at: time, into: &events)
+        emit(button.half.finish(), at: time, into: &events)
+        emit(button.full.finish(), of: .primary, at: time, into: &events)
+        emit(secondary.finish(), of: .secondary, at: time, into: &events)
         controls.finish(at: time, into: &events)
         // Input is over: a line still held is no longer watched, so it cannot become stuck later.
         stuckLines.stopWatching()
@@ -228,8 +230,8 @@ public struct RigStateMachine: Sendable {
     private mutating func deadline(of timer: Timer) -> Instant? {
         switch timer {
         case .lightPress: lightPresses.deadline
-        case .half: finishing ? nil : button.half.deadline
-        case .full: finishing ? nil : button.full.deadline
+        case .prepare: finishing ? nil : button.half.deadline
+        case .burst: finishing ? nil : button.full.deadline
         case .secondary: finishing ? nil : secondary.deadline
         case .strip: finishing ? strip.graceDeadline : strip.deadline
         case .controls: finishing ? controls.flushDeadline : controls.deadline
@@ -244,8 +246,8 @@ public struct RigStateMachine: Sendable {
         var best: (timer: Timer, deadline: Instant)?
         if let due = lightPresses.deadline { best = (.lightPress, due) }
         if !finishing {
-            if let due = button.half.deadline, best.map({ due < $0.deadline }) ?? true { best = (.half, due) }
-            if let due = button.full.deadline, best.map({ due < $0.deadline }) ?? true { best = (.full, due) }
+            if let due = button.half.deadline, best.map({ due < $0.deadline }) ?? true { best = (.prepare, due) }
+            if let due = button.full.deadline, best.map({ due < $0.deadline }) ?? true { best = (.burst, due) }
             if let due = secondary.deadline, best.map({ due < $0.deadline }) ?? true { best = (.secondary, due) }
             if let due = strip.deadline, best.map({ due < $0.deadline }) ?? true { best = (.strip, due) }
             if let due = controls.deadline, best.map({ due < $0.deadline }) ?? true { best = (.controls, due) }
@@ -283,9 +285,9 @@ public struct RigStateMachine: Sendable {
         case (.lightPress, .half): true
         case (.lightPress, .pad): halfLine == nil
         // Prepare: a release of `half` before it, or `full` pressed first.
-        case (.half, .half), (.half, .full): true
+        case (.prepare, .half), (.prepare, .full): true
         // Burst shots and the secondary button: their own line's release.
-        case (.full, .full), (.secondary, .secondary): true
+        case (.burst, .full), (.secondary, .secondary): true
         // The tap window, the rest before a one-pad swipe, the lift grace.
         case (.strip, .pad): true
         // The idle timeout: any input restarts it (coalescing and glide ticks wait for nothing).
@@ -333,15 +335,16 @@ public struct RigStateMachine: Sendable {
         switch timer {
         case .lightPress:
             resolvePendingLightPress(because: nil, at: now, into: &events)
-        case .half:
-            button.half.fire(at: now, into: &events)
-            if explanations != nil, let halfLine, case .prepare(.began, _, _)? = events.last {
+        case .prepare:
+            let action = button.half.fire()
+            emit(action, at: now, into: &events)
+            if explanations != nil, let halfLine, case .prepareBegan = action {
                 explain(lineNames[halfLine], at: now, "held \(Explanation.setting("prepareAfterMs", timings.prepareAfter)): prepare began")
             }
-        case .full:
-            button.full.fire(at: now, into: &events)
+        case .burst:
+            emit(button.full.fire(), of: .primary, at: now, into: &events)
         case .secondary:
-            secondary.fire(at: now, into: &events)
+            emit(secondary.fire(), of: .secondary, at: now, into: &events)
         case .strip:
             routeStrip({ $0.fire(at: now) }, at: now, into: &events)
         case .controls:
@@ -370,10 +373,11 @@ public struct RigStateMachine: Sendable {
 
     private var lightPressSource: LightPressSource { halfLine == nil ? .strip : .half }
 
-    /// Bookkeeping of a confirmed change for stuck lines; false when the change must not be routed
-    /// (a stuck line, which is ignored until it releases).
-    @discardableResult
-    private mutating func noteConfirmed(line: Int, _ transition: ConfirmedTransition, at now: Instant,
+    /// Lets a confirmed change through stuck detection.
+    ///
+    /// - Returns: whether the change is routed to the gesture machines: false for a stuck line, which
+    ///   is ignored until it releases (its release gives `lineFreed` and is not routed either).
+    private mutating func admit(line: Int, _ transition: ConfirmedTransition, at now: Instant,
                                         into events: inout [ShutterEvent]) -> Bool {
         switch stuckLines.confirmed(line: line, active: transition.active, since: transition.since) {
         case .route:
@@ -403,8 +407,8 @@ public struct RigStateMachine: Sendable {
     private mutating func forceRelease(line: Int, reason: CancelReason, at now: Instant, into events: inout [ShutterEvent]) {
         let release = ConfirmedTransition(active: false, since: now)
         switch kinds[line] {
-        case .full: button.full.cancel(reason: reason, at: now, into: &events)
-        case .secondary: secondary.cancel(reason: reason, at: now, into: &events)
+        case .full: emit(button.full.cancel(reason: reason), of: .primary, at: now, into: &events)
+        case .secondary: emit(secondary.cancel(reason: reason), of: .secondary, at: now, into: &events)
         case .half, .pad: break
         }
         route(line: line, release, at: now, into: &events)
@@ -412,7 +416,7 @@ public struct RigStateMachine: Sendable {
 
     private mutating func confirmed(line: Int, _ transition: ConfirmedTransition, at now: Instant,
                                     into events: inout [ShutterEvent]) {
-        guard noteConfirmed(line: line, transition, at: now, into: &events) else { return }
+        guard admit(line: line, transition, at: now, into: &events) else { return }
         controls.input(at: now)
         route(line: line, transition, at: now, into: &events)
         noteHeldLines(at: now)
@@ -426,11 +430,11 @@ public struct RigStateMachine: Sendable {
                 button.halfPressed(since: transition.since)
                 startLightPress(since: transition.since, maximum: timings.lightPressMaximum, at: now, into: &events)
             } else {
-                let press = explanations != nil ? button.half.pressInProgress : nil
-                let release = button.halfReleased(since: transition.since, at: now, into: &events)
-                if let press { explainHalfRelease(line: line, release, press: press, releasedAt: transition.since, at: now) }
+                let (prepare, release) = button.halfReleased(since: transition.since)
+                emit(prepare, at: now, into: &events)
+                if explanations != nil { explainHalfRelease(line: line, release, at: now) }
                 switch release {
-                case .lightPress(let pressedAt, let releasedAt):
+                case .lightPress(let pressedAt, let releasedAt, _):
                     completeLightPress(pressedAt: pressedAt, releasedAt: releasedAt, at: now, into: &events)
                 case .notLight:
                     resolvePendingLightPress(because: "a press that was not light", at: now, into: &events)
@@ -449,10 +453,10 @@ public struct RigStateMachine: Sendable {
                 resolvePendingLightPress(because: "a full press", at: now, into: &events)
                 // The controls collapse only for a capture that begins.
                 if captureAvailable { controls.collapse(at: now, into: &events) }
-                button.full.press(since: transition.since, available: captureAvailable, at: now, into: &events)
+                emit(button.full.press(since: transition.since, available: captureAvailable), of: .primary, at: now, into: &events)
                 if !captureAvailable, explains { explain(lineNames[line], at: now, "pressed while capture is unavailable: cancelled") }
             } else {
-                button.full.release(since: transition.since, at: now, into: &events)
+                emit(button.full.release(since: transition.since), of: .primary, at: now, into: &events)
             }
         case .secondary:
             if transition.active {
@@ -460,7 +464,8 @@ public struct RigStateMachine: Sendable {
                 switch timings.secondaryAction {
                 case .capture:
                     if captureAvailable { controls.collapse(at: now, into: &events) }
-                    secondary.press(since: transition.since, available: captureAvailable, at: now, into: &events)
+                    emit(secondary.press(since: transition.since, available: captureAvailable), of: .secondary, at: now,
+                         into: &events)
                     if !captureAvailable, explains { explain(lineNames[line], at: now, "pressed while capture is unavailable: cancelled") }
                 case .toggleControls:
                     controls.toggle(at: now, into: &events)
@@ -468,7 +473,7 @@ public struct RigStateMachine: Sendable {
                     controls.next(at: now, into: &events)
                 }
             } else {
-                secondary.release(since: transition.since, at: now, into: &events)
+                emit(secondary.release(since: transition.since), of: .secondary, at: now, into: &events)
             }
         case .pad(let pad):
             // A finger that comes down again on a pad it just left is a second tap, not the same touch.
@@ -512,6 +517,48 @@ public struct RigStateMachine: Sendable {
             completeLightPress(pressedAt: pressedAt, releasedAt: firstReleasedAt, at: now, into: &events)
             startLightPress(since: secondPressedAt, maximum: timings.tapMaximum + timings.liftGrace, at: now, into: &events)
             completeLightPress(pressedAt: secondPressedAt, releasedAt: releasedAt, at: now, into: &events)
+        }
+    }
+
+    // MARK: Events
+
+    // The sub-machines return actions; only the functions below (and `report`, `route(_:)` for the
+    // strip) turn them into events, each action's events in the README's "Order within one instant":
+    // `burst ended` just before `capture ended`/`cancelled`. Across machines the order is the order
+    // `route` runs them in: a pending `lightPress` first (`resolvePendingLightPress`), then the
+    // controls' `controlsInactive` (`collapse`) before `capture began`; `prepare ended` before what
+    // the release of `half` meant.
+
+    /// The events of capture button `button`'s action.
+    @inline(__always)
+    private mutating func emit(_ action: CaptureButton.Action, of button: CaptureAction, at now: Instant,
+                      into events: inout [ShutterEvent]) {
+        switch action {
+        case .none:
+            break
+        case .began(let pressedAt, let photo):
+            events.append(.capture(phase: .began, action: button, pressedAt: pressedAt, releasedAt: nil, photo: photo,
+                                   reason: nil, at: now))
+        case .burstShot(let pressedAt, let shot):
+            events.append(.burst(phase: shot == 1 ? .began : .changed, pressedAt: pressedAt, shot: shot, at: now))
+        case .ended(let pressedAt, let releasedAt, let photo, let shots):
+            if shots > 0 { events.append(.burst(phase: .ended, pressedAt: pressedAt, shot: shots, at: now)) }
+            events.append(.capture(phase: .ended, action: button, pressedAt: pressedAt, releasedAt: releasedAt, photo: photo,
+                                   reason: nil, at: now))
+        case .cancelled(let pressedAt, let reason, let shots):
+            if shots > 0 { events.append(.burst(phase: .ended, pressedAt: pressedAt, shot: shots, at: now)) }
+            events.append(.capture(phase: .cancelled, action: button, pressedAt: pressedAt, releasedAt: nil, photo: false,
+                                   reason: reason, at: now))
+        }
+    }
+
+    /// The events of `half`'s prepare action.
+    @inline(__always)
+    private mutating func emit(_ action: HalfButton.Action, at now: Instant, into events: inout [ShutterEvent]) {
+        switch action {
+        case .none: break
+        case .prepareBegan(let pressedAt): events.append(.prepare(phase: .began, pressedAt: pressedAt, at: now))
+        case .prepareEnded(let pressedAt): events.append(.prepare(phase: .ended, pressedAt: pressedAt, at: now))
         }
     }
 
@@ -658,19 +705,17 @@ extension RigStateMachine {
     }
 
     @inline(never)
-    private mutating func explainHalfRelease(line: Int, _ release: HalfButton.Release,
-                                             press: (since: Instant, fullClicked: Bool), releasedAt: Instant, at now: Instant) {
-        let held = releasedAt - press.since
+    private mutating func explainHalfRelease(line: Int, _ release: HalfButton.Release, at now: Instant) {
         let maximum = Explanation.setting("lightPressMaxMs", timings.lightPressMaximum)
         switch release {
-        case .lightPress:
+        case .lightPress(_, _, let held):
             explain(lineNames[line], at: now, "held \(Explanation.milliseconds(held)) ≤ \(maximum): a light press")
-        case .notLight where press.fullClicked:
+        case .notLight(.fullClicked):
             explain(lineNames[line], at: now, "released after a full click: not a light press")
-        case .notLight where held > timings.lightPressMaximum:
+        case .notLight(.heldLongerThanMaximum(let held)):
             explain(lineNames[line], at: now, "held \(Explanation.milliseconds(held)) > \(maximum): not a light press")
-        case .notLight:
-            explain(lineNames[line], at: now, "held \(Explanation.milliseconds(held)): not a light press")
+        case .notLight(.notPressed):
+            break
         }
     }
 
