@@ -226,37 +226,73 @@ public struct RigStateMachine: Sendable {
         return best
     }
 
+    /// Which lines can change a timer's decision: a change of one of them still being confirmed holds the timer.
+    private struct Holders: OptionSet, Sendable {
+        let rawValue: UInt8
+        static let half = Holders(rawValue: 1 << 0)
+        static let full = Holders(rawValue: 1 << 1)
+        static let secondary = Holders(rawValue: 1 << 2)
+        static let pads = Holders(rawValue: 1 << 3)
+        /// Of the lines above, only those stuck detection watches.
+        static let watchedOnly = Holders(rawValue: 1 << 4)
+        /// Only while the deadline is the controls' idle timeout.
+        static let idleTimeoutOnly = Holders(rawValue: 1 << 5)
+        static let every: Holders = [.half, .full, .secondary, .pads]
+    }
+
+    /// The one description of each timer: its deadline (while input ends, only timers that complete
+    /// what a person already did run, some with a deadline of their own) and the lines that can change
+    /// what it decides (the README's "Order within one instant" lists them). Adding a timer is a case
+    /// here and one in ``fire(_:at:into:)``.
     @inline(__always)
-    private mutating func deadline(of timer: Timer) -> Instant? {
+    private mutating func rule(of timer: Timer) -> (deadline: Instant?, holders: Holders) {
         switch timer {
-        case .lightPress: lightPresses.deadline
-        case .prepare: finishing ? nil : button.half.deadline
-        case .burst: finishing ? nil : button.full.deadline
-        case .secondary: finishing ? nil : secondary.deadline
-        case .strip: finishing ? strip.graceDeadline : strip.deadline
-        case .controls: finishing ? controls.flushDeadline : controls.deadline
-        case .stuck: finishing ? nil : stuckLines.deadline
+        case .lightPress:
+            // The double-press window: a second press of whatever makes light presses.
+            return (lightPresses.deadline, halfLine == nil ? .pads : .half)
+        case .prepare:
+            // A release of `half` before it, or `full` pressed first.
+            return (finishing ? nil : button.half.deadline, [.half, .full])
+        case .burst:
+            // Burst shots: the release of `full`.
+            return (finishing ? nil : button.full.deadline, .full)
+        case .secondary:
+            return (finishing ? nil : secondary.deadline, .secondary)
+        case .strip:
+            // The tap window, the rest before a one-pad swipe, the lift grace (the only one while finishing).
+            return (finishing ? strip.graceDeadline : strip.deadline, .pads)
+        case .controls:
+            // The idle timeout: any input restarts it; coalescing and glide ticks wait for nothing.
+            // While finishing, only a coalesced value is sent.
+            return (finishing ? controls.flushDeadline : controls.deadline, [.every, .idleTimeoutOnly])
+        case .stuck:
+            // A line about to be stuck: its release.
+            return (finishing ? nil : stuckLines.deadline, [.every, .watchedOnly])
         }
     }
 
     @inline(__always)
+    private mutating func deadline(of timer: Timer) -> Instant? { rule(of: timer).deadline }
+
+    @inline(__always)
     private mutating func earliestTimer() -> (timer: Timer, deadline: Instant)? {
-        // Unrolled, in firing order (earlier timers win ties): this runs for every edge. Each component's
-        // deadline getter is inlined: called out of line, it would copy the whole machine first.
+        // In firing order (earlier timers win ties): this runs for every edge. Inlined with each
+        // component's deadline getter: called out of line, it would copy the whole machine first.
+        // Unrolled (a loop over the cases was measurably slower).
         var best: (timer: Timer, deadline: Instant)?
-        if let due = lightPresses.deadline { best = (.lightPress, due) }
-        if !finishing {
-            if let due = button.half.deadline, best.map({ due < $0.deadline }) ?? true { best = (.prepare, due) }
-            if let due = button.full.deadline, best.map({ due < $0.deadline }) ?? true { best = (.burst, due) }
-            if let due = secondary.deadline, best.map({ due < $0.deadline }) ?? true { best = (.secondary, due) }
-            if let due = strip.deadline, best.map({ due < $0.deadline }) ?? true { best = (.strip, due) }
-            if let due = controls.deadline, best.map({ due < $0.deadline }) ?? true { best = (.controls, due) }
-            if let due = stuckLines.deadline, best.map({ due < $0.deadline }) ?? true { best = (.stuck, due) }
-        } else {
-            if let due = strip.graceDeadline, best.map({ due < $0.deadline }) ?? true { best = (.strip, due) }
-            if let due = controls.flushDeadline, best.map({ due < $0.deadline }) ?? true { best = (.controls, due) }
-        }
+        consider(.lightPress, &best)
+        consider(.prepare, &best)
+        consider(.burst, &best)
+        consider(.secondary, &best)
+        consider(.strip, &best)
+        consider(.controls, &best)
+        consider(.stuck, &best)
         return best
+    }
+
+    @inline(__always)
+    private mutating func consider(_ timer: Timer, _ best: inout (timer: Timer, deadline: Instant)?) {
+        if let due = rule(of: timer).deadline, best.map({ due < $0.deadline }) ?? true { best = (timer, due) }
     }
 
     /// A gesture deadline is held while a line that can change the timer's decision has an
@@ -280,22 +316,16 @@ public struct RigStateMachine: Sendable {
     /// Whether a change of `line` can change what `timer`, due at `deadline`, decides.
     @inline(__always)
     private mutating func canChange(_ timer: Timer, at deadline: Instant, line: Int) -> Bool {
-        switch (timer, kinds[line]) {
-        // The double-press window: a second press of whatever makes light presses.
-        case (.lightPress, .half): true
-        case (.lightPress, .pad): halfLine == nil
-        // Prepare: a release of `half` before it, or `full` pressed first.
-        case (.prepare, .half), (.prepare, .full): true
-        // Burst shots and the secondary button: their own line's release.
-        case (.burst, .full), (.secondary, .secondary): true
-        // The tap window, the rest before a one-pad swipe, the lift grace.
-        case (.strip, .pad): true
-        // The idle timeout: any input restarts it (coalescing and glide ticks wait for nothing).
-        case (.controls, _): controls.idleDeadline == deadline
-        // A line about to be stuck: its release.
-        case (.stuck, _): stuckLines.isWatched(line)
-        default: false
+        let holders = rule(of: timer).holders
+        let role: Holders = switch kinds[line] {
+        case .half: .half
+        case .full: .full
+        case .secondary: .secondary
+        case .pad: .pads
         }
+        guard holders.contains(role) else { return false }
+        if holders.contains(.watchedOnly), !stuckLines.isWatched(line) { return false }
+        return !holders.contains(.idleTimeoutOnly) || controls.idleDeadline == deadline
     }
 
     /// Fires every deadline up to `limit` in time order; line confirmations first at equal instants.
