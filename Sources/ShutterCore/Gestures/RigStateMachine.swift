@@ -194,7 +194,7 @@ public struct RigStateMachine: Sendable {
         finishing = true
         run(until: Instant(rawValue: .max), into: &events)
         let time = cursor
-        resolvePendingLightPress(because: "input ended", at: time, into: &events)
+        resolvePendingLightPress(because: .inputEnded, at: time, into: &events)
         routeStrip({ $0.finish(at: time) }, at: time, into: &events)
         emit(button.half.finish(), at: time, into: &events)
         emit(button.full.finish(), of: .primary, at: time, into: &events)
@@ -364,7 +364,7 @@ public struct RigStateMachine: Sendable {
     private mutating func fire(_ timer: Timer, at now: Instant, into events: inout [ShutterEvent]) {
         switch timer {
         case .lightPress:
-            resolvePendingLightPress(because: nil, at: now, into: &events)
+            if let outcome = lightPresses.fire() { report(outcome, at: now, into: &events) }
         case .prepare:
             let action = button.half.fire()
             emit(action, at: now, into: &events)
@@ -467,7 +467,7 @@ public struct RigStateMachine: Sendable {
                 case .lightPress(let pressedAt, let releasedAt, _):
                     completeLightPress(pressedAt: pressedAt, releasedAt: releasedAt, at: now, into: &events)
                 case .notLight:
-                    resolvePendingLightPress(because: "a press that was not light", at: now, into: &events)
+                    resolvePendingLightPress(because: .pressNotLight, at: now, into: &events)
                 }
             }
         case .full:
@@ -480,7 +480,7 @@ public struct RigStateMachine: Sendable {
                     }
                     return
                 }
-                resolvePendingLightPress(because: "a full press", at: now, into: &events)
+                resolvePendingLightPress(because: .fullPress, at: now, into: &events)
                 // The controls collapse only for a capture that begins.
                 if captureAvailable { controls.collapse(at: now, into: &events) }
                 emit(button.full.press(since: transition.since, available: captureAvailable), of: .primary, at: now, into: &events)
@@ -490,7 +490,7 @@ public struct RigStateMachine: Sendable {
             }
         case .secondary:
             if transition.active {
-                resolvePendingLightPress(because: "a secondary press", at: now, into: &events)
+                resolvePendingLightPress(because: .secondaryPress, at: now, into: &events)
                 switch timings.secondaryAction {
                 case .capture:
                     if captureAvailable { controls.collapse(at: now, into: &events) }
@@ -523,10 +523,10 @@ public struct RigStateMachine: Sendable {
             // A tap is known only once the lift grace ran out after it: allow for it in the double's window.
             startLightPress(since: since, maximum: timings.tapMaximum + timings.liftGrace, at: now, into: &events)
         case .notTap:
-            if halfLine == nil { resolvePendingLightPress(because: "a touch that is no tap", at: now, into: &events) }
+            if halfLine == nil { resolvePendingLightPress(because: .touchNotTap, at: now, into: &events) }
         case .swipeBegan(let motion):
             // A light press followed by a swipe: show the controls, then adjust.
-            resolvePendingLightPress(because: "a swipe", at: now, into: &events)
+            resolvePendingLightPress(because: .swipe, at: now, into: &events)
             events.append(.swipe(phase: .began, position: motion.position, delta: motion.delta,
                                  velocity: motion.velocity, flick: false, at: now))
             controls.swipeBegan(deltaPads: motion.deltaPads, padsPerSecond: motion.padsPerSecond, at: now, into: &events)
@@ -594,7 +594,8 @@ public struct RigStateMachine: Sendable {
 
     private mutating func report(_ outcome: LightPressOutcome, at now: Instant, into events: inout [ShutterEvent]) {
         switch outcome {
-        case .single(let pressedAt, let releasedAt):
+        case .single(let pressedAt, let releasedAt, let reason):
+            if explanations != nil { explainSingle(reason, at: now) }
             events.append(.lightPress(source: lightPressSource, pressedAt: pressedAt, releasedAt: releasedAt, at: now))
             controls.lightPress(at: now, into: &events)
         case .double(let pressedAt):
@@ -755,20 +756,24 @@ extension RigStateMachine {
     /// A press that may be light began: it may make a double with a light press waiting.
     private mutating func startLightPress(since: Instant, maximum: Nanoseconds, at now: Instant,
                                           into events: inout [ShutterEvent]) {
-        guard explanations != nil else {
-            if let outcome = lightPresses.pressStarted(since: since, maximum: maximum) { report(outcome, at: now, into: &events) }
-            return
+        let start = lightPresses.pressStarted(since: since, maximum: maximum)
+        if explanations != nil { explainLightPressStart(start, at: now) }
+        if case .resolved(let outcome) = start { report(outcome, at: now, into: &events) }
+    }
+
+    @inline(never)
+    private mutating func explainLightPressStart(_ start: LightPressRecognizer.Start, at now: Instant) {
+        let window = Explanation.setting("doublePressWindowMs", lightPresses.window)
+        switch start {
+        case .secondPress(let gap):
+            explain(lightPressSubject, at: now, "pressed again \(Explanation.milliseconds(gap)) after a light press ≤ \(window): "
+                + "a double light press if this one is light too")
+        case .resolved(.single(_, _, .pressedAgainLate(let gap))):
+            explain(lightPressSubject, at: now, "pressed again \(Explanation.milliseconds(gap)) after a light press > \(window): "
+                + "that light press was single")
+        case .unrelated, .resolved:
+            break
         }
-        let pending = lightPresses.pending
-        let outcome = lightPresses.pressStarted(since: since, maximum: maximum)
-        if let pending, !pending.secondDown {
-            let gap = Explanation.milliseconds(since - pending.releasedAt)
-            let window = Explanation.setting("doublePressWindowMs", lightPresses.window)
-            explain(lightPressSubject, at: now, outcome == nil
-                ? "pressed again \(gap) after a light press ≤ \(window): a double light press if this one is light too"
-                : "pressed again \(gap) after a light press > \(window): that light press was single")
-        }
-        if let outcome { report(outcome, at: now, into: &events) }
     }
 
     /// A light press (or tap) completed: the first of a double waits for its window, the second makes it.
@@ -791,25 +796,36 @@ extension RigStateMachine {
         }
     }
 
-    /// Something other than a second light press came (`cause`), or the window ran out (nil): a
-    /// light press still waiting is reported as single.
-    private mutating func resolvePendingLightPress(because cause: String?, at now: Instant, into events: inout [ShutterEvent]) {
-        let pending = explanations != nil ? lightPresses.pending : nil
-        guard let outcome = lightPresses.resolve() else { return }
-        if let pending { explainResolvedLightPress(pending: pending, because: cause, at: now) }
+    /// Something other than a second light press came: a light press still waiting is reported as single.
+    private mutating func resolvePendingLightPress(because cause: LightPressOutcome.Interruption, at now: Instant,
+                                                   into events: inout [ShutterEvent]) {
+        guard let outcome = lightPresses.resolve(because: cause) else { return }
         report(outcome, at: now, into: &events)
     }
 
+    /// Explains why a light press is single (a double needs nothing more than
+    /// ``explainCompletedLightPress(_:at:)``); a light press resolved by a late press was explained
+    /// when that press started.
     @inline(never)
-    private mutating func explainResolvedLightPress(pending: (releasedAt: Instant, secondDown: Bool), because cause: String?,
-                                                    at now: Instant) {
-        if let cause {
-            explain(lightPressSubject, at: now, "\(cause) came instead of a second light press: the light press is single")
-        } else if pending.secondDown {
+    private mutating func explainSingle(_ reason: LightPressOutcome.SingleReason, at now: Instant) {
+        switch reason {
+        case .interrupted(let cause):
+            let text = switch cause {
+            case .inputEnded: "input ended"
+            case .pressNotLight: "a press that was not light"
+            case .fullPress: "a full press"
+            case .secondaryPress: "a secondary press"
+            case .touchNotTap: "a touch that is no tap"
+            case .swipe: "a swipe"
+            }
+            explain(lightPressSubject, at: now, "\(text) came instead of a second light press: the light press is single")
+        case .secondPressNotLight:
             explain(lightPressSubject, at: now, "second press held too long to be light: no double, the light press is single")
-        } else {
+        case .noSecondPress:
             let window = Explanation.setting("doublePressWindowMs", lightPresses.window)
             explain(lightPressSubject, at: now, "no second press within \(window): a single light press")
+        case .pressedAgainLate, .anotherLightPress:
+            break
         }
     }
 
