@@ -480,6 +480,9 @@ public struct RigStateMachine: Sendable {
                     }
                     return
                 }
+                // A light press still waiting is reported now, though its `controlsActive` and the
+                // click's `controlsInactive` then come in one instant: it happened, and clients may
+                // count it (README, "Order within one instant").
                 resolvePendingLightPress(because: .fullPress, at: now, into: &events)
                 // The controls collapse only for a capture that begins.
                 if captureAvailable { controls.collapse(at: now, into: &events) }
@@ -525,7 +528,9 @@ public struct RigStateMachine: Sendable {
         case .notTap:
             if halfLine == nil { resolvePendingLightPress(because: .touchNotTap, at: now, into: &events) }
         case .swipeBegan(let motion):
-            // A light press followed by a swipe: show the controls, then adjust.
+            // A light press followed by a swipe: show the controls, then adjust. During a burst this
+            // reopens the controls the capture closed: a new swipe is a deliberate input (zoom while
+            // shooting), and the burst is not interrupted.
             resolvePendingLightPress(because: .swipe, at: now, into: &events)
             events.append(.swipe(phase: .began, position: motion.position, delta: motion.delta,
                                  velocity: motion.velocity, flick: false, at: now))
