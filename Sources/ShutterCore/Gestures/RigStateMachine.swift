@@ -149,8 +149,8 @@ public struct RigStateMachine: Sendable {
         }
         captureAvailable = available
         if !available {
-            emit(button.full.cancel(reason: .unavailable), of: .primary, at: cursor, into: &events)
-            emit(secondary.cancel(reason: .unavailable), of: .secondary, at: cursor, into: &events)
+            emit(button.full.cancel(reason: .unavailable), of: button.full.action, at: cursor, into: &events)
+            emit(secondary.cancel(reason: .unavailable), of: secondary.action, at: cursor, into: &events)
             noteHeldLines(at: cursor)
         }
     }
@@ -197,8 +197,8 @@ public struct RigStateMachine: Sendable {
         resolvePendingLightPress(because: .inputEnded, at: time, into: &events)
         routeStrip({ $0.finish(at: time) }, at: time, into: &events)
         emit(button.half.finish(), at: time, into: &events)
-        emit(button.full.finish(), of: .primary, at: time, into: &events)
-        emit(secondary.finish(), of: .secondary, at: time, into: &events)
+        emit(button.full.finish(), of: button.full.action, at: time, into: &events)
+        emit(secondary.finish(), of: secondary.action, at: time, into: &events)
         controls.finish(at: time, into: &events)
         // Input is over: a line still held is no longer watched, so it cannot become stuck later.
         stuckLines.stopWatching()
@@ -372,9 +372,9 @@ public struct RigStateMachine: Sendable {
                 explain(lineNames[halfLine], at: now, "held \(Explanation.setting("prepareAfterMs", timings.prepareAfter)): prepare began")
             }
         case .burst:
-            emit(button.full.fire(), of: .primary, at: now, into: &events)
+            emit(button.full.fire(), of: button.full.action, at: now, into: &events)
         case .secondary:
-            emit(secondary.fire(), of: .secondary, at: now, into: &events)
+            emit(secondary.fire(), of: secondary.action, at: now, into: &events)
         case .strip:
             routeStrip({ $0.fire(at: now) }, at: now, into: &events)
         case .controls:
@@ -437,8 +437,8 @@ public struct RigStateMachine: Sendable {
     private mutating func forceRelease(line: Int, reason: CancelReason, at now: Instant, into events: inout [ShutterEvent]) {
         let release = ConfirmedTransition(active: false, since: now)
         switch kinds[line] {
-        case .full: emit(button.full.cancel(reason: reason), of: .primary, at: now, into: &events)
-        case .secondary: emit(secondary.cancel(reason: reason), of: .secondary, at: now, into: &events)
+        case .full: emit(button.full.cancel(reason: reason), of: button.full.action, at: now, into: &events)
+        case .secondary: emit(secondary.cancel(reason: reason), of: secondary.action, at: now, into: &events)
         case .half, .pad: break
         }
         route(line: line, release, at: now, into: &events)
@@ -486,10 +486,10 @@ public struct RigStateMachine: Sendable {
                 resolvePendingLightPress(because: .fullPress, at: now, into: &events)
                 // The controls collapse only for a capture that begins.
                 if captureAvailable { controls.collapse(at: now, into: &events) }
-                emit(button.full.press(since: transition.since, available: captureAvailable), of: .primary, at: now, into: &events)
+                emit(button.full.press(since: transition.since, available: captureAvailable), of: button.full.action, at: now, into: &events)
                 if !captureAvailable, explains { explain(lineNames[line], at: now, "pressed while capture is unavailable: cancelled") }
             } else {
-                emit(button.full.release(since: transition.since), of: .primary, at: now, into: &events)
+                emit(button.full.release(since: transition.since), of: button.full.action, at: now, into: &events)
             }
         case .secondary:
             if transition.active {
@@ -497,7 +497,7 @@ public struct RigStateMachine: Sendable {
                 switch timings.secondaryAction {
                 case .capture:
                     if captureAvailable { controls.collapse(at: now, into: &events) }
-                    emit(secondary.press(since: transition.since, available: captureAvailable), of: .secondary, at: now,
+                    emit(secondary.press(since: transition.since, available: captureAvailable), of: secondary.action, at: now,
                          into: &events)
                     if !captureAvailable, explains { explain(lineNames[line], at: now, "pressed while capture is unavailable: cancelled") }
                 case .toggleControls:
@@ -506,7 +506,7 @@ public struct RigStateMachine: Sendable {
                     controls.next(at: now, into: &events)
                 }
             } else {
-                emit(secondary.release(since: transition.since), of: .secondary, at: now, into: &events)
+                emit(secondary.release(since: transition.since), of: secondary.action, at: now, into: &events)
             }
         case .pad(let pad):
             // A finger that comes down again on a pad it just left is a second tap, not the same touch.
@@ -564,7 +564,7 @@ public struct RigStateMachine: Sendable {
     // controls' `controlsInactive` (`collapse`) before `capture began`; `prepare ended` before what
     // the release of `half` meant.
 
-    /// The events of capture button `button`'s action.
+    /// The events of the action of the capture button whose presses are `button` (its `action`).
     @inline(__always)
     private mutating func emit(_ action: CaptureButton.Action, of button: CaptureAction, at now: Instant,
                       into events: inout [ShutterEvent]) {
