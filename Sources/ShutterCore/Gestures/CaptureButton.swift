@@ -1,5 +1,18 @@
 /// A button that captures: `full` (primary) or `secondary` mapped to capture.
 struct CaptureButton: Sendable {
+    /// What a step of the button means; the rig turns it into `capture` and `burst` events.
+    enum Action: Hashable, Sendable {
+        case none
+        /// The press began capturing; `photo` when the board takes the picture on `began`.
+        case began(pressedAt: Instant, photo: Bool)
+        /// Burst shot `shot` (1 is the burst's first).
+        case burstShot(pressedAt: Instant, shot: Int)
+        /// The capturing press was released; a burst of `shots` (0: none) ends with it.
+        case ended(pressedAt: Instant, releasedAt: Instant, photo: Bool, shots: Int)
+        /// The press cannot lead to a photo; a burst of `shots` (0: none) ends with it.
+        case cancelled(pressedAt: Instant, reason: CancelReason, shots: Int)
+    }
+
     private enum State: Sendable {
         case released
         /// A press that cannot capture (noise, or cancelled): waits for its release, silently.
@@ -46,52 +59,47 @@ struct CaptureButton: Sendable {
         state = .ignored
     }
 
-    /// A confirmed press: `capture began`, or `cancelled` at once when capture is unavailable.
-    mutating func press(since: Instant, available: Bool, at now: Instant, into events: inout [ShutterEvent]) {
+    /// A confirmed press: `.began`, or `.cancelled` at once when capture is unavailable.
+    mutating func press(since: Instant, available: Bool) -> Action {
         guard available else {
             state = .ignored
-            events.append(.capture(phase: .cancelled, action: action, pressedAt: since, releasedAt: nil, photo: false,
-                                   reason: .unavailable, at: now))
-            return
+            return .cancelled(pressedAt: since, reason: .unavailable, shots: 0)
         }
         state = .pressed(pressedAt: since, shots: 0, nextShot: burstAfter.map { since + $0 })
-        events.append(.capture(phase: .began, action: action, pressedAt: since, releasedAt: nil, photo: captureOn == .began,
-                               reason: nil, at: now))
+        return .began(pressedAt: since, photo: captureOn == .began)
     }
 
-    /// The confirmed release, whose first edge was at `releasedAt`: `capture ended`.
-    mutating func release(since releasedAt: Instant, at now: Instant, into events: inout [ShutterEvent]) {
+    /// The confirmed release, whose first edge was at `releasedAt`: `.ended` for a press that was capturing.
+    mutating func release(since releasedAt: Instant) -> Action {
         switch state {
         case .released, .ignored:
             state = .released
+            return .none
         case .pressed(let pressedAt, let shots, _):
             state = .released
-            if shots > 0 { events.append(.burst(phase: .ended, pressedAt: pressedAt, shot: shots, at: now)) }
             // After a burst the burst took the photos; `captureOn: ended` adds none.
-            events.append(.capture(phase: .ended, action: action, pressedAt: pressedAt, releasedAt: releasedAt,
-                                   photo: captureOn == .ended && shots == 0, reason: nil, at: now))
+            return .ended(pressedAt: pressedAt, releasedAt: releasedAt, photo: captureOn == .ended && shots == 0, shots: shots)
         }
     }
 
     /// The next burst shot is due.
-    mutating func fire(at now: Instant, into events: inout [ShutterEvent]) {
-        guard case .pressed(let pressedAt, let shots, let nextShot?) = state else { return }
+    mutating func fire() -> Action {
+        guard case .pressed(let pressedAt, let shots, let nextShot?) = state else { return .none }
         state = .pressed(pressedAt: pressedAt, shots: shots + 1, nextShot: nextShot + burstInterval)
-        events.append(.burst(phase: shots == 0 ? .began : .changed, pressedAt: pressedAt, shot: shots + 1, at: now))
+        return .burstShot(pressedAt: pressedAt, shot: shots + 1)
     }
 
-    /// The press can no longer lead to a photo: `capture cancelled`; the release is then ignored.
-    mutating func cancel(reason: CancelReason, at now: Instant, into events: inout [ShutterEvent]) {
-        guard case .pressed(let pressedAt, let shots, _) = state else { return }
+    /// The press can no longer lead to a photo: `.cancelled`; the release is then ignored.
+    mutating func cancel(reason: CancelReason) -> Action {
+        guard case .pressed(let pressedAt, let shots, _) = state else { return .none }
         state = .ignored
-        if shots > 0 { events.append(.burst(phase: .ended, pressedAt: pressedAt, shot: shots, at: now)) }
-        events.append(.capture(phase: .cancelled, action: action, pressedAt: pressedAt, releasedAt: nil, photo: false,
-                               reason: reason, at: now))
+        return .cancelled(pressedAt: pressedAt, reason: reason, shots: shots)
     }
 
     /// Input ended: a press still down is cancelled.
-    mutating func finish(at now: Instant, into events: inout [ShutterEvent]) {
-        cancel(reason: .interrupted, at: now, into: &events)
+    mutating func finish() -> Action {
+        let action = cancel(reason: .interrupted)
         state = .released
+        return action
     }
 }

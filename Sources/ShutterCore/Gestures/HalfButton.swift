@@ -1,11 +1,28 @@
 /// The first stage of a two-stage button: light press and prepare (focus, metering).
 struct HalfButton: Sendable {
+    /// What a step of `half` means for prepare; the rig turns it into `prepare` events.
+    enum Action: Hashable, Sendable {
+        case none
+        case prepareBegan(pressedAt: Instant)
+        case prepareEnded(pressedAt: Instant)
+    }
+
     /// What a release of `half` meant.
     enum Release: Hashable, Sendable {
-        /// Short and without a full click: a light press.
-        case lightPress(pressedAt: Instant, releasedAt: Instant)
-        /// Anything else: the press was not light.
-        case notLight
+        /// Short and without a full click: a light press, held `held`.
+        case lightPress(pressedAt: Instant, releasedAt: Instant, held: Nanoseconds)
+        /// The press was not light, and why.
+        case notLight(reason: NotLight)
+    }
+
+    /// Why a release of `half` was no light press.
+    enum NotLight: Hashable, Sendable {
+        /// `half` was not pressed (input had ended): nothing to explain.
+        case notPressed
+        /// The full press came while it was held: it was a click.
+        case fullClicked
+        /// Held `held`, longer than `lightPressMaxMs`.
+        case heldLongerThanMaximum(held: Nanoseconds)
     }
 
     private enum State: Sendable {
@@ -36,12 +53,6 @@ struct HalfButton: Sendable {
         return false
     }
 
-    /// The press in progress: its first edge and whether the full press came (setup mode's explanations).
-    var pressInProgress: (since: Instant, fullClicked: Bool)? {
-        if case .pressed(let since, let fullClicked, _) = state { return (since, fullClicked) }
-        return nil
-    }
-
     mutating func press(since: Instant) {
         state = .pressed(since: since, fullClicked: false, prepared: false)
     }
@@ -53,31 +64,37 @@ struct HalfButton: Sendable {
         }
     }
 
-    /// Prepare starts; appends `prepare began`.
-    mutating func fire(at now: Instant, into events: inout [ShutterEvent]) {
-        guard case .pressed(let since, false, false) = state else { return }
+    /// Prepare starts: `.prepareBegan`, unless the press already started it or was clicked.
+    mutating func fire() -> Action {
+        guard case .pressed(let since, false, false) = state else { return .none }
         state = .pressed(since: since, fullClicked: false, prepared: true)
-        events.append(.prepare(phase: .began, pressedAt: since, at: now))
+        return .prepareBegan(pressedAt: since)
     }
 
-    mutating func release(since releasedAt: Instant, at now: Instant, into events: inout [ShutterEvent]) -> Release {
-        guard case .pressed(let since, let fullClicked, let prepared) = state else { return .notLight }
-        state = .released
-        if prepared { events.append(.prepare(phase: .ended, pressedAt: since, at: now)) }
-        // Inclusive: a press exactly as long as the maximum is still light. A press that started
-        // prepare (prepareAfter may be shorter than the maximum) is still light: the board's
-        // maximum says what a light press is.
-        if !fullClicked, releasedAt - since <= lightPressMaximum {
-            return .lightPress(pressedAt: since, releasedAt: releasedAt)
+    /// The confirmed release, whose first edge was at `releasedAt`.
+    ///
+    /// - Returns: `.prepareEnded` when the press had started prepare (the rig reports it before
+    ///   anything the release means), and what the release meant.
+    mutating func release(since releasedAt: Instant) -> (prepare: Action, release: Release) {
+        guard case .pressed(let since, let fullClicked, let prepared) = state else {
+            return (.none, .notLight(reason: .notPressed))
         }
-        return .notLight
+        state = .released
+        let prepare = prepared ? Action.prepareEnded(pressedAt: since) : .none
+        if fullClicked { return (prepare, .notLight(reason: .fullClicked)) }
+        // Inclusive: a press exactly as long as the maximum is still light. A press that started
+        // prepare (prepareAfter may be shorter than the maximum, as the defaults are: 300 and
+        // 350 ms) is still light: the board's maximum says what a light press is, and prepare
+        // (focus, metering) held a little longer did no harm.
+        let held = releasedAt - since
+        guard held <= lightPressMaximum else { return (prepare, .notLight(reason: .heldLongerThanMaximum(held: held))) }
+        return (prepare, .lightPress(pressedAt: since, releasedAt: releasedAt, held: held))
     }
 
     /// Input ended with `half` down: prepare ends, nothing else.
-    mutating func finish(at now: Instant, into events: inout [ShutterEvent]) {
-        if case .pressed(let since, _, true) = state {
-            events.append(.prepare(phase: .ended, pressedAt: since, at: now))
-        }
-        state = .released
+    mutating func finish() -> Action {
+        defer { state = .released }
+        if case .pressed(let since, _, true) = state { return .prepareEnded(pressedAt: since) }
+        return .none
     }
 }

@@ -1,7 +1,28 @@
 /// What the light-press recognizer decided.
 enum LightPressOutcome: Hashable, Sendable {
-    case single(pressedAt: Instant, releasedAt: Instant)
+    /// A light press alone, and why it is known to be single.
+    case single(pressedAt: Instant, releasedAt: Instant, because: SingleReason)
     case double(pressedAt: Instant)
+
+    /// Why a light press is single.
+    enum SingleReason: Hashable, Sendable {
+        /// The double-press window ran out with no second press.
+        case noSecondPress
+        /// The second press was held past its maximum: it is no light press.
+        case secondPressNotLight
+        /// The next press started `gap` after the release, beyond the window.
+        case pressedAgainLate(gap: Nanoseconds)
+        /// Something else came first.
+        case interrupted(by: Interruption)
+        /// Another light press completed without its start being seen (defensive: every press
+        /// start is reported first today); the first stands alone.
+        case anotherLightPress
+    }
+
+    /// What came instead of a second light press.
+    enum Interruption: Hashable, Sendable {
+        case inputEnded, pressNotLight, fullPress, secondaryPress, touchNotTap, swipe
+    }
 }
 
 /// Tells a light press from the first half of a double light press.
@@ -35,35 +56,30 @@ struct LightPressRecognizer: Sendable {
         }
     }
 
-    /// Whether a light press is waiting for its window.
-    var isPending: Bool {
-        if case .idle = state { return false }
-        return true
-    }
-
-    /// What is pending, for setup mode's explanations: when the light press ended, and whether a
-    /// second press is down.
-    var pending: (releasedAt: Instant, secondDown: Bool)? {
-        switch state {
-        case .idle: nil
-        case .waiting(_, let releasedAt): (releasedAt, false)
-        case .secondDown(_, let releasedAt, _, _): (releasedAt, true)
-        }
+    /// What a press that started meant for a light press waiting.
+    enum Start: Hashable, Sendable {
+        /// No light press was waiting for a second one.
+        case unrelated
+        /// It came `gap` after the waiting light press, inside the window: a double if it is light too.
+        case secondPress(gap: Nanoseconds)
+        /// It came too late: the waiting light press is single.
+        case resolved(LightPressOutcome)
     }
 
     /// A press that may become a light press started at `since` (first edge).
-    mutating func pressStarted(since: Instant, maximum: Nanoseconds) -> LightPressOutcome? {
+    mutating func pressStarted(since: Instant, maximum: Nanoseconds) -> Start {
         switch state {
         case .idle, .secondDown:
-            return nil
+            return .unrelated
         case .waiting(let pressedAt, let releasedAt):
+            let gap = since - releasedAt
             // Inclusive: a press exactly at the window's end still makes a double.
-            if since - releasedAt <= window {
+            if gap <= window {
                 state = .secondDown(pressedAt: pressedAt, releasedAt: releasedAt, secondSince: since, maximum: maximum)
-                return nil
+                return .secondPress(gap: gap)
             }
             state = .idle
-            return .single(pressedAt: pressedAt, releasedAt: releasedAt)
+            return .resolved(.single(pressedAt: pressedAt, releasedAt: releasedAt, because: .pressedAgainLate(gap: gap)))
         }
     }
 
@@ -79,19 +95,32 @@ struct LightPressRecognizer: Sendable {
         case .waiting(let firstPressedAt, let firstReleasedAt):
             // A light press without a reported start: the first stands alone, this one waits.
             state = .waiting(pressedAt: pressedAt, releasedAt: releasedAt)
-            return .single(pressedAt: firstPressedAt, releasedAt: firstReleasedAt)
+            return .single(pressedAt: firstPressedAt, releasedAt: firstReleasedAt, because: .anotherLightPress)
         }
     }
 
-    /// Something else happened (a full click, a hold, a swipe, a window ran out):
-    /// a waiting light press is reported as single.
-    mutating func resolve() -> LightPressOutcome? {
+    /// Something else happened (a full click, a swipe, input ended): a waiting light press is single.
+    mutating func resolve(because interruption: LightPressOutcome.Interruption) -> LightPressOutcome? {
         switch state {
         case .idle:
             return nil
         case .waiting(let pressedAt, let releasedAt), .secondDown(let pressedAt, let releasedAt, _, _):
             state = .idle
-            return .single(pressedAt: pressedAt, releasedAt: releasedAt)
+            return .single(pressedAt: pressedAt, releasedAt: releasedAt, because: .interrupted(by: interruption))
+        }
+    }
+
+    /// The deadline came: the window ran out, or the second press was held too long to be light.
+    mutating func fire() -> LightPressOutcome? {
+        switch state {
+        case .idle:
+            return nil
+        case .waiting(let pressedAt, let releasedAt):
+            state = .idle
+            return .single(pressedAt: pressedAt, releasedAt: releasedAt, because: .noSecondPress)
+        case .secondDown(let pressedAt, let releasedAt, _, _):
+            state = .idle
+            return .single(pressedAt: pressedAt, releasedAt: releasedAt, because: .secondPressNotLight)
         }
     }
 }

@@ -17,9 +17,11 @@ public struct RigStateMachine: Sendable {
         }
     }
 
-    /// The timers of the gesture machines, in the order they fire when due at the same instant.
+    /// The timers of the gesture machines, in the order they fire when due at the same instant:
+    /// the double-press window, prepare (`half` held), the next burst shot (`full` held), the
+    /// secondary button, the strip, the controls and stuck lines.
     private enum Timer: Int, Sendable {
-        case lightPress, half, full, secondary, strip, controls, stuck
+        case lightPress, prepare, burst, secondary, strip, controls, stuck
     }
 
     private let timings: GestureTimings
@@ -147,8 +149,8 @@ public struct RigStateMachine: Sendable {
         }
         captureAvailable = available
         if !available {
-            button.full.cancel(reason: .unavailable, at: cursor, into: &events)
-            secondary.cancel(reason: .unavailable, at: cursor, into: &events)
+            emit(button.full.cancel(reason: .unavailable), of: button.full.action, at: cursor, into: &events)
+            emit(secondary.cancel(reason: .unavailable), of: secondary.action, at: cursor, into: &events)
             noteHeldLines(at: cursor)
         }
     }
@@ -168,7 +170,7 @@ public struct RigStateMachine: Sendable {
                 if line == halfLine { button.halfDropped() }
                 continue
             }
-            guard noteConfirmed(line: line, transition, at: cursor, into: &events) else { continue }
+            guard admit(line: line, transition, at: cursor, into: &events) else { continue }
             if transition.active {
                 controls.input(at: cursor)
                 route(line: line, transition, at: cursor, into: &events)
@@ -192,11 +194,11 @@ public struct RigStateMachine: Sendable {
         finishing = true
         run(until: Instant(rawValue: .max), into: &events)
         let time = cursor
-        resolvePendingLightPress(because: "input ended", at: time, into: &events)
+        resolvePendingLightPress(because: .inputEnded, at: time, into: &events)
         routeStrip({ $0.finish(at: time) }, at: time, into: &events)
-        button.half.finish(at: time, into: &events)
-        button.full.finish(at: time, into: &events)
-        secondary.finish(at: time, into: &events)
+        emit(button.half.finish(), at: time, into: &events)
+        emit(button.full.finish(), of: button.full.action, at: time, into: &events)
+        emit(secondary.finish(), of: secondary.action, at: time, into: &events)
         controls.finish(at: time, into: &events)
         // Input is over: a line still held is no longer watched, so it cannot become stuck later.
         stuckLines.stopWatching()
@@ -224,37 +226,73 @@ public struct RigStateMachine: Sendable {
         return best
     }
 
+    /// Which lines can change a timer's decision: a change of one of them still being confirmed holds the timer.
+    private struct Holders: OptionSet, Sendable {
+        let rawValue: UInt8
+        static let half = Holders(rawValue: 1 << 0)
+        static let full = Holders(rawValue: 1 << 1)
+        static let secondary = Holders(rawValue: 1 << 2)
+        static let pads = Holders(rawValue: 1 << 3)
+        /// Of the lines above, only those stuck detection watches.
+        static let watchedOnly = Holders(rawValue: 1 << 4)
+        /// Only while the deadline is the controls' idle timeout.
+        static let idleTimeoutOnly = Holders(rawValue: 1 << 5)
+        static let every: Holders = [.half, .full, .secondary, .pads]
+    }
+
+    /// The one description of each timer: its deadline (while input ends, only timers that complete
+    /// what a person already did run, some with a deadline of their own) and the lines that can change
+    /// what it decides (the README's "Order within one instant" lists them). Adding a timer is a case
+    /// here and one in ``fire(_:at:into:)``.
     @inline(__always)
-    private mutating func deadline(of timer: Timer) -> Instant? {
+    private mutating func rule(of timer: Timer) -> (deadline: Instant?, holders: Holders) {
         switch timer {
-        case .lightPress: lightPresses.deadline
-        case .half: finishing ? nil : button.half.deadline
-        case .full: finishing ? nil : button.full.deadline
-        case .secondary: finishing ? nil : secondary.deadline
-        case .strip: finishing ? strip.graceDeadline : strip.deadline
-        case .controls: finishing ? controls.flushDeadline : controls.deadline
-        case .stuck: finishing ? nil : stuckLines.deadline
+        case .lightPress:
+            // The double-press window: a second press of whatever makes light presses.
+            return (lightPresses.deadline, halfLine == nil ? .pads : .half)
+        case .prepare:
+            // A release of `half` before it, or `full` pressed first.
+            return (finishing ? nil : button.half.deadline, [.half, .full])
+        case .burst:
+            // Burst shots: the release of `full`.
+            return (finishing ? nil : button.full.deadline, .full)
+        case .secondary:
+            return (finishing ? nil : secondary.deadline, .secondary)
+        case .strip:
+            // The tap window, the rest before a one-pad swipe, the lift grace (the only one while finishing).
+            return (finishing ? strip.graceDeadline : strip.deadline, .pads)
+        case .controls:
+            // The idle timeout: any input restarts it; coalescing and glide ticks wait for nothing.
+            // While finishing, only a coalesced value is sent.
+            return (finishing ? controls.flushDeadline : controls.deadline, [.every, .idleTimeoutOnly])
+        case .stuck:
+            // A line about to be stuck: its release.
+            return (finishing ? nil : stuckLines.deadline, [.every, .watchedOnly])
         }
     }
 
     @inline(__always)
+    private mutating func deadline(of timer: Timer) -> Instant? { rule(of: timer).deadline }
+
+    @inline(__always)
     private mutating func earliestTimer() -> (timer: Timer, deadline: Instant)? {
-        // Unrolled, in firing order (earlier timers win ties): this runs for every edge. Each component's
-        // deadline getter is inlined: called out of line, it would copy the whole machine first.
+        // In firing order (earlier timers win ties): this runs for every edge. Inlined with each
+        // component's deadline getter: called out of line, it would copy the whole machine first.
+        // Unrolled (a loop over the cases was measurably slower).
         var best: (timer: Timer, deadline: Instant)?
-        if let due = lightPresses.deadline { best = (.lightPress, due) }
-        if !finishing {
-            if let due = button.half.deadline, best.map({ due < $0.deadline }) ?? true { best = (.half, due) }
-            if let due = button.full.deadline, best.map({ due < $0.deadline }) ?? true { best = (.full, due) }
-            if let due = secondary.deadline, best.map({ due < $0.deadline }) ?? true { best = (.secondary, due) }
-            if let due = strip.deadline, best.map({ due < $0.deadline }) ?? true { best = (.strip, due) }
-            if let due = controls.deadline, best.map({ due < $0.deadline }) ?? true { best = (.controls, due) }
-            if let due = stuckLines.deadline, best.map({ due < $0.deadline }) ?? true { best = (.stuck, due) }
-        } else {
-            if let due = strip.graceDeadline, best.map({ due < $0.deadline }) ?? true { best = (.strip, due) }
-            if let due = controls.flushDeadline, best.map({ due < $0.deadline }) ?? true { best = (.controls, due) }
-        }
+        consider(.lightPress, &best)
+        consider(.prepare, &best)
+        consider(.burst, &best)
+        consider(.secondary, &best)
+        consider(.strip, &best)
+        consider(.controls, &best)
+        consider(.stuck, &best)
         return best
+    }
+
+    @inline(__always)
+    private mutating func consider(_ timer: Timer, _ best: inout (timer: Timer, deadline: Instant)?) {
+        if let due = rule(of: timer).deadline, best.map({ due < $0.deadline }) ?? true { best = (timer, due) }
     }
 
     /// A gesture deadline is held while a line that can change the timer's decision has an
@@ -278,22 +316,16 @@ public struct RigStateMachine: Sendable {
     /// Whether a change of `line` can change what `timer`, due at `deadline`, decides.
     @inline(__always)
     private mutating func canChange(_ timer: Timer, at deadline: Instant, line: Int) -> Bool {
-        switch (timer, kinds[line]) {
-        // The double-press window: a second press of whatever makes light presses.
-        case (.lightPress, .half): true
-        case (.lightPress, .pad): halfLine == nil
-        // Prepare: a release of `half` before it, or `full` pressed first.
-        case (.half, .half), (.half, .full): true
-        // Burst shots and the secondary button: their own line's release.
-        case (.full, .full), (.secondary, .secondary): true
-        // The tap window, the rest before a one-pad swipe, the lift grace.
-        case (.strip, .pad): true
-        // The idle timeout: any input restarts it (coalescing and glide ticks wait for nothing).
-        case (.controls, _): controls.idleDeadline == deadline
-        // A line about to be stuck: its release.
-        case (.stuck, _): stuckLines.isWatched(line)
-        default: false
+        let holders = rule(of: timer).holders
+        let role: Holders = switch kinds[line] {
+        case .half: .half
+        case .full: .full
+        case .secondary: .secondary
+        case .pad: .pads
         }
+        guard holders.contains(role) else { return false }
+        if holders.contains(.watchedOnly), !stuckLines.isWatched(line) { return false }
+        return !holders.contains(.idleTimeoutOnly) || controls.idleDeadline == deadline
     }
 
     /// Fires every deadline up to `limit` in time order; line confirmations first at equal instants.
@@ -332,16 +364,17 @@ public struct RigStateMachine: Sendable {
     private mutating func fire(_ timer: Timer, at now: Instant, into events: inout [ShutterEvent]) {
         switch timer {
         case .lightPress:
-            resolvePendingLightPress(because: nil, at: now, into: &events)
-        case .half:
-            button.half.fire(at: now, into: &events)
-            if explanations != nil, let halfLine, case .prepare(.began, _, _)? = events.last {
+            if let outcome = lightPresses.fire() { report(outcome, at: now, into: &events) }
+        case .prepare:
+            let action = button.half.fire()
+            emit(action, at: now, into: &events)
+            if explanations != nil, let halfLine, case .prepareBegan = action {
                 explain(lineNames[halfLine], at: now, "held \(Explanation.setting("prepareAfterMs", timings.prepareAfter)): prepare began")
             }
-        case .full:
-            button.full.fire(at: now, into: &events)
+        case .burst:
+            emit(button.full.fire(), of: button.full.action, at: now, into: &events)
         case .secondary:
-            secondary.fire(at: now, into: &events)
+            emit(secondary.fire(), of: secondary.action, at: now, into: &events)
         case .strip:
             routeStrip({ $0.fire(at: now) }, at: now, into: &events)
         case .controls:
@@ -370,10 +403,11 @@ public struct RigStateMachine: Sendable {
 
     private var lightPressSource: LightPressSource { halfLine == nil ? .strip : .half }
 
-    /// Bookkeeping of a confirmed change for stuck lines; false when the change must not be routed
-    /// (a stuck line, which is ignored until it releases).
-    @discardableResult
-    private mutating func noteConfirmed(line: Int, _ transition: ConfirmedTransition, at now: Instant,
+    /// Lets a confirmed change through stuck detection.
+    ///
+    /// - Returns: whether the change is routed to the gesture machines: false for a stuck line, which
+    ///   is ignored until it releases (its release gives `lineFreed` and is not routed either).
+    private mutating func admit(line: Int, _ transition: ConfirmedTransition, at now: Instant,
                                         into events: inout [ShutterEvent]) -> Bool {
         switch stuckLines.confirmed(line: line, active: transition.active, since: transition.since) {
         case .route:
@@ -403,8 +437,8 @@ public struct RigStateMachine: Sendable {
     private mutating func forceRelease(line: Int, reason: CancelReason, at now: Instant, into events: inout [ShutterEvent]) {
         let release = ConfirmedTransition(active: false, since: now)
         switch kinds[line] {
-        case .full: button.full.cancel(reason: reason, at: now, into: &events)
-        case .secondary: secondary.cancel(reason: reason, at: now, into: &events)
+        case .full: emit(button.full.cancel(reason: reason), of: button.full.action, at: now, into: &events)
+        case .secondary: emit(secondary.cancel(reason: reason), of: secondary.action, at: now, into: &events)
         case .half, .pad: break
         }
         route(line: line, release, at: now, into: &events)
@@ -412,7 +446,7 @@ public struct RigStateMachine: Sendable {
 
     private mutating func confirmed(line: Int, _ transition: ConfirmedTransition, at now: Instant,
                                     into events: inout [ShutterEvent]) {
-        guard noteConfirmed(line: line, transition, at: now, into: &events) else { return }
+        guard admit(line: line, transition, at: now, into: &events) else { return }
         controls.input(at: now)
         route(line: line, transition, at: now, into: &events)
         noteHeldLines(at: now)
@@ -426,14 +460,14 @@ public struct RigStateMachine: Sendable {
                 button.halfPressed(since: transition.since)
                 startLightPress(since: transition.since, maximum: timings.lightPressMaximum, at: now, into: &events)
             } else {
-                let press = explanations != nil ? button.half.pressInProgress : nil
-                let release = button.halfReleased(since: transition.since, at: now, into: &events)
-                if let press { explainHalfRelease(line: line, release, press: press, releasedAt: transition.since, at: now) }
+                let (prepare, release) = button.halfReleased(since: transition.since)
+                emit(prepare, at: now, into: &events)
+                if explanations != nil { explainHalfRelease(line: line, release, at: now) }
                 switch release {
-                case .lightPress(let pressedAt, let releasedAt):
+                case .lightPress(let pressedAt, let releasedAt, _):
                     completeLightPress(pressedAt: pressedAt, releasedAt: releasedAt, at: now, into: &events)
                 case .notLight:
-                    resolvePendingLightPress(because: "a press that was not light", at: now, into: &events)
+                    resolvePendingLightPress(because: .pressNotLight, at: now, into: &events)
                 }
             }
         case .full:
@@ -446,21 +480,25 @@ public struct RigStateMachine: Sendable {
                     }
                     return
                 }
-                resolvePendingLightPress(because: "a full press", at: now, into: &events)
+                // A light press still waiting is reported now, though its `controlsActive` and the
+                // click's `controlsInactive` then come in one instant: it happened, and clients may
+                // count it (README, "Order within one instant").
+                resolvePendingLightPress(because: .fullPress, at: now, into: &events)
                 // The controls collapse only for a capture that begins.
                 if captureAvailable { controls.collapse(at: now, into: &events) }
-                button.full.press(since: transition.since, available: captureAvailable, at: now, into: &events)
+                emit(button.full.press(since: transition.since, available: captureAvailable), of: button.full.action, at: now, into: &events)
                 if !captureAvailable, explains { explain(lineNames[line], at: now, "pressed while capture is unavailable: cancelled") }
             } else {
-                button.full.release(since: transition.since, at: now, into: &events)
+                emit(button.full.release(since: transition.since), of: button.full.action, at: now, into: &events)
             }
         case .secondary:
             if transition.active {
-                resolvePendingLightPress(because: "a secondary press", at: now, into: &events)
+                resolvePendingLightPress(because: .secondaryPress, at: now, into: &events)
                 switch timings.secondaryAction {
                 case .capture:
                     if captureAvailable { controls.collapse(at: now, into: &events) }
-                    secondary.press(since: transition.since, available: captureAvailable, at: now, into: &events)
+                    emit(secondary.press(since: transition.since, available: captureAvailable), of: secondary.action, at: now,
+                         into: &events)
                     if !captureAvailable, explains { explain(lineNames[line], at: now, "pressed while capture is unavailable: cancelled") }
                 case .toggleControls:
                     controls.toggle(at: now, into: &events)
@@ -468,7 +506,7 @@ public struct RigStateMachine: Sendable {
                     controls.next(at: now, into: &events)
                 }
             } else {
-                secondary.release(since: transition.since, at: now, into: &events)
+                emit(secondary.release(since: transition.since), of: secondary.action, at: now, into: &events)
             }
         case .pad(let pad):
             // A finger that comes down again on a pad it just left is a second tap, not the same touch.
@@ -488,10 +526,12 @@ public struct RigStateMachine: Sendable {
             // A tap is known only once the lift grace ran out after it: allow for it in the double's window.
             startLightPress(since: since, maximum: timings.tapMaximum + timings.liftGrace, at: now, into: &events)
         case .notTap:
-            if halfLine == nil { resolvePendingLightPress(because: "a touch that is no tap", at: now, into: &events) }
+            if halfLine == nil { resolvePendingLightPress(because: .touchNotTap, at: now, into: &events) }
         case .swipeBegan(let motion):
-            // A light press followed by a swipe: show the controls, then adjust.
-            resolvePendingLightPress(because: "a swipe", at: now, into: &events)
+            // A light press followed by a swipe: show the controls, then adjust. During a burst this
+            // reopens the controls the capture closed: a new swipe is a deliberate input (zoom while
+            // shooting), and the burst is not interrupted.
+            resolvePendingLightPress(because: .swipe, at: now, into: &events)
             events.append(.swipe(phase: .began, position: motion.position, delta: motion.delta,
                                  velocity: motion.velocity, flick: false, at: now))
             controls.swipeBegan(deltaPads: motion.deltaPads, padsPerSecond: motion.padsPerSecond, at: now, into: &events)
@@ -515,9 +555,52 @@ public struct RigStateMachine: Sendable {
         }
     }
 
+    // MARK: Events
+
+    // The sub-machines return actions; only the functions below (and `report`, `route(_:)` for the
+    // strip) turn them into events, each action's events in the README's "Order within one instant":
+    // `burst ended` just before `capture ended`/`cancelled`. Across machines the order is the order
+    // `route` runs them in: a pending `lightPress` first (`resolvePendingLightPress`), then the
+    // controls' `controlsInactive` (`collapse`) before `capture began`; `prepare ended` before what
+    // the release of `half` meant.
+
+    /// The events of the action of the capture button whose presses are `button` (its `action`).
+    @inline(__always)
+    private mutating func emit(_ action: CaptureButton.Action, of button: CaptureAction, at now: Instant,
+                      into events: inout [ShutterEvent]) {
+        switch action {
+        case .none:
+            break
+        case .began(let pressedAt, let photo):
+            events.append(.capture(phase: .began, action: button, pressedAt: pressedAt, releasedAt: nil, photo: photo,
+                                   reason: nil, at: now))
+        case .burstShot(let pressedAt, let shot):
+            events.append(.burst(phase: shot == 1 ? .began : .changed, pressedAt: pressedAt, shot: shot, at: now))
+        case .ended(let pressedAt, let releasedAt, let photo, let shots):
+            if shots > 0 { events.append(.burst(phase: .ended, pressedAt: pressedAt, shot: shots, at: now)) }
+            events.append(.capture(phase: .ended, action: button, pressedAt: pressedAt, releasedAt: releasedAt, photo: photo,
+                                   reason: nil, at: now))
+        case .cancelled(let pressedAt, let reason, let shots):
+            if shots > 0 { events.append(.burst(phase: .ended, pressedAt: pressedAt, shot: shots, at: now)) }
+            events.append(.capture(phase: .cancelled, action: button, pressedAt: pressedAt, releasedAt: nil, photo: false,
+                                   reason: reason, at: now))
+        }
+    }
+
+    /// The events of `half`'s prepare action.
+    @inline(__always)
+    private mutating func emit(_ action: HalfButton.Action, at now: Instant, into events: inout [ShutterEvent]) {
+        switch action {
+        case .none: break
+        case .prepareBegan(let pressedAt): events.append(.prepare(phase: .began, pressedAt: pressedAt, at: now))
+        case .prepareEnded(let pressedAt): events.append(.prepare(phase: .ended, pressedAt: pressedAt, at: now))
+        }
+    }
+
     private mutating func report(_ outcome: LightPressOutcome, at now: Instant, into events: inout [ShutterEvent]) {
         switch outcome {
-        case .single(let pressedAt, let releasedAt):
+        case .single(let pressedAt, let releasedAt, let reason):
+            if explanations != nil { explainSingle(reason, at: now) }
             events.append(.lightPress(source: lightPressSource, pressedAt: pressedAt, releasedAt: releasedAt, at: now))
             controls.lightPress(at: now, into: &events)
         case .double(let pressedAt):
@@ -658,19 +741,17 @@ extension RigStateMachine {
     }
 
     @inline(never)
-    private mutating func explainHalfRelease(line: Int, _ release: HalfButton.Release,
-                                             press: (since: Instant, fullClicked: Bool), releasedAt: Instant, at now: Instant) {
-        let held = releasedAt - press.since
+    private mutating func explainHalfRelease(line: Int, _ release: HalfButton.Release, at now: Instant) {
         let maximum = Explanation.setting("lightPressMaxMs", timings.lightPressMaximum)
         switch release {
-        case .lightPress:
+        case .lightPress(_, _, let held):
             explain(lineNames[line], at: now, "held \(Explanation.milliseconds(held)) ≤ \(maximum): a light press")
-        case .notLight where press.fullClicked:
+        case .notLight(.fullClicked):
             explain(lineNames[line], at: now, "released after a full click: not a light press")
-        case .notLight where held > timings.lightPressMaximum:
+        case .notLight(.heldLongerThanMaximum(let held)):
             explain(lineNames[line], at: now, "held \(Explanation.milliseconds(held)) > \(maximum): not a light press")
-        case .notLight:
-            explain(lineNames[line], at: now, "held \(Explanation.milliseconds(held)): not a light press")
+        case .notLight(.notPressed):
+            break
         }
     }
 
@@ -680,20 +761,24 @@ extension RigStateMachine {
     /// A press that may be light began: it may make a double with a light press waiting.
     private mutating func startLightPress(since: Instant, maximum: Nanoseconds, at now: Instant,
                                           into events: inout [ShutterEvent]) {
-        guard explanations != nil else {
-            if let outcome = lightPresses.pressStarted(since: since, maximum: maximum) { report(outcome, at: now, into: &events) }
-            return
+        let start = lightPresses.pressStarted(since: since, maximum: maximum)
+        if explanations != nil { explainLightPressStart(start, at: now) }
+        if case .resolved(let outcome) = start { report(outcome, at: now, into: &events) }
+    }
+
+    @inline(never)
+    private mutating func explainLightPressStart(_ start: LightPressRecognizer.Start, at now: Instant) {
+        let window = Explanation.setting("doublePressWindowMs", lightPresses.window)
+        switch start {
+        case .secondPress(let gap):
+            explain(lightPressSubject, at: now, "pressed again \(Explanation.milliseconds(gap)) after a light press ≤ \(window): "
+                + "a double light press if this one is light too")
+        case .resolved(.single(_, _, .pressedAgainLate(let gap))):
+            explain(lightPressSubject, at: now, "pressed again \(Explanation.milliseconds(gap)) after a light press > \(window): "
+                + "that light press was single")
+        case .unrelated, .resolved:
+            break
         }
-        let pending = lightPresses.pending
-        let outcome = lightPresses.pressStarted(since: since, maximum: maximum)
-        if let pending, !pending.secondDown {
-            let gap = Explanation.milliseconds(since - pending.releasedAt)
-            let window = Explanation.setting("doublePressWindowMs", lightPresses.window)
-            explain(lightPressSubject, at: now, outcome == nil
-                ? "pressed again \(gap) after a light press ≤ \(window): a double light press if this one is light too"
-                : "pressed again \(gap) after a light press > \(window): that light press was single")
-        }
-        if let outcome { report(outcome, at: now, into: &events) }
     }
 
     /// A light press (or tap) completed: the first of a double waits for its window, the second makes it.
@@ -716,25 +801,36 @@ extension RigStateMachine {
         }
     }
 
-    /// Something other than a second light press came (`cause`), or the window ran out (nil): a
-    /// light press still waiting is reported as single.
-    private mutating func resolvePendingLightPress(because cause: String?, at now: Instant, into events: inout [ShutterEvent]) {
-        let pending = explanations != nil ? lightPresses.pending : nil
-        guard let outcome = lightPresses.resolve() else { return }
-        if let pending { explainResolvedLightPress(pending: pending, because: cause, at: now) }
+    /// Something other than a second light press came: a light press still waiting is reported as single.
+    private mutating func resolvePendingLightPress(because cause: LightPressOutcome.Interruption, at now: Instant,
+                                                   into events: inout [ShutterEvent]) {
+        guard let outcome = lightPresses.resolve(because: cause) else { return }
         report(outcome, at: now, into: &events)
     }
 
+    /// Explains why a light press is single (a double needs nothing more than
+    /// ``explainCompletedLightPress(_:at:)``); a light press resolved by a late press was explained
+    /// when that press started.
     @inline(never)
-    private mutating func explainResolvedLightPress(pending: (releasedAt: Instant, secondDown: Bool), because cause: String?,
-                                                    at now: Instant) {
-        if let cause {
-            explain(lightPressSubject, at: now, "\(cause) came instead of a second light press: the light press is single")
-        } else if pending.secondDown {
+    private mutating func explainSingle(_ reason: LightPressOutcome.SingleReason, at now: Instant) {
+        switch reason {
+        case .interrupted(let cause):
+            let text = switch cause {
+            case .inputEnded: "input ended"
+            case .pressNotLight: "a press that was not light"
+            case .fullPress: "a full press"
+            case .secondaryPress: "a secondary press"
+            case .touchNotTap: "a touch that is no tap"
+            case .swipe: "a swipe"
+            }
+            explain(lightPressSubject, at: now, "\(text) came instead of a second light press: the light press is single")
+        case .secondPressNotLight:
             explain(lightPressSubject, at: now, "second press held too long to be light: no double, the light press is single")
-        } else {
+        case .noSecondPress:
             let window = Explanation.setting("doublePressWindowMs", lightPresses.window)
             explain(lightPressSubject, at: now, "no second press within \(window): a single light press")
+        case .pressedAgainLate, .anotherLightPress:
+            break
         }
     }
 

@@ -58,9 +58,9 @@ struct TwoStageButton: Sendable {
     }
 
     /// `half`'s release confirmed.
-    mutating func halfReleased(since releasedAt: Instant, at now: Instant, into events: inout [ShutterEvent]) -> HalfButton.Release {
+    mutating func halfReleased(since releasedAt: Instant) -> (prepare: HalfButton.Action, release: HalfButton.Release) {
         clickAwaitsHalf = false
-        return half.release(since: releasedAt, at: now, into: &events)
+        return half.release(since: releasedAt)
     }
 
     /// `half`'s pending change did not hold for its window: no `half` press is coming for a click.
