@@ -12,7 +12,8 @@ struct FuzzTests {
     static func run(seed: UInt64, board: Board) -> [ShutterEvent] { runWithAfter(seed: seed, board: board).events }
 
     /// The events, and whatever came after `finish` when time went on (must be nothing).
-    static func runWithAfter(seed: UInt64, board: Board) -> (events: [ShutterEvent], after: [ShutterEvent]) {
+    /// With `api`, controls are also enabled and disabled through the API between edges.
+    static func runWithAfter(seed: UInt64, board: Board, api: Bool = false) -> (events: [ShutterEvent], after: [ShutterEvent]) {
         var random = SplitMix64(seed: seed)
         var machine = RigStateMachine(board: board)
         var events: [ShutterEvent] = []
@@ -34,6 +35,9 @@ struct FuzzTests {
                 machine.resynchronize(levels: levels.map { random.chance(0.5) ? $0 : !$0 }, at: Instant(rawValue: time), into: &events)
             case 2:
                 machine.setCaptureAvailable(random.chance(0.7), at: Instant(rawValue: time), into: &events)
+            case 3 where api:
+                let id = board.controls[random.int(0...(board.controls.count - 1))].id
+                try? machine.setControlEnabled(id, random.chance(0.5), at: Instant(rawValue: time), into: &events)
             default:
                 // Ties (0), bounce-like gaps, human gaps, long rests.
                 let gap: Int64 = switch random.int(0...4) {
@@ -72,6 +76,19 @@ struct FuzzTests {
             var problems = Self.problems(events, board: board)
             if !after.isEmpty { problems.append("events after finish: \(after.map(\.json.description))") }
             #expect(problems.isEmpty, "seed \(seed): \(problems.prefix(3))")
+            if !problems.isEmpty { return }
+        }
+    }
+
+    /// The same raw fuzz on GeneratedBoardTests' boards (long windows, up to 64 pads, extreme
+    /// ranges), with API enable/disable mixed in: no trap, and the stream invariants hold.
+    @Test func generatedBoards() throws {
+        for seed in 1...UInt64(12) {
+            let board = try GeneratedBoardTests.board(seed: seed &* 31)
+            let (events, after) = Self.runWithAfter(seed: seed, board: board, api: true)
+            var problems = Self.problems(events, board: board) + GeneratedBoardTests.valuesOfDisabled(events, board: board)
+            if !after.isEmpty { problems.append("events after finish: \(after.map(\.json.description))") }
+            #expect(problems.isEmpty, "board seed \(seed &* 31), \(board.pads.count) pads: \(problems.prefix(3))")
             if !problems.isEmpty { return }
         }
     }
