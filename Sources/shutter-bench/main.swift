@@ -1,19 +1,58 @@
 import Foundation
 import ShutterCore
 
-// Pushes a long synthetic trace (bounced full clicks, light presses, double presses, swipes and
-// sub-glitch noise on the simulator board) through RigStateMachine and prints edges per second.
-// Usage: swift run -c release shutter-bench [passes] [board]
+// Pushes a long synthetic trace (bounced full clicks, light presses, double presses, swipes across
+// the whole strip and back, and sub-glitch noise) through RigStateMachine, on the board given and
+// on generated copies of the simulator board with 6, 16 and 64 pads, and prints edges per second
+// and nanoseconds per edge for each, then the per-edge cost of 64 pads over 6: the recognizer's
+// cost per edge should not grow with the strip.
 
+let usage = """
+    usage: shutter-bench [passes] [board]
+      passes  measured passes of the trace on each board (default 20; one warm-up pass first)
+      board   board file measured first (default Boards/simulator.json); then generated boards
+              with 6, 16 and 64 pads, and the ratio of ns/edge for 64 pads over 6
+    Build with -c release for figures that mean anything.
+    """
 let arguments = CommandLine.arguments
-let passes = arguments.count > 1 ? Int(arguments[1]) ?? 20 : 20
+if arguments.contains("--help") || arguments.contains("-h") {
+    print(usage)
+    exit(0)
+}
+guard arguments.count <= 3, let passes = arguments.count > 1 ? Int(arguments[1]) : 20, passes > 0 else {
+    FileHandle.standardError.write(Data("shutter-bench: passes must be a positive number\n\(usage)\n".utf8))
+    exit(2)
+}
 let boardPath = arguments.count > 2 ? arguments[2] : "Boards/simulator.json"
-let board: Board
+let shipped: Board
 do {
-    board = try Board.load(path: boardPath)
+    shipped = try Board.load(path: boardPath)
 } catch {
     FileHandle.standardError.write(Data("shutter-bench: \(error)\n".utf8))
     exit(1)
+}
+
+/// The simulator board's lines, gestures and controls with `pads` pads, through the same parser
+/// and validation `shutter check` uses.
+func generatedBoard(pads: Int) -> Board {
+    let padLines = (0..<pads).map { #"{"name": "pad\#($0)", "role": "pad"}"# }.joined(separator: ", ")
+    let text = """
+    {"name": "generated-\(pads)-pads", "chip": "simulator",
+     "lineDefaults": {"activeLow": false, "bias": "as-is", "debounceMs": 5},
+     "lines": [{"name": "half", "role": "half"}, {"name": "full", "role": "full"},
+               {"name": "secondary", "role": "secondary"}, \(padLines)],
+     "gestures": {"glitchFilterMs": 5, "lightPressMaxMs": 350, "doublePressWindowMs": 300, "tapMaxMs": 180, "burst": true},
+     "controls": [
+       {"id": "zoom", "kind": "systemZoom", "label": "Zoom", "range": [1, 8], "initial": 1},
+       {"id": "exposure", "kind": "systemExposureBias", "label": "Exposure", "range": [-2, 2], "step": 0.3333333333333333, "initial": 0},
+       {"id": "filter", "kind": "picker", "label": "Filter", "titles": ["None", "Mono", "Vivid", "Warm"], "initial": "None"}]}
+    """
+    do {
+        return try Board.decode(Data(text.utf8), file: "generated-\(pads)-pads.json")
+    } catch {
+        FileHandle.standardError.write(Data("shutter-bench: generated board with \(pads) pads: \(error)\n".utf8))
+        exit(1)
+    }
 }
 
 /// A seeded generator, so the trace is the same on every run.
@@ -68,13 +107,6 @@ func makePass(board: Board) -> [Edge] {
     return edges.enumerated().sorted { ($0.element.time, $0.offset) < ($1.element.time, $1.offset) }.map(\.element)
 }
 
-let pass = makePass(board: board)
-let passLength = pass.last!.time.rawValue + 10_000_000_000
-var machine = RigStateMachine(board: board)
-var events: [ShutterEvent] = []
-events.reserveCapacity(64)
-var eventCount = 0
-
 /// Feeds one pass shifted by `offset` ns, the way the daemon does: advance, then the edge.
 @inline(never)
 func run(pass: [Edge], offset: Int64, machine: inout RigStateMachine, events: inout [ShutterEvent],
@@ -88,19 +120,33 @@ func run(pass: [Edge], offset: Int64, machine: inout RigStateMachine, events: in
     }
 }
 
-// Warm-up pass, then the measured passes.
-run(pass: pass, offset: 0, machine: &machine, events: &events, eventCount: &eventCount)
-eventCount = 0
-let clock = ContinuousClock()
-let start = clock.now
-for index in 1...passes {
-    run(pass: pass, offset: Int64(index) * passLength, machine: &machine, events: &events, eventCount: &eventCount)
+/// A warm-up pass, then `passes` measured ones on a fresh machine; prints one row and returns ns/edge.
+func measure(_ board: Board) -> Double {
+    let pass = makePass(board: board)
+    let passLength = pass.last!.time.rawValue + 10_000_000_000
+    var machine = RigStateMachine(board: board)
+    var events: [ShutterEvent] = []
+    events.reserveCapacity(64)
+    var eventCount = 0
+    run(pass: pass, offset: 0, machine: &machine, events: &events, eventCount: &eventCount)
+    eventCount = 0
+    let clock = ContinuousClock()
+    let start = clock.now
+    for index in 1...passes {
+        run(pass: pass, offset: Int64(index) * passLength, machine: &machine, events: &events, eventCount: &eventCount)
+    }
+    let elapsed = start.duration(to: clock.now)
+    let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    let edgeCount = pass.count * passes
+    let perEdge = seconds * 1e9 / Double(edgeCount)
+    let name = board.name.padding(toLength: 20, withPad: " ", startingAt: 0)
+    print("\(name) \(String(format: "%4d", board.pads.count)) pads  \(String(format: "%9d", edgeCount)) edges  "
+          + "\(String(format: "%7d", eventCount)) events  \(String(format: "%6.3f", seconds)) s  "
+          + "\(String(format: "%12.0f", Double(edgeCount) / seconds)) edges/s  \(String(format: "%6.1f", perEdge)) ns/edge")
+    return perEdge
 }
-let elapsed = start.duration(to: clock.now)
-let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-let edgeCount = pass.count * passes
-print("board: \(board.name), \(board.lines.count) lines")
-print("edges: \(edgeCount) (\(passes) passes of \(pass.count)), events: \(eventCount)")
-print("time: \(String(format: "%.3f", seconds)) s")
-print("throughput: \(String(format: "%.0f", Double(edgeCount) / seconds)) edges/s")
-print("latency: \(String(format: "%.1f", seconds * 1e9 / Double(edgeCount))) ns/edge")
+
+print("\(passes) passes per board (\(boardPath) first)")
+_ = measure(shipped)
+let perEdge = [6, 16, 64].map { measure(generatedBoard(pads: $0)) }
+print("per-edge cost, 64 pads / 6 pads: \(String(format: "%.2f", perEdge[2] / perEdge[0]))×")

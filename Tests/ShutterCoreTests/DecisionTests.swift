@@ -211,9 +211,14 @@ struct DecisionTests {
         var trace = TraceBuilder(board)
         trace.change("half", true, at: 100); trace.change("full", true, at: 120)
         trace.change("full", false, at: 3000); trace.change("half", false, at: 3010)
-        let summaries = trace.run().map(\.summary)
-        #expect(!summaries.contains { $0.hasPrefix("lineStuck") })
-        #expect(summaries.suffix(2) == ["burst ended 12", "capture ended primary"])
+        // Exact, not just "no lineStuck": the burst runs its 200 ms shots right through the
+        // stuck limit (passed at 1120 ms and again at 2120) and ends with full's release, debounced.
+        // Issue20Tests.burstHeldLongerThanStuckAfterEndsWithItsRelease covers the default limit.
+        let events = trace.run()
+        let shots = (2...12).map { "burst changed \($0) @\(620 + 200 * ($0 - 1))" }
+        #expect(events.map { "\($0.summary) @\(Int(Double($0.time.rawValue) / 1e6))" } ==
+                ["capture began primary @125", "burst began 1 @620"] + shots +
+                ["burst ended 12 @3005", "capture ended primary @3005"])
     }
 
     @Test func idleTimeoutRunsWhileAFingerRests() {

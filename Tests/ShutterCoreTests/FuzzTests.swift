@@ -12,7 +12,8 @@ struct FuzzTests {
     static func run(seed: UInt64, board: Board) -> [ShutterEvent] { runWithAfter(seed: seed, board: board).events }
 
     /// The events, and whatever came after `finish` when time went on (must be nothing).
-    static func runWithAfter(seed: UInt64, board: Board) -> (events: [ShutterEvent], after: [ShutterEvent]) {
+    /// With `api`, controls are also enabled and disabled through the API between edges.
+    static func runWithAfter(seed: UInt64, board: Board, api: Bool = false) -> (events: [ShutterEvent], after: [ShutterEvent]) {
         var random = SplitMix64(seed: seed)
         var machine = RigStateMachine(board: board)
         var events: [ShutterEvent] = []
@@ -34,6 +35,9 @@ struct FuzzTests {
                 machine.resynchronize(levels: levels.map { random.chance(0.5) ? $0 : !$0 }, at: Instant(rawValue: time), into: &events)
             case 2:
                 machine.setCaptureAvailable(random.chance(0.7), at: Instant(rawValue: time), into: &events)
+            case 3 where api:
+                let id = board.controls[random.int(0...(board.controls.count - 1))].id
+                try? machine.setControlEnabled(id, random.chance(0.5), at: Instant(rawValue: time), into: &events)
             default:
                 // Ties (0), bounce-like gaps, human gaps, long rests.
                 let gap: Int64 = switch random.int(0...4) {
@@ -76,6 +80,19 @@ struct FuzzTests {
         }
     }
 
+    /// The same raw fuzz on GeneratedBoardTests' boards (long windows, up to 64 pads, extreme
+    /// ranges), with API enable/disable mixed in: no trap, and the stream invariants hold.
+    @Test func generatedBoards() throws {
+        for seed in 1...UInt64(12) {
+            let board = try GeneratedBoardTests.board(seed: seed &* 31)
+            let (events, after) = Self.runWithAfter(seed: seed, board: board, api: true)
+            var problems = Self.problems(events, board: board) + GeneratedBoardTests.valuesOfDisabled(events, board: board)
+            if !after.isEmpty { problems.append("events after finish: \(after.map(\.json.description))") }
+            #expect(problems.isEmpty, "board seed \(seed &* 31), \(board.pads.count) pads: \(problems.prefix(3))")
+            if !problems.isEmpty { return }
+        }
+    }
+
     @Test func secondRunIsByteIdentical() {
         for seed in 1...UInt64(4) {
             let first = Self.run(seed: seed, board: Self.boards[2]).map(\.json.description)
@@ -84,8 +101,9 @@ struct FuzzTests {
         }
     }
 
-    /// What must hold of any event stream.
-    static func problems(_ events: [ShutterEvent], board: Board) -> [String] {
+    /// What must hold of any event stream; `inputOnly` false for a run with API calls, where a
+    /// `set` after the controls closed rightly sends its `controlValue`.
+    static func problems(_ events: [ShutterEvent], board: Board, inputOnly: Bool = true) -> [String] {
         var problems: [String] = []
         var last = Instant(rawValue: .min)
         var open: [String: Int] = [:]
@@ -127,7 +145,7 @@ struct FuzzTests {
             }
         }
         for (key, count) in open where count != 0 { problems.append("\(key) still open at the end") }
-        if let opening = events.lastIndex(where: { $0.name == "controlsActive" }) {
+        if inputOnly, let opening = events.lastIndex(where: { $0.name == "controlsActive" }) {
             // After finish the controls are closed: controls that became active must end inactive,
             // and nothing follows the last controlsInactive but what input ending itself reports
             // (captures, prepare, swipe ends, lines).
