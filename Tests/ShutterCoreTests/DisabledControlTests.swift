@@ -78,8 +78,8 @@ struct DisabledControlTests {
         #expect(machine.controlsSnapshot.state == "inactive")
     }
 
-    /// A swipe while the chooser is open never lands on a disabled control, and a light press
-    /// there never selects one.
+    /// A swipe while the chooser is open never lands on a disabled control (a light press after
+    /// one is aLightPressAfterTheHighlightedControlWasDisabledNeverSelectsIt).
     @Test func aSwipeInTheChooserSkipsADisabledControl() throws {
         var machine = ControlsSituation.choosing.machine()
         var events: [ShutterEvent] = []
