@@ -31,6 +31,11 @@ public struct RigStateMachine: Sendable {
     /// Stuck detection, by role: which lines are stuck and ignored until they release.
     private var stuckLines: StuckLines
     private var debouncers: [LineDebouncer]
+    /// The lines whose debouncer has a change pending: the only ones the scans for deadlines and
+    /// timer holds need to visit. Kept by ``debounce(_:_:)`` for every change of a debouncer.
+    private var pendingLines: LineSet
+    /// The capture lines, `full` and `secondary`, whose stuck watch follows whether a person holds them.
+    private let captureLines: [Int]
     /// `half` and `full`, and which `full` presses are clicks.
     private var button: TwoStageButton
     private var secondary: CaptureButton
@@ -89,6 +94,9 @@ public struct RigStateMachine: Sendable {
             let window = software ? max(line.debounce, board.gestures.glitchFilter) : board.gestures.glitchFilter
             return LineDebouncer(window: window)
         }
+        precondition(board.lines.count <= LineSet.capacity, "a board has at most 67 lines (64 pads), this one \(board.lines.count)")
+        pendingLines = LineSet()
+        captureLines = board.lines.indices.filter { [.full, .secondary].contains(board.lines[$0].role) }
         button = TwoStageButton(timings: board.gestures, hasHalf: halfLine != nil)
         secondary = CaptureButton(action: .secondary, timings: board.gestures, burst: false)
         lightPresses = LightPressRecognizer(window: board.gestures.doublePressWindow)
@@ -106,7 +114,7 @@ public struct RigStateMachine: Sendable {
         advance(to: edge.time, into: &events)
         quietUntil = nil
         let attempt = explanations != nil ? debouncers[index].pendingAttempt : nil
-        if let transition = debouncers[index].edge(active: edge.active, at: edge.time) {
+        if let transition = debounce(index, { $0.edge(active: edge.active, at: edge.time) }) {
             confirmed(line: index, transition, at: cursor, into: &events)
         } else if let attempt {
             explainRestartedAttempt(line: index, attempt, at: cursor)
@@ -165,7 +173,8 @@ public struct RigStateMachine: Sendable {
         advance(to: now, into: &events)
         quietUntil = nil
         for line in debouncers.indices where line < levels.count {
-            guard let transition = debouncers[line].resynchronize(active: levels[line], at: cursor) else {
+            let time = cursor
+            guard let transition = debounce(line, { $0.resynchronize(active: levels[line], at: time) }) else {
                 // Whatever `half` was confirming is gone with the levels read back.
                 if line == halfLine { button.halfDropped() }
                 continue
@@ -215,10 +224,18 @@ public struct RigStateMachine: Sendable {
     // address, a non-mutating one called from `run` got a copy of all of it (some 700 bytes) first,
     // which cost a quarter of the recognizer's time.
 
+    /// Runs one step of line `index`'s debouncer and notes whether a change is still pending there.
+    @inline(__always)
+    private mutating func debounce(_ index: Int, _ step: (inout LineDebouncer) -> ConfirmedTransition?) -> ConfirmedTransition? {
+        let transition = step(&debouncers[index])
+        pendingLines.set(index, debouncers[index].deadline != nil)
+        return transition
+    }
+
     @inline(__always)
     private mutating func earliestLineDeadline() -> (line: Int, time: Instant)? {
         var best: (line: Int, time: Instant)?
-        for index in debouncers.indices {
+        for index in pendingLines.members {
             if let deadline = debouncers[index].deadline, best == nil || deadline < best!.time {
                 best = (index, deadline)
             }
@@ -303,7 +320,7 @@ public struct RigStateMachine: Sendable {
     @inline(__always)
     private mutating func effectiveDue(_ timer: Timer, _ deadline: Instant) -> Instant {
         var due = deadline
-        for index in debouncers.indices {
+        for index in pendingLines.members {
             guard let since = debouncers[index].pendingSince, since <= deadline,
                   let settles = debouncers[index].deadline, settles > due, canChange(timer, at: deadline, line: index)
             else { continue }
@@ -338,7 +355,7 @@ public struct RigStateMachine: Sendable {
             if let line, line.time <= limit, line.time < Self.never, timerDue.map({ line.time <= $0 }) ?? true {
                 if line.time > cursor { cursor = line.time }
                 let attempt = explanations != nil ? debouncers[line.line].pendingAttempt : nil
-                if let transition = debouncers[line.line].fire() {
+                if let transition = debounce(line.line, { $0.fire() }) {
                     confirmed(line: line.line, transition, at: cursor, into: &events)
                 } else {
                     if line.line == halfLine { button.halfDropped() }
@@ -423,11 +440,11 @@ public struct RigStateMachine: Sendable {
     /// Tells stuck detection which capture lines a person holds in a capture now (a press that began,
     /// a burst): those are not watched.
     private mutating func noteHeldLines(at now: Instant) {
-        for line in kinds.indices {
-            switch kinds[line] {
-            case .full: stuckLines.setHeld(line, button.full.isCapturing, at: now)
-            case .secondary: stuckLines.setHeld(line, secondary.isCapturing, at: now)
-            case .half, .pad: break
+        for line in captureLines {
+            if case .full = kinds[line] {
+                stuckLines.setHeld(line, button.full.isCapturing, at: now)
+            } else {
+                stuckLines.setHeld(line, secondary.isCapturing, at: now)
             }
         }
     }
