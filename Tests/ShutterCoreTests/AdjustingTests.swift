@@ -280,19 +280,18 @@ struct DeadlineTieTests {
     /// Drives the controls directly: which values are sent, and when.
     @Test func coalescingSendsExactlyTheChangedValues() {
         let board = AdjustRigs.board(control: AdjustRigs.exposure)
-        var controls = ControlsStateMachine(controls: board.controls, padCount: 6, timings: board.gestures, initialValues: nil)
-        var events: [ShutterEvent] = []
-        controls.lightPress(at: ms(0), into: &events)
-        controls.swipeBegan(deltaPads: 0.5, padsPerSecond: 1, at: ms(100), into: &events)      // +⅓ sent at once
-        controls.swipeChanged(deltaPads: 0.5, padsPerSecond: 1, at: ms(110), into: &events)    // +⅔ held
-        controls.swipeChanged(deltaPads: -0.5, padsPerSecond: -1, at: ms(120), into: &events)  // back to +⅓: nothing to send
-        controls.fire(at: ms(150), into: &events)
-        controls.swipeChanged(deltaPads: 0.5, padsPerSecond: 1, at: ms(160), into: &events)    // +⅔ sent (interval over)
-        controls.swipeChanged(deltaPads: 0.5, padsPerSecond: 1, at: ms(170), into: &events)    // +1 held
-        controls.swipeChanged(deltaPads: 0.5, padsPerSecond: 1, at: ms(180), into: &events)    // +1⅓ held
-        controls.fire(at: ms(210), into: &events)                                               // +1⅓ sent
-        controls.swipeEnded(flick: false, padsPerSecond: 0, at: ms(300), into: &events)
-        let sent = events.compactMap { event -> String? in
+        var controls = ControlsDriver(ControlsStateMachine(controls: board.controls, padCount: 6, timings: board.gestures, initialValues: nil))
+        controls.step(at: ms(0)) { $0.lightPress(at: ms(0), into: &$1) }
+        controls.step(at: ms(100)) { $0.swipeBegan(deltaPads: 0.5, padsPerSecond: 1, at: ms(100), into: &$1) }      // +⅓ sent at once
+        controls.step(at: ms(110)) { $0.swipeChanged(deltaPads: 0.5, padsPerSecond: 1, at: ms(110), into: &$1) }    // +⅔ held
+        controls.step(at: ms(120)) { $0.swipeChanged(deltaPads: -0.5, padsPerSecond: -1, at: ms(120), into: &$1) }  // back to +⅓: nothing to send
+        controls.step(at: ms(150)) { $0.fire(at: ms(150), into: &$1) }
+        controls.step(at: ms(160)) { $0.swipeChanged(deltaPads: 0.5, padsPerSecond: 1, at: ms(160), into: &$1) }    // +⅔ sent (interval over)
+        controls.step(at: ms(170)) { $0.swipeChanged(deltaPads: 0.5, padsPerSecond: 1, at: ms(170), into: &$1) }    // +1 held
+        controls.step(at: ms(180)) { $0.swipeChanged(deltaPads: 0.5, padsPerSecond: 1, at: ms(180), into: &$1) }    // +1⅓ held
+        controls.step(at: ms(210)) { $0.fire(at: ms(210), into: &$1) }                                               // +1⅓ sent
+        controls.step(at: ms(300)) { $0.swipeEnded(flick: false, padsPerSecond: 0, at: ms(300), into: &$1) }
+        let sent = controls.events.compactMap { event -> String? in
             if case .controlValue(_, _, let display, let at) = event { return "\(display.text)@\(at.rawValue / 1_000_000)" }
             return nil
         }
@@ -326,5 +325,20 @@ struct SwipeTraceTests {
         #expect(try Self.values("swipe-quick-zoom").last == .number(8))
         #expect(try Self.values("swipe-quick-exposure").last == .number(2))
         #expect(try Self.values("swipe-quick-filter").last == .index(3))
+    }
+}
+
+/// Drives ``ControlsStateMachine`` alone as the rig does: each step's actions become events
+/// stamped with that step's instant.
+struct ControlsDriver {
+    var machine: ControlsStateMachine
+    private(set) var events: [ShutterEvent] = []
+
+    init(_ machine: ControlsStateMachine) { self.machine = machine }
+
+    mutating func step(at now: Instant, _ body: (inout ControlsStateMachine, inout [ControlsStateMachine.Action]) -> Void) {
+        var actions: [ControlsStateMachine.Action] = []
+        body(&machine, &actions)
+        events += actions.map { $0.event(at: now) }
     }
 }

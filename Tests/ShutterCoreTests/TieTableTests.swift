@@ -54,16 +54,15 @@ struct TieTableTests {
     @Test(arguments: coalescing)
     func coalescingAtTheInterval(_ row: CoalescingRow) {
         let board = AdjustRigs.board(control: AdjustRigs.exposure)
-        var controls = ControlsStateMachine(controls: board.controls, padCount: 6, timings: board.gestures, initialValues: nil)
-        var events: [ShutterEvent] = []
-        controls.lightPress(at: ms(0), into: &events)
-        controls.swipeBegan(deltaPads: 0.5, padsPerSecond: 1, at: ms(100), into: &events)
+        var controls = ControlsDriver(ControlsStateMachine(controls: board.controls, padCount: 6, timings: board.gestures, initialValues: nil))
+        controls.step(at: ms(0)) { $0.lightPress(at: ms(0), into: &$1) }
+        controls.step(at: ms(100)) { $0.swipeBegan(deltaPads: 0.5, padsPerSecond: 1, at: ms(100), into: &$1) }
         // Let time pass as the rig does: every deadline up to the change fires first.
         let change = ms(100 + row.offset)
-        while let due = controls.deadline, due <= change { controls.fire(at: due, into: &events) }
-        controls.swipeChanged(deltaPads: 0.5, padsPerSecond: 1, at: change, into: &events)
-        while let due = controls.deadline, due <= ms(1000) { controls.fire(at: due, into: &events) }
-        let sent = events.compactMap { event -> String? in
+        while let due = controls.machine.deadline, due <= change { controls.step(at: due) { $0.fire(at: due, into: &$1) } }
+        controls.step(at: change) { $0.swipeChanged(deltaPads: 0.5, padsPerSecond: 1, at: change, into: &$1) }
+        while let due = controls.machine.deadline, due <= ms(1000) { controls.step(at: due) { $0.fire(at: due, into: &$1) } }
+        let sent = controls.events.compactMap { event -> String? in
             if case .controlValue(_, _, let display, let at) = event { return "\(display.text)@\(at.rawValue / 1_000_000)" }
             return nil
         }

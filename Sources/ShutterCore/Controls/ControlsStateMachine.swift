@@ -3,9 +3,46 @@ import Foundation
 /// The controls overlay without a screen: which control is current, its value, the chooser.
 ///
 /// Driven by recognized gestures (light press, double light press, swipe steps,
-/// captures) and by time (idle timeout, coalescing of value updates). Appends
-/// the phone's four delegate callbacks as events, plus value and chooser events.
+/// captures) and by time (idle timeout, coalescing of value updates). Each step appends its
+/// ``Action``s in the order they happened; the rig turns them into the phone's four delegate
+/// callbacks as events, plus value and chooser events, and orders them among the other machines'.
 struct ControlsStateMachine: Sendable {
+    /// What a step of the controls did. The owner stamps each with the step's instant as its
+    /// ``ShutterEvent`` (named after each case) and explains the ones that need it.
+    enum Action: Hashable, Sendable {
+        /// The controls became active on `control` (`controlsActive`).
+        case activated(control: String, display: ControlDisplay)
+        /// A swipe began or stopped moving the current control (`controlsAdjusting`).
+        case adjusting(EventPhase, control: String)
+        /// The controls became inactive, and why (`controlsInactive`).
+        case closed(InactiveReason)
+        /// A control's value changed (`controlValue`).
+        case value(control: String, value: ControlValue, display: ControlDisplay)
+        /// The chooser opened or closed (`chooser`).
+        case chooser(EventPhase)
+        /// The chooser's highlight moved to `control` (`controlHighlighted`).
+        case highlighted(control: String)
+        /// `control` became the current one, or the chooser closed on it (`controlSelected`).
+        case selected(control: String, display: ControlDisplay)
+        /// A control was enabled or disabled (`controlEnabled`).
+        case enabled(control: String, Bool)
+
+        /// The action as the event subscribers get, at `time`.
+        func event(at time: Instant) -> ShutterEvent {
+            switch self {
+            case .activated(let control, let display): .controlsActive(control: control, display: display, at: time)
+            case .adjusting(let phase, let control): .controlsAdjusting(phase: phase, control: control, at: time)
+            case .closed(let reason): .controlsInactive(reason: reason, at: time)
+            case .value(let control, let value, let display):
+                .controlValue(control: control, value: value, display: display, at: time)
+            case .chooser(let phase): .chooser(phase: phase, at: time)
+            case .highlighted(let control): .controlHighlighted(control: control, at: time)
+            case .selected(let control, let display): .controlSelected(control: control, display: display, at: time)
+            case .enabled(let control, let enabled): .controlEnabled(control: control, enabled: enabled, at: time)
+            }
+        }
+    }
+
     private enum State: Sendable {
         case inactive
         /// Showing the current control; `adjusting` while a swipe moves it.
@@ -29,8 +66,9 @@ struct ControlsStateMachine: Sendable {
     private var glide: (padsPerSecond: Double, next: Instant)?
     /// Movement toward the next picker item or chooser entry, in pads.
     private var detent = 0.0
-    /// The swipe that woke the controls changes nothing.
-    private var swipeConsumed = false
+    /// The rest of the swipe in progress changes nothing: it woke the controls (as on the phone,
+    /// the first touch only shows them), or they were closed on purpose under it (a capture, a toggle).
+    private var restOfSwipeIgnored = false
     private var lastInput = Instant.zero
     private var lastEmitted: Instant?
     private var unsentValue = false
@@ -116,92 +154,92 @@ struct ControlsStateMachine: Sendable {
 
     private var hasEnabledControl: Bool { specs.contains(where: \.enabled) }
 
-    mutating func lightPress(at now: Instant, into events: inout [ShutterEvent]) {
+    mutating func lightPress(at now: Instant, into actions: inout [Action]) {
         switch state {
         case .inactive:
-            activate(at: now, into: &events)
+            activate(at: now, into: &actions)
         case .active:
             break
         case .choosing(let highlight):
             current = highlight
             state = .active(adjusting: false)
-            events.append(.controlSelected(control: specs[highlight].id, display: display(highlight), at: now))
-            events.append(.chooser(phase: .ended, at: now))
+            actions.append(.selected(control: specs[highlight].id, display: display(highlight)))
+            actions.append(.chooser(.ended))
         }
     }
 
-    mutating func doubleLightPress(at now: Instant, into events: inout [ShutterEvent]) {
+    mutating func doubleLightPress(at now: Instant, into actions: inout [Action]) {
         switch state {
         case .inactive:
-            guard activate(at: now, into: &events) else { return }
-            openChooser(at: now, into: &events)
+            guard activate(at: now, into: &actions) else { return }
+            openChooser(at: now, into: &actions)
         case .active(let adjusting):
-            if adjusting { endAdjusting(at: now, into: &events) }
-            openChooser(at: now, into: &events)
+            if adjusting { endAdjusting(at: now, into: &actions) }
+            openChooser(at: now, into: &actions)
         case .choosing:
             break
         }
     }
 
     @discardableResult
-    private mutating func activate(at now: Instant, into events: inout [ShutterEvent]) -> Bool {
+    private mutating func activate(at now: Instant, into actions: inout [Action]) -> Bool {
         guard hasEnabledControl else { return false }
         if !specs[current].enabled { current = specs.firstIndex(where: \.enabled)! }
         state = .active(adjusting: false)
-        events.append(.controlsActive(control: specs[current].id, display: display(current), at: now))
+        actions.append(.activated(control: specs[current].id, display: display(current)))
         return true
     }
 
-    private mutating func openChooser(at now: Instant, into events: inout [ShutterEvent]) {
+    private mutating func openChooser(at now: Instant, into actions: inout [Action]) {
         state = .choosing(highlight: current)
         detent = 0
-        events.append(.chooser(phase: .began, at: now))
-        events.append(.controlHighlighted(control: specs[current].id, at: now))
+        actions.append(.chooser(.began))
+        actions.append(.highlighted(control: specs[current].id))
     }
 
-    mutating func swipeBegan(deltaPads: Double, padsPerSecond: Double, at now: Instant, into events: inout [ShutterEvent]) {
+    mutating func swipeBegan(deltaPads: Double, padsPerSecond: Double, at now: Instant, into actions: inout [Action]) {
         // A new touch stops a glide where it is.
-        if glide != nil { endAdjusting(at: now, into: &events) }
+        if glide != nil { endAdjusting(at: now, into: &actions) }
         switch state {
         case .inactive:
             // As on the phone, the first touch only wakes the controls.
-            swipeConsumed = activate(at: now, into: &events)
+            restOfSwipeIgnored = activate(at: now, into: &actions)
         case .active:
-            swipeConsumed = false
+            restOfSwipeIgnored = false
             state = .active(adjusting: true)
-            events.append(.controlsAdjusting(phase: .began, control: specs[current].id, at: now))
+            actions.append(.adjusting(.began, control: specs[current].id))
             position = scales[current].position(of: values[current])
             detent = 0
             // The movement that made the touch a swipe (a pad or more, so a tap rolling over two pads
             // stays a tap) is the swipe's threshold, as a touch screen's slop: the value starts with one
             // half pad, so a slow swipe visits every step (exposure 0 → +⅓ → +⅔ …).
             let sliderLead = specs[current].kind.sliderValues == nil ? deltaPads : min(max(deltaPads, -0.5), 0.5)
-            adjust(deltaPads: sliderLead, padsPerSecond: padsPerSecond, at: now, into: &events)
+            adjust(deltaPads: sliderLead, padsPerSecond: padsPerSecond, at: now, into: &actions)
         case .choosing:
-            swipeConsumed = false
+            restOfSwipeIgnored = false
             detent = 0
-            moveHighlight(deltaPads: deltaPads, at: now, into: &events)
+            moveHighlight(deltaPads: deltaPads, at: now, into: &actions)
         }
     }
 
-    mutating func swipeChanged(deltaPads: Double, padsPerSecond: Double, at now: Instant, into events: inout [ShutterEvent]) {
-        guard !swipeConsumed else { return }
+    mutating func swipeChanged(deltaPads: Double, padsPerSecond: Double, at now: Instant, into actions: inout [Action]) {
+        guard !restOfSwipeIgnored else { return }
         switch state {
         case .inactive:
             // Movement after the controls went inactive (idle, with the finger still down) wakes them
             // as a swipe does: this swipe then changes nothing.
-            swipeConsumed = activate(at: now, into: &events)
+            restOfSwipeIgnored = activate(at: now, into: &actions)
         case .active(adjusting: false):
             break
         case .active(adjusting: true):
-            adjust(deltaPads: deltaPads, padsPerSecond: padsPerSecond, at: now, into: &events)
+            adjust(deltaPads: deltaPads, padsPerSecond: padsPerSecond, at: now, into: &actions)
         case .choosing:
-            moveHighlight(deltaPads: deltaPads, at: now, into: &events)
+            moveHighlight(deltaPads: deltaPads, at: now, into: &actions)
         }
     }
 
-    mutating func swipeEnded(flick: Bool, padsPerSecond: Double, at now: Instant, into events: inout [ShutterEvent]) {
-        swipeConsumed = false
+    mutating func swipeEnded(flick: Bool, padsPerSecond: Double, at now: Instant, into actions: inout [Action]) {
+        restOfSwipeIgnored = false
         lastInput = now
         guard case .active(adjusting: true) = state else { return }
         // A flick of a slider carries on for a short glide that slows down; adjusting ends with it.
@@ -211,7 +249,7 @@ struct ControlsStateMachine: Sendable {
             glide = (padsPerSecond, now + Self.glideTick)
             return
         }
-        endAdjusting(at: now, into: &events)
+        endAdjusting(at: now, into: &actions)
     }
 
     /// A glide moves the value this often.
@@ -220,27 +258,27 @@ struct ControlsStateMachine: Sendable {
     static let glideDecaySeconds = 0.2
 
     /// One glide step: move at the decayed speed; stop once slow or at an end.
-    private mutating func glideStep(at now: Instant, into events: inout [ShutterEvent]) {
+    private mutating func glideStep(at now: Instant, into actions: inout [Action]) {
         guard let current = glide else { return }
         let seconds = Double(Self.glideTick.rawValue) / 1e9
         let speed = current.padsPerSecond * exp(-seconds / Self.glideDecaySeconds)
-        adjust(deltaPads: speed * seconds, padsPerSecond: speed, at: now, into: &events)
+        adjust(deltaPads: speed * seconds, padsPerSecond: speed, at: now, into: &actions)
         if abs(speed) < ControlScale.slowPadsPerSecond || scales[self.current].isAtEnd(position) {
-            endAdjusting(at: now, into: &events)
+            endAdjusting(at: now, into: &actions)
         } else {
             glide = (speed, now + Self.glideTick)
         }
     }
 
-    private mutating func endAdjusting(at now: Instant, into events: inout [ShutterEvent]) {
+    private mutating func endAdjusting(at now: Instant, into actions: inout [Action]) {
         glide = nil
         // The final value is never lost to coalescing.
-        if unsentValue { emitValue(at: now, into: &events) }
+        if unsentValue { emitValue(at: now, into: &actions) }
         state = .active(adjusting: false)
-        events.append(.controlsAdjusting(phase: .ended, control: specs[current].id, at: now))
+        actions.append(.adjusting(.ended, control: specs[current].id))
     }
 
-    private mutating func adjust(deltaPads: Double, padsPerSecond: Double, at now: Instant, into events: inout [ShutterEvent]) {
+    private mutating func adjust(deltaPads: Double, padsPerSecond: Double, at now: Instant, into actions: inout [Action]) {
         let spec = specs[current]
         let old = values[current]
         switch spec.kind {
@@ -260,7 +298,7 @@ struct ControlsStateMachine: Sendable {
         if let lastEmitted, now - lastEmitted < coalescingInterval {
             unsentValue = true
         } else {
-            emitValue(at: now, into: &events)
+            emitValue(at: now, into: &actions)
         }
     }
 
@@ -277,7 +315,7 @@ struct ControlsStateMachine: Sendable {
         }
     }
 
-    private mutating func moveHighlight(deltaPads: Double, at now: Instant, into events: inout [ShutterEvent]) {
+    private mutating func moveHighlight(deltaPads: Double, at now: Instant, into actions: inout [Action]) {
         guard case .choosing(let highlight) = state else { return }
         // Walk the enabled controls one per pad; disabled ones are not there to land on.
         var steps = 0
@@ -293,7 +331,7 @@ struct ControlsStateMachine: Sendable {
         }
         guard target != highlight else { return }
         state = .choosing(highlight: target)
-        events.append(.controlHighlighted(control: specs[target].id, at: now))
+        actions.append(.highlighted(control: specs[target].id))
     }
 
     /// The nearest enabled control after `index` in `direction` (the list does not wrap).
@@ -306,28 +344,28 @@ struct ControlsStateMachine: Sendable {
         return nil
     }
 
-    private mutating func emitValue(at now: Instant, into events: inout [ShutterEvent]) {
+    private mutating func emitValue(at now: Instant, into actions: inout [Action]) {
         unsentValue = false
         let value = values[current]
         // A swipe that went out and came back within one coalescing interval changed nothing.
         guard value != sentValues[current] else { return }
         sentValues[current] = value
         lastEmitted = now
-        events.append(.controlValue(control: specs[current].id, value: value, display: display(current), at: now))
+        actions.append(.value(control: specs[current].id, value: value, display: display(current)))
     }
 
     /// A full click or secondary capture: the controls collapse before the capture event.
-    mutating func collapse(at now: Instant, into events: inout [ShutterEvent]) {
-        close(reason: .capture, at: now, into: &events)
+    mutating func collapse(at now: Instant, into actions: inout [Action]) {
+        close(reason: .capture, at: now, into: &actions)
     }
 
     /// The secondary button mapped to `toggleControls`.
-    mutating func toggle(at now: Instant, into events: inout [ShutterEvent]) {
-        if isActive { close(reason: .toggle, at: now, into: &events) } else { activate(at: now, into: &events) }
+    mutating func toggle(at now: Instant, into actions: inout [Action]) {
+        if isActive { close(reason: .toggle, at: now, into: &actions) } else { activate(at: now, into: &actions) }
     }
 
     /// The secondary button mapped to `nextControl`: wakes the controls, or moves to the next enabled control.
-    mutating func next(at now: Instant, into events: inout [ShutterEvent]) {
+    mutating func next(at now: Instant, into actions: inout [Action]) {
         if case .choosing(let highlight) = state {
             // In the chooser it moves the highlight, as a swipe would (wrapping round the list).
             var candidate = highlight
@@ -338,14 +376,14 @@ struct ControlsStateMachine: Sendable {
             lastInput = now
             guard candidate != highlight else { return }
             state = .choosing(highlight: candidate)
-            events.append(.controlHighlighted(control: specs[candidate].id, at: now))
+            actions.append(.highlighted(control: specs[candidate].id))
             return
         }
         guard case .active(let adjusting) = state else {
-            if case .inactive = state { activate(at: now, into: &events) }
+            if case .inactive = state { activate(at: now, into: &actions) }
             return
         }
-        if adjusting { endAdjusting(at: now, into: &events) }
+        if adjusting { endAdjusting(at: now, into: &actions) }
         var candidate = current
         for _ in specs.indices {
             candidate = (candidate + 1) % specs.count
@@ -353,23 +391,23 @@ struct ControlsStateMachine: Sendable {
         }
         guard candidate != current else { return }
         current = candidate
-        events.append(.controlSelected(control: specs[current].id, display: display(current), at: now))
+        actions.append(.selected(control: specs[current].id, display: display(current)))
     }
 
     /// The coalescing interval or the idle timeout ran out.
-    mutating func fire(at now: Instant, into events: inout [ShutterEvent]) {
-        if let glide, glide.next <= now { glideStep(at: now, into: &events) }
+    mutating func fire(at now: Instant, into actions: inout [Action]) {
+        if let glide, glide.next <= now { glideStep(at: now, into: &actions) }
         if unsentValue, let lastEmitted, lastEmitted + coalescingInterval <= now {
-            emitValue(at: now, into: &events)
+            emitValue(at: now, into: &actions)
         }
-        if isActive, lastInput + idleTimeout <= now { close(reason: .idle, at: now, into: &events) }
+        if isActive, lastInput + idleTimeout <= now { close(reason: .idle, at: now, into: &actions) }
     }
 
     /// Flushes only the coalesced value (used while input is ending, where the idle timeout does not run).
-    mutating func flushValue(at now: Instant, into events: inout [ShutterEvent]) {
+    mutating func flushValue(at now: Instant, into actions: inout [Action]) {
         // A glide is what the flick already asked for: it runs to its end.
-        if let glide, glide.next <= now { glideStep(at: now, into: &events) }
-        if unsentValue, let lastEmitted, lastEmitted + coalescingInterval <= now { emitValue(at: now, into: &events) }
+        if let glide, glide.next <= now { glideStep(at: now, into: &actions) }
+        if unsentValue, let lastEmitted, lastEmitted + coalescingInterval <= now { emitValue(at: now, into: &actions) }
     }
 
     /// The deadlines that must still run when input ends (a glide, the coalescing flush), if any.
@@ -383,25 +421,25 @@ struct ControlsStateMachine: Sendable {
         return earliest
     }
 
-    mutating func finish(at now: Instant, into events: inout [ShutterEvent]) {
-        close(reason: .finish, at: now, into: &events)
+    mutating func finish(at now: Instant, into actions: inout [Action]) {
+        close(reason: .finish, at: now, into: &actions)
     }
 
-    private mutating func close(reason: InactiveReason, at now: Instant, into events: inout [ShutterEvent]) {
+    private mutating func close(reason: InactiveReason, at now: Instant, into actions: inout [Action]) {
         switch state {
         case .inactive:
             return
         case .active(let adjusting):
-            if adjusting { endAdjusting(at: now, into: &events) }
+            if adjusting { endAdjusting(at: now, into: &actions) }
         case .choosing:
-            events.append(.chooser(phase: .ended, at: now))
+            actions.append(.chooser(.ended))
         }
-        if unsentValue { emitValue(at: now, into: &events) }
+        if unsentValue { emitValue(at: now, into: &actions) }
         // Closed on purpose (a capture, a toggle), the rest of a swipe changes nothing; closed for
         // lack of input, the next movement of a finger still down wakes them.
-        swipeConsumed = reason != .idle
+        restOfSwipeIgnored = reason != .idle
         state = .inactive
-        events.append(.controlsInactive(reason: reason, at: now))
+        actions.append(.closed(reason))
     }
 
     /// What control `index` shows now.
@@ -471,7 +509,7 @@ extension ControlsStateMachine {
 
     /// Sets a control's value exactly as given (a value outside its range or off its step is
     /// refused, never clamped) and emits `controlValue` at once, as a swipe's last value is.
-    mutating func set(_ id: String, to value: ControlValue, at now: Instant, into events: inout [ShutterEvent]) throws(ControlRefusal) {
+    mutating func set(_ id: String, to value: ControlValue, at now: Instant, into actions: inout [Action]) throws(ControlRefusal) {
         let index = try index(of: id)
         let spec = specs[index]
         guard spec.enabled else { throw ControlRefusal(.disabled, "control '\(id)' is disabled") }
@@ -485,7 +523,7 @@ extension ControlsStateMachine {
         values[index] = value
         sentValues[index] = value
         lastEmitted = now
-        events.append(.controlValue(control: id, value: value, display: display(index), at: now))
+        actions.append(.value(control: id, value: value, display: display(index)))
     }
 
     /// Refuses a value `spec` cannot take as it is.
@@ -552,7 +590,7 @@ extension ControlsStateMachine {
     /// (a light press there reports the control it closes on, the current one too). Selecting the
     /// control that is already current with no chooser open changes nothing a subscriber can see,
     /// so it says nothing, as `nextControl` with a single enabled control says nothing.
-    mutating func select(_ id: String, at now: Instant, into events: inout [ShutterEvent]) throws(ControlRefusal) {
+    mutating func select(_ id: String, at now: Instant, into actions: inout [Action]) throws(ControlRefusal) {
         let index = try index(of: id)
         guard specs[index].enabled else { throw ControlRefusal(.disabled, "control '\(id)' is disabled") }
         let changed = index != current
@@ -561,7 +599,7 @@ extension ControlsStateMachine {
             current = index
             guard changed else { return }
         case .active(let adjusting):
-            if adjusting { endAdjusting(at: now, into: &events) }
+            if adjusting { endAdjusting(at: now, into: &actions) }
             current = index
             lastInput = now
             guard changed else { return }
@@ -569,9 +607,9 @@ extension ControlsStateMachine {
             current = index
             state = .active(adjusting: false)
             lastInput = now
-            events.append(.chooser(phase: .ended, at: now))
+            actions.append(.chooser(.ended))
         }
-        events.append(.controlSelected(control: id, display: display(index), at: now))
+        actions.append(.selected(control: id, display: display(index)))
     }
 
     /// Enables or disables a control (`controlEnabled`, only when that changes).
@@ -585,30 +623,30 @@ extension ControlsStateMachine {
     /// - a highlight on it moves to the next enabled control, or the one before at the end of the
     ///   list (`controlHighlighted`), so a light press there cannot select it.
     /// - with no enabled control left, the controls close (`controlsInactive`, reason `toggle`).
-    mutating func setEnabled(_ id: String, _ enabled: Bool, at now: Instant, into events: inout [ShutterEvent]) throws(ControlRefusal) {
+    mutating func setEnabled(_ id: String, _ enabled: Bool, at now: Instant, into actions: inout [Action]) throws(ControlRefusal) {
         let index = try index(of: id)
         guard specs[index].enabled != enabled else { return }
-        if !enabled, index == current, case .active(adjusting: true) = state { endAdjusting(at: now, into: &events) }
+        if !enabled, index == current, case .active(adjusting: true) = state { endAdjusting(at: now, into: &actions) }
         specs[index].enabled = enabled
-        events.append(.controlEnabled(control: id, enabled: enabled, at: now))
+        actions.append(.enabled(control: id, enabled))
         guard !enabled else { return }
         guard let first = specs.indices.first(where: { specs[$0].enabled }) else {
-            if isActive { close(reason: .toggle, at: now, into: &events) }
+            if isActive { close(reason: .toggle, at: now, into: &actions) }
             return
         }
         if index == current {
             if case .choosing = state {
                 state = .active(adjusting: false)
-                events.append(.chooser(phase: .ended, at: now))
+                actions.append(.chooser(.ended))
             }
             current = first
-            events.append(.controlSelected(control: specs[first].id, display: display(first), at: now))
+            actions.append(.selected(control: specs[first].id, display: display(first)))
         } else if case .choosing(index) = state {
             // Another enabled control exists (`first`), so one of the two directions has one.
             let target = nextEnabled(from: index, direction: 1) ?? nextEnabled(from: index, direction: -1) ?? first
             state = .choosing(highlight: target)
             detent = 0
-            events.append(.controlHighlighted(control: specs[target].id, at: now))
+            actions.append(.highlighted(control: specs[target].id))
         }
     }
 
@@ -617,19 +655,19 @@ extension ControlsStateMachine {
     /// it. `controlEnabled` for a flag that changed, `controlValue` for a value clamped to a
     /// narrower range or reset (its kind changed), then `controlSelected` when the current control
     /// is another one. Controls that came or went are not reported.
-    mutating func reportChanges(since previous: ControlsSnapshot, at now: Instant, into events: inout [ShutterEvent]) {
+    mutating func reportChanges(since previous: ControlsSnapshot, at now: Instant, into actions: inout [Action]) {
         for index in specs.indices {
             let spec = specs[index]
             guard let old = previous.controls.first(where: { $0.spec.id == spec.id }) else { continue }
             if old.spec.enabled != spec.enabled {
-                events.append(.controlEnabled(control: spec.id, enabled: spec.enabled, at: now))
+                actions.append(.enabled(control: spec.id, spec.enabled))
             }
             if old.value != values[index] {
-                events.append(.controlValue(control: spec.id, value: values[index], display: display(index), at: now))
+                actions.append(.value(control: spec.id, value: values[index], display: display(index)))
             }
         }
         if !specs.isEmpty, let old = previous.current, old != specs[current].id {
-            events.append(.controlSelected(control: specs[current].id, display: display(current), at: now))
+            actions.append(.selected(control: specs[current].id, display: display(current)))
         }
     }
 

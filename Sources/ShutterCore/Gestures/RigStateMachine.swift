@@ -42,6 +42,9 @@ public struct RigStateMachine: Sendable {
     private var lightPresses: LightPressRecognizer
     private var strip: SliderStrip
     private var controls: ControlsStateMachine
+    /// What the controls' current step did; ``controlsStep(at:into:_:)`` empties it into events
+    /// (kept here so a step allocates nothing once it has grown).
+    private var controlActions: [ControlsStateMachine.Action] = []
     private var captureAvailable = true
     /// The instant of the latest decision; events are never stamped earlier.
     private var cursor = Instant(rawValue: .min)
@@ -208,7 +211,7 @@ public struct RigStateMachine: Sendable {
         emit(button.half.finish(), at: time, into: &events)
         emit(button.full.finish(), of: button.full.action, at: time, into: &events)
         emit(secondary.finish(), of: secondary.action, at: time, into: &events)
-        controls.finish(at: time, into: &events)
+        controlsStep(at: time, into: &events) { $0.finish(at: time, into: &$1) }
         // Input is over: a line still held is no longer watched, so it cannot become stuck later.
         stuckLines.stopWatching()
         finishing = false
@@ -396,13 +399,9 @@ public struct RigStateMachine: Sendable {
             routeStrip({ $0.fire(at: now) }, at: now, into: &events)
         case .controls:
             if finishing {
-                controls.flushValue(at: now, into: &events)
+                controlsStep(at: now, into: &events) { $0.flushValue(at: now, into: &$1) }
             } else {
-                controls.fire(at: now, into: &events)
-                if explanations != nil, case .controlsInactive(.idle, _)? = events.last {
-                    explain("controls", at: now,
-                            "no input for \(Explanation.setting("controlsIdleTimeoutMs", timings.controlsIdleTimeout)): inactive")
-                }
+                controlsStep(at: now, into: &events) { $0.fire(at: now, into: &$1) }
             }
         case .stuck:
             for line in stuckLines.fire(at: now) {
@@ -502,7 +501,7 @@ public struct RigStateMachine: Sendable {
                 // count it (README, "Order within one instant").
                 resolvePendingLightPress(because: .fullPress, at: now, into: &events)
                 // The controls collapse only for a capture that begins.
-                if captureAvailable { controls.collapse(at: now, into: &events) }
+                if captureAvailable { controlsStep(at: now, into: &events) { $0.collapse(at: now, into: &$1) } }
                 emit(button.full.press(since: transition.since, available: captureAvailable), of: button.full.action, at: now, into: &events)
                 if !captureAvailable, explains { explain(lineNames[line], at: now, "pressed while capture is unavailable: cancelled") }
             } else {
@@ -513,14 +512,14 @@ public struct RigStateMachine: Sendable {
                 resolvePendingLightPress(because: .secondaryPress, at: now, into: &events)
                 switch timings.secondaryAction {
                 case .capture:
-                    if captureAvailable { controls.collapse(at: now, into: &events) }
+                    if captureAvailable { controlsStep(at: now, into: &events) { $0.collapse(at: now, into: &$1) } }
                     emit(secondary.press(since: transition.since, available: captureAvailable), of: secondary.action, at: now,
                          into: &events)
                     if !captureAvailable, explains { explain(lineNames[line], at: now, "pressed while capture is unavailable: cancelled") }
                 case .toggleControls:
-                    controls.toggle(at: now, into: &events)
+                    controlsStep(at: now, into: &events) { $0.toggle(at: now, into: &$1) }
                 case .nextControl:
-                    controls.next(at: now, into: &events)
+                    controlsStep(at: now, into: &events) { $0.next(at: now, into: &$1) }
                 }
             } else {
                 emit(secondary.release(since: transition.since), of: secondary.action, at: now, into: &events)
@@ -551,15 +550,15 @@ public struct RigStateMachine: Sendable {
             resolvePendingLightPress(because: .swipe, at: now, into: &events)
             events.append(.swipe(phase: .began, position: motion.position, delta: motion.delta,
                                  velocity: motion.velocity, flick: false, at: now))
-            controls.swipeBegan(deltaPads: motion.deltaPads, padsPerSecond: motion.padsPerSecond, at: now, into: &events)
+            controlsStep(at: now, into: &events) { $0.swipeBegan(deltaPads: motion.deltaPads, padsPerSecond: motion.padsPerSecond, at: now, into: &$1) }
         case .swipeChanged(let motion):
             events.append(.swipe(phase: .changed, position: motion.position, delta: motion.delta,
                                  velocity: motion.velocity, flick: false, at: now))
-            controls.swipeChanged(deltaPads: motion.deltaPads, padsPerSecond: motion.padsPerSecond, at: now, into: &events)
+            controlsStep(at: now, into: &events) { $0.swipeChanged(deltaPads: motion.deltaPads, padsPerSecond: motion.padsPerSecond, at: now, into: &$1) }
         case .swipeEnded(let motion, let flick):
             events.append(.swipe(phase: .ended, position: motion.position, delta: motion.delta,
                                  velocity: motion.velocity, flick: flick, at: now))
-            controls.swipeEnded(flick: flick, padsPerSecond: motion.padsPerSecond, at: now, into: &events)
+            controlsStep(at: now, into: &events) { $0.swipeEnded(flick: flick, padsPerSecond: motion.padsPerSecond, at: now, into: &$1) }
         case .tap(let pressedAt, let releasedAt):
             guard halfLine == nil else { return }
             completeLightPress(pressedAt: pressedAt, releasedAt: releasedAt, at: now, into: &events)
@@ -604,6 +603,28 @@ public struct RigStateMachine: Sendable {
         }
     }
 
+    /// Runs one step of the controls and emits what it did.
+    @inline(__always)
+    private mutating func controlsStep(at now: Instant, into events: inout [ShutterEvent],
+                                       _ step: (inout ControlsStateMachine, inout [ControlsStateMachine.Action]) -> Void) {
+        step(&controls, &controlActions)
+        emitControlActions(at: now, into: &events)
+    }
+
+    /// The events of the controls' actions, in their order; the idle timeout is explained.
+    @inline(__always)
+    private mutating func emitControlActions(at now: Instant, into events: inout [ShutterEvent]) {
+        guard !controlActions.isEmpty else { return }
+        for action in controlActions {
+            events.append(action.event(at: now))
+            if explanations != nil, case .closed(.idle) = action {
+                explain("controls", at: now,
+                        "no input for \(Explanation.setting("controlsIdleTimeoutMs", timings.controlsIdleTimeout)): inactive")
+            }
+        }
+        controlActions.removeAll(keepingCapacity: true)
+    }
+
     /// The events of `half`'s prepare action.
     @inline(__always)
     private mutating func emit(_ action: HalfButton.Action, at now: Instant, into events: inout [ShutterEvent]) {
@@ -619,10 +640,10 @@ public struct RigStateMachine: Sendable {
         case .single(let pressedAt, let releasedAt, let reason):
             if explanations != nil { explainSingle(reason, at: now) }
             events.append(.lightPress(source: lightPressSource, pressedAt: pressedAt, releasedAt: releasedAt, at: now))
-            controls.lightPress(at: now, into: &events)
+            controlsStep(at: now, into: &events) { $0.lightPress(at: now, into: &$1) }
         case .double(let pressedAt):
             events.append(.doubleLightPress(source: lightPressSource, pressedAt: pressedAt, at: now))
-            controls.doubleLightPress(at: now, into: &events)
+            controlsStep(at: now, into: &events) { $0.doubleLightPress(at: now, into: &$1) }
         }
     }
 }
@@ -669,7 +690,9 @@ extension RigStateMachine {
                                     into events: inout [ShutterEvent]) throws(ControlRefusal) {
         advance(to: now, into: &events)
         quietUntil = nil
-        try controls.set(id, to: value, at: cursor, into: &events)
+        // What the command did before it was refused (nothing today) is still said.
+        defer { emitControlActions(at: cursor, into: &events) }
+        try controls.set(id, to: value, at: cursor, into: &controlActions)
     }
 
     /// The index of the item titled `title` in picker `id`.
@@ -686,7 +709,9 @@ extension RigStateMachine {
     public mutating func selectControl(_ id: String, at now: Instant, into events: inout [ShutterEvent]) throws(ControlRefusal) {
         advance(to: now, into: &events)
         quietUntil = nil
-        try controls.select(id, at: cursor, into: &events)
+        // What the command did before it was refused (nothing today) is still said.
+        defer { emitControlActions(at: cursor, into: &events) }
+        try controls.select(id, at: cursor, into: &controlActions)
     }
 
     /// Enables or disables control `id`.
@@ -694,7 +719,9 @@ extension RigStateMachine {
                                            into events: inout [ShutterEvent]) throws(ControlRefusal) {
         advance(to: now, into: &events)
         quietUntil = nil
-        try controls.setEnabled(id, enabled, at: cursor, into: &events)
+        // What the command did before it was refused (nothing today) is still said.
+        defer { emitControlActions(at: cursor, into: &events) }
+        try controls.setEnabled(id, enabled, at: cursor, into: &controlActions)
     }
 
     /// Where the controls are, for `status`.
@@ -706,7 +733,8 @@ extension RigStateMachine {
     public mutating func reportChanges(since previous: ControlsSnapshot, at now: Instant, into events: inout [ShutterEvent]) {
         advance(to: now, into: &events)
         quietUntil = nil
-        controls.reportChanges(since: previous, at: cursor, into: &events)
+        let time = cursor
+        controlsStep(at: time, into: &events) { $0.reportChanges(since: previous, at: time, into: &$1) }
     }
 
     /// Whether a press can take a photo now.
