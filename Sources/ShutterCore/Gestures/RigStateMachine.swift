@@ -535,7 +535,8 @@ public struct RigStateMachine: Sendable {
 
     private mutating func route(_ action: SliderStrip.Action, at now: Instant, into events: inout [ShutterEvent]) {
         switch action {
-        case .none:
+        case .none, .ignored:
+            // A touch that was neither a tap nor a swipe already resolved any light press (`notTap`).
             break
         case .touchBegan(let since):
             guard halfLine == nil else { return }
@@ -543,7 +544,7 @@ public struct RigStateMachine: Sendable {
             startLightPress(since: since, maximum: timings.tapMaximum + timings.liftGrace, at: now, into: &events)
         case .notTap:
             if halfLine == nil { resolvePendingLightPress(because: .touchNotTap, at: now, into: &events) }
-        case .swipeBegan(let motion):
+        case .swipeBegan(let motion, _):
             // A light press followed by a swipe: show the controls, then adjust. During a burst this
             // reopens the controls the capture closed: a new swipe is a deliberate input (zoom while
             // shooting), and the burst is not interrupted.
@@ -555,11 +556,11 @@ public struct RigStateMachine: Sendable {
             events.append(.swipe(phase: .changed, position: motion.position, delta: motion.delta,
                                  velocity: motion.velocity, flick: false, at: now))
             controlsStep(at: now, into: &events) { $0.swipeChanged(deltaPads: motion.deltaPads, padsPerSecond: motion.padsPerSecond, at: now, into: &$1) }
-        case .swipeEnded(let motion, let flick):
+        case .swipeEnded(let motion, let end):
             events.append(.swipe(phase: .ended, position: motion.position, delta: motion.delta,
-                                 velocity: motion.velocity, flick: flick, at: now))
-            controlsStep(at: now, into: &events) { $0.swipeEnded(flick: flick, padsPerSecond: motion.padsPerSecond, at: now, into: &$1) }
-        case .tap(let pressedAt, let releasedAt):
+                                 velocity: motion.velocity, flick: end.isFlick, at: now))
+            controlsStep(at: now, into: &events) { $0.swipeEnded(flick: end.isFlick, padsPerSecond: motion.padsPerSecond, at: now, into: &$1) }
+        case .tap(let pressedAt, let releasedAt, _):
             guard halfLine == nil else { return }
             completeLightPress(pressedAt: pressedAt, releasedAt: releasedAt, at: now, into: &events)
         case .doubleTap(let pressedAt, let firstReleasedAt, let secondPressedAt, let releasedAt):
@@ -883,50 +884,41 @@ extension RigStateMachine {
     @inline(__always)
     private mutating func routeStrip(_ step: (inout SliderStrip) -> SliderStrip.Action, at now: Instant,
                                      into events: inout [ShutterEvent]) {
-        guard explanations != nil, let touch = strip.touchSummary else {
-            route(step(&strip), at: now, into: &events)
-            return
-        }
         let action = step(&strip)
-        explainStrip(action, touch: touch, at: now)
+        if explanations != nil { explainStrip(action, at: now) }
         route(action, at: now, into: &events)
     }
 
+    /// Says why the strip decided `action`: the figures ride on the action.
     @inline(never)
-    private mutating func explainStrip(_ action: SliderStrip.Action, touch: SliderStrip.TouchSummary, at now: Instant) {
+    private mutating func explainStrip(_ action: SliderStrip.Action, at now: Instant) {
         let tapMaximum = Explanation.setting("tapMaxMs", timings.tapMaximum)
-        // A step can widen the touch: what it moved is known after it.
-        let moved = max(strip.touchSummary?.moved ?? touch.moved, touch.moved)
         switch action {
-        case .tap(let pressedAt, let releasedAt):
-            explain("strip", at: now, "moved \(Explanation.pads(touch.moved)) in "
+        case .tap(let pressedAt, let releasedAt, let moved):
+            explain("strip", at: now, "moved \(Explanation.pads(moved)) in "
                 + "\(Explanation.milliseconds(releasedAt - pressedAt)) ≤ \(tapMaximum): a tap")
         case .doubleTap(let pressedAt, let firstReleasedAt, let secondPressedAt, let releasedAt):
             explain("strip", at: now, "a tap of \(Explanation.milliseconds(firstReleasedAt - pressedAt)), then one of "
                 + "\(Explanation.milliseconds(releasedAt - secondPressedAt)) ≤ \(tapMaximum) on the next pad "
                 + "\(Explanation.milliseconds(secondPressedAt - firstReleasedAt)) later: two taps")
-        case .notTap:
+        case .notTap(let moved):
             explain("strip", at: now, "touched longer than \(tapMaximum), moved \(Explanation.pads(moved)): not a tap")
-        case .swipeBegan:
-            explain("strip", at: now, moved >= 1.5
-                ? "moved \(Explanation.pads(moved)) in \(Explanation.milliseconds(now - touch.start)): a swipe"
-                : "moved \(Explanation.pads(moved)) and rested there \(Explanation.milliseconds(SliderStrip.dwell)) "
-                    + "after \(tapMaximum): a swipe")
-        case .swipeEnded(let motion, let flick):
-            if touch.liftedAt == nil {
-                explain("strip", at: now, "input ended: the swipe ends without a flick")
-            } else {
-                let speed = JSONLine.number(abs(motion.padsPerSecond), decimals: 1)
-                let limit = JSONLine.number(SliderStrip.flickPadsPerSecond, decimals: 1)
-                explain("strip", at: now, flick ? "lifted at \(speed) pads/s ≥ \(limit): a flick"
-                                                : "lifted at \(speed) pads/s < \(limit): the swipe ends, no flick")
-            }
-        case .none:
-            if let liftedAt = touch.liftedAt, !touch.swiping, !strip.isTouching {
-                explain("strip", at: now, "touch of \(Explanation.milliseconds(liftedAt - touch.start)) > \(tapMaximum) "
-                    + "that moved \(Explanation.pads(touch.moved)): neither a tap nor a swipe")
-            }
-        case .touchBegan, .swipeChanged:
+        case .swipeBegan(_, .moved(let pads, let after)):
+            explain("strip", at: now, "moved \(Explanation.pads(pads)) in \(Explanation.milliseconds(after)): a swipe")
+        case .swipeBegan(_, .rested(let pads)):
+            explain("strip", at: now, "moved \(Explanation.pads(pads)) and rested there "
+                + "\(Explanation.milliseconds(SliderStrip.dwell)) after \(tapMaximum): a swipe")
+        case .swipeEnded(_, .inputEnded):
+            explain("strip", at: now, "input ended: the swipe ends without a flick")
+        case .swipeEnded(let motion, .lifted(let flick)):
+            let speed = JSONLine.number(abs(motion.padsPerSecond), decimals: 1)
+            let limit = JSONLine.number(SliderStrip.flickPadsPerSecond, decimals: 1)
+            explain("strip", at: now, flick ? "lifted at \(speed) pads/s ≥ \(limit): a flick"
+                                            : "lifted at \(speed) pads/s < \(limit): the swipe ends, no flick")
+        case .ignored(let pressedAt, let releasedAt, let moved):
+            explain("strip", at: now, "touch of \(Explanation.milliseconds(releasedAt - pressedAt)) > \(tapMaximum) "
+                + "that moved \(Explanation.pads(moved)): neither a tap nor a swipe")
+        case .none, .touchBegan, .swipeChanged:
             break
         }
     }

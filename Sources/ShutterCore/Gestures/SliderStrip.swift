@@ -14,19 +14,43 @@ struct SliderStrip: Sendable {
         case none
         /// A finger landed on the empty strip.
         case touchBegan(since: Instant)
-        /// The touch outlived the tap window without moving: it is no tap.
-        case notTap
-        /// The touch became a swipe; `deltaPads` is its movement since it landed.
-        case swipeBegan(Motion)
+        /// The touch outlived the tap window having moved `moved` pads (less than a swipe): it is no tap.
+        case notTap(moved: Double)
+        /// The touch became a swipe, and why; `deltaPads` is its movement since it landed.
+        case swipeBegan(Motion, SwipeStart)
         /// The swipe moved by `deltaPads`.
         case swipeChanged(Motion)
-        /// The finger left the strip (after the lift grace).
-        case swipeEnded(Motion, flick: Bool)
-        /// A short touch that did not move a pad: the light press of a one-stage rig.
-        case tap(pressedAt: Instant, releasedAt: Instant)
+        /// The swipe ended, and how.
+        case swipeEnded(Motion, SwipeEnd)
+        /// A short touch that moved `moved` pads (less than a swipe): the light press of a one-stage rig.
+        case tap(pressedAt: Instant, releasedAt: Instant, moved: Double)
         /// Two taps, the second on a neighbouring pad within the lift grace (fingers do not land on
         /// the same pad twice): known only once the second one lifted without moving on.
         case doubleTap(pressedAt: Instant, firstReleasedAt: Instant, secondPressedAt: Instant, releasedAt: Instant)
+        /// A touch that lifted after the tap window without becoming a swipe: neither, ignored.
+        case ignored(pressedAt: Instant, releasedAt: Instant, moved: Double)
+    }
+
+    /// Why a touch became a swipe, with the figures that decided it.
+    enum SwipeStart: Hashable, Sendable {
+        /// It moved `pads` (1.5 or more) within `after` of landing.
+        case moved(pads: Double, after: Nanoseconds)
+        /// It moved `pads` (a pad), outlived the tap window and rested there ``SliderStrip/dwell``.
+        case rested(pads: Double)
+    }
+
+    /// How a swipe ended.
+    enum SwipeEnd: Hashable, Sendable {
+        /// The finger left the strip (after the lift grace) at the motion's `padsPerSecond`: a flick
+        /// when that is ``SliderStrip/flickPadsPerSecond`` or more.
+        case lifted(flick: Bool)
+        /// Input ended with the finger down: no flick.
+        case inputEnded
+
+        var isFlick: Bool {
+            if case .lifted(true) = self { return true }
+            return false
+        }
     }
 
     /// A swipe step, in the event's units (strip lengths) and in pads for the controls.
@@ -145,27 +169,6 @@ struct SliderStrip: Sendable {
     var isTouching: Bool {
         if case .idle = state { return false }
         return true
-    }
-
-    /// The touch in progress, for setup mode's explanations.
-    struct TouchSummary: Sendable {
-        /// When the finger landed.
-        var start: Instant
-        /// How far it moved, in pads (the span of the places it touched).
-        var moved: Double
-        var swiping: Bool
-        /// When it left every pad, while the lift grace runs.
-        var liftedAt: Instant?
-    }
-
-    var touchSummary: TouchSummary? {
-        switch state {
-        case .idle: nil
-        case .touching(let touch):
-            TouchSummary(start: touch.start, moved: touch.highest - touch.lowest, swiping: touch.swiping, liftedAt: nil)
-        case .lifted(let touch, let liftedAt):
-            TouchSummary(start: touch.start, moved: touch.highest - touch.lowest, swiping: touch.swiping, liftedAt: liftedAt)
-        }
     }
 
     /// Whether touching `pad` now lands on a pad the finger just lifted from, within the lift grace.
@@ -359,6 +362,7 @@ struct SliderStrip: Sendable {
         guard range >= 1.5
             || (Self.restsAPadAway(touch) && time - touch.contactStart > tapMaximum && time - touch.currentSince >= Self.dwell)
         else { return nil }
+        let reason: SwipeStart = range >= 1.5 ? .moved(pads: range, after: time - touch.start) : .rested(pads: range)
         touch.swiping = true
         touch.secondContact = nil
         touch.reported = place
@@ -368,7 +372,8 @@ struct SliderStrip: Sendable {
         return .swipeBegan(Motion(position: position(place), delta: position(place) - position(touch.anchor),
                                   velocity: velocity(at: touch.currentSince, place: place) / span,
                                   deltaPads: place - touch.anchor,
-                                  padsPerSecond: velocity(at: touch.currentSince, place: place, window: Self.speedWindow)))
+                                  padsPerSecond: velocity(at: touch.currentSince, place: place, window: Self.speedWindow)),
+                           reason)
     }
 
     /// Whether the finger is a pad or more from where it landed (a swipe once it rests there).
@@ -386,14 +391,14 @@ struct SliderStrip: Sendable {
             touch.tapExpired = true
             let action = startSwipeIfMoved(&touch, place: touch.current, at: now)
             state = .touching(touch)
-            return action ?? (wasTapExpired ? .none : .notTap)
+            return action ?? (wasTapExpired ? .none : .notTap(moved: touch.highest - touch.lowest))
         case .lifted(let touch, let liftedAt):
             state = .idle
             if touch.swiping {
                 let speed = velocity(at: liftedAt, place: touch.reported)
                 return .swipeEnded(Motion(position: position(touch.reported), delta: 0, velocity: speed / span,
                                           deltaPads: 0, padsPerSecond: speed),
-                                   flick: abs(speed) >= Self.flickPadsPerSecond)
+                                   .lifted(flick: abs(speed) >= Self.flickPadsPerSecond))
             }
             if let second = touch.secondContact {
                 if liftedAt - second.since <= tapMaximum {
@@ -401,10 +406,12 @@ struct SliderStrip: Sendable {
                                       secondPressedAt: second.since, releasedAt: liftedAt)
                 }
                 // A tap, then a longer touch that did not become a swipe.
-                return .tap(pressedAt: touch.start, releasedAt: second.firstReleasedAt)
+                return .tap(pressedAt: touch.start, releasedAt: second.firstReleasedAt, moved: touch.highest - touch.lowest)
             }
-            if liftedAt - touch.start <= tapMaximum { return .tap(pressedAt: touch.start, releasedAt: liftedAt) }
-            return .none
+            if liftedAt - touch.start <= tapMaximum {
+                return .tap(pressedAt: touch.start, releasedAt: liftedAt, moved: touch.highest - touch.lowest)
+            }
+            return .ignored(pressedAt: touch.start, releasedAt: liftedAt, moved: touch.highest - touch.lowest)
         }
     }
 
@@ -416,7 +423,7 @@ struct SliderStrip: Sendable {
             return .none
         case .touching(let touch), .lifted(let touch, _):
             guard touch.swiping else { return .none }
-            return .swipeEnded(Motion(position: position(touch.reported), delta: 0, velocity: 0, deltaPads: 0, padsPerSecond: 0), flick: false)
+            return .swipeEnded(Motion(position: position(touch.reported), delta: 0, velocity: 0, deltaPads: 0, padsPerSecond: 0), .inputEnded)
         }
     }
 
