@@ -24,11 +24,15 @@ struct StuckLines: Sendable {
     }
 
     private var lines: [Line]
+    /// The lines being watched (`since` set, with a limit): the scans visit only these, so a
+    /// change costs the same on a strip of 6 pads as on one of 64.
+    private var watched = LineSet()
     /// The earliest instant a line becomes stuck, kept so the deadline scan stays cheap.
     private(set) var deadline: Instant?
 
     /// - Parameter limits: each line's limit in board order (nil: the line is never stuck).
     init(limits: [Nanoseconds?]) {
+        precondition(limits.count <= LineSet.capacity, "at most \(LineSet.capacity) lines")
         lines = limits.map { Line(limit: $0) }
     }
 
@@ -52,8 +56,7 @@ struct StuckLines: Sendable {
             return .freed
         }
         lines[line].active = active
-        lines[line].since = active && !lines[line].held ? since : nil
-        updateDeadline()
+        watch(line, since: active && !lines[line].held ? since : nil)
         return .route
     }
 
@@ -64,18 +67,18 @@ struct StuckLines: Sendable {
     mutating func setHeld(_ line: Int, _ held: Bool, at now: Instant) {
         guard lines[line].held != held else { return }
         lines[line].held = held
-        lines[line].since = !held && lines[line].active && !lines[line].stuck ? now : nil
-        updateDeadline()
+        watch(line, since: !held && lines[line].active && !lines[line].stuck ? now : nil)
     }
 
     /// The lines whose limit ran out at `now`, in board order; each is now stuck and released.
     mutating func fire(at now: Instant) -> [Int] {
         var due: [Int] = []
-        for index in lines.indices {
+        for index in watched.members {
             guard let since = lines[index].since, let limit = lines[index].limit, since + limit <= now else { continue }
             lines[index].stuck = true
             lines[index].active = false
             lines[index].since = nil
+            watched.set(index, false)
             due.append(index)
         }
         updateDeadline()
@@ -85,12 +88,29 @@ struct StuckLines: Sendable {
     /// Input ended: no line is watched any more, so none becomes stuck later.
     mutating func stopWatching() {
         for index in lines.indices { lines[index].since = nil }
+        watched = LineSet()
         deadline = nil
+    }
+
+    /// Watches `line` from `since`, or stops watching it (nil), and keeps the deadline.
+    private mutating func watch(_ line: Int, since: Instant?) {
+        let wasWatched = lines[line].since != nil
+        lines[line].since = since
+        if let since, let limit = lines[line].limit, !wasWatched {
+            // A new watch can only bring the deadline forward.
+            watched.set(line, true)
+            let due = since + limit
+            if deadline.map({ due < $0 }) ?? true { deadline = due }
+        } else {
+            watched.set(line, since != nil && lines[line].limit != nil)
+            if wasWatched { updateDeadline() }
+        }
     }
 
     private mutating func updateDeadline() {
         var earliest: Instant?
-        for line in lines {
+        for index in watched.members {
+            let line = lines[index]
             guard let since = line.since, let limit = line.limit else { continue }
             let due = since + limit
             if earliest.map({ due < $0 }) ?? true { earliest = due }
