@@ -20,7 +20,19 @@ public enum Console {
     public static func flush() { LineWriter.standardOutput.flush() }
 
     public static func error(_ line: String) {
+        if let divert = errorDiversion.withLock({ $0 }) {
+            divert(line)
+            return
+        }
         write(line + "\n", to: STDERR_FILENO)
+    }
+
+    private static let errorDiversion = Mutex<(@Sendable (String) -> Void)?>(nil)
+
+    /// Sends every line for standard error to `receiver` instead (nil: to standard error again):
+    /// the terminal overlay prints them above itself when standard error is its terminal.
+    public static func divertErrors(_ receiver: (@Sendable (String) -> Void)?) {
+        errorDiversion.withLock { $0 = receiver }
     }
 
     /// Writes all of `text`, retrying short writes and EINTR.

@@ -3,8 +3,11 @@ import Glibc
 #endif
 import ShutterCore
 
-/// The simulator in a terminal: keys play gestures on the mock chip, events scroll by, and a
-/// status line at the bottom shows the controls, the chooser and the last photo.
+/// The simulator's keys in a terminal: each plays a gesture on the mock chip.
+///
+/// What the daemon does shows in the ``TerminalOverlay`` when standard output is a terminal too
+/// (the key list is printed above it); with standard output a pipe the event lines stay JSON there
+/// and the key list goes to standard error.
 ///
 /// The terminal is put in non-canonical mode without echo (Ctrl-C still stops the daemon) and
 /// restored by ``restore()``.
@@ -27,7 +30,7 @@ public final class SimulatorTerminal {
         ("q", nil, "quit"),
     ]
 
-    public init(daemon: Daemon, player: GesturePlayer) {
+    public init(daemon: Daemon, player: GesturePlayer, overlay: TerminalOverlay?) {
         self.daemon = daemon
         self.player = player
         tcgetattr(STDIN_FILENO, &saved)
@@ -40,13 +43,9 @@ public final class SimulatorTerminal {
         tcsetattr(STDIN_FILENO, TCSANOW, &raw)
         _ = fcntl(STDIN_FILENO, F_SETFL, fcntl(STDIN_FILENO, F_GETFL) | O_NONBLOCK)
         let list = Self.keys.map { "\($0.key): \($0.what)" }.joined(separator: " · ")
-        Console.write("shutter simulator, board \(daemon.board.name). Keys: \(list)\n", to: STDOUT_FILENO)
-        daemon.observeEvents { [unowned self] event in
-            Console.write("\r\u{1B}[K" + event.line + "\n", to: STDOUT_FILENO)
-            drawStatus()
-        }
+        let help = "shutter simulator, board \(daemon.board.name). Keys: \(list)"
+        if let overlay { overlay.print(help) } else { Console.error(help) }
         daemon.loop.watch(STDIN_FILENO) { [unowned self] in readKeys() }
-        drawStatus()
     }
 
     deinit { restore() }
@@ -56,7 +55,6 @@ public final class SimulatorTerminal {
         guard !restored else { return }
         restored = true
         tcsetattr(STDIN_FILENO, TCSANOW, &saved)
-        Console.write("\n", to: STDOUT_FILENO)
     }
 
     private func readKeys() {
@@ -88,31 +86,5 @@ public final class SimulatorTerminal {
             default: break
             }
         }
-    }
-
-    private func drawStatus() {
-        Console.write("\r\u{1B}[K" + Self.statusLine(daemon.interpreter.machine.controlsSnapshot,
-                                                     photos: daemon.counters.photos, lastPhoto: daemon.lastPhotoPath),
-                      to: STDOUT_FILENO)
-    }
-
-    /// The status line: the active control and its value, the chooser when open, the last photo.
-    public static func statusLine(_ snapshot: ControlsSnapshot, photos: Int, lastPhoto: String?) -> String {
-        var parts: [String] = []
-        let labels = snapshot.controls.map { $0.spec.label }
-        switch snapshot.state {
-        case "choosing":
-            let items = snapshot.controls.map { $0.spec.id == snapshot.highlighted ? "[\($0.spec.label)]" : $0.spec.label }
-            parts.append("chooser: " + items.joined(separator: " "))
-        case "inactive":
-            parts.append(labels.isEmpty ? "no controls" : "controls hidden (light press shows them)")
-        default:
-            if let current = snapshot.controls.first(where: { $0.spec.id == snapshot.current }) {
-                let marker = snapshot.state == "adjusting" ? "◆" : "●"
-                parts.append("\(marker) \(current.spec.label) \(ControlDisplay(current.value, of: current.spec).text)")
-            }
-        }
-        parts.append("photos: \(photos)" + (lastPhoto.map { ", last \($0)" } ?? ""))
-        return parts.joined(separator: " │ ")
     }
 }

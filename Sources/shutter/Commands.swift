@@ -37,6 +37,10 @@ let commands: [Command] = [
         synopsis: "[--board BOARD] [--explain]",
         details: """
         Events go to standard output, one JSON object a line; diagnostics go to standard error.
+        When standard output is a terminal, the events are told in words instead (time stamped as
+        monitor stamps them), above an overlay: the current control's label and value over a
+        scale with ticks under a centre mark (a picker's titles), the chooser with its highlight,
+        a flash line for each photo and a status line; log lines on the same terminal go above it.
         Stops cleanly on SIGINT or SIGTERM (a press in progress ends as 'cancelled').
         Each control's last value is kept in a state file, so the rig comes back as it was
         left: by default $STATE_DIRECTORY (set by systemd) or ~/.local/state/shutter,
@@ -58,8 +62,8 @@ let commands: [Command] = [
 
         On the simulator board (chip "simulator", mock lines, synthetic camera):
         - in a terminal, keys drive the lines (l/space light press, d double light press,
-          f/enter full click, b hold for a burst, arrows or , . swipe, s secondary, q quit)
-          and a status line shows the current control and value, the chooser and the last photo;
+          f/enter full click, b hold for a burst, arrows or , . swipe, s secondary, q quit),
+          listed above the overlay (on standard error when standard output is a pipe);
         - with standard input empty (</dev/null, as under systemd or in CI), a built-in demo
           session plays (light press, zoom, exposure, a filter, a photo, a burst) and shutter
           exits 0, leaving the photos in the board's output directory;

@@ -19,19 +19,21 @@ func runDaemon(_ arguments: ParsedArguments) throws -> Int32 {
     options.viewGroup = arguments.value("--view-group")
     options.explains = arguments.has("--explain")
     let input = board.chip == .simulator ? SimulatorInputKind.of() : .trace
-    if board.chip == .simulator, input != .trace {
-        options.readsSimulatorInput = false
-        options.printsEvents = input != .terminal
-    }
+    if board.chip == .simulator, input != .trace { options.readsSimulatorInput = false }
+    // In a terminal the overlay shows the events in words; JSON lines are for a pipe or a file.
+    let drawsOverlay = isatty(STDOUT_FILENO) == 1
+    if drawsOverlay { options.printsEvents = false }
     let daemon = try Daemon(board: board, options: options)
     daemon.notifier = SystemdNotifier.fromEnvironment()
+    let overlay = drawsOverlay ? TerminalOverlay(daemon: daemon) : nil
+    defer { overlay?.close() }
     var terminal: SimulatorTerminal?
     // Held for the whole run: the loop's closures refer to it without owning it.
     let gestures = board.chip == .simulator && input != .trace ? GesturePlayer(daemon: daemon) : nil
     if let player = gestures {
         switch input {
         case .terminal:
-            terminal = SimulatorTerminal(daemon: daemon, player: player)
+            terminal = SimulatorTerminal(daemon: daemon, player: player, overlay: overlay)
         case .empty:
             Console.error("shutter: standard input is empty: playing the demo session (light press, zoom, exposure, filter, a photo, a burst)")
             DemoSession.play(on: player, daemon: daemon)

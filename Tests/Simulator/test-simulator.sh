@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The simulator as a first-time user meets it: `shutter run` with no board and stdin at its
-# end plays the demo session; in a terminal (tmux) keys drive the lines and a status line
-# shows the control, the chooser and the last photo. Runs on the host, no VM; ~40 s.
+# end plays the demo session; in a terminal (tmux) keys drive the lines, events scroll by in words
+# above an overlay (the control's label and value over a scale with ticks, the chooser, a flash line
+# for each photo, a status line), and with standard output a pipe the events stay JSON lines there.
+# Runs on the host, no VM; ~50 s.
 #   SHUTTER=.build/debug/shutter Tests/Simulator/test-simulator.sh
 set -u
 here=$(dirname "$(readlink -f "$0")")
@@ -42,13 +44,31 @@ check "terminal: the keys are listed on screen" wait_screen "f / enter: full cli
 check "terminal: the status line shows the controls hidden at first: $(status_line)" wait_screen "controls hidden"
 tmux -L shutter-test send-keys -t sim l
 check "terminal: 'l' (light press) shows the current control and its value: $(status_line)" wait_screen "● Zoom 1.0×"
+check "terminal: the light press is told in words above the overlay" wait_screen "s  light press (half)"
+check "terminal: the overlay draws the control's label and value over a scale with ticks and the centre mark" \
+  bash -c "tmux -L shutter-test capture-pane -p -t sim | grep -A2 -E '^ +Zoom  1\.0×\$' | grep -qE '\\|·+\\|' &&
+           tmux -L shutter-test capture-pane -p -t sim | grep -qE '^ +▲\$'"
 tmux -L shutter-test send-keys -t sim Right
 check "terminal: → swipes the zoom up: $(sleep 1; status_line)" bash -c "tmux -L shutter-test capture-pane -p -t sim | grep -E '│ photos' | tail -n 1 | grep -qE '● Zoom (1\\.[0-9]+|[2-8](\\.[0-9]+)?)×'"
 tmux -L shutter-test send-keys -t sim d
 check "terminal: 'd' (double light press) opens the chooser: $(sleep 1; status_line)" wait_screen "chooser: \[Zoom\] Exposure Filter"
 tmux -L shutter-test send-keys -t sim f
 check "terminal: 'f' takes a photo and the status line names it: $(sleep 1.5; status_line)" wait_screen "photos: 1, last photos/IMG_"
+check "terminal: the photo is a flash line naming its file" wait_screen "◉ PHOTO  photos/IMG_"
+check "terminal: no JSON event line reaches the screen" bash -c "! tmux -L shutter-test capture-pane -p -S - -t sim | grep -q '{\"event\"'"
 tmux -L shutter-test send-keys -t sim q
 for _ in $(seq 50); do [ -f "$work/tty.status" ] && break; sleep 0.1; done
 check "terminal: 'q' quits with exit 0 ($(cat "$work/tty.status" 2> /dev/null))" grep -qx "exited 0" "$work/tty.status"
+
+# --- keys in a terminal, standard output a pipe: the events stay JSON lines there ---
+tmux -L shutter-test new-session -d -s pipe -x 200 -y 50 -c "$work" "'$shutter' run --board '$here/../../Boards/simulator.json' --no-state > '$work/piped.jsonl' 2> '$work/piped.err'; echo exited \$? > '$work/piped.status'; sleep 30"
+for _ in $(seq 50); do grep -q "Keys:" "$work/piped.err" 2> /dev/null && break; sleep 0.1; done
+tmux -L shutter-test send-keys -t pipe l
+for _ in $(seq 50); do grep -q lightPress "$work/piped.jsonl" 2> /dev/null && break; sleep 0.1; done
+tmux -L shutter-test send-keys -t pipe q
+for _ in $(seq 50); do [ -f "$work/piped.status" ] && break; sleep 0.1; done
+check "pipe: a key's light press is a JSON line on standard output" grep -q '^{"event": "lightPress"' "$work/piped.jsonl"
+check "pipe: standard output has JSON lines only (no overlay, no key list)" bash -c "[ -s '$work/piped.jsonl' ] && ! grep -v '^{\"event\"' '$work/piped.jsonl' | grep -q ."
+check "pipe: the key list went to standard error" grep -q "Keys: l / space" "$work/piped.err"
+check "pipe: 'q' quits with exit 0 ($(cat "$work/piped.status" 2> /dev/null))" grep -qx "exited 0" "$work/piped.status"
 finish
