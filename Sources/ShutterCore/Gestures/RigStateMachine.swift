@@ -97,7 +97,8 @@ public struct RigStateMachine: Sendable {
             let window = software ? max(line.debounce, board.gestures.glitchFilter) : board.gestures.glitchFilter
             return LineDebouncer(window: window)
         }
-        precondition(board.lines.count <= LineSet.capacity, "a board has at most 67 lines (64 pads), this one \(board.lines.count)")
+        // Board validation allows 64 pads and the three buttons; a board built in code must fit too.
+        precondition(board.lines.count <= LineSet.capacity, "at most \(LineSet.capacity) lines, this board has \(board.lines.count)")
         pendingLines = LineSet()
         captureLines = board.lines.indices.filter { [.full, .secondary].contains(board.lines[$0].role) }
         button = TwoStageButton(timings: board.gestures, hasHalf: halfLine != nil)
