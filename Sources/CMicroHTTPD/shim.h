@@ -60,12 +60,13 @@ static inline struct MHD_Daemon *CMicroHTTPD_start(CMicroHTTPD_settings *setting
     return MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG,
                             0, NULL, NULL,
                             settings->handler, settings->handler_context,
+                            // First, or the options before it log through the default logger.
+                            MHD_OPTION_EXTERNAL_LOGGER, CMicroHTTPD_log_trampoline, (void *)settings,
                             MHD_OPTION_LISTEN_SOCKET, (MHD_socket)settings->listen_socket,
                             MHD_OPTION_CONNECTION_LIMIT, settings->connection_limit,
                             MHD_OPTION_CONNECTION_TIMEOUT, settings->connection_timeout_seconds,
                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, settings->connection_memory_limit,
                             MHD_OPTION_NOTIFY_COMPLETED, settings->completed, settings->completed_context,
-                            MHD_OPTION_EXTERNAL_LOGGER, CMicroHTTPD_log_trampoline, (void *)settings,
                             MHD_OPTION_SIGPIPE_HANDLED_BY_APP, (int)1,
                             MHD_OPTION_END);
 }
