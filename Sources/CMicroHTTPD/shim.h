@@ -79,6 +79,22 @@ static inline int CMicroHTTPD_epoll_descriptor(struct MHD_Daemon *daemon) {
     return info == NULL ? -1 : info->epoll_fd;
 }
 
+/// Connections open now.
+///
+/// The corresponding C function is `MHD_get_daemon_info(MHD_DAEMON_INFO_CURRENT_CONNECTIONS)`.
+static inline unsigned int CMicroHTTPD_connection_count(struct MHD_Daemon *daemon) {
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+    return info == NULL ? 0 : info->num_connections;
+}
+
+/// The socket of a connection; -1 when the library does not say.
+///
+/// The corresponding C function is `MHD_get_connection_info(MHD_CONNECTION_INFO_CONNECTION_FD)` (variadic).
+static inline int CMicroHTTPD_connection_descriptor(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    return info == NULL ? -1 : (int)info->connect_fd;
+}
+
 /// The longest the caller may wait before calling MHD_run again, in milliseconds; -1: until a
 /// descriptor is ready.
 ///

@@ -38,6 +38,10 @@ public final class HTTPServer {
         /// How often an idle event stream gets a comment line, so a viewer that went away is
         /// found out (its write fails) and proxies keep the stream open.
         public var heartbeat = Nanoseconds.seconds(15)
+        /// Each connection's kernel send buffer (`SO_SNDBUF`, inherited from the listener); nil:
+        /// the kernel's autotuning. Small, a viewer that stops reading is found out sooner and
+        /// the kernel holds less for it (tests make it tiny to see the daemon's queue bound).
+        public var sendBufferBytes: Int?
         /// The most photos `/photos/` lists.
         public var photoListLimit = 50
 
@@ -90,6 +94,8 @@ public final class HTTPServer {
 
     /// Viewers following `/events`.
     public var streamCount: Int { streams.count }
+    /// What each viewer of `/events` is owed: event lines and bytes (tests: bounded whatever it does).
+    var streamBacklogs: [(events: Int, bytes: Int)] { streams.values.map { ($0.queue.eventCount, $0.queue.byteCount) } }
 
     /// Binds the address, starts libmicrohttpd in external-polling mode and watches it on the
     /// daemon's loop.
@@ -106,7 +112,8 @@ public final class HTTPServer {
         let asked = configuration.settings.endpoint
         let token = try (configuration.requiresToken ?? !asked.isLoopback) ? HTTPToken.loadOrCreate(path: configuration.tokenPath) : nil
         policy = HTTPAccessPolicy(token: token, viewWithoutToken: configuration.settings.viewWithoutToken)
-        let (listener, port) = try HTTPSocket.listen(asked, backlog: CInt(min(limits.maximumClients * 2, 128)))
+        let (listener, port) = try HTTPSocket.listen(asked, backlog: CInt(min(limits.maximumClients * 2, 128)),
+                                                     sendBuffer: limits.sendBufferBytes)
         endpoint = HTTPEndpoint(address: asked.address, port: port)
         settings = .allocate(capacity: 1)
         settings.initialize(to: CMicroHTTPD_settings())
@@ -174,10 +181,7 @@ public final class HTTPServer {
         closed = true
         for stream in streams.values {
             stream.ended = true
-            if stream.suspended {
-                stream.suspended = false
-                MHD_resume_connection(stream.connection)
-            }
+            resume(stream)
         }
         resumes.removeAll()
         daemon.loop.unwatch(epollDescriptor)
@@ -193,18 +197,19 @@ public final class HTTPServer {
     /// The corresponding C function is `MHD_run`.
     private func run() {
         guard !closed else { return }
+        let before = CMicroHTTPD_connection_count(library)
         running = true
         _ = MHD_run(library)
         running = false
+        let after = CMicroHTTPD_connection_count(library)
         let waiting = resumes
         resumes.removeAll(keepingCapacity: true)
-        for stream in waiting where stream.suspended {
-            stream.suspended = false
-            MHD_resume_connection(stream.connection)
-        }
+        for stream in waiting { resume(stream) }
         scheduleRun()
-        // A resumed stream is served on the next pass, at once.
-        if !waiting.isEmpty { runDue = daemon.loop.clock.now }
+        // A resumed stream is served on the next pass, at once; so is a client waiting in the
+        // listen backlog when a connection closed at the limit (the library puts the listening
+        // socket back in its epoll set only on its next pass).
+        if !waiting.isEmpty || after < before { runDue = daemon.loop.clock.now }
     }
 
     private func scheduleRun() {
@@ -378,12 +383,17 @@ public final class HTTPServer {
         let connection: OpaquePointer
         var queue: APIOutputQueue
         var suspended = false
-        /// The server is stopping: the stream ends once its queue is sent.
+        /// The server is stopping, or the viewer has gone: the stream ends once its queue is sent.
         var ended = false
+        /// The socket, watched by the loop while the library holds the stream suspended (and so
+        /// does not poll it): a viewer that leaves is found out at once, not at the next event.
+        let descriptor: CInt
+        var watched = false
         weak var server: HTTPServer?
 
         init(connection: OpaquePointer, queueLimit: Int, server: HTTPServer) {
             self.connection = connection
+            descriptor = CMicroHTTPD_connection_descriptor(connection)
             queue = APIOutputQueue(eventLimit: queueLimit, eventPrefix: "data: ", terminator: "\n\n")
             self.server = server
         }
@@ -407,6 +417,7 @@ public final class HTTPServer {
             if ended { return CMicroHTTPD_CONTENT_READER_END_OF_STREAM }
             MHD_suspend_connection(connection)
             suspended = true
+            server?.watchWhileSuspended(self)
             return 0
         }
     }
@@ -438,7 +449,11 @@ public final class HTTPServer {
     }
 
     /// The stream's response was destroyed: its connection has closed.
-    private func forget(_ stream: EventStream) {
+    fileprivate func forget(_ stream: EventStream) {
+        if stream.watched {
+            daemon.loop.unwatch(stream.descriptor)
+            stream.watched = false
+        }
         streams[ObjectIdentifier(stream)] = nil
         resumes.removeAll { $0 === stream }
         if streams.isEmpty { nextHeartbeat = nil }
@@ -458,9 +473,34 @@ public final class HTTPServer {
         if running {
             if !resumes.contains(where: { $0 === stream }) { resumes.append(stream) }
         } else {
-            stream.suspended = false
-            MHD_resume_connection(stream.connection)
+            resume(stream)
             runDue = daemon.loop.clock.now
+        }
+    }
+
+    /// Hands a suspended stream back to the library, which polls its socket again (so the loop
+    /// stops watching it first: the library may close it on its next pass).
+    ///
+    /// The corresponding C function is `MHD_resume_connection`.
+    private func resume(_ stream: EventStream) {
+        guard stream.suspended else { return }
+        if stream.watched {
+            daemon.loop.unwatch(stream.descriptor)
+            stream.watched = false
+        }
+        stream.suspended = false
+        MHD_resume_connection(stream.connection)
+    }
+
+    /// Watches a suspended stream's socket: readable means the viewer closed (or sent what an
+    /// event stream does not take); either way the stream ends, so its slot is free at once.
+    fileprivate func watchWhileSuspended(_ stream: EventStream) {
+        guard stream.descriptor >= 0, !stream.watched else { return }
+        stream.watched = true
+        daemon.loop.watch(stream.descriptor, events: Int16(POLLIN)) { [unowned self, unowned stream] _ in
+            guard stream.suspended else { return }
+            stream.ended = true
+            wake(stream)
         }
     }
 

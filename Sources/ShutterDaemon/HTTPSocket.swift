@@ -13,7 +13,9 @@ enum HTTPSocket {
     ///   machine's address, a port below 1024 without the capability).
     ///
     /// The corresponding C functions are `inet_pton`, `socket`, `bind`, `listen` and `getsockname`.
-    static func listen(_ endpoint: HTTPEndpoint, backlog: CInt) throws(HTTPServer.Failure) -> (descriptor: CInt, port: Int) {
+    /// - Parameter sendBuffer: `SO_SNDBUF` for the connections (Linux copies it from the listener
+    ///   to each accepted socket); nil leaves the kernel's autotuning.
+    static func listen(_ endpoint: HTTPEndpoint, backlog: CInt, sendBuffer: Int? = nil) throws(HTTPServer.Failure) -> (descriptor: CInt, port: Int) {
         var storage = sockaddr_storage()
         let length: socklen_t
         let family: CInt
@@ -45,6 +47,10 @@ enum HTTPSocket {
         // A restarted daemon binds again at once, without waiting out the old connections' TIME_WAIT.
         var one: CInt = 1
         setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<CInt>.size))
+        if let sendBuffer {
+            var size = CInt(clamping: sendBuffer)
+            setsockopt(descriptor, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<CInt>.size))
+        }
         let bound = withUnsafePointer(to: &storage) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) }
         }
