@@ -227,17 +227,24 @@ public final class HTTPServer {
         if let existing = request.pointee {
             let exchange = Unmanaged<HTTPExchange>.fromOpaque(existing).takeUnretainedValue()
             if size.pointee > 0 {
-                if let upload { exchange.receive(UnsafeRawBufferPointer(start: upload, count: size.pointee), limit: limits.maximumBodyBytes) }
+                // A body after the answer (a refused POST, a GET with a body) is read and dropped.
+                if let upload, !exchange.answered {
+                    exchange.receive(UnsafeRawBufferPointer(start: upload, count: size.pointee), limit: limits.maximumBodyBytes)
+                }
                 size.pointee = 0
                 return .YES
             }
-            return answer(exchange, on: connection)
+            // Answered already: a response is queued once.
+            return exchange.answered ? .YES : answer(exchange, on: connection)
         }
         let method = method.map { String(cString: $0) } ?? ""
         let path = url.map { String(cString: $0) } ?? ""
         let exchange = HTTPExchange(method: method, path: path, route: HTTPRoute(method: method, path: path))
         request.pointee = Unmanaged.passRetained(exchange).toOpaque()
-        if let refusal = refusalBeforeBody(exchange, on: connection) { return refusal }
+        if let refusal = refusalBeforeBody(exchange, on: connection) {
+            exchange.answered = true
+            return refusal
+        }
         // A command waits for its body; everything else answers now.
         if case .command = exchange.route { return .YES }
         return answer(exchange, on: connection)
@@ -290,6 +297,7 @@ public final class HTTPServer {
 
     /// Answers a request whose headers (and, for a command, body) have all come.
     private func answer(_ exchange: HTTPExchange, on connection: OpaquePointer) -> MHD_Result {
+        exchange.answered = true
         switch exchange.route {
         case .page:
             return respond(connection, status: 200, type: "text/html; charset=utf-8", body: HTTPPages.placeholder)
@@ -556,6 +564,8 @@ final class HTTPExchange {
     let route: HTTPRoute
     private(set) var body: [UInt8] = []
     private(set) var bodyTooLarge = false
+    /// Whether a response is queued (the library takes one per request).
+    var answered = false
 
     init(method: String, path: String, route: HTTPRoute) {
         self.method = method

@@ -236,6 +236,26 @@ import ShutterCore
         #expect(try rig.http("GET", "/api/status").status == 200)
     }
 
+    /// A body where none is read (a GET's, a refused POST's) is dropped: the request is answered
+    /// once, and the connection serves the next request.
+    @Test func aBodyThatIsNotReadIsDroppedAndTheConnectionGoesOn() throws {
+        let rig = try TestRig.withHTTP()
+        defer { rig.close() }
+        let client = try HTTPTestClient(rig)
+        try client.send("GET /api/status HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5\r\n\r\nhello"
+            + "POST /api/capture HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\n{}"
+            + "GET /api/status HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        try client.wait("the responses") { _ in false }
+        let statuses = client.text.components(separatedBy: "\r\n").filter { $0.hasPrefix("HTTP/1.1 ") }
+        // The refused POST may close the connection (its body unread) or go on; either way the
+        // GET before it is answered exactly once, and nothing is answered twice.
+        #expect(statuses.first == "HTTP/1.1 200 OK")
+        #expect(statuses.count <= 3)
+        #expect(statuses.dropFirst().first?.hasPrefix("HTTP/1.1 415") ?? true)
+        #expect(rig.daemon.counters.presses == 0 && !rig.names.contains("capture"))
+        #expect(try rig.http("GET", "/api/status").status == 200)
+    }
+
     @Test func aLoopbackServerRefusesAnotherHostName() throws {
         let rig = try TestRig.withHTTP()
         defer { rig.close() }
