@@ -131,17 +131,18 @@ public final class HTTPServer {
             Unmanaged<HTTPExchange>.fromOpaque(exchange).release()
             request.pointee = nil
         }
-        settings.pointee.log = { _, message in
-            guard let message else { return }
+        settings.pointee.log = { context, message in
+            guard let context, let message else { return }
             var text = String(cString: message)
             while text.last?.isNewline == true { text.removeLast() }
-            Log.info("shutter: http: \(text)")
+            Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue().libraryLog(text)
         }
         // The callbacks find the server through its context pointer (unretained: the library is
         // stopped before the server goes away); they are not called before MHD_run.
         let context = Unmanaged.passUnretained(self).toOpaque()
         settings.pointee.handler_context = context
         settings.pointee.completed_context = context
+        settings.pointee.log_context = context
         guard let started = CMicroHTTPD_start(settings) else {
             Glibc.close(listener)
             settings.deallocate()
@@ -188,6 +189,30 @@ public final class HTTPServer {
         _ = MHD_run(library)
         MHD_stop_daemon(library)
         settings.deallocate()
+    }
+
+    /// Library messages logged in the current minute, and those left out.
+    private var logWindow: (start: Instant, logged: Int, suppressed: Int)?
+    /// Library messages logged per minute at most: each malformed request makes one, and a
+    /// flood of them must not flood the journal.
+    static let libraryLogLimit = 10
+
+    /// One of libmicrohttpd's messages, rate-limited.
+    fileprivate func libraryLog(_ text: String) {
+        let now = daemon.loop.clock.now
+        if let window = logWindow, now - window.start < .seconds(60) {
+            guard window.logged < Self.libraryLogLimit else {
+                logWindow?.suppressed += 1
+                return
+            }
+            logWindow?.logged += 1
+        } else {
+            if let suppressed = logWindow?.suppressed, suppressed > 0 {
+                Log.info("shutter: http: \(suppressed) more messages from libmicrohttpd in the last minute were not logged")
+            }
+            logWindow = (now, 1, 0)
+        }
+        Log.info("shutter: http: \(text)")
     }
 
     // MARK: - Running the library
