@@ -400,6 +400,30 @@ import ShutterCore
         withExtendedLifetime(first) {}
     }
 
+    /// A client that sends half a request and stops is closed after the connection timeout; a
+    /// client that asks meanwhile is served. (The library keeps its own real time: the test
+    /// waits a real second and a half, and moves the loop's virtual clock past the deadline.)
+    @Test func aSlowRequestIsClosedAfterTheTimeout() throws {
+        var limits = HTTPServer.Limits()
+        limits.connectionTimeoutSeconds = 1
+        let rig = try TestRig.withHTTP(limits: limits)
+        defer { rig.close() }
+        let slow = try HTTPTestClient(rig)
+        try slow.send("GET /api/status HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+        #expect(try rig.http("GET", "/api/status").status == 200)
+        let deadline = try #require(rig.daemon.http?.nextDeadline, "no deadline for the slow client's timeout")
+        #expect(deadline - rig.chip.clock.now <= .seconds(1.01))
+        let started = Date()
+        while Date().timeIntervalSince(started) < 1.5 {
+            try rig.daemon.loop.runOnce(timeoutMilliseconds: 10)
+            slow.pull()
+        }
+        try rig.advance(by: .seconds(2))
+        try slow.wait("the slow client closed") { _ in false }
+        #expect(slow.closedByServer)
+        #expect(HTTPTestResponse(slow.received) == nil, "the half request was answered: \(slow.text.prefix(200))")
+    }
+
     @Test func thePlaceholderPageIsServedFromTheBinary() throws {
         let rig = try TestRig.withHTTP()
         defer { rig.close() }
