@@ -186,7 +186,8 @@ import ShutterCore
         let file = try rig.http("GET", "/photos/\(name)")
         #expect(file.status == 200)
         #expect(file.headers["content-type"] == "image/jpeg")
-        #expect(Int(file.headers["content-length"] ?? "") == (try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int))
+        let size = try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int
+        #expect(Int(file.headers["content-length"] ?? "") == size)
     }
 
     @Test func setAndSelectAnswerAsTheSocketDoes() throws {
@@ -279,7 +280,8 @@ import ShutterCore
         // Kept in the state directory, for the owner only.
         let tokenPath = rig.directory + "/http-token"
         #expect(try String(contentsOfFile: tokenPath, encoding: .utf8) == token + "\n")
-        #expect((try FileManager.default.attributesOfItem(atPath: tokenPath)[.posixPermissions] as? Int) == 0o600)
+        let mode = try FileManager.default.attributesOfItem(atPath: tokenPath)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
 
         let page = try rig.http("GET", "/")
         #expect(page.status == 401)
