@@ -121,7 +121,8 @@ public final class HTTPServer {
         settings.pointee.connection_limit = UInt32(limits.maximumClients)
         settings.pointee.connection_timeout_seconds = UInt32(limits.connectionTimeoutSeconds)
         settings.pointee.connection_memory_limit = limits.connectionMemoryBytes
-        // The C callbacks capture nothing: the server comes back through their context pointer.
+        // The C callbacks capture nothing: the server comes back through their context pointer,
+        // unretained (the library is stopped before the server goes away).
         settings.pointee.handler = { context, connection, url, method, _, upload, uploadSize, request in
             let server = Unmanaged<HTTPServer>.fromOpaque(context!).takeUnretainedValue()
             return server.access(connection!, url: url, method: method, upload: upload, size: uploadSize!, request: request!)
@@ -137,8 +138,6 @@ public final class HTTPServer {
             while text.last?.isNewline == true { text.removeLast() }
             Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue().libraryLog(text)
         }
-        // The callbacks find the server through its context pointer (unretained: the library is
-        // stopped before the server goes away); they are not called before MHD_run.
         let context = Unmanaged.passUnretained(self).toOpaque()
         settings.pointee.handler_context = context
         settings.pointee.completed_context = context
@@ -156,7 +155,8 @@ public final class HTTPServer {
             throw Failure("http \(asked): libmicrohttpd has no epoll descriptor (built without epoll?)")
         }
         daemon.loop.watch(epollDescriptor) { [unowned self] in run() }
-        daemon.observeEvents { [unowned self] event in broadcast(event.line) }
+        // Weak: the daemon keeps its observers for its whole life, and this server may go first.
+        daemon.observeEvents { [weak self] event in self?.broadcast(event.line) }
         scheduleRun()
     }
 
