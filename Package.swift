@@ -46,6 +46,14 @@ let package = Package(
             providers: [.apt(["libexif-dev"])]
         ),
 
+        /// libmicrohttpd (0.9.75 on Debian 12, 1.0 on Debian 13): the HTTP server of live view, polled
+        /// from the daemon's own loop through its epoll descriptor.
+        .systemLibrary(
+            name: "CMicroHTTPD",
+            pkgConfig: "libmicrohttpd",
+            providers: [.apt(["libmicrohttpd-dev"])]
+        ),
+
         /// libcamera's flags from pkg-config, for the C++ backend (Swift never imports libcamera's C++ headers).
         .systemLibrary(
             name: "CLibcamera",
@@ -85,7 +93,7 @@ let package = Package(
         /// hooks and systemd notification. Tests drive it with the mock chip and synthetic camera.
         .target(
             name: "ShutterDaemon",
-            dependencies: ["ShutterCore", "ShutterGPIO", "ShutterCapture", "CShutterSystem"]
+            dependencies: ["ShutterCore", "ShutterGPIO", "ShutterCapture", "CShutterSystem", "CMicroHTTPD"]
         ),
         /// The command-line tool: thin commands over the daemon module.
         .executableTarget(

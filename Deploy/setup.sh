@@ -35,7 +35,7 @@ have_swift() { command -v swift >/dev/null 2>&1 || [ -x /opt/swift/usr/bin/swift
 
 # Build: the C libraries behind the system-library targets.
 # g++: libcamera's headers are C++ and need libstdc++'s (swiftlang does not pull them in).
-build_packages=(pkg-config g++ libgpiod-dev libv4l-dev libturbojpeg0-dev libexif-dev libcamera-dev libyuv-dev)
+build_packages=(pkg-config g++ libgpiod-dev libv4l-dev libturbojpeg0-dev libexif-dev libcamera-dev libyuv-dev libmicrohttpd-dev)
 # On trixie Debian packages Swift 6.0.3, shutter's minimum.
 [ "$codename" = trixie ] && ! have_swift && build_packages+=(swiftlang)
 # Tools a rig builder uses next to shutter, and the tests use to cross-check it; tmux, in which

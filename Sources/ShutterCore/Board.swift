@@ -27,6 +27,8 @@ public struct Board: Sendable {
     public var api = APISettings()
     /// Programs run after photos and on events.
     public var hooks = HookSettings()
+    /// Live view over HTTP; nil = not served unless `shutter run --http` asks.
+    public var http: HTTPSettings?
 
     /// The most controls a board may have, as the phone's `maxControlsCount`.
     public static let maximumControls = 8
@@ -251,7 +253,7 @@ extension BoardError {
 extension Board: Decodable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case name, description, chip, lineDefaults, lines, gestures, controls, camera, output
-        case api, hooks, feedback
+        case api, hooks, feedback, http
     }
 
     public init(from decoder: any Decoder) throws {
@@ -275,6 +277,7 @@ extension Board: Decodable {
         feedback = try container.decodeIfPresent([FeedbackLine].self, forKey: .feedback) ?? []
         api = try container.decodeIfPresent(APISettings.self, forKey: .api) ?? APISettings()
         hooks = try container.decodeIfPresent(HookSettings.self, forKey: .hooks) ?? HookSettings()
+        http = try container.decodeIfPresent(HTTPSettings.self, forKey: .http)
         try validateLines()
         try validateControls()
         try validateFeedback()

@@ -63,3 +63,137 @@ extension HookSettings: Decodable {
         if maxQueued < 0 { throw container.fail(.maxQueued, "must not be negative") }
     }
 }
+
+/// Where the HTTP server listens: a numeric IPv4 or IPv6 address and a port.
+///
+/// Only numeric addresses: a host name would need a resolver at start-up, and which address a
+/// name means decides whether the token is needed (``isLoopback``).
+public struct HTTPEndpoint: Hashable, Sendable, CustomStringConvertible {
+    public var address: String
+    /// 0 lets the kernel choose (tests).
+    public var port: Int
+
+    /// Live view's default: loopback only, so nothing is reachable from the network unasked.
+    public static let defaultAddress = "127.0.0.1"
+    public static let defaultPort = 8080
+
+    public init(address: String = HTTPEndpoint.defaultAddress, port: Int = HTTPEndpoint.defaultPort) {
+        self.address = address
+        self.port = port
+    }
+
+    /// Parses `ADDR:PORT`, `[IPV6]:PORT`, or `ADDR` alone (the default port).
+    ///
+    /// - Throws: ``HTTPEndpoint/Invalid`` saying what is wrong.
+    public init(parsing text: String) throws(Invalid) {
+        var address = Substring(text)
+        var port = Self.defaultPort
+        if address.hasPrefix("[") {
+            guard let close = address.firstIndex(of: "]") else { throw Invalid("'\(text)': an IPv6 address in brackets needs its ']'") }
+            let rest = address[address.index(after: close)...]
+            address = address[address.index(after: address.startIndex)..<close]
+            if !rest.isEmpty {
+                guard rest.hasPrefix(":") else { throw Invalid("'\(text)': expected ':PORT' after ']'") }
+                port = try Self.port(String(rest.dropFirst()), in: text)
+            }
+        } else if address.filter({ $0 == ":" }).count == 1, let colon = address.firstIndex(of: ":") {
+            port = try Self.port(String(address[address.index(after: colon)...]), in: text)
+            address = address[..<colon]
+        }
+        try Self.validate(address: String(address))
+        self.init(address: String(address), port: port)
+    }
+
+    private static func port(_ text: String, in whole: String) throws(Invalid) -> Int {
+        guard let port = Int(text), (0...65535).contains(port) else {
+            throw Invalid("'\(whole)': the port must be a number from 0 to 65535")
+        }
+        return port
+    }
+
+    /// Checks that `address` is a numeric IPv4 address (four numbers 0-255) or looks like an IPv6
+    /// one (hex digits and colons; the daemon's `inet_pton` has the last word).
+    public static func validate(address: String) throws(Invalid) {
+        if address.contains(":") {
+            let allowed = Set("0123456789abcdefABCDEF:.")
+            guard address.count >= 2, address.allSatisfy(allowed.contains) else {
+                throw Invalid("'\(address)' is not a numeric IPv6 address")
+            }
+            return
+        }
+        guard ipv4Octets(address) != nil else {
+            throw Invalid("'\(address)' is not a numeric IPv4 or IPv6 address (such as 127.0.0.1, 0.0.0.0 or ::1); host names are not looked up")
+        }
+    }
+
+    private static func ipv4Octets(_ address: String) -> [Int]? {
+        let parts = address.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 4 else { return nil }
+        var octets: [Int] = []
+        for part in parts {
+            guard !part.isEmpty, part.count <= 3, part.allSatisfy(\.isASCII), let value = Int(part), (0...255).contains(value) else { return nil }
+            octets.append(value)
+        }
+        return octets
+    }
+
+    /// Whether only this machine can connect: 127.0.0.0/8 or ::1. Anything else needs the token.
+    public var isLoopback: Bool {
+        if let octets = Self.ipv4Octets(address) { return octets[0] == 127 }
+        let lowered = address.lowercased()
+        return lowered == "::1" || lowered == "0:0:0:0:0:0:0:1" || lowered.hasPrefix("::ffff:127.")
+    }
+
+    /// `ADDR:PORT`, with an IPv6 address in brackets (as a URL writes it).
+    public var description: String {
+        address.contains(":") ? "[\(address)]:\(port)" : "\(address):\(port)"
+    }
+
+    /// A malformed endpoint, with what to write instead.
+    public struct Invalid: Error, Hashable, Sendable, CustomStringConvertible {
+        public var description: String
+        public init(_ description: String) { self.description = description }
+    }
+}
+
+/// The board's `http` section: live view over HTTP. Present = served (as `shutter run --http`).
+public struct HTTPSettings: Hashable, Sendable {
+    public var endpoint = HTTPEndpoint()
+    /// Connections at once; more are closed as they come.
+    public var maxClients = 16
+    /// Whether looking (the page, `/events`, `/api/status`, `/photos/`) needs no token when the
+    /// token is required; the commands always need it.
+    public var viewWithoutToken = false
+
+    public init(endpoint: HTTPEndpoint = HTTPEndpoint(), maxClients: Int = 16, viewWithoutToken: Bool = false) {
+        self.endpoint = endpoint
+        self.maxClients = maxClients
+        self.viewWithoutToken = viewWithoutToken
+    }
+}
+
+extension HTTPSettings: Decodable {
+    enum CodingKeys: String, CodingKey, CaseIterable { case address, port, maxClients, viewWithoutToken }
+
+    public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        if let address = try container.decodeIfPresent(String.self, forKey: .address) {
+            do throws(HTTPEndpoint.Invalid) {
+                try HTTPEndpoint.validate(address: address)
+            } catch {
+                throw container.fail(.address, error.description)
+            }
+            endpoint.address = address
+        }
+        if let port = try container.decodeIfPresent(Int.self, forKey: .port) {
+            guard (1...65535).contains(port) else { throw container.fail(.port, "must be a port from 1 to 65535") }
+            endpoint.port = port
+        }
+        maxClients = try container.decodeIfPresent(Int.self, forKey: .maxClients) ?? maxClients
+        // The library counts connections in an unsigned int; a few hundred is far more than a
+        // Pi serves viewers, and each costs a descriptor and its buffers.
+        guard (1...1024).contains(maxClients) else { throw container.fail(.maxClients, "must be from 1 to 1024") }
+        viewWithoutToken = try container.decodeIfPresent(Bool.self, forKey: .viewWithoutToken) ?? viewWithoutToken
+    }
+}

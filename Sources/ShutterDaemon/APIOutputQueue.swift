@@ -31,13 +31,22 @@ struct APIOutputQueue {
     /// Every byte waiting.
     private(set) var byteCount = 0
 
-    init(eventLimit: Int) { self.eventLimit = eventLimit }
+    /// How an event line (and a drop notice) is framed: the socket sends the line and a newline;
+    /// server-sent events put `data: ` before it and end it with a blank line.
+    let eventPrefix: [UInt8]
+    let terminator: [UInt8]
+
+    init(eventLimit: Int, eventPrefix: String = "", terminator: String = "\n") {
+        self.eventLimit = eventLimit
+        self.eventPrefix = Array(eventPrefix.utf8)
+        self.terminator = Array(terminator.utf8)
+    }
 
     /// Whether nothing is owed, not even a notice.
     var isEmpty: Bool { entries.isEmpty && untoldDrops == 0 }
 
     mutating func appendReply(_ line: String) {
-        append(Entry(bytes: Self.framed(line), kind: .reply))
+        append(Entry(bytes: framed(line), kind: .reply))
     }
 
     mutating func appendEvent(_ line: String) {
@@ -51,7 +60,7 @@ struct APIOutputQueue {
                 untoldDrops += 1
             }
         }
-        append(Entry(bytes: Self.framed(line), kind: .event))
+        append(Entry(bytes: framed(line, prefix: eventPrefix), kind: .event))
     }
 
     /// Calls `body` with the bytes to write next (the rest of the line in flight), or returns
@@ -69,7 +78,7 @@ struct APIOutputQueue {
             var notice = JSONLine()
             notice.add("event", "dropped")
             notice.add("count", count)
-            let entry = Entry(bytes: Self.framed(notice.description), kind: .dropped(count: count))
+            let entry = Entry(bytes: framed(notice.description, prefix: eventPrefix), kind: .dropped(count: count))
             entries.insert(entry, at: 0)
             byteCount += entry.bytes.count
         }
@@ -95,7 +104,12 @@ struct APIOutputQueue {
 
     /// Forgets everything owed (the client has gone).
     mutating func removeAll() {
-        self = APIOutputQueue(eventLimit: eventLimit)
+        entries.removeAll()
+        offset = 0
+        untoldDrops = 0
+        eventCount = 0
+        replyBytes = 0
+        byteCount = 0
     }
 
     private mutating func append(_ entry: Entry) {
@@ -108,9 +122,10 @@ struct APIOutputQueue {
         }
     }
 
-    private static func framed(_ line: String) -> [UInt8] {
-        var bytes = Array(line.utf8)
-        bytes.append(UInt8(ascii: "\n"))
+    private func framed(_ line: String, prefix: [UInt8] = []) -> [UInt8] {
+        var bytes = prefix
+        bytes.append(contentsOf: line.utf8)
+        bytes.append(contentsOf: terminator)
         return bytes
     }
 }

@@ -12,14 +12,7 @@ public final class ControlState: @unchecked Sendable {
     private var lastSaved: [String: ControlValue]?
 
     public init(board: Board, path: String?) throws {
-        if let path {
-            self.path = path
-        } else {
-            let environment = ProcessInfo.processInfo.environment
-            let directory = environment["STATE_DIRECTORY"].flatMap { $0.split(separator: ":").first.map(String.init) }
-                ?? (environment["XDG_STATE_HOME"] ?? (NSHomeDirectory() + "/.local/state")) + "/shutter"
-            self.path = directory + "/\(board.name).controls.json"
-        }
+        self.path = path ?? Self.defaultDirectory + "/\(board.name).controls.json"
         let directory = (self.path as NSString).deletingLastPathComponent
         if !directory.isEmpty {
             do {
@@ -28,6 +21,21 @@ public final class ControlState: @unchecked Sendable {
                 throw CommandFailure("cannot create the state directory \(directory): \(error.localizedDescription) (use --state FILE or --no-state)")
             }
         }
+    }
+
+    /// The state directory: systemd's `STATE_DIRECTORY`, else `$XDG_STATE_HOME/shutter`
+    /// (`~/.local/state/shutter`).
+    public static var defaultDirectory: String {
+        let environment = ProcessInfo.processInfo.environment
+        return environment["STATE_DIRECTORY"].flatMap { $0.split(separator: ":").first.map(String.init) }
+            ?? (environment["XDG_STATE_HOME"] ?? (NSHomeDirectory() + "/.local/state")) + "/shutter"
+    }
+
+    /// The directory the daemon keeps its state in: that of `--state FILE` when given, else the default.
+    static func stateDirectory(for options: DaemonOptions) -> String {
+        guard let path = options.statePath else { return defaultDirectory }
+        let directory = (path as NSString).deletingLastPathComponent
+        return directory.isEmpty ? "." : directory
     }
 
     /// The saved values; none when the file is missing or damaged (the board's initial values apply).

@@ -29,6 +29,14 @@ public struct DaemonOptions: Sendable {
     /// Who controls, given outright instead of by ``controlGroup`` (tests: a control group
     /// without the root and own-user exception).
     var apiAccess: APIAccess?
+    /// Live view over HTTP (`--http`, or the board's `http` section); nil = the board's.
+    public var http: HTTPSettings?
+    /// What HTTP clients may cost the daemon (tests make the limits small).
+    public var httpLimits = HTTPServer.Limits()
+    /// Where the HTTP token is kept; nil = `http-token` in the state directory.
+    public var httpTokenPath: String?
+    /// Whether the HTTP token is required whatever the address (tests bind 127.0.0.1 only).
+    var httpRequiresToken: Bool?
     /// Whether the simulator chip's edges are read from standard input.
     public var readsSimulatorInput = true
     /// Whether event lines go to standard output.
@@ -76,6 +84,8 @@ public final class Daemon {
     private(set) var simulator: SimulatorInput?
     /// The local API, when a socket was asked for.
     public private(set) var api: APIServer?
+    /// Live view over HTTP, when asked for.
+    public private(set) var http: HTTPServer?
     /// The LED and buzzer, when the board has them.
     private var feedback: FeedbackOutput?
     /// The board's hooks, when it has any.
@@ -168,6 +178,7 @@ public final class Daemon {
             earliest = Instant.earliest(earliest, hooks?.nextDeadline)
             earliest = Instant.earliest(earliest, feedback?.nextDeadline)
             for runner in retiredHooks { earliest = Instant.earliest(earliest, runner.nextDeadline) }
+            earliest = Instant.earliest(earliest, http?.nextDeadline)
             return Instant.earliest(earliest, api?.nextDeadline)
         }
         loop.deadlineReached = { [unowned self] now in
@@ -179,6 +190,7 @@ public final class Daemon {
             for runner in retiredHooks { runner.advance(to: now) }
             // Last: the gestures and photos of this wake-up go first, clients' requests after.
             api?.advance(to: now)
+            http?.advance(to: now)
         }
         if !board.hooks.isEmpty {
             hooks = HookRunner(settings: board.hooks, loop: loop)
@@ -202,15 +214,27 @@ public final class Daemon {
                 throw CommandFailure(error.description)
             }
         }
+        if let settings = options.http ?? board.http {
+            var configuration = HTTPServer.Configuration(settings: settings,
+                                                         tokenPath: options.httpTokenPath ?? ControlState.stateDirectory(for: options) + "/http-token",
+                                                         limits: options.httpLimits)
+            configuration.requiresToken = options.httpRequiresToken
+            do throws(HTTPServer.Failure) {
+                http = try HTTPServer(configuration: configuration, daemon: self)
+            } catch {
+                api?.close()
+                throw CommandFailure(error.description)
+            }
+        }
         loop.standardOutputClosed = { [unowned self] in
-            if api == nil {
+            if api == nil && http == nil {
                 Log.notice("standard output was closed (its reader went away): nobody hears the events; stopping")
                 loop.stop()
             } else {
                 Log.warning("standard output was closed (its reader went away): events go on to the API's subscribers")
             }
         }
-        if let simulator, api == nil {
+        if let simulator, api == nil, http == nil {
             // The simulator's input has ended, nothing is scheduled and every photo is saved: the run is
             // over. With an API socket the daemon keeps serving until SIGTERM.
             loop.afterWake = { [unowned self] in
@@ -344,6 +368,7 @@ public final class Daemon {
         return "board \(board.name); camera \(board.camera.deviceDescription) \(camera.name); \(counters.photos) photos"
             + (counters.failures > 0 ? ", \(counters.failures) failed" : "")
             + (api.map { "; API \($0.path)" } ?? "")
+            + (http.map { "; HTTP \($0.endpoint)" } ?? "")
     }
 
     /// Tells systemd the daemon is ready: the lines are requested and the camera is open or known absent.
@@ -366,8 +391,23 @@ public final class Daemon {
         notifyReady()
         Log.info("shutter: running board \(board.name) on \(board.chip) (\(LibGPIOD.summary))"
             + (simulator != nil ? "; simulated edges are read from standard input" : ""))
+        if let http { announce(http) }
         try loop.run()
         finish()
+    }
+
+    /// Says where live view is. The link with the token goes only to a terminal: under systemd,
+    /// standard error is the journal, which more users read than the token file's owner.
+    private func announce(_ http: HTTPServer) {
+        guard http.requiresToken else {
+            Log.notice("shutter: live view on \(http.link) (loopback only: no token needed)")
+            return
+        }
+        if isatty(STDERR_FILENO) == 1 {
+            Log.notice("shutter: live view on \(http.link) (the link carries the token: share it only with who may control the rig)")
+        } else {
+            Log.notice("shutter: live view on http://\(http.endpoint)/; the token is in \(options.httpTokenPath ?? ControlState.stateDirectory(for: options) + "/http-token") (open http://ADDRESS:\(http.endpoint.port)/?token=TOKEN)")
+        }
     }
 
     /// Ends input (a press in progress is cancelled), saves the control values, and waits for the
@@ -399,6 +439,8 @@ public final class Daemon {
         for runner in retiredHooks { runner.stopAll() }
         api?.close()
         api = nil
+        http?.close()
+        http = nil
         feedback?.close()
         feedback = nil
         watcher.close()

@@ -55,6 +55,14 @@ let commands: [Command] = [
         file is mode 0666 (the credentials decide). Roles come from the peer's credentials on the
         socket. The installed service runs with --control-group shutter --view-group shutter-view.
 
+        With --http ADDR:PORT (or the board's http section; default 127.0.0.1:8080) it serves
+        live view over HTTP: GET /api/status, POST /api/capture, /api/set, /api/select (JSON
+        bodies, the socket's replies), GET /events (server-sent events: the socket's event
+        lines), GET /photos/ and /photos/NAME. On loopback no token is needed; any other address
+        needs the token (128 random bits, made on first start in the state directory, file
+        http-token): the printed link /?token=... sets a cookie, scripts send
+        'Authorization: Bearer TOKEN'.
+
         Without --board: /etc/shutter/board.json when it exists (Deploy/install.sh puts it
         there), else the simulator board: Boards/simulator.json of the checkout the binary was
         built in (looked for up to 5 directories above the binary), else
@@ -81,7 +89,9 @@ let commands: [Command] = [
                   OptionSpec(name: "--control-group", valueName: "NAME",
                              help: "API clients in group NAME (and root, the daemon's user) control; others may only status and subscribe"),
                   OptionSpec(name: "--view-group", valueName: "NAME",
-                             help: "with --control-group: only clients in group NAME may status and subscribe; the rest are refused")],
+                             help: "with --control-group: only clients in group NAME may status and subscribe; the rest are refused"),
+                  OptionSpec(name: "--http", valueName: "ADDR:PORT",
+                             help: "serve live view over HTTP here (default: the board's http section; none without); not loopback: token required")],
         required: []), run: runDaemon),
     Command(spec: CommandSpec(
         name: "status", summary: "Ask a running daemon how it is: board, camera, controls, counters, last photo.",
@@ -310,6 +320,10 @@ func checkBoard(_ arguments: ParsedArguments) throws -> Int32 {
         text += "  not checked against hardware: \(error)\n"
     }
     text += "output: \(board.output.directory)/\(board.output.template)"
+    if let http = board.http {
+        text += "\nhttp: \(http.endpoint), at most \(http.maxClients) clients, "
+            + (http.endpoint.isLoopback ? "loopback: no token" : "token required" + (http.viewWithoutToken ? " to control (viewing is open)" : ""))
+    }
     Console.out(text)
     return ExitStatus.success
 }

@@ -18,6 +18,15 @@ func runDaemon(_ arguments: ParsedArguments) throws -> Int32 {
     options.controlGroup = arguments.value("--control-group")
     options.viewGroup = arguments.value("--view-group")
     options.explains = arguments.has("--explain")
+    if let endpoint = arguments.value("--http") {
+        var http = board.http ?? HTTPSettings()
+        do throws(HTTPEndpoint.Invalid) {
+            http.endpoint = try HTTPEndpoint(parsing: endpoint)
+        } catch {
+            throw CommandFailure("--http \(error.description)")
+        }
+        options.http = http
+    }
     let input = board.chip == .simulator ? SimulatorInputKind.of() : .trace
     if board.chip == .simulator, input != .trace { options.readsSimulatorInput = false }
     // In a terminal the overlay shows the events in words; JSON lines are for a pipe or a file.

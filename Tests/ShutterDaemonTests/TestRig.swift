@@ -32,6 +32,8 @@ final class TestRig {
         options.printsEvents = false
         if api { options.socketPath = directory + "/api.sock" }
         if options.keepsState, options.statePath == nil { options.statePath = directory + "/state.json" }
+        // Never the user's state directory: a test's token stays in the test's.
+        if options.httpTokenPath == nil { options.httpTokenPath = directory + "/http-token" }
         daemon = try Daemon(board: board, options: options, chip: chip, cameraFactory: cameraFactory, clock: chip.clock)
         daemon.observeEvents { [unowned self] event in lines.append((event.name, event.line)) }
     }

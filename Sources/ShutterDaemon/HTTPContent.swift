@@ -1,0 +1,110 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ShutterCore
+
+/// The photos the HTTP server lists and sends: regular files of the output directory, never
+/// anything a symbolic link or a hidden (temporary) name leads to.
+enum HTTPPhotos {
+    /// `{"ok":true,"photos":[{"name":…,"size":…,"modified":…}]}`, newest first, at most `limit`;
+    /// an output directory not made yet lists none. `modified` is in seconds since 1970.
+    ///
+    /// The corresponding C functions are `opendir`, `readdir` and `fstatat` (`AT_SYMLINK_NOFOLLOW`).
+    static func list(in directory: String, limit: Int) -> String {
+        var photos: [(name: String, size: Int64, modified: Double)] = []
+        if let stream = opendir(directory) {
+            defer { closedir(stream) }
+            let descriptor = dirfd(stream)
+            while let entry = readdir(stream) {
+                let name = withUnsafePointer(to: &entry.pointee.d_name) {
+                    String(cString: UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self))
+                }
+                guard HTTPRoute.refusal(ofPhotoName: name) == nil else { continue }
+                var info = stat()
+                guard fstatat(descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0, info.st_mode & S_IFMT == S_IFREG else { continue }
+                photos.append((name, Int64(info.st_size), Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9))
+            }
+        }
+        photos.sort { $0.modified != $1.modified ? $0.modified > $1.modified : $0.name > $1.name }
+        let items = photos.prefix(limit).map { photo -> String in
+            var line = JSONLine()
+            line.add("name", photo.name)
+            line.add("size", Int(photo.size))
+            line.add("modified", photo.modified, decimals: 3)
+            return line.description
+        }
+        var line = JSONLine()
+        line.add("ok", true)
+        line.add("photos", json: "[" + items.joined(separator: ",") + "]")
+        return line.description
+    }
+
+    /// The regular file `name` (a plain file name) in `directory`, opened for reading, or nil.
+    /// A symbolic link is refused by the kernel (`O_NOFOLLOW`), a directory or device by `fstat`.
+    ///
+    /// The corresponding C functions are `open` (the directory) and `openat` (the file).
+    static func open(_ name: String, in directory: String) -> CInt? {
+        guard HTTPRoute.refusal(ofPhotoName: name) == nil else { return nil }
+        let directoryDescriptor = Glibc.open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard directoryDescriptor >= 0 else { return nil }
+        defer { close(directoryDescriptor) }
+        let descriptor = openat(directoryDescriptor, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+        guard descriptor >= 0 else { return nil }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+            close(descriptor)
+            return nil
+        }
+        return descriptor
+    }
+
+    static func contentType(of name: String) -> String {
+        let lowered = name.lowercased()
+        if lowered.hasSuffix(".jpg") || lowered.hasSuffix(".jpeg") { return "image/jpeg" }
+        if lowered.hasSuffix(".png") { return "image/png" }
+        return "application/octet-stream"
+    }
+}
+
+/// The pages served from the binary (no CDN, nothing fetched).
+enum HTTPPages {
+    /// `/` until the live-view page lands: says what the server offers and follows `/events`.
+    static let placeholder = """
+    <!doctype html>
+    <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+    <title>shutter</title>
+    <style>body{font:16px system-ui,sans-serif;margin:1em;max-width:40em}pre{white-space:pre-wrap;font-size:13px;background:#f4f4f4;padding:.5em}</style>
+    </head><body>
+    <h1>shutter</h1>
+    <p>Live view is on its way; this page is a placeholder. The server answers
+    <code>GET /api/status</code>, <code>POST /api/capture</code>, <code>/api/set</code>, <code>/api/select</code>
+    (JSON bodies), <code>GET /events</code> (server-sent events) and <code>GET /photos/</code>.</p>
+    <p><button id="capture">Take a photo</button></p>
+    <pre id="events"></pre>
+    <script>
+    const log = document.getElementById('events');
+    const events = new EventSource('/events');
+    events.onmessage = (message) => { log.textContent = message.data + '\\n' + log.textContent.slice(0, 8000); };
+    document.getElementById('capture').onclick = () => fetch('/api/capture', {method: 'POST', headers: {'Content-Type': 'application/json'}, body: '{}'});
+    </script>
+    </body></html>
+
+    """
+
+    /// The only page served without the token: asks for it.
+    static func login(wrongToken: Bool) -> String {
+        """
+        <!doctype html>
+        <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+        <title>shutter: token</title>
+        <style>body{font:16px system-ui,sans-serif;margin:1em;max-width:30em}input{font:inherit;width:100%}</style>
+        </head><body>
+        <h1>shutter</h1>
+        <p>\(wrongToken ? "That token is not this rig's. " : "")Open the link <code>shutter run</code> printed, or enter the rig's token
+        (in the state directory, file <code>http-token</code>).</p>
+        <form method="get" action="/"><input name="token" autocomplete="off" autofocus><p><button>Open</button></p></form>
+        </body></html>
+
+        """
+    }
+}

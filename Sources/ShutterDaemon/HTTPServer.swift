@@ -1,0 +1,622 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CMicroHTTPD
+import ShutterCore
+import ShutterGPIO
+
+/// Live view over HTTP: libmicrohttpd run inside the daemon's one loop, no thread of its own.
+///
+/// libmicrohttpd parses HTTP; this class only routes (``HTTPRoute``), checks the token
+/// (``HTTPAccessPolicy``), and hands commands to the same ``Daemon/execute(_:)`` the socket
+/// uses, framing the same ``CommandResult`` as JSON with a status code. The library is polled
+/// through its epoll descriptor, watched by the loop, and run again when ``nextDeadline`` says
+/// (its connection timeouts). An event stream whose queue is empty is suspended, so an idle
+/// viewer costs nothing, and resumed when an event comes; a viewer that stops reading loses its
+/// oldest event lines (and is told how many), then is closed by the connection timeout: it
+/// never makes the daemon's memory grow, nor delays a press.
+public final class HTTPServer {
+    /// A failure to set up the server: what failed, with errno, and what to do.
+    public struct Failure: Error, CustomStringConvertible {
+        public var description: String
+        public init(_ description: String) { self.description = description }
+    }
+
+    /// What clients may cost the daemon. Tests make them small.
+    public struct Limits: Sendable {
+        /// Connections at once (the board's `http.maxClients`); more are closed as they come.
+        public var maximumClients = 16
+        /// Seconds a connection may make no progress: a slow request, a viewer that stopped reading.
+        public var connectionTimeoutSeconds = 10
+        /// Bytes per connection for the request line, the headers and the library's buffers:
+        /// longer headers are refused (431).
+        public var connectionMemoryBytes = 32 * 1024
+        /// The longest command body; a longer one is refused (413).
+        public var maximumBodyBytes = 16 * 1024
+        /// Event lines queued for one viewer; beyond this the oldest are dropped.
+        public var subscriberQueueLimit = 256
+        /// How often an idle event stream gets a comment line, so a viewer that went away is
+        /// found out (its write fails) and proxies keep the stream open.
+        public var heartbeat = Nanoseconds.seconds(15)
+        /// Each connection's kernel send buffer (`SO_SNDBUF`, inherited from the listener); nil:
+        /// the kernel's autotuning. Small, a viewer that stops reading is found out sooner and
+        /// the kernel holds less for it (tests make it tiny to see the daemon's queue bound).
+        public var sendBufferBytes: Int?
+        /// The most photos `/photos/` lists.
+        public var photoListLimit = 50
+
+        public init() {}
+    }
+
+    /// How `shutter run` asked for the server.
+    public struct Configuration: Sendable {
+        public var settings: HTTPSettings
+        public var limits = Limits()
+        /// Where the token is kept (in the state directory).
+        public var tokenPath: String
+        /// Whether the token is required; nil: for any address but loopback. Tests force it on
+        /// while binding 127.0.0.1 only.
+        var requiresToken: Bool?
+
+        public init(settings: HTTPSettings, tokenPath: String, limits: Limits = Limits()) {
+            self.settings = settings
+            self.tokenPath = tokenPath
+            self.limits = limits
+        }
+    }
+
+    /// Where the server listens, with the port the kernel chose when 0 was asked.
+    public let endpoint: HTTPEndpoint
+    public let limits: Limits
+    let policy: HTTPAccessPolicy
+    private unowned let daemon: Daemon
+    /// The library's daemon (set once started, at the end of init).
+    private var library: OpaquePointer!
+    /// The library's settings: it reads them (the logger's context) until it is stopped.
+    private let settings: UnsafeMutablePointer<CMicroHTTPD_settings>
+    private var epollDescriptor: CInt = -1
+    /// When the library must be run again without input (its timeouts), on the loop's clock.
+    private var runDue: Instant?
+    /// Whether the library is running now: a stream is resumed after it returns, not inside it.
+    private var running = false
+    private var streams: [ObjectIdentifier: EventStream] = [:]
+    private var resumes: [EventStream] = []
+    private var nextHeartbeat: Instant?
+    private var closed = false
+
+    /// The page's link: with the token when one is required.
+    public var link: String {
+        "http://\(endpoint)/" + (policy.token.map { "?token=\($0.text)" } ?? "")
+    }
+
+    /// Whether a token is required.
+    public var requiresToken: Bool { policy.token != nil }
+
+    /// Viewers following `/events`.
+    public var streamCount: Int { streams.count }
+    /// What each viewer of `/events` is owed: event lines and bytes (tests: bounded whatever it does).
+    var streamBacklogs: [(events: Int, bytes: Int)] { streams.values.map { ($0.queue.eventCount, $0.queue.byteCount) } }
+
+    /// Binds the address, starts libmicrohttpd in external-polling mode and watches it on the
+    /// daemon's loop.
+    ///
+    /// - Throws: ``Failure`` when the address is not numeric or cannot be bound (in use, not
+    ///   this machine's), the token file cannot be made, or the library refuses to start.
+    ///
+    /// The corresponding C functions are `socket`, `bind`, `listen` and `MHD_start_daemon`.
+    public init(configuration: Configuration, daemon: Daemon) throws(Failure) {
+        self.daemon = daemon
+        var limits = configuration.limits
+        limits.maximumClients = configuration.settings.maxClients
+        self.limits = limits
+        let asked = configuration.settings.endpoint
+        let token = try (configuration.requiresToken ?? !asked.isLoopback) ? HTTPToken.loadOrCreate(path: configuration.tokenPath) : nil
+        policy = HTTPAccessPolicy(token: token, viewWithoutToken: configuration.settings.viewWithoutToken)
+        let (listener, port) = try HTTPSocket.listen(asked, backlog: CInt(min(limits.maximumClients * 2, 128)),
+                                                     sendBuffer: limits.sendBufferBytes)
+        endpoint = HTTPEndpoint(address: asked.address, port: port)
+        settings = .allocate(capacity: 1)
+        settings.initialize(to: CMicroHTTPD_settings())
+        settings.pointee.listen_socket = listener
+        settings.pointee.connection_limit = UInt32(limits.maximumClients)
+        settings.pointee.connection_timeout_seconds = UInt32(limits.connectionTimeoutSeconds)
+        settings.pointee.connection_memory_limit = limits.connectionMemoryBytes
+        // The C callbacks capture nothing: the server comes back through their context pointer,
+        // unretained (the library is stopped before the server goes away).
+        settings.pointee.handler = { context, connection, url, method, _, upload, uploadSize, request in
+            let server = Unmanaged<HTTPServer>.fromOpaque(context!).takeUnretainedValue()
+            return server.access(connection!, url: url, method: method, upload: upload, size: uploadSize!, request: request!)
+        }
+        settings.pointee.completed = { _, _, request, _ in
+            guard let request, let exchange = request.pointee else { return }
+            Unmanaged<HTTPExchange>.fromOpaque(exchange).release()
+            request.pointee = nil
+        }
+        settings.pointee.log = { context, message in
+            guard let context, let message else { return }
+            var text = String(cString: message)
+            while text.last?.isNewline == true { text.removeLast() }
+            Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue().libraryLog(text)
+        }
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        settings.pointee.handler_context = context
+        settings.pointee.completed_context = context
+        settings.pointee.log_context = context
+        guard let started = CMicroHTTPD_start(settings) else {
+            Glibc.close(listener)
+            settings.deallocate()
+            throw Failure("http \(asked): libmicrohttpd would not start (see the message above)")
+        }
+        library = started
+        epollDescriptor = CMicroHTTPD_epoll_descriptor(started)
+        guard epollDescriptor >= 0 else {
+            MHD_stop_daemon(started)
+            settings.deallocate()
+            throw Failure("http \(asked): libmicrohttpd has no epoll descriptor (built without epoll?)")
+        }
+        daemon.loop.watch(epollDescriptor) { [unowned self] in run() }
+        // Weak: the daemon keeps its observers for its whole life, and this server may go first.
+        daemon.observeEvents { [weak self] event in self?.broadcast(event.line) }
+        scheduleRun()
+    }
+
+    /// When the server next needs the loop without input: the library's timeout, a resumed
+    /// stream, the heartbeat.
+    public var nextDeadline: Instant? {
+        Instant.earliest(runDue, nextHeartbeat)
+    }
+
+    /// Runs the library when its time has come, and the heartbeat.
+    public func advance(to now: Instant) {
+        guard !closed else { return }
+        if let due = nextHeartbeat, due <= now { heartbeat(now: now) }
+        if let due = runDue, due <= now { run() }
+    }
+
+    /// Ends every event stream, closes every connection and the listening socket.
+    ///
+    /// The corresponding C function is `MHD_stop_daemon` (after `MHD_resume_connection` for
+    /// every suspended stream: stopping with one suspended is undefined).
+    public func close() {
+        guard !closed else { return }
+        closed = true
+        for stream in streams.values {
+            stream.ended = true
+            resume(stream)
+        }
+        resumes.removeAll()
+        daemon.loop.unwatch(epollDescriptor)
+        _ = MHD_run(library)
+        MHD_stop_daemon(library)
+        settings.deallocate()
+    }
+
+    /// Library messages logged in the current minute, and those left out.
+    private var logWindow: (start: Instant, logged: Int, suppressed: Int)?
+    /// Library messages logged per minute at most: each malformed request makes one, and a
+    /// flood of them must not flood the journal.
+    static let libraryLogLimit = 10
+
+    /// One of libmicrohttpd's messages, rate-limited.
+    fileprivate func libraryLog(_ text: String) {
+        let now = daemon.loop.clock.now
+        if let window = logWindow, now - window.start < .seconds(60) {
+            guard window.logged < Self.libraryLogLimit else {
+                logWindow?.suppressed += 1
+                return
+            }
+            logWindow?.logged += 1
+        } else {
+            if let suppressed = logWindow?.suppressed, suppressed > 0 {
+                Log.info("shutter: http: \(suppressed) more messages from libmicrohttpd in the last minute were not logged")
+            }
+            logWindow = (now, 1, 0)
+        }
+        Log.info("shutter: http: \(text)")
+    }
+
+    // MARK: - Running the library
+
+    /// One pass of the library over its ready connections; then the streams resumed meanwhile.
+    ///
+    /// The corresponding C function is `MHD_run`.
+    private func run() {
+        guard !closed else { return }
+        let before = CMicroHTTPD_connection_count(library)
+        running = true
+        _ = MHD_run(library)
+        running = false
+        let after = CMicroHTTPD_connection_count(library)
+        let waiting = resumes
+        resumes.removeAll(keepingCapacity: true)
+        for stream in waiting { resume(stream) }
+        scheduleRun()
+        // A resumed stream is served on the next pass, at once; so is a client waiting in the
+        // listen backlog when a connection closed at the limit (the library puts the listening
+        // socket back in its epoll set only on its next pass).
+        if !waiting.isEmpty || after < before { runDue = daemon.loop.clock.now }
+    }
+
+    private func scheduleRun() {
+        let milliseconds = CMicroHTTPD_timeout_milliseconds(library)
+        runDue = milliseconds < 0 ? nil : daemon.loop.clock.now + .milliseconds(Double(min(milliseconds, 86_400_000)))
+    }
+
+    // MARK: - Requests
+
+    /// libmicrohttpd's access handler: called once with the headers, then with each piece of
+    /// the body, then once more with none.
+    private func access(_ connection: OpaquePointer, url: UnsafePointer<CChar>?, method: UnsafePointer<CChar>?,
+                        upload: UnsafePointer<CChar>?, size: UnsafeMutablePointer<Int>,
+                        request: UnsafeMutablePointer<UnsafeMutableRawPointer?>) -> MHD_Result {
+        if let existing = request.pointee {
+            let exchange = Unmanaged<HTTPExchange>.fromOpaque(existing).takeUnretainedValue()
+            if size.pointee > 0 {
+                // A body after the answer (a refused POST, a GET with a body) is read and dropped.
+                if let upload, !exchange.answered {
+                    exchange.receive(UnsafeRawBufferPointer(start: upload, count: size.pointee), limit: limits.maximumBodyBytes)
+                }
+                size.pointee = 0
+                return .YES
+            }
+            // Answered already: a response is queued once.
+            return exchange.answered ? .YES : answer(exchange, on: connection)
+        }
+        let method = method.map { String(cString: $0) } ?? ""
+        let path = url.map { String(cString: $0) } ?? ""
+        let exchange = HTTPExchange(method: method, path: path, route: HTTPRoute(method: method, path: path))
+        request.pointee = Unmanaged.passRetained(exchange).toOpaque()
+        if let refusal = refusalBeforeBody(exchange, on: connection) {
+            exchange.answered = true
+            return refusal
+        }
+        // A command waits for its body; everything else answers now.
+        if case .command = exchange.route { return .YES }
+        return answer(exchange, on: connection)
+    }
+
+    /// The token, the host, the route's own refusal, and a command's content type and length:
+    /// answered before the body is read.
+    private func refusalBeforeBody(_ exchange: HTTPExchange, on connection: OpaquePointer) -> MHD_Result? {
+        let route = exchange.route
+        let header = { (name: String) in Self.value(connection, .HEADER_KIND, name) }
+        var presented: [String] = []
+        if let authorization = header("Authorization"), authorization.lowercased().hasPrefix("bearer ") {
+            presented.append(String(authorization.dropFirst(7)).trimmingSpaces)
+        }
+        if let cookie = Self.value(connection, .COOKIE_KIND, Self.cookieName) { presented.append(cookie) }
+        var linkToken: String?
+        if route == .page, let query = Self.value(connection, .GET_ARGUMENT_KIND, "token") {
+            linkToken = query
+            presented.append(query)
+        }
+        switch policy.decide(route, presented: presented, host: header("Host")) {
+        case .allowed:
+            if let linkToken, let token = policy.token, token.matches(linkToken) {
+                // The link's token becomes a cookie, and the address bar loses it.
+                return respond(connection, status: 303, type: "text/plain; charset=utf-8", body: "see /\n", headers: [
+                    ("Location", "/"),
+                    ("Set-Cookie", "\(Self.cookieName)=\(token.text); Path=/; HttpOnly; SameSite=Strict; Max-Age=31536000"),
+                ])
+            }
+        case .forbiddenHost:
+            return refuse(connection, HTTPRefusal(status: 403, message: "this server answers only to localhost and loopback addresses; bind another address (with its token) to reach it by another name"))
+        case .unauthorized:
+            if route == .page {
+                return respond(connection, status: 401, type: "text/html; charset=utf-8", body: HTTPPages.login(wrongToken: linkToken != nil))
+            }
+            return refuse(connection, HTTPRefusal(status: 401, message: "this server needs its token: open the link shutter printed, or send 'Authorization: Bearer TOKEN'"),
+                          headers: [("WWW-Authenticate", "Bearer realm=\"shutter\"")])
+        }
+        if case .refused(let refusal) = route { return refuse(connection, refusal) }
+        guard case .command = route else { return nil }
+        let type = header("Content-Type")?.split(separator: ";").first.map { String($0).trimmingSpaces.lowercased() }
+        guard type == "application/json" else {
+            return refuse(connection, HTTPRefusal(status: 415, message: "a command's body is JSON: send 'Content-Type: application/json'"))
+        }
+        if let length = header("Content-Length").flatMap({ Int($0.trimmingSpaces) }), length > limits.maximumBodyBytes {
+            return refuse(connection, HTTPRefusal(status: 413, message: "a command's body is at most \(limits.maximumBodyBytes) bytes"))
+        }
+        return nil
+    }
+
+    /// Answers a request whose headers (and, for a command, body) have all come.
+    private func answer(_ exchange: HTTPExchange, on connection: OpaquePointer) -> MHD_Result {
+        exchange.answered = true
+        switch exchange.route {
+        case .page:
+            return respond(connection, status: 200, type: "text/html; charset=utf-8", body: HTTPPages.placeholder)
+        case .status:
+            return reply(APIRequest(id: nil, command: .status), on: connection)
+        case .command(let name):
+            guard !exchange.bodyTooLarge else {
+                return refuse(connection, HTTPRefusal(status: 413, message: "a command's body is at most \(limits.maximumBodyBytes) bytes"))
+            }
+            switch Self.request(name, body: exchange.body) {
+            case .success(let request): return reply(request, on: connection)
+            case .failure(let error):
+                return respond(connection, status: 400, type: Self.json,
+                               body: APIReply.failure(id: error.id, CommandRefusal(.invalidRequest, error.message)) + "\n")
+            }
+        case .events:
+            return startStream(on: connection)
+        case .photoList:
+            return respond(connection, status: 200, type: Self.json, body: HTTPPhotos.list(in: daemon.board.output.directory, limit: limits.photoListLimit) + "\n")
+        case .photo(let name):
+            return sendPhoto(name, on: connection)
+        case .refused(let refusal):
+            return refuse(connection, refusal)
+        }
+    }
+
+    /// The socket's request for the command `name`, its fields from the JSON object `body`
+    /// (empty: none). The path names the command; a `cmd` in the body must agree.
+    static func request(_ name: String, body: [UInt8]) -> Result<APIRequest, APIRequestError> {
+        var members: [String: JSONValue] = [:]
+        if !body.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }) {
+            let value: JSONValue
+            do {
+                value = try JSONValue.parse(body)
+            } catch {
+                return .failure(APIRequestError(id: nil, message: error.description))
+            }
+            guard case .object(let given) = value else {
+                return .failure(APIRequestError(id: nil, message: "the body is a JSON object such as {\"control\":\"zoom\",\"value\":2}, not \(value.kindName)"))
+            }
+            members = given
+        }
+        if let cmd = members["cmd"], cmd != .string(name) {
+            return .failure(APIRequestError(id: members["id"], message: "the path names the command (\(name)): leave 'cmd' out"))
+        }
+        members["cmd"] = .string(name)
+        return APIRequest.parse(.object(members))
+    }
+
+    /// Runs `request` through the daemon's command model and answers with its reply line.
+    private func reply(_ request: APIRequest, on connection: OpaquePointer) -> MHD_Result {
+        let result = daemon.execute(request)
+        let status: Int
+        switch result {
+        case .refused(let refusal): status = refusal.kind.httpStatus
+        // Accepted, not saved: the photo event follows on /events.
+        case .captureAccepted: status = 202
+        default: status = 200
+        }
+        return respond(connection, status: status, type: Self.json, body: APIReply.line(id: request.id, result) + "\n")
+    }
+
+    // MARK: - Photos
+
+    /// Sends the regular file `name` of the output directory; refuses symbolic links and
+    /// anything else (the name is already a plain file name, ``HTTPRoute/refusal(ofPhotoName:)``).
+    ///
+    /// The corresponding C functions are `openat` (with `O_NOFOLLOW`) and `MHD_create_response_from_fd`.
+    private func sendPhoto(_ name: String, on connection: OpaquePointer) -> MHD_Result {
+        guard let descriptor = HTTPPhotos.open(name, in: daemon.board.output.directory) else {
+            return refuse(connection, .notFound("no photo \(name.prefix(80))"))
+        }
+        var info = stat()
+        fstat(descriptor, &info)
+        guard let response = MHD_create_response_from_fd(Int(info.st_size), descriptor) else {
+            Glibc.close(descriptor)
+            return .NO
+        }
+        MHD_add_response_header(response, "Content-Type", HTTPPhotos.contentType(of: name))
+        MHD_add_response_header(response, "Cache-Control", "private, max-age=3600")
+        MHD_add_response_header(response, "X-Content-Type-Options", "nosniff")
+        let result = MHD_queue_response(connection, 200, response)
+        MHD_destroy_response(response)
+        return result
+    }
+
+    // MARK: - Event streams
+
+    /// One viewer of `/events`: its bounded queue, and whether the library holds it suspended.
+    final class EventStream {
+        let connection: OpaquePointer
+        var queue: APIOutputQueue
+        var suspended = false
+        /// The server is stopping, or the viewer has gone: the stream ends once its queue is sent.
+        var ended = false
+        /// The socket, watched by the loop while the library holds the stream suspended (and so
+        /// does not poll it): a viewer that leaves is found out at once, not at the next event.
+        let descriptor: CInt
+        var watched = false
+        weak var server: HTTPServer?
+
+        init(connection: OpaquePointer, queueLimit: Int, server: HTTPServer) {
+            self.connection = connection
+            descriptor = CMicroHTTPD_connection_descriptor(connection)
+            queue = APIOutputQueue(eventLimit: queueLimit, eventPrefix: "data: ", terminator: "\n\n")
+            self.server = server
+        }
+
+        /// libmicrohttpd's content reader: what is queued, up to `maximum` bytes; nothing
+        /// queued suspends the connection until an event resumes it (returning 0 unsuspended
+        /// would make the library call again at once).
+        func read(into buffer: UnsafeMutablePointer<CChar>, maximum: Int) -> Int {
+            var copied = 0
+            while copied < maximum {
+                let taken = queue.withNextBytes { bytes in
+                    let count = min(bytes.count, maximum - copied)
+                    UnsafeMutableRawPointer(buffer + copied).copyMemory(from: bytes.baseAddress!, byteCount: count)
+                    return count
+                }
+                guard let taken, taken > 0 else { break }
+                queue.consume(taken)
+                copied += taken
+            }
+            if copied > 0 { return copied }
+            if ended { return CMicroHTTPD_CONTENT_READER_END_OF_STREAM }
+            MHD_suspend_connection(connection)
+            suspended = true
+            server?.watchWhileSuspended(self)
+            return 0
+        }
+    }
+
+    private func startStream(on connection: OpaquePointer) -> MHD_Result {
+        let stream = EventStream(connection: connection, queueLimit: limits.subscriberQueueLimit, server: self)
+        // A first comment, so the headers go out now and the viewer knows it is following.
+        stream.queue.appendReply(": shutter events")
+        let context = Unmanaged.passRetained(stream).toOpaque()
+        let response = MHD_create_response_from_callback(CMicroHTTPD_SIZE_UNKNOWN, 4096, { context, _, buffer, maximum in
+            let stream = Unmanaged<EventStream>.fromOpaque(context!).takeUnretainedValue()
+            return stream.read(into: buffer!, maximum: maximum)
+        }, context, { context in
+            let stream = Unmanaged<EventStream>.fromOpaque(context!).takeRetainedValue()
+            stream.server?.forget(stream)
+        })
+        guard let response else {
+            Unmanaged<EventStream>.fromOpaque(context).release()
+            return .NO
+        }
+        streams[ObjectIdentifier(stream)] = stream
+        if nextHeartbeat == nil { nextHeartbeat = daemon.loop.clock.now + limits.heartbeat }
+        MHD_add_response_header(response, "Content-Type", "text/event-stream")
+        MHD_add_response_header(response, "Cache-Control", "no-store")
+        MHD_add_response_header(response, "X-Accel-Buffering", "no")
+        let result = MHD_queue_response(connection, 200, response)
+        MHD_destroy_response(response)
+        return result
+    }
+
+    /// The stream's response was destroyed: its connection has closed.
+    fileprivate func forget(_ stream: EventStream) {
+        if stream.watched {
+            daemon.loop.unwatch(stream.descriptor)
+            stream.watched = false
+        }
+        streams[ObjectIdentifier(stream)] = nil
+        resumes.removeAll { $0 === stream }
+        if streams.isEmpty { nextHeartbeat = nil }
+    }
+
+    private func broadcast(_ line: String) {
+        guard !closed else { return }
+        for stream in streams.values where !stream.ended {
+            stream.queue.appendEvent(line)
+            wake(stream)
+        }
+    }
+
+    /// Resumes a suspended stream: now, or when the library's pass in progress returns.
+    private func wake(_ stream: EventStream) {
+        guard stream.suspended else { return }
+        if running {
+            if !resumes.contains(where: { $0 === stream }) { resumes.append(stream) }
+        } else {
+            resume(stream)
+            runDue = daemon.loop.clock.now
+        }
+    }
+
+    /// Hands a suspended stream back to the library, which polls its socket again (so the loop
+    /// stops watching it first: the library may close it on its next pass).
+    ///
+    /// The corresponding C function is `MHD_resume_connection`.
+    private func resume(_ stream: EventStream) {
+        guard stream.suspended else { return }
+        if stream.watched {
+            daemon.loop.unwatch(stream.descriptor)
+            stream.watched = false
+        }
+        stream.suspended = false
+        MHD_resume_connection(stream.connection)
+    }
+
+    /// Watches a suspended stream's socket: readable means the viewer closed (or sent what an
+    /// event stream does not take); either way the stream ends, so its slot is free at once.
+    fileprivate func watchWhileSuspended(_ stream: EventStream) {
+        guard stream.descriptor >= 0, !stream.watched else { return }
+        stream.watched = true
+        daemon.loop.watch(stream.descriptor, events: Int16(POLLIN)) { [unowned self, unowned stream] _ in
+            guard stream.suspended else { return }
+            stream.ended = true
+            wake(stream)
+        }
+    }
+
+    private func heartbeat(now: Instant) {
+        // Only into an empty queue: a viewer that does not read is not sent more.
+        for stream in streams.values where stream.queue.isEmpty && !stream.ended {
+            stream.queue.appendReply(": keepalive")
+            wake(stream)
+        }
+        nextHeartbeat = streams.isEmpty ? nil : now + limits.heartbeat
+    }
+
+    // MARK: - Responses
+
+    static let json = "application/json"
+    static let cookieName = "shutter_token"
+
+    private func refuse(_ connection: OpaquePointer, _ refusal: HTTPRefusal, headers: [(String, String)] = []) -> MHD_Result {
+        var headers = headers
+        if let allow = refusal.allow { headers.append(("Allow", allow)) }
+        return respond(connection, status: refusal.status, type: Self.json, body: refusal.json + "\n", headers: headers)
+    }
+
+    /// Queues a response with a copy of `body`.
+    ///
+    /// The corresponding C functions are `MHD_create_response_from_buffer_copy` (through the
+    /// shim) and `MHD_queue_response`.
+    private func respond(_ connection: OpaquePointer, status: Int, type: String, body: String,
+                         headers: [(String, String)] = []) -> MHD_Result {
+        let bytes = Array(body.utf8)
+        guard let response = bytes.withUnsafeBytes({ CMicroHTTPD_response_copying($0.count, $0.baseAddress) }) else { return .NO }
+        MHD_add_response_header(response, "Content-Type", type)
+        MHD_add_response_header(response, "Cache-Control", "no-store")
+        MHD_add_response_header(response, "X-Content-Type-Options", "nosniff")
+        for (name, value) in headers { MHD_add_response_header(response, name, value) }
+        let result = MHD_queue_response(connection, UInt32(status), response)
+        MHD_destroy_response(response)
+        return result
+    }
+
+    /// A header, cookie or query argument of the request.
+    ///
+    /// The corresponding C function is `MHD_lookup_connection_value`.
+    private static func value(_ connection: OpaquePointer, _ kind: MHD_ValueKind, _ key: String) -> String? {
+        MHD_lookup_connection_value(connection, kind, key).map { String(cString: $0) }
+    }
+}
+
+/// One request in progress: what it asked for, and the body received so far (bounded).
+final class HTTPExchange {
+    let method: String
+    let path: String
+    let route: HTTPRoute
+    private(set) var body: [UInt8] = []
+    private(set) var bodyTooLarge = false
+    /// Whether a response is queued (the library takes one per request).
+    var answered = false
+
+    init(method: String, path: String, route: HTTPRoute) {
+        self.method = method
+        self.path = path
+        self.route = route
+    }
+
+    /// Keeps a piece of the body, or only notes that the body is too large (read and dropped,
+    /// so the connection can still be answered).
+    func receive(_ bytes: UnsafeRawBufferPointer, limit: Int) {
+        guard !bodyTooLarge else { return }
+        guard body.count + bytes.count <= limit else {
+            bodyTooLarge = true
+            body = []
+            return
+        }
+        body.append(contentsOf: bytes)
+    }
+}
+
+extension String {
+    /// Without leading and trailing spaces and tabs (Foundation-free, for header values).
+    var trimmingSpaces: String {
+        var text = Substring(self)
+        while let first = text.first, first == " " || first == "\t" { text.removeFirst() }
+        while let last = text.last, last == " " || last == "\t" { text.removeLast() }
+        return String(text)
+    }
+}

@@ -1,0 +1,468 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Testing
+import ShutterCore
+@testable import ShutterDaemon
+
+/// Routing, names and the token, without a socket.
+@Suite struct HTTPRouteTests {
+    @Test(arguments: [
+        ("GET", "/", HTTPRoute.page),
+        ("HEAD", "/", .page),
+        ("GET", "/api/status", .status),
+        ("POST", "/api/status", .command("status")),
+        ("POST", "/api/capture", .command("capture")),
+        ("POST", "/api/set", .command("set")),
+        ("POST", "/api/select", .command("select")),
+        ("GET", "/events", .events),
+        ("GET", "/photos/", .photoList),
+        ("GET", "/photos/IMG_1.jpg", .photo("IMG_1.jpg")),
+    ])
+    func routesEachEndpoint(method: String, path: String, route: HTTPRoute) {
+        #expect(HTTPRoute(method: method, path: path) == route)
+    }
+
+    @Test(arguments: [
+        ("GET", "/api/capture", 405),
+        ("PUT", "/api/set", 405),
+        ("DELETE", "/api/status", 405),
+        ("POST", "/events", 405),
+        ("POST", "/photos/x.jpg", 405),
+        ("POST", "/api/reload", 404),
+        ("GET", "/api/", 404),
+        ("GET", "/etc/passwd", 404),
+        ("GET", "/photos/../x", 400),
+        ("GET", "/photos/..", 400),
+        ("GET", "/photos/.", 400),
+        ("GET", "/photos/.IMG_1.jpg.tmp", 400),
+        ("GET", "/photos/a/b.jpg", 400),
+        ("GET", "/photos/a\\b.jpg", 400),
+        ("GET", "/photos/a\u{1}.jpg", 400),
+    ])
+    func refusesWhatNoEndpointServes(method: String, path: String, status: Int) {
+        guard case .refused(let refusal) = HTTPRoute(method: method, path: path) else {
+            Issue.record("\(method) \(path) was routed")
+            return
+        }
+        #expect(refusal.status == status)
+        if status == 405 { #expect(refusal.allow != nil) }
+    }
+
+    @Test func aCommandsBodyBecomesTheSocketsRequest() throws {
+        let set = try HTTPServer.request("set", body: Array(#"{"id":"a","control":"zoom","value":2}"#.utf8)).get()
+        #expect(set == APIRequest(id: .string("a"), command: .set(control: "zoom", to: .value(2))))
+        #expect(try HTTPServer.request("capture", body: []).get() == APIRequest(id: nil, command: .capture))
+        #expect(try HTTPServer.request("capture", body: Array(" \n".utf8)).get().command == .capture)
+        // The path names the command: a body that names another is refused, not obeyed.
+        #expect(throws: APIRequestError.self) { try HTTPServer.request("select", body: Array(#"{"cmd":"capture"}"#.utf8)).get() }
+        #expect(throws: APIRequestError.self) { try HTTPServer.request("set", body: Array("[1]".utf8)).get() }
+        #expect(throws: APIRequestError.self) { try HTTPServer.request("set", body: Array("{".utf8)).get() }
+        #expect(throws: APIRequestError.self) { try HTTPServer.request("select", body: Array(#"{"control":"zoom","x":1}"#.utf8)).get() }
+    }
+
+    @Test func endpointsParseAndKnowLoopback() throws {
+        #expect(try HTTPEndpoint(parsing: "0.0.0.0:9000") == HTTPEndpoint(address: "0.0.0.0", port: 9000))
+        #expect(try HTTPEndpoint(parsing: "[::1]:81") == HTTPEndpoint(address: "::1", port: 81))
+        #expect(try HTTPEndpoint(parsing: "127.0.0.1") == HTTPEndpoint(address: "127.0.0.1", port: 8080))
+        #expect(try HTTPEndpoint(parsing: "::") == HTTPEndpoint(address: "::", port: 8080))
+        for bad in ["localhost:80", "1.2.3:80", "1.2.3.256:80", "127.0.0.1:70000", "127.0.0.1:x", "[::1", "[::1]80", ""] {
+            #expect(throws: HTTPEndpoint.Invalid.self, "\(bad)") { try HTTPEndpoint(parsing: bad) }
+        }
+        #expect(HTTPEndpoint(address: "127.0.0.1").isLoopback)
+        #expect(HTTPEndpoint(address: "127.3.2.1").isLoopback)
+        #expect(HTTPEndpoint(address: "::1").isLoopback)
+        #expect(!HTTPEndpoint(address: "0.0.0.0").isLoopback)
+        #expect(!HTTPEndpoint(address: "::").isLoopback)
+        #expect(!HTTPEndpoint(address: "192.168.1.2").isLoopback)
+    }
+
+    @Test func aLoopbackServerAnswersOnlyToLoopbackNames() {
+        for host in ["127.0.0.1", "127.0.0.1:8080", "localhost", "LOCALHOST:1", "[::1]:8080", "[::1]"] {
+            #expect(HTTPAccessPolicy.isLoopbackHost(host), "\(host)")
+        }
+        for host in ["evil.example", "evil.example:8080", "127.0.0.1.evil.example", "[::2]:80", "", "10.0.0.1"] {
+            #expect(!HTTPAccessPolicy.isLoopbackHost(host), "\(host)")
+        }
+        #expect(!HTTPAccessPolicy.isLoopbackHost(nil))
+    }
+
+    @Test func theTokenDecidesAndViewingMayBeOpen() throws {
+        let token = HTTPToken.random()
+        #expect(token.text.count == 32)
+        #expect(token != HTTPToken.random())
+        #expect(token.matches(token.text))
+        #expect(!token.matches(String(token.text.dropLast()) + (token.text.last == "0" ? "1" : "0")))
+        #expect(!token.matches(""))
+        let closed = HTTPAccessPolicy(token: token, viewWithoutToken: false)
+        #expect(closed.decide(.status, presented: [], host: "rig") == .unauthorized)
+        #expect(closed.decide(.status, presented: ["wrong", token.text], host: "rig") == .allowed)
+        let open = HTTPAccessPolicy(token: token, viewWithoutToken: true)
+        #expect(open.decide(.events, presented: [], host: "rig") == .allowed)
+        #expect(open.decide(.command("status"), presented: [], host: "rig") == .allowed)
+        #expect(open.decide(.command("capture"), presented: [], host: "rig") == .unauthorized)
+        let loopback = HTTPAccessPolicy(token: nil, viewWithoutToken: false)
+        #expect(loopback.decide(.command("capture"), presented: [], host: "localhost:8080") == .allowed)
+        #expect(loopback.decide(.command("capture"), presented: [], host: "evil.example") == .forbiddenHost)
+    }
+
+    @Test func theBoardsHttpSectionIsCheckedFieldByField() throws {
+        func board(_ http: String) throws -> Board {
+            let json = TestRig.simulatorBoard.replacingOccurrences(of: "\"output\":", with: "\"http\": \(http), \"output\":")
+            return try Board.decode(Data(json.utf8), file: "b.json")
+        }
+        let defaults = try #require(try board("{}").http)
+        #expect(defaults == HTTPSettings())
+        #expect(defaults.endpoint.description == "127.0.0.1:8080")
+        #expect(defaults.maxClients == 16 && !defaults.viewWithoutToken)
+        let given = try #require(try board(#"{"address": "0.0.0.0", "port": 9000, "maxClients": 4, "viewWithoutToken": true}"#).http)
+        #expect(given == HTTPSettings(endpoint: HTTPEndpoint(address: "0.0.0.0", port: 9000), maxClients: 4, viewWithoutToken: true))
+        for (http, field) in [(#"{"address": "rig.local"}"#, "http.address"), (#"{"port": 0}"#, "http.port"),
+                              (#"{"maxClients": 0}"#, "http.maxClients"), (#"{"prot": 1}"#, "prot")] {
+            do {
+                _ = try board(http)
+                Issue.record("\(http) was accepted")
+            } catch {
+                #expect("\(error)".contains(field), "\(error)")
+            }
+        }
+    }
+}
+
+/// The server on the simulator board, on 127.0.0.1 only, with real HTTP requests.
+@Suite(.serialized) struct HTTPServerTests {
+    @Test func statusIsTheSocketsStatus() throws {
+        let rig = try TestRig.withHTTP(HTTPSettings(endpoint: HTTPEndpoint(address: "127.0.0.1", port: 0)), api: true)
+        defer { rig.close() }
+        let socket = try TestClient(rig)
+        _ = try socket.call(#"{"cmd":"set","control":"zoom","value":3}"#)
+        var fromSocket = try socket.call(#"{"cmd":"status"}"#)
+        let response = try rig.http("GET", "/api/status")
+        #expect(response.status == 200)
+        #expect(response.headers["content-type"] == "application/json")
+        var fromHTTP = try #require(response.json)
+        // Everything but the time it was asked at (and the socket's own client count, which the
+        // socket's reply was asked over).
+        for key in ["uptime", "clients"] {
+            fromSocket[key] = nil
+            fromHTTP[key] = nil
+        }
+        #expect(fromHTTP == fromSocket)
+        #expect(fromHTTP["board"] == .string("test"))
+    }
+
+    @Test func aCaptureByPostMakesAPhotoThatTheStreamAndThePhotoListShow() throws {
+        let rig = try TestRig.withHTTP()
+        defer { rig.close() }
+        let stream = try rig.followEvents()
+        #expect(rig.daemon.http?.streamCount == 1)
+        let accepted = try rig.http("POST", "/api/capture", body: #"{"id":"web-1"}"#)
+        #expect(accepted.status == 202)
+        #expect(accepted.json?["ok"] == .bool(true))
+        #expect(accepted.json?["request"] == .string("web-1"))
+        try stream.wait("the photo event") { text in eventObjects(text).contains { $0["event"] == .string("photo") } }
+        let events = eventObjects(stream.text)
+        #expect(events.contains { $0["event"] == .string("capture") && $0["action"] == .string("remote") })
+        let photo = try #require(events.first { $0["event"] == .string("photo") })
+        #expect(photo["request"] == .string("web-1"))
+        guard case .string(let path)? = photo["path"] else {
+            Issue.record("no path in \(photo)")
+            return
+        }
+        #expect(FileManager.default.fileExists(atPath: path))
+        // The stream's lines are exactly the ones standard output and the socket get.
+        let photoLine = try #require(stream.text.components(separatedBy: "\n").first { $0.hasPrefix("data: ") && $0.contains("\"photo\"") })
+        #expect(rig.lines.contains { $0.line == String(photoLine.dropFirst(6)) })
+
+        let name = (path as NSString).lastPathComponent
+        let list = try rig.http("GET", "/photos/")
+        #expect(list.status == 200)
+        guard case .array(let photos)? = list.json?["photos"], case .object(let first)? = photos.first else {
+            Issue.record("no photos listed: \(list.body)")
+            return
+        }
+        #expect(first["name"] == .string(name))
+        let file = try rig.http("GET", "/photos/\(name)")
+        #expect(file.status == 200)
+        #expect(file.headers["content-type"] == "image/jpeg")
+        let size = try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int
+        #expect(Int(file.headers["content-length"] ?? "") == size)
+    }
+
+    @Test func setAndSelectAnswerAsTheSocketDoes() throws {
+        let rig = try TestRig.withHTTP()
+        defer { rig.close() }
+        let set = try rig.http("POST", "/api/set", body: #"{"control":"zoom","value":2}"#)
+        #expect(set.status == 200)
+        #expect(set.json == ["ok": .bool(true)])
+        #expect(rig.daemon.interpreter.machine.controlValues["zoom"] == .number(2))
+        let outOfRange = try rig.http("POST", "/api/set", body: #"{"id":3,"control":"zoom","value":99}"#)
+        #expect(outOfRange.status == 422)
+        #expect(outOfRange.json?["kind"] == .string("outOfRange"))
+        #expect(outOfRange.json?["id"].map { if case .number(3, _) = $0 { true } else { false } } == true)
+        #expect(rig.daemon.interpreter.machine.controlValues["zoom"] == .number(2))
+        let unknown = try rig.http("POST", "/api/select", body: #"{"control":"nope"}"#)
+        #expect(unknown.status == 404)
+        #expect(unknown.json?["kind"] == .string("notFound"))
+        #expect(try rig.http("POST", "/api/select", body: #"{"control":"filter"}"#).status == 200)
+        #expect(try rig.http("POST", "/api/status", body: #"{"id":"s"}"#).json?["id"] == .string("s"))
+        // A disabled capture is 409, as its kind says.
+        _ = rig.daemon.execute(APIRequest(id: nil, command: .disable(.capture)))
+        let disabled = try rig.http("POST", "/api/capture", body: "{}")
+        #expect(disabled.status == 409)
+        #expect(disabled.json?["kind"] == .string("disabled"))
+    }
+
+    /// Each bad request gets its 4xx, and the daemon goes on serving.
+    @Test(arguments: BadRequest.all)
+    func badRequestsGetTheirStatusAndTheDaemonGoesOn(_ bad: BadRequest) throws {
+        let (requestLine, body, type, headers, status) = (bad.line, bad.body, bad.type, bad.headers, bad.status)
+        let rig = try TestRig.withHTTP()
+        defer { rig.close() }
+        let photos = rig.directory + "/photos"
+        try FileManager.default.createDirectory(atPath: photos + "/subdirectory", withIntermediateDirectories: true)
+        try "secret".write(toFile: rig.directory + "/state-secret", atomically: false, encoding: .utf8)
+        try FileManager.default.createSymbolicLink(atPath: photos + "/link.jpg", withDestinationPath: rig.directory + "/state-secret")
+        let client = try HTTPTestClient(rig)
+        var request = requestLine + "\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+        for header in headers { request += header + "\r\n" }
+        if let type { request += "Content-Type: \(type)\r\n" }
+        if let body { request += "Content-Length: \(body.utf8.count)\r\n" }
+        request += "\r\n" + (body ?? "")
+        try client.send(request)
+        let response = try client.response(requestLine)
+        #expect(response.status == status, "\(requestLine): \(response.body)")
+        #expect(!response.body.contains("secret"))
+        #expect(try rig.http("GET", "/api/status").status == 200)
+    }
+
+    /// A body where none is read (a GET's, a refused POST's) is dropped: the request is answered
+    /// once, and the connection serves the next request.
+    @Test func aBodyThatIsNotReadIsDroppedAndTheConnectionGoesOn() throws {
+        let rig = try TestRig.withHTTP()
+        defer { rig.close() }
+        let client = try HTTPTestClient(rig)
+        try client.send("GET /api/status HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5\r\n\r\nhello"
+            + "POST /api/capture HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\n{}"
+            + "GET /api/status HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        try client.wait("the responses") { _ in false }
+        let statuses = client.text.components(separatedBy: "\r\n").filter { $0.hasPrefix("HTTP/1.1 ") }
+        // The refused POST may close the connection (its body unread) or go on; either way the
+        // GET before it is answered exactly once, and nothing is answered twice.
+        #expect(statuses.first == "HTTP/1.1 200 OK")
+        #expect(statuses.count <= 3)
+        #expect(statuses.dropFirst().first?.hasPrefix("HTTP/1.1 415") ?? true)
+        #expect(rig.daemon.counters.presses == 0 && !rig.names.contains("capture"))
+        #expect(try rig.http("GET", "/api/status").status == 200)
+    }
+
+    @Test func aLoopbackServerRefusesAnotherHostName() throws {
+        let rig = try TestRig.withHTTP()
+        defer { rig.close() }
+        let client = try HTTPTestClient(rig)
+        try client.send("GET /api/status HTTP/1.1\r\nHost: rebound.example:8080\r\nConnection: close\r\n\r\n")
+        #expect(try client.response().status == 403)
+        let capture = try HTTPTestClient(rig)
+        try capture.send("POST /api/capture HTTP/1.1\r\nHost: rebound.example\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}")
+        #expect(try capture.response().status == 403)
+        #expect(rig.daemon.counters.presses == 0)
+        #expect(!rig.names.contains("capture"))
+    }
+
+    /// The token forced on while bound to 127.0.0.1 (as any other address has it).
+    @Test func withTheTokenOnlyTheLoginPageAnswersWithoutIt() throws {
+        let rig = try TestRig.withHTTP(requiresToken: true)
+        defer { rig.close() }
+        let http = try #require(rig.daemon.http)
+        let token = try #require(http.policy.token).text
+        #expect(http.link.hasSuffix("/?token=\(token)"))
+        // Kept in the state directory, for the owner only.
+        let tokenPath = rig.directory + "/http-token"
+        #expect(try String(contentsOfFile: tokenPath, encoding: .utf8) == token + "\n")
+        let mode = try FileManager.default.attributesOfItem(atPath: tokenPath)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+
+        let page = try rig.http("GET", "/")
+        #expect(page.status == 401)
+        #expect(page.headers["content-type"]?.hasPrefix("text/html") == true)
+        #expect(page.body.contains("<form"))
+        #expect(!page.body.contains(token))
+        for (method, path) in [("GET", "/api/status"), ("GET", "/events"), ("GET", "/photos/"), ("GET", "/nothing")] {
+            let refused = try rig.http(method, path)
+            #expect(refused.status == 401, "\(path)")
+            #expect(refused.headers["www-authenticate"]?.hasPrefix("Bearer") == true)
+        }
+        let capture = try rig.http("POST", "/api/capture", body: "{}")
+        #expect(capture.status == 401)
+        #expect(try rig.http("GET", "/api/status", headers: ["Authorization: Bearer 0123456789abcdef0123456789abcdef"]).status == 401)
+        #expect(try rig.http("GET", "/?token=wrong").status == 401)
+        #expect(rig.daemon.counters.presses == 0 && !rig.names.contains("capture"))
+
+        #expect(try rig.http("GET", "/api/status", headers: ["Authorization: Bearer \(token)"]).status == 200)
+        #expect(try rig.http("POST", "/api/capture", body: "{}", headers: ["Authorization: Bearer \(token)"]).status == 202)
+        // The link sets the cookie and drops the token from the address.
+        let link = try rig.http("GET", "/?token=\(token)")
+        #expect(link.status == 303)
+        #expect(link.headers["location"] == "/")
+        let cookie = try #require(link.headers["set-cookie"])
+        #expect(cookie.hasPrefix("shutter_token=\(token);"))
+        #expect(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"))
+        #expect(try rig.http("GET", "/", headers: ["Cookie: shutter_token=\(token)"]).status == 200)
+        #expect(try rig.http("GET", "/api/status", headers: ["Cookie: shutter_token=\(token)"]).status == 200)
+        // With the token, another host name is fine (the rig's address or name on the network).
+        let named = try HTTPTestClient(rig)
+        try named.send("GET /api/status HTTP/1.1\r\nHost: rig.local:8080\r\nAuthorization: Bearer \(token)\r\nConnection: close\r\n\r\n")
+        #expect(try named.response().status == 200)
+    }
+
+    @Test func theTokenIsKeptAcrossRestarts() throws {
+        let first = try TestRig.withHTTP(requiresToken: true)
+        let token = try #require(first.daemon.http?.policy.token)
+        let tokenPath = first.directory + "/http-token"
+        first.daemon.finish()
+        var options = DaemonOptions()
+        options.http = HTTPSettings(endpoint: HTTPEndpoint(address: "127.0.0.1", port: 0))
+        options.httpRequiresToken = true
+        options.httpTokenPath = tokenPath
+        let second = try TestRig(options: options)
+        defer {
+            second.close()
+            try? FileManager.default.removeItem(atPath: first.directory)
+        }
+        #expect(second.daemon.http?.policy.token == token)
+    }
+
+    @Test func viewWithoutTokenOpensLookingOnly() throws {
+        let rig = try TestRig.withHTTP(HTTPSettings(endpoint: HTTPEndpoint(address: "127.0.0.1", port: 0), viewWithoutToken: true),
+                              requiresToken: true)
+        defer { rig.close() }
+        #expect(try rig.http("GET", "/api/status").status == 200)
+        #expect(try rig.http("GET", "/photos/").status == 200)
+        _ = try rig.followEvents()
+        #expect(try rig.http("POST", "/api/capture", body: "{}").status == 401)
+        #expect(try rig.http("POST", "/api/set", body: #"{"control":"zoom","value":2}"#).status == 401)
+        #expect(rig.daemon.interpreter.machine.controlValues["zoom"] == .number(1))
+    }
+
+    /// A viewer that never reads: its queue stays at the limit (the oldest lines dropped and
+    /// counted), and the others still get every line.
+    @Test func aViewerThatNeverReadsCostsABoundedQueue() throws {
+        var limits = HTTPServer.Limits()
+        limits.subscriberQueueLimit = 16
+        limits.sendBufferBytes = 4096
+        let rig = try TestRig.withHTTP(limits: limits)
+        defer { rig.close() }
+        // A tiny receive window, so the kernel's buffers fill quickly and the rest waits in the daemon.
+        let stuck = try HTTPTestClient(rig, receiveBuffer: 1024)
+        try stuck.send("GET /events HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+        let reader = try rig.followEvents()
+        for _ in 0..<20 { try rig.daemon.loop.runOnce(timeoutMilliseconds: 2) }
+        #expect(rig.daemon.http?.streamCount == 2)
+        var largest = 0
+        for round in 0..<3000 {
+            let value = round % 2 == 0 ? 2.0 : 3.0
+            _ = rig.daemon.execute(APIRequest(id: nil, command: .set(control: "zoom", to: .value(value))))
+            try rig.daemon.loop.runOnce(timeoutMilliseconds: 0)
+            if round % 10 == 0 { reader.pull() }
+            largest = max(largest, rig.daemon.http?.streamBacklogs.map(\.events).max() ?? 0)
+        }
+        #expect(largest <= 16)
+        let bytes = rig.daemon.http?.streamBacklogs.map(\.bytes).max() ?? 0
+        #expect(bytes < 16 * 1024)
+        // The reader that reads got every line, in order (3000 controlValue lines at least).
+        try reader.wait("the last value") { eventObjects($0).filter { $0["event"] == .string("controlValue") }.count >= 3000 }
+        #expect(!eventObjects(reader.text).contains { $0["event"] == .string("dropped") })
+        // The stuck one, once it reads, is told how many it lost.
+        try stuck.wait("the dropped notice") { $0.contains("\"event\": \"dropped\"") }
+        #expect(stuck.text.contains("\"event\": \"dropped\""))
+        #expect(try rig.http("GET", "/api/status").status == 200)
+    }
+
+    /// At `maxClients`, the library stops accepting: a new client waits in the listen backlog,
+    /// unanswered, and is served once a connection leaves.
+    @Test func beyondMaxClientsANewClientWaitsUntilOneLeaves() throws {
+        let rig = try TestRig.withHTTP(HTTPSettings(endpoint: HTTPEndpoint(address: "127.0.0.1", port: 0), maxClients: 2))
+        defer { rig.close() }
+        let first = try rig.followEvents()
+        let second = try rig.followEvents()
+        let third = try HTTPTestClient(rig)
+        try third.send("GET /api/status HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        for _ in 0..<100 {
+            try rig.daemon.loop.runOnce(timeoutMilliseconds: 2)
+            third.pull()
+        }
+        #expect(HTTPTestResponse(third.received) == nil, "the third was served beyond the limit: \(third.text.prefix(200))")
+        #expect(rig.daemon.http?.streamCount == 2)
+        // One leaves: its close is seen at once, though no event comes to write to it, and
+        // there is room again.
+        close(second.descriptor)
+        let answer = try third.response("the third, once there is room")
+        #expect(answer.status == 200)
+        withExtendedLifetime(first) {}
+    }
+
+    /// A client that sends half a request and stops is closed after the connection timeout; a
+    /// client that asks meanwhile is served. (The library keeps its own real time: the test
+    /// waits a real second and a half, and moves the loop's virtual clock past the deadline.)
+    @Test func aSlowRequestIsClosedAfterTheTimeout() throws {
+        var limits = HTTPServer.Limits()
+        limits.connectionTimeoutSeconds = 1
+        let rig = try TestRig.withHTTP(limits: limits)
+        defer { rig.close() }
+        let slow = try HTTPTestClient(rig)
+        try slow.send("GET /api/status HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+        #expect(try rig.http("GET", "/api/status").status == 200)
+        let deadline = try #require(rig.daemon.http?.nextDeadline, "no deadline for the slow client's timeout")
+        #expect(deadline - rig.chip.clock.now <= .seconds(1.01))
+        let started = Date()
+        while Date().timeIntervalSince(started) < 1.5 {
+            try rig.daemon.loop.runOnce(timeoutMilliseconds: 10)
+            slow.pull()
+        }
+        try rig.advance(by: .seconds(2))
+        try slow.wait("the slow client closed") { _ in false }
+        #expect(slow.closedByServer)
+        #expect(HTTPTestResponse(slow.received) == nil, "the half request was answered: \(slow.text.prefix(200))")
+    }
+
+    @Test func thePlaceholderPageIsServedFromTheBinary() throws {
+        let rig = try TestRig.withHTTP()
+        defer { rig.close() }
+        let page = try rig.http("GET", "/")
+        #expect(page.status == 200)
+        #expect(page.headers["content-type"] == "text/html; charset=utf-8")
+        #expect(page.body.contains("EventSource('/events')"))
+        #expect(!page.body.contains("http://") && !page.body.contains("https://"))
+    }
+}
+
+/// A request the server must refuse, and the status it answers with.
+struct BadRequest: Sendable, CustomTestStringConvertible {
+    var line: String
+    var body: String? = nil
+    var type: String? = nil
+    var headers: [String] = []
+    var status: Int
+    var testDescription: String { "\(line) → \(status)" }
+
+    static let all: [BadRequest] = [
+        BadRequest(line: "GET /api/capture HTTP/1.1", status: 405),
+        BadRequest(line: "DELETE /api/status HTTP/1.1", status: 405),
+        BadRequest(line: "POST /api/capture HTTP/1.1", body: "{}", type: "text/plain", status: 415),
+        BadRequest(line: "POST /api/capture HTTP/1.1", body: "{}", status: 415),
+        BadRequest(line: "POST /api/set HTTP/1.1", body: "control=zoom", type: "application/x-www-form-urlencoded", status: 415),
+        BadRequest(line: "POST /api/set HTTP/1.1", body: "{not json", type: "application/json", status: 400),
+        BadRequest(line: "POST /api/set HTTP/1.1", body: #"{"control":"zoom"}"#, type: "application/json", status: 400),
+        BadRequest(line: "POST /api/set HTTP/1.1", body: String(repeating: " ", count: 20_000) + "{}", type: "application/json", status: 413),
+        BadRequest(line: "GET /photos/../state.json HTTP/1.1", status: 400),
+        BadRequest(line: "GET /photos/%2e%2e HTTP/1.1", status: 400),
+        BadRequest(line: "GET /photos/%2e%2e%2fstate.json HTTP/1.1", status: 400),
+        BadRequest(line: "GET /photos/..%2F..%2Fetc%2Fpasswd HTTP/1.1", status: 400),
+        BadRequest(line: "GET /photos/IMG_9999.jpg HTTP/1.1", status: 404),
+        BadRequest(line: "GET /photos/link.jpg HTTP/1.1", status: 404),
+        BadRequest(line: "GET /photos/subdirectory HTTP/1.1", status: 404),
+        BadRequest(line: "GET /nothing HTTP/1.1", status: 404),
+        BadRequest(line: "GET /api/status HTTP/1.1", headers: ["X-Big: " + String(repeating: "a", count: 40_000)], status: 431),
+    ]
+}
