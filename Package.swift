@@ -54,6 +54,13 @@ let package = Package(
             providers: [.apt(["libmicrohttpd-dev"])]
         ),
 
+        /// libqrencode: the live view's link as a QR code on the terminal, for a phone to scan.
+        .systemLibrary(
+            name: "CQRencode",
+            pkgConfig: "libqrencode",
+            providers: [.apt(["libqrencode-dev"])]
+        ),
+
         /// libcamera's flags from pkg-config, for the C++ backend (Swift never imports libcamera's C++ headers).
         .systemLibrary(
             name: "CLibcamera",
@@ -93,7 +100,7 @@ let package = Package(
         /// hooks and systemd notification. Tests drive it with the mock chip and synthetic camera.
         .target(
             name: "ShutterDaemon",
-            dependencies: ["ShutterCore", "ShutterGPIO", "ShutterCapture", "CShutterSystem", "CMicroHTTPD"]
+            dependencies: ["ShutterCore", "ShutterGPIO", "ShutterCapture", "CShutterSystem", "CMicroHTTPD", "CQRencode"]
         ),
         /// The command-line tool: thin commands over the daemon module.
         .executableTarget(

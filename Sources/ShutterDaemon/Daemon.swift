@@ -404,7 +404,16 @@ public final class Daemon {
             return
         }
         if isatty(STDERR_FILENO) == 1 {
-            Log.notice("shutter: live view on \(http.link) (the link carries the token: share it only with who may control the rig)")
+            // Bound to every address, the link a phone can open names this machine's own.
+            let wildcard = http.endpoint.address == "0.0.0.0" || http.endpoint.address == "::"
+            let hosts = wildcard ? localIPv4Addresses() : []
+            let links = hosts.isEmpty ? [http.link] : hosts.map {
+                http.link.replacingOccurrences(of: "//\(http.endpoint)/", with: "//\($0):\(http.endpoint.port)/")
+            }
+            Log.notice("shutter: live view on " + links.joined(separator: " or ")
+                + " (the link carries the token: share it only with who may control the rig)")
+            // A phone scans the first link off the screen instead of typing a 32-digit token.
+            if let code = try? QRCode(encoding: links[0]) { Log.notice(code.terminalText) }
         } else {
             Log.notice("shutter: live view on http://\(http.endpoint)/; the token is in \(options.httpTokenPath ?? ControlState.stateDirectory(for: options) + "/http-token") (open http://ADDRESS:\(http.endpoint.port)/?token=TOKEN)")
         }
