@@ -27,6 +27,8 @@ public struct Board: Sendable {
     public var api = APISettings()
     /// Programs run after photos and on events.
     public var hooks = HookSettings()
+    /// The live view's preview JPEGs.
+    public var preview = PreviewSettings()
 
     /// The most controls a board may have, as the phone's `maxControlsCount`.
     public static let maximumControls = 8
@@ -252,6 +254,7 @@ extension Board: Decodable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case name, description, chip, lineDefaults, lines, gestures, controls, camera, output
         case api, hooks, feedback
+        case preview
     }
 
     public init(from decoder: any Decoder) throws {
@@ -275,6 +278,7 @@ extension Board: Decodable {
         feedback = try container.decodeIfPresent([FeedbackLine].self, forKey: .feedback) ?? []
         api = try container.decodeIfPresent(APISettings.self, forKey: .api) ?? APISettings()
         hooks = try container.decodeIfPresent(HookSettings.self, forKey: .hooks) ?? HookSettings()
+        preview = try container.decodeIfPresent(PreviewSettings.self, forKey: .preview) ?? PreviewSettings()
         try validateLines()
         try validateControls()
         try validateFeedback()
