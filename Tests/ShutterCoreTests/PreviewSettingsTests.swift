@@ -24,7 +24,7 @@ struct PreviewSettingsTests {
         (#"{"width": 8}"#, "preview.width"), (#"{"width": 5000}"#, "preview.width"),
         (#"{"quality": 0}"#, "preview.quality"), (#"{"quality": 101}"#, "preview.quality"),
         (#"{"fps": 0}"#, "preview.fps"), (#"{"fps": 61}"#, "preview.fps"),
-        (#"{"fps": "fast"}"#, "preview.fps"), (#"{"height": 480}"#, "preview"),
+        (#"{"fps": "fast"}"#, "preview.fps"), (#"{"height": 480}"#, "preview.height"),
     ])
     func refusesBadValuesNamingTheField(section: String, field: String) {
         #expect {
