@@ -284,6 +284,25 @@ final class PreviewMaker: @unchecked Sendable {
             throw CaptureError.encoding("no frame for the preview")
         }
         let stamp = FrameStamp(timestamp: frame.timestamp, instant: frame.instant, sequence: frame.sequence)
+        if let finder = frame.viewfinder {
+            // libcamera's viewfinder stream: the same exposure, already small; read while the
+            // frame (and so its request) is held, then let go with it.
+            var small = self.small
+            self.small = []
+            let layout: FrameFormat
+            do {
+                defer { withExtendedLifetime(frame) {} }  // the request stays held until the scale is done
+                layout = try PreviewScaler.downscale(UnsafeRawBufferPointer(start: finder.start, count: finder.count),
+                                                     format: finder.format, toWidth: wanted, into: &small)
+            } catch {
+                self.small = small
+                throw error
+            }
+            self.small = small
+            var reduced = Frame(timestamp: stamp.timestamp, sequence: stamp.sequence, format: layout, bytes: small)
+            reduced.instant = stamp.instant
+            return (.frame(reduced), stamp)
+        }
         // A frame libv4lconvert converts, or one whose planes lie apart, is resolved first: a
         // full-size copy, the one case where a preview copies a whole frame.
         if frame.needsResolving { frame = try frame.resolved() }

@@ -27,12 +27,23 @@ enum PreviewScaler {
     /// - Throws: ``CaptureError/encoding(_:)`` for another pixel format, a short frame or a libyuv failure.
     /// The corresponding C functions are `ARGBScale`, `I420Scale`, `NV12Scale` and `ScalePlane`.
     static func downscale(_ frame: Frame, toWidth wanted: Int, into memory: inout [UInt8]) throws(CaptureError) -> Frame {
-        let format = frame.format
+        let small = try frame.withUnsafeBytes { (raw: UnsafeRawBufferPointer) throws(CaptureError) -> FrameFormat in
+            try downscale(raw, format: frame.format, toWidth: wanted, into: &memory)
+        }
+        var reduced = Frame(timestamp: frame.timestamp, sequence: frame.sequence, format: small, bytes: memory)
+        reduced.instant = frame.instant
+        return reduced
+    }
+
+    /// The bytes at `raw`, laid out as `format`, scaled into `memory` as
+    /// ``downscale(_:toWidth:into:)`` does; returns the small frame's layout.
+    static func downscale(_ raw: UnsafeRawBufferPointer, format: FrameFormat, toWidth wanted: Int,
+                          into memory: inout [UInt8]) throws(CaptureError) -> FrameFormat {
         guard formats.contains(format.pixelFormat) else {
             throw CaptureError.encoding("no preview for pixel format \(format.pixelFormat)")
         }
-        guard let needed = format.frameBytes, frame.byteCount >= needed, format.width >= 2, format.height >= 2 else {
-            throw CaptureError.encoding("short frame: \(frame.byteCount) bytes, \(format) needs \(format.frameBytes ?? 0)")
+        guard let needed = format.frameBytes, raw.count >= needed, format.width >= 2, format.height >= 2 else {
+            throw CaptureError.encoding("short frame: \(raw.count) bytes, \(format) needs \(format.frameBytes ?? 0)")
         }
         let (width, height) = size(width: format.width, height: format.height, wanted: wanted)
         let small = FrameFormat(width: width, height: height, pixelFormat: format.pixelFormat, yuvRange: format.yuvRange)
@@ -40,7 +51,7 @@ enum PreviewScaler {
         if memory.count != smallBytes { memory = [UInt8](repeating: 0, count: smallBytes) }
         let filter = width < format.width ? kFilterBox : kFilterBilinear
         let sourceStride = format.bytesPerLine, W = format.width, H = format.height
-        let result: Int32 = frame.withUnsafeBytes { (raw: UnsafeRawBufferPointer) -> Int32 in
+        let result: Int32 = {
             let source = raw.bindMemory(to: UInt8.self).baseAddress!
             return memory.withUnsafeMutableBufferPointer { target -> Int32 in
                 let destination = target.baseAddress!
@@ -64,10 +75,8 @@ enum PreviewScaler {
                     return 0
                 }
             }
-        }
+        }()
         guard result == 0 else { throw CaptureError.encoding("libyuv could not scale the \(format) frame to \(width)x\(height) (\(result))") }
-        var reduced = Frame(timestamp: frame.timestamp, sequence: frame.sequence, format: small, bytes: memory)
-        reduced.instant = frame.instant
-        return reduced
+        return small
     }
 }

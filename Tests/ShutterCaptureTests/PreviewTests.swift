@@ -337,3 +337,36 @@ struct ThumbnailTests {
         #expect(try makeThumbnail(ofJPEG: photo, width: 32).width == 32)
     }
 }
+
+@Suite("Previews of a libcamera camera")
+struct LibcameraPreviewTests {
+    @Test func aViewfinderStreamIsWhatThePreviewShows() throws {
+        var script = FakeLibcameraScript()
+        script.hasAutofocus = false
+        let harness = try LibcameraHarness(script) { $0.viewfinder = FrameDimensions(width: 32, height: 24) }
+        #expect(harness.camera.viewfinderFormat?.pixelFormat == .nv12)  // the fake's viewfinder, whatever is asked
+        harness.service.previewSettings = PreviewSettings(width: 640, fps: 30)
+        harness.service.preview.startWatching()
+        harness.frames(1000)
+        harness.service.waitForPreviews()
+        // The still stream is 64x48: a 32x24 preview came from the viewfinder.
+        let preview = try #require(harness.service.preview.latest(), "\(harness.service.preview.statistics)")
+        #expect(preview.width == 32 && preview.height == 24)
+        #expect(try JPEGDecoder().size(of: preview.jpeg) == (32, 24) ? true : false)
+        harness.service.shutdown()
+    }
+
+    @Test func withoutAViewfinderTheStillStreamIsScaled() throws {
+        var script = FakeLibcameraScript()
+        script.hasAutofocus = false
+        let harness = try LibcameraHarness(script)
+        #expect(harness.camera.viewfinderFormat == nil)
+        harness.service.previewSettings = PreviewSettings(width: 32, fps: 30)
+        harness.service.preview.startWatching()
+        harness.frames(1000)
+        harness.service.waitForPreviews()
+        let preview = try #require(harness.service.preview.latest(), "\(harness.service.preview.statistics)")
+        #expect(preview.width == 32 && preview.height == 24)
+        harness.service.shutdown()
+    }
+}
