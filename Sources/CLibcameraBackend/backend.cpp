@@ -977,8 +977,16 @@ struct RealCamera final : shutter_lc_camera {
         for (const FrameBuffer::Plane &plane : buffer->planes()) {
             const uint8_t *address = byFd[plane.fd.get()].first + plane.offset;
             if (isViewfinder) {
+                // The live view reads the whole viewfinder frame from here: its planes when they
+                // follow one another in one buffer (the Raspberry Pi's YUV420), else the first.
                 mapping.vf = address;
                 mapping.vf_bytes = plane.length;
+                const auto &planes = buffer->planes();
+                for (size_t next = 1; next < planes.size(); next++) {
+                    const FrameBuffer::Plane &before = planes[next - 1], &after = planes[next];
+                    if (after.fd.get() != plane.fd.get() || after.offset != before.offset + before.length) break;
+                    mapping.vf_bytes += after.length;
+                }
                 break;
             }
             if (index < 3) {

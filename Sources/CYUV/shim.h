@@ -5,3 +5,6 @@
 #include <libyuv/planar_functions.h>
 #include <libyuv/convert.h>
 #include <libyuv/scale.h>
+// ARGBScale: the live view scales YUYV and UYVY as 4-byte macro-pixels (two pixels each), no
+// conversion first (see ShutterCapture's PreviewScaler).
+#include <libyuv/scale_argb.h>

@@ -146,3 +146,12 @@ public final class SystemMonotonicClock: MonotonicClock {
     public var now: Instant { monotonicNow() }
 }
 
+
+/// The CPU time the calling thread has used: what a preview costs, whatever else the machine runs.
+///
+/// The corresponding C function is `clock_gettime` (`CLOCK_THREAD_CPUTIME_ID`).
+public func threadCPUTime() -> Nanoseconds {
+    var spec = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &spec)
+    return Nanoseconds(rawValue: Int64(spec.tv_sec) * 1_000_000_000 + Int64(spec.tv_nsec))
+}

@@ -40,6 +40,8 @@ public final class CaptureService {
     /// The encode queue's JPEG encoder, kept from photo to photo with its buffers.
     private let encoder = EncodeQueueEncoder()
     private let group = DispatchGroup()
+    /// Makes the live view's previews from the ring's frames while someone watches.
+    private let previewProducer: PreviewProducer
 
     /// The most photos waiting to be encoded or written; a longer burst fails fast instead of growing memory.
     public static let maximumInFlight = 8
@@ -58,12 +60,17 @@ public final class CaptureService {
     ///   - updatesLatest: repoint `latest.jpg` in the output directory after each photo.
     ///   - opensCamera: open the camera now, on the caller's thread; `false` leaves it to
     ///     ``openCamera(after:)``, off the caller's thread (a reload on a running loop).
+    ///   - preview: where the live view's previews go (the daemon's one feed, kept across
+    ///     reloads); `nil` makes one for this service.
     /// - Throws: ``CaptureError`` only when the output directory cannot be made. A missing camera is
     ///   not an error here: the service reports `captureFailed` and keeps looking for it.
     public init(board: Board, camera: (any Camera)? = nil, factory: CameraFactory? = nil,
                 clock: any MonotonicClock = SystemMonotonicClock(), updatesLatest: Bool = true,
-                opensCamera: Bool = true) throws(CaptureError) {
+                opensCamera: Bool = true, preview: PreviewFeed? = nil) throws(CaptureError) {
         self.board = board
+        let feed: PreviewFeed
+        if let preview { feed = preview } else { feed = try PreviewFeed() }
+        previewProducer = PreviewProducer(feed: feed, settings: board.preview)
         self.settings = board.camera
         self.clock = clock
         self.writer = try PhotoWriter(directory: board.output.directory, updatesLatest: updatesLatest)
@@ -97,6 +104,24 @@ public final class CaptureService {
     public func openCamera(after previous: CaptureService? = nil) {
         session.open(after: previous?.session)
     }
+
+    /// The live view's previews: made from the ring's newest frames while anyone watches
+    /// (``PreviewFeed/startWatching()``), at the board's `preview` width, quality and rate.
+    public var preview: PreviewFeed { previewProducer.feed }
+
+    /// The `preview` section previews are made with; a reload that keeps the camera sets the new one.
+    public var previewSettings: PreviewSettings {
+        get { previewProducer.settings }
+        set { previewProducer.settings = newValue }
+    }
+
+    /// Blocks until the previews being made are published. For tests and the benchmark.
+    public func waitForPreviews() {
+        previewProducer.waitForPreviews()
+    }
+
+    /// The preview queue itself, for tests that hold it back.
+    var previewQueue: DispatchQueue { previewProducer.queue }
 
     /// Whether a camera open is on the lifecycle queue (``openCamera(after:)`` or the search for a lost camera).
     public var isOpeningCamera: Bool { session.isOpening }
@@ -431,6 +456,7 @@ public final class CaptureService {
         let closed = session.shutdown(cameraWait: cameraWait)
         controlAdapter = nil
         group.wait()
+        previewProducer.waitForPreviews()
         return closed
     }
 
@@ -527,6 +553,7 @@ extension CaptureService: CameraSessionDelegate {
 
     func session(kept frame: Frame) {
         serveHeldPresses(with: frame)
+        previewProducer.offer(frame)  // after the presses: a preview never goes before a photo
     }
 
     func session(report event: CaptureEvent) {

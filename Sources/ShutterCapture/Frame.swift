@@ -207,6 +207,16 @@ public enum FrameInstant: String, Hashable, Sendable {
     case sensorTimestamp
 }
 
+/// A viewfinder image lent with a frame: the viewfinder buffer of the frame's own libcamera
+/// request, valid while the frame's ``Frame/buffer`` is held (the request is not queued again
+/// before), so it is read only through the frame that carries it.
+struct FrameViewfinder: @unchecked Sendable {
+    // @unchecked: the bytes are read only, while the frame holding the request lives.
+    var start: UnsafeRawPointer
+    var count: Int
+    var format: FrameFormat
+}
+
 /// One frame from the camera: its pixels and the CLOCK_MONOTONIC instant the driver stamped it with.
 public struct Frame: Sendable {
     /// The driver's timestamp (V4L2 `timestamp`), on the same clock as GPIO edges.
@@ -223,6 +233,9 @@ public struct Frame: Sendable {
     public var exposure = FrameExposure()
     /// Which instant of the frame ``timestamp`` is.
     public var instant = FrameInstant.exposureStart
+    /// The same exposure's viewfinder image (a libcamera camera with a `viewfinder` stream),
+    /// which the live view reads instead of the frame; `nil` otherwise.
+    var viewfinder: FrameViewfinder?
 
     public init(timestamp: Instant, sequence: UInt32, format: FrameFormat, bytes: [UInt8]) {
         self.init(timestamp: timestamp, sequence: sequence, format: format, buffer: FrameBuffer(bytes: bytes))

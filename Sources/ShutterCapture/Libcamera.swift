@@ -161,6 +161,9 @@ public final class LibcameraCamera: Camera {
     public private(set) var format: FrameFormat
     /// The viewfinder stream's size, when libcamera granted one.
     public private(set) var viewfinder: FrameDimensions?
+    /// The viewfinder stream's layout, when the live view can read it as it is (a YUV format
+    /// ``PreviewScaler`` takes): each frame then carries its request's viewfinder image.
+    public private(set) var viewfinderFormat: FrameFormat?
     public private(set) var isStreaming = false
     public private(set) var frameInterval: Nanoseconds?
     public private(set) var controls: [CameraControl] = []
@@ -329,6 +332,9 @@ public final class LibcameraCamera: Camera {
         if let viewfinder = settings.viewfinder {
             finder.width = UInt32(viewfinder.width)
             finder.height = UInt32(viewfinder.height)
+            // YUV420, as rpicam-apps asks for its low-resolution stream: the live view scales and
+            // encodes it without a conversion (the Raspberry Pi's default for the role is ARGB8888).
+            finder.fourcc = PixelFormat.yuv420.rawValue
         }
         // As many requests as the ring holds frames, plus spares; the ring's size depends on the
         // frame size granted, so a size libcamera adjusted may take a second configuration.
@@ -363,6 +369,11 @@ public final class LibcameraCamera: Camera {
                              bytesPerLine: Int(still.stride))
         wasAdjusted = still.adjusted != 0
         viewfinder = finder.width > 0 ? FrameDimensions(width: Int(finder.width), height: Int(finder.height)) : nil
+        let finderFormat = FrameFormat(width: Int(finder.width), height: Int(finder.height),
+                                       pixelFormat: LibcameraFormat.v4l2(fromDRM: PixelFormat(rawValue: finder.fourcc)),
+                                       bytesPerLine: Int(finder.stride))
+        viewfinderFormat = viewfinder != nil && PreviewScaler.formats.contains(finderFormat.pixelFormat) && finderFormat.frameBytes != nil
+            ? finderFormat : nil
         bytesPerFrame = max(Int(still.frame_size), format.frameBytes ?? 0)
         ringCapacity = capacity
         readControls(handle)
@@ -555,6 +566,10 @@ public final class LibcameraCamera: Camera {
                 var frame: Frame
                 if let lent = bufferQueue.lend(Int(done.request), count: count) {
                     frame = Frame(timestamp: time, sequence: done.sequence, format: format, buffer: lent)
+                    // The viewfinder image lies in the same request, held as long as the frame is.
+                    if let finder = viewfinderFormat, let start = done.viewfinder, Int(done.viewfinder_bytes) >= finder.frameBytes ?? .max {
+                        frame.viewfinder = FrameViewfinder(start: UnsafeRawPointer(start), count: Int(done.viewfinder_bytes), format: finder)
+                    }
                 } else {
                     // Planes laid out as neither one run nor one buffer each: copied (never seen).
                     frame = Frame(timestamp: time, sequence: done.sequence, format: format, bytes: copyPlanes(done))

@@ -297,3 +297,107 @@ public final class JPEGDecoder {
         return RGBImage(width: width, height: height, pixels: pixels)
     }
 }
+
+/// A JPEG decoded at a reduced scale into planar Y'CbCr, as the file's subsampling has it.
+struct DecodedPlanes {
+    var width: Int
+    var height: Int
+    var subsampling: TJSAMP
+    /// Where each plane starts in the decoder's memory, and its row stride; one plane for grey.
+    var offsets: [Int]
+    var strides: [Int]
+}
+
+extension JPEGDecoder {
+    /// The size TurboJPEG decodes a `width`×`height` JPEG to at the largest reduction that keeps
+    /// at least `wanted` pixels across (1/2, 3/8, 1/4…); the full size when none does.
+    /// The corresponding C function is `tjGetScalingFactors`.
+    public static func scaledSize(width: Int, height: Int, atLeast wanted: Int) -> (width: Int, height: Int) {
+        var count: Int32 = 0
+        guard let factors = tjGetScalingFactors(&count) else { return (width, height) }
+        // TJSCALED: the scaled size, rounded up, as the decoder makes it.
+        func scaled(_ size: Int, _ factor: tjscalingfactor) -> Int {
+            (size * Int(factor.num) + Int(factor.denom) - 1) / Int(factor.denom)
+        }
+        var best = (width: width, height: height)
+        for index in 0..<Int(count) {
+            let factor = factors[index]
+            guard factor.num < factor.denom else { continue }  // reductions only
+            let candidate = (width: scaled(width, factor), height: scaled(height, factor))
+            if candidate.width >= wanted, candidate.width < best.width { best = candidate }
+        }
+        return best
+    }
+
+    /// Decodes `jpeg` at the reduced scale ``scaledSize(width:height:atLeast:)`` gives for `wanted`
+    /// into planes in `memory` (grown when too small, kept by the caller for the next frame): no
+    /// colour conversion, and a fraction of a full decode's work (the IDCT makes the smaller
+    /// image directly). The corresponding C function is `tjDecompressToYUVPlanes`.
+    /// - Throws: ``CaptureError/encoding(_:)`` for a damaged JPEG or a subsampling TurboJPEG cannot name.
+    func decodePlanes(_ jpeg: UnsafeRawBufferPointer, atLeast wanted: Int, into memory: inout [UInt8]) throws(CaptureError) -> DecodedPlanes {
+        let source = jpeg.bindMemory(to: UInt8.self)
+        var width: Int32 = 0, height: Int32 = 0, subsampling: Int32 = 0, colorspace: Int32 = 0
+        guard tjDecompressHeader3(handle, source.baseAddress, UInt(source.count), &width, &height, &subsampling, &colorspace) == 0 else {
+            throw CaptureError.encoding("not a JPEG: \(String(cString: tjGetErrorStr2(handle)))")
+        }
+        guard subsampling >= 0 else { throw CaptureError.encoding("the JPEG's subsampling is not one TurboJPEG can decode to planes") }
+        let size = Self.scaledSize(width: Int(width), height: Int(height), atLeast: wanted)
+        let planeCount = subsampling == Int32(TJSAMP_GRAY.rawValue) ? 1 : 3
+        var offsets: [Int] = [], strides: [Int] = [], total = 0
+        for plane in 0..<planeCount {
+            let planeWidth = Int(tjPlaneWidth(Int32(plane), Int32(size.width), subsampling))
+            let planeHeight = Int(tjPlaneHeight(Int32(plane), Int32(size.height), subsampling))
+            offsets.append(total)
+            strides.append(planeWidth)
+            total += planeWidth * planeHeight
+        }
+        if memory.count < total { memory = [UInt8](repeating: 0, count: total) }
+        var pitches = strides.map { Int32($0) }
+        let result = memory.withUnsafeMutableBufferPointer { target -> Int32 in
+            var planes: [UnsafeMutablePointer<UInt8>?] = offsets.map { target.baseAddress! + $0 }
+            return tjDecompressToYUVPlanes(handle, source.baseAddress, UInt(source.count), &planes, Int32(size.width), &pitches,
+                                           Int32(size.height), 0)
+        }
+        guard result == 0 else { throw CaptureError.encoding("decoding failed: \(String(cString: tjGetErrorStr2(handle)))") }
+        return DecodedPlanes(width: size.width, height: size.height, subsampling: TJSAMP(rawValue: UInt32(subsampling)),
+                             offsets: offsets, strides: strides)
+    }
+}
+
+extension JPEGEncoder {
+    /// Encodes planes ``JPEGDecoder/decodePlanes(_:atLeast:into:)`` made, where they lie in `memory`.
+    func encode(_ planes: DecodedPlanes, in memory: [UInt8], quality: Int) throws(CaptureError) -> [UInt8] {
+        try memory.withUnsafeBufferPointerTyped { base throws(CaptureError) -> [UInt8] in
+            let start = base.baseAddress!
+            let y = start + planes.offsets[0]
+            let u = planes.offsets.count > 1 ? start + planes.offsets[1] : y, v = planes.offsets.count > 2 ? start + planes.offsets[2] : y
+            let strides = (planes.strides[0], planes.strides.count > 1 ? planes.strides[1] : 0, planes.strides.count > 2 ? planes.strides[2] : 0)
+            return try compressPlanes(y, u, v, width: planes.width, height: planes.height, strides: strides,
+                                      subsampling: planes.subsampling, quality: quality)
+        }
+    }
+}
+
+/// A small copy of a JPEG photo for a listing (`/photos/`): decoded at the largest TurboJPEG
+/// reduction that keeps at least `width` pixels across (so never wider than twice that unless
+/// the photo is), and encoded again at `quality`. A photo no wider than `width` is re-encoded at
+/// its own size.
+///
+/// - Parameters:
+///   - jpeg: the photo file's bytes.
+///   - width: the least width wanted (≥ 1).
+///   - quality: JPEG quality, 1...100.
+/// - Returns: the thumbnail's JPEG and its size.
+/// - Throws: ``CaptureError/encoding(_:)`` for a damaged JPEG or a bad width or quality.
+/// The corresponding C functions are `tjDecompressToYUVPlanes` and `tjCompressFromYUVPlanes`.
+public func makeThumbnail(ofJPEG jpeg: [UInt8], width: Int, quality: Int = 80) throws(CaptureError) -> (jpeg: [UInt8], width: Int, height: Int) {
+    guard width >= 1 else { throw CaptureError.encoding("a thumbnail needs a width of at least 1 pixel, not \(width)") }
+    guard (1...100).contains(quality) else { throw CaptureError.encoding("quality \(quality) is outside 1...100") }
+    var memory: [UInt8] = []
+    let decoder = try JPEGDecoder()
+    let planes = try jpeg.withUnsafeBufferPointerTyped { (bytes: UnsafeBufferPointer<UInt8>) throws(CaptureError) -> DecodedPlanes in
+        try decoder.decodePlanes(UnsafeRawBufferPointer(bytes), atLeast: width, into: &memory)
+    }
+    let encoded = try JPEGEncoder().encode(planes, in: memory, quality: quality)
+    return (encoded, planes.width, planes.height)
+}

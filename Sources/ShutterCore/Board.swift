@@ -29,6 +29,8 @@ public struct Board: Sendable {
     public var hooks = HookSettings()
     /// Live view over HTTP; nil = not served unless `shutter run --http` asks.
     public var http: HTTPSettings?
+    /// The live view's preview JPEGs.
+    public var preview = PreviewSettings()
 
     /// The most controls a board may have, as the phone's `maxControlsCount`.
     public static let maximumControls = 8
@@ -253,7 +255,7 @@ extension BoardError {
 extension Board: Decodable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case name, description, chip, lineDefaults, lines, gestures, controls, camera, output
-        case api, hooks, feedback, http
+        case api, hooks, feedback, http, preview
     }
 
     public init(from decoder: any Decoder) throws {
@@ -278,6 +280,7 @@ extension Board: Decodable {
         api = try container.decodeIfPresent(APISettings.self, forKey: .api) ?? APISettings()
         hooks = try container.decodeIfPresent(HookSettings.self, forKey: .hooks) ?? HookSettings()
         http = try container.decodeIfPresent(HTTPSettings.self, forKey: .http)
+        preview = try container.decodeIfPresent(PreviewSettings.self, forKey: .preview) ?? PreviewSettings()
         try validateLines()
         try validateControls()
         try validateFeedback()

@@ -68,6 +68,9 @@ public final class Daemon {
     public let chip: any GPIOChip
     public private(set) var watcher: any EdgeWatcher
     public private(set) var capture: CaptureBridge
+    /// The live view's previews (for the HTTP server): one feed for the daemon's life, handed to
+    /// every capture service a reload makes, so viewers keep watching across a camera change.
+    public var preview: PreviewFeed { capture.service.preview }
     public private(set) var interpreter: Interpreter
     let state: ControlState?
     public private(set) var counters = DaemonCounters()
@@ -551,7 +554,8 @@ extension Daemon {
         if cameraChanged {
             let replacement: CaptureService
             do throws(CaptureError) {
-                replacement = try CaptureService(board: next, factory: cameraFactory, clock: loop.clock, opensCamera: false)
+                replacement = try CaptureService(board: next, factory: cameraFactory, clock: loop.clock, opensCamera: false,
+                                                 preview: capture.service.preview)
             } catch {
                 throw CommandFailure(error.description)
             }
@@ -571,6 +575,7 @@ extension Daemon {
             let (limited, notes) = CaptureBridge.boardWithCameraLimits(next, service: capture.service)
             for note in notes { Log.notice("shutter: \(note)") }
             board = limited
+            capture.service.previewSettings = next.preview  // the camera stays: only how previews are made changes
         }
         if let newWatcher { watcher = newWatcher }
         replaceInterpreter(at: now)

@@ -8,6 +8,8 @@
 //   shutter-capture-check verify --jpeg PATH --width W --height H [--bars [--zoom F]] [--exif TEXT]...
 //   shutter-capture-check bench --board B --shots N [overrides]
 //   shutter-capture-check encode --size WxH --format FOURCC [--shots N] [--zoom F [--crop]] [--effect E]   (frame → JPEG only)
+//   shutter-capture-check preview --board B [--seconds S] [--width W] [--quality Q] [--preview-fps N] [overrides]
+//     (the live view's cost: S seconds streaming unwatched, then S watched; CPU per preview)
 //   shutter-capture-check control --board B [--bind ID=NAME]... [--set ID=VALUE]... [overrides]
 //   (run: --stop-file PATH ends the presses early once PATH exists; --one-at-a-time: no press
 //    while another waits for its frame, for a camera slower than the presses)
@@ -380,7 +382,57 @@ case "encode":
     line.add("encodeMs", stats("", times))
     out(line)
 
+case "preview":
+    // The live view's cost on this camera: the service streams S seconds with nobody watching,
+    // then S seconds with one viewer. Per preview: the preview queue's own CPU time (downscale
+    // and encode, CLOCK_THREAD_CPUTIME_ID), and the process's extra CPU time while watched.
+    var board = loadBoard()
+    let seconds = Double(value("--seconds") ?? "5") ?? 5
+    if let width = value("--width").flatMap(Int.init) { board.preview.width = width }
+    if let quality = value("--quality").flatMap(Int.init) { board.preview.quality = quality }
+    if let rate = value("--preview-fps").flatMap(Int.init) { board.preview.fps = rate }
+    let service: CaptureService
+    do { service = try CaptureService(board: board) } catch { fail("\(error)") }
+    func processCPU() -> Double {
+        var spec = timespec()
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &spec)
+        return Double(spec.tv_sec) * 1000 + Double(spec.tv_nsec) / 1e6
+    }
+    func phase() -> (cpuMs: Double, frames: Int) {
+        let frames = service.framesReceived, cpu = processCPU()
+        pump(service, until: monotonicNow() + .seconds(seconds)) { _ in true }
+        service.waitForPreviews()
+        return (processCPU() - cpu, service.framesReceived - frames)
+    }
+    pump(service, until: monotonicNow() + .seconds(1)) { _ in true }  // started, warmed up
+    let unwatched = phase()
+    let before = service.preview.statistics
+    service.preview.startWatching()
+    let watched = phase()
+    service.preview.stopWatching()
+    let after = service.preview.statistics
+    let previews = after.encoded - before.encoded
+    guard previews > 0, let latest = service.preview.latest() else { fail("no preview was made: \(after.lastFailure ?? "no frames")") }
+    var line = JSONLine(event: "preview", at: monotonicNow())
+    line.add("camera", service.currentCamera?.format.description ?? "none")
+    line.add("width", latest.width)
+    line.add("height", latest.height)
+    line.add("quality", board.preview.quality)
+    line.add("fps", board.preview.fps)
+    line.add("seconds", seconds, decimals: 1)
+    line.add("framesWatched", watched.frames)
+    line.add("previews", previews)
+    line.add("skippedBusy", after.skippedBusy - before.skippedBusy)
+    line.add("failed", after.failed - before.failed)
+    line.add("jpegBytes", latest.jpeg.count)
+    line.add("previewCpuMsPerFrame", Double(after.cpuTime.rawValue - before.cpuTime.rawValue) / 1e6 / Double(previews), decimals: 3)
+    line.add("processCpuMsPerSecondUnwatched", unwatched.cpuMs / seconds, decimals: 2)
+    line.add("processCpuMsPerSecondWatched", watched.cpuMs / seconds, decimals: 2)
+    line.add("extraProcessCpuMsPerPreview", (watched.cpuMs - unwatched.cpuMs) / Double(previews), decimals: 3)
+    out(line)
+    service.shutdown()
+
 default:
-    out("usage: shutter-capture-check cameras | capture | run | verify | bench | encode (see the header of main.swift)")
+    out("usage: shutter-capture-check cameras | capture | run | verify | bench | encode | preview (see the header of main.swift)")
     exit(command == "help" ? 0 : 2)
 }

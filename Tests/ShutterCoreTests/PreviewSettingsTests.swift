@@ -1,0 +1,37 @@
+import Foundation
+import Testing
+@testable import ShutterCore
+
+private func board(preview: String?) -> String {
+    let section = preview.map { #", "preview": \#($0)"# } ?? ""
+    return #"{"name": "test", "chip": "simulator", "lines": [{"name": "full", "role": "full"}]\#(section)}"#
+}
+
+@Suite("Board preview section")
+struct PreviewSettingsTests {
+    @Test func defaultsWithoutTheSection() throws {
+        let parsed = try Board.decode(Data(board(preview: nil).utf8), file: "rig.json")
+        #expect(parsed.preview == PreviewSettings(width: 640, quality: 70, fps: 15))
+        #expect(parsed.preview.interval == Nanoseconds(rawValue: 66_666_666))
+    }
+
+    @Test func readsEveryField() throws {
+        let parsed = try Board.decode(Data(board(preview: #"{"width": 480, "quality": 55, "fps": 30}"#).utf8), file: "rig.json")
+        #expect(parsed.preview == PreviewSettings(width: 480, quality: 55, fps: 30))
+    }
+
+    @Test(arguments: [
+        (#"{"width": 8}"#, "preview.width"), (#"{"width": 5000}"#, "preview.width"),
+        (#"{"quality": 0}"#, "preview.quality"), (#"{"quality": 101}"#, "preview.quality"),
+        (#"{"fps": 0}"#, "preview.fps"), (#"{"fps": 61}"#, "preview.fps"),
+        (#"{"fps": "fast"}"#, "preview.fps"), (#"{"height": 480}"#, "preview.height"),
+    ])
+    func refusesBadValuesNamingTheField(section: String, field: String) {
+        #expect {
+            _ = try Board.decode(Data(board(preview: section).utf8), file: "rig.json")
+        } throws: { error in
+            guard let error = error as? BoardError else { return false }
+            return error.path == field && error.file == "rig.json"
+        }
+    }
+}
