@@ -370,7 +370,7 @@ public final class HTTPServer {
         exchange.answered = true
         switch exchange.route {
         case .page:
-            return respond(connection, status: 200, type: "text/html; charset=utf-8", body: HTTPPages.placeholder)
+            return respond(connection, status: 200, type: "text/html; charset=utf-8", body: HTTPPages.liveView)
         case .stream:
             return startPreviewStream(on: connection)
         case .snapshot:
