@@ -76,6 +76,9 @@ stage "simulator (demo session, keys under tmux)" env SHUTTER=.build/debug/shutt
 # descriptor limit, idle clients in every slot: the daemon's memory, a status probe and the
 # watchdog held to limits (issue 18); prints its figures.
 stage "API abuse (clients that exhaust the daemon)" env SHUTTER_BENCH_ONLY=abuse .build/debug/shutter-daemon-bench .build/debug/shutter
+# 16 viewers on /stream while a burst of photos is taken, 2000 bad requests, a viewer that stops
+# reading for 30 s (issue 21): every photo saved, memory bounded; prints latency and CPU figures.
+stage "live view load (HTTP: viewers, bad requests, a stuck viewer)" env SHUTTER_BENCH_ONLY=http .build/debug/shutter-daemon-bench .build/debug/shutter
 stage "build (libgpiod 2.x)" Deploy/with-libgpiod2.sh swift build
 stage "unit tests (libgpiod 2.x)" Deploy/with-libgpiod2.sh swift test
 stage "Debian 13 (swiftlang 6.0.3, libgpiod 2.2, libcamera 0.4): build and unit tests" debian13

@@ -11,7 +11,8 @@ import ShutterDaemon
 // Usage: swift build -c release && .build/release/shutter-daemon-bench [path/to/shutter] [idle-seconds]
 // Allocations are counted with Deploy/vm/malloc-count.c preloaded into the daemon: the bench
 // builds it with `cc` from this checkout, or takes a built one from $SHUTTER_MALLOC_COUNT.
-// SHUTTER_BENCH_ONLY=press runs only press → JPEG (with the daemon's minor page faults per photo).
+// SHUTTER_BENCH_ONLY=press runs only press → JPEG (with the daemon's minor page faults per photo);
+// =abuse, clients that exhaust the API (Abuse.swift); =http, live view's cost and limits (LiveView.swift).
 
 let arguments = CommandLine.arguments
 let binary = arguments.count > 1 ? arguments[1]
@@ -35,6 +36,17 @@ func percentile(_ values: [Double], _ p: Double) -> Double {
     let sorted = values.sorted()
     guard !sorted.isEmpty else { return .nan }
     return sorted[min(sorted.count - 1, Int((Double(sorted.count) * p).rounded(.up)) - 1)]
+}
+
+/// Writes a line to standard output at once, also into a pipe (CI's log): a part that hangs
+/// shows how far it came. Shadows the standard library's buffered `print` in this tool.
+func print(_ text: String) {
+    var bytes = Array((text + "\n").utf8)[...]
+    while !bytes.isEmpty {
+        let written = bytes.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
+        if written <= 0 { return }
+        bytes = bytes.dropFirst(written)
+    }
 }
 
 func ms(_ value: Double) -> String { String(format: "%.3f ms", value) }
@@ -228,10 +240,11 @@ final class Client {
 }
 
 print("shutter-daemon-bench: \(binary)")
-if let onlyPart, onlyPart != "press", onlyPart != "abuse" {
-    fail("SHUTTER_BENCH_ONLY=\(onlyPart): the parts known are press and abuse")
+if let onlyPart, !["press", "abuse", "http"].contains(onlyPart) {
+    fail("SHUTTER_BENCH_ONLY=\(onlyPart): the parts known are press, abuse and http")
 }
 if onlyPart == "abuse" { exit(runAbuse() ? 0 : 1) }
+if onlyPart == "http" { exit(runLiveView() ? 0 : 1) }
 
 // The service as a whole (skipped for SHUTTER_BENCH_ONLY=press).
 if onlyPart == nil {
