@@ -164,16 +164,24 @@ public struct HTTPSettings: Hashable, Sendable {
     /// Whether looking (the page, `/events`, `/api/status`, `/photos/`) needs no token when the
     /// token is required; the commands always need it.
     public var viewWithoutToken = false
+    /// Whether a loopback server requires the token too (a reverse proxy on the rig forwards
+    /// other machines' requests from 127.0.0.1); any other address always requires it.
+    public var requireToken = false
 
-    public init(endpoint: HTTPEndpoint = HTTPEndpoint(), maxClients: Int = 16, viewWithoutToken: Bool = false) {
+    public init(endpoint: HTTPEndpoint = HTTPEndpoint(), maxClients: Int = 16, viewWithoutToken: Bool = false,
+                requireToken: Bool = false) {
         self.endpoint = endpoint
         self.maxClients = maxClients
         self.viewWithoutToken = viewWithoutToken
+        self.requireToken = requireToken
     }
+
+    /// Whether the server requires the token: on any address but loopback, or when asked.
+    public var requiresToken: Bool { requireToken || !endpoint.isLoopback }
 }
 
 extension HTTPSettings: Decodable {
-    enum CodingKeys: String, CodingKey, CaseIterable { case address, port, maxClients, viewWithoutToken }
+    enum CodingKeys: String, CodingKey, CaseIterable { case address, port, maxClients, viewWithoutToken, requireToken }
 
     public init(from decoder: any Decoder) throws {
         try decoder.rejectUnknownKeys(CodingKeys.self)
@@ -195,5 +203,6 @@ extension HTTPSettings: Decodable {
         // Pi serves viewers, and each costs a descriptor and its buffers.
         guard (1...1024).contains(maxClients) else { throw container.fail(.maxClients, "must be from 1 to 1024") }
         viewWithoutToken = try container.decodeIfPresent(Bool.self, forKey: .viewWithoutToken) ?? viewWithoutToken
+        requireToken = try container.decodeIfPresent(Bool.self, forKey: .requireToken) ?? requireToken
     }
 }

@@ -6,8 +6,9 @@ import ShutterCore
 /// The photos the HTTP server lists and sends: regular files of the output directory, never
 /// anything a symbolic link or a hidden (temporary) name leads to.
 enum HTTPPhotos {
-    /// `{"ok":true,"photos":[{"name":…,"size":…,"modified":…}]}`, newest first, at most `limit`;
-    /// an output directory not made yet lists none. `modified` is in seconds since 1970.
+    /// `{"ok":true,"photos":[{"name":…,"size":…,"modified":…,"thumbnail":…}]}`, newest first, at
+    /// most `limit`; an output directory not made yet lists none. `modified` is in seconds since
+    /// 1970; `thumbnail` is the path of its thumbnail (`/thumbs/NAME`).
     ///
     /// The corresponding C functions are `opendir`, `readdir` and `fstatat` (`AT_SYMLINK_NOFOLLOW`).
     static func list(in directory: String, limit: Int) -> String {
@@ -31,6 +32,7 @@ enum HTTPPhotos {
             line.add("name", photo.name)
             line.add("size", Int(photo.size))
             line.add("modified", photo.modified, decimals: 3)
+            line.add("thumbnail", "/thumbs/" + percentEncoded(photo.name))
             return line.description
         }
         var line = JSONLine()

@@ -6,7 +6,7 @@ import ShutterCore
 /// The transport (``HTTPServer``) then checks the token, reads the body and runs the command
 /// through the daemon's one command model; this type only names the endpoint.
 enum HTTPRoute: Hashable, Sendable {
-    /// `/`: the page (a placeholder until the live-view page lands).
+    /// `/`: the live-view page.
     case page
     /// `GET /api/status`.
     case status
@@ -15,10 +15,16 @@ enum HTTPRoute: Hashable, Sendable {
     case command(String)
     /// `GET /events`: server-sent events, every line the socket's subscribers get.
     case events
+    /// `GET /stream`: the previews as `multipart/x-mixed-replace` MJPEG.
+    case stream
+    /// `GET /snapshot`: the newest preview JPEG.
+    case snapshot
     /// `GET /photos/`: the newest photos as JSON.
     case photoList
     /// `GET /photos/NAME`: one photo from the output directory.
     case photo(String)
+    /// `GET /thumbs/NAME`: a small JPEG of that photo.
+    case thumbnail(String)
     /// Refused before anything runs: the status and why.
     case refused(HTTPRefusal)
 
@@ -37,17 +43,19 @@ enum HTTPRoute: Hashable, Sendable {
             // POST too, as every socket command comes (its body may carry an `id`).
             self = reading ? .status : method == "POST" ? .command("status") : .refused(.methodNotAllowed(allow: "GET, HEAD, POST"))
         case "/events": self = only("GET", .events)
+        case "/stream": self = only("GET", .stream)
+        case "/snapshot": self = only("GET", .snapshot)
         case "/photos", "/photos/": self = only("GET", .photoList)
         default:
             if path.hasPrefix("/api/") {
                 let name = String(path.dropFirst(5))
                 self = Self.commands.contains(name) ? only("POST", .command(name)) : .refused(.notFound("no endpoint \(path.prefix(80))"))
-            } else if path.hasPrefix("/photos/") {
+            } else if path.hasPrefix("/photos/") || path.hasPrefix("/thumbs/") {
                 let name = String(path.dropFirst(8))
                 if let refusal = Self.refusal(ofPhotoName: name) {
                     self = .refused(refusal)
                 } else {
-                    self = only("GET", .photo(name))
+                    self = only("GET", path.hasPrefix("/photos/") ? .photo(name) : .thumbnail(name))
                 }
             } else {
                 self = .refused(.notFound("no endpoint \(path.prefix(80))"))
@@ -69,7 +77,7 @@ enum HTTPRoute: Hashable, Sendable {
     /// Whether the route only looks (the board's `http.viewWithoutToken` lets these through).
     var onlyLooks: Bool {
         switch self {
-        case .page, .status, .events, .photoList, .photo: true
+        case .page, .status, .events, .stream, .snapshot, .photoList, .photo, .thumbnail: true
         case .command(let name): name == "status"
         case .refused: false
         }
@@ -106,6 +114,7 @@ struct HTTPRefusal: Hashable, Sendable, Error {
         case 405: "methodNotAllowed"
         case 413: "tooLarge"
         case 415: "unsupportedMediaType"
+        case 503: "unavailable"
         default: "invalidRequest"
         }
     }

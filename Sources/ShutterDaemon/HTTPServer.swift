@@ -2,6 +2,8 @@
 import Glibc
 #endif
 import CMicroHTTPD
+import Dispatch
+import ShutterCapture
 import ShutterCore
 import ShutterGPIO
 
@@ -14,7 +16,10 @@ import ShutterGPIO
 /// (its connection timeouts). An event stream whose queue is empty is suspended, so an idle
 /// viewer costs nothing, and resumed when an event comes; a viewer that stops reading loses its
 /// oldest event lines (and is told how many), then is closed by the connection timeout: it
-/// never makes the daemon's memory grow, nor delays a press.
+/// never makes the daemon's memory grow, nor delays a press. `/stream` viewers are suspended
+/// the same way until the preview feed publishes a newer preview, which each gets once its
+/// socket has taken the last one (a slow viewer skips previews); previews are made only while
+/// someone watches the stream or polls `/snapshot`. Thumbnails are made off the loop.
 public final class HTTPServer {
     /// A failure to set up the server: what failed, with errno, and what to do.
     public struct Failure: Error, CustomStringConvertible {
@@ -44,6 +49,15 @@ public final class HTTPServer {
         public var sendBufferBytes: Int?
         /// The most photos `/photos/` lists.
         public var photoListLimit = 50
+        /// How long `/snapshot` waits for a preview when none is fresh (previews are made only
+        /// while watched, so the first poll starts them).
+        public var snapshotWait = Nanoseconds.seconds(2)
+        /// How long previews go on being made after the last `/snapshot`, for a page that polls.
+        public var snapshotLease = Nanoseconds.seconds(3)
+        /// How long a thumbnail may take before the request is answered 503.
+        public var thumbnailWait = Nanoseconds.seconds(10)
+        /// Bytes of thumbnails kept.
+        public var thumbnailCacheBytes = 4 << 20
 
         public init() {}
     }
@@ -54,8 +68,7 @@ public final class HTTPServer {
         public var limits = Limits()
         /// Where the token is kept (in the state directory).
         public var tokenPath: String
-        /// Whether the token is required; nil: for any address but loopback. Tests force it on
-        /// while binding 127.0.0.1 only.
+        /// Whether the token is required; nil: as the settings say (``HTTPSettings/requiresToken``).
         var requiresToken: Bool?
 
         public init(settings: HTTPSettings, tokenPath: String, limits: Limits = Limits()) {
@@ -80,7 +93,18 @@ public final class HTTPServer {
     /// Whether the library is running now: a stream is resumed after it returns, not inside it.
     private var running = false
     private var streams: [ObjectIdentifier: EventStream] = [:]
-    private var resumes: [EventStream] = []
+    /// Responses woken while the library ran: resumed when its pass returns.
+    private var resumes: [SuspendableResponse] = []
+    private var viewers: [ObjectIdentifier: PreviewViewer] = [:]
+    private var parked: [ObjectIdentifier: ParkedRequest] = [:]
+    /// Whether this server counts as a watcher of the preview feed (one for all its viewers).
+    private var watchingPreviews = false
+    /// Previews numbered up to this were made before this server watched: stale for `/snapshot`.
+    private var stalePreviews = 0
+    /// When `/snapshot`'s pollers stop counting as watchers.
+    private var snapshotLeaseEnd: Instant?
+    private var thumbnails: ThumbnailCache
+    private let thumbnailQueue = DispatchQueue(label: "shutter.http.thumbnails", qos: .utility)
     private var nextHeartbeat: Instant?
     private var closed = false
 
@@ -94,6 +118,12 @@ public final class HTTPServer {
 
     /// Viewers following `/events`.
     public var streamCount: Int { streams.count }
+    /// Viewers of `/stream`.
+    public var viewerCount: Int { viewers.count }
+    /// Previews sent to the viewers of `/stream` now connected, each.
+    var previewsSent: [Int] { viewers.values.map(\.sentCount) }
+    /// Thumbnails kept, and their bytes.
+    var thumbnailCacheUse: (count: Int, bytes: Int) { (thumbnails.count, thumbnails.byteCount) }
     /// What each viewer of `/events` is owed: event lines and bytes (tests: bounded whatever it does).
     var streamBacklogs: [(events: Int, bytes: Int)] { streams.values.map { ($0.queue.eventCount, $0.queue.byteCount) } }
 
@@ -109,8 +139,9 @@ public final class HTTPServer {
         var limits = configuration.limits
         limits.maximumClients = configuration.settings.maxClients
         self.limits = limits
+        thumbnails = ThumbnailCache(byteLimit: limits.thumbnailCacheBytes)
         let asked = configuration.settings.endpoint
-        let token = try (configuration.requiresToken ?? !asked.isLoopback) ? HTTPToken.loadOrCreate(path: configuration.tokenPath) : nil
+        let token = try (configuration.requiresToken ?? configuration.settings.requiresToken) ? HTTPToken.loadOrCreate(path: configuration.tokenPath) : nil
         policy = HTTPAccessPolicy(token: token, viewWithoutToken: configuration.settings.viewWithoutToken)
         let (listener, port) = try HTTPSocket.listen(asked, backlog: CInt(min(limits.maximumClients * 2, 128)),
                                                      sendBuffer: limits.sendBufferBytes)
@@ -161,15 +192,25 @@ public final class HTTPServer {
     }
 
     /// When the server next needs the loop without input: the library's timeout, a resumed
-    /// stream, the heartbeat.
+    /// stream, the heartbeat, the end of the snapshot pollers' lease, a parked request's deadline.
     public var nextDeadline: Instant? {
-        Instant.earliest(runDue, nextHeartbeat)
+        parked.values.reduce(Instant.earliest(Instant.earliest(runDue, nextHeartbeat), snapshotLeaseEnd)) {
+            Instant.earliest($0, $1.deadline)
+        }
     }
 
-    /// Runs the library when its time has come, and the heartbeat.
+    /// Runs the library when its time has come, the heartbeat, and the deadlines.
     public func advance(to now: Instant) {
         guard !closed else { return }
         if let due = nextHeartbeat, due <= now { heartbeat(now: now) }
+        if let end = snapshotLeaseEnd, end <= now {
+            snapshotLeaseEnd = nil
+            updatePreviewWatching()
+        }
+        for request in parked.values where request.deadline <= now {
+            request.exchange.waitedOut = true
+            wake(request)
+        }
         if let due = runDue, due <= now { run() }
     }
 
@@ -180,11 +221,15 @@ public final class HTTPServer {
     public func close() {
         guard !closed else { return }
         closed = true
-        for stream in streams.values {
-            stream.ended = true
-            resume(stream)
-        }
+        for stream in streams.values { stream.ended = true }
+        for viewer in viewers.values { viewer.ended = true }
+        for request in parked.values { request.exchange.waitedOut = true }
+        let suspended: [SuspendableResponse] = Array(streams.values) + Array(viewers.values) + Array(parked.values)
+        for response in suspended { resume(response) }
         resumes.removeAll()
+        snapshotLeaseEnd = nil
+        viewers.removeAll()
+        updatePreviewWatching()
         daemon.loop.unwatch(epollDescriptor)
         _ = MHD_run(library)
         MHD_stop_daemon(library)
@@ -325,7 +370,13 @@ public final class HTTPServer {
         exchange.answered = true
         switch exchange.route {
         case .page:
-            return respond(connection, status: 200, type: "text/html; charset=utf-8", body: HTTPPages.placeholder)
+            return respond(connection, status: 200, type: "text/html; charset=utf-8", body: HTTPPages.liveView)
+        case .stream:
+            return startPreviewStream(on: connection)
+        case .snapshot:
+            return answerSnapshot(exchange, on: connection)
+        case .thumbnail(let name):
+            return answerThumbnail(name, exchange, on: connection)
         case .status:
             return reply(APIRequest(id: nil, command: .status), on: connection)
         case .command(let name):
@@ -411,24 +462,13 @@ public final class HTTPServer {
 
     // MARK: - Event streams
 
-    /// One viewer of `/events`: its bounded queue, and whether the library holds it suspended.
-    final class EventStream {
-        let connection: OpaquePointer
+    /// One viewer of `/events`: its bounded queue.
+    final class EventStream: SuspendableResponse {
         var queue: APIOutputQueue
-        var suspended = false
-        /// The server is stopping, or the viewer has gone: the stream ends once its queue is sent.
-        var ended = false
-        /// The socket, watched by the loop while the library holds the stream suspended (and so
-        /// does not poll it): a viewer that leaves is found out at once, not at the next event.
-        let descriptor: CInt
-        var watched = false
-        weak var server: HTTPServer?
 
         init(connection: OpaquePointer, queueLimit: Int, server: HTTPServer) {
-            self.connection = connection
-            descriptor = CMicroHTTPD_connection_descriptor(connection)
             queue = APIOutputQueue(eventLimit: queueLimit, eventPrefix: "data: ", terminator: "\n\n")
-            self.server = server
+            super.init(connection: connection, server: server)
         }
 
         /// libmicrohttpd's content reader: what is queued, up to `maximum` bytes; nothing
@@ -448,9 +488,7 @@ public final class HTTPServer {
             }
             if copied > 0 { return copied }
             if ended { return CMicroHTTPD_CONTENT_READER_END_OF_STREAM }
-            MHD_suspend_connection(connection)
-            suspended = true
-            server?.watchWhileSuspended(self)
+            suspendFromCallback(watchingSocket: true)
             return 0
         }
     }
@@ -483,13 +521,17 @@ public final class HTTPServer {
 
     /// The stream's response was destroyed: its connection has closed.
     fileprivate func forget(_ stream: EventStream) {
-        if stream.watched {
-            daemon.loop.unwatch(stream.descriptor)
-            stream.watched = false
-        }
+        stopWatchingSocket(of: stream)
         streams[ObjectIdentifier(stream)] = nil
         resumes.removeAll { $0 === stream }
         if streams.isEmpty { nextHeartbeat = nil }
+    }
+
+    private func stopWatchingSocket(of response: SuspendableResponse) {
+        if response.watched {
+            daemon.loop.unwatch(response.descriptor)
+            response.watched = false
+        }
     }
 
     private func broadcast(_ line: String) {
@@ -500,40 +542,39 @@ public final class HTTPServer {
         }
     }
 
-    /// Resumes a suspended stream: now, or when the library's pass in progress returns.
-    private func wake(_ stream: EventStream) {
-        guard stream.suspended else { return }
+    /// Resumes a suspended response: now, or when the library's pass in progress returns.
+    private func wake(_ response: SuspendableResponse) {
+        guard response.suspended else { return }
         if running {
-            if !resumes.contains(where: { $0 === stream }) { resumes.append(stream) }
+            if !resumes.contains(where: { $0 === response }) { resumes.append(response) }
         } else {
-            resume(stream)
+            resume(response)
             runDue = daemon.loop.clock.now
         }
     }
 
-    /// Hands a suspended stream back to the library, which polls its socket again (so the loop
-    /// stops watching it first: the library may close it on its next pass).
+    /// Hands a suspended response back to the library, which polls its socket again (so the
+    /// loop stops watching it first: the library may close it on its next pass); a parked
+    /// request is asked for its answer again.
     ///
     /// The corresponding C function is `MHD_resume_connection`.
-    private func resume(_ stream: EventStream) {
-        guard stream.suspended else { return }
-        if stream.watched {
-            daemon.loop.unwatch(stream.descriptor)
-            stream.watched = false
-        }
-        stream.suspended = false
-        MHD_resume_connection(stream.connection)
+    private func resume(_ response: SuspendableResponse) {
+        guard response.suspended else { return }
+        stopWatchingSocket(of: response)
+        response.suspended = false
+        parked[ObjectIdentifier(response)] = nil
+        MHD_resume_connection(response.connection)
     }
 
-    /// Watches a suspended stream's socket: readable means the viewer closed (or sent what an
-    /// event stream does not take); either way the stream ends, so its slot is free at once.
-    fileprivate func watchWhileSuspended(_ stream: EventStream) {
-        guard stream.descriptor >= 0, !stream.watched else { return }
-        stream.watched = true
-        daemon.loop.watch(stream.descriptor, events: Int16(POLLIN)) { [unowned self, unowned stream] _ in
-            guard stream.suspended else { return }
-            stream.ended = true
-            wake(stream)
+    /// Watches a suspended stream's socket: readable means the viewer closed (or sent what a
+    /// stream does not take); either way the stream ends, so its slot is free at once.
+    func watchWhileSuspended(_ response: SuspendableResponse) {
+        guard response.descriptor >= 0, !response.watched else { return }
+        response.watched = true
+        daemon.loop.watch(response.descriptor, events: Int16(POLLIN)) { [unowned self, unowned response] _ in
+            guard response.suspended else { return }
+            response.ended = true
+            wake(response)
         }
     }
 
@@ -544,6 +585,147 @@ public final class HTTPServer {
             wake(stream)
         }
         nextHeartbeat = streams.isEmpty ? nil : now + limits.heartbeat
+    }
+
+    // MARK: - Previews
+
+    /// Starts a `/stream` viewer: the newest preview at once if there is a fresh one, then
+    /// each newer one its socket has room for.
+    ///
+    /// The corresponding C function is `MHD_create_response_from_callback`.
+    private func startPreviewStream(on connection: OpaquePointer) -> MHD_Result {
+        let viewer = PreviewViewer(connection: connection, feed: daemon.preview, server: self)
+        let context = Unmanaged.passRetained(viewer).toOpaque()
+        // A block of 64 KiB: a 640-pixel preview goes to the library in one or two reads.
+        let response = MHD_create_response_from_callback(CMicroHTTPD_SIZE_UNKNOWN, 64 * 1024, { context, _, buffer, maximum in
+            let viewer = Unmanaged<PreviewViewer>.fromOpaque(context!).takeUnretainedValue()
+            return viewer.read(into: buffer!, maximum: maximum)
+        }, context, { context in
+            let viewer = Unmanaged<PreviewViewer>.fromOpaque(context!).takeRetainedValue()
+            viewer.server?.forget(viewer)
+        })
+        guard let response else {
+            Unmanaged<PreviewViewer>.fromOpaque(context).release()
+            return .NO
+        }
+        viewers[ObjectIdentifier(viewer)] = viewer
+        updatePreviewWatching()
+        MHD_add_response_header(response, "Content-Type", MJPEGPart.contentType)
+        MHD_add_response_header(response, "Cache-Control", "no-store")
+        MHD_add_response_header(response, "X-Accel-Buffering", "no")
+        MHD_add_response_header(response, "X-Content-Type-Options", "nosniff")
+        let result = MHD_queue_response(connection, 200, response)
+        MHD_destroy_response(response)
+        return result
+    }
+
+    /// The viewer's response was destroyed: its connection has closed.
+    fileprivate func forget(_ viewer: PreviewViewer) {
+        stopWatchingSocket(of: viewer)
+        viewers[ObjectIdentifier(viewer)] = nil
+        resumes.removeAll { $0 === viewer }
+        updatePreviewWatching()
+    }
+
+    /// `/snapshot`: the newest preview made while this server watched; none yet, the request
+    /// waits for the next (up to ``Limits/snapshotWait``). Each poll keeps previews coming for
+    /// ``Limits/snapshotLease``.
+    private func answerSnapshot(_ exchange: HTTPExchange, on connection: OpaquePointer) -> MHD_Result {
+        let now = daemon.loop.clock.now
+        snapshotLeaseEnd = now + limits.snapshotLease
+        updatePreviewWatching()
+        if let frame = daemon.preview.latest(), frame.number > stalePreviews || exchange.waitedOut {
+            return respond(connection, status: 200, type: "image/jpeg", bytes: frame.jpeg, headers: [
+                ("X-Timestamp", JSONLine.seconds(frame.timestamp)), ("X-Frame", String(frame.number))])
+        }
+        if exchange.waitedOut {
+            return refuse(connection, HTTPRefusal(status: 503, message: "no preview yet: the camera gave no frame in \(limits.snapshotWait) (see /api/status)"))
+        }
+        park(exchange, on: connection, until: now + limits.snapshotWait)
+        return .YES
+    }
+
+    /// Counts this server as one watcher of the preview feed while it has `/stream` viewers or
+    /// snapshot pollers, and watches the feed's ready descriptor meanwhile.
+    private func updatePreviewWatching() {
+        let wanted = !closed && (!viewers.isEmpty || snapshotLeaseEnd != nil)
+        guard wanted != watchingPreviews else { return }
+        watchingPreviews = wanted
+        let feed = daemon.preview
+        if wanted {
+            stalePreviews = feed.latest()?.number ?? 0
+            feed.drainReady()
+            daemon.loop.watch(feed.readyDescriptor) { [unowned self] in previewReady() }
+            feed.startWatching()
+        } else {
+            feed.stopWatching()
+            daemon.loop.unwatch(feed.readyDescriptor)
+        }
+    }
+
+    /// The feed published a preview: every viewer waiting for one, and every snapshot, gets it.
+    private func previewReady() {
+        daemon.preview.drainReady()
+        for viewer in viewers.values where viewer.suspended { wake(viewer) }
+        for request in parked.values where request.exchange.route == .snapshot { wake(request) }
+    }
+
+    /// Suspends a request whose answer is not ready, from inside the access handler; it is
+    /// resumed when the answer is ready or at `deadline`, and the library asks for it again.
+    private func park(_ exchange: HTTPExchange, on connection: OpaquePointer, until deadline: Instant) {
+        exchange.answered = false
+        let request = ParkedRequest(connection: connection, exchange: exchange, deadline: deadline, server: self)
+        request.suspendFromCallback(watchingSocket: false)
+        parked[ObjectIdentifier(request)] = request
+    }
+
+    // MARK: - Thumbnails
+
+    /// `/thumbs/NAME`: a 320-pixel JPEG of the photo, from the cache while the file is the
+    /// same, else made on the thumbnail queue (TurboJPEG's scaled decode) while the request is
+    /// parked: reading and decoding a photo never runs on the loop.
+    private func answerThumbnail(_ name: String, _ exchange: HTTPExchange, on connection: OpaquePointer) -> MHD_Result {
+        let headers = [("Cache-Control", "private, max-age=3600")]
+        switch exchange.thumbnail {
+        case .success(let jpeg)?: return respond(connection, status: 200, type: "image/jpeg", bytes: jpeg, headers: headers)
+        case .failure(let refusal)?: return refuse(connection, refusal)
+        case nil: break
+        }
+        if exchange.waitedOut {
+            return refuse(connection, HTTPRefusal(status: 503, message: "the thumbnail took longer than \(limits.thumbnailWait)"))
+        }
+        guard let descriptor = HTTPPhotos.open(name, in: daemon.board.output.directory) else {
+            return refuse(connection, .notFound("no photo \(name.prefix(80))"))
+        }
+        guard let version = HTTPPhotos.version(of: descriptor) else {
+            Glibc.close(descriptor)
+            return refuse(connection, .notFound("no photo \(name.prefix(80))"))
+        }
+        if let jpeg = thumbnails.thumbnail(of: name, version: version) {
+            Glibc.close(descriptor)
+            return respond(connection, status: 200, type: "image/jpeg", bytes: jpeg, headers: headers)
+        }
+        park(exchange, on: connection, until: daemon.loop.clock.now + limits.thumbnailWait)
+        let server = LoopBound(self), waiting = LoopBound(exchange), mailbox = daemon.loop.mailbox
+        thumbnailQueue.async {
+            let made = HTTPPhotos.thumbnail(reading: descriptor, size: Int(version.size))
+            // Back on the loop; dropped only when the loop is closing, when the request is
+            // answered by the server's close.
+            _ = mailbox.post {
+                guard let server = server.object, let exchange = waiting.object else { return }
+                server.thumbnailMade(made, of: name, version: version, for: exchange)
+            }
+        }
+        return .YES
+    }
+
+    /// A thumbnail job finished: kept, and its request answered.
+    private func thumbnailMade(_ made: Result<[UInt8], HTTPRefusal>, of name: String, version: ThumbnailCache.Version,
+                               for exchange: HTTPExchange) {
+        if case .success(let jpeg) = made { thumbnails.keep(jpeg, of: name, version: version) }
+        guard let request = parked.values.first(where: { $0.exchange === exchange }) else { return }
+        exchange.thumbnail = made
+        wake(request)
     }
 
     // MARK: - Responses
@@ -563,7 +745,12 @@ public final class HTTPServer {
     /// shim) and `MHD_queue_response`.
     private func respond(_ connection: OpaquePointer, status: Int, type: String, body: String,
                          headers: [(String, String)] = []) -> MHD_Result {
-        let bytes = Array(body.utf8)
+        respond(connection, status: status, type: type, bytes: Array(body.utf8), headers: headers)
+    }
+
+    /// Queues a response with a copy of `bytes`.
+    private func respond(_ connection: OpaquePointer, status: Int, type: String, bytes: [UInt8],
+                         headers: [(String, String)] = []) -> MHD_Result {
         guard let response = bytes.withUnsafeBytes({ CMicroHTTPD_response_copying($0.count, $0.baseAddress) }) else { return .NO }
         MHD_add_response_header(response, "Content-Type", type)
         MHD_add_response_header(response, "Cache-Control", "no-store")
@@ -591,6 +778,10 @@ final class HTTPExchange {
     private(set) var bodyTooLarge = false
     /// Whether a response is queued (the library takes one per request).
     var answered = false
+    /// A parked request's deadline passed (or the server is stopping): answer with what there is.
+    var waitedOut = false
+    /// The thumbnail made for a `/thumbs/` request off the loop.
+    var thumbnail: Result<[UInt8], HTTPRefusal>?
 
     init(method: String, path: String, route: HTTPRoute) {
         self.method = method

@@ -322,7 +322,7 @@ func checkBoard(_ arguments: ParsedArguments) throws -> Int32 {
     text += "output: \(board.output.directory)/\(board.output.template)"
     if let http = board.http {
         text += "\nhttp: \(http.endpoint), at most \(http.maxClients) clients, "
-            + (http.endpoint.isLoopback ? "loopback: no token" : "token required" + (http.viewWithoutToken ? " to control (viewing is open)" : ""))
+            + (!http.requiresToken ? "loopback: no token" : "token required" + (http.viewWithoutToken ? " to control (viewing is open)" : ""))
     }
     Console.out(text)
     return ExitStatus.success

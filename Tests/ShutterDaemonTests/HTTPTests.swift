@@ -118,8 +118,12 @@ import ShutterCore
         #expect(defaults.maxClients == 16 && !defaults.viewWithoutToken)
         let given = try #require(try board(#"{"address": "0.0.0.0", "port": 9000, "maxClients": 4, "viewWithoutToken": true}"#).http)
         #expect(given == HTTPSettings(endpoint: HTTPEndpoint(address: "0.0.0.0", port: 9000), maxClients: 4, viewWithoutToken: true))
+        #expect(given.requiresToken && !defaults.requiresToken)
+        let proxied = try #require(try board(#"{"requireToken": true}"#).http)
+        #expect(proxied.endpoint.isLoopback && proxied.requiresToken)
         for (http, field) in [(#"{"address": "rig.local"}"#, "http.address"), (#"{"port": 0}"#, "http.port"),
-                              (#"{"maxClients": 0}"#, "http.maxClients"), (#"{"prot": 1}"#, "prot")] {
+                              (#"{"maxClients": 0}"#, "http.maxClients"), (#"{"prot": 1}"#, "prot"),
+                              (#"{"requireToken": "yes"}"#, "requireToken")] {
             do {
                 _ = try board(http)
                 Issue.record("\(http) was accepted")
