@@ -19,6 +19,7 @@ extension HTTPPages {
     <html lang="en"><head><meta charset="utf-8">
     <meta name="viewport" content="width=device-width, initial-scale=1, viewport-fit=cover">
     <meta name="color-scheme" content="dark">
+    <link rel="icon" href="data:,">
     <title>shutter</title>
     <style>
     :root { --yellow: #ffd60a; --glass: rgba(28, 28, 30, .62); }
@@ -53,9 +54,11 @@ extension HTTPPages {
     #note a { color: var(--yellow); }
 
     #bottom { position: fixed; left: 0; right: 0; bottom: 0; height: calc(112px + env(safe-area-inset-bottom));
-      padding-bottom: env(safe-area-inset-bottom); display: grid; grid-template-columns: 1fr auto 1fr; align-items: center;
+      padding-bottom: env(safe-area-inset-bottom); display: grid; grid-template-columns: 1fr auto 1fr; column-gap: 14px; align-items: center;
       background: linear-gradient(transparent, rgba(0, 0, 0, .7)); transition: opacity .2s; }
-    #photos { display: flex; gap: 6px; overflow-x: auto; padding: 0 12px; scrollbar-width: none; }
+    /* Scrolls sideways when full; the fading edge says there is more. */
+    #photos { display: flex; gap: 6px; min-width: 0; overflow-x: auto; padding-left: 12px; scrollbar-width: none;
+      -webkit-mask-image: linear-gradient(to right, #000 80%, transparent); mask-image: linear-gradient(to right, #000 80%, transparent); }
     #photos img { display: block; width: 48px; height: 48px; object-fit: cover; border-radius: 8px; border: 1px solid rgba(255, 255, 255, .35); }
     #shutter { width: 72px; height: 72px; border-radius: 50%; border: 4px solid #fff; background: #fff; box-shadow: inset 0 0 0 3px #000; }
     #shutter:active { background: #ccc; }
@@ -88,7 +91,7 @@ extension HTTPPages {
       <ul id="chooser" role="listbox" aria-label="Controls" hidden></ul>
       <div id="control-label"></div>
       <div id="control-value"></div>
-      <div id="scale"><canvas></canvas><div class="mark"></div></div>
+      <div id="scale" tabindex="0" aria-label="Drag or use the arrow keys to change the value"><canvas></canvas><div class="mark"></div></div>
     </section>
     <footer id="bottom"><nav id="photos" aria-label="Last photos"></nav><button id="shutter" aria-label="Take a photo"></button><span></span></footer>
     <script>
@@ -189,11 +192,15 @@ extension HTTPPages {
       dropped() { loadStatus(); },
     };
 
+    let followed = false;
     function follow() {
       const source = new EventSource('/events');
-      let opened = false;
-      // The browser reconnects by itself; events sent in between are lost, so read the state again.
-      source.onopen = () => { if (opened) loadStatus(); opened = true; };
+      // The browser reconnects by itself; events sent in between are lost, so read the state
+      // again. The daemon may have restarted, which ends the stream too: open it again.
+      source.onopen = () => {
+        if (followed) { loadStatus(); if (!polling) startStream(); }
+        followed = true;
+      };
       source.onmessage = (message) => {
         let event;
         try { event = JSON.parse(message.data); } catch (error) { return; }
@@ -333,6 +340,11 @@ extension HTTPPages {
     // scale follows the finger. Requests go out at most every 100 ms and the last value on release,
     // so a quick drag neither floods the rig nor loses where it stopped.
     let drag = null, pending = null, sendTimer = 0, lastSent = 0;
+    function move(c, s, unit) {
+      slideTo(unit, true);
+      pending = { control: c, scale: s, unit };
+      if (!sendTimer) sendTimer = setTimeout(send, Math.max(0, lastSent + 100 - performance.now()));
+    }
     scaleBox.addEventListener('pointerdown', (e) => {
       const c = rig.controls.get(rig.current);
       const s = scaleOf(c);
@@ -348,9 +360,17 @@ extension HTTPPages {
       const unit = clamp(Math.round(drag.start + moved), drag.scale);
       if (unit === drag.unit) return;
       drag.unit = unit;
-      slideTo(unit, true);
-      pending = { control: drag.control, scale: drag.scale, unit };
-      if (!sendTimer) sendTimer = setTimeout(send, Math.max(0, lastSent + 100 - performance.now()));
+      move(drag.control, drag.scale, unit);
+    });
+    // The arrow keys step from where the scale shows, for a desktop without a touch screen.
+    scaleBox.addEventListener('keydown', (e) => {
+      const by = { ArrowRight: 1, ArrowUp: 1, ArrowLeft: -1, ArrowDown: -1 }[e.key];
+      const c = rig.controls.get(rig.current);
+      const s = scaleOf(c);
+      if (!by || !s || drag || c.enabled === false) return;
+      e.preventDefault();
+      const unit = clamp(Math.round(target) + by, s);
+      if (unit !== target) move(c, s, unit);
     });
     function endDrag(e) {
       if (!drag || e.pointerId !== drag.pointer) return;
@@ -415,12 +435,15 @@ extension HTTPPages {
     // Multipart JPEG is one request for every frame; where it fails (iOS Safari has known
     // trouble with it), is slow to start, or ?view=snapshot asks, poll the newest frame instead.
     const appleTouch = /iPhone|iPad|iPod/.test(navigator.userAgent) || (/Macintosh/.test(navigator.userAgent) && navigator.maxTouchPoints > 1);
+    let streams = 0;
     function startStream() {
       frame.dataset.mode = 'stream';
-      const timer = setTimeout(() => { if (!frame.naturalWidth) startPolling(); }, 3000);
-      frame.onload = () => { clearTimeout(timer); fit(); };
+      let loaded = false;
+      const timer = setTimeout(() => { if (!loaded) startPolling(); }, 3000);
+      frame.onload = () => { loaded = true; clearTimeout(timer); fitOnce(); };
       frame.onerror = () => { clearTimeout(timer); startPolling(); };
-      frame.src = '/stream';
+      // Another URL each time after the first, so the browser asks anew instead of reusing the image.
+      frame.src = streams++ ? '/stream?again=' + Date.now() : '/stream';
     }
     let polling = false;
     function startPolling() {
@@ -441,9 +464,13 @@ extension HTTPPages {
           const blob = await response.blob();
           const previous = url;
           url = URL.createObjectURL(blob);
-          await new Promise((resolve) => { frame.onload = frame.onerror = resolve; frame.src = url; });
+          // Decoded aside first, so the swap shows no empty frame in between.
+          const image = new Image();
+          image.src = url;
+          await image.decode();
+          frame.src = url;
           if (previous) URL.revokeObjectURL(previous);
-          fit();
+          fitOnce();
         } catch (error) {
           pause = 1000;   // no camera yet, or the rig restarting
         }
@@ -463,6 +490,12 @@ extension HTTPPages {
       const bar = $('bottom').offsetHeight;
       overlay.style.bottom = Math.max(bar, box.height - top - height) + 12 + 'px';
       draw();
+    }
+    // A frame of another size than the last moves the grid and the overlay; the same size, nothing.
+    let fitted = '';
+    function fitOnce() {
+      const size = frame.naturalWidth + 'x' + frame.naturalHeight;
+      if (size !== fitted) { fitted = size; fit(); }
     }
     addEventListener('resize', fit);
 
