@@ -235,8 +235,13 @@ extension HTTPPages {
       // Nine decimals: a third of an EV from a step given to 12 digits lands on zero, not -2e-12.
       const valueAt = (u) => Math.round((low + u * step) * 1e9) / 1e9;
       const labels = [];
-      const every = high - low <= 12 ? 1 : Math.pow(10, Math.floor(Math.log10(high - low)));
-      for (let v = Math.ceil(low / every) * every; v <= high + 1e-9; v += every) labels.push({ unit: (v - low) / step, text: format(c, v) });
+      // Whole numbers on a range of 2 to 12 (zoom 1-8×, ±2 EV); else the range's power of ten.
+      const span = high - low;
+      const every = span >= 2 && span <= 12 ? 1 : Math.pow(10, Math.floor(Math.log10(span)));
+      for (let k = Math.ceil(low / every - 1e-9); k * every <= high + 1e-9; k++) {
+        const v = Math.round(k * every * 1e9) / 1e9;
+        labels.push({ unit: (v - low) / step, text: format(c, v) });
+      }
       return { count, spacing: Math.max(9, Math.min(30, 320 / count)), unit: ((c.value ?? low) - low) / step, valueAt, labels };
     }
     function format(c, v) {
