@@ -26,6 +26,7 @@ import sys
 import tempfile
 import threading
 import time
+import traceback
 import urllib.error
 import urllib.request
 
@@ -137,10 +138,13 @@ class Events:
 
 
 def command(path, request):
-    """One request on its own connection to the socket; its reply."""
+    """One request on its own connection to the socket; its reply (None while it cannot connect)."""
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.settimeout(5)
-        sock.connect(path)
+        try:
+            sock.connect(path)
+        except (FileNotFoundError, ConnectionRefusedError):
+            return None
         sock.sendall((json.dumps(request) + '\n').encode())
         return json.loads(sock.makefile('rb').readline())
 
@@ -354,6 +358,8 @@ def main():
         run(base, sock, photos, state, writer, token_required)
     except Exception as error:   # a step that could not go on: the rest is not run
         check(False, 'the run went through', '%s: %s' % (type(error).__name__, error))
+        for line in traceback.format_exc().splitlines():
+            log(line)
     finally:
         for driver in drivers:
             try:
@@ -407,6 +413,8 @@ def run(base, sock, photos, state, writer, token_required):
     driver.get(base + '/' + ('?token=' + token if token else ''))
     check(driver.execute_script("return !!document.getElementById('overlay') && !!document.getElementById('scale')"),
           'the live-view page is served at /', driver.current_url)
+    if token:
+        check('token' not in driver.current_url, 'the token link sets the cookie and leaves the address bar clean', driver.current_url)
     mode = frame_changes(driver, 'viewfinder')
     check(mode == 'stream', 'the viewfinder uses /stream by default', 'mode %r' % mode)
     wait_for(lambda: driver.execute_script("return document.getElementById('control-label').textContent !== '' || "
