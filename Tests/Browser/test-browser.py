@@ -536,6 +536,11 @@ def run(base, sock, photos, state, writer, token_required):
     if not token_required:
         skip('without the token / is the login page (401)', 'this shutter has no http.requireToken')
         return
+    # The cookie gone (a new token, another browser's profile): the page says what to do.
+    driver.delete_all_cookies()
+    driver.find_element('id', 'shutter').click()
+    said = wait_for(lambda: driver.execute_script("const n = document.getElementById('note'); return !n.hidden && n.textContent"), 3)
+    check(said and 'token' in said, 'without the cookie a refused command shows the token note', repr(said))
     status, body = http_get(base + '/')
     check(status == 401 and 'name="token"' in body, 'without the token / answers 401 with the token form', 'status %d' % status)
     status, _ = http_get(base + '/api/status')
