@@ -192,6 +192,9 @@ def make_browser(profile):
     from selenium.webdriver.chrome.service import Service
     options = webdriver.ChromeOptions()
     options.binary_location = '/usr/bin/chromium'
+    # get() returns once the document is parsed: the picture is waited for by the checks, and a
+    # slow first frame on a busy machine must not time the navigation out.
+    options.page_load_strategy = 'eager'
     for argument in [
         '--headless=new', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage',
         '--user-data-dir=' + profile, '--window-size=390,844', '--no-first-run', '--no-default-browser-check',
@@ -206,7 +209,7 @@ def make_browser(profile):
     service = Service('/usr/bin/chromedriver', port=free_port())
     driver = webdriver.Chrome(service=service, options=options)
     drivers.append(driver)
-    driver.set_page_load_timeout(15)
+    driver.set_page_load_timeout(30)
     driver.set_script_timeout(10)
     return driver
 
@@ -357,8 +360,9 @@ def main():
     try:
         run(base, sock, photos, state, writer, token_required)
     except Exception as error:   # a step that could not go on: the rest is not run
-        check(False, 'the run went through', '%s: %s' % (type(error).__name__, error))
-        for line in traceback.format_exc().splitlines():
+        # The first line only: WebDriver's messages carry the browser's whole stack.
+        check(False, 'the run went through', '%s: %s' % (type(error).__name__, str(error).strip().split('\n')[0]))
+        for line in ''.join(traceback.format_tb(error.__traceback__)).splitlines():
             log(line)
     finally:
         for driver in drivers:
@@ -367,13 +371,14 @@ def main():
             except Exception:
                 pass
         stopped = None
+        asked = time.monotonic()
         if daemon.poll() is None:
             daemon.send_signal(signal.SIGTERM)
         try:
-            stopped = daemon.wait(timeout=15)
+            stopped = daemon.wait(timeout=30)
         except subprocess.TimeoutExpired:
             daemon.kill()
-        check(stopped == 0, 'the daemon ends cleanly on SIGTERM', 'exit status %s' % stopped)
+        check(stopped == 0, 'the daemon ends cleanly on SIGTERM', 'exit status %s after %.1f s' % (stopped, time.monotonic() - asked))
         os.close(writer)
         output.close()
         errors.close()
