@@ -55,6 +55,10 @@ vm_packages+=(socat python3 strace)
 # libcamera in the guest (Tests/VM/test-libcamera.sh, VM_VIMC=1): the vimc pipeline handler and
 # its IPA, `cam`, libcamerify, and udevd (libcamera sees only devices udev has initialised).
 vm_packages+=(libcamera0.0.3 libcamera-ipa libcamera-tools libcamera-v4l2 udev)
+# The test machine's browser test of the live-view page (Tests/Browser), headless; and µStreamer,
+# live view's peer, measured on the same vivid device in the guest (Tests/VM/test-liveview.sh).
+# Not on a Pi: they come with the VM harness.
+vm_packages+=(chromium chromium-driver python3-selenium ustreamer)
 
 missing=()
 wanted=("${build_packages[@]}" "${tool_packages[@]}")

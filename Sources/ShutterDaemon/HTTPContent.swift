@@ -70,29 +70,6 @@ enum HTTPPhotos {
 
 /// The pages served from the binary (no CDN, nothing fetched).
 enum HTTPPages {
-    /// `/` until the live-view page lands: says what the server offers and follows `/events`.
-    static let placeholder = """
-    <!doctype html>
-    <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-    <title>shutter</title>
-    <style>body{font:16px system-ui,sans-serif;margin:1em;max-width:40em}pre{white-space:pre-wrap;font-size:13px;background:#f4f4f4;padding:.5em}</style>
-    </head><body>
-    <h1>shutter</h1>
-    <p>Live view is on its way; this page is a placeholder. The server answers
-    <code>GET /api/status</code>, <code>POST /api/capture</code>, <code>/api/set</code>, <code>/api/select</code>
-    (JSON bodies), <code>GET /events</code> (server-sent events) and <code>GET /photos/</code>.</p>
-    <p><button id="capture">Take a photo</button></p>
-    <pre id="events"></pre>
-    <script>
-    const log = document.getElementById('events');
-    const events = new EventSource('/events');
-    events.onmessage = (message) => { log.textContent = message.data + '\\n' + log.textContent.slice(0, 8000); };
-    document.getElementById('capture').onclick = () => fetch('/api/capture', {method: 'POST', headers: {'Content-Type': 'application/json'}, body: '{}'});
-    </script>
-    </body></html>
-
-    """
-
     /// The only page served without the token: asks for it.
     static func login(wrongToken: Bool) -> String {
         """

@@ -242,8 +242,10 @@ public final class HTTPServer {
     /// flood of them must not flood the journal.
     static let libraryLogLimit = 10
 
-    /// One of libmicrohttpd's messages, rate-limited.
+    /// One of libmicrohttpd's messages, rate-limited. A viewer of a stream that leaves is how
+    /// every stream ends: the library's complaint that it could not send to it is not logged.
     fileprivate func libraryLog(_ text: String) {
+        if text.contains("The socket is no longer available for sending") { return }
         let now = daemon.loop.clock.now
         if let window = logWindow, now - window.start < .seconds(60) {
             guard window.logged < Self.libraryLogLimit else {

@@ -430,14 +430,18 @@ import ShutterCore
         #expect(HTTPTestResponse(slow.received) == nil, "the half request was answered: \(slow.text.prefix(200))")
     }
 
-    @Test func thePlaceholderPageIsServedFromTheBinary() throws {
+    /// The live-view page comes from the binary and asks only this server for anything (no CDN:
+    /// it works offline); the browser test (Tests/Browser) drives it.
+    @Test func theLiveViewPageIsServedFromTheBinary() throws {
         let rig = try TestRig.withHTTP()
         defer { rig.close() }
         let page = try rig.http("GET", "/")
         #expect(page.status == 200)
         #expect(page.headers["content-type"] == "text/html; charset=utf-8")
-        #expect(page.body.contains("EventSource('/events')"))
-        #expect(!page.body.contains("http://") && !page.body.contains("https://"))
+        for endpoint in ["EventSource('/events')", "'/stream'", "'/snapshot'", "'/api/capture'", "/api/set", "/api/status", "/photos/", "/thumbs/"] {
+            #expect(page.body.contains(endpoint), "the page does not use \(endpoint)")
+        }
+        #expect(!page.body.contains("http://") && !page.body.contains("https://") && !page.body.contains("//cdn"))
     }
 }
 
