@@ -29,6 +29,12 @@ class SuspendableResponse {
         self.server = server
     }
 
+    /// libmicrohttpd's content reader for a streamed body, overridden by the streams; a request
+    /// that streams nothing ends at once.
+    func read(into buffer: UnsafeMutablePointer<CChar>, maximum: Int) -> Int {
+        CMicroHTTPD_CONTENT_READER_END_OF_STREAM
+    }
+
     /// Suspends the connection from inside one of the library's callbacks (the only place it may
     /// be), and has the server watch its socket.
     ///
@@ -85,7 +91,7 @@ final class PreviewViewer: SuspendableResponse {
     /// libmicrohttpd's content reader: the rest of the part in progress, or the newest preview
     /// when it is newer than the last one sent; nothing new suspends the connection until the
     /// feed publishes one.
-    func read(into buffer: UnsafeMutablePointer<CChar>, maximum: Int) -> Int {
+    override func read(into buffer: UnsafeMutablePointer<CChar>, maximum: Int) -> Int {
         if partSent {
             if ended { return CMicroHTTPD_CONTENT_READER_END_OF_STREAM }
             guard let frame = feed.latest(), frame.number > sentNumber else {

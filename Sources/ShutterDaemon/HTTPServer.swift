@@ -476,7 +476,7 @@ public final class HTTPServer {
         /// libmicrohttpd's content reader: what is queued, up to `maximum` bytes; nothing
         /// queued suspends the connection until an event resumes it (returning 0 unsuspended
         /// would make the library call again at once).
-        func read(into buffer: UnsafeMutablePointer<CChar>, maximum: Int) -> Int {
+        override func read(into buffer: UnsafeMutablePointer<CChar>, maximum: Int) -> Int {
             var copied = 0
             while copied < maximum {
                 let taken = queue.withNextBytes { bytes in
@@ -499,34 +499,48 @@ public final class HTTPServer {
         let stream = EventStream(connection: connection, queueLimit: limits.subscriberQueueLimit, server: self)
         // A first comment, so the headers go out now and the viewer knows it is following.
         stream.queue.appendReply(": shutter events")
+        return startStreaming(stream, blockSize: 4096, type: "text/event-stream", on: connection) {
+            streams[ObjectIdentifier(stream)] = stream
+            if nextHeartbeat == nil { nextHeartbeat = daemon.loop.clock.now + limits.heartbeat }
+        }
+    }
+
+    /// Queues a response of unknown length whose body `stream` reads, after `register` (once the
+    /// library has taken it); when the library destroys it (its connection closed), ``forget(_:)``.
+    ///
+    /// The corresponding C functions are `MHD_create_response_from_callback` and `MHD_queue_response`.
+    private func startStreaming(_ stream: SuspendableResponse, blockSize: Int, type: String, on connection: OpaquePointer,
+                                register: () -> Void) -> MHD_Result {
         let context = Unmanaged.passRetained(stream).toOpaque()
-        let response = MHD_create_response_from_callback(CMicroHTTPD_SIZE_UNKNOWN, 4096, { context, _, buffer, maximum in
-            let stream = Unmanaged<EventStream>.fromOpaque(context!).takeUnretainedValue()
-            return stream.read(into: buffer!, maximum: maximum)
+        let response = MHD_create_response_from_callback(CMicroHTTPD_SIZE_UNKNOWN, blockSize, { context, _, buffer, maximum in
+            Unmanaged<SuspendableResponse>.fromOpaque(context!).takeUnretainedValue().read(into: buffer!, maximum: maximum)
         }, context, { context in
-            let stream = Unmanaged<EventStream>.fromOpaque(context!).takeRetainedValue()
+            let stream = Unmanaged<SuspendableResponse>.fromOpaque(context!).takeRetainedValue()
             stream.server?.forget(stream)
         })
         guard let response else {
-            Unmanaged<EventStream>.fromOpaque(context).release()
+            Unmanaged<SuspendableResponse>.fromOpaque(context).release()
             return .NO
         }
-        streams[ObjectIdentifier(stream)] = stream
-        if nextHeartbeat == nil { nextHeartbeat = daemon.loop.clock.now + limits.heartbeat }
-        MHD_add_response_header(response, "Content-Type", "text/event-stream")
+        register()
+        MHD_add_response_header(response, "Content-Type", type)
         MHD_add_response_header(response, "Cache-Control", "no-store")
         MHD_add_response_header(response, "X-Accel-Buffering", "no")
+        MHD_add_response_header(response, "X-Content-Type-Options", "nosniff")
         let result = MHD_queue_response(connection, 200, response)
         MHD_destroy_response(response)
         return result
     }
 
-    /// The stream's response was destroyed: its connection has closed.
-    fileprivate func forget(_ stream: EventStream) {
+    /// A stream's response was destroyed: its connection has closed.
+    fileprivate func forget(_ stream: SuspendableResponse) {
         stopWatchingSocket(of: stream)
-        streams[ObjectIdentifier(stream)] = nil
+        let key = ObjectIdentifier(stream)
+        streams[key] = nil
+        viewers[key] = nil
         resumes.removeAll { $0 === stream }
         if streams.isEmpty { nextHeartbeat = nil }
+        updatePreviewWatching()
     }
 
     private func stopWatchingSocket(of response: SuspendableResponse) {
@@ -597,36 +611,11 @@ public final class HTTPServer {
     /// The corresponding C function is `MHD_create_response_from_callback`.
     private func startPreviewStream(on connection: OpaquePointer) -> MHD_Result {
         let viewer = PreviewViewer(connection: connection, feed: daemon.preview, server: self)
-        let context = Unmanaged.passRetained(viewer).toOpaque()
         // A block of 64 KiB: a 640-pixel preview goes to the library in one or two reads.
-        let response = MHD_create_response_from_callback(CMicroHTTPD_SIZE_UNKNOWN, 64 * 1024, { context, _, buffer, maximum in
-            let viewer = Unmanaged<PreviewViewer>.fromOpaque(context!).takeUnretainedValue()
-            return viewer.read(into: buffer!, maximum: maximum)
-        }, context, { context in
-            let viewer = Unmanaged<PreviewViewer>.fromOpaque(context!).takeRetainedValue()
-            viewer.server?.forget(viewer)
-        })
-        guard let response else {
-            Unmanaged<PreviewViewer>.fromOpaque(context).release()
-            return .NO
+        return startStreaming(viewer, blockSize: 64 * 1024, type: MJPEGPart.contentType, on: connection) {
+            viewers[ObjectIdentifier(viewer)] = viewer
+            updatePreviewWatching()
         }
-        viewers[ObjectIdentifier(viewer)] = viewer
-        updatePreviewWatching()
-        MHD_add_response_header(response, "Content-Type", MJPEGPart.contentType)
-        MHD_add_response_header(response, "Cache-Control", "no-store")
-        MHD_add_response_header(response, "X-Accel-Buffering", "no")
-        MHD_add_response_header(response, "X-Content-Type-Options", "nosniff")
-        let result = MHD_queue_response(connection, 200, response)
-        MHD_destroy_response(response)
-        return result
-    }
-
-    /// The viewer's response was destroyed: its connection has closed.
-    fileprivate func forget(_ viewer: PreviewViewer) {
-        stopWatchingSocket(of: viewer)
-        viewers[ObjectIdentifier(viewer)] = nil
-        resumes.removeAll { $0 === viewer }
-        updatePreviewWatching()
     }
 
     /// `/snapshot`: the newest preview made while this server watched; none yet, the request
