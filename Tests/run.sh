@@ -88,7 +88,7 @@ stage "unit tests (libgpiod 2.x)" Deploy/with-libgpiod2.sh swift test
 stage "Debian 13 (swiftlang 6.0.3, libgpiod 2.2, libcamera 0.4): build and unit tests" debian13
 if [ "$vm" = yes ]; then
   stage "VM tests (libgpiod 1.6)" vm_tests .build/debug/shutter
-  stage "VM tests (libgpiod 2.x)" vm_tests .build-gpiod2/debug/shutter "capture daemon install"
+  stage "VM tests (libgpiod 2.x)" vm_tests .build-gpiod2/debug/shutter "capture daemon install liveview"
   stage "VM tests (UVC webcam)" uvc_tests
   # systemd as the guest's PID 1: what libcamera needs (the DMA heap, udev's netlink socket)
   # under Deploy/systemd/shutter.service's own sandbox, and refused without its allowances.
