@@ -82,7 +82,7 @@ stage "live view load (HTTP: viewers, bad requests, a stuck viewer)" env SHUTTER
 # The live-view page in headless Chromium against `shutter run` on the simulator board: the
 # picture changes, a light press and a swipe show on the overlay within 300 ms, the page's shutter
 # and scale, the token; screenshots in the run's artefacts.
-stage "browser (live-view page in Chromium)" env SHUTTER=.build/debug/shutter Tests/Browser/run.sh
+stage "browser (live-view page in Chromium)" env SHUTTER=.build/debug/shutter ARTIFACTS="$PWD/.build/artifacts/browser" Tests/Browser/run.sh
 stage "build (libgpiod 2.x)" Deploy/with-libgpiod2.sh swift build
 stage "unit tests (libgpiod 2.x)" Deploy/with-libgpiod2.sh swift test
 stage "Debian 13 (swiftlang 6.0.3, libgpiod 2.2, libcamera 0.4): build and unit tests" debian13

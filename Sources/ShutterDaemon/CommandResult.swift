@@ -171,6 +171,10 @@ extension DaemonStatus.Control {
             case .list(let list):
                 line.add("values", json: "[" + list.map { JSONLine.number($0, decimals: 12) }.joined(separator: ",") + "]")
             }
+            // What a client drawing the scale needs to move as a swipe does and show the text's numbers.
+            line.add("scale", spec.scale.rawValue)
+            if let unit = spec.unit { line.add("unit", unit) }
+            if let multiplier = spec.displayMultiplier { line.add("displayMultiplier", multiplier, decimals: 12) }
         }
         switch value {
         case .number(let number): line.add("value", number, decimals: 12)

@@ -213,9 +213,10 @@ extension HTTPPages {
 
     /* ---- The overlay and its scale ---- */
 
-    // A control's scale: positions 0...count ("units"), each a value the daemon accepts. A stepped
-    // slider moves by its step, a continuous one by 1/40 of its range (the daemon's unit too), a
-    // list slider by entry and a picker by item. `labels` are written under the ticks.
+    // A control's scale: positions 0...count ("units"), each a value the daemon accepts, as a swipe
+    // on the rig moves it: a stepped slider by its step, a continuous one by 1/40 of its range (of
+    // its logarithm on a `log` scale, zoom's: 1× → 2× is as far as 4× → 8×), a list slider by
+    // entry and a picker by item. `labels` are written under the ticks.
     function scaleOf(c) {
       if (!c) return null;
       if (c.titles || c.kind === 'picker' || 'index' in c) {
@@ -230,25 +231,32 @@ extension HTTPPages {
           labels: values.map((v, unit) => ({ unit, text: format(c, v) })) };
       }
       const [low, high] = c.range || [0, 1];
+      const logarithmic = c.scale === 'log' && !c.step && low > 0;
       const step = c.step || (high - low) / 40;
-      const count = Math.max(1, Math.floor((high - low) / step + 1e-6));
+      const count = logarithmic ? 40 : Math.max(1, Math.floor((high - low) / step + 1e-6));
       // Nine decimals: a third of an EV from a step given to 12 digits lands on zero, not -2e-12.
-      const valueAt = (u) => Math.round((low + u * step) * 1e9) / 1e9;
+      const round = (v) => Math.round(v * 1e9) / 1e9;
+      const valueAt = logarithmic ? (u) => round(Math.min(high, low * Math.pow(high / low, u / 40)))
+                                  : (u) => round(low + u * step);
+      const unitOf = logarithmic ? (v) => 40 * Math.log(v / low) / Math.log(high / low) : (v) => (v - low) / step;
       const labels = [];
       // Whole numbers on a range of 2 to 12 (zoom 1-8×, ±2 EV); else the range's power of ten.
       const span = high - low;
       const every = span >= 2 && span <= 12 ? 1 : Math.pow(10, Math.floor(Math.log10(span)));
       for (let k = Math.ceil(low / every - 1e-9); k * every <= high + 1e-9; k++) {
-        const v = Math.round(k * every * 1e9) / 1e9;
-        labels.push({ unit: (v - low) / step, text: format(c, v) });
+        const v = round(k * every);
+        labels.push({ unit: unitOf(v), text: format(c, v) });
       }
-      return { count, spacing: Math.max(9, Math.min(30, 320 / count)), unit: ((c.value ?? low) - low) / step, valueAt, labels };
+      return { count, spacing: Math.max(9, Math.min(30, 320 / count)), unit: unitOf(c.value ?? low), valueAt, labels };
     }
+    // A label's text, as the daemon writes values: zoom times its display multiplier, a slider
+    // with its unit (the value itself always shows the daemon's own `text`).
     function format(c, v) {
-      const number = Math.round(v * 100) / 100;
+      const shown = c.kind === 'systemZoom' ? v * (c.displayMultiplier || 1) : v;
+      const number = Math.round(shown * 100) / 100;
       if (c.kind === 'systemZoom') return number + '×';
       if (c.kind === 'systemExposureBias') return number > 0 ? '+' + number : number < 0 ? '−' + -number : '0';
-      return String(number);
+      return c.unit ? number + ' ' + c.unit : String(number);
     }
 
     // The drawn position slides towards the value (the phone's scale moves, its mark stays).

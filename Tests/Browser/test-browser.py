@@ -17,6 +17,7 @@ Usage: SHUTTER=.build/debug/shutter /usr/bin/python3 Tests/Browser/test-browser.
 """
 import fcntl
 import json
+import math
 import os
 import shutil
 import signal
@@ -609,7 +610,12 @@ def drag_scale(driver, sock, events, pointer):
         value = got[1].get('value', got[1].get('index'))
         finals = [e for _, e in events.since(mark) if e['event'] == 'controlValue' and e['control'] == current['id']]
         final = finals[-1].get('value', finals[-1].get('index'))
-        units = (final - low) / step
+        if current.get('scale') == 'log' and not current.get('step') and 'range' in current:
+            # A log scale's units are 1/40 of the range's logarithm, as a swipe on the rig moves it.
+            step = 'log (1/40 of ln(%s/%s))' % (high, low)
+            units = 40 * math.log(final / low) / math.log(high / low)
+        else:
+            units = (final - low) / step
         check(low - 1e-9 <= final <= high + 1e-9 and abs(units - round(units)) < 1e-3,
               'the value stays in range and on the step', '%s in [%s, %s], step %s' % (final, low, high, step))
         sent = last.get('value', last.get('index'))

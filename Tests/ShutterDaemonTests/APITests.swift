@@ -110,6 +110,9 @@ import ShutterCore
         #expect(zoom["label"] == .string("Zoom"))
         #expect(zoom["text"] == .string("1.0×"))
         #expect(zoom["enabled"] == .bool(true))
+        // Zoom moves on a log scale (systemZoom's default); a client drawing the scale needs it.
+        #expect(zoom["scale"] == .string("log"))
+        #expect(filter["scale"] == nil)
         #expect(filter["titles"] == .array([.string("None"), .string("Mono"), .string("Vivid"), .string("Warm")]))
         guard case .object(let counters)? = reply["counters"] else { Issue.record("no counters"); return }
         #expect(counters["photos"].map { if case .number(let n, _) = $0 { n == 0 } else { false } } == true)
