@@ -605,10 +605,8 @@ public final class HTTPServer {
 
     // MARK: - Previews
 
-    /// Starts a `/stream` viewer: the newest preview at once if there is a fresh one, then
-    /// each newer one its socket has room for.
-    ///
-    /// The corresponding C function is `MHD_create_response_from_callback`.
+    /// Starts a `/stream` viewer: the newest preview at once if there is one, then each newer
+    /// one its socket has room for.
     private func startPreviewStream(on connection: OpaquePointer) -> MHD_Result {
         let viewer = PreviewViewer(connection: connection, feed: daemon.preview, server: self)
         // A block of 64 KiB: a 640-pixel preview goes to the library in one or two reads.
@@ -744,7 +742,8 @@ public final class HTTPServer {
                          headers: [(String, String)] = []) -> MHD_Result {
         guard let response = bytes.withUnsafeBytes({ CMicroHTTPD_response_copying($0.count, $0.baseAddress) }) else { return .NO }
         MHD_add_response_header(response, "Content-Type", type)
-        MHD_add_response_header(response, "Cache-Control", "no-store")
+        // Nothing is kept by a browser or proxy unless the caller says so (a thumbnail).
+        if !headers.contains(where: { $0.0 == "Cache-Control" }) { MHD_add_response_header(response, "Cache-Control", "no-store") }
         MHD_add_response_header(response, "X-Content-Type-Options", "nosniff")
         for (name, value) in headers { MHD_add_response_header(response, name, value) }
         let result = MHD_queue_response(connection, UInt32(status), response)

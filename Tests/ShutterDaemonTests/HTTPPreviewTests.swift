@@ -164,6 +164,8 @@ import ShutterTestSupport
         let thumbnail = try rig.http("GET", "/thumbs/\(name)")
         #expect(thumbnail.status == 200)
         #expect(thumbnail.headers["content-type"] == "image/jpeg")
+        // One Cache-Control (the test client joins repeated headers with ", "): a browser may keep it.
+        #expect(thumbnail.headers["cache-control"] == "private, max-age=3600")
         #expect(rig.daemon.http?.thumbnailCacheUse.count == 1)
         let raw = try rawGet(rig, "/thumbs/\(name)")
         #expect(JPEGSize(raw)?.width == 320 && JPEGSize(raw)?.height == 240)
