@@ -56,12 +56,14 @@ let commands: [Command] = [
         socket. The installed service runs with --control-group shutter --view-group shutter-view.
 
         With --http ADDR:PORT (or the board's http section; default 127.0.0.1:8080) it serves
-        live view over HTTP: GET /api/status, POST /api/capture, /api/set, /api/select (JSON
-        bodies, the socket's replies), GET /events (server-sent events: the socket's event
-        lines), GET /photos/ and /photos/NAME. On loopback no token is needed; any other address
-        needs the token (128 random bits, made on first start in the state directory, file
-        http-token): the printed link /?token=... sets a cookie, scripts send
-        'Authorization: Bearer TOKEN'.
+        live view over HTTP: the page at / (the picture with Camera Control's overlay, a
+        shutter button and a scale to drag, for a phone or a desktop), GET /stream (MJPEG),
+        /snapshot (the newest preview JPEG), GET /api/status, POST /api/capture, /api/set,
+        /api/select (JSON bodies, the socket's replies), GET /events (server-sent events: the
+        socket's event lines), GET /photos/, /photos/NAME and /thumbs/NAME. On loopback no
+        token is needed (unless the board's http.requireToken); any other address needs the
+        token (128 random bits, made on first start in the state directory, file http-token):
+        the printed link /?token=... sets a cookie, scripts send 'Authorization: Bearer TOKEN'.
 
         Without --board: /etc/shutter/board.json when it exists (Deploy/install.sh puts it
         there), else the simulator board: Boards/simulator.json of the checkout the binary was
