@@ -11,7 +11,8 @@ extension HTTPPages {
     /// that fails, is slow to start, on iOS, or with `?view=snapshot`, polls `GET /snapshot`; it
     /// sends `POST /api/capture`, `/api/set` (a drag on the scale, at most 10 a second and the final
     /// value on release) and `/api/select` (a tap in the chooser). The ids a test looks for:
-    /// `#overlay` (`hidden` while the controls are inactive, `data-state` the controls' state),
+    /// `#overlay` (`hidden` while the controls are inactive, `data-state` the controls' state, or
+    /// `remote` while a tap on `#viewfinder` shows the scale on the page alone),
     /// `#control-label`, `#control-value`, `#scale`, `#chooser`, `#flash` (`flash-on`,
     /// `data-flashes`), `#photos`, `#gesture`, `#counters`, `#shutter`, `#mirror`, `#grid`.
     static let liveView = #"""
@@ -102,6 +103,8 @@ extension HTTPPages {
     // What the daemon said: the controls by id (in the board's order), the overlay's state, the
     // current and highlighted control. /api/status fills it, events change it, render() shows it.
     const rig = { controls: new Map(), state: 'inactive', current: null, highlighted: null };
+    // Until when the page shows its own scale while the rig's controls are inactive (0: it does not).
+    let openHereUntil = 0, openHereTimer = 0;
 
     let noteTimer = 0;
     function note(html, seconds) {
@@ -314,9 +317,12 @@ extension HTTPPages {
     const clamp = (unit, s) => Math.min(s.count, Math.max(0, unit));
     function render() {
       const c = rig.controls.get(rig.current);
-      overlay.hidden = rig.state === 'inactive';
-      overlay.dataset.state = rig.state;
-      document.body.dataset.controls = rig.state;
+      // While the rig's controls are inactive, a tap on the picture shows the scale here alone
+      // ('remote'): the page adjusts from afar without a press on the rig.
+      const state = rig.state === 'inactive' && openHereUntil ? 'remote' : rig.state;
+      overlay.hidden = state === 'inactive';
+      overlay.dataset.state = state;
+      document.body.dataset.controls = state;
       $('control-label').textContent = c ? c.label : '';
       $('control-value').textContent = c && c.text != null ? c.text : '';
       renderChooser();
@@ -347,6 +353,26 @@ extension HTTPPages {
       if (item) request('/api/select', { control: item.dataset.control }).catch(() => {});
     });
 
+    // The page's own overlay: a tap on the picture opens the current control's scale here (the
+    // rig's overlay stays as it is), and it closes after 5 s without a drag or a key, as the rig's
+    // controls close when idle.
+    function keepOpenHere() {
+      if (!openHereUntil) return;
+      openHereUntil = performance.now() + 5000;
+      clearTimeout(openHereTimer);
+      openHereTimer = setTimeout(function close() {
+        if (drag || performance.now() < openHereUntil) { openHereTimer = setTimeout(close, 250); return; }
+        openHereUntil = 0;
+        render();
+      }, 5000);
+    }
+    $('viewfinder').addEventListener('click', () => {
+      if (rig.state !== 'inactive' || !rig.controls.get(rig.current)) return;
+      openHereUntil = 1;
+      keepOpenHere();
+      render();
+    });
+
     /* ---- Dragging the scale sets the value ---- */
 
     // One unit per tick spacing dragged; dragging left brings higher values under the mark, as the
@@ -354,6 +380,7 @@ extension HTTPPages {
     // so a quick drag neither floods the rig nor loses where it stopped.
     let drag = null, pending = null, sendTimer = 0, lastSent = 0;
     function move(c, s, unit) {
+      keepOpenHere();
       slideTo(unit, true);
       pending = { control: c, scale: s, unit };
       if (!sendTimer) sendTimer = setTimeout(send, Math.max(0, lastSent + 100 - performance.now()));

@@ -252,10 +252,14 @@ record();
 """
 
 # Counts the page's POST /api/set requests (time, body) without changing them.
+# Records the page's /api/set requests from now on (fetch wrapped once a page: a second drag on
+# the same page starts a new record, not a second wrapper).
 WATCH_SETS = """
 window.__sets = [];
-const fetch0 = window.fetch;
-window.fetch = (url, init) => { if (url === '/api/set') window.__sets.push([performance.now(), init.body]); return fetch0(url, init); };
+if (!window.__fetch0) {
+  window.__fetch0 = window.fetch;
+  window.fetch = (url, init) => { if (url === '/api/set') window.__sets.push([performance.now(), init.body]); return window.__fetch0(url, init); };
+}
 """
 
 OVERLAY = "const o = document.getElementById('overlay'); return [o.hidden, o.dataset.state, " \
@@ -535,6 +539,24 @@ def run(base, sock, photos, state, writer, token_required):
     # The desktop's mouse drags the scale too (the controls are still up: 5 s idle).
     if overlay_still:
         drag_scale(driver, sock, events, 'mouse')
+
+    # 9. The page as a remote: with the rig's controls closed (their 5 s idle timeout), a click
+    # on the picture opens the scale on the page alone, a drag sets the value, and it closes
+    # again after 5 s untouched.
+    closed = wait_for(lambda: driver.execute_script(OVERLAY)[0], 8)
+    check(closed, "the overlay closes with the rig's controls (idle)")
+    if closed:
+        driver.find_element('id', 'viewfinder').click()
+        opened = wait_for(lambda: (lambda o: not o[0] and o[1] == 'remote' and o)(driver.execute_script(OVERLAY)), 2)
+        check(opened, 'a click on the picture opens the scale on the page (state remote)', opened and str(opened))
+        if opened:
+            drag_scale(driver, sock, events, 'mouse')
+            # Timed in the page, from the drag's last request to the overlay found hidden.
+            after = wait_for(lambda: driver.execute_script(
+                "const o = document.getElementById('overlay'); const s = window.__sets;"
+                "return o.hidden && s.length && (performance.now() - s[s.length - 1][0]) / 1000;"), 8)
+            check(after and 4.5 <= after <= 6.5, "the page's own scale closes about 5 s after the drag's last move",
+                  after and '%.2f s' % after)
 
     # The fallback: ?view=snapshot polls /snapshot, and the picture still moves.
     driver.get(base + '/?view=snapshot')
