@@ -21,7 +21,8 @@ import ShutterDaemon
 
 /// A TCP client of the daemon's HTTP server on 127.0.0.1 (never any other address).
 final class HTTPConnection {
-    let descriptor: CInt
+    /// The socket; -1 once ``closeNow()`` closed it.
+    private(set) var descriptor: CInt
     var buffer: [UInt8] = []
     var closed = false
 
@@ -38,7 +39,14 @@ final class HTTPConnection {
         if connected != 0 { fail("connect to 127.0.0.1:\(port): errno \(errno)") }
     }
 
-    deinit { close(descriptor) }
+    /// Closes the socket now, once (its number may be reused by the next connection).
+    func closeNow() {
+        guard descriptor >= 0 else { return }
+        close(descriptor)
+        descriptor = -1
+    }
+
+    deinit { closeNow() }
 
     func send(_ bytes: [UInt8]) {
         var offset = 0
@@ -220,7 +228,7 @@ final class StreamViewer {
     verdict(alone.lost == 0 && watched.lost == 0, "every photo saved (lost: \(alone.lost) alone, \(watched.lost) watched)")
     let ratio = percentile(watched.delays, 0.5) / percentile(alone.delays, 0.5)
     verdict(ratio <= 1.5, "press → photo p50 with 16 viewers within 1.5x of none: \(String(format: "%.2f", ratio))x")
-    many.forEach { close($0.connection.descriptor) }
+    many.forEach { $0.connection.closeNow() }
 
     // 3. Bad requests, while photos are taken.
     let bad: [(String, [UInt8])] = [

@@ -10,7 +10,8 @@ import ShutterCore
 /// requests over a TCP socket, so malformed ones can be sent too. The daemon runs on the same
 /// thread, so every wait turns the rig's loop.
 final class HTTPTestClient {
-    let descriptor: CInt
+    /// The socket; -1 once ``closeNow()`` closed it.
+    private(set) var descriptor: CInt
     let rig: TestRig
     private(set) var received: [UInt8] = []
     private(set) var closedByServer = false
@@ -38,7 +39,15 @@ final class HTTPTestClient {
         _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
     }
 
-    deinit { close(descriptor) }
+    /// Closes the socket now (a viewer leaving), once: closing the number again later would close
+    /// whatever the process opened under it since, such as the server's side of another connection.
+    func closeNow() {
+        guard descriptor >= 0 else { return }
+        close(descriptor)
+        descriptor = -1
+    }
+
+    deinit { closeNow() }
 
     /// Sends `bytes`, turning the loop while the socket is full. A server that closed first ends it.
     func send(_ bytes: [UInt8]) throws {

@@ -53,7 +53,7 @@ import ShutterTestSupport
         let times = stream.parts.compactMap { Double($0.headers["x-timestamp"] ?? "") }
         #expect(times == times.sorted())
 
-        close(viewer.descriptor)
+        viewer.closeNow()
         try rig.waitFor { rig.daemon.http?.viewerCount == 0 }
         #expect(!rig.daemon.preview.isWatched)
     }

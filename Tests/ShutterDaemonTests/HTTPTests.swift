@@ -141,6 +141,11 @@ import ShutterCore
         defer { rig.close() }
         let socket = try TestClient(rig)
         _ = try socket.call(#"{"cmd":"set","control":"zoom","value":3}"#)
+        // The camera starts off the loop: both are asked once it streams, or one may see it stopped.
+        try rig.waitFor {
+            guard case .object(let camera)? = (try? socket.call(#"{"cmd":"status"}"#))?["camera"] else { return false }
+            return camera["state"] == .string("streaming")
+        }
         var fromSocket = try socket.call(#"{"cmd":"status"}"#)
         let response = try rig.http("GET", "/api/status")
         #expect(response.status == 200)
@@ -400,7 +405,7 @@ import ShutterCore
         #expect(rig.daemon.http?.streamCount == 2)
         // One leaves: its close is seen at once, though no event comes to write to it, and
         // there is room again.
-        close(second.descriptor)
+        second.closeNow()
         let answer = try third.response("the third, once there is room")
         #expect(answer.status == 200)
         withExtendedLifetime(first) {}
