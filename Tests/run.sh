@@ -2,8 +2,10 @@
 # run.sh - the whole test run: what the README's test command and CI run.
 #
 #   Tests/run.sh            build and unit-test against libgpiod 1.6 and 2.x, the API abuse
-#                           bench on the simulator (limits on memory, latency, watchdog), then the
-#                           real-kernel tests (gpio-sim, vivid) in a qemu guest for both,
+#                           bench and live view's load bench on the simulator (limits on memory,
+#                           latency, watchdog, lost photos), the live-view page in headless
+#                           Chromium, then the real-kernel tests (gpio-sim, vivid; live view next
+#                           to µStreamer) in a qemu guest for both,
 #                           and the USB webcam tests (uvcvideo, VM_UVC=1) in one more guest,
 #                           the installed unit's sandbox in a guest booted with systemd
 #                           (VM_SYSTEMD=1),
@@ -12,7 +14,7 @@
 #                           build and unit-test with trixie's swiftlang 6.0.3, libgpiod 2.2
 #                           and libcamera 0.4, and the gpio and libcamera (vimc) suites in guests
 #                           booted with that root
-#   Tests/run.sh --no-vm    unit tests only (no qemu)
+#   Tests/run.sh --no-vm    everything but the qemu guests
 #   Tests/run.sh --help
 #
 # Prints each stage's time and ends with "stages: N passed, N failed" and the count of tests
