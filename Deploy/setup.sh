@@ -35,14 +35,18 @@ have_swift() { command -v swift >/dev/null 2>&1 || [ -x /opt/swift/usr/bin/swift
 
 # Build: the C libraries behind the system-library targets.
 # g++: libcamera's headers are C++ and need libstdc++'s (swiftlang does not pull them in).
-build_packages=(pkg-config g++ libgpiod-dev libv4l-dev libturbojpeg0-dev libexif-dev libcamera-dev libyuv-dev libmicrohttpd-dev libqrencode-dev)
+build_packages=(pkg-config g++ libgpiod-dev libv4l-dev libturbojpeg0-dev libexif-dev libcamera-dev libyuv-dev libmicrohttpd-dev libqrencode-dev
+                libmosquitto-dev)
 # On trixie Debian packages Swift 6.0.3, shutter's minimum.
 [ "$codename" = trixie ] && ! have_swift && build_packages+=(swiftlang)
 # Tools a rig builder uses next to shutter, and the tests use to cross-check it; tmux, in which
 # the simulator test drives the terminal UI with keys.
 # debootstrap: the Debian 13 stage of Tests/run.sh makes its trixie root with it.
 # zbar-tools: zbarimg reads the live view's QR code back, as a phone's camera would.
-tool_packages=(gpiod v4l-utils libcamera-ipa libcamera-tools tmux debootstrap zbar-tools)
+# mosquitto, mosquitto-clients: the broker a multi-camera rig's nodes meet at, and the clients the
+# MQTT tests read it back with; iproute2: the poor-network test's namespaces, veth pairs and netem.
+tool_packages=(gpiod v4l-utils libcamera-ipa libcamera-tools tmux debootstrap zbar-tools
+               mosquitto mosquitto-clients iproute2)
 # The VM harness: qemu (TCG), Debian's kernel and its headers to build gpio-sim.ko,
 # the kernel source it is compiled from, and what the initramfs is made of.
 vm_packages=(qemu-system-x86 linux-image-amd64 linux-headers-amd64 linux-source-6.1
