@@ -112,7 +112,8 @@ final class MQTTNode {
         state = .waiting(retryAt: daemon.loop.clock.now)
         client.connected = { [unowned self] reason in connected(reason: reason) }
         client.disconnected = { [unowned self] reason in
-            if reason != 0 { lost("the broker closed the connection (\(reasonText(reason)))") }
+            // libmosquitto's own error code here (MOSQ_ERR_*), not an MQTT reason code.
+            if reason != 0 { lost("the connection ended: \(MQTTClient.errorText(reason))") }
         }
         client.received = { [unowned self] message in received(message) }
     }
