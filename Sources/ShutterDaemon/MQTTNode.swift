@@ -216,6 +216,8 @@ final class MQTTNode {
     }
 
     private func lost(_ reason: String) {
+        // The disconnect callback and the failed read that ran it both report one loss.
+        if case .waiting = state { return }
         let now = daemon.loop.clock.now
         let wasConnected = isConnected
         switch state {
