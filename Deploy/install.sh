@@ -82,7 +82,11 @@ output_of() {
 
 # network_of BOARD: why the board needs IP ("mqtt", "http" or both), empty when it does not.
 network_of() {
-  "$binary" check "$1" 2> /dev/null | sed -n 's/^\(mqtt\|http\): .*/\1/p' | tr '\n' ' ' | sed 's/ $//'
+  local out
+  out=$(mktemp)
+  "$binary" check "$1" > "$out" 2> /dev/null || true
+  sed -n 's/^\(mqtt\|http\): .*/\1/p' "$out" | tr '\n' ' ' | sed 's/ $//'
+  rm -f "$out"
 }
 
 # ---- the binary -------------------------------------------------------------------
