@@ -6,14 +6,15 @@
 #
 # On the host it boots the guest (Deploy/vm/run-in-vm.sh, three more gpio-sim lines named
 # probe-raw, probe-mon, probe-window) and runs itself there. In the guest, in one boot:
-#   - `shutter run --board Boards/gpio-sim.json --socket S`, and a subscriber on S
-#     (Tests/VM/probes/edge-bench.py) that makes N full clicks (default 200) through gpio-sim,
-#     edges >= 60 ms apart (closer ones are misread under emulation: /work/shared/vm/NOTES.md),
-#     each after the last photo is saved, and stamps CLOCK_MONOTONIC when each `capture began`
-#     line arrives: minus its pressedAt (the kernel's edge timestamp) is edge → event;
+#   - `shutter run --board Boards/gpio-sim.json --socket S`, a subscriber on S
+#     (Tests/VM/probes/stamp-lines.c) that stamps CLOCK_MONOTONIC on each line as its read
+#     returns, and Tests/VM/probes/edge-bench.py, which makes N full clicks (default 200) through
+#     gpio-sim, edges >= 60 ms apart (closer ones are misread under emulation: /work/shared/vm/
+#     NOTES.md), each after the last photo is saved: a `capture began` line's arrival minus its
+#     pressedAt (the kernel's edge timestamp) is edge → event;
 #   - after each click, one edge on each probe line, watched by the floor programs:
-#     Tests/VM/probes/edge-floor.c (raw: kernel timestamp → read), `gpiomon` piped to a
-#     stamper, and edge-floor --window W, which sleeps with clock_nanosleep(TIMER_ABSTIME) until
+#     Tests/VM/probes/edge-floor.c (raw: kernel timestamp → read), `gpiomon` piped to
+#     stamp-lines, and edge-floor --window W, which sleeps with clock_nanosleep(TIMER_ABSTIME) until
 #     edge + W and reports how late it woke: the floor for a decision at the end of a window.
 # W is the full line's confirmation window, max(debounceMs, glitchFilterMs) from the board.
 # Prints p50/p99 of: edge → subscriber (raw), its overhead beyond W, the C reader's raw
@@ -61,7 +62,8 @@ b = json.load(open(sys.argv[1]))
 full = next(l for l in b["lines"] if l["role"] == "full")
 debounce = full.get("debounceMs", b.get("lineDefaults", {}).get("debounceMs", 0))
 print(max(debounce, b.get("gestures", {}).get("glitchFilterMs", 0)))' "$board")
-cc -O2 -o "$work/edge-floor" "$here/probes/edge-floor.c" -lgpiod || { echo "bench-edge: cannot build edge-floor"; exit 1; }
+cc -O2 -o "$work/edge-floor" "$here/probes/edge-floor.c" -lgpiod && cc -O2 -o "$work/stamp-lines" "$here/probes/stamp-lines.c" ||
+  { echo "bench-edge: cannot build the probes"; exit 1; }
 raw=$(line_offset probe-raw) mon=$(line_offset probe-mon) windowed=$(line_offset probe-window)
 for offset in "$raw" "$mon" "$windowed"; do echo pull-down > "$GPIO_SIM_DIR/sim_gpio$offset/pull"; done
 
@@ -74,13 +76,13 @@ for _ in $(seq 100); do [ -S "$work/sock" ] && break; sleep 0.1; done
 floor_raw=$!
 "$work/edge-floor" "$GPIOCHIP" "$windowed" --window "$window" > "$work/windowed" 2> "$work/windowed.err" &
 floor_window=$!
-stdbuf -oL gpiomon --format='%e %s %n' "$GPIOCHIP" "$mon" 2> "$work/gpiomon.err" > >(python3 "$here/probes/edge-bench.py" stamp > "$work/gpiomon") &
+stdbuf -oL gpiomon --format='%e %s %n' "$GPIOCHIP" "$mon" 2> "$work/gpiomon.err" > >("$work/stamp-lines" > "$work/gpiomon") &
 monitor=$!  # stdbuf execs gpiomon: this is gpiomon's id
 wait_for_consumer probe-raw edge-floor && wait_for_consumer probe-window edge-floor && wait_for_consumer probe-mon gpiomon ||
   echo "bench-edge: a floor program did not take its line"
 sleep 1  # the daemon's camera opens and the ring fills before the first press
 
-python3 "$here/probes/edge-bench.py" drive "$work/sock" "$GPIO_SIM_DIR" "$presses" "$work/daemon" "$raw" "$mon" "$windowed"
+python3 "$here/probes/edge-bench.py" drive "$work/stamp-lines" "$work/sock" "$GPIO_SIM_DIR" "$presses" "$work/daemon" "$raw" "$mon" "$windowed"
 status=$?
 kill "$floor_raw" "$floor_window" 2>/dev/null
 kill "$monitor" 2>/dev/null

@@ -1,23 +1,21 @@
 #!/usr/bin/env python3
 """edge-bench.py: the guest side of Tests/VM/bench-edge.sh (edge → event on gpio-sim).
 
-  edge-bench.py drive SOCKET SIM_DIR PRESSES OUT [PROBE_OFFSET ...]
-      Subscribes to the daemon's API socket and makes PRESSES full clicks on the board's
+  edge-bench.py drive STAMP_LINES SOCKET SIM_DIR PRESSES OUT [PROBE_OFFSET ...]
+      Subscribes to the daemon's API socket through STAMP_LINES (probes/stamp-lines.c, which
+      stamps each line with CLOCK_MONOTONIC as its read returns) and makes PRESSES full clicks on the board's
       half and full lines (gpio-sim offsets 0 and 1) through SIM_DIR/sim_gpioN/pull, edges
-      spaced >= 60 ms. Each `capture began` line is stamped with CLOCK_MONOTONIC the moment
-      the socket turns readable; OUT gets "PRESSED_AT_NS ARRIVED_NS" per press. After each
+      spaced >= 60 ms. OUT gets "PRESSED_AT_NS T_NS ARRIVED_NS" per press (T: the
+      decision's time the line carries, the end of the window). After each
       click (its photo saved), each PROBE_OFFSET line is toggled once, 60 ms apart, for the
       floor programs watching them.
-  edge-bench.py stamp
-      Copies standard input to standard output, each line prefixed with CLOCK_MONOTONIC (ns)
-      when it could be read (gpiomon's lines).
   edge-bench.py analyse WINDOW_MS DAEMON RAW GPIOMON WINDOWED TSV
       Prints the figures and appends the rows to TSV (Tests/bench.sh's format:
       section, name, value, unit, peer, peer value, ratio).
 """
 import os
 import select
-import socket
+import subprocess
 import sys
 import time
 
@@ -31,38 +29,43 @@ def pull(sim_dir, offset, up):
         f.write("pull-up" if up else "pull-down")
 
 
-def drive(sock_path, sim_dir, presses, out_path, probes):
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.connect(sock_path)
-    sock.sendall(b'{"cmd":"subscribe"}\n')
+def field(line, name):
+    """A number member of an event line (seconds, to the microsecond) in nanoseconds."""
+    text = line.split(f'"{name}": ', 1)[1].split(",", 1)[0].split("}", 1)[0]
+    return round(float(text) * 1e9)
+
+
+def drive(stamper, sock_path, sim_dir, presses, out_path, probes):
+    # The subscriber is stamp-lines (C): it stamps each line when its read returns, so the
+    # arrival is the line's, not this script's wake-up; the script reads its stamped lines to
+    # pace the clicks.
+    subscriber = subprocess.Popen([stamper, sock_path, '{"cmd":"subscribe"}'], stdout=subprocess.PIPE)
+    stream = subscriber.stdout.fileno()
     buffer = b""
-    began = []       # (pressedAt ns, arrival ns)
+    began = []       # (pressedAt, t: the decision's time, arrival), ns
     photos = 0
 
     def read_for(seconds, until=None):
-        """Reads event lines for up to `seconds`, stamping each chunk on arrival; returns early
-        once until(line) is true for a line."""
+        """Reads stamped event lines for up to `seconds`; returns early once until(line) is
+        true for a line."""
         nonlocal buffer, photos
         deadline = time.monotonic() + seconds
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
                 return False
-            ready, _, _ = select.select([sock], [], [], left)
-            if not ready:
+            if not select.select([stream], [], [], left)[0]:
                 return False
-            arrived = now()
-            chunk = sock.recv(65536)
+            chunk = os.read(stream, 65536)
             if not chunk:
                 raise SystemExit("edge-bench: the daemon closed the socket")
             buffer += chunk
             hit = False
             while b"\n" in buffer:
                 line, buffer = buffer.split(b"\n", 1)
-                text = line.decode()
+                arrived, text = line.decode().split(" ", 1)
                 if '"event": "capture"' in text and '"phase": "began"' in text:
-                    pressed = text.split('"pressedAt": ', 1)[1].split(",", 1)[0].split("}", 1)[0]
-                    began.append((round(float(pressed) * 1e9), arrived))
+                    began.append((field(text, "pressedAt"), field(text, "t"), int(arrived)))
                 if '"event": "photo"' in text:
                     photos += 1
                 if until and until(text):
@@ -70,7 +73,7 @@ def drive(sock_path, sim_dir, presses, out_path, probes):
             if hit:
                 return True
 
-    read_for(2, lambda line: '"subscribed"' in line or '"ok"' in line)
+    read_for(2, lambda line: '"ok"' in line)
     missed = 0
     for index in range(presses):
         pull(sim_dir, 0, True)
@@ -90,26 +93,11 @@ def drive(sock_path, sim_dir, presses, out_path, probes):
             read_for(0.06)
         if len(began) == count:
             print(f"edge-bench: press {index + 1}: no capture began", file=sys.stderr)
+    subscriber.kill()
     with open(out_path, "w") as out:
-        for pressed, arrived in began:
-            out.write(f"{pressed} {arrived}\n")
+        for pressed, decided, arrived in began:
+            out.write(f"{pressed} {decided} {arrived}\n")
     print(f"edge-bench: {presses} clicks, {len(began)} capture began lines, {photos} photos, {missed} missed")
-
-
-def stamp():
-    stdin = sys.stdin.buffer.raw
-    pending = b""
-    while True:
-        select.select([stdin], [], [])
-        arrived = now()
-        chunk = os.read(stdin.fileno(), 65536)
-        if not chunk:
-            return
-        pending += chunk
-        while b"\n" in pending:
-            line, pending = pending.split(b"\n", 1)
-            sys.stdout.write(f"{arrived} {line.decode()}\n")
-            sys.stdout.flush()
 
 
 def percentile(values, p):
@@ -131,8 +119,10 @@ def analyse(window_ms, daemon_path, raw_path, gpiomon_path, windowed_path, tsv_p
             return []
 
     # ms figures
-    daemon = [(int(a) - int(p)) / 1e6 for p, a in rows(daemon_path)]
+    samples = rows(daemon_path)
+    daemon = [(int(r[2]) - int(r[0])) / 1e6 for r in samples]
     beyond = [d - window for d in daemon]
+    decided = [(int(r[1]) - int(r[0])) / 1e6 for r in samples]
     raw = [(int(r[2]) - int(r[1])) / 1e6 for r in rows(raw_path) if len(r) >= 3]
     gpiomon = []
     for r in rows(gpiomon_path):   # ARRIVED EVENT SECONDS NANOSECONDS (1.6 prints ns unpadded)
@@ -153,6 +143,7 @@ def analyse(window_ms, daemon_path, raw_path, gpiomon_path, windowed_path, tsv_p
 
     print(f"edge → event on gpio-sim ({len(daemon)} presses; window {window:g} ms; "
           f"floor samples: raw {len(raw)}, gpiomon {len(gpiomon)}, windowed {len(late)})")
+    print(f"  decision (t) − pressedAt: p50 {fig(decided, 0.5):.3f} ms, max {max(decided, default=float('nan')):.3f} ms")
     for label, p in (("p50", 0.5), ("p99", 0.99)):
         print(f"  {label}: shutter edge → subscriber {fig(daemon, p):.3f} ms, beyond the window {fig(beyond, p):.3f} ms; "
               f"C reader raw {fig(raw, p):.3f} ms; gpiomon {fig(gpiomon, p):.3f} ms; "
@@ -171,10 +162,8 @@ def analyse(window_ms, daemon_path, raw_path, gpiomon_path, windowed_path, tsv_p
 
 if __name__ == "__main__":
     mode = sys.argv[1] if len(sys.argv) > 1 else ""
-    if mode == "drive" and len(sys.argv) >= 6:
-        drive(sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5], [int(x) for x in sys.argv[6:]])
-    elif mode == "stamp":
-        stamp()
+    if mode == "drive" and len(sys.argv) >= 7:
+        drive(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), sys.argv[6], [int(x) for x in sys.argv[7:]])
     elif mode == "analyse" and len(sys.argv) == 8:
         sys.exit(0 if analyse(*sys.argv[2:8]) else 1)
     else:
