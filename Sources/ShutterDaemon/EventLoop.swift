@@ -6,7 +6,7 @@ import ShutterCapture
 import ShutterGPIO
 import ShutterCore
 
-/// One poll() loop for everything: line descriptors, the camera, stdin, sockets, signals and one deadline.
+/// One poll loop for everything: line descriptors, the camera, stdin, sockets, signals and one deadline.
 ///
 /// Handlers run on the loop's thread and must not block; slow work goes to a
 /// queue that reports back through a descriptor. Other threads hand work in through
@@ -157,7 +157,7 @@ public final class EventLoop {
     /// - Parameter timeoutMilliseconds: the longest wait; nil waits for the next deadline or input
     ///   (tests on a virtual clock pass 0 and advance the clock themselves).
     ///
-    /// The corresponding C function is `poll`.
+    /// The corresponding C function is `ppoll`.
     public func runOnce(timeoutMilliseconds: Int32?) throws {
         // Built in storage kept from the last wake-up: no allocation once the capacities have
         // grown to the largest set seen.
@@ -184,15 +184,19 @@ public final class EventLoop {
             }
         }
         dynamicStarts.append(pollSet.count)
-        var timeout: Int32 = -1
+        // To the nanosecond: a deadline is the end of a line's confirmation window, and every
+        // press waits for one. poll's whole milliseconds woke the loop up to 1 ms late (rounded
+        // up, as waking early only loops), more than the kernel's own timer wake-up costs.
+        var timeout: Int64 = -1
         if let deadline = nextDeadline() {
-            let remaining = deadline.rawValue - clock.now.rawValue
-            // Round up: waking a little late is harmless, waking early just loops.
-            timeout = remaining <= 0 ? 0 : Int32(clamping: (remaining + 999_999) / 1_000_000)
+            timeout = max(0, deadline.rawValue - clock.now.rawValue)
         }
-        if let limit = timeoutMilliseconds { timeout = timeout < 0 ? limit : min(timeout, limit) }
+        if let limit = timeoutMilliseconds {
+            let limit = Int64(limit) * 1_000_000
+            timeout = timeout < 0 ? limit : min(timeout, limit)
+        }
         let ready = pollSet.withUnsafeMutableBufferPointer { entries in
-            poll(entries.baseAddress, nfds_t(entries.count), timeout)
+            CShutterSystem_ppoll(entries.baseAddress, UInt(entries.count), timeout)
         }
         if ready < 0 {
             if errno == EINTR { return }
