@@ -46,7 +46,8 @@ public final class EventLoop {
 
     /// The next instant the loop must wake at, if any; asked before every wait.
     public var nextDeadline: () -> Instant? = { nil }
-    /// Called when the deadline has passed, with the current time.
+    /// Called when the deadline has passed, with the current time: first thing in a wake-up
+    /// when it had passed by then (before the inputs), and after the inputs when it has now.
     public var deadlineReached: (Instant) throws -> Void = { _ in }
     /// Called after every wake-up, once its inputs are handled.
     public var afterWake: () throws -> Void = {}
@@ -207,6 +208,11 @@ public final class EventLoop {
             try handleDeadlineAndAfterWake()
             return
         }
+        // A deadline that has passed goes before the inputs: it is a decision someone waits for
+        // (a press at the end of its confirmation window), while a camera frame or a request
+        // ready in the same wake-up carries its own time or can wait that long. The recognizer
+        // reads the lines itself before it decides, so no edge is passed over.
+        try handleDeadline()
         if pollSet[0].revents != 0 {
             var info = signalfd_siginfo()
             while read(signalDescriptor, &info, MemoryLayout<signalfd_siginfo>.size) == MemoryLayout<signalfd_siginfo>.size {
@@ -242,10 +248,14 @@ public final class EventLoop {
     private static let firstWatchSlot = 2
 
     private func handleDeadlineAndAfterWake() throws {
+        try handleDeadline()
+        try afterWake()
+    }
+
+    private func handleDeadline() throws {
         if let deadline = nextDeadline() {
             let now = clock.now
             if deadline <= now { try deadlineReached(now) }
         }
-        try afterWake()
     }
 }
