@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench-edge.sh - edge → event on a real kernel (gpio-sim in the VM), next to its floor.
 #
-#   Tests/VM/bench-edge.sh [--presses N] [--tsv FILE] [--shutter BINARY]
+#   Tests/VM/bench-edge.sh [--presses N] [--tsv FILE] [--shutter BINARY] [--compare BINARY --rounds R]
 #   Tests/VM/bench-edge.sh --help
 #
 # On the host it boots the guest (Deploy/vm/run-in-vm.sh, three more gpio-sim lines named
@@ -20,32 +20,44 @@
 # Prints p50/p99 of: edge → subscriber (raw), its overhead beyond W, the C reader's raw
 # latency, gpiomon's, the timer floor's lateness, and overhead/floor; with --tsv appends the
 # rows in Tests/bench.sh's format. The binary defaults to .build/release/shutter.
+#
+# --compare BINARY: a before/after in one boot. The emulated machine's noise (the host's other
+# work stalls its virtual CPUs for milliseconds) changes from one boot to the next, so the two
+# binaries take turns: R rounds (default 4) of N/R clicks each, the daemon restarted between
+# turns, the floor programs running throughout; each binary's figures against the same floor.
 set -uo pipefail
 here=$(dirname "$(readlink -f "$0")")
 root=$(cd "$here/../.." && pwd)
 presses=200
+rounds=
 tsv=
 shutter=${SHUTTER:-$root/.build/release/shutter}
+compare=${COMPARE:-}
 while [ $# -gt 0 ]; do
   case "$1" in
     --presses) presses=$2; shift 2 ;;
+    --rounds) rounds=$2; shift 2 ;;
     --tsv) tsv=$(realpath -m "$2"); shift 2 ;;
     --shutter) shutter=$(realpath "$2"); shift 2 ;;
+    --compare) compare=$(realpath "$2"); shift 2 ;;
     -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) echo "bench-edge: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
 done
+[ -n "$rounds" ] || { [ -n "$compare" ] && rounds=4 || rounds=1; }
 
 if [ -z "${GPIO_SIM_DIR:-}" ]; then
   # The host: boot the guest with three more lines for the floor programs.
-  [ -x "$shutter" ] || { echo "bench-edge: no $shutter (swift build -c release)" >&2; exit 2; }
+  for binary in "$shutter" $compare; do
+    [ -x "$binary" ] || { echo "bench-edge: no $binary (swift build -c release)" >&2; exit 2; }
+  done
   out=$(mktemp -d /tmp/bench-edge.XXXXXX)
   trap 'rm -rf "$out"' EXIT
   cd "$root"
   export VM_GPIO_NAMES="half full secondary pad0 pad1 pad2 pad3 pad4 pad5 probe-raw probe-mon probe-window"
-  VM_TIMEOUT=${VM_TIMEOUT:-900} \
-    Deploy/vm/run-in-vm.sh --share "$out" -- env BENCH_OUT="$out" SHUTTER="$shutter" VM_GPIO_NAMES="$VM_GPIO_NAMES" \
-      bash "$here/bench-edge.sh" --presses "$presses"
+  VM_TIMEOUT=${VM_TIMEOUT:-1800} \
+    Deploy/vm/run-in-vm.sh --share "$out" -- env BENCH_OUT="$out" SHUTTER="$shutter" COMPARE="$compare" VM_GPIO_NAMES="$VM_GPIO_NAMES" \
+      bash "$here/bench-edge.sh" --presses "$presses" --rounds "$rounds"
   status=$?
   [ -n "$tsv" ] && [ -s "$out/rows.tsv" ] && cat "$out/rows.tsv" >> "$tsv"
   exit $status
@@ -66,12 +78,8 @@ cc -O2 -o "$work/edge-floor" "$here/probes/edge-floor.c" -lgpiod && cc -O2 -o "$
   { echo "bench-edge: cannot build the probes"; exit 1; }
 raw=$(line_offset probe-raw) mon=$(line_offset probe-mon) windowed=$(line_offset probe-window)
 for offset in "$raw" "$mon" "$windowed"; do echo pull-down > "$GPIO_SIM_DIR/sim_gpio$offset/pull"; done
-
 cd "$work"
-"$SHUTTER" run --board "$board" --state "$work/state.json" --socket "$work/sock" > "$work/events" 2> "$work/run.err" &
-daemon=$!
-wait_for_consumer full shutter || { echo "bench-edge: the daemon did not take the lines"; cat "$work/run.err"; exit 1; }
-for _ in $(seq 100); do [ -S "$work/sock" ] && break; sleep 0.1; done
+
 "$work/edge-floor" "$GPIOCHIP" "$raw" > "$work/raw" 2> "$work/raw.err" &
 floor_raw=$!
 "$work/edge-floor" "$GPIOCHIP" "$windowed" --window "$window" > "$work/windowed" 2> "$work/windowed.err" &
@@ -80,14 +88,33 @@ stdbuf -oL gpiomon --format='%e %s %n' "$GPIOCHIP" "$mon" 2> "$work/gpiomon.err"
 monitor=$!  # stdbuf execs gpiomon: this is gpiomon's id
 wait_for_consumer probe-raw edge-floor && wait_for_consumer probe-window edge-floor && wait_for_consumer probe-mon gpiomon ||
   echo "bench-edge: a floor program did not take its line"
-sleep 1  # the daemon's camera opens and the ring fills before the first press
 
-python3 "$here/probes/edge-bench.py" drive "$work/stamp-lines" "$work/sock" "$GPIO_SIM_DIR" "$presses" "$work/daemon" "$raw" "$mon" "$windowed"
-status=$?
-kill "$floor_raw" "$floor_window" 2>/dev/null
-kill "$monitor" 2>/dev/null
-kill "$daemon"; wait "$daemon" 2>/dev/null
-grep -i 'error\|warning' "$work/run.err" | head -5
-python3 "$here/probes/edge-bench.py" analyse "$window" "$work/daemon" "$work/raw" "$work/gpiomon" "$work/windowed" "$out/rows.tsv" || status=1
-cp "$work/daemon" "$work/raw" "$work/gpiomon" "$work/windowed" "$out/" 2>/dev/null
+# turn BINARY INDEX ROUND CLICKS: one daemon, CLICKS clicks, its presses in daemon-INDEX-ROUND.
+status=0
+turn() {
+  rm -f "$work/sock"
+  "$1" run --board "$board" --state "$work/state.json" --socket "$work/sock" > "$work/events" 2> "$work/run-$2.err" &
+  local daemon=$!
+  wait_for_consumer full shutter || { echo "bench-edge: the daemon did not take the lines"; cat "$work/run-$2.err"; status=1; kill $daemon; return; }
+  for _ in $(seq 100); do [ -S "$work/sock" ] && break; sleep 0.1; done
+  sleep 1  # the daemon's camera opens and the ring fills before the first press
+  python3 "$here/probes/edge-bench.py" drive "$work/stamp-lines" "$work/sock" "$GPIO_SIM_DIR" "$4" "$work/daemon-$2-$3" "$raw" "$mon" "$windowed" || status=1
+  kill "$daemon"; wait "$daemon" 2>/dev/null
+  grep -i 'error\|warning' "$work/run-$2.err" | head -5
+}
+binaries=("$SHUTTER"); [ -n "${COMPARE:-}" ] && binaries+=("$COMPARE")
+for round in $(seq "$rounds"); do
+  for index in "${!binaries[@]}"; do
+    turn "${binaries[$index]}" "$index" "$round" $((presses / rounds))
+  done
+done
+kill "$floor_raw" "$floor_window" "$monitor" 2>/dev/null
+
+for index in "${!binaries[@]}"; do
+  cat "$work"/daemon-$index-* > "$work/daemon-$index"
+  label=; [ ${#binaries[@]} -gt 1 ] && { label=${binaries[$index]}; echo "# $label"; }
+  python3 "$here/probes/edge-bench.py" analyse "$window" "$work/daemon-$index" "$work/raw" "$work/gpiomon" "$work/windowed" "$out/rows.tsv" $label || status=1
+  cp "$work/daemon-$index" "$out/" 2>/dev/null
+done
+cp "$work/raw" "$work/gpiomon" "$work/windowed" "$out/" 2>/dev/null
 exit $status

@@ -9,9 +9,9 @@
       decision's time the line carries, the end of the window). After each
       click (its photo saved), each PROBE_OFFSET line is toggled once, 60 ms apart, for the
       floor programs watching them.
-  edge-bench.py analyse WINDOW_MS DAEMON RAW GPIOMON WINDOWED TSV
+  edge-bench.py analyse WINDOW_MS DAEMON RAW GPIOMON WINDOWED TSV [LABEL]
       Prints the figures and appends the rows to TSV (Tests/bench.sh's format:
-      section, name, value, unit, peer, peer value, ratio).
+      section, name, value, unit, peer, peer value, ratio), LABEL after each name when given.
 """
 import os
 import select
@@ -108,7 +108,7 @@ def percentile(values, p):
     return ordered[index]
 
 
-def analyse(window_ms, daemon_path, raw_path, gpiomon_path, windowed_path, tsv_path):
+def analyse(window_ms, daemon_path, raw_path, gpiomon_path, windowed_path, tsv_path, tag=""):
     window = float(window_ms)
 
     def rows(path):
@@ -139,6 +139,8 @@ def analyse(window_ms, daemon_path, raw_path, gpiomon_path, windowed_path, tsv_p
     lines = []
 
     def row(name, value, peer, peer_value):
+        if tag:
+            name += f" [{tag}]"
         lines.append(f"edge→event\t{name}\t{value:.3f}\tms\t{peer}\t{peer_value:.3f}\t{ratio(value, peer_value):.2f}")
 
     print(f"edge → event on gpio-sim ({len(daemon)} presses; window {window:g} ms; "
@@ -164,8 +166,8 @@ if __name__ == "__main__":
     mode = sys.argv[1] if len(sys.argv) > 1 else ""
     if mode == "drive" and len(sys.argv) >= 7:
         drive(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), sys.argv[6], [int(x) for x in sys.argv[7:]])
-    elif mode == "analyse" and len(sys.argv) == 8:
-        sys.exit(0 if analyse(*sys.argv[2:8]) else 1)
+    elif mode == "analyse" and len(sys.argv) in (8, 9):
+        sys.exit(0 if analyse(*sys.argv[2:9]) else 1)
     else:
         print(__doc__, file=sys.stderr)
         sys.exit(2)
