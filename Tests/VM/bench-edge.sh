@@ -15,7 +15,9 @@
 #   - after each click, one edge on each probe line, watched by the floor programs:
 #     Tests/VM/probes/edge-floor.c (raw: kernel timestamp → read), `gpiomon` piped to
 #     stamp-lines, and edge-floor --window W, which sleeps with clock_nanosleep(TIMER_ABSTIME) until
-#     edge + W and reports how late it woke: the floor for a decision at the end of a window.
+#     edge + W and reports how late it woke: the floor for a decision at the end of a window;
+#     with --hop it also writes that line to a socket another process stamps on arrival: the
+#     floor for a decision that reaches a subscriber (shutter's figure includes that hop).
 # W is the full line's confirmation window, max(debounceMs, glitchFilterMs) from the board.
 # Prints p50/p99 of: edge → subscriber (raw), its overhead beyond W, the C reader's raw
 # latency, gpiomon's, the timer floor's lateness, and overhead/floor; with --tsv appends the
@@ -82,7 +84,7 @@ cd "$work"
 
 "$work/edge-floor" "$GPIOCHIP" "$raw" > "$work/raw" 2> "$work/raw.err" &
 floor_raw=$!
-"$work/edge-floor" "$GPIOCHIP" "$windowed" --window "$window" > "$work/windowed" 2> "$work/windowed.err" &
+"$work/edge-floor" "$GPIOCHIP" "$windowed" --window "$window" --hop > "$work/windowed" 2> "$work/windowed.err" &
 floor_window=$!
 stdbuf -oL gpiomon --format='%e %s %n' "$GPIOCHIP" "$mon" 2> "$work/gpiomon.err" > >("$work/stamp-lines" > "$work/gpiomon") &
 monitor=$!  # stdbuf execs gpiomon: this is gpiomon's id

@@ -129,6 +129,8 @@ def analyse(window_ms, daemon_path, raw_path, gpiomon_path, windowed_path, tsv_p
         if len(r) >= 4:
             gpiomon.append((int(r[0]) - (int(r[2]) * 1_000_000_000 + int(r[3]))) / 1e6)
     late = [(int(r[3]) - int(r[1])) / 1e6 - window for r in rows(windowed_path) if len(r) >= 4]
+    # edge-floor --hop: the same wake-up's line written to a socket, stamped by another process.
+    hopped = [(int(r[4]) - int(r[1])) / 1e6 - window for r in rows(windowed_path) if len(r) >= 5]
 
     def fig(values, p):
         return percentile(values, p) if values else float("nan")
@@ -149,10 +151,14 @@ def analyse(window_ms, daemon_path, raw_path, gpiomon_path, windowed_path, tsv_p
     for label, p in (("p50", 0.5), ("p99", 0.99)):
         print(f"  {label}: shutter edge → subscriber {fig(daemon, p):.3f} ms, beyond the window {fig(beyond, p):.3f} ms; "
               f"C reader raw {fig(raw, p):.3f} ms; gpiomon {fig(gpiomon, p):.3f} ms; "
-              f"C timer floor late {fig(late, p):.3f} ms; beyond/floor {ratio(fig(beyond, p), fig(late, p)):.2f}×")
+              f"C timer floor late {fig(late, p):.3f} ms; beyond/floor {ratio(fig(beyond, p), fig(late, p)):.2f}×"
+              + (f"; C timer + a socket to another process {fig(hopped, p):.3f} ms, beyond/that {ratio(fig(beyond, p), fig(hopped, p)):.2f}×" if hopped else ""))
         row(f"edge → subscriber, raw {label} (gpio-sim, VM)", fig(daemon, p), f"C reader edge → read {label}", fig(raw, p))
         row(f"edge → subscriber, beyond the {window:g} ms window {label}", fig(beyond, p),
             f"C timer at edge + window, late {label}", fig(late, p))
+        if hopped:
+            row(f"edge → subscriber, beyond the {window:g} ms window {label}", fig(beyond, p),
+                f"C timer at edge + window, then a socket to another process {label}", fig(hopped, p))
         row(f"gpiomon edge → line {label} (peer)", fig(gpiomon, p), f"C reader edge → read {label}", fig(raw, p))
     with open(tsv_path, "a") as tsv:
         for line in lines:

@@ -1,6 +1,6 @@
 // edge-floor: the floor for "edge → event", the least any program on libgpiod can do.
 //
-//   edge-floor CHIP OFFSET [--window MS] [--count N]
+//   edge-floor CHIP OFFSET [--window MS [--hop]] [--count N]
 //
 // Watches one line for both edges and prints, one line per edge (line-buffered):
 //   EDGE KERNEL_NS GOT_NS            EDGE is r or f; KERNEL_NS the kernel's timestamp of the
@@ -9,6 +9,10 @@
 //                                    clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME) until
 //                                    KERNEL_NS + MS and stamps when it woke: WOKE_NS - KERNEL_NS - MS
 //                                    is how late a decision at the end of a window can be, at best
+//   EDGE KERNEL_NS GOT_NS WOKE_NS ARRIVED_NS
+//                                    with --hop too: on waking it writes the line to a Unix socket
+//                                    and a child process stamps it on arrival, the floor for a
+//                                    decision that reaches another process (a subscriber)
 // and exits after N edges (default: never). CHIP is a path or a name under /dev (gpiochip0).
 // The kernel stamps edges on CLOCK_MONOTONIC (uAPI v1 since Linux 5.7, v2's default), the
 // clock `shutter`'s pressedAt is on. Builds against libgpiod 1.6 and 2.x (as
@@ -20,12 +24,30 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 static int64_t now_ns(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/// With --hop: the socket the parent writes each line into (-1 without).
+static int hop = -1;
+
+/// The child of --hop: prints each line it reads with the time it arrived.
+static void stamp_arrivals(int from) {
+    char line[256];
+    FILE *in = fdopen(from, "r");
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    while (fgets(line, sizeof line, in)) {
+        int64_t arrived = now_ns();
+        line[strcspn(line, "\n")] = 0;
+        printf("%s %lld\n", line, (long long)arrived);
+    }
+    exit(0);
 }
 
 static void report(int rising, int64_t kernel_ns, int64_t got_ns, int64_t window_ns) {
@@ -37,6 +59,12 @@ static void report(int rising, int64_t kernel_ns, int64_t got_ns, int64_t window
     struct timespec at = { .tv_sec = due / 1000000000, .tv_nsec = due % 1000000000 };
     while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, NULL) != 0) {}
     int64_t woke = now_ns();
+    if (hop >= 0) {
+        char line[128];
+        int length = snprintf(line, sizeof line, "%c %lld %lld %lld\n", rising ? 'r' : 'f', (long long)kernel_ns, (long long)got_ns, (long long)woke);
+        if (write(hop, line, (size_t)length) != length) perror("edge-floor: hop");
+        return;
+    }
     printf("%c %lld %lld %lld\n", rising ? 'r' : 'f', (long long)kernel_ns, (long long)got_ns, (long long)woke);
 }
 
@@ -50,10 +78,19 @@ int main(int argc, char **argv) {
     unsigned int offset = (unsigned int)strtoul(argv[2], NULL, 10);
     int64_t window_ns = -1;
     long count = -1;
-    for (int i = 3; i + 1 < argc; i += 2) {
-        if (strcmp(argv[i], "--window") == 0) window_ns = (int64_t)(atof(argv[i + 1]) * 1e6);
-        else if (strcmp(argv[i], "--count") == 0) count = atol(argv[i + 1]);
+    int hops = 0;
+    for (int i = 3; i < argc; i++) {
+        if (strcmp(argv[i], "--hop") == 0) hops = 1;
+        else if (strcmp(argv[i], "--window") == 0 && i + 1 < argc) window_ns = (int64_t)(atof(argv[++i]) * 1e6);
+        else if (strcmp(argv[i], "--count") == 0 && i + 1 < argc) count = atol(argv[++i]);
         else { fprintf(stderr, "edge-floor: unknown option %s\n", argv[i]); return 2; }
+    }
+    if (hops && window_ns >= 0) {
+        int ends[2];
+        if (socketpair(AF_UNIX, SOCK_STREAM, 0, ends) < 0) { perror("edge-floor: socketpair"); return 1; }
+        if (fork() == 0) { close(ends[0]); stamp_arrivals(ends[1]); }
+        close(ends[1]);
+        hop = ends[0];
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
 #ifdef GPIOD_LINE_BULK_MAX_LINES
