@@ -314,10 +314,13 @@ public final class Daemon {
         eventObservers.append(observer)
     }
 
-    /// Sends one event to standard output and to every observer.
+    /// Sends one event to every observer and to standard output.
     func publish(_ event: DaemonEvent) {
-        if options.printsEvents { Console.out(event.line) }
+        // The observers first: the API's subscribers are written here and now, while standard
+        // output's line is handed to its writer's thread, and waking that thread (a futex, then
+        // a thread that wants a CPU) delayed the subscribers' line on a two-core board.
         for observer in eventObservers { observer(event) }
+        if options.printsEvents { Console.out(event.line) }
     }
 
     private func handle(_ event: ShutterEvent) {

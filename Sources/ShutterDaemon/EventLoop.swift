@@ -6,7 +6,7 @@ import ShutterCapture
 import ShutterGPIO
 import ShutterCore
 
-/// One poll() loop for everything: line descriptors, the camera, stdin, sockets, signals and one deadline.
+/// One poll loop for everything: line descriptors, the camera, stdin, sockets, signals and one deadline.
 ///
 /// Handlers run on the loop's thread and must not block; slow work goes to a
 /// queue that reports back through a descriptor. Other threads hand work in through
@@ -46,7 +46,8 @@ public final class EventLoop {
 
     /// The next instant the loop must wake at, if any; asked before every wait.
     public var nextDeadline: () -> Instant? = { nil }
-    /// Called when the deadline has passed, with the current time.
+    /// Called when the deadline has passed, with the current time: first thing in a wake-up
+    /// when it had passed by then (before the inputs), and after the inputs when it has now.
     public var deadlineReached: (Instant) throws -> Void = { _ in }
     /// Called after every wake-up, once its inputs are handled.
     public var afterWake: () throws -> Void = {}
@@ -157,7 +158,7 @@ public final class EventLoop {
     /// - Parameter timeoutMilliseconds: the longest wait; nil waits for the next deadline or input
     ///   (tests on a virtual clock pass 0 and advance the clock themselves).
     ///
-    /// The corresponding C function is `poll`.
+    /// The corresponding C function is `ppoll`.
     public func runOnce(timeoutMilliseconds: Int32?) throws {
         // Built in storage kept from the last wake-up: no allocation once the capacities have
         // grown to the largest set seen.
@@ -184,15 +185,19 @@ public final class EventLoop {
             }
         }
         dynamicStarts.append(pollSet.count)
-        var timeout: Int32 = -1
+        // To the nanosecond: a deadline is the end of a line's confirmation window, and every
+        // press waits for one. poll's whole milliseconds woke the loop up to 1 ms late (rounded
+        // up, as waking early only loops), more than the kernel's own timer wake-up costs.
+        var timeout: Int64 = -1
         if let deadline = nextDeadline() {
-            let remaining = deadline.rawValue - clock.now.rawValue
-            // Round up: waking a little late is harmless, waking early just loops.
-            timeout = remaining <= 0 ? 0 : Int32(clamping: (remaining + 999_999) / 1_000_000)
+            timeout = max(0, deadline.rawValue - clock.now.rawValue)
         }
-        if let limit = timeoutMilliseconds { timeout = timeout < 0 ? limit : min(timeout, limit) }
+        if let limit = timeoutMilliseconds {
+            let limit = Int64(limit) * 1_000_000
+            timeout = timeout < 0 ? limit : min(timeout, limit)
+        }
         let ready = pollSet.withUnsafeMutableBufferPointer { entries in
-            poll(entries.baseAddress, nfds_t(entries.count), timeout)
+            CShutterSystem_ppoll(entries.baseAddress, UInt(entries.count), timeout)
         }
         if ready < 0 {
             if errno == EINTR { return }
@@ -203,6 +208,11 @@ public final class EventLoop {
             try handleDeadlineAndAfterWake()
             return
         }
+        // A deadline that has passed goes before the inputs: it is a decision someone waits for
+        // (a press at the end of its confirmation window), while a camera frame or a request
+        // ready in the same wake-up carries its own time or can wait that long. The recognizer
+        // reads the lines itself before it decides, so no edge is passed over.
+        try handleDeadline()
         if pollSet[0].revents != 0 {
             var info = signalfd_siginfo()
             while read(signalDescriptor, &info, MemoryLayout<signalfd_siginfo>.size) == MemoryLayout<signalfd_siginfo>.size {
@@ -238,10 +248,14 @@ public final class EventLoop {
     private static let firstWatchSlot = 2
 
     private func handleDeadlineAndAfterWake() throws {
+        try handleDeadline()
+        try afterWake()
+    }
+
+    private func handleDeadline() throws {
         if let deadline = nextDeadline() {
             let now = clock.now
             if deadline <= now { try deadlineReached(now) }
         }
-        try afterWake()
     }
 }

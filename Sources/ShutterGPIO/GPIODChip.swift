@@ -187,6 +187,8 @@ final class GPIODWatcher: EdgeWatcher {
     private var buffer: [shutter_gpiod_edge]
     private var continuity: EdgeContinuity
     let pollDescriptors: [CInt]
+    /// A poll set of ``pollDescriptors``, kept between reads (reading allocates nothing).
+    private var readiness: [pollfd]
     let kernelDebouncedLines: Set<LineIndex>
 
     init(request: OpaquePointer, lineCount: Int, chip: GPIODChip) throws {
@@ -196,6 +198,7 @@ final class GPIODWatcher: EdgeWatcher {
         buffer = Array(repeating: shutter_gpiod_edge(), count: 256)
         continuity = EdgeContinuity(lineCount: lineCount)
         pollDescriptors = (0..<shutter_gpiod_request_fd_count(request)).map { shutter_gpiod_request_fd(request, $0) }
+        readiness = pollDescriptors.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
         kernelDebouncedLines = Set((0..<lineCount).filter { shutter_gpiod_request_kernel_debounced(request, $0) != 0 }
             .map { LineIndex($0) })
         for (index, level) in try currentLevels().enumerated() {
@@ -219,7 +222,18 @@ final class GPIODWatcher: EdgeWatcher {
     func readEdges(into edges: inout [Edge]) throws -> Int {
         var lost = 0
         let start = edges.count
+        // 1.6 has a descriptor a line: one poll() finds the few with edges waiting, rather than a
+        // read() on each: nine system calls for the simulator board's lines, on every wake-up
+        // with an edge and again at each deadline (a press's decision waited for all of them).
+        let asksFirst = pollDescriptors.count > 1
+        if asksFirst {
+            let ready = readiness.withUnsafeMutableBufferPointer { poll($0.baseAddress, nfds_t($0.count), 0) }
+            if ready == 0 { return 0 }
+            if ready < 0 { for index in readiness.indices { readiness[index].revents = Int16(POLLIN) } }  // EINTR: read them all
+        }
         for fdIndex in pollDescriptors.indices {
+            // Also on an error or hang-up (revents other than POLLIN): the read reports it.
+            if asksFirst, readiness[fdIndex].revents == 0 { continue }
             while true {
                 let count = buffer.withUnsafeMutableBufferPointer {
                     shutter_gpiod_request_read_edges(request, fdIndex, $0.baseAddress, $0.count)

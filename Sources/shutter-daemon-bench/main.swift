@@ -13,6 +13,8 @@ import ShutterDaemon
 // builds it with `cc` from this checkout, or takes a built one from $SHUTTER_MALLOC_COUNT.
 // SHUTTER_BENCH_ONLY=press runs only press → JPEG (with the daemon's minor page faults per photo);
 // =abuse, clients that exhaust the API (Abuse.swift); =http, live view's cost and limits (LiveView.swift).
+// SHUTTER_BENCH_SHORT=1: a tenth of the requests, events and photos (CI's `Tests/bench.sh --short`:
+// every figure produced in seconds, none of them meaningful).
 
 let arguments = CommandLine.arguments
 let binary = arguments.count > 1 ? arguments[1]
@@ -20,6 +22,9 @@ let binary = arguments.count > 1 ? arguments[1]
 let idleSeconds = arguments.count > 2 ? Double(arguments[2]) ?? 10 : 10
 /// The one part to run, from $SHUTTER_BENCH_ONLY (`press`); every part when unset.
 let onlyPart = ProcessInfo.processInfo.environment["SHUTTER_BENCH_ONLY"]
+/// How many of each: a tenth under $SHUTTER_BENCH_SHORT.
+let isShort = ProcessInfo.processInfo.environment["SHUTTER_BENCH_SHORT"] != nil
+let requestCount = isShort ? 100 : 1000, eventCount = isShort ? 30 : 300, shotCount = isShort ? 2 : 10
 
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("shutter-daemon-bench: \(message)\n".utf8))
@@ -254,16 +259,16 @@ if onlyPart == nil {
     // API round trip: request sent → reply read, one at a time.
     let client = Client(daemon.socket)
 
-    /// Sends 1000 requests one at a time (`request(index)`), each timed until its reply is read.
+    /// Sends `requestCount` requests one at a time (`request(index)`), each timed until its reply is read.
     func roundTrips(_ name: String, on client: Client, _ request: (Int) -> String) {
         var trips: [Double] = []
-        for index in 0..<1000 {
+        for index in 0..<requestCount {
             let start = now()
             client.send(request(index))
             _ = client.readLine()
             trips.append(Double(now() - start) / 1e6)
         }
-        print("API round trip (\(name), 1000 requests): p50 \(ms(percentile(trips, 0.5))), p99 \(ms(percentile(trips, 0.99)))")
+        print("API round trip (\(name), \(requestCount) requests): p50 \(ms(percentile(trips, 0.5))), p99 \(ms(percentile(trips, 0.99)))")
     }
     roundTrips("status", on: client) { "{\"id\":\($0),\"cmd\":\"status\"}" }
     roundTrips("set", on: client) { "{\"cmd\":\"set\",\"control\":\"zoom\",\"value\":\(1 + Double($0 % 14) * 0.5)}" }
@@ -277,7 +282,7 @@ if onlyPart == nil {
             _ = subscriber.readLine()
         }
         var delays: [Double] = []
-        let events = 300
+        let events = eventCount
         for index in 0..<events {
             client.send("{\"cmd\":\"set\",\"control\":\"zoom\",\"value\":\(1 + Double(index % 14) * 0.5)}")
             _ = client.readLine()
@@ -364,5 +369,5 @@ func pressToJPEG(width: Int, height: Int, shots: Int) {
     close(events.descriptor)
     close(control.descriptor)
 }
-pressToJPEG(width: 1280, height: 720, shots: 10)
-pressToJPEG(width: 1920, height: 1080, shots: 10)
+pressToJPEG(width: 1280, height: 720, shots: shotCount)
+pressToJPEG(width: 1920, height: 1080, shots: shotCount)

@@ -158,4 +158,28 @@ struct EventLoopTests {
         try loop.runOnce(timeoutMilliseconds: 0)
         #expect(reached.count == 1 && wakes == 3)
     }
+
+    /// A press decided at the end of its window waits for nothing else that came in the same
+    /// wake-up (a camera frame, a request): a deadline that has passed runs before the inputs.
+    @Test func aPassedDeadlineRunsBeforeTheInputsOfItsWakeUp() throws {
+        let clock = VirtualClock()
+        let loop = try EventLoop(clock: clock)
+        let input = try makePipe()
+        defer { close(input.read); close(input.write) }
+        var deadline: Instant? = clock.now + .milliseconds(5)
+        var calls: [String] = []
+        loop.nextDeadline = { deadline }
+        loop.deadlineReached = { _ in calls.append("deadline"); deadline = nil }
+        loop.watch(input.read) {
+            calls.append("input")
+            self.drain(input.read)
+            // An input that makes a deadline already due has it run in the same wake-up.
+            deadline = clock.now
+        }
+        loop.afterWake = { calls.append("afterWake") }
+        clock.advance(by: .milliseconds(5))
+        signal(input.write)
+        try loop.runOnce(timeoutMilliseconds: 1000)
+        #expect(calls == ["deadline", "input", "deadline", "afterWake"])
+    }
 }

@@ -3,6 +3,7 @@
 // Linux headers the Glibc module does not bring into Swift: the event loop
 // receives SIGINT/SIGTERM through a signalfd and work from other threads through an eventfd;
 // the API asks a socket's peer for its groups.
+#include <poll.h>
 #include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/signalfd.h>
@@ -20,6 +21,11 @@ static const int CShutterSystem_EFD_NONBLOCK = EFD_NONBLOCK;
 static const int CShutterSystem_SO_PEERGROUPS = SO_PEERGROUPS;
 #else
 static const int CShutterSystem_SO_PEERGROUPS = 59;
+
+// poll with a timeout in nanoseconds (negative: none), through ppoll: the event loop wakes at
+// its deadline to the nanosecond, where poll's whole milliseconds wake it up to 1 ms late.
+// The corresponding C function is `ppoll`.
+int CShutterSystem_ppoll(struct pollfd *entries, unsigned long count, long long timeout_ns);
 #endif
 
 // Whether the kernel's clock is synchronised (by NTP, chrony, systemd-timesyncd or a GPS/PPS
@@ -39,4 +45,9 @@ static inline int CShutterSystem_clockDiscipline(long *estimatedErrorMicrosecond
     *estimatedErrorMicroseconds = status.esterror;
     return state != TIME_ERROR && (status.status & STA_UNSYNC) == 0;
 }
+
+// poll with a timeout in nanoseconds (negative: none), through ppoll: the event loop wakes at
+// its deadline to the nanosecond, where poll's whole milliseconds wake it up to 1 ms late.
+// The corresponding C function is `ppoll`.
+int CShutterSystem_ppoll(struct pollfd *entries, unsigned long count, long long timeout_ns);
 #endif

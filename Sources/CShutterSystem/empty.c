@@ -1,1 +1,0 @@
-// Header-only: see include/shutter_system.h.

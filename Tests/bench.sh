@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# bench.sh - shutter's performance in one run: one table, each figure next to its floor or
+# peer measured in the same run, and the ratio.
+#
+#   Tests/bench.sh            build release binaries, run every part, print the table
+#   Tests/bench.sh --json     the same, as JSON on standard output (the table goes to stderr)
+#   Tests/bench.sh --short    CI's few seconds: every host part, briefly; the VM parts are
+#                             skipped with a note; fails only when a figure was not produced
+#   Tests/bench.sh --rows FILE  also keep the rows (TSV, below)
+#   Tests/bench.sh --help
+#
+# Parts (each appends rows to one TSV; the table and the JSON are rendered from it):
+#   recognizer  .build/release/shutter-bench: edges/s and ns/edge through the gesture and control
+#               machines on 6, 16 and 64 pads, and the per-edge cost of 64 pads over 6 (host)
+#   daemon      .build/release/shutter-daemon-bench: start-up to READY=1, API round trip, event
+#               → subscriber with 1 and 64 subscribers, idle CPU and allocations, peak RSS,
+#               press → JPEG on disk (host, the synthetic camera)
+#   edge        Tests/VM/bench-edge.sh: kernel edge → `capture began` at a socket subscriber on
+#               gpio-sim, next to a C libgpiod reader, gpiomon and the C timer floor for a
+#               decision at the end of the confirmation window (VM; skipped without the harness)
+# Row format (tab-separated), one figure a row:
+#   SECTION  NAME  VALUE  UNIT  PEER  PEER_VALUE  RATIO
+# PEER is the floor or peer tool the figure stands next to ("-" for a figure that stands alone,
+# pure computation on the host); RATIO is VALUE / PEER_VALUE. A part that cannot run adds a row
+# with VALUE "skipped" and why in PEER. More parts (press → file next to fswebcam, HTTP next to
+# µStreamer, MQTT) add a function below and a line in `parts`.
+set -uo pipefail
+cd "$(dirname "$(readlink -f "$0")")/.."
+export PATH=/opt/swift/usr/bin:$PATH
+
+json=no short=no keep_rows=
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --json) json=yes; shift ;;
+    --short) short=yes; shift ;;
+    --rows) keep_rows=$(realpath -m "$2"); shift 2 ;;
+    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
+    *) echo "bench.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
+  esac
+done
+
+work=$(mktemp -d /tmp/shutter-bench.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+rows=$work/rows.tsv
+: > "$rows"
+say() { echo "bench: $*" >&2; }
+row() { printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >> "$rows"; }
+skip_part() { row "$1" "$2" skipped - "$3" - -; say "$1: skipped ($3)"; }
+
+say "building release binaries (swift build -c release)"
+swift build -c release >&2 || { say "the release build failed"; exit 1; }
+
+# ---- parts -----------------------------------------------------------------------------
+part_recognizer() {
+  local passes=20; [ "$short" = yes ] && passes=1
+  say "recognizer: shutter-bench $passes"
+  .build/release/shutter-bench "$passes" > "$work/recognizer.out" || { skip_part recognizer "shutter-bench" "it failed"; return; }
+  # "generated-16-pads      16 pads    123456 edges  ...  13000000 edges/s   75.0 ns/edge"
+  # Each pad count's rows; ns/edge on 64 pads stands next to 6 pads' (the goal: within 2×).
+  awk -F'  +' '/^generated-/ {
+      for (i = 1; i <= NF; i++) { if ($i ~ / pads$/) pads = $i + 0; if ($i ~ /edges\/s$/) rate[pads] = $i + 0; if ($i ~ /ns\/edge$/) ns[pads] = $i + 0 }
+      order[++n] = pads }
+    END { for (k = 1; k <= n; k++) { p = order[k]
+            printf "recognizer\tedges/s, %d pads\t%.0f\tedges/s\t-\t-\t-\n", p, rate[p]
+            if (p != 6 && ns[6] > 0) printf "recognizer\tns/edge, %d pads\t%.1f\tns\tns/edge, 6 pads\t%.1f\t%.2f\n", p, ns[p], ns[6], ns[p] / ns[6]
+            else printf "recognizer\tns/edge, %d pads\t%.1f\tns\t-\t-\t-\n", p, ns[p] } }' \
+    "$work/recognizer.out" >> "$rows"
+}
+
+part_daemon() {
+  local idle=10 brief=; [ "$short" = yes ] && idle=1 brief=1
+  say "daemon: shutter-daemon-bench (idle $idle s${brief:+, SHUTTER_BENCH_SHORT})"
+  SHUTTER_BENCH_SHORT=$brief .build/release/shutter-daemon-bench .build/release/shutter "$idle" > "$work/daemon.out" 2> "$work/daemon.err" ||
+    { skip_part daemon "shutter-daemon-bench" "it failed: $(tail -n 1 "$work/daemon.err")"; return; }
+  python3 - "$work/daemon.out" >> "$rows" <<'PY'
+import re, sys
+def out(name, value, unit):
+    print(f"daemon\t{name}\t{value}\t{unit}\t-\t-\t-")
+for line in open(sys.argv[1]):
+    line = line.strip()
+    if m := re.match(r"start-up to READY=1( \(camera stopped\))?: ([\d.]+) ms", line):
+        out("start-up to READY=1" + (", camera stopped" if m[1] else ""), m[2], "ms")
+    if m := re.match(r"(API round trip \((\w+).*?\)|event → subscriber, (\d+) subscribers?.*?\)|press → JPEG on disk, (\d+x\d+).*?\)): (.*)", line):
+        name = f"API round trip, {m[2]}" if m[2] else f"event → subscriber, {m[3]} subscriber(s)" if m[3] else f"press → JPEG on disk, {m[4]}"
+        for label, value in re.findall(r"(p50|p90|p99|max) ([\d.]+) ms", m[5]):
+            out(f"{name} {label}", value, "ms")
+    if m := re.match(r"CPU over ([\d.]+) idle s, camera (streaming|stopped).*: ([\d.]+) s", line):
+        out(f"CPU per idle second, camera {m[2]}", f"{float(m[3]) / float(m[1]):.4f}", "s/s")
+    if m := re.match(r"heap allocations over ([\d.]+) idle s.*\(([\d.]+)/s\)", line):
+        out("heap allocations, camera streaming", m[2], "/s")
+    if m := re.match(r"peak RSS \(VmHWM\).*: (\d+) kB", line):
+        out("peak RSS", m[1], "kB")
+PY
+}
+
+part_edge() {
+  if [ "$short" = yes ]; then skip_part "edge→event" "edge → subscriber (gpio-sim, VM)" "--short: the VM part takes minutes"; return; fi
+  if ! command -v qemu-system-x86_64 > /dev/null || ! ls /boot/vmlinuz-* > /dev/null 2>&1; then
+    skip_part "edge→event" "edge → subscriber (gpio-sim, VM)" "no VM harness (Deploy/setup.sh installs qemu and a kernel)"; return
+  fi
+  say "edge → event: Tests/VM/bench-edge.sh (200 presses in the VM, minutes)"
+  Tests/VM/bench-edge.sh --presses 200 --tsv "$rows" --shutter .build/release/shutter >&2 ||
+    skip_part "edge→event" "edge → subscriber (gpio-sim, VM)" "Tests/VM/bench-edge.sh failed"
+}
+
+parts="recognizer daemon edge"
+for part in $parts; do "part_$part"; done
+[ -n "$keep_rows" ] && cp "$rows" "$keep_rows"
+
+# ---- the table (and JSON) ------------------------------------------------------------------
+cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
+commit=$(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet HEAD 2>/dev/null || echo "+changes")
+python3 - "$rows" "$json" "$short" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$(uname -a)" "$cpu" "$commit" <<'PY'
+import json, math, re, sys
+rows_path, as_json, short, date, machine, cpu, commit = sys.argv[1:8]
+rows = []
+for line in open(rows_path):
+    fields = line.rstrip("\n").split("\t")
+    if len(fields) != 7:
+        continue
+    section, name, value, unit, peer, peer_value, ratio = fields
+    number = lambda text: None if text in ("-", "") else (float(text) if text not in ("skipped",) else None)
+    rows.append({"section": section, "name": name, "value": number(value), "unit": unit,
+                 "peer": None if peer == "-" else peer, "peerValue": number(peer_value),
+                 "ratio": number(ratio), "skipped": value == "skipped"})
+header = [f"shutter bench, {date}{' (--short)' if short == 'yes' else ''}", f"machine: {machine}", f"cpu: {cpu}", f"commit: {commit}"]
+def show(value, unit=""):
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    text = f"{value:.3f}".rstrip("0").rstrip(".") if abs(value) < 1000 else f"{value:,.0f}"
+    return f"{text} {unit}".strip()
+table = [("part", "figure", "value", "floor / peer", "ratio")]
+for r in rows:
+    if r["skipped"]:
+        table.append((r["section"], r["name"], "skipped", r["peer"] or "", ""))
+    else:
+        peer = f"{r['peer']}: {show(r['peerValue'], r['unit'])}" if r["peer"] else ""
+        ratio = f"{r['ratio']:.2f}×" if r["ratio"] is not None and not math.isnan(r["ratio"]) else ""
+        table.append((r["section"], r["name"], show(r["value"], r["unit"]), peer, ratio))
+widths = [max(len(line[i]) for line in table) for i in range(5)]
+text = "\n".join(header) + "\n\n" + "\n".join(
+    " | ".join(cell.ljust(widths[i]) for i, cell in enumerate(line)).rstrip() for line in table)
+missing = [r["name"] for r in rows if not r["skipped"] and (r["value"] is None or math.isnan(r["value"]))]
+# Every figure each part must produce, as patterns of its row's name (a part that was skipped
+# says so in a row of its own instead).
+expected = {
+    "recognizer": [f"{what}, {pads} pads" for pads in (6, 16, 64) for what in ("edges/s", "ns/edge")],
+    "daemon": ["start-up to READY=1", "start-up to READY=1, camera stopped", "peak RSS",
+               "CPU per idle second, camera streaming", "CPU per idle second, camera stopped"]
+              + [f"{what} {p}" for what in (r"API round trip, status", r"API round trip, set",
+                                            r"event → subscriber, 1 subscriber\(s\)", r"event → subscriber, 64 subscriber\(s\)")
+                 for p in ("p50", "p99")]
+              + [f"press → JPEG on disk, {size} {p}" for size in ("1280x720", "1920x1080") for p in ("p50", "p90", "max")],
+    "edge→event": [f"{what} {p}.*" for what in ("edge → subscriber, raw", "edge → subscriber, beyond the .* window", "gpiomon edge → line")
+                   for p in ("p50", "p99")],
+}
+for section, patterns in expected.items():
+    if any(r["skipped"] and r["section"] == section for r in rows):
+        continue
+    for pattern in patterns:
+        if not any(r["section"] == section and re.fullmatch(pattern, r["name"]) for r in rows):
+            missing.append(f"{section}: {pattern}")
+if as_json == "yes":
+    print(text, file=sys.stderr)
+    print(json.dumps({"date": date, "machine": machine, "cpu": cpu, "commit": commit, "short": short == "yes",
+                      "rows": rows, "missing": missing}, indent=1, ensure_ascii=False))
+else:
+    print(text)
+if missing:
+    print("bench: figures not produced: " + "; ".join(missing), file=sys.stderr)
+    sys.exit(1)
+PY
