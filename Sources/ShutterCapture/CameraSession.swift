@@ -295,8 +295,8 @@ final class CameraSession {
     // MARK: - The stream
 
     /// A press at `pressedAt`, given to the state machine (`inFlight` photos are being saved).
-    func press(at pressedAt: Instant, inFlight: Int) {
-        perform(machine.press(at: pressedAt, now: clock.now, inFlight: inFlight))
+    func press(at pressedAt: Instant, inFlight: Int, reusingSavedFrames: Bool = false) {
+        perform(machine.press(at: pressedAt, now: clock.now, inFlight: inFlight, reusingSavedFrames: reusingSavedFrames))
     }
 
     /// Starts the camera ahead of a press, when the board stops it between shots.

@@ -291,7 +291,8 @@ public final class CaptureService {
             if !events.isEmpty { wake.signal() }
             return
         }
-        session.press(at: pressedAt, inFlight: inFlight)
+        // A rig's shot takes the frame of its instant, even one saved already for another press.
+        session.press(at: pressedAt, inFlight: inFlight, reusingSavedFrames: labels[pressedAt]?.isRigShot ?? false)
         if !events.isEmpty { wake.signal() }
     }
 

@@ -204,7 +204,11 @@ public struct CaptureStateMachine: Sendable {
     }
 
     /// A press at `pressedAt` (the kernel's edge time), with `inFlight` photos being saved now.
-    public mutating func press(at pressedAt: Instant, now: Instant, inFlight: Int) -> [Action] {
+    ///
+    /// - Parameter reusingSavedFrames: whether a frame already saved for another press may serve
+    ///   this one: a rig's shot wants the frame of its instant, even when another shot, or one
+    ///   that arrived out of order, saved it or a later one first (a burst never reuses one).
+    public mutating func press(at pressedAt: Instant, now: Instant, inFlight: Int, reusingSavedFrames: Bool = false) -> [Action] {
         if inFlight + waiting.count >= maximumInFlight {
             return [.fail(pressedAt: pressedAt, .backlog(limit: maximumInFlight))]
         }
@@ -216,7 +220,7 @@ public struct CaptureStateMachine: Sendable {
             askStart(at: now)
             return [.startStream]
         }
-        if warmupRemaining == 0, let chosen = choice(for: pressedAt) {
+        if warmupRemaining == 0, let chosen = choice(for: pressedAt, reusingSavedFrames: reusingSavedFrames) {
             return [save(chosen, pressedAt: pressedAt)] + standbyIfIdle()
         }
         waiting.append(Waiting(pressedAt: pressedAt))
@@ -304,8 +308,8 @@ public struct CaptureStateMachine: Sendable {
 
     /// The frame held for a press at `pressedAt`, or `nil` when it must wait. Frames already saved
     /// for another press are not candidates: a burst never saves one frame twice.
-    func choice(for pressedAt: Instant) -> Stamp? {
-        let candidates = lastSaved.map { last in held.filter { $0.sequence > last } } ?? held
+    func choice(for pressedAt: Instant, reusingSavedFrames: Bool = false) -> Stamp? {
+        let candidates = reusingSavedFrames ? held : lastSaved.map { last in held.filter { $0.sequence > last } } ?? held
         switch chooseFrame(times: candidates.map(\.timestamp), pressedAt: pressedAt, interval: frameInterval) {
         case .frame(let index): return candidates[index]
         case .next: return nil

@@ -410,7 +410,7 @@ final class MQTTNode {
         let now = daemon.loop.clock.now
         let shot = RigShot(id: UUID().uuidString.lowercased(), at: realtimeMapping().realtime(of: pressedAt), origin: topics.node)
         book.originate(shot, expecting: onlineNodes.union([topics.node]), now: now, timeout: settings.shotTimeout)
-        daemon.capture.service.label(pressedAt: pressedAt, as: PhotoLabel(name: shotFileName(shot), digest: true))
+        daemon.capture.service.label(pressedAt: pressedAt, as: PhotoLabel(name: shotFileName(shot), digest: true, isRigShot: true))
         shotsInFlight[pressedAt] = shot
         if isConnected {
             var line = JSONLine()
@@ -438,7 +438,7 @@ final class MQTTNode {
             publishResult(RigShotResult(shot: shot.id, node: topics.node, outcome: .missed(reason: reason)), shot: shot)
             return
         }
-        daemon.capture.service.label(pressedAt: pressedAt, as: PhotoLabel(name: shotFileName(shot), digest: true))
+        daemon.capture.service.label(pressedAt: pressedAt, as: PhotoLabel(name: shotFileName(shot), digest: true, isRigShot: true))
         shotsInFlight[pressedAt] = shot
         daemon.publish(DaemonEvent(.rig(.shot(shot, pressedAt: pressedAt, at: now))))
         daemon.capture.service.capture(pressedAt: pressedAt, now: now)

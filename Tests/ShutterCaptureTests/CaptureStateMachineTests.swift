@@ -229,6 +229,26 @@ struct CaptureStateMachineTests {
         #expect(machine.nextDeadline == ms(9000))  // the watchdog's start-up grace from here
     }
 
+    /// A rig's shot that arrives after a later shot saved a newer frame still gets the frame of
+    /// its own instant (the fault: every candidate lay after it, and the oldest of them, 100 ms
+    /// off, was saved); a press of a burst still never saves a frame twice.
+    @Test func aLateRigShotTakesTheFrameOfItsInstantEvenIfSavedBefore() {
+        func streaming() -> CaptureStateMachine {
+            var machine = CaptureStateMachine(ringCapacity: 8, keepStreaming: true, frameInterval: .milliseconds(33))
+            machine.streamStarted(at: ms(0), warmupFrames: 0)
+            for number in 0..<6 { _ = machine.frame(.init(timestamp: ms(10 + 33 * Double(number)), sequence: UInt32(number)), at: ms(20 + 33 * Double(number))) }
+            // The later shot, at 180 ms, came first and saved frame 5 (175 ms).
+            #expect(machine.press(at: ms(180), now: ms(190), inFlight: 0, reusingSavedFrames: true).map(render) == ["save #5 for 180"])
+            return machine
+        }
+        var rig = streaming()
+        // The earlier shot, at 80 ms, arrives now: frame 2 (76 ms) covers it.
+        #expect(rig.press(at: ms(80), now: ms(195), inFlight: 0, reusingSavedFrames: true).map(render) == ["save #2 for 80"])
+        var burst = streaming()
+        // Without reuse (a burst, and every rig shot before the fix) it waits for a frame newer than 5: 100+ ms off.
+        #expect(burst.press(at: ms(80), now: ms(195), inFlight: 0).map(render) == [])
+    }
+
     @Test func aBacklogFailsTheExtraPressAtOnce() {
         var machine = CaptureStateMachine(ringCapacity: 4, keepStreaming: true, maximumInFlight: 2)
         machine.streamStarted(at: ms(0), warmupFrames: 0)
