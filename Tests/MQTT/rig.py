@@ -243,11 +243,11 @@ CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 # ---------------------------------------------------------------- MQTT clients
 
 class Message:
-    __slots__ = ("time", "retained", "qos", "topic", "payload", "response_topic", "correlation")
+    __slots__ = ("time", "retained", "qos", "topic", "payload", "expiry", "response_topic", "correlation")
 
-    def __init__(self, time_, retained, qos, topic, payload, response_topic, correlation):
+    def __init__(self, time_, retained, qos, topic, payload, expiry, response_topic, correlation):
         self.time, self.retained, self.qos, self.topic = time_, retained, qos, topic
-        self.payload, self.response_topic, self.correlation = payload, response_topic, correlation
+        self.payload, self.expiry, self.response_topic, self.correlation = payload, expiry, response_topic, correlation
 
     @property
     def text(self):
@@ -268,7 +268,7 @@ class Sub:
     Ready (subscribed) when the constructor returns: a marker published on a topic of its own
     has come back. Times are the client's receive times (CLOCK_REALTIME, s)."""
 
-    FORMAT = "%U %r %q %x %R %D %t"  # hex payload: any byte is safe; topic last
+    FORMAT = "%U %r %q %x %E %R %D %t"  # hex payload: any byte is safe; topic last
 
     def __init__(self, broker, topics, user=None, password=None, extra=None, wrap=None, ready_timeout=10):
         self.broker = broker
@@ -305,12 +305,12 @@ class Sub:
     def _read(self):
         for raw in self.process.stdout:
             line = raw.decode("utf-8", "replace").rstrip("\n")
-            parts = line.split(" ", 6)
-            if len(parts) < 7:
+            parts = line.split(" ", 7)
+            if len(parts) < 8:
                 continue
             try:
-                m = Message(float(parts[0]), parts[1] == "1", int(parts[2]), parts[6], bytes.fromhex(parts[3]),
-                            parts[4] or None, parts[5] or None)
+                m = Message(float(parts[0]), parts[1] == "1", int(parts[2]), parts[7], bytes.fromhex(parts[3]),
+                            parts[4] or None, parts[5] or None, parts[6] or None)
             except ValueError:
                 continue
             with self.lock:
@@ -557,8 +557,8 @@ class Node:
         """Every .jpg under the output directory, as paths relative to it."""
         found = []
         for dirpath, _, files in os.walk(self.output_dir):
-            for name in files:
-                if name.endswith(".jpg"):
+            for name in files:  # latest.jpg is a link to the newest photo, not one more
+                if name.endswith(".jpg") and not os.path.islink(os.path.join(dirpath, name)):
                     found.append(os.path.relpath(os.path.join(dirpath, name), self.output_dir))
         return sorted(found)
 
