@@ -41,7 +41,7 @@ Scenarios (each a group of checks):
 Output: one line per check, "ok - ..." or "FAIL - ..." (details on "#" lines below a failure),
 then "mqtt: N passed, M failed"; exit status 1 on a failure. Without mosquitto it fails; with a
 shutter that has no MQTT client yet (no --mqtt-node in `shutter run --help`), it says so on a
-"skip -" line, runs the broker self test and exits 0 outside CI, 1 under CI (CI set).
+"skip -" line and exits 0 outside CI, 1 under CI (CI set).
 """
 import hashlib
 import json
@@ -616,9 +616,9 @@ def main(argv):
         return 1
     ok, why = rig.shutter_supports_mqtt()
     if not ok:
-        print(f"skip - the daemons: {why}; the broker self test runs instead", flush=True)
-        status = rig.selftest()
-        return 1 if os.environ.get("CI") else status
+        print(f"skip - the daemons: {why} (Tests/MQTT/rig.py selftest checks the broker alone)", flush=True)
+        print("mqtt: 0 passed, 0 failed")
+        return 1 if os.environ.get("CI") else 0
     checks = rig.Checks("mqtt")
     work = tempfile.mkdtemp(prefix="shutter-mqtt-")
     s = Session(checks, work)
