@@ -180,7 +180,7 @@ def daemons(checks, net, broker, work):
     nodes = {}
     for name in NODES:
         board = rig.board_for(work, name, NodeBroker(broker, net, name), rig=rigname, prefix=prefix,
-                              mqtt={"keepAliveS": 3, "shotTimeoutMs": 4000, "discovery": False},
+                              mqtt={"keepAliveS": 30, "shotTimeoutMs": 4000, "discovery": False},
                               camera={"width": 160, "height": 120, "ringFrames": 16})
         nodes[name] = rig.Node(name, board, work, wrap=net.wrap(name))
     sub = rig.Sub(broker, [f"{prefix}/{rigname}/#"], ready_timeout=30)

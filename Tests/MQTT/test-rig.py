@@ -33,7 +33,8 @@ Scenarios (each a group of checks):
                makes the origin's photo only; no photo taken twice, no stale command replayed
   will         a node frozen (SIGSTOP) past its keepalive: the broker publishes its last will
                "offline"; thawed, it comes back "online"; a clean stop publishes "offline"
-  late         a node started after shots were published (within their 5 s expiry) takes none of them
+  late         a node started after shots were published (within their 5 s expiry) takes none of them,
+               nor a retained capture command waiting on its cmd topic
   wrongpw      a node with a wrong password: a clear error on stderr, local capture goes on
   discovery    homeassistant/device/N/config read back with mosquitto_sub, checked by
                Tests/MQTT/check-discovery.py when that file exists (else a "skip -" line)
@@ -518,6 +519,8 @@ def late(c, s):
             shots.append(e["shot"])
         time.sleep(0.5)
     latecomer = s.node("cam-late", start=False)
+    # A retained command waiting on its cmd topic would be carried out by every (re)connect: refused.
+    rig.publish(s.broker, topic("cam-late", "cmd"), json.dumps({"id": "ret-1", "cmd": "capture"}), retain=True)
     latecomer.start()
     m = s.wait_availability("cam-late", "online", t0, 20)
     c.check(f"late: cam-late started {time.time() - t0:.1f} s after two shots (within their 5 s expiry) is online", m is not None)
@@ -525,6 +528,11 @@ def late(c, s):
     c.check(f"late: cam-late took no photo ({latecomer.photos_on_disk()})", not latecomer.photos_on_disk())
     acted = [e for e in latecomer.snapshot() if e.get("shot") in shots and e.get("event") in ("shot", "photo")]
     c.check("late: cam-late printed no shot or photo event for them", not acted, acted)
+    refused = [m for m in s.sub.snapshot(topic("cam-late", "reply")) if (m.json() or {}).get("ok") is False]
+    c.check(f"late: the retained capture command waiting on its cmd topic was refused, not carried out "
+            f"({refused[0].text[:100] if refused else None})", refused and not latecomer.photos_on_disk(),
+            s.sub.snapshot(topic("cam-late", "reply")))
+    rig.publish(s.broker, topic("cam-late", "cmd"), None, retain=True)  # cleared
     # A node restarted within the expiry (the same client id) does not act on a shot made while it was down.
     name = NODES[1]
     s.nodes[name].stop()
