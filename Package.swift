@@ -61,6 +61,14 @@ let package = Package(
             providers: [.apt(["libqrencode-dev"])]
         ),
 
+        /// libmosquitto (MQTT v5 client): a multi-camera rig's nodes meet at a broker; polled from
+        /// the daemon's own loop through its socket.
+        .systemLibrary(
+            name: "CMosquitto",
+            pkgConfig: "libmosquitto",
+            providers: [.apt(["libmosquitto-dev"])]
+        ),
+
         /// libcamera's flags from pkg-config, for the C++ backend (Swift never imports libcamera's C++ headers).
         .systemLibrary(
             name: "CLibcamera",
@@ -100,7 +108,7 @@ let package = Package(
         /// hooks and systemd notification. Tests drive it with the mock chip and synthetic camera.
         .target(
             name: "ShutterDaemon",
-            dependencies: ["ShutterCore", "ShutterGPIO", "ShutterCapture", "CShutterSystem", "CMicroHTTPD", "CQRencode"]
+            dependencies: ["ShutterCore", "ShutterGPIO", "ShutterCapture", "CShutterSystem", "CMicroHTTPD", "CQRencode", "CMosquitto"]
         ),
         /// The command-line tool: thin commands over the daemon module.
         .executableTarget(

@@ -32,9 +32,24 @@ public struct Photo: Hashable, Sendable {
     /// Whether the system clock was synchronised (NTP, GPS) when the photo was taken: when not,
     /// its EXIF date (and a strftime file name) may be off.
     public var clockSynchronized = true
+    /// The file's SHA-256 in hex, when it was asked for (``PhotoLabel/digest``).
+    public var sha256: String? = nil
 
     /// Frame time minus press time: negative when the frame was taken before the press.
     public var offset: Nanoseconds { frameAt - pressedAt }
+}
+
+/// How the photo of one press is saved instead of by the board's template (a rig's shot).
+public struct PhotoLabel: Hashable, Sendable {
+    /// The file name in the output directory; one folder below it is made when missing.
+    public var name: String
+    /// Whether the photo's SHA-256 is computed as it is written.
+    public var digest: Bool
+
+    public init(name: String, digest: Bool) {
+        self.name = name
+        self.digest = digest
+    }
 }
 
 /// Why a press made no photo, or why the camera stopped.
@@ -89,6 +104,7 @@ public enum CaptureEvent: Hashable, Sendable {
             // The frame interval at the press, so "within one frame interval" can be checked per photo.
             if let bracket = photo.bracket { line.add("bracketMs", bracket.milliseconds, decimals: 3) }
             if let interval = photo.frameInterval { line.add("frameIntervalMs", interval.milliseconds, decimals: 3) }
+            if let sha256 = photo.sha256 { line.add("sha256", sha256) }
             return line
         case .captureFailed(let failure):
             var line = JSONLine(event: "captureFailed", at: failure.at)

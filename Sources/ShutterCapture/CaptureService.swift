@@ -29,6 +29,8 @@ public final class CaptureService {
     private var events: [CaptureEvent] = []
     private var sequence = 0
     private var inFlight = 0
+    /// Names given ahead to the photos of particular presses (a rig's shots), by press instant.
+    private var labels: [Instant: PhotoLabel] = [:]
     private var zoomFactor = 1.0
     /// The photo effect the board's effect picker chose.
     private var effect = PhotoEffect.none
@@ -248,6 +250,21 @@ public final class CaptureService {
     func retryCameraNow() {
         session.retryNow()
     }
+
+    /// Names the photo of the press at `pressedAt` (call before ``capture(pressedAt:now:)``, or
+    /// before the event that makes it): a rig's shot is saved as `<shot>/<node>.jpg`, not by the
+    /// board's template, and its result carries the file's SHA-256. At most 64 wait; the oldest
+    /// goes first (a press whose event never came).
+    public func label(pressedAt: Instant, as label: PhotoLabel) {
+        if labels.count >= 64, let oldest = labels.keys.min() { labels[oldest] = nil }
+        labels[pressedAt] = label
+    }
+
+    /// The earliest frame time the ring still holds, nil when it holds none (the camera is not streaming).
+    public var oldestFrameAt: Instant? { session.ring.frames.first?.timestamp }
+
+    /// The frame interval the service assumes (the camera's, or the median it measured); nil when unknown.
+    public var frameInterval: Nanoseconds? { session.machine.frameInterval }
 
     /// Takes the photo for a press at `pressedAt` (the kernel's edge timestamp): the held frame
     /// whose exposure covers the press, or the next frame when the press is newer than that.
@@ -476,6 +493,7 @@ public final class CaptureService {
     // MARK: - Internals
 
     private func fail(pressedAt: Instant, _ error: CaptureError) {
+        labels[pressedAt] = nil
         events.append(.captureFailed(CaptureFailure(at: clock.now, pressedAt: pressedAt, error: error)))
         wake.signal()
     }
@@ -493,7 +511,8 @@ public final class CaptureService {
     private func submit(_ frame: Frame, pressedAt: Instant, focus: FocusOutcome? = nil) {
         guard let camera = session.camera else { return }
         let focus = autofocus?.focusOfShot(pressedAt: pressedAt, frame: frame, served: focus) ?? focus ?? .none
-        sequence += 1
+        let label = labels.removeValue(forKey: pressedAt)
+        if label == nil { sequence += 1 }
         inFlight += 1
         let now = clock.now
         let wallNow = WallTime.now()
@@ -509,8 +528,8 @@ public final class CaptureService {
         metadata.exposure = frame.exposure
         let job = PhotoJob(frame: frame, pressedAt: pressedAt, focus: focus, bracket: session.ring.bracket(around: pressedAt),
                            frameInterval: session.machine.frameInterval, processing: photoProcessing,
-                           quality: settings.quality, name: template.name(at: taken, sequence: sequence),
-                           metadata: metadata)
+                           quality: settings.quality, name: label?.name ?? template.name(at: taken, sequence: sequence),
+                           metadata: metadata, digest: label?.digest ?? false)
         let writer = self.writer, finished = self.finished, wake = self.wake, encoder = self.encoder
         // Handed over in a box the block empties: the job (and its frame, which may hold a camera
         // buffer) is let go before the loop is woken, not when the block itself is freed, so the

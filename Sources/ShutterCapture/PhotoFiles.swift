@@ -280,6 +280,10 @@ public struct PhotoWriter: Sendable {
         if Glibc.close(fd) != 0, Glibc.errno != EINTR {
             throw CaptureError.system(call: "close", errno: Glibc.errno, context: temporary)
         }
+        // A rig's shot goes to a folder of its own (`<shot>/<node>.jpg`), made by whichever photo comes first.
+        if let slash = name.lastIndex(of: "/") {
+            try Self.makeDirectories(path(String(name[..<slash])))
+        }
         var finalName = name
         var attempt = 1
         while true {
@@ -297,6 +301,7 @@ public struct PhotoWriter: Sendable {
         }
         unlink(temporary)
         finished = true
+        if let slash = finalName.lastIndex(of: "/") { try syncDirectory(path(String(finalName[..<slash]))) }
         try syncDirectory()
         if updatesLatest, (try? updateLatest(to: finalName, bytes: bytes)) == nil {
             // The photo is safe; a latest.jpg that cannot follow it is removed rather than left stale.
@@ -358,9 +363,10 @@ public struct PhotoWriter: Sendable {
         }
     }
 
-    func syncDirectory() throws(CaptureError) {
-        let fd = try retryingEINTR("open", directory) { open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+    func syncDirectory(_ folder: String? = nil) throws(CaptureError) {
+        let folder = folder ?? directory
+        let fd = try retryingEINTR("open", folder) { open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
         defer { Glibc.close(fd) }
-        try retryingEINTR("fsync", directory) { fsync(fd) }
+        try retryingEINTR("fsync", folder) { fsync(fd) }
     }
 }

@@ -12,6 +12,8 @@ struct PhotoJob: Sendable {
     var quality: Int
     var name: String
     var metadata: PhotoMetadata
+    /// Whether the photo's SHA-256 is computed (a rig's shot result carries it).
+    var digest = false
 
     /// The finished photo, or why there is none. Runs on the encode queue, the only user of `encoder`.
     func run(writer: PhotoWriter, encoder: EncodeQueueEncoder) -> CaptureEvent {
@@ -30,7 +32,7 @@ struct PhotoJob: Sendable {
             return .photo(Photo(at: written, path: path, pressedAt: pressedAt, frameAt: frame.timestamp, frameAtIs: frame.instant, width: width,
                                 height: height, bytes: jpeg.count, frameSequence: frame.sequence, bracket: bracket, frameInterval: frameInterval,
                                 encodeTime: encoded - started, writeTime: written - encoded, focus: focus,
-                                clockSynchronized: metadata.clockSynchronized))
+                                clockSynchronized: metadata.clockSynchronized, sha256: digest ? SHA256.hexDigest(of: jpeg) : nil))
         } catch {
             return .captureFailed(CaptureFailure(at: monotonicNow(), pressedAt: pressedAt, error: error))
         }

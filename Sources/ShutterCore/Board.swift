@@ -31,6 +31,8 @@ public struct Board: Sendable {
     public var http: HTTPSettings?
     /// The live view's preview JPEGs.
     public var preview = PreviewSettings()
+    /// The rig's MQTT broker (multi-camera rigs, Home Assistant); nil = none.
+    public var mqtt: MQTTSettings?
 
     /// The most controls a board may have, as the phone's `maxControlsCount`.
     public static let maximumControls = 8
@@ -255,7 +257,7 @@ extension BoardError {
 extension Board: Decodable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case name, description, chip, lineDefaults, lines, gestures, controls, camera, output
-        case api, hooks, feedback, http, preview
+        case api, hooks, feedback, http, preview, mqtt
     }
 
     public init(from decoder: any Decoder) throws {
@@ -281,6 +283,7 @@ extension Board: Decodable {
         hooks = try container.decodeIfPresent(HookSettings.self, forKey: .hooks) ?? HookSettings()
         http = try container.decodeIfPresent(HTTPSettings.self, forKey: .http)
         preview = try container.decodeIfPresent(PreviewSettings.self, forKey: .preview) ?? PreviewSettings()
+        mqtt = try container.decodeIfPresent(MQTTSettings.self, forKey: .mqtt)
         try validateLines()
         try validateControls()
         try validateFeedback()

@@ -206,3 +206,125 @@ extension HTTPSettings: Decodable {
         requireToken = try container.decodeIfPresent(Bool.self, forKey: .requireToken) ?? requireToken
     }
 }
+
+/// The board's `mqtt` section: the rig's broker, and this camera's place among the rig's nodes.
+///
+/// Present = the daemon connects (an unreachable broker never stops local capture: it is retried
+/// with backoff). Topics are `<topicPrefix>/<rig>/<node>/…` and `<topicPrefix>/<rig>/shot`.
+public struct MQTTSettings: Hashable, Sendable {
+    /// The broker's host name or address.
+    public var host: String
+    public var port = 1883
+    public var username: String?
+    /// A file whose first line is the password (kept out of the board file, which many can read).
+    public var passwordFile: String?
+    /// TLS: the CA certificate that signed the broker's; with a client certificate and its key,
+    /// the broker may know the node by it. Any of them turns TLS on.
+    public var caFile: String?
+    public var certFile: String?
+    public var keyFile: String?
+    /// The rig's name: the nodes of one rig share it and take each other's shots.
+    public var rig: String
+    /// This node's name in the rig; nil = the host name (`shutter run --mqtt-node` overrides it).
+    public var node: String?
+    /// The first level of every topic.
+    public var topicPrefix = "shutter"
+    /// MQTT keep-alive: the broker publishes the last will (`offline`) after 1.5 times this silence.
+    public var keepAlive: Nanoseconds = .seconds(30)
+    /// A shot older than this when it arrives is answered `missed` (the ring holds seconds, not more).
+    public var maxShotAge: Nanoseconds = .seconds(5)
+    /// How long the origin of a shot collects the nodes' results before `shotComplete`.
+    public var shotTimeout: Nanoseconds = .seconds(3)
+    /// A shot's photo file name, relative to the output directory: `{shot}` and `{node}` are filled in.
+    public var shotTemplate = "{shot}/{node}.jpg"
+    /// Whether `set` of zoom and exposure (a swipe, a command) is carried to every node of the rig.
+    public var syncControls = false
+    /// Whether Home Assistant's MQTT discovery is published (one device per node).
+    public var discovery = true
+    /// Home Assistant's discovery prefix.
+    public var discoveryPrefix = "homeassistant"
+
+    public init(host: String, port: Int = 1883, rig: String, node: String? = nil) {
+        self.host = host
+        self.port = port
+        self.rig = rig
+        self.node = node
+    }
+
+    /// Whether the connection uses TLS.
+    public var usesTLS: Bool { caFile != nil || certFile != nil || keyFile != nil }
+
+    /// Why `name` cannot be one level of a topic, or nil when it can: not empty, no `/`, `+`,
+    /// `#` (MQTT's separator and wildcards), no NUL and no control characters, at most 64 bytes.
+    public static func topicLevelProblem(_ name: String) -> String? {
+        if name.isEmpty { return "must not be empty" }
+        if name.utf8.count > 64 { return "must be at most 64 bytes" }
+        if name.contains(where: { "/+#".contains($0) }) { return "must not contain '/', '+' or '#' (MQTT's topic separator and wildcards)" }
+        if name.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7f }) { return "must not contain control characters" }
+        return nil
+    }
+}
+
+extension MQTTSettings: Decodable {
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case host, port, username, passwordFile, caFile, certFile, keyFile, rig, node, topicPrefix, keepAliveS
+        case maxShotAgeMs, shotTimeoutMs, shotTemplate, syncControls, discovery, discoveryPrefix
+    }
+
+    public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        host = try container.decode(String.self, forKey: .host)
+        if host.isEmpty || host.contains(where: { $0.isWhitespace || $0 == "/" }) {
+            throw container.fail(.host, "must be the broker's host name or numeric address, such as 192.168.1.10 or broker.local")
+        }
+        if let port = try container.decodeIfPresent(Int.self, forKey: .port) {
+            guard (1...65535).contains(port) else { throw container.fail(.port, "must be a port from 1 to 65535 (MQTT's is 1883, over TLS 8883)") }
+            self.port = port
+        }
+        rig = try container.decode(String.self, forKey: .rig)
+        if let problem = Self.topicLevelProblem(rig) { throw container.fail(.rig, problem) }
+        node = try container.decodeIfPresent(String.self, forKey: .node)
+        if let node, let problem = Self.topicLevelProblem(node) { throw container.fail(.node, problem) }
+        topicPrefix = try container.decodeIfPresent(String.self, forKey: .topicPrefix) ?? topicPrefix
+        for level in topicPrefix.split(separator: "/", omittingEmptySubsequences: false) {
+            if let problem = Self.topicLevelProblem(String(level)) {
+                throw container.fail(.topicPrefix, "'\(topicPrefix)': each level \(problem)")
+            }
+        }
+        username = try container.decodeIfPresent(String.self, forKey: .username)
+        if let username, username.isEmpty { throw container.fail(.username, "must not be empty (leave it out for a broker without users)") }
+        for key in [CodingKeys.passwordFile, .caFile, .certFile, .keyFile] {
+            guard let path = try container.decodeIfPresent(String.self, forKey: key) else { continue }
+            guard path.hasPrefix("/") else { throw container.fail(key, "must be an absolute path") }
+            switch key {
+            case .passwordFile: passwordFile = path
+            case .caFile: caFile = path
+            case .certFile: certFile = path
+            default: keyFile = path
+            }
+        }
+        if passwordFile != nil, username == nil { throw container.fail(.passwordFile, "needs 'username' (the broker checks a password against a user)") }
+        if (certFile == nil) != (keyFile == nil) {
+            throw container.fail(certFile == nil ? .keyFile : .certFile, "needs both 'certFile' and 'keyFile' (a client certificate and its private key)")
+        }
+        if certFile != nil, caFile == nil { throw container.fail(.caFile, "is needed with a client certificate (the CA that signed the broker's certificate)") }
+        if let seconds = try container.decodeIfPresent(Int.self, forKey: .keepAliveS) {
+            // libmosquitto refuses less than 5 s; MQTT's field is 16 bits.
+            guard (5...65535).contains(seconds) else { throw container.fail(.keepAliveS, "must be from 5 to 65535 seconds") }
+            keepAlive = .seconds(Double(seconds))
+        }
+        maxShotAge = try container.decodeMilliseconds(forKey: .maxShotAgeMs, in: 1...600_000) ?? maxShotAge
+        shotTimeout = try container.decodeMilliseconds(forKey: .shotTimeoutMs, in: 1...600_000) ?? shotTimeout
+        shotTemplate = try container.decodeIfPresent(String.self, forKey: .shotTemplate) ?? shotTemplate
+        let parts = shotTemplate.split(separator: "/", omittingEmptySubsequences: false)
+        if !shotTemplate.contains("{shot}") || shotTemplate.hasPrefix("/") || parts.count > 2
+            || parts.contains(where: { $0.isEmpty || $0 == "." || $0 == ".." }) {
+            throw container.fail(.shotTemplate, "must name a file in the output directory (or one folder below it) with {shot} in it, such as \"{shot}/{node}.jpg\" or \"{shot}_{node}.jpg\"")
+        }
+        syncControls = try container.decodeIfPresent(Bool.self, forKey: .syncControls) ?? syncControls
+        discovery = try container.decodeIfPresent(Bool.self, forKey: .discovery) ?? discovery
+        discoveryPrefix = try container.decodeIfPresent(String.self, forKey: .discoveryPrefix) ?? discoveryPrefix
+        if let problem = Self.topicLevelProblem(discoveryPrefix) { throw container.fail(.discoveryPrefix, problem) }
+    }
+}

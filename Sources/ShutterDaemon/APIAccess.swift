@@ -138,7 +138,7 @@ extension APICommand {
     var name: String {
         switch self {
         case .status: "status"
-        case .capture: "capture"
+        case .capture, .rigCapture: "capture"
         case .set: "set"
         case .select: "select"
         case .enable: "enable"

@@ -9,6 +9,9 @@ import ShutterCore
 public enum APICommand: Hashable, Sendable {
     case status
     case capture
+    /// A capture by the whole rig (`"rig": true`): this node's photo, and the shot published to
+    /// the rig's other nodes over MQTT, which take the frame of the same instant.
+    case rigCapture
     case set(control: String, to: SetValue)
     case select(control: String)
     case enable(APITarget)
@@ -125,7 +128,8 @@ extension APIRequest {
         guard case .string(let cmd) = cmdValue else { return fail("'cmd' must be a string, not \(cmdValue.kindName)") }
         let allowed: Set<String>
         switch cmd {
-        case "status", "capture", "reload": allowed = []
+        case "status", "reload": allowed = []
+        case "capture": allowed = ["rig"]
         case "set": allowed = ["control", "value", "index", "title"]
         case "select": allowed = ["control"]
         case "enable", "disable": allowed = ["capture", "control"]
@@ -145,7 +149,12 @@ extension APIRequest {
         let command: APICommand
         switch cmd {
         case "status": command = .status
-        case "capture": command = .capture
+        case "capture":
+            switch members["rig"] {
+            case nil, .bool(false)?: command = .capture
+            case .bool(true)?: command = .rigCapture
+            case let other?: return fail("'rig' must be true or false, not \(other.kindName)")
+            }
         case "reload": command = .reload
         case "select":
             switch string("control") {
@@ -204,6 +213,9 @@ extension APIRequest {
         switch command {
         case .status: put("status")
         case .capture: put("capture")
+        case .rigCapture:
+            put("capture")
+            members["rig"] = .bool(true)
         case .reload: put("reload")
         case .select(let control):
             put("select")
@@ -236,9 +248,10 @@ public enum APIReply {
             return success(id: id)
         case .status(let status):
             return success(id: id) { status.encode(into: &$0) }
-        case .captureAccepted(let pressedAt):
+        case .captureAccepted(let pressedAt, let shot):
             return success(id: id) { line in
                 line.add("pressedAt", pressedAt)
+                if let shot { line.add("shot", shot) }
                 // Accepted, not saved: the photo event names this request.
                 if let id { line.add("request", json: id.text) }
             }

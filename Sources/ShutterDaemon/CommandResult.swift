@@ -14,7 +14,7 @@ public enum CommandResult: Hashable, Sendable {
     /// A remote capture was accepted: the press is stamped `pressedAt`. Accepted is not saved:
     /// the photo (or its `captureFailed`) follows as an event, carrying the request's `id` as
     /// `request` when the request had one.
-    case captureAccepted(pressedAt: Instant)
+    case captureAccepted(pressedAt: Instant, shot: String? = nil)
     /// A reload applied the board `board` read from `file`.
     case reloaded(file: String, board: String)
     /// The command was refused; nothing changed.
@@ -121,6 +121,19 @@ public struct DaemonStatus: Hashable, Sendable {
     public var lastPhoto: String?
     /// Nil when the daemon serves no socket.
     public var clients: Clients?
+    /// The rig's broker, when the board has an `mqtt` section.
+    public var mqtt: MQTT? = nil
+
+    /// The node's place in its rig and its broker connection.
+    public struct MQTT: Hashable, Sendable {
+        public var broker: String
+        /// `connected` or `disconnected`.
+        public var state: String
+        public var rig: String
+        public var node: String
+        /// The rig's nodes seen online, this one included.
+        public var nodesOnline: Int
+    }
 
     /// The status as the members of a reply line, in the order `shutter status` has always printed them.
     public func encode(into line: inout JSONLine) {
@@ -148,6 +161,15 @@ public struct DaemonStatus: Hashable, Sendable {
             members.add("connected", clients.connected)
             members.add("subscribed", clients.subscribed)
             line.add("clients", members)
+        }
+        if let mqtt {
+            var members = JSONLine()
+            members.add("broker", mqtt.broker)
+            members.add("state", mqtt.state)
+            members.add("rig", mqtt.rig)
+            members.add("node", mqtt.node)
+            members.add("nodesOnline", mqtt.nodesOnline)
+            line.add("mqtt", members)
         }
     }
 }

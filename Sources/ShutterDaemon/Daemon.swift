@@ -37,6 +37,8 @@ public struct DaemonOptions: Sendable {
     public var httpTokenPath: String?
     /// Whether the HTTP token is required whatever the address (tests bind 127.0.0.1 only).
     var httpRequiresToken: Bool?
+    /// This node's name in the rig (`--mqtt-node`); nil = the board's `mqtt.node`, else the host name.
+    public var mqttNode: String?
     /// Whether the simulator chip's edges are read from standard input.
     public var readsSimulatorInput = true
     /// Whether event lines go to standard output.
@@ -89,6 +91,12 @@ public final class Daemon {
     public private(set) var api: APIServer?
     /// Live view over HTTP, when asked for.
     public private(set) var http: HTTPServer?
+    /// This node of a multi-camera rig on MQTT, when the board has an `mqtt` section.
+    private(set) var mqtt: MQTTNode?
+    /// Set while a command's capture is the origin of a rig shot (`capture` with `"rig": true`).
+    var originatesRigShot = false
+    /// The shot this node originated last, for the reply to a rig capture.
+    private(set) var lastOriginatedShot: RigShot?
     /// The LED and buzzer, when the board has them.
     private var feedback: FeedbackOutput?
     /// The board's hooks, when it has any.
@@ -182,6 +190,7 @@ public final class Daemon {
             earliest = Instant.earliest(earliest, feedback?.nextDeadline)
             for runner in retiredHooks { earliest = Instant.earliest(earliest, runner.nextDeadline) }
             earliest = Instant.earliest(earliest, http?.nextDeadline)
+            earliest = Instant.earliest(earliest, mqtt?.nextDeadline)
             return Instant.earliest(earliest, api?.nextDeadline)
         }
         loop.deadlineReached = { [unowned self] now in
@@ -194,6 +203,7 @@ public final class Daemon {
             // Last: the gestures and photos of this wake-up go first, clients' requests after.
             api?.advance(to: now)
             http?.advance(to: now)
+            mqtt?.advance(to: now)
         }
         if !board.hooks.isEmpty {
             hooks = HookRunner(settings: board.hooks, loop: loop)
@@ -229,15 +239,31 @@ public final class Daemon {
                 throw CommandFailure(error.description)
             }
         }
+        if let settings = board.mqtt {
+            let node = options.mqttNode ?? settings.node ?? ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "shutter"
+            if let problem = MQTTSettings.topicLevelProblem(node) {
+                api?.close()
+                http?.close()
+                throw CommandFailure("the rig's node name '\(node)' \(problem) (set mqtt.node in the board, or --mqtt-node)")
+            }
+            do {
+                mqtt = try MQTTNode(settings: settings, node: node, daemon: self)
+            } catch {
+                api?.close()
+                http?.close()
+                throw error
+            }
+            observeEvents { [unowned self] event in mqtt?.eventPublished(event) }
+        }
         loop.standardOutputClosed = { [unowned self] in
-            if api == nil && http == nil {
+            if api == nil && http == nil && mqtt == nil {
                 Log.notice("standard output was closed (its reader went away): nobody hears the events; stopping")
                 loop.stop()
             } else {
                 Log.warning("standard output was closed (its reader went away): events go on to the API's subscribers")
             }
         }
-        if let simulator, api == nil, http == nil {
+        if let simulator, api == nil, http == nil, mqtt == nil {
             // The simulator's input has ended, nothing is scheduled and every photo is saved: the run is
             // over. With an API socket the daemon keeps serving until SIGTERM.
             loop.afterWake = { [unowned self] in
@@ -298,6 +324,13 @@ public final class Daemon {
         // A remote capture begins too, but it is no press.
         if case .capture(.began, let action, _, _, _, _, _) = event, action != .remote { counters.presses += 1 }
         publish(DaemonEvent(.gesture(event)))
+        // A press that takes a photo starts a shot for the whole rig; a remote capture only when
+        // asked with "rig": true. Named before the capture service sees the press.
+        if let mqtt, case .capture(_, let action, let pressedAt, _, _, _, _) = event, let instant = event.photoInstant,
+           action != .remote || originatesRigShot {
+            _ = pressedAt
+            lastOriginatedShot = mqtt.originate(pressedAt: instant)
+        }
         capture.handle(event)
         feedback?.handle(event, now: loop.clock.now)
         // Save when an adjustment is over, not on every coalesced value of a swipe.
@@ -348,7 +381,8 @@ public final class Daemon {
         }
         // The remote capture this photo answers, for the client that asked for it.
         let request = event.pressedAt.flatMap { captureRequests.take(pressedAt: $0) }
-        publish(DaemonEvent(.capture(event, request: request)))
+        let shot = mqtt?.captureReported(event)
+        publish(DaemonEvent(.capture(event, request: request), shot: shot?.id))
     }
 
     /// Tells the state machines whether a photo can be taken: the camera is ready and capture is enabled.
@@ -453,6 +487,8 @@ public final class Daemon {
         api = nil
         http?.close()
         http = nil
+        mqtt?.close()
+        mqtt = nil
         feedback?.close()
         feedback = nil
         watcher.close()

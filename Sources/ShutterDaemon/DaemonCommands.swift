@@ -21,14 +21,21 @@ extension Daemon {
             case .refused(let message):
                 return .refused(CommandRefusal(options.boardPath == nil ? .unavailable : .invalidBoard, message))
             }
-        case .capture:
+        case .capture, .rigCapture:
+            let rig = request.command == .rigCapture
+            if rig && mqtt == nil {
+                return .refused(CommandRefusal(.unavailable, "no rig: the board has no 'mqtt' section (a capture with \"rig\": true needs one)"))
+            }
+            // The press this capture makes starts a shot for the whole rig (``handle(_:)`` publishes it).
+            originatesRigShot = rig
+            defer { originatesRigShot = false }
             guard interpreter.perform({ machine, events in machine.remoteCapture(at: now, into: &events) }) else {
                 return captureEnabled
                     ? .refused(CommandRefusal(.unavailable, "capture is unavailable: \(cameraState.reason ?? "the camera is not ready")"))
                     : .refused(CommandRefusal(.disabled, "capture is disabled (send {\"cmd\":\"enable\",\"capture\":true})"))
             }
             if let id = request.id { captureRequests.remember(id, pressedAt: now) }
-            return .captureAccepted(pressedAt: now)
+            return .captureAccepted(pressedAt: now, shot: rig ? lastOriginatedShot?.id : nil)
         case .set(let control, let given):
             do throws(ControlRefusal) {
                 let value: ControlValue
@@ -106,6 +113,33 @@ extension Daemon {
             lastPhoto: lastPhotoPath,
             // Who is listening: a script can wait until its `events` follower is subscribed before
             // it presses, instead of sleeping and hoping the follower has started.
-            clients: api.map { DaemonStatus.Clients(connected: $0.clientCount, subscribed: $0.subscriberCount) })
+            clients: api.map { DaemonStatus.Clients(connected: $0.clientCount, subscribed: $0.subscriberCount) },
+            mqtt: mqtt?.statusSummary)
+    }
+}
+
+extension Daemon {
+    /// Why this node cannot take a rig shot whose press was at `pressedAt` (on the loop's clock),
+    /// or nil when it can: the shot too old, capture unavailable, or the instant no longer in the ring.
+    func rigShotRefusal(pressedAt: Instant, now: Instant, maxAge: Nanoseconds) -> String? {
+        let age = now - pressedAt
+        if age > maxAge {
+            return "the shot is \(Int(age.milliseconds)) ms old, more than mqtt.maxShotAgeMs (\(Int(maxAge.milliseconds)))"
+        }
+        if age < Nanoseconds(rawValue: -maxAge.rawValue) {
+            return "the shot's instant is \(Int(-age.milliseconds)) ms ahead of this node's clock: are the rig's clocks synchronised?"
+        }
+        guard interpreter.machine.isCaptureAvailable else {
+            return captureEnabled ? "capture is unavailable: \(cameraState.reason ?? "the camera is not ready")" : "capture is disabled"
+        }
+        guard capture.service.isStreaming, let oldest = capture.service.oldestFrameAt else {
+            return "the camera was not streaming at the shot's instant (it streams only around a light press on this board)"
+        }
+        // The frame exposing at the instant started up to one interval before it.
+        let slack = capture.service.frameInterval ?? .zero
+        if pressedAt < oldest - slack {
+            return "the ring holds frames from \(Int((now - oldest).milliseconds)) ms back; the shot was \(Int(age.milliseconds)) ms ago"
+        }
+        return nil
     }
 }

@@ -17,6 +17,8 @@ public struct DaemonEvent: Sendable {
         /// The kernel's event buffer overflowed: `count` edges were lost, and the state machines
         /// were resynchronised from the lines' levels when `resynchronised`.
         case edgesLost(count: Int, resynchronised: Bool, at: Instant)
+        /// The rig on MQTT: a shot taken or missed, a shot's results collected, the broker connection.
+        case rig(RigEvent)
     }
 
     public let kind: Kind
@@ -27,7 +29,8 @@ public struct DaemonEvent: Sendable {
     /// The line's members in order, as text (strings unquoted): what a hook's `{field}` takes.
     public let fields: [(key: String, text: String)]
 
-    public init(_ kind: Kind) {
+    /// - Parameter shot: the rig's shot a photo or failure answers (its line says `"shot"`).
+    public init(_ kind: Kind, shot: String? = nil) {
         self.kind = kind
         var json: JSONLine
         switch kind {
@@ -45,13 +48,75 @@ public struct DaemonEvent: Sendable {
                 let plain: String? = if case .string(let text) = request { text } else { nil }
                 json.add("request", json: request.text, text: plain)
             }
+            if let shot { json.add("shot", shot) }
         case .edgesLost(let count, let resynchronised, let time):
             name = "edgesLost"
             json = JSONLine(event: name, at: time)
             json.add("count", count)
             json.add("resynchronised", resynchronised)
+        case .rig(let event):
+            json = event.json
+            name = event.name
         }
         line = json.description
         fields = json.members ?? []
+    }
+}
+
+/// What the rig's MQTT side reports as event lines.
+public enum RigEvent: Sendable {
+    /// This node takes shot `shot` (its own press, or another node's): the frame of `pressedAt`.
+    case shot(RigShot, pressedAt: Instant, at: Instant)
+    /// This node cannot take the shot's instant, and why.
+    case missed(RigShot, reason: String, at: Instant)
+    /// The origin collected the rig's results of one of its shots.
+    case complete(RigShotCompletion, at: Instant)
+    /// The broker connection came or went.
+    case connection(connected: Bool, broker: String, reason: String?, at: Instant)
+
+    public var name: String {
+        switch self {
+        case .shot: "shot"
+        case .missed: "shotMissed"
+        case .complete: "shotComplete"
+        case .connection: "mqtt"
+        }
+    }
+
+    /// `{"event":"shot","t":…,"shot":…,"origin":…,"at":NS,"pressedAt":…}`, `shotMissed` with
+    /// `reason`, `shotComplete` with `nodes`, `photos`, `missed`, `failed`, `silent`, `spreadMs`,
+    /// `mqtt` with `state`, `broker` and `reason`.
+    public var json: JSONLine {
+        switch self {
+        case .shot(let shot, let pressedAt, let at):
+            var line = JSONLine(event: name, at: at)
+            line.add("shot", shot.id)
+            line.add("origin", shot.origin)
+            line.add("at", json: String(shot.at))
+            line.add("pressedAt", pressedAt)
+            return line
+        case .missed(let shot, let reason, let at):
+            var line = JSONLine(event: name, at: at)
+            line.add("shot", shot.id)
+            line.add("origin", shot.origin)
+            line.add("reason", reason)
+            return line
+        case .complete(let completion, let at):
+            var line = JSONLine(event: name, at: at)
+            line.add("shot", completion.shot)
+            line.add("nodes", completion.nodes)
+            line.add("photos", completion.photos)
+            line.add("missed", completion.missed)
+            line.add("failed", completion.failed)
+            line.add("silent", json: "[" + completion.silent.map(JSONLine.quoted).joined(separator: ",") + "]")
+            line.add("spreadMs", json: completion.spread.map { JSONLine.number($0.milliseconds, decimals: 3) } ?? "null")
+            return line
+        case .connection(let connected, let broker, let reason, let at):
+            var line = JSONLine(event: name, at: at)
+            line.add("state", connected ? "connected" : "disconnected")
+            line.add("broker", broker)
+            if let reason { line.add("reason", reason) }
+            return line
+        }
     }
 }

@@ -144,6 +144,13 @@ public final class TerminalOverlay {
             return generic(event)
         case .edgesLost(let count, let resynchronised, _):
             return "\(count) edges lost (the kernel's queue overflowed)" + (resynchronised ? "; lines read again" : "")
+        case .rig(.complete(let completion, _)):
+            return "rig shot: \(completion.photos) of \(completion.nodes) nodes took it"
+                + (completion.spread.map { ", spread \(JSONLine.number($0.milliseconds, decimals: 1)) ms" } ?? "")
+        case .rig(.connection(let connected, let broker, let reason, _)):
+            return connected ? "broker \(broker) connected" : "broker \(broker) lost: \(reason ?? "")"
+        case .rig:
+            return generic(event)
         }
     }
 
@@ -203,6 +210,7 @@ extension DaemonEvent {
         case .capture(.captureFailed(let failure), _): failure.at
         case .capture(.cameraReady(let at, _, _, _, _), _): at
         case .edgesLost(_, _, let at): at
+        case .rig(.shot(_, _, let at)), .rig(.missed(_, _, let at)), .rig(.complete(_, let at)), .rig(.connection(_, _, _, let at)): at
         }
     }
 }

@@ -160,7 +160,8 @@ func parseControlCommand(_ words: [String]) throws -> APICommand {
     }
     switch verb {
     case "capture":
-        try expect(0, "")
+        if rest == ["--rig"] { return .rigCapture }
+        try expect(0, "[--rig]")
         return .capture
     case "select":
         try expect(1, "CONTROL")
@@ -184,8 +185,10 @@ func controlDaemon(_ arguments: ParsedArguments) throws -> Int32 {
     let command = try parseControlCommand(arguments.positionals)
     let connection = try APIConnection(path: arguments.value("--socket") ?? defaultSocketPath)
     if arguments.has("--wait") {
-        guard command == .capture else { throw UsageError(message: "--wait is for 'capture' only (see 'shutter ctl --help')") }
-        return try captureAndWait(connection)
+        guard command == .capture || command == .rigCapture else {
+            throw UsageError(message: "--wait is for 'capture' only (see 'shutter ctl --help')")
+        }
+        return try captureAndWait(connection, command: command)
     }
     var reply = try connection.call(command)
     reply["ok"] = nil
@@ -196,11 +199,11 @@ func controlDaemon(_ arguments: ParsedArguments) throws -> Int32 {
 /// `ctl --wait capture`: takes a photo and waits until it is saved. Accepted is not saved: the
 /// capture's reply comes at once, and the photo event naming this request (`"request": id`)
 /// when the file is on disk, or its `captureFailed`.
-func captureAndWait(_ connection: APIConnection) throws -> Int32 {
+func captureAndWait(_ connection: APIConnection, command: APICommand = .capture) throws -> Int32 {
     // Subscribed first, so the photo event cannot be missed however fast it comes.
     _ = try connection.call(.subscribe(id: nil))
     let id = JSONValue.string("ctl-\(getpid())")
-    _ = try connection.call(.capture, id: id)
+    _ = try connection.call(command, id: id)
     while let line = try connection.readLine() {
         guard case .object(let members)? = try? JSONValue.parse(Array(line.utf8)), members["request"] == id else { continue }
         switch members["event"] {

@@ -92,6 +92,8 @@ let commands: [Command] = [
                              help: "API clients in group NAME (and root, the daemon's user) control; others may only status and subscribe"),
                   OptionSpec(name: "--view-group", valueName: "NAME",
                              help: "with --control-group: only clients in group NAME may status and subscribe; the rest are refused"),
+                  OptionSpec(name: "--mqtt-node", valueName: "NAME",
+                             help: "this camera's node name in the rig (default: the board's mqtt.node, else the host name)"),
                   OptionSpec(name: "--http", valueName: "ADDR:PORT",
                              help: "serve live view over HTTP here (default: the board's http section; none without); not loopback: token required")],
         required: []), run: runDaemon),
@@ -119,6 +121,9 @@ let commands: [Command] = [
         Examples:
           shutter ctl capture                  take a photo now (the event is capture, action remote)
           shutter ctl --wait capture           take a photo and print its path once it is saved
+          shutter ctl capture --rig            a shot by the whole rig (board's mqtt section): every
+                                               node takes the frame of this instant; the reply names
+                                               the shot, and a shotComplete event follows
           shutter ctl set zoom 2               a slider's value; refused when out of range or off its step
           shutter ctl set filter Mono          a picker's item by title (or #1 by index)
           shutter ctl set iso 200              a picker whose titles are numbers: the item titled 200

@@ -18,6 +18,10 @@ func runDaemon(_ arguments: ParsedArguments) throws -> Int32 {
     options.controlGroup = arguments.value("--control-group")
     options.viewGroup = arguments.value("--view-group")
     options.explains = arguments.has("--explain")
+    if let node = arguments.value("--mqtt-node") {
+        if let problem = MQTTSettings.topicLevelProblem(node) { throw CommandFailure("--mqtt-node '\(node)' \(problem)") }
+        options.mqttNode = node
+    }
     if let endpoint = arguments.value("--http") {
         var http = board.http ?? HTTPSettings()
         do throws(HTTPEndpoint.Invalid) {

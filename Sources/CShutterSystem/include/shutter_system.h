@@ -29,4 +29,14 @@ static inline int CShutterSystem_clockIsSynchronized(void) {
     int state = adjtimex(&status);
     return state >= 0 && state != TIME_ERROR && (status.status & STA_UNSYNC) == 0;
 }
+// The kernel clock's discipline for a rig's shot results: whether it is synchronised (as above)
+// and its estimated error in microseconds (struct timex's esterror, which ntpd and chrony keep),
+// or -1 when adjtimex fails. The corresponding C function is adjtimex.
+static inline int CShutterSystem_clockDiscipline(long *estimatedErrorMicroseconds) {
+    struct timex status = {0};
+    int state = adjtimex(&status);
+    if (state < 0) { *estimatedErrorMicroseconds = -1; return 0; }
+    *estimatedErrorMicroseconds = status.esterror;
+    return state != TIME_ERROR && (status.status & STA_UNSYNC) == 0;
+}
 #endif

@@ -1,0 +1,551 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import ShutterCapture
+import ShutterCore
+
+/// The topics of one node of a rig: `<prefix>/<rig>/<node>/…` and the rig's own.
+struct RigTopics: Hashable, Sendable {
+    var prefix: String
+    var rig: String
+    var node: String
+
+    var rigBase: String { "\(prefix)/\(rig)" }
+    var nodeBase: String { "\(rigBase)/\(node)" }
+    /// Every event line, QoS 0.
+    var event: String { "\(nodeBase)/event" }
+    /// The `status` reply, retained.
+    var status: String { "\(nodeBase)/status" }
+    /// `online` / `offline`, retained; `offline` is the last will.
+    var availability: String { "\(nodeBase)/availability" }
+    /// The socket API's requests.
+    var command: String { "\(nodeBase)/cmd" }
+    /// Replies to requests that name no MQTT v5 response topic.
+    var reply: String { "\(nodeBase)/reply" }
+    /// Rig-wide shots.
+    var shot: String { "\(rigBase)/shot" }
+    /// This node's result for shot `id`.
+    func result(_ id: String) -> String { "\(nodeBase)/shot/\(id)" }
+    var results: String { "\(rigBase)/+/shot/+" }
+    var availabilities: String { "\(rigBase)/+/availability" }
+    /// Control values carried rig-wide (`syncControls`).
+    var controls: String { "\(rigBase)/controls" }
+
+    /// The node named by a topic `<prefix>/<rig>/<node>/<rest…>`, and what follows it.
+    func nodeTopic(_ topic: String) -> (node: String, rest: [Substring])? {
+        guard topic.hasPrefix(rigBase + "/") else { return nil }
+        let levels = topic.dropFirst(rigBase.count + 1).split(separator: "/", omittingEmptySubsequences: false)
+        guard levels.count >= 2 else { return nil }
+        return (String(levels[0]), Array(levels.dropFirst()))
+    }
+}
+
+/// The daemon as one node of a rig on an MQTT broker: events, status and availability out;
+/// commands, shots and results in; Home Assistant discovery.
+///
+/// Everything runs on the loop's thread: libmosquitto's socket is one of the loop's
+/// descriptors and its keep-alive one of its deadlines. An unreachable or refusing broker never
+/// stops local capture: the node tries again with a growing backoff (0.5 s to 30 s) and says
+/// so once per outage.
+final class MQTTNode {
+    let settings: MQTTSettings
+    let topics: RigTopics
+    private unowned let daemon: Daemon
+    private let client: MQTTClient
+    private let password: String?
+
+    enum State: Equatable {
+        case waiting(retryAt: Instant)
+        case connecting(since: Instant, descriptor: CInt)
+        case connected(descriptor: CInt)
+    }
+    private(set) var state: State
+    private var backoff = MQTTNode.firstBackoff
+    static let firstBackoff = Nanoseconds.milliseconds(500)
+    static let longestBackoff = Nanoseconds.seconds(30)
+    /// A CONNECT the broker has not answered in this long is given up and tried again.
+    static let connectTimeout = Nanoseconds.seconds(10)
+    /// Whether the outage was reported (one warning per outage, not one per attempt).
+    private var outageReported = false
+    private var nextMisc: Instant?
+
+    /// The nodes of the rig whose availability says `online` (this one included once connected).
+    private(set) var onlineNodes: Set<String> = []
+    private var book = RigShotBook()
+    /// The rig's shots this node is taking, by the press instant the capture service was given.
+    private var shotsInFlight: [Instant: RigShot] = [:]
+    /// The status is published again at most this often, after the events that change it.
+    static let statusInterval = Nanoseconds.milliseconds(250)
+    private var statusDue: Instant?
+    private var statusPublishedAt: Instant?
+    /// Set while a control value from another node is applied, so it is not sent back.
+    private var applyingRigControl = false
+    /// Malformed messages ignored so far (logged a few, then counted).
+    private(set) var malformedCount = 0
+    /// Clocks: the rig's realtime against the loop's monotonic (tests replace it).
+    var realtimeMapping: () -> RealtimeMapping = { RealtimeMapping.sample() }
+
+    /// Makes the node and starts connecting.
+    ///
+    /// - Throws: ``CommandFailure`` when the password file cannot be read or libmosquitto
+    ///   refuses a setting (a TLS file).
+    init(settings: MQTTSettings, node: String, daemon: Daemon) throws {
+        self.settings = settings
+        self.daemon = daemon
+        topics = RigTopics(prefix: settings.topicPrefix, rig: settings.rig, node: node)
+        if let file = settings.passwordFile {
+            guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
+                throw CommandFailure("mqtt.passwordFile: cannot read \(file): \(String(cString: strerror(errno)))")
+            }
+            password = text.split(separator: "\n", omittingEmptySubsequences: false).first.map(String.init) ?? ""
+        } else {
+            password = nil
+        }
+        do throws(MQTTClient.Failure) {
+            client = try MQTTClient(clientID: "shutter-\(settings.rig)-\(node)".prefix(64).description,
+                                    will: (topics.availability, "offline"), username: settings.username, password: password,
+                                    tls: settings.usesTLS ? (settings.caFile, settings.certFile, settings.keyFile) : nil)
+        } catch {
+            throw CommandFailure("mqtt: \(error)")
+        }
+        state = .waiting(retryAt: daemon.loop.clock.now)
+        client.connected = { [unowned self] reason in connected(reason: reason) }
+        client.disconnected = { [unowned self] reason in
+            if reason != 0 { lost("the broker closed the connection (\(reasonText(reason)))") }
+        }
+        client.received = { [unowned self] message in received(message) }
+    }
+
+    var broker: String { "\(settings.host):\(settings.port)" }
+    var isConnected: Bool { if case .connected = state { true } else { false } }
+
+    // MARK: - The connection
+
+    /// When the node next needs the loop: a retry, a CONNECT overdue, the keep-alive, the status, a shot's timeout.
+    var nextDeadline: Instant? {
+        var earliest: Instant?
+        switch state {
+        case .waiting(let retryAt): earliest = retryAt
+        case .connecting(let since, _): earliest = since + Self.connectTimeout
+        case .connected: earliest = nextMisc
+        }
+        earliest = Instant.earliest(earliest, statusDue)
+        return Instant.earliest(earliest, book.nextDeadline)
+    }
+
+    func advance(to now: Instant) {
+        switch state {
+        case .waiting(let retryAt) where now >= retryAt:
+            connect(now: now)
+        case .connecting(let since, _) where now - since >= Self.connectTimeout:
+            lost("the broker did not answer within \(Int(Self.connectTimeout.milliseconds / 1000)) s")
+        case .connected:
+            if let due = nextMisc, now >= due {
+                // Keep-alive pings: libmosquitto sends one when the keep-alive has passed without traffic.
+                nextMisc = now + .milliseconds(settings.keepAlive.milliseconds / 4)
+                if let failure = client.misc() { lost(failure.description); return }
+                flush()
+            }
+        default:
+            break
+        }
+        if let due = statusDue, now >= due { publishStatus(now: now) }
+        for completion in book.expire(now: now) { completed(completion) }
+    }
+
+    private func connect(now: Instant) {
+        do throws(MQTTClient.Failure) {
+            try client.connect(host: settings.host, port: settings.port, keepAliveSeconds: Int(settings.keepAlive.milliseconds / 1000))
+        } catch {
+            retryLater(error.description, now: now)
+            return
+        }
+        let descriptor = client.socket
+        guard descriptor >= 0 else { retryLater("no socket", now: now); return }
+        state = .connecting(since: now, descriptor: descriptor)
+        daemon.loop.watch(descriptor, events: Int16(POLLIN | POLLOUT)) { [unowned self] revents in socketReady(revents) }
+    }
+
+    private func socketReady(_ revents: Int16) {
+        if revents & Int16(POLLOUT) != 0, let failure = client.write() { lost(failure.description); return }
+        if revents & Int16(POLLIN | POLLERR | POLLHUP) != 0, let failure = client.read() { lost(failure.description); return }
+        flush()
+    }
+
+    /// Writes what the callbacks queued, and watches for writability only while something waits.
+    private func flush() {
+        let descriptor: CInt
+        switch state {
+        case .connected(let fd), .connecting(_, let fd): descriptor = fd
+        case .waiting: return
+        }
+        // Inside a callback the library holds its locks: the caller of read() flushes after it.
+        guard !client.isInCallback else { return }
+        if client.wantsWrite, let failure = client.write() { lost(failure.description); return }
+        guard client.socket == descriptor else { lost("the connection was closed"); return }
+        daemon.loop.setEvents(Int16(POLLIN) | (client.wantsWrite ? Int16(POLLOUT) : 0), for: descriptor)
+    }
+
+    private func connected(reason: CInt) {
+        let now = daemon.loop.clock.now
+        guard reason == 0 else {
+            // Refused: a wrong password, a client the broker does not allow. Said once per outage, clearly.
+            let hint = [134, 135, 4, 5].contains(reason) ? " (check mqtt.username and mqtt.passwordFile)" : ""
+            lost("the broker refused the connection: \(reasonText(reason))\(hint)")
+            return
+        }
+        guard case .connecting(_, let descriptor) = state else { return }
+        state = .connected(descriptor: descriptor)
+        backoff = Self.firstBackoff
+        outageReported = false
+        nextMisc = now + .milliseconds(settings.keepAlive.milliseconds / 4)
+        Log.notice("shutter: mqtt: connected to \(broker) as node '\(topics.node)' of rig '\(settings.rig)'")
+        onlineNodes = [topics.node]
+        client.subscribe(topics.command, qos: 1)
+        client.subscribe(topics.shot, qos: 1)
+        client.subscribe(topics.results, qos: 1)
+        client.subscribe(topics.availabilities, qos: 1)
+        if settings.syncControls { client.subscribe(topics.controls, qos: 0, noLocal: true) }
+        if settings.discovery { client.subscribe("\(settings.discoveryPrefix)/status", qos: 1) }
+        client.publish(topics.availability, "online", qos: 1, retain: true)
+        publishStatus(now: now)
+        if settings.discovery { publishDiscovery() }
+        daemon.publish(DaemonEvent(.rig(.connection(connected: true, broker: broker, reason: nil, at: now))))
+    }
+
+    private func lost(_ reason: String) {
+        let now = daemon.loop.clock.now
+        let wasConnected = isConnected
+        switch state {
+        case .connecting(_, let descriptor), .connected(let descriptor): daemon.loop.unwatch(descriptor)
+        case .waiting: break
+        }
+        // Drops the socket so the next attempt starts clean (no disconnect packet reaches a dead link).
+        client.disconnect()
+        nextMisc = nil
+        onlineNodes = []
+        retryLater(reason, now: now)
+        if wasConnected {
+            daemon.publish(DaemonEvent(.rig(.connection(connected: false, broker: broker, reason: reason, at: now))))
+        }
+    }
+
+    private func retryLater(_ reason: String, now: Instant) {
+        if !outageReported {
+            Log.warning("shutter: mqtt: \(broker): \(reason); trying again with backoff (local capture goes on)")
+            outageReported = true
+        }
+        // Jitter, so a rig's nodes do not all knock on a restarted broker at the same instant.
+        let jitter = Double.random(in: 0.8...1.2)
+        state = .waiting(retryAt: now + .milliseconds(backoff.milliseconds * jitter))
+        backoff = min(Self.longestBackoff, .milliseconds(backoff.milliseconds * 2))
+    }
+
+    private func reasonText(_ reason: CInt) -> String { MQTTClient.reasonText(reason) }
+
+    /// Ends the session: `offline` published (a clean goodbye sends no last will) and written
+    /// out before the socket closes, for at most half a second.
+    func close() {
+        if case .connected(let descriptor) = state {
+            client.publish(topics.availability, "offline", qos: 0, retain: true)
+            var entry = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
+            for _ in 0..<10 where client.wantsWrite {
+                _ = poll(&entry, 1, 50)
+                if client.write() != nil { break }
+            }
+            daemon.loop.unwatch(descriptor)
+        } else if case .connecting(_, let descriptor) = state {
+            daemon.loop.unwatch(descriptor)
+        }
+        client.disconnect()
+        state = .waiting(retryAt: .init(rawValue: .max))
+    }
+
+    // MARK: - Out
+
+    /// Every event line goes to the node's event topic; those that change the status make it due.
+    func eventPublished(_ event: DaemonEvent) {
+        guard isConnected else { return }
+        client.publish(topics.event, event.line)
+        if Self.eventsChangingStatus.contains(event.name) { statusChanged() }
+        if settings.syncControls, !applyingRigControl, case .gesture(.controlValue(let control, let value, _, _)) = event.kind,
+           let spec = daemon.board.controls.first(where: { $0.id == control }), spec.isSyncedAcrossRig,
+           case .number(let number) = value {
+            var line = JSONLine()
+            line.add("origin", topics.node)
+            line.add("control", control)
+            line.add("value", number, decimals: 12)
+            client.publish(topics.controls, line.description)
+        }
+        flush()
+    }
+
+    private static let eventsChangingStatus: Set<String> = [
+        "photo", "captureFailed", "cameraReady", "controlValue", "controlSelected", "controlsActive", "controlsInactive",
+        "controlsAdjusting", "captureEnabled", "controlEnabled", "capture",
+    ]
+
+    private func statusChanged() {
+        let now = daemon.loop.clock.now
+        let earliest = (statusPublishedAt ?? Instant(rawValue: .min / 2)) + Self.statusInterval
+        statusDue = Instant.earliest(statusDue, max(now, earliest))
+    }
+
+    private func publishStatus(now: Instant) {
+        statusDue = nil
+        guard isConnected else { return }
+        statusPublishedAt = now
+        client.publish(topics.status, APIReply.line(id: nil, .status(daemon.status(now: now))), qos: 1, retain: true)
+        flush()
+    }
+
+    private func publishDiscovery() {
+        guard settings.discovery else { return }
+        let discovery = HomeAssistantDiscovery(node: topics.node, rig: settings.rig, topicPrefix: settings.topicPrefix,
+                                               discoveryPrefix: settings.discoveryPrefix, board: daemon.board,
+                                               liveViewURL: daemon.http.flatMap(Self.photoBaseURL))
+        client.publish(discovery.topic, discovery.text, qos: 1, retain: true)
+    }
+
+    /// Where Home Assistant can fetch the node's photos: live view's address when it serves
+    /// photos without a token (loopback without `requireToken`, or `viewWithoutToken`); a
+    /// wildcard address is replaced by the host's name.
+    static func photoBaseURL(_ http: HTTPServer) -> String? {
+        guard !http.requiresToken || http.policy.viewWithoutToken else { return nil }
+        let wildcard = http.endpoint.address == "0.0.0.0" || http.endpoint.address == "::"
+        let host = wildcard ? ProcessInfo.processInfo.hostName : http.endpoint.description.dropLast(":\(http.endpoint.port)".count).description
+        return "http://\(host):\(http.endpoint.port)"
+    }
+
+    // MARK: - In
+
+    private func received(_ message: MQTTClient.Message) {
+        let topic = message.topic
+        if topic == topics.command {
+            command(message)
+        } else if topic == topics.shot {
+            switch Self.parseShot(message.payload) {
+            case .success(let shot): shotArrived(shot)
+            case .failure(let problem): malformed(topic, problem.description)
+            }
+        } else if topic == topics.controls {
+            rigControl(message.payload)
+        } else if topic == "\(settings.discoveryPrefix)/status" {
+            // Home Assistant restarted: it forgot the devices it did not read retained.
+            if HomeAssistantDiscovery.isBirth(message.payload) { publishDiscovery() }
+        } else if let (node, rest) = topics.nodeTopic(topic) {
+            if rest.count == 1, rest[0] == "availability" {
+                if message.payload == Array("online".utf8) { onlineNodes.insert(node) } else { onlineNodes.remove(node) }
+            } else if rest.count == 2, rest[0] == "shot" {
+                guard book.isCollecting(String(rest[1])) else { return }
+                switch Self.parseResult(message.payload, node: node, shot: String(rest[1])) {
+                case .success(let result):
+                    if let completion = book.record(result) { completed(completion) }
+                case .failure(let problem): malformed(topic, problem.description)
+                }
+            }
+        }
+    }
+
+    private func malformed(_ topic: String, _ problem: String) {
+        malformedCount += 1
+        // A flood of bad messages must not flood the journal: the first few, then one in a hundred.
+        if malformedCount <= 5 || malformedCount % 100 == 0 {
+            Log.warning("shutter: mqtt: ignored a malformed message on \(topic) (\(malformedCount) so far): \(problem)")
+        }
+    }
+
+    /// A request on the node's `cmd` topic: the socket's commands, one reply each.
+    private func command(_ message: MQTTClient.Message) {
+        let reply: String
+        if message.retained {
+            // A retained command would be carried out again by every restart: never acted on.
+            malformed(message.topic, "a retained command")
+            reply = APIReply.failure(id: nil, CommandRefusal(.invalidRequest, "retained commands are not carried out (publish without retain)"))
+        } else {
+            switch Self.parseCommand(message.payload) {
+            case .failure(let error):
+                malformed(message.topic, error.message)
+                reply = APIReply.failure(id: error.id, CommandRefusal(.invalidRequest, error.message))
+            case .success(let request):
+                reply = APIReply.line(id: request.id, daemon.execute(request))
+            }
+        }
+        client.publish(message.responseTopic ?? topics.reply, reply, qos: 1, correlationData: message.correlationData)
+    }
+
+    /// Parses a command payload; `subscribe` is refused with where the events are.
+    static func parseCommand(_ payload: [UInt8]) -> Result<APIRequest, APIRequestError> {
+        APIRequest.parse(payload)
+    }
+
+    private func rigControl(_ payload: [UInt8]) {
+        guard case .object(let members)? = try? JSONValue.parse(payload), case .string(let origin)? = members["origin"],
+              case .string(let control)? = members["control"], case .number(let value, _)? = members["value"] else {
+            malformed(topics.controls, "expected {\"origin\":NODE,\"control\":ID,\"value\":NUMBER}")
+            return
+        }
+        guard origin != topics.node else { return }
+        applyingRigControl = true
+        defer { applyingRigControl = false }
+        if case .refused(let refusal) = daemon.execute(APIRequest(id: nil, command: .set(control: control, to: .value(value)))) {
+            Log.info("shutter: mqtt: \(origin)'s \(control) \(value) not applied here: \(refusal.message)")
+        }
+    }
+
+    // MARK: - Shots
+
+    /// The description of this node's shot file: `{shot}` and `{node}` of ``MQTTSettings/shotTemplate``.
+    func shotFileName(_ shot: RigShot) -> String {
+        settings.shotTemplate.replacingOccurrences(of: "{shot}", with: shot.id).replacingOccurrences(of: "{node}", with: topics.node)
+    }
+
+    /// A press on this node (or a rig capture asked for here): the shot goes to the rig, and this
+    /// node's own photo of it is named and reported as every node's is.
+    func originate(pressedAt: Instant) -> RigShot {
+        let now = daemon.loop.clock.now
+        let shot = RigShot(id: UUID().uuidString.lowercased(), at: realtimeMapping().realtime(of: pressedAt), origin: topics.node)
+        book.originate(shot, expecting: onlineNodes.union([topics.node]), now: now, timeout: settings.shotTimeout)
+        daemon.capture.service.label(pressedAt: pressedAt, as: PhotoLabel(name: shotFileName(shot), digest: true))
+        shotsInFlight[pressedAt] = shot
+        if isConnected {
+            var line = JSONLine()
+            line.add("shot", shot.id)
+            line.add("at", json: String(shot.at))
+            line.add("origin", shot.origin)
+            // QoS 1: delivered at least once (a second delivery is ignored by id); expiry: a shot
+            // the broker could not deliver within 5 s is dropped, not delivered to a node that
+            // connects later.
+            client.publish(topics.shot, line.description, qos: 1, expirySeconds: 5)
+            flush()
+        }
+        daemon.publish(DaemonEvent(.rig(.shot(shot, pressedAt: pressedAt, at: now))))
+        return shot
+    }
+
+    /// Another node's shot: take the frame of its instant from the ring, or say why not.
+    private func shotArrived(_ shot: RigShot) {
+        guard shot.origin != topics.node, book.firstSighting(of: shot.id) else { return }
+        let now = daemon.loop.clock.now
+        let mapping = realtimeMapping()
+        let pressedAt = mapping.instant(ofRealtime: shot.at)
+        if let reason = daemon.rigShotRefusal(pressedAt: pressedAt, now: now, maxAge: settings.maxShotAge) {
+            daemon.publish(DaemonEvent(.rig(.missed(shot, reason: reason, at: now))))
+            publishResult(RigShotResult(shot: shot.id, node: topics.node, outcome: .missed(reason: reason)), shot: shot)
+            return
+        }
+        daemon.capture.service.label(pressedAt: pressedAt, as: PhotoLabel(name: shotFileName(shot), digest: true))
+        shotsInFlight[pressedAt] = shot
+        daemon.publish(DaemonEvent(.rig(.shot(shot, pressedAt: pressedAt, at: now))))
+        daemon.capture.service.capture(pressedAt: pressedAt, now: now)
+    }
+
+    /// The shot a photo or failure answers, if it was one; its result is published.
+    func captureReported(_ event: CaptureEvent) -> RigShot? {
+        guard let pressedAt = event.pressedAt, let shot = shotsInFlight.removeValue(forKey: pressedAt) else { return nil }
+        switch event {
+        case .photo(let photo):
+            let frameAt = realtimeMapping().realtime(of: photo.frameAt)
+            let clock = RealtimeMapping.discipline()
+            publishResult(RigShotResult(shot: shot.id, node: topics.node, outcome: .photo(frameAt: frameAt)), shot: shot) { line in
+                line.add("frameAt", json: String(frameAt))
+                line.add("offsetMs", Double(frameAt - shot.at) / 1e6, decimals: 3)
+                line.add("clockSynchronized", clock.synchronized)
+                line.add("clockErrorMs", json: clock.estimatedError.map { JSONLine.number($0.milliseconds, decimals: 3) } ?? "null")
+                line.add("path", photo.path)
+                line.add("bytes", photo.bytes)
+                if let sha256 = photo.sha256 { line.add("sha256", sha256) }
+            }
+        case .captureFailed(let failure):
+            publishResult(RigShotResult(shot: shot.id, node: topics.node, outcome: .failed(reason: failure.error.description)), shot: shot)
+        case .cameraReady:
+            break
+        }
+        return shot
+    }
+
+    private func publishResult(_ result: RigShotResult, shot: RigShot, details: (inout JSONLine) -> Void = { _ in }) {
+        // The origin's own result counts at once, whether or not the broker is there to carry it.
+        if shot.origin == topics.node, let completion = book.record(result) { completed(completion) }
+        guard isConnected else { return }
+        var line = JSONLine()
+        line.add("shot", shot.id)
+        line.add("node", topics.node)
+        line.add("origin", shot.origin)
+        switch result.outcome {
+        case .photo: line.add("result", "photo")
+        case .missed(let reason):
+            line.add("result", "missed")
+            line.add("reason", reason)
+        case .failed(let reason):
+            line.add("result", "failed")
+            line.add("reason", reason)
+        }
+        details(&line)
+        client.publish(topics.result(shot.id), line.description, qos: 1)
+        flush()
+    }
+
+    private func completed(_ completion: RigShotCompletion) {
+        daemon.publish(DaemonEvent(.rig(.complete(completion, at: daemon.loop.clock.now))))
+    }
+
+    /// What is wrong with a message from the broker.
+    struct MessageProblem: Error, ExpressibleByStringLiteral, CustomStringConvertible {
+        var description: String
+        init(_ description: String) { self.description = description }
+        init(stringLiteral value: String) { description = value }
+    }
+
+    /// Reads a shot message: `{"shot":ID,"at":NS,"origin":NODE}`.
+    static func parseShot(_ payload: [UInt8]) -> Result<RigShot, MessageProblem> {
+        let value: JSONValue
+        do { value = try JSONValue.parse(payload) } catch { return .failure(MessageProblem(error.description)) }
+        guard case .object(let members) = value else { return .failure("a shot is a JSON object") }
+        guard case .string(let id)? = members["shot"], !id.isEmpty, MQTTSettings.topicLevelProblem(id) == nil else {
+            return .failure("'shot' must be an id usable in a topic (a UUID)")
+        }
+        guard case .number(_, let text)? = members["at"], let at = Int64(text), at > 0 else {
+            return .failure("'at' must be the press's CLOCK_REALTIME in whole nanoseconds")
+        }
+        guard case .string(let origin)? = members["origin"], MQTTSettings.topicLevelProblem(origin) == nil else {
+            return .failure("'origin' must be a node name")
+        }
+        return .success(RigShot(id: id, at: at, origin: origin))
+    }
+
+    /// Reads a node's result message, trusting the topic for the node and shot.
+    static func parseResult(_ payload: [UInt8], node: String, shot: String) -> Result<RigShotResult, MessageProblem> {
+        guard case .object(let members)? = try? JSONValue.parse(payload), case .string(let kind)? = members["result"] else {
+            return .failure("a result is a JSON object with 'result'")
+        }
+        let reason: String = if case .string(let text)? = members["reason"] { text } else { "" }
+        switch kind {
+        case "photo":
+            guard case .number(_, let text)? = members["frameAt"], let frameAt = Int64(text) else {
+                return .failure("a photo result needs 'frameAt' in whole nanoseconds")
+            }
+            return .success(RigShotResult(shot: shot, node: node, outcome: .photo(frameAt: frameAt)))
+        case "missed": return .success(RigShotResult(shot: shot, node: node, outcome: .missed(reason: reason)))
+        case "failed": return .success(RigShotResult(shot: shot, node: node, outcome: .failed(reason: reason)))
+        default: return .failure("'result' must be photo, missed or failed")
+        }
+    }
+
+    /// What `status` says of the node's broker.
+    var statusSummary: DaemonStatus.MQTT {
+        DaemonStatus.MQTT(broker: broker, state: isConnected ? "connected" : "disconnected", rig: settings.rig, node: topics.node,
+                          nodesOnline: onlineNodes.count)
+    }
+}
+
+extension ControlSpec {
+    /// Whether `syncControls` carries this control's values to the rig: zoom and exposure.
+    var isSyncedAcrossRig: Bool {
+        switch kind {
+        case .systemZoom, .systemExposureBias: true
+        default: false
+        }
+    }
+}
