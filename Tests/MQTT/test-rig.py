@@ -183,7 +183,7 @@ def check_complete(c, s, origin, shot, nodes, label):
 def startup(c, s):
     for name in NODES:
         m = s.sub.wait(lambda ms: next((x for x in ms if x.topic == topic(name, "availability") and x.text == "online"), None), 20)
-        c.check(f"startup: {name} is \"online\" on {topic(name, 'availability')} (retained)", m and m.retained, m)
+        c.check(f"startup: {name} is \"online\" on {topic(name, 'availability')}", m is not None, m)
     late = rig.Sub(s.broker, [f"{PREFIX}/{RIG}/+/availability", f"{PREFIX}/{RIG}/+/status"])
     time.sleep(0.5)
     snap = late.snapshot()
@@ -289,6 +289,13 @@ def cmdtopic(c, s):
     c.check(f"cmdtopic: it takes one photo on {name} only ({before} → {after})",
             after[name] == before[name] + 1 and all(after[n] == before[n] for n in NODES if n != name), (before, after))
     sub.stop()
+
+
+def is_uuid(text):
+    try:
+        return str(uuid.UUID(text)) == text.lower()
+    except ValueError:
+        return False
 
 
 def shot_message(shot, at, origin="rig-test"):
@@ -406,9 +413,12 @@ def malformed(c, s):
     c.check("malformed: the socket still answers status", st.get("ok") is True, st)
     sub.stop()
     # ../../etc/passwd and a/b as shot ids must not have made paths anywhere.
-    for n in s.nodes.values():
-        odd = [f for f in n.photos_on_disk() if f.count("/") != 1 or ".." in f]
-        c.check(f"malformed: {n.name}'s photos are all <shot>/<node>.jpg", not odd, odd)
+    for n in s.nodes.values():  # a shot's photo is <uuid>/<node>.jpg; a local capture's the board's template
+        odd = [f for f in n.photos_on_disk() if "/" in f and not (f.count("/") == 1 and f.endswith(f"/{n.name}.jpg")
+                                                                and is_uuid(f.split("/")[0]))]
+        c.check(f"malformed: {n.name}'s shot photos are all <shot uuid>/<node>.jpg (none from ../ or a/b ids)", not odd, odd)
+    stray = [os.path.join(d, f) for d, _, fs in os.walk(s.work) for f in fs if f == "passwd"]
+    c.check("malformed: no file named from a '../../etc/passwd' shot id", not stray, stray)
     s.nodes[NODES[2]].full_press()
     e = s.new_shot_event(NODES[2], 10)
     if c.check("malformed: a press afterwards publishes a shot", e is not None):
@@ -477,9 +487,13 @@ def will(c, s):
     t0 = time.time()
     node.pause()
     try:
-        m = s.wait_availability(name, "offline", t0, 20)  # keepAliveS 5: the broker gives up after 7.5 s
+        m = s.wait_availability(name, "offline", t0, 30)  # keepAliveS 5: the broker gives up after 7.5 s or more
         c.check(f"will: {name} frozen (SIGSTOP): the broker publishes its last will \"offline\" after "
-                f"{(m.time - t0) if m else 0:.1f} s, retained", m is not None and m.retained, s.availability(name, t0))
+                f"{(m.time - t0) if m else 0:.1f} s (keepAliveS 5)", m is not None, s.availability(name, t0))
+        fresh = rig.Sub(s.broker, [topic(name, "availability")])
+        r = fresh.wait(lambda ms: ms[0] if ms else None, 3)
+        fresh.stop()
+        c.check(f"will: a new subscriber reads \"offline\" retained ({r})", r is not None and r.text == "offline" and r.retained, r)
         # A shot while it is gone: no photo of it when it returns.
         s.nodes[NODES[0]].full_press()
         e = s.new_shot_event(NODES[0], 10, since=t0)
