@@ -195,11 +195,19 @@ def daemons(checks, net, broker, work):
                                          for m in ms) for n in NODES) or None, 60)
     checks.check("daemons: the three nodes are online through their links", online,
                  "\n".join(f"{n}: {node.stderr_tail(3)}" for n, node in nodes.items()))
+    # Under emulation on a loaded machine a daemon's camera took a minute to stream: wait for it.
+    t0 = time.time()
+    ready = rig.wait_until(lambda: all(n.snapshot("cameraReady") for n in nodes.values()), 180)
+    checks.check(f"daemons: every node's camera streams ({time.time() - t0:.0f} s after online)", ready,
+                 {n: [e.get("event") for e in node.snapshot()] for n, node in nodes.items()})
     shots = []  # (shot id, phase)
 
     def press(origin, phase):
-        reply = nodes[origin].request({"id": f"{phase}-{len(shots)}", "cmd": "capture", "rig": True}, timeout=20)
-        shot = reply.get("shot") or (reply.get("result") or {}).get("shot") if isinstance(reply, dict) else None
+        try:
+            reply = nodes[origin].request({"id": f"{phase}-{len(shots)}", "cmd": "capture", "rig": True}, timeout=30)
+        except OSError as e:  # a timeout too: counted as a press without a shot
+            reply = {"error": f"{type(e).__name__}: {e}"}
+        shot = reply.get("shot") if isinstance(reply, dict) else None
         if not shot:  # the id is on the origin's shot event
             ev = nodes[origin].wait_event(lambda e: e.get("event") == "shot" and e.get("origin") == origin
                                           and e.get("shot") not in [s for s, _ in shots], 10)
