@@ -108,7 +108,7 @@ def main(argv):
         idle_b = cpu_snapshot(broker, nodes)
         cpu_report(checks, "idle", idle_a, idle_b)
 
-        latencies, completes, spreads, incomplete = [], [], [], []
+        latencies, completes, spreads, incomplete, offsets = [], [], [], [], []
         run_a = cpu_snapshot(broker, nodes)
         seen = set()
         for k in range(shots):
@@ -142,6 +142,7 @@ def main(argv):
             at = ev.get("at") / 1e9 if isinstance(ev.get("at"), int) else t_req
             if res:
                 latencies.append((max(m.time for m in res.values()) - at) * 1000)
+            offsets += [abs(p["offsetMs"]) for p in photos.values() if isinstance(p.get("offsetMs"), (int, float))]
             fa = [p["frameAt"] for p in photos.values() if isinstance(p.get("frameAt"), int)]
             if len(fa) > 1:
                 spreads.append((max(fa) - min(fa)) / 1e6)
@@ -161,6 +162,12 @@ def main(argv):
                         f"p99 {pct(completes, 99):.1f} ms")
         if spreads:
             checks.note(f"spread (max − min frameAt): p50 {pct(spreads, 50):.2f} ms, max {max(spreads):.2f} ms")
+        if offsets:
+            far = len([o for o in offsets if o > 1000 / 30])
+            checks.note(f"|offsetMs| (frame − press) over {len(offsets)} photos: p50 {pct(offsets, 50):.1f} ms, "
+                        f"p99 {pct(offsets, 99):.1f} ms, max {max(offsets):.1f} ms; {far} beyond one frame (33.3 ms)")
+        with open("/proc/loadavg") as f:
+            checks.note(f"load average at the end: {' '.join(f.read().split()[:3])} ({os.cpu_count()} CPUs)")
         cpu_report(checks, "during the shots", run_a, run_b)
         counts = [len(n.photos_on_disk()) for n in nodes]
         checks.check(f"nothing taken twice: {shots} photos per node (min {min(counts)}, max {max(counts)})",
