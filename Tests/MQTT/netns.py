@@ -210,8 +210,10 @@ def daemons(checks, net, broker, work):
         shot = reply.get("shot") if isinstance(reply, dict) else None
         if not shot:  # the id is on the origin's shot event
             ev = nodes[origin].wait_event(lambda e: e.get("event") == "shot" and e.get("origin") == origin
-                                          and e.get("shot") not in [s for s, _ in shots], 10)
+                                          and e.get("shot") not in [s[0] for s in shots], 10)
             shot = ev and ev.get("shot")
+        if not shot:
+            checks.note(f"press on {origin} ({phase}): no shot: {json.dumps(reply)[:200]}")
         shots.append((shot, phase, origin))
         return shot
 
