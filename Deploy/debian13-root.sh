@@ -33,7 +33,7 @@ suite=trixie
 # when a qemu guest boots this root (Deploy/vm/run-in-vm.sh --root): gpiod's tools, python3,
 # socat, file, pgrep, modprobe, udevd, and libcamera's IPA modules, cam and libcamerify.
 packages=(swiftlang g++ pkg-config libgpiod-dev libcamera-dev libv4l-dev libturbojpeg0-dev
-          libexif-dev libyuv-dev libmicrohttpd-dev libqrencode-dev
+          libexif-dev libyuv-dev libmicrohttpd-dev libqrencode-dev libmosquitto-dev
           gpiod python3 socat file procps kmod udev libcamera-ipa libcamera-tools libcamera-v4l2)
 
 case "${1:-}" in

@@ -28,6 +28,9 @@
 # no IP, and hooks run in its sandbox; it installs Deploy/systemd/hook-network.conf as
 # .../shutter.service.d/hook-network.conf (IP for the whole service). A run without it
 # takes the drop-in away again.
+# A board with an `mqtt` section (a multi-camera rig's broker) or an `http` section (live view)
+# needs IP: Deploy/systemd/network.conf is installed as .../shutter.service.d/network.conf for
+# it, and taken away when the board no longer has either.
 set -euo pipefail
 usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; }
 binary="" start=yes board="" hook_network=no
@@ -75,6 +78,15 @@ output_of() {
   [ $status = 0 ] && sed -n 's/^output: //p' "$out"
   rm -f "$out"
   return $status
+}
+
+# network_of BOARD: why the board needs IP ("mqtt", "http" or both), empty when it does not.
+network_of() {
+  local out
+  out=$(mktemp)
+  "$binary" check "$1" > "$out" 2> /dev/null || true
+  sed -n 's/^\(mqtt\|http\): .*/\1/p' "$out" | tr '\n' ' ' | sed 's/ $//'
+  rm -f "$out"
 }
 
 # ---- the binary -------------------------------------------------------------------
@@ -174,6 +186,17 @@ elif [ -f "$hook_conf" ]; then
   changed=yes
 fi
 
+network_conf=/etc/systemd/system/shutter.service.d/network.conf
+network_reason=$(network_of /etc/shutter/board.json)
+if [ -n "$network_reason" ]; then
+  cmp -s Deploy/systemd/network.conf "$network_conf" 2> /dev/null || note "the board's $network_reason section needs IP: installing $network_conf"
+  put Deploy/systemd/network.conf "$network_conf" 0644
+elif [ -f "$network_conf" ]; then
+  rm -f "$network_conf"; rmdir /etc/systemd/system/shutter.service.d 2> /dev/null || true
+  note "removed $network_conf: the board has no mqtt or http section, so the service has no IP again"
+  changed=yes
+fi
+
 # ---- the manifest, for uninstall.sh ---------------------------------------------------
 files=$(
   echo /usr/local/bin/shutter
@@ -185,6 +208,7 @@ files=$(
   echo /etc/systemd/system/shutter.service
   [ -z "$photos_conf" ] || echo /etc/systemd/system/shutter.service.d/photos.conf
   [ $hook_network = no ] || echo "$hook_conf"
+  [ -z "$network_reason" ] || echo "$network_conf"
 )
 before=$changed; put_text "$manifest" 0644 "$files"; changed=$before   # the manifest alone is no reason to restart
 

@@ -13,19 +13,7 @@ enum HTTPPhotos {
     /// The corresponding C functions are `opendir`, `readdir` and `fstatat` (`AT_SYMLINK_NOFOLLOW`).
     static func list(in directory: String, limit: Int) -> String {
         var photos: [(name: String, size: Int64, modified: Double)] = []
-        if let stream = opendir(directory) {
-            defer { closedir(stream) }
-            let descriptor = dirfd(stream)
-            while let entry = readdir(stream) {
-                let name = withUnsafePointer(to: &entry.pointee.d_name) {
-                    String(cString: UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self))
-                }
-                guard HTTPRoute.refusal(ofPhotoName: name) == nil else { continue }
-                var info = stat()
-                guard fstatat(descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0, info.st_mode & S_IFMT == S_IFREG else { continue }
-                photos.append((name, Int64(info.st_size), Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9))
-            }
-        }
+        collect(in: directory, prefix: "", into: &photos)
         photos.sort { $0.modified != $1.modified ? $0.modified > $1.modified : $0.name > $1.name }
         let items = photos.prefix(limit).map { photo -> String in
             var line = JSONLine()
@@ -41,16 +29,49 @@ enum HTTPPhotos {
         return line.description
     }
 
-    /// The regular file `name` (a plain file name) in `directory`, opened for reading, or nil.
+    /// Adds the photos of `directory` to `photos`, and (at the top only) those of its folders: a
+    /// rig's shots, `SHOT/NODE.jpg`. A symbolic link is never followed.
+    private static func collect(in directory: String, prefix: String, into photos: inout [(name: String, size: Int64, modified: Double)]) {
+        guard let stream = opendir(directory) else { return }
+        defer { closedir(stream) }
+        let descriptor = dirfd(stream)
+        while let entry = readdir(stream) {
+            let name = withUnsafePointer(to: &entry.pointee.d_name) {
+                String(cString: UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self))
+            }
+            guard HTTPRoute.refusal(ofPhotoName: name) == nil, !name.contains("/") else { continue }
+            var info = stat()
+            guard fstatat(descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { continue }
+            switch info.st_mode & S_IFMT {
+            case S_IFREG:
+                photos.append((prefix + name, Int64(info.st_size), Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9))
+            case S_IFDIR where prefix.isEmpty:
+                collect(in: directory + "/" + name, prefix: name + "/", into: &photos)
+            default:
+                break
+            }
+        }
+    }
+
+    /// The regular file `name` (a plain file name, or a folder and a file) in `directory`, opened for reading, or nil.
     /// A symbolic link is refused by the kernel (`O_NOFOLLOW`), a directory or device by `fstat`.
     ///
     /// The corresponding C functions are `open` (the directory) and `openat` (the file).
     static func open(_ name: String, in directory: String) -> CInt? {
         guard HTTPRoute.refusal(ofPhotoName: name) == nil else { return nil }
-        let directoryDescriptor = Glibc.open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        var directoryDescriptor = Glibc.open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard directoryDescriptor >= 0 else { return nil }
         defer { close(directoryDescriptor) }
-        let descriptor = openat(directoryDescriptor, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+        var file = name
+        if let slash = name.firstIndex(of: "/") {
+            // The shot's folder, opened without following a link, then the file in it.
+            let folder = openat(directoryDescriptor, String(name[..<slash]), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            guard folder >= 0 else { return nil }
+            close(directoryDescriptor)
+            directoryDescriptor = folder
+            file = String(name[name.index(after: slash)...])
+        }
+        let descriptor = openat(directoryDescriptor, file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
         guard descriptor >= 0 else { return nil }
         var info = stat()
         guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {

@@ -63,14 +63,19 @@ enum HTTPRoute: Hashable, Sendable {
         }
     }
 
-    /// Why `name` cannot name a photo, or nil when it is a plain file name: no `/` (the path was
-    /// decoded, so `%2F` is one too), not `.` or `..` nor any hidden name (the writer's temporary
-    /// files start with a dot), no control characters, at most 255 bytes.
+    /// Why `name` cannot name a photo, or nil when it is a plain file name, or a folder and a file
+    /// (`SHOT/NODE.jpg`: a rig's shot has a folder of its own): no other `/` (the path was
+    /// decoded, so `%2F` is one too), neither part `.`, `..` nor any hidden name (the writer's
+    /// temporary files start with a dot), no control characters, at most 255 bytes each.
     static func refusal(ofPhotoName name: String) -> HTTPRefusal? {
-        if name.isEmpty || name.utf8.count > 255 { return .badRequest("a photo name is 1 to 255 bytes") }
-        if name.contains("/") || name.contains("\\") { return .badRequest("a photo is named by a plain file name, without '/'") }
-        if name.hasPrefix(".") { return .badRequest("'.', '..' and hidden names are not photos") }
-        if name.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) { return .badRequest("a photo name has no control characters") }
+        let parts = name.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count <= 2 else { return .badRequest("a photo is a file name, or a folder and a file name (a rig's shot)") }
+        for part in parts {
+            if part.isEmpty || part.utf8.count > 255 { return .badRequest("a photo name is 1 to 255 bytes") }
+            if part.contains("\\") { return .badRequest("a photo name has no '\\'") }
+            if part.hasPrefix(".") { return .badRequest("'.', '..' and hidden names are not photos") }
+            if part.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) { return .badRequest("a photo name has no control characters") }
+        }
         return nil
     }
 

@@ -13,7 +13,7 @@ import ShutterCore
 ///
 /// What it offers, all on the node's topics (`P/R/N/…`):
 /// - an `event` entity and a `device_automation` trigger per gesture (``gestures``) from `event`;
-/// - a `button` that takes a photo, through `cmd`;
+/// - two `button`s, through `cmd`: take a photo here, and take one with the whole rig;
 /// - a `number` per slider with a range, a `select` per picker and per slider with a list of
 ///   values, set through `cmd` and read from the retained `status`;
 /// - `sensor`s for the photos taken, the last photo's path and the camera's state, from `status`;
@@ -154,6 +154,13 @@ public struct HomeAssistantDiscovery: Sendable {
             "command_topic": .string(commandTopic),
             "payload_press": .string(#"{"cmd":"capture"}"#),
             "icon": .string("mdi:camera"),
+        ])
+        // The same press for the whole rig: every node takes the frame of this instant.
+        add("take_rig_photo", platform: "button", [
+            "name": .string("Take rig photo"),
+            "command_topic": .string(commandTopic),
+            "payload_press": .string(#"{"cmd":"capture","rig":true}"#),
+            "icon": .string("mdi:camera-burst"),
         ])
         for control in controls {
             if let (platform, fields) = component(for: control) {

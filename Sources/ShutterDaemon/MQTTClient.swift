@@ -197,6 +197,9 @@ final class MQTTClient {
         "\(String(cString: mosquitto_reason_string(reason))), reason \(reason)"
     }
 
+    /// A libmosquitto error code as text (`mosquitto_strerror`).
+    static func errorText(_ code: CInt) -> String { String(cString: mosquitto_strerror(code)) }
+
     /// Says goodbye (`mosquitto_disconnect_v5`): the broker does not publish the last will.
     func disconnect() {
         _ = mosquitto_disconnect_v5(handle, 0, nil)

@@ -112,7 +112,8 @@ final class MQTTNode {
         state = .waiting(retryAt: daemon.loop.clock.now)
         client.connected = { [unowned self] reason in connected(reason: reason) }
         client.disconnected = { [unowned self] reason in
-            if reason != 0 { lost("the broker closed the connection (\(reasonText(reason)))") }
+            // libmosquitto's own error code here (MOSQ_ERR_*), not an MQTT reason code.
+            if reason != 0 { lost("the connection ended: \(MQTTClient.errorText(reason))") }
         }
         client.received = { [unowned self] message in received(message) }
     }
@@ -215,6 +216,8 @@ final class MQTTNode {
     }
 
     private func lost(_ reason: String) {
+        // The disconnect callback and the failed read that ran it both report one loss.
+        if case .waiting = state { return }
         let now = daemon.loop.clock.now
         let wasConnected = isConnected
         switch state {

@@ -247,6 +247,13 @@ func mainHelp() -> String {
 func checkBoard(_ arguments: ParsedArguments) throws -> Int32 {
     let path = arguments.positionals[0]
     let board = try loadBoard(path)
+    if let mqtt = board.mqtt {
+        // The files the daemon reads at start: a missing one is this board's error, named by its field.
+        for (field, file) in [("passwordFile", mqtt.passwordFile), ("caFile", mqtt.caFile), ("certFile", mqtt.certFile), ("keyFile", mqtt.keyFile)] {
+            guard let file, access(file, R_OK) != 0 else { continue }
+            throw CommandFailure("\(path): mqtt.\(field): cannot read \(file): \(String(cString: strerror(errno)))")
+        }
+    }
     var text = "board \(board.name) (\(path)): valid\n"
     if let summary = board.summary { text += "  \(summary)\n" }
     text += "chip: \(board.chip)\n"
@@ -330,6 +337,16 @@ func checkBoard(_ arguments: ParsedArguments) throws -> Int32 {
     if let http = board.http {
         text += "\nhttp: \(http.endpoint), at most \(http.maxClients) clients, "
             + (!http.requiresToken ? "loopback: no token" : "token required" + (http.viewWithoutToken ? " to control (viewing is open)" : ""))
+    }
+    if let mqtt = board.mqtt {
+        let node = mqtt.node ?? "\(ProcessInfo.processInfo.hostName.split(separator: ".").first ?? "") (the host name)"
+        text += "\nmqtt: broker \(mqtt.host):\(mqtt.port)" + (mqtt.usesTLS ? " over TLS" : "")
+            + (mqtt.username.map { " as \($0)" } ?? " without a user") + "; rig \(mqtt.rig), node \(node)\n"
+        text += "  topics \(mqtt.topicPrefix)/\(mqtt.rig)/NODE/{event,status,availability,cmd,reply,shot/ID} and \(mqtt.topicPrefix)/\(mqtt.rig)/shot\n"
+        text += "  shots: taken when at most \(Int(mqtt.maxShotAge.milliseconds)) ms old, results collected for "
+            + "\(Int(mqtt.shotTimeout.milliseconds)) ms, saved as \(board.output.directory)/\(mqtt.shotTemplate)"
+            + (mqtt.syncControls ? "; zoom and exposure rig-wide" : "") + "\n"
+        text += "  Home Assistant discovery: " + (mqtt.discovery ? "on (\(mqtt.discoveryPrefix)/device/NODE/config)" : "off")
     }
     Console.out(text)
     return ExitStatus.success

@@ -15,8 +15,9 @@ import ShutterTestSupport
         #expect(HTTPRoute(method: "GET", path: "/stream") == .stream)
         #expect(HTTPRoute(method: "GET", path: "/snapshot") == .snapshot)
         #expect(HTTPRoute(method: "GET", path: "/thumbs/IMG_1.jpg") == .thumbnail("IMG_1.jpg"))
+        #expect(HTTPRoute(method: "GET", path: "/thumbs/shot-1/cam-2.jpg") == .thumbnail("shot-1/cam-2.jpg"))
         for (method, path, status) in [("POST", "/stream", 405), ("POST", "/snapshot", 405), ("GET", "/thumbs/..", 400),
-                                       ("GET", "/thumbs/a/b.jpg", 400), ("GET", "/thumbs/.x.tmp", 400), ("DELETE", "/thumbs/x.jpg", 405)] {
+                                       ("GET", "/thumbs/a/b/c.jpg", 400), ("GET", "/thumbs/a/.x.tmp", 400), ("DELETE", "/thumbs/x.jpg", 405)] {
             guard case .refused(let refusal) = HTTPRoute(method: method, path: path) else {
                 Issue.record("\(method) \(path) was routed")
                 continue

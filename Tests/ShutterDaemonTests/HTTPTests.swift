@@ -19,6 +19,7 @@ import ShutterCore
         ("GET", "/events", .events),
         ("GET", "/photos/", .photoList),
         ("GET", "/photos/IMG_1.jpg", .photo("IMG_1.jpg")),
+        ("GET", "/photos/5f0c/cam-2.jpg", .photo("5f0c/cam-2.jpg")),
     ])
     func routesEachEndpoint(method: String, path: String, route: HTTPRoute) {
         #expect(HTTPRoute(method: method, path: path) == route)
@@ -37,7 +38,10 @@ import ShutterCore
         ("GET", "/photos/..", 400),
         ("GET", "/photos/.", 400),
         ("GET", "/photos/.IMG_1.jpg.tmp", 400),
-        ("GET", "/photos/a/b.jpg", 400),
+        ("GET", "/photos/a/b/c.jpg", 400),
+        ("GET", "/photos/a/.b.jpg", 400),
+        ("GET", "/photos/../b.jpg", 400),
+        ("GET", "/photos//b.jpg", 400),
         ("GET", "/photos/a\\b.jpg", 400),
         ("GET", "/photos/a\u{1}.jpg", 400),
     ])
@@ -197,6 +201,34 @@ import ShutterCore
         #expect(file.headers["content-type"] == "image/jpeg")
         let size = try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int
         #expect(Int(file.headers["content-length"] ?? "") == size)
+    }
+
+    @Test func aRigShotsFolderIsListedAndServedButNoLinkIsFollowed() throws {
+        let rig = try TestRig.withHTTP()
+        defer { rig.close() }
+        let output = rig.daemon.board.output.directory
+        try FileManager.default.createDirectory(atPath: output + "/shot-1", withIntermediateDirectories: true)
+        try Data([0xFF, 0xD8, 0xFF, 0xD9]).write(to: URL(fileURLWithPath: output + "/shot-1/cam-2.jpg"))
+        try Data([1]).write(to: URL(fileURLWithPath: output + "/shot-1/.shutter-tmp-1.jpg"))
+        try FileManager.default.createDirectory(atPath: output + "/shot-1/deeper", withIntermediateDirectories: true)
+        try Data([2]).write(to: URL(fileURLWithPath: output + "/shot-1/deeper/x.jpg"))
+        // A link to a folder outside the output directory is neither listed nor served.
+        try FileManager.default.createSymbolicLink(atPath: output + "/elsewhere", withDestinationPath: "/etc")
+        let list = try rig.http("GET", "/photos/")
+        guard case .array(let photos)? = list.json?["photos"] else {
+            Issue.record("no list: \(list.body)")
+            return
+        }
+        let names = photos.compactMap { photo -> String? in
+            if case .object(let members) = photo, case .string(let name)? = members["name"] { return name }
+            return nil
+        }
+        #expect(names == ["shot-1/cam-2.jpg"])
+        let file = try rig.http("GET", "/photos/shot-1%2Fcam-2.jpg")
+        #expect(file.status == 200 && file.headers["content-length"] == "4")
+        #expect(try rig.http("GET", "/photos/shot-1/cam-2.jpg").status == 200)
+        #expect(try rig.http("GET", "/photos/elsewhere/passwd").status == 404)
+        #expect(try rig.http("GET", "/photos/shot-1/deeper/x.jpg").status == 400)
     }
 
     @Test func setAndSelectAnswerAsTheSocketDoes() throws {

@@ -191,6 +191,9 @@ let requiredFields: [String: [String]] = [
         let press = try #require(Self.string(button["payload_press"]))
         let request = try JSONValue.parse(Array(press.utf8))
         #expect(request == .object(["cmd": .string("capture")]))
+        let rigButton = try #require(components["take_rig_photo"])
+        let rigPress = try #require(Self.string(rigButton["payload_press"]))
+        #expect(try APIRequest.parse(Array(rigPress.utf8)).get().command == .rigCapture)
     }
 
     /// The event entity lists the gestures, and its template names exactly those (rendering to

@@ -133,6 +133,21 @@ check "without --hook-network the drop-in goes, with a note, daemon-reload and a
   bash -c "[ $status = 0 ] && [ ! -e $conf ] && grep -q 'hooks have no network again' '$work/no-network.out' \
     && grep -qx 'systemctl restart shutter' '$work/systemctl.log' && ! grep -q hook-network /usr/local/share/shutter/installed-files"
 
+# --- a board with an mqtt section (or http) gets IP through network.conf; without it, none again ---
+conf=/etc/systemd/system/shutter.service.d/network.conf
+python3 -c 'import json, sys; b = json.load(open(sys.argv[1])); b["mqtt"] = {"host": "192.0.2.10", "rig": "scanner"}; json.dump(b, open(sys.argv[2], "w"))' \
+  "$work/usb.json" "$work/rig.json"
+cp "$work/rig.json" /etc/shutter/board.json.new; rm -f /etc/shutter/board.json; cp /usr/local/share/shutter/board.json.installed /etc/shutter/board.json
+: > "$work/systemctl.log"
+"$repo/Deploy/install.sh" --binary "$work/shutter-new" "$work/rig.json" > "$work/rig.out" 2>&1; status=$?
+check "a board with an mqtt section installs network.conf (IP allowed), says why, restarts: exit $status, $(grep -m1 'needs IP' "$work/rig.out")" \
+  bash -c "[ $status = 0 ] && cmp -s '$repo/Deploy/systemd/network.conf' $conf && grep -q 'mqtt section needs IP' '$work/rig.out' \
+    && grep -qx 'systemctl restart shutter' '$work/systemctl.log' && grep -qx $conf /usr/local/share/shutter/installed-files"
+cp "$work/usb.json" /etc/shutter/board.json.new; rm -f /etc/shutter/board.json; cp /usr/local/share/shutter/board.json.installed /etc/shutter/board.json
+"$repo/Deploy/install.sh" --binary "$work/shutter-new" "$work/usb.json" > "$work/norig.out" 2>&1; status=$?
+check "the same board without mqtt takes network.conf away, with a note: exit $status" \
+  bash -c "[ $status = 0 ] && [ ! -e $conf ] && grep -q 'has no IP again' '$work/norig.out' && ! grep -q network.conf /usr/local/share/shutter/installed-files"
+
 # --- a photo directory shutter cannot write is an error naming it ---
 chown root:root /srv/rig-photos && chmod 755 /srv/rig-photos
 "$repo/Deploy/install.sh" --binary "$work/shutter-new" "$work/usb.json" > "$work/denied.out" 2>&1; status=$?
