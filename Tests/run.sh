@@ -4,9 +4,11 @@
 #   Tests/run.sh            build and unit-test against libgpiod 1.6 and 2.x, the API abuse
 #                           bench and live view's load bench on the simulator (limits on memory,
 #                           latency, watchdog, lost photos), the live-view page in headless
-#                           Chromium, then the real-kernel tests (gpio-sim, vivid; live view next
+#                           Chromium, the MQTT rig against a loopback mosquitto (three
+#                           daemons), the benchmark's short run, then the real-kernel tests (gpio-sim, vivid; live view next
 #                           to µStreamer) in a qemu guest for both,
 #                           and the USB webcam tests (uvcvideo, VM_UVC=1) in one more guest,
+#                           the MQTT rig on a poor network (netns, netem) in another,
 #                           the installed unit's sandbox in a guest booted with systemd
 #                           (VM_SYSTEMD=1),
 #                           and libcamera on vimc once, in a guest of its own; and, in a
@@ -85,6 +87,12 @@ stage "live view load (HTTP: viewers, bad requests, a stuck viewer)" env SHUTTER
 # picture changes, a light press and a swipe show on the overlay within 300 ms, the page's shutter
 # and scale, the token; screenshots in the run's artefacts.
 stage "browser (live-view page in Chromium)" env SHUTTER=.build/debug/shutter ARTIFACTS="$PWD/.build/artifacts/browser" Tests/Browser/run.sh
+# The rig over MQTT (issue 22) against Debian's mosquitto on a loopback port: three daemons,
+# a broker restart, a late node, a wrong password, malformed payloads, discovery; the scale
+# bench short (5 nodes, 3 shots).
+stage "MQTT rig (three daemons and a loopback broker)" env SHUTTER=.build/debug/shutter Tests/MQTT/run.sh
+# The benchmark's short run (issue 23): a release build, every host figure produced once.
+stage "bench (short: every figure produced)" Tests/bench.sh --short
 stage "build (libgpiod 2.x)" Deploy/with-libgpiod2.sh swift build
 stage "unit tests (libgpiod 2.x)" Deploy/with-libgpiod2.sh swift test
 stage "Debian 13 (swiftlang 6.0.3, libgpiod 2.2, libcamera 0.4): build and unit tests" debian13
@@ -92,6 +100,8 @@ if [ "$vm" = yes ]; then
   stage "VM tests (libgpiod 1.6)" vm_tests .build/debug/shutter
   stage "VM tests (libgpiod 2.x)" vm_tests .build-gpiod2/debug/shutter "capture daemon install liveview"
   stage "VM tests (UVC webcam)" uvc_tests
+  # A rig on a poor network (issue 22): namespaces, veth pairs and netem, which the host kernel lacks.
+  stage "VM tests (MQTT rig on a poor network: netns, netem)" env SHUTTER=.build/debug/shutter Tests/MQTT/test-netns.sh
   # systemd as the guest's PID 1: what libcamera needs (the DMA heap, udev's netlink socket)
   # under Deploy/systemd/shutter.service's own sandbox, and refused without its allowances.
   stage "VM tests under systemd (the unit's sandbox)" env VM_SYSTEMD=1 Deploy/vm/run-in-vm.sh -- \
