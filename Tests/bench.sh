@@ -18,6 +18,9 @@
 #   edge        Tests/VM/bench-edge.sh: kernel edge → `capture began` at a socket subscriber on
 #               gpio-sim, next to a C libgpiod reader, gpiomon and the C timer floor for a
 #               decision at the end of the confirmation window (VM; skipped without the harness)
+#   mqtt        Tests/MQTT/bench-scale.py: a rig of 3 (and, without --short, 50) nodes on the
+#               simulator board and a loopback mosquitto: press → the last node's result, the
+#               frames' spread next to one frame interval, CPU of the broker and the nodes
 # Row format (tab-separated), one figure a row:
 #   SECTION  NAME  VALUE  UNIT  PEER  PEER_VALUE  RATIO
 # PEER is the floor or peer tool the figure stands next to ("-" for a figure that stands alone,
@@ -103,7 +106,34 @@ part_edge() {
     skip_part "edge→event" "edge → subscriber (gpio-sim, VM)" "Tests/VM/bench-edge.sh failed"
 }
 
-parts="recognizer daemon edge"
+part_mqtt() {   # a rig on one machine: press → the last node's result, 3 nodes (and 50 without --short)
+  local sizes="3:20 50:20"; [ "$short" = yes ] && sizes="3:3"
+  if ! command -v mosquitto > /dev/null && [ ! -x /usr/sbin/mosquitto ]; then
+    skip_part mqtt "press → last node's result" "no mosquitto (Deploy/setup.sh installs it)"; return
+  fi
+  local size nodes shots
+  for size in $sizes; do
+    nodes=${size%:*} shots=${size#*:}
+    say "mqtt: Tests/MQTT/bench-scale.py --nodes $nodes --shots $shots"
+    SHUTTER=.build/release/shutter python3 Tests/MQTT/bench-scale.py --nodes "$nodes" --shots "$shots" > "$work/mqtt-$nodes.out" 2>&1 ||
+      { skip_part mqtt "press → last node's result, $nodes nodes" "bench-scale.py failed: $(grep -m1 FAIL "$work/mqtt-$nodes.out")"; continue; }
+    python3 - "$work/mqtt-$nodes.out" "$nodes" >> "$rows" <<'PY'
+import re, sys
+path, nodes = sys.argv[1:3]
+for line in open(path):
+    if m := re.match(r"# press → last result .*: p50 ([\d.]+) ms, p99 ([\d.]+) ms", line):
+        for label, value in (("p50", m[1]), ("p99", m[2])):
+            print(f"mqtt\tpress → last node's result, {nodes} nodes {label}\t{value}\tms\t-\t-\t-")
+    if m := re.match(r"# spread .*: p50 ([\d.]+) ms, max ([\d.]+) ms", line):
+        print(f"mqtt\tspread of the frames, {nodes} nodes p50\t{m[1]}\tms\tone frame interval\t33.333\t{float(m[1]) / 33.333:.2f}")
+    if m := re.match(r"# CPU during the shots .*: broker ([\d.]+) % of a core; nodes total ([\d.]+) %, per node mean ([\d.]+) %", line):
+        print(f"mqtt\tbroker CPU during shots, {nodes} nodes\t{m[1]}\t% of a core\t-\t-\t-")
+        print(f"mqtt\tnode CPU during shots, {nodes} nodes (mean)\t{m[3]}\t% of a core\t-\t-\t-")
+PY
+  done
+}
+
+parts="recognizer daemon edge mqtt"
 for part in $parts; do "part_$part"; done
 [ -n "$keep_rows" ] && cp "$rows" "$keep_rows"
 
@@ -151,6 +181,7 @@ expected = {
                                             r"event → subscriber, 1 subscriber\(s\)", r"event → subscriber, 64 subscriber\(s\)")
                  for p in ("p50", "p99")]
               + [f"press → JPEG on disk, {size} {p}" for size in ("1280x720", "1920x1080") for p in ("p50", "p90", "max")],
+    "mqtt": [r"press → last node's result, 3 nodes p50", r"press → last node's result, 3 nodes p99", r"spread of the frames, 3 nodes p50"],
     "edge→event": [f"{what} {p}.*" for what in ("edge → subscriber, raw", "edge → subscriber, beyond the .* window", "gpiomon edge → line")
                    for p in ("p50", "p99")],
 }
