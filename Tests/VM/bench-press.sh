@@ -28,7 +28,8 @@
 #                no exposure control; a frame's exposure is taken to fill its interval), next to
 #                half the interval; the frame interval itself
 #   press→file   press → JPEG on disk p50/p99 next to fswebcam's p50 (the goal: ≤ 0.1×) and
-#                v4l2-ctl's p50
+#                v4l2-ctl's p50; and where it goes: shutter-capture-check bench (beside the binary)
+#                presses in-process on the same board, split into encode and write
 # What the offset target means: shutter takes the frame whose exposure covers the press
 # (chooseFrame in Sources/ShutterCapture/Frame.swift: started at or before the press, and the
 # next one starts after it), so frame start - press lies in (-interval, 0] and, with presses at
@@ -144,7 +145,11 @@ PY
     t1=$(now_ns); [ -s "$work/frame.raw" ] && echo $(( (t1 - t0) / 1000 ))
   done > "$work/v4l2-ctl-$size"
 
-  $py - "$size" "$events" "$work/fswebcam-$size" "$work/v4l2-ctl-$size" "$out/rows.tsv" "$work/offsets.tsv" <<'PY' || status=1
+  # Where press → JPEG goes: shutter-capture-check's bench presses in-process on the same board
+  # and splits each photo's time into encode (frame → JPEG + EXIF) and write (fsync, rename).
+  check=$(dirname "$shutter")/shutter-capture-check
+  if [ -x "$check" ]; then "$check" bench --board "$board" --shots 10 2>&1 | grep '"event": "bench"' > "$work/inproc-$size"; fi
+  $py - "$size" "$events" "$work/fswebcam-$size" "$work/v4l2-ctl-$size" "$out/rows.tsv" "$work/offsets.tsv" "$work/inproc-$size" <<'PY' || status=1
 import json, math, sys
 size, events, fswebcam, v4l2, rows_path, offsets_path = sys.argv[1:7]
 def pct(values, p):
@@ -180,6 +185,15 @@ for p in (50, 99):
 row("press→file", f"press → JPEG on disk, {size} p50", pct(file_ms, 50), "ms", "v4l2-ctl one raw frame, p50", pct(raw, 50))
 row("press→file", f"fswebcam -S 0 (open, 1 frame, JPEG), {size} p50", pct(fsw, 50), "ms")
 row("press→file", f"v4l2-ctl (open, 1 raw frame), {size} p50", pct(raw, 50), "ms")
+try:
+    inproc = json.loads(open(sys.argv[7]).read())
+    for key, label in (("pressToDiskMs", "press → JPEG on disk, in-process"), ("encodeMs", "of which encode (frame → JPEG + EXIF)"),
+                       ("writeMs", "of which write (fsync, rename)")):
+        row("press→file", f"{label}, {size} p50", inproc[key]["p50"], "ms")
+    print(f"in-process (shutter-capture-check bench, 10 presses): press → JPEG p50 {inproc['pressToDiskMs']['p50']} ms, "
+          f"encode p50 {inproc['encodeMs']['p50']} ms, write p50 {inproc['writeMs']['p50']} ms")
+except (OSError, ValueError, KeyError):
+    print(f"# {size}: no in-process breakdown (shutter-capture-check beside the binary?)")
 with open(offsets_path, "a") as f:
     for p in photos:
         f.write(f"{size}\t{p['offsetMs']}\t{p.get('frameIntervalMs', '')}\t{p.get('bracketMs', '')}\n")
