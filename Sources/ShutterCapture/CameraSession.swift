@@ -254,9 +254,16 @@ final class CameraSession {
         retryTimer?.cancel()
         retryTimer = nil
         cameraArrivals = nil
+        stopWatchdog()
+    }
+
+    private func stopWatchdog() {
         watchdogTimer?.cancel()
         watchdogTimer = nil
     }
+
+    /// Whether the stall watchdog ticks (tests: a stopped camera must not wake the loop).
+    var watchdogIsTicking: Bool { watchdogTimer != nil }
 
     /// Closes the camera and waits for the lifecycle queue (an open or start in progress), at most
     /// `cameraWait` (`nil`: as long as it takes); returns whether the camera was closed.
@@ -337,6 +344,9 @@ final class CameraSession {
                 startWatchdog()
             case .stopStream:
                 ring.removeAll()
+                // A stopped stream cannot stall: without this the tick woke the loop (and a Dispatch
+                // thread) four times a second while a low-power rig waited between shots.
+                stopWatchdog()
                 if let camera { onLifecycleQueue(camera) { $0.stop(); return nil } }
             }
         }

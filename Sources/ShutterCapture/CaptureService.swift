@@ -53,6 +53,8 @@ public final class CaptureService {
     /// How long the stream may go without a frame before it counts as stalled: five frame
     /// intervals, and never less than a second.
     public var stallLimit: Nanoseconds { session.machine.stallLimit }
+    /// Whether the camera's stall watchdog ticks (tests).
+    var watchdogIsTicking: Bool { session.watchdogIsTicking }
 
     /// - Parameters:
     ///   - board: the rig; its `camera` and `output` sections are used.

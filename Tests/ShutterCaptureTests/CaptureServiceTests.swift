@@ -338,6 +338,20 @@ struct CaptureServiceTests {
         #expect(!harness.camera.isStreaming)  // stopped again once nothing waits
     }
 
+    @Test func lowPowerStopsTheStallWatchdogWithTheStream() throws {
+        let harness = try Harness { $0.keepStreaming = false; $0.warmupFrames = 0 }
+        harness.settle()
+        #expect(!harness.service.watchdogIsTicking)
+        harness.service.capture(pressedAt: ms(1000), now: ms(1001))
+        harness.settle()
+        #expect(harness.service.watchdogIsTicking)  // a start that never delivers is noticed
+        harness.frames(1010, 1043)
+        _ = harness.finish()
+        #expect(!harness.camera.isStreaming)
+        // Idle between shots: nothing may wake the loop (it ticked four times a second).
+        #expect(!harness.service.watchdogIsTicking)
+    }
+
     @Test func prepareStartsTheCameraAheadOfThePress() throws {
         let harness = try Harness { $0.keepStreaming = false; $0.warmupFrames = 1 }
         harness.service.prepare()
