@@ -63,6 +63,8 @@ vm_packages+=(libcamera0.0.3 libcamera-ipa libcamera-tools libcamera-v4l2 udev)
 # live view's peer, measured on the same vivid device in the guest (Tests/VM/test-liveview.sh).
 # Not on a Pi: they come with the VM harness.
 vm_packages+=(chromium chromium-driver python3-selenium ustreamer)
+# Tests/bench.sh's plot of the zero-shutter-lag offsets (Tests/bench-plot.py).
+vm_packages+=(gnuplot-nox)
 
 missing=()
 wanted=("${build_packages[@]}" "${tool_packages[@]}")

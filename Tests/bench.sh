@@ -18,6 +18,12 @@
 #   edge        Tests/VM/bench-edge.sh: kernel edge → `capture began` at a socket subscriber on
 #               gpio-sim, next to a C libgpiod reader, gpiomon and the C timer floor for a
 #               decision at the end of the confirmation window (VM; skipped without the harness)
+#   press       Tests/VM/bench-press.sh: press → frame (the zero-shutter-lag offset next to half a
+#               frame interval) and press → JPEG on disk next to fswebcam and v4l2-ctl on vivid at
+#               1280x720 and 1920x1080 (VM); Tests/bench-plot.py draws .build/bench/offsets.png
+#   idle        Tests/bench-idle.py: CPU, wake-ups and allocations over idle seconds (camera
+#               streaming, stopped, absent), start-up to READY=1, peak RSS next to 20 MB + the
+#               ring, the binary's size (host)
 #   mqtt        Tests/MQTT/bench-scale.py: a rig of 3 (and, without --short, 50) nodes on the
 #               simulator board and a loopback mosquitto: press → the last node's result, the
 #               frames' spread next to one frame interval, CPU of the broker and the nodes
@@ -133,7 +139,25 @@ PY
   done
 }
 
-parts="recognizer daemon edge mqtt"
+part_press() {   # press → frame and press → file on vivid, next to fswebcam and v4l2-ctl (VM), and the plot
+  if [ "$short" = yes ]; then skip_part "press→file" "press → JPEG on vivid (VM)" "--short: the VM part takes minutes"; return; fi
+  if ! command -v qemu-system-x86_64 > /dev/null || ! ls /boot/vmlinuz-* > /dev/null 2>&1; then
+    skip_part "press→file" "press → JPEG on vivid (VM)" "no VM harness (Deploy/setup.sh installs qemu and a kernel)"; return
+  fi
+  say "press → file: Tests/VM/bench-press.sh (30 clicks a size, 3 runs of each peer, in the VM, minutes)"
+  Tests/VM/bench-press.sh --presses 30 --runs 3 --tsv "$rows" --shutter .build/release/shutter >&2 ||
+    { skip_part "press→file" "press → JPEG on vivid (VM)" "Tests/VM/bench-press.sh failed"; return; }
+  Tests/bench-plot.py >&2 || say "press → file: no plot (gnuplot missing? Deploy/setup.sh installs gnuplot-nox)"
+}
+
+part_idle() {   # idle cost and size: CPU, wake-ups, allocations in three modes; RSS, start-up, binary
+  local seconds=10; [ "$short" = yes ] && seconds=1
+  say "idle: Tests/bench-idle.py --seconds $seconds"
+  /usr/bin/python3 Tests/bench-idle.py --seconds "$seconds" --shutter .build/release/shutter --tsv "$rows" > "$work/idle.out" 2>&1 ||
+    skip_part idle "idle cost and size" "Tests/bench-idle.py failed: $(tail -n 1 "$work/idle.out")"
+}
+
+parts="recognizer daemon edge press idle mqtt"
 for part in $parts; do "part_$part"; done
 [ -n "$keep_rows" ] && cp "$rows" "$keep_rows"
 
