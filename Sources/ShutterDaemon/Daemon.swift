@@ -329,9 +329,8 @@ public final class Daemon {
         publish(DaemonEvent(.gesture(event)))
         // A press that takes a photo starts a shot for the whole rig; a remote capture only when
         // asked with "rig": true. Named before the capture service sees the press.
-        if let mqtt, case .capture(_, let action, let pressedAt, _, _, _, _) = event, let instant = event.photoInstant,
+        if let mqtt, case .capture(_, let action, _, _, _, _, _) = event, let instant = event.photoInstant,
            action != .remote || originatesRigShot {
-            _ = pressedAt
             lastOriginatedShot = mqtt.originate(pressedAt: instant)
         }
         capture.handle(event)
