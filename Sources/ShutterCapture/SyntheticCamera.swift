@@ -1,5 +1,9 @@
 import Dispatch
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 import Synchronization
 import ShutterCore
 
@@ -240,16 +244,31 @@ final class Locked<Value: Sendable>: Sendable {
 ///
 /// Swift 6.0 (Debian 13's swiftlang 6.0.3) stops in IRGen on a generic class that stores a
 /// `Mutex` of its parameter (assertion "Not a nested archetype"), so with it the value sits
-/// behind an `NSLock` instead; only `withLock` touches it.
+/// behind a `pthread_mutex_t` instead (at a fixed address of its own: a pthread mutex must not
+/// move); only `withLock` touches it.
+///
+/// The corresponding C functions are `pthread_mutex_lock` and `pthread_mutex_unlock`.
 final class Locked<Value: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private var value: Value
 
-    init(_ value: Value) { self.value = value }
+    init(_ value: Value) {
+        self.value = value
+        mutex = .allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        let result = pthread_mutex_init(mutex, nil)
+        precondition(result == 0, "pthread_mutex_init failed: \(result)")
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deinitialize(count: 1)
+        mutex.deallocate()
+    }
 
     func withLock<Result: Sendable>(_ body: (inout sending Value) -> sending Result) -> Result {
-        lock.lock()
-        defer { lock.unlock() }
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
         return body(&value)
     }
 }

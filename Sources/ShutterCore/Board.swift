@@ -1,4 +1,13 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// One rig, as its board file describes it: the GPIO chip, the lines and their
 /// roles, gesture timings, controls, camera and output.
@@ -164,26 +173,44 @@ extension Board {
         // Only a regular file, and only so much of it: a FIFO or a device named by mistake (or
         // swapped in before a SIGHUP) would block the daemon's loop or fill its memory.
         let resolved = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
-        guard let attributes = try? FileManager.default.attributesOfItem(atPath: resolved) else {
+        var status = stat()
+        guard lstat(resolved, &status) == 0 else {
             throw BoardError(file: path, path: "", message: "no such file")
         }
-        guard attributes[.type] as? FileAttributeType == .typeRegular else {
+        guard status.st_mode & S_IFMT == S_IFREG else {
             throw BoardError(file: path, path: "", message: "not a regular file (a board is a JSON file)")
         }
-        let size = (attributes[.size] as? NSNumber)?.intValue ?? 0
+        let size = Int(status.st_size)
         guard size <= maximumFileBytes else {
             throw BoardError(file: path, path: "", message: "\(size) bytes: larger than a board file may be (\(maximumFileBytes / 1024) KiB)")
         }
-        guard let handle = FileHandle(forReadingAtPath: resolved) else {
+        // Read no more than the limit even if the file grew since it was looked at.
+        guard let data = readPrefix(of: resolved, upTo: maximumFileBytes + 1) else {
             throw BoardError(file: path, path: "", message: "cannot be read (permissions?)")
         }
-        defer { try? handle.close() }
-        // Read no more than the limit even if the file grew since it was looked at.
-        let data = (try? handle.read(upToCount: maximumFileBytes + 1)) ?? Data()
         guard data.count <= maximumFileBytes else {
             throw BoardError(file: path, path: "", message: "larger than a board file may be (\(maximumFileBytes / 1024) KiB)")
         }
         return try decode(data, file: path)
+    }
+
+    /// The first `limit` bytes of the file at `path` (all of it when shorter); nil when it cannot be
+    /// opened. A read that fails part-way gives no bytes, as Foundation's `FileHandle` did.
+    /// The corresponding C functions are `open` and `read`.
+    private static func readPrefix(of path: String, upTo limit: Int) -> Data? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var data = Data(count: limit)
+        var count = 0
+        let failed = data.withUnsafeMutableBytes { buffer -> Bool in
+            while count < limit {
+                let got = read(descriptor, buffer.baseAddress! + count, limit - count)
+                if got > 0 { count += got } else if got == 0 { return false } else if errno != EINTR { return true }
+            }
+            return false
+        }
+        return failed ? Data() : data.prefix(count)
     }
 
     /// The largest board file read: boards are a few KiB.

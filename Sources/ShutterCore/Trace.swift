@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// An edge trace: JSON Lines, one edge a line, `{"t": 0.12, "line": "full", "active": true}`.
 ///
@@ -28,7 +32,7 @@ public struct Trace: Hashable, Sendable {
         var lineNumber = 0
         for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
             lineNumber += 1
-            let line = rawLine.trimmingCharacters(in: .whitespaces)
+            let line = rawLine.trimmingWhitespace()
             if line.isEmpty || line.hasPrefix("#") { continue }
             func fail(_ message: String) -> ParseError { ParseError(source: source, line: lineNumber, message: message) }
             let decoded: TraceLine

@@ -1,8 +1,14 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Dispatch
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import ShutterCore
+import ShutterGPIO
 
 /// Where the daemon keeps control values between runs, saved off the event loop.
 public final class ControlState: @unchecked Sendable {
@@ -13,12 +19,12 @@ public final class ControlState: @unchecked Sendable {
 
     public init(board: Board, path: String?) throws {
         self.path = path ?? Self.defaultDirectory + "/\(board.name).controls.json"
-        let directory = (self.path as NSString).deletingLastPathComponent
+        let directory = self.path.parentPath
         if !directory.isEmpty {
             do {
                 try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             } catch {
-                throw CommandFailure("cannot create the state directory \(directory): \(error.localizedDescription) (use --state FILE or --no-state)")
+                throw CommandFailure("cannot create the state directory \(directory): \(fileErrorText(error)) (use --state FILE or --no-state)")
             }
         }
     }
@@ -28,13 +34,13 @@ public final class ControlState: @unchecked Sendable {
     public static var defaultDirectory: String {
         let environment = ProcessInfo.processInfo.environment
         return environment["STATE_DIRECTORY"].flatMap { $0.split(separator: ":").first.map(String.init) }
-            ?? (environment["XDG_STATE_HOME"] ?? (NSHomeDirectory() + "/.local/state")) + "/shutter"
+            ?? (environment["XDG_STATE_HOME"] ?? (FileManager.default.homeDirectoryForCurrentUser.path + "/.local/state")) + "/shutter"
     }
 
     /// The directory the daemon keeps its state in: that of `--state FILE` when given, else the default.
     static func stateDirectory(for options: DaemonOptions) -> String {
         guard let path = options.statePath else { return defaultDirectory }
-        let directory = (path as NSString).deletingLastPathComponent
+        let directory = path.parentPath
         return directory.isEmpty ? "." : directory
     }
 
@@ -53,10 +59,20 @@ public final class ControlState: @unchecked Sendable {
                 try ControlStateFile.save(values, path: path)
                 lastSaved = values
             } catch {
-                Log.warning("shutter: cannot save control values to \(path): \(error.localizedDescription)")
+                Log.warning("shutter: cannot save control values to \(path): \(fileErrorText(error))")
             }
         }
     }
 
     public func waitUntilSaved() { queue.sync {} }
+}
+
+/// What went wrong in one of FoundationEssentials' file calls: the C error under its
+/// `CocoaError` as ``Errno`` prints it (`Not a directory (errno 20)`), else the error as it describes itself.
+func fileErrorText(_ error: any Error) -> String {
+    if let cocoa = error as? CocoaError, let posix = cocoa.userInfo["NSUnderlyingError"] as? POSIXError {
+        return Errno(rawValue: posix.code.rawValue).description
+    }
+    if let posix = error as? POSIXError { return Errno(rawValue: posix.code.rawValue).description }
+    return "\(error)"
 }

@@ -1,7 +1,11 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import ShutterCapture
 import ShutterCore
 import ShutterGPIO
@@ -447,7 +451,7 @@ public final class Daemon {
             let wildcard = http.endpoint.address == "0.0.0.0" || http.endpoint.address == "::"
             let hosts = wildcard ? localIPv4Addresses() : []
             let links = hosts.isEmpty ? [http.link] : hosts.map {
-                http.link.replacingOccurrences(of: "//\(http.endpoint)/", with: "//\($0):\(http.endpoint.port)/")
+                http.link.replacingEvery("//\(http.endpoint)/", with: "//\($0):\(http.endpoint.port)/")
             }
             Log.notice("shutter: live view on " + links.joined(separator: " or ")
                 + " (the link carries the token: share it only with who may control the rig)")

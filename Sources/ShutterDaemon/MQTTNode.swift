@@ -1,7 +1,11 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import ShutterCapture
 import ShutterCore
 
@@ -401,7 +405,7 @@ final class MQTTNode {
 
     /// The description of this node's shot file: `{shot}` and `{node}` of ``MQTTSettings/shotTemplate``.
     func shotFileName(_ shot: RigShot) -> String {
-        settings.shotTemplate.replacingOccurrences(of: "{shot}", with: shot.id).replacingOccurrences(of: "{node}", with: topics.node)
+        settings.shotTemplate.replacingEvery("{shot}", with: shot.id).replacingEvery("{node}", with: topics.node)
     }
 
     /// A press on this node (or a rig capture asked for here): the shot goes to the rig, and this

@@ -1,7 +1,11 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import ShutterCore
 
 /// Tells systemd how the service is: `READY=1`, `STATUS=…`, `WATCHDOG=1`, `STOPPING=1`.
@@ -77,6 +81,6 @@ public final class SystemdNotifier {
 
     /// A `STATUS=` text, one line (newlines would start new keys).
     public static func status(_ text: String) -> String {
-        "STATUS=" + text.replacingOccurrences(of: "\n", with: " ")
+        "STATUS=" + text.replacingEvery("\n", with: " ")
     }
 }

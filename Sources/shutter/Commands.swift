@@ -1,7 +1,11 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import ShutterCore
 import ShutterGPIO
 import ShutterCapture
@@ -283,11 +287,11 @@ func checkBoard(_ arguments: ParsedArguments) throws -> Int32 {
     text += "lines:\n"
     let nameWidth = board.lines.map(\.name.count).max() ?? 0
     for (index, line) in board.lines.enumerated() {
-        var row = "  " + line.name.padding(toLength: nameWidth + 2, withPad: " ", startingAt: 0)
-        row += "role \(line.role.rawValue)".padding(toLength: 16, withPad: " ", startingAt: 0)
-        row += "line \(line.selector)".padding(toLength: 18, withPad: " ", startingAt: 0)
-        row += (line.activeLow ? "active-low" : "active-high").padding(toLength: 12, withPad: " ", startingAt: 0)
-        row += "bias \(line.bias.rawValue)".padding(toLength: 16, withPad: " ", startingAt: 0)
+        var row = "  " + line.name.padded(to: nameWidth + 2)
+        row += "role \(line.role.rawValue)".padded(to: 16)
+        row += "line \(line.selector)".padded(to: 18)
+        row += (line.activeLow ? "active-low" : "active-high").padded(to: 12)
+        row += "bias \(line.bias.rawValue)".padded(to: 16)
         row += "debounce \(line.debounce.milliseconds.shortDescription) ms"
         if let note = offsets[LineIndex(index)] { row += "  [\(note)]" }
         text += row + "\n"
@@ -376,7 +380,7 @@ func replayTrace(_ arguments: ParsedArguments) throws -> Int32 {
     let source = arguments.value("--trace")!
     let text: String
     if source == "-" {
-        text = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
+        text = String(decoding: try readStandardInput(), as: UTF8.self)
     } else {
         guard let data = FileManager.default.contents(atPath: source) else {
             throw CommandFailure("\(source): cannot read the trace (\(FileManager.default.fileExists(atPath: source) ? "permission denied" : "no such file"))")
@@ -423,4 +427,30 @@ func replay(_ trace: Trace, board: Board, explain: ((Explanation) -> Void)? = ni
     }
     // finish runs every pending deadline at its own time, then ends what is still in progress.
     interpreter.finish(at: chip.clock.now)
+}
+
+/// All of standard input, to its end (a trace piped in). The corresponding C function is `read`.
+///
+/// - Throws: ``CommandFailure`` with `read`'s error.
+func readStandardInput() throws(CommandFailure) -> [UInt8] {
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 1 << 16)
+    while true {
+        let count = read(STDIN_FILENO, &chunk, chunk.count)
+        if count > 0 {
+            bytes += chunk[..<count]
+        } else if count == 0 {
+            return bytes
+        } else if errno != EINTR {
+            throw CommandFailure("standard input: cannot read the trace (\(Errno.current))")
+        }
+    }
+}
+
+extension String {
+    /// The text cut or filled with spaces to `width` characters: a table's column, as
+    /// Foundation's `padding(toLength:withPad: " ", startingAt: 0)` made it for these ASCII names.
+    func padded(to width: Int) -> String {
+        count >= width ? String(prefix(width)) : self + String(repeating: " ", count: width - count)
+    }
 }

@@ -1,7 +1,11 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import ShutterCore
 import ShutterGPIO
 import ShutterDaemon
@@ -83,7 +87,7 @@ func monitorLines(_ arguments: ParsedArguments) throws -> Int32 {
     }
     interpreter.observeEdge = { edge in
         let line = board[edge.line]
-        Console.out("\(stamp(edge.time))  \(line.name.padding(toLength: nameWidth, withPad: " ", startingAt: 0))  "
+        Console.out("\(stamp(edge.time))  \(line.name.padded(to: nameWidth))  "
             + (edge.active ? (line.role == .pad ? "touched" : "pressed") : (line.role == .pad ? "untouched" : "released")))
     }
     interpreter.emit = { event in Console.out("\(stamp(event.time))  → \(event.json)") }

@@ -1,7 +1,11 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import ShutterCore
 import ShutterDaemon
 
@@ -80,10 +84,10 @@ func defaultBoardPath() throws -> String {
 func simulatorBoardCandidates() -> [String] {
     var candidates: [String] = []
     let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-    var directory = (executable as NSString).deletingLastPathComponent
+    var directory = executable.parentPath
     for _ in 0..<5 {
         candidates.append(directory + "/Boards/simulator.json")
-        directory = (directory as NSString).deletingLastPathComponent
+        directory = directory.parentPath
     }
     candidates.append("/usr/local/share/shutter/boards/simulator.json")
     candidates.append("/usr/share/shutter/boards/simulator.json")

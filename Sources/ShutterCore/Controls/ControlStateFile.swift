@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The small file that keeps each control's last value across restarts.
 ///
@@ -11,19 +15,28 @@ public enum ControlStateFile {
     /// so a damaged state file never stops the rig (the board's initial values apply).
     public static func load(path: String) -> [String: ControlValue] {
         guard let data = FileManager.default.contents(atPath: path),
-              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+              let object = try? JSONDecoder().decode([String: StoredValue].self, from: data)
         else { return [:] }
-        var values: [String: ControlValue] = [:]
-        for (id, raw) in object {
-            if let nested = raw as? [String: Any], let index = nested["index"] as? Int {
-                values[id] = .index(index)
-            } else if let number = raw as? Double, number.isFinite {
-                values[id] = .number(number)
-            } else if let number = raw as? Int {
-                values[id] = .number(Double(number))
+        return object.compactMapValues(\.value)
+    }
+
+    /// One entry of the file: `{"index": n}` or a finite number; nil for anything else, which
+    /// is skipped rather than failing the whole file.
+    private struct StoredValue: Decodable {
+        let value: ControlValue?
+
+        private enum Key: CodingKey { case index }
+
+        init(from decoder: any Decoder) {
+            if let nested = try? decoder.container(keyedBy: Key.self),
+               let index = try? nested.decode(Int.self, forKey: .index) {
+                value = .index(index)
+            } else if let number = try? decoder.singleValueContainer().decode(Double.self), number.isFinite {
+                value = .number(number)
+            } else {
+                value = nil
             }
         }
-        return values
     }
 
     /// Writes `values` to `path` atomically.

@@ -1,4 +1,13 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The controls overlay without a screen: which control is current, its value, the chooser.
 ///
@@ -578,7 +587,7 @@ extension ControlsStateMachine {
     func itemIndex(numbered number: Double, in id: String) throws(ControlRefusal) -> Int? {
         let index = try index(of: id)
         guard case .picker = specs[index].kind else { return nil }
-        guard let item = titles[index].firstIndex(where: { Double($0.trimmingCharacters(in: .whitespaces)) == number }) else {
+        guard let item = titles[index].firstIndex(where: { Double($0.trimmingWhitespace()) == number }) else {
             throw ControlRefusal(.notFound, "'\(id)' is a picker with no item titled \(number.shortDescription): give an index (#N) or a title; its items are \(titles[index].joined(separator: ", "))")
         }
         return item
