@@ -111,9 +111,21 @@ let package = Package(
             dependencies: ["ShutterCore", "ShutterGPIO", "ShutterCapture", "CShutterSystem", "CMicroHTTPD", "CQRencode", "CMosquitto"]
         ),
         /// The command-line tool: thin commands over the daemon module.
+        ///
+        /// Its release build links the Swift standard library, Dispatch and FoundationEssentials
+        /// statically: only the code it uses is mapped, which lowers the streaming daemon's peak
+        /// RSS by about 3 MiB (35.7 → 32.7 MiB on the simulator board, issue 23) and start-up by
+        /// a third; the debug build and the tests keep the shared libraries. The modules are
+        /// compiled against the shared FoundationEssentials, which carries its two helper
+        /// libraries inside; statically they are archives of their own, named here.
         .executableTarget(
             name: "shutter",
-            dependencies: ["ShutterCore", "ShutterGPIO", "ShutterCapture", "ShutterDaemon", "CShutterSystem"]
+            dependencies: ["ShutterCore", "ShutterGPIO", "ShutterCapture", "ShutterDaemon", "CShutterSystem"],
+            linkerSettings: [
+                .unsafeFlags(["-static-stdlib"], .when(configuration: .release)),
+                .linkedLibrary("_FoundationCShims", .when(configuration: .release)),
+                .linkedLibrary("_FoundationCollections", .when(configuration: .release)),
+            ]
         ),
 
         /// Throughput of the gesture state machines on a long synthetic trace (release build).

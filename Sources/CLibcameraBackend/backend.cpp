@@ -380,6 +380,14 @@ bool compatibility_layer_loaded() {
     }, nullptr) != 0;
 }
 
+}  // namespace
+
+/// The Swift runtime's own way to be told argv (exported by libswiftCore 6.0 and later); weak,
+/// so a program without the runtime still links.
+extern "C" __attribute__((weak)) void _swift_stdlib_overrideUnsafeArgvArgc(char **argv, int argc);
+
+namespace {
+
 /// Whether quiet_libcamera_logs set LIBCAMERA_LOG_LEVELS.
 bool log_levels_set_by_shutter = false;
 
@@ -389,8 +397,15 @@ bool log_levels_set_by_shutter = false;
 /// and setenv while other threads may read the environment (localtime_r reads TZ) is undefined
 /// behaviour: so it is set here, once, as the library loads, before main and before any thread.
 /// A user's own setting wins; hooks are started without ours (shutter_lc_log_levels_set_by_shutter).
-__attribute__((constructor)) void quiet_libcamera_logs() {
+///
+/// setenv moves `environ` off the initial stack, and the Swift runtime finds argv on Linux by
+/// looking there from `environ`: with the standard library linked statically (the release
+/// build), its own constructor runs after this one and would find no arguments
+/// (`CommandLine.arguments` empty). So argv, which glibc gives every constructor, is handed to
+/// the runtime first; with a shared runtime, already loaded, this only repeats what it found.
+__attribute__((constructor)) void quiet_libcamera_logs(int argc, char **argv, char **) {
     if (getenv("LIBCAMERA_LOG_LEVELS")) return;
+    if (_swift_stdlib_overrideUnsafeArgvArgc && argv) _swift_stdlib_overrideUnsafeArgvArgc(argv, argc);
     log_levels_set_by_shutter = setenv("LIBCAMERA_LOG_LEVELS", "*:ERROR", 0) == 0;
 }
 
