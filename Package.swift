@@ -86,7 +86,8 @@ let package = Package(
 
         // MARK: Swift modules
 
-        /// Pure logic: board model, state machines, events, clock, trace format. No C imports.
+        /// Pure logic: board model, state machines, events, clock, trace format. No C imports but
+        /// the C library's (maths, and the board file's bounded read), which Foundation used to bring.
         .target(name: "ShutterCore", exclude: ["Events/EVENTS.md"]),
         /// GPIO through libgpiod: the only Swift code that calls `gpiod_*` (through the backend).
         .target(
