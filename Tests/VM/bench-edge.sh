@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench-edge.sh - edge → event on a real kernel (gpio-sim in the VM), next to its floor.
 #
-#   Tests/VM/bench-edge.sh [--presses N] [--tsv FILE] [--shutter BINARY] [--compare BINARY --rounds R]
+#   Tests/VM/bench-edge.sh [--presses N] [--tsv FILE] [--shutter BINARY] [--compare BINARY --rounds R] [--ftrace DIR]
 #   Tests/VM/bench-edge.sh --help
 #
 # On the host it boots the guest (Deploy/vm/run-in-vm.sh, three more gpio-sim lines named
@@ -27,6 +27,11 @@
 # work stalls its virtual CPUs for milliseconds) changes from one boot to the next, so the two
 # binaries take turns: R rounds (default 4) of N/R clicks each, the daemon restarted between
 # turns, the floor programs running throughout; each binary's figures against the same floor.
+#
+# --ftrace DIR: the kernel's scheduler events (sched_wakeup, sched_switch) and the daemon's
+# socket writes during each turn, into DIR/trace-INDEX-ROUND.txt, and
+# Tests/VM/probes/edge-trace.py's account of where each press's time went (timer → loop awake →
+# the subscriber's write → the subscriber running, and what held its CPU) into DIR/where.txt.
 set -uo pipefail
 here=$(dirname "$(readlink -f "$0")")
 root=$(cd "$here/../.." && pwd)
@@ -35,6 +40,7 @@ rounds=
 tsv=
 shutter=${SHUTTER:-$root/.build/release/shutter}
 compare=${COMPARE:-}
+ftrace=${BENCH_FTRACE:-}
 while [ $# -gt 0 ]; do
   case "$1" in
     --presses) presses=$2; shift 2 ;;
@@ -42,6 +48,7 @@ while [ $# -gt 0 ]; do
     --tsv) tsv=$(realpath -m "$2"); shift 2 ;;
     --shutter) shutter=$(realpath "$2"); shift 2 ;;
     --compare) compare=$(realpath "$2"); shift 2 ;;
+    --ftrace) ftrace=$(realpath -m "$2"); mkdir -p "$ftrace"; shift 2 ;;
     -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) echo "bench-edge: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
@@ -58,10 +65,12 @@ if [ -z "${GPIO_SIM_DIR:-}" ]; then
   cd "$root"
   export VM_GPIO_NAMES="half full secondary pad0 pad1 pad2 pad3 pad4 pad5 probe-raw probe-mon probe-window"
   VM_TIMEOUT=${VM_TIMEOUT:-1800} \
-    Deploy/vm/run-in-vm.sh --share "$out" -- env BENCH_OUT="$out" SHUTTER="$shutter" COMPARE="$compare" VM_GPIO_NAMES="$VM_GPIO_NAMES" \
+    Deploy/vm/run-in-vm.sh --share "$out" -- \
+      env BENCH_OUT="$out" SHUTTER="$shutter" COMPARE="$compare" BENCH_FTRACE="${ftrace:+$out}" VM_GPIO_NAMES="$VM_GPIO_NAMES" \
       bash "$here/bench-edge.sh" --presses "$presses" --rounds "$rounds"
   status=$?
   [ -n "$tsv" ] && [ -s "$out/rows.tsv" ] && cat "$out/rows.tsv" >> "$tsv"
+  [ -n "$ftrace" ] && cp "$out"/trace-*.txt "$out"/daemon-* "$out/where.txt" "$ftrace/" 2>/dev/null
   exit $status
 fi
 
@@ -91,6 +100,24 @@ monitor=$!  # stdbuf execs gpiomon: this is gpiomon's id
 wait_for_consumer probe-raw edge-floor && wait_for_consumer probe-window edge-floor && wait_for_consumer probe-mon gpiomon ||
   echo "bench-edge: a floor program did not take its line"
 
+tracing=/sys/kernel/tracing
+trace_on() {
+  mountpoint -q "$tracing" || mount -t tracefs nodev "$tracing"
+  echo 0 > "$tracing/tracing_on"; echo > "$tracing/trace"
+  echo 16384 > "$tracing/buffer_size_kb"
+  echo mono > "$tracing/trace_clock"   # CLOCK_MONOTONIC: the clock of the lines' stamps
+  for event in sched/sched_wakeup sched/sched_switch syscalls/sys_enter_sendto syscalls/sys_enter_sendmsg syscalls/sys_enter_write \
+               syscalls/sys_exit_read syscalls/sys_exit_ppoll; do
+    echo 1 > "$tracing/events/$event/enable"
+  done
+  echo 1 > "$tracing/tracing_on"
+}
+trace_off() {
+  echo 0 > "$tracing/tracing_on"
+  cat "$tracing/trace" > "$1"
+  echo 0 > "$tracing/events/enable"
+}
+
 # turn BINARY INDEX ROUND CLICKS: one daemon, CLICKS clicks, its presses in daemon-INDEX-ROUND.
 status=0
 turn() {
@@ -100,7 +127,9 @@ turn() {
   wait_for_consumer full shutter || { echo "bench-edge: the daemon did not take the lines"; cat "$work/run-$2.err"; status=1; kill $daemon; return; }
   for _ in $(seq 100); do [ -S "$work/sock" ] && break; sleep 0.1; done
   sleep 1  # the daemon's camera opens and the ring fills before the first press
+  [ -n "$ftrace" ] && trace_on
   python3 "$here/probes/edge-bench.py" drive "$work/stamp-lines" "$work/sock" "$GPIO_SIM_DIR" "$4" "$work/daemon-$2-$3" "$raw" "$mon" "$windowed" || status=1
+  [ -n "$ftrace" ] && trace_off "$ftrace/trace-$2-$3.txt"
   kill "$daemon"; wait "$daemon" 2>/dev/null
   grep -i 'error\|warning' "$work/run-$2.err" | head -5
 }
@@ -119,4 +148,10 @@ for index in "${!binaries[@]}"; do
   cp "$work/daemon-$index" "$out/" 2>/dev/null
 done
 cp "$work/raw" "$work/gpiomon" "$work/windowed" "$out/" 2>/dev/null
+if [ -n "$ftrace" ]; then
+  for index in "${!binaries[@]}"; do
+    echo "# ${binaries[$index]}"
+    python3 "$here/probes/edge-trace.py" "$work/daemon-$index" "$ftrace"/trace-$index-*.txt
+  done | tee "$ftrace/where.txt"
+fi
 exit $status

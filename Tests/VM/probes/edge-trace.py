@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""edge-trace.py: where each press's time went, from an ftrace of bench-edge.sh --ftrace.
+
+  edge-trace.py DAEMON TRACE...
+
+DAEMON is edge-bench.py's "PRESSED_AT_NS T_NS ARRIVED_NS" per press (T: the end of the
+confirmation window, the decision's time); each TRACE an ftrace text dump on the mono clock
+(CLOCK_MONOTONIC, as the lines' stamps) with sched_wakeup, sched_switch and the syscall events
+bench-edge.sh enables. For each press, in the trace that holds its T:
+  awake    the daemon's loop thread returns from ppoll (the timer fired and it ran)
+  send     its first write to the subscriber's socket after that (sendto/sendmsg/write)
+  woken    the subscriber (stamp-lines) is woken, and on which CPU relative to the loop's
+  running  the subscriber is switched in; what ran on that CPU in between (by command)
+  read     its read returns (the stamp the bench uses)
+Prints the p50/p90 of each step, from T, and the commands that held the subscriber's CPU
+between its wake-up and its running, summed over all presses.
+"""
+import re
+import sys
+from collections import defaultdict
+
+LINE = re.compile(r"^\s*(?P<comm>.+?)-(?P<pid>\d+)\s+\[(?P<cpu>\d+)\]\s+\S+\s+(?P<ts>\d+\.\d+): (?P<event>\w+)(?P<kind>: ?|\(| -> )(?P<rest>.*)$")
+
+
+def parse(path):
+    events = []
+    with open(path, errors="replace") as f:
+        for line in f:
+            m = LINE.match(line)
+            if m:
+                # Syscall events print as "sys_read(fd: 3, ...)" on entry and "sys_read -> 0x10" on exit.
+                event = m["event"]
+                if m["kind"] == "(":
+                    event = event.replace("sys_", "sys_enter_", 1)
+                elif m["kind"] == " -> ":
+                    event = event.replace("sys_", "sys_exit_", 1)
+                events.append((round(float(m["ts"]) * 1e9), m["comm"].strip(), int(m["pid"]), int(m["cpu"]), event, m["rest"]))
+    return events
+
+
+def percentile(values, p):
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))] if values else float("nan")
+
+
+def main():
+    presses = [tuple(int(x) for x in line.split()) for line in open(sys.argv[1]) if line.strip()]
+    traces = [parse(path) for path in sys.argv[2:]]
+    steps = defaultdict(list)
+    holders = defaultdict(int)
+    same_cpu = 0
+    counted = 0
+    for pressed, decided, arrived in presses:
+        trace = next((t for t in traces if t and t[0][0] <= decided <= t[-1][0]), None)
+        if trace is None:
+            continue
+        start = next(i for i, e in enumerate(trace) if e[0] >= decided)
+        loop_pid = None
+        awake = send = woken = running = read = None
+        woken_cpu = loop_cpu = None
+        subscriber = None
+        for ts, comm, pid, cpu, event, rest in trace[start:]:
+            if ts > decided + 200_000_000:
+                break
+            if awake is None:
+                if event == "sys_exit_ppoll" and comm.startswith("shutter"):
+                    awake, loop_pid, loop_cpu = ts, pid, cpu
+                continue
+            if send is None:
+                if pid == loop_pid and event in ("sys_enter_sendto", "sys_enter_sendmsg"):
+                    send = ts
+                continue
+            if woken is None:
+                if event == "sched_wakeup" and "comm=stamp-lines" in rest:
+                    woken = ts
+                    subscriber = int(re.search(r"pid=(\d+)", rest)[1])
+                    woken_cpu = int(re.search(r"target_cpu=(\d+)", rest)[1])
+                continue
+            if running is None:
+                if event == "sched_switch" and f"next_pid={subscriber} " in rest + " ":
+                    running, woken_cpu = ts, cpu  # where it ran (it may have been moved)
+                continue
+            if read is None and pid == subscriber and event == "sys_exit_read":
+                read = ts
+                break
+        if None in (awake, send, woken, running):
+            continue
+        counted += 1
+        same_cpu += woken_cpu == loop_cpu
+        steps["T → loop awake"].append(awake - decided)
+        steps["awake → send"].append(send - awake)
+        steps["send → subscriber woken"].append(woken - send)
+        steps["woken → subscriber running"].append(running - woken)
+        if read:
+            steps["running → read returns"].append(read - running)
+        steps["T → arrival (bench stamp)"].append(arrived - decided)
+        # The subscriber's CPU between its wake-up and its switch-in, by command.
+        window = [e for e in trace if woken <= e[0] <= running and e[3] == woken_cpu and e[4] == "sched_switch"]
+        last_ts, last_comm = woken, None
+        for ts, comm, pid, cpu, event, rest in window:
+            holder = last_comm or comm
+            holders[holder] += ts - last_ts
+            nxt = re.search(r"next_comm=(.+?) next_pid", rest)
+            last_ts, last_comm = ts, nxt[1] if nxt else None
+        holders[last_comm or "?"] += running - last_ts
+    print(f"{counted} of {len(presses)} presses traced; subscriber woken on the loop's CPU in {same_cpu}")
+    for name, values in steps.items():
+        print(f"  {name:28s} p50 {percentile(values, 50) / 1e6:7.3f} ms   p90 {percentile(values, 90) / 1e6:7.3f} ms")
+    print("  the subscriber's CPU between its wake-up and its running, summed:")
+    for comm, total in sorted(holders.items(), key=lambda x: -x[1])[:8]:
+        print(f"    {comm:24s} {total / 1e6:8.3f} ms")
+
+
+if __name__ == "__main__":
+    main()
