@@ -157,23 +157,27 @@ public final class JPEGEncoder {
         switch format.pixelFormat {
         case .yuyv, .uyvy:
             // The one conversion YUYV needs: TurboJPEG takes planes, not interleaved 4:2:2. libyuv
-            // (SIMD) splits the crop into three planes, which TurboJPEG then encodes as they are.
+            // (SIMD) makes 4:2:0 planes of the crop (each chroma sample the mean of two rows), which
+            // TurboJPEG then encodes as they are. 4:2:0 as phones, `fswebcam` (libjpeg's default)
+            // and the effects path (``YUVImage``) write it: a quarter fewer blocks to transform and
+            // code than 4:2:2, measured 137 → 108 ms for a 1920×1080 frame in the VM.
             let x0 = crop.x & ~1, w = crop.width & ~1, h = crop.height
-            let chromaWidth = w / 2
+            let chromaWidth = w / 2, chromaHeight = (h + 1) / 2
             // The planes go in the encoder's kept memory, one after another (see ``planeMemory(_:)``).
-            let y = planeMemory(w * h + 2 * chromaWidth * h)
-            let u = y + w * h, v = u + chromaWidth * h
+            let y = planeMemory(w * h + 2 * chromaWidth * chromaHeight)
+            let u = y + w * h, v = u + chromaWidth * chromaHeight
             let start = source + crop.y * stride + x0 * 2
             let split = format.pixelFormat == .yuyv
-                ? YUY2ToI422(start, Int32(stride), y, Int32(w), u, Int32(chromaWidth), v, Int32(chromaWidth), Int32(w), Int32(h))
-                : UYVYToI422(start, Int32(stride), y, Int32(w), u, Int32(chromaWidth), v, Int32(chromaWidth), Int32(w), Int32(h))
+                ? YUY2ToI420(start, Int32(stride), y, Int32(w), u, Int32(chromaWidth), v, Int32(chromaWidth), Int32(w), Int32(h))
+                : UYVYToI420(start, Int32(stride), y, Int32(w), u, Int32(chromaWidth), v, Int32(chromaWidth), Int32(w), Int32(h))
             guard split == 0 else { throw CaptureError.encoding("libyuv could not split the \(format.pixelFormat) frame (\(split))") }
             if format.isLimitedRangeYUV {  // the planes are ours already: expanded where they lie
                 mapPlane(y, stride: w, into: y, stride: w, width: w, height: h, table: YUVRange.lumaToFull)
-                mapPlane(u, stride: chromaWidth, into: u, stride: chromaWidth, width: chromaWidth, height: 2 * h, table: YUVRange.chromaToFull)
+                mapPlane(u, stride: chromaWidth, into: u, stride: chromaWidth, width: chromaWidth, height: 2 * chromaHeight,
+                         table: YUVRange.chromaToFull)
             }
             return try compressPlanes(y, u, v, width: w, height: h, strides: (w, chromaWidth, chromaWidth),
-                                      subsampling: TJSAMP_422, quality: quality)
+                                      subsampling: TJSAMP_420, quality: quality)
         case .nv12, .yuv420:
             // Straight from the frame's planes: TurboJPEG takes a pointer and a stride per plane,
             // so the crop is only an offset. YUV420 needs no copy at all; NV12's interleaved

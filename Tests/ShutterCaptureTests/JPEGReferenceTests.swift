@@ -8,10 +8,11 @@ import ShutterCore
 /// libyuv splits the frame into fresh planes and TurboJPEG allocates its output.
 private func referenceJPEG(yuyv frame: Frame, quality: Int) -> [UInt8] {
     let w = frame.format.width, h = frame.format.height, chromaWidth = w / 2
-    var y = [UInt8](repeating: 0, count: w * h), u = [UInt8](repeating: 0, count: chromaWidth * h)
-    var v = [UInt8](repeating: 0, count: chromaWidth * h)
+    let chromaHeight = (h + 1) / 2
+    var y = [UInt8](repeating: 0, count: w * h), u = [UInt8](repeating: 0, count: chromaWidth * chromaHeight)
+    var v = [UInt8](repeating: 0, count: chromaWidth * chromaHeight)
     frame.withUnsafeBytes { raw in
-        _ = YUY2ToI422(raw.bindMemory(to: UInt8.self).baseAddress, Int32(frame.format.bytesPerLine), &y, Int32(w),
+        _ = YUY2ToI420(raw.bindMemory(to: UInt8.self).baseAddress, Int32(frame.format.bytesPerLine), &y, Int32(w),
                        &u, Int32(chromaWidth), &v, Int32(chromaWidth), Int32(w), Int32(h))
     }
     let handle = tjInitCompress()
@@ -23,7 +24,7 @@ private func referenceJPEG(yuyv frame: Frame, quality: Int) -> [UInt8] {
             v.withUnsafeBufferPointer { vp in
                 var planes: [UnsafePointer<UInt8>?] = [yp.baseAddress, up.baseAddress, vp.baseAddress]
                 var pitches: [Int32] = [Int32(w), Int32(chromaWidth), Int32(chromaWidth)]
-                return tjCompressFromYUVPlanes(handle, &planes, Int32(w), &pitches, Int32(h), Int32(TJSAMP_422.rawValue),
+                return tjCompressFromYUVPlanes(handle, &planes, Int32(w), &pitches, Int32(h), Int32(TJSAMP_420.rawValue),
                                                &output, &size, Int32(quality), TJFLAG_ACCURATEDCT)
             }
         }
