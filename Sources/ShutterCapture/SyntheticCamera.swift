@@ -4,7 +4,6 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
-import Synchronization
 import ShutterCore
 
 /// A camera with no hardware: colour bars (vivid's order, 75 %) that move a few pixels per
@@ -227,49 +226,3 @@ private final class FrameMemory {
 
     deinit { start.deallocate() }
 }
-
-#if compiler(>=6.1)
-/// A value behind a lock, shared between the event loop and a worker thread.
-final class Locked<Value: Sendable>: Sendable {
-    private let mutex: Mutex<Value>
-
-    init(_ value: Value) { mutex = Mutex(value) }
-
-    func withLock<Result: Sendable>(_ body: (inout sending Value) -> sending Result) -> Result {
-        mutex.withLock(body)
-    }
-}
-#else
-/// A value behind a lock, shared between the event loop and a worker thread.
-///
-/// Swift 6.0 (Debian 13's swiftlang 6.0.3) stops in IRGen on a generic class that stores a
-/// `Mutex` of its parameter (assertion "Not a nested archetype"), so with it the value sits
-/// behind a `pthread_mutex_t` instead (at a fixed address of its own: a pthread mutex must not
-/// move); only `withLock` touches it.
-///
-/// The corresponding C functions are `pthread_mutex_lock` and `pthread_mutex_unlock`.
-final class Locked<Value: Sendable>: @unchecked Sendable {
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private var value: Value
-
-    init(_ value: Value) {
-        self.value = value
-        mutex = .allocate(capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
-        let result = pthread_mutex_init(mutex, nil)
-        precondition(result == 0, "pthread_mutex_init failed: \(result)")
-    }
-
-    deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deinitialize(count: 1)
-        mutex.deallocate()
-    }
-
-    func withLock<Result: Sendable>(_ body: (inout sending Value) -> sending Result) -> Result {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return body(&value)
-    }
-}
-#endif

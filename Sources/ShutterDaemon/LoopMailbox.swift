@@ -2,36 +2,8 @@
 import Glibc
 #endif
 import CShutterSystem
+import ShutterCore
 import ShutterGPIO
-
-/// A mutual-exclusion lock over `pthread_mutex_t`, for the few values other threads share with the loop.
-///
-/// The mutex lives at a fixed address of its own (a pthread mutex must not move).
-///
-/// The corresponding C functions are `pthread_mutex_lock` and `pthread_mutex_unlock`.
-final class PThreadLock: @unchecked Sendable {
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-
-    init() {
-        mutex = .allocate(capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
-        let result = pthread_mutex_init(mutex, nil)
-        precondition(result == 0, "pthread_mutex_init failed: \(result)")
-    }
-
-    deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deinitialize(count: 1)
-        mutex.deallocate()
-    }
-
-    /// Runs `body` holding the lock.
-    func withLock<Result>(_ body: () throws -> Result) rethrows -> Result {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return try body()
-    }
-}
 
 /// The one way into the loop from another thread: a queue of work under a lock and an eventfd
 /// that wakes the loop when the queue stops being empty.
@@ -73,14 +45,16 @@ public final class LoopMailbox: @unchecked Sendable {
     /// The batch being run, kept between wake-ups so a steady trickle allocates nothing; only
     /// the loop's thread touches it.
     private var batch: [Item] = []
-    private let lock = PThreadLock()
-    // Everything below is guarded by `lock`.
-    private var queue: [Item] = []
-    /// Where the unrun part of `queue` starts (the array is emptied when all is run, and
-    /// compacted by a post when most of it is).
-    private var head = 0
-    /// The eventfd, or -1 once closed.
-    private var descriptor: CInt
+    /// What posters and the loop share.
+    private struct Waiting {
+        var queue: [Item] = []
+        /// Where the unrun part of `queue` starts (the array is emptied when all is run, and
+        /// compacted by a post when most of it is).
+        var head = 0
+        /// The eventfd, or -1 once closed.
+        var descriptor: CInt
+    }
+    private let waiting: Locked<Waiting>
 
     /// Makes the mailbox and its eventfd (non-blocking, close-on-exec).
     ///
@@ -94,10 +68,11 @@ public final class LoopMailbox: @unchecked Sendable {
         precondition(batchLimit > 0 && capacity > 0, "a mailbox must hold and run at least one item")
         self.batchLimit = batchLimit
         self.capacity = capacity
-        descriptor = eventfd(0, CShutterSystem_EFD_CLOEXEC | CShutterSystem_EFD_NONBLOCK)
+        let descriptor = eventfd(0, CShutterSystem_EFD_CLOEXEC | CShutterSystem_EFD_NONBLOCK)
         guard descriptor >= 0 else {
             throw CommandFailure("cannot make the loop's mailbox: eventfd failed: \(Errno.current)")
         }
+        waiting = Locked(Waiting(descriptor: descriptor))
     }
 
     deinit { close() }
@@ -117,18 +92,19 @@ public final class LoopMailbox: @unchecked Sendable {
     /// The corresponding C function is `write` (to the eventfd).
     @discardableResult
     public func post(_ work: @escaping @Sendable () -> Void, ifDropped: (@Sendable (Drop) -> Void)? = nil) -> Bool {
-        let refusal = lock.withLock { () -> Drop? in
-            guard descriptor >= 0 else { return .closed }
-            let waiting = queue.count - head
-            guard waiting < capacity else { return .full }
-            if head > 0, head >= waiting {
+        let capacity = self.capacity
+        let refusal = waiting.withLock { state -> Drop? in
+            guard state.descriptor >= 0 else { return .closed }
+            let count = state.queue.count - state.head
+            guard count < capacity else { return .full }
+            if state.head > 0, state.head >= count {
                 // Mostly run already (a steady stream that never lets the queue empty): compact.
-                queue.removeFirst(head)
-                head = 0
+                state.queue.removeFirst(state.head)
+                state.head = 0
             }
-            queue.append(Item(work: work, dropped: ifDropped))
+            state.queue.append(Item(work: work, dropped: ifDropped))
             // Under the lock, so close() cannot close the descriptor between the check and the write.
-            if waiting == 0 { Self.signal(descriptor) }
+            if count == 0 { Self.signal(state.descriptor) }
             return nil
         }
         if let refusal { ifDropped?(refusal) }
@@ -136,14 +112,14 @@ public final class LoopMailbox: @unchecked Sendable {
     }
 
     /// How many items wait to run.
-    public var waitingCount: Int { lock.withLock { queue.count - head } }
+    public var waitingCount: Int { waiting.withLock { $0.queue.count - $0.head } }
 
     /// Whether ``close()`` has been called.
-    public var isClosed: Bool { lock.withLock { descriptor < 0 } }
+    public var isClosed: Bool { waiting.withLock { $0.descriptor < 0 } }
 
     /// The descriptor the loop polls, asked before every wait: -1 once closed, which poll skips
     /// (a closed descriptor's number may already belong to another file).
-    var pollDescriptor: CInt { lock.withLock { descriptor } }
+    var pollDescriptor: CInt { waiting.withLock { $0.descriptor } }
 
     /// Runs up to ``batchLimit`` waiting items in order, on the calling (the loop's) thread;
     /// wakes the loop again when more wait.
@@ -152,20 +128,21 @@ public final class LoopMailbox: @unchecked Sendable {
     ///
     /// The corresponding C function is `read` (of the eventfd).
     func runWaiting() {
-        lock.withLock {
-            guard descriptor >= 0 else { return }
+        let batchLimit = self.batchLimit
+        waiting.withLock { state in
+            guard state.descriptor >= 0 else { return }
             // Reset the counter before taking the batch: a post after this point either lands
             // in this batch or wakes the loop again; none is left without a wake-up.
             var counter: UInt64 = 0
-            _ = read(descriptor, &counter, MemoryLayout<UInt64>.size)
-            let end = min(queue.count, head + batchLimit)
-            batch.append(contentsOf: queue[head..<end])
-            head = end
-            if head == queue.count {
-                queue.removeAll(keepingCapacity: queue.count <= 1024)
-                head = 0
+            _ = read(state.descriptor, &counter, MemoryLayout<UInt64>.size)
+            let end = min(state.queue.count, state.head + batchLimit)
+            batch.append(contentsOf: state.queue[state.head..<end])
+            state.head = end
+            if state.head == state.queue.count {
+                state.queue.removeAll(keepingCapacity: state.queue.count <= 1024)
+                state.head = 0
             } else {
-                Self.signal(descriptor)
+                Self.signal(state.descriptor)
             }
         }
         for item in batch {
@@ -180,14 +157,14 @@ public final class LoopMailbox: @unchecked Sendable {
     ///
     /// The corresponding C function is `close` (of the eventfd).
     public func close() {
-        let dropped = lock.withLock { () -> [Item] in
-            guard descriptor >= 0 else { return [] }
-            Glibc.close(descriptor)
-            descriptor = -1
-            let waiting = Array(queue[head...])
-            queue = []
-            head = 0
-            return waiting
+        let dropped = waiting.withLock { state -> [Item] in
+            guard state.descriptor >= 0 else { return [] }
+            Glibc.close(state.descriptor)
+            state.descriptor = -1
+            let unrun = Array(state.queue[state.head...])
+            state.queue = []
+            state.head = 0
+            return unrun
         }
         for item in dropped { item.dropped?(.closed) }
     }

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import CV4L2
 import Testing
+import ShutterCore
 @testable import ShutterCapture
 
 @Suite("V4L2Device")

@@ -8,7 +8,7 @@ import ShutterCore
 
 /// A value shared between the test's threads and the loop, behind a lock.
 final class Shared<Value>: @unchecked Sendable {
-    private let lock = PThreadLock()
+    private let lock = NSLock()
     private var value: Value
 
     init(_ value: Value) { self.value = value }
