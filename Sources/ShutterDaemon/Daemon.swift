@@ -244,7 +244,7 @@ public final class Daemon {
             }
         }
         if let settings = board.mqtt {
-            let node = options.mqttNode ?? settings.node ?? ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "shutter"
+            let node = options.mqttNode ?? settings.node ?? MQTTSettings.hostNodeName
             if let problem = MQTTSettings.topicLevelProblem(node) {
                 api?.close()
                 http?.close()

@@ -371,7 +371,8 @@ final class MQTTNode {
             malformed(message.topic, "a retained command")
             reply = APIReply.failure(id: nil, CommandRefusal(.invalidRequest, "retained commands are not carried out (publish without retain)"))
         } else {
-            switch Self.parseCommand(message.payload) {
+            // The socket's parser: `subscribe` is no command here (events are the node's topics).
+            switch APIRequest.parse(message.payload) {
             case .failure(let error):
                 malformed(message.topic, error.message)
                 reply = APIReply.failure(id: error.id, CommandRefusal(.invalidRequest, error.message))
@@ -380,11 +381,6 @@ final class MQTTNode {
             }
         }
         client.publish(message.responseTopic ?? topics.reply, reply, qos: 1, correlationData: message.correlationData)
-    }
-
-    /// Parses a command payload; `subscribe` is refused with where the events are.
-    static func parseCommand(_ payload: [UInt8]) -> Result<APIRequest, APIRequestError> {
-        APIRequest.parse(payload)
     }
 
     private func rigControl(_ payload: [UInt8]) {
@@ -403,7 +399,8 @@ final class MQTTNode {
 
     // MARK: - Shots
 
-    /// The description of this node's shot file: `{shot}` and `{node}` of ``MQTTSettings/shotTemplate``.
+    /// The name of this node's photo of `shot`: ``MQTTSettings/shotTemplate`` with `{shot}` and
+    /// `{node}` filled in.
     func shotFileName(_ shot: RigShot) -> String {
         settings.shotTemplate.replacingEvery("{shot}", with: shot.id).replacingEvery("{node}", with: topics.node)
     }
@@ -554,5 +551,13 @@ extension ControlSpec {
         case .systemZoom, .systemExposureBias: true
         default: false
         }
+    }
+}
+
+extension MQTTSettings {
+    /// The node name of a board that names none (`mqtt.node`) and no `--mqtt-node`: the host
+    /// name up to its first dot, as rigs name their machines; "shutter" if it has none.
+    public static var hostNodeName: String {
+        ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "shutter"
     }
 }

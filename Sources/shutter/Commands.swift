@@ -343,7 +343,7 @@ func checkBoard(_ arguments: ParsedArguments) throws -> Int32 {
             + (!http.requiresToken ? "loopback: no token" : "token required" + (http.viewWithoutToken ? " to control (viewing is open)" : ""))
     }
     if let mqtt = board.mqtt {
-        let node = mqtt.node ?? "\(ProcessInfo.processInfo.hostName.split(separator: ".").first ?? "") (the host name)"
+        let node = mqtt.node ?? "\(MQTTSettings.hostNodeName) (the host name)"
         text += "\nmqtt: broker \(mqtt.host):\(mqtt.port)" + (mqtt.usesTLS ? " over TLS" : "")
             + (mqtt.username.map { " as \($0)" } ?? " without a user") + "; rig \(mqtt.rig), node \(node)\n"
         text += "  topics \(mqtt.topicPrefix)/\(mqtt.rig)/NODE/{event,status,availability,cmd,reply,shot/ID} and \(mqtt.topicPrefix)/\(mqtt.rig)/shot\n"

@@ -48,10 +48,10 @@ struct MQTTNodeTests {
     }
 
     @Test func commandsParseAsTheSocketsDoAndRigCaptureIsOne() throws {
-        #expect(try MQTTNode.parseCommand(Array(#"{"id": 4, "cmd": "capture", "rig": true}"#.utf8)).get().command == .rigCapture)
-        #expect(try MQTTNode.parseCommand(Array(#"{"cmd": "capture"}"#.utf8)).get().command == .capture)
+        #expect(try APIRequest.parse(Array(#"{"id": 4, "cmd": "capture", "rig": true}"#.utf8)).get().command == .rigCapture)
+        #expect(try APIRequest.parse(Array(#"{"cmd": "capture"}"#.utf8)).get().command == .capture)
         #expect(APIRequest(id: nil, command: .rigCapture).line == #"{"cmd":"capture","rig":true}"#)
-        guard case .failure(let error) = MQTTNode.parseCommand(Array(#"{"id": "x", "cmd": "capture", "rig": 1}"#.utf8)) else {
+        guard case .failure(let error) = APIRequest.parse(Array(#"{"id": "x", "cmd": "capture", "rig": 1}"#.utf8)) else {
             Issue.record("accepted rig: 1")
             return
         }
