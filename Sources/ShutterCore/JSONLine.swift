@@ -11,27 +11,43 @@ public struct JSONLine: Sendable, CustomStringConvertible {
     /// for hooks to fill into their templates without reading the line back; nil for other lines.
     public private(set) var members: [(key: String, text: String)]?
 
-    public init() {}
+    /// Room for a typical event line, so building one grows its text once at most.
+    private static let typicalLength = 160
+
+    public init() {
+        text.reserveCapacity(Self.typicalLength)
+    }
 
     /// An event line: `{"event": name, "t": seconds`, which keeps its ``members``.
     public init(event name: String, at time: Instant) {
+        self.init()
         members = []
+        members?.reserveCapacity(8)
         add("event", name)
         add("t", time)
     }
 
     /// Appends one member: its JSON, and for an event line its text (the string itself for a string).
     private mutating func append(_ key: String, json: String, text plain: String? = nil) {
-        if !empty { text += ", " }
-        empty = false
-        text += JSONLine.quoted(key)
-        text += ": "
+        appendKey(key)
         text += json
         members?.append((key, plain ?? json))
     }
 
+    /// Appends the separator and `"key": `.
+    private mutating func appendKey(_ key: String) {
+        if !empty { text += ", " }
+        empty = false
+        JSONLine.appendQuoted(key, to: &text)
+        text += ": "
+    }
+
     public mutating func add(_ name: String, _ value: String) {
-        append(name, json: JSONLine.quoted(value), text: value)
+        // Quoted straight into the line: every event has a few strings, and each a string of
+        // its own cost an allocation on the way from a press to its subscribers (issue 23).
+        appendKey(name)
+        JSONLine.appendQuoted(value, to: &text)
+        members?.append((name, value))
     }
 
     public mutating func add(_ name: String, _ value: Bool) {
@@ -68,14 +84,7 @@ public struct JSONLine: Sendable, CustomStringConvertible {
     public static func seconds(_ instant: Instant) -> String {
         // Integer arithmetic so the same instant prints the same on every machine.
         let micros = (instant.rawValue >= 0 ? instant.rawValue + 500 : instant.rawValue - 500) / 1_000
-        let sign = micros < 0 ? "-" : ""
-        let magnitude = micros.magnitude
-        let whole = magnitude / 1_000_000
-        var fraction = String(magnitude % 1_000_000)
-        if fraction == "0" { return "\(sign)\(whole)" }
-        fraction = String(repeating: "0", count: 6 - fraction.count) + fraction
-        while fraction.hasSuffix("0") { fraction.removeLast() }
-        return "\(sign)\(whole).\(fraction)"
+        return decimal(micros.magnitude, negative: micros < 0, decimals: 6)
     }
 
     /// `value` with at most `decimals` decimals and no trailing zeros; non-finite values print as `null`.
@@ -87,20 +96,61 @@ public struct JSONLine: Sendable, CustomStringConvertible {
         if scaled == 0 { return "0" }
         if abs(scaled) >= 9e15 { return String(value) }
         let integer = Int64(scaled)
-        let sign = integer < 0 ? "-" : ""
-        let magnitude = integer.magnitude
-        let divisor = UInt64(scale)
-        let whole = magnitude / divisor
-        var fraction = String(magnitude % divisor)
-        if fraction == "0" || decimals == 0 { return "\(sign)\(whole)" }
-        fraction = String(repeating: "0", count: decimals - fraction.count) + fraction
-        while fraction.hasSuffix("0") { fraction.removeLast() }
-        return "\(sign)\(whole).\(fraction)"
+        return decimal(integer.magnitude, negative: integer < 0, decimals: decimals)
+    }
+
+    /// `magnitude` ÷ 10^`decimals` in decimal, after a minus sign when `negative`: at most
+    /// `decimals` digits after the point and no trailing zeros (`120000`, 6 → `0.12`).
+    ///
+    /// Written from the last digit back into a buffer on the stack: a line's numbers then cost
+    /// one string each, and none an allocation (they fit Swift's small strings).
+    static func decimal(_ magnitude: UInt64, negative: Bool, decimals: Int) -> String {
+        // UInt64's 20 digits, the point and the sign; a point beyond them needs as many zeros.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24 + max(0, decimals)) { buffer in
+            var value = magnitude
+            var fractionDigits = decimals
+            while fractionDigits > 0, value % 10 == 0 {
+                value /= 10
+                fractionDigits -= 1
+            }
+            var start = buffer.count
+            func put(_ byte: UInt8) {
+                start -= 1
+                buffer[start] = byte
+            }
+            if fractionDigits > 0 {
+                for _ in 0..<fractionDigits {
+                    put(UInt8(ascii: "0") + UInt8(value % 10))
+                    value /= 10
+                }
+                put(UInt8(ascii: "."))
+            }
+            repeat {
+                put(UInt8(ascii: "0") + UInt8(value % 10))
+                value /= 10
+            } while value > 0
+            if negative { put(UInt8(ascii: "-")) }
+            return String(decoding: UnsafeMutableBufferPointer(rebasing: buffer[start...]), as: UTF8.self)
+        }
     }
 
     /// `string` as a JSON string literal.
     public static func quoted(_ string: String) -> String {
-        var out = "\""
+        var out = ""
+        appendQuoted(string, to: &out)
+        return out
+    }
+
+    /// Appends `string` as a JSON string literal to `out`: at once when nothing in it needs an
+    /// escape (the names and values of events), else scalar by scalar.
+    static func appendQuoted(_ string: String, to out: inout String) {
+        out += "\""
+        let needsEscape = string.utf8.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
+        guard needsEscape else {
+            out += string
+            out += "\""
+            return
+        }
         for scalar in string.unicodeScalars {
             switch scalar {
             case "\"": out += "\\\""
@@ -114,6 +164,6 @@ public struct JSONLine: Sendable, CustomStringConvertible {
             default: out.unicodeScalars.append(scalar)
             }
         }
-        return out + "\""
+        out += "\""
     }
 }

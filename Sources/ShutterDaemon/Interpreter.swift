@@ -33,10 +33,12 @@ public final class Interpreter {
         machine = RigStateMachine(board: board, softwareDebounce: software, initialValues: initialValues)
         edges.reserveCapacity(256)
         events.reserveCapacity(64)
+        nextDeadline = machine.findNextDeadline()
     }
 
-    /// The next instant the state machines need to be woken at.
-    public var nextDeadline: Instant? { machine.nextDeadline }
+    /// The next instant the state machines need to be woken at: found after every change to
+    /// them, as the loop asks for it on every turn.
+    public private(set) var nextDeadline: Instant?
 
     /// Reads every waiting edge, feeds each in time order, then lets deadlines up to `now` fire.
     public func pump(now: Instant) throws {
@@ -74,7 +76,9 @@ public final class Interpreter {
         flush()
     }
 
+    /// Hands on the events made, and notes the machines' next deadline (every change of them ends here).
     private func flush() {
+        nextDeadline = machine.findNextDeadline()
         if let explain {
             for explanation in machine.takeExplanations() { explain(explanation) }
         }
@@ -89,6 +93,7 @@ extension Interpreter {
     public func perform<T, E: Error>(_ body: (inout RigStateMachine, inout [ShutterEvent]) throws(E) -> T) throws(E) -> T {
         var made: [ShutterEvent] = []
         defer {
+            nextDeadline = machine.findNextDeadline()
             if let explain {
                 for explanation in machine.takeExplanations() { explain(explanation) }
             }

@@ -85,6 +85,48 @@ struct JSONLineTests {
         #expect(JSONLine.number(value) == text)
     }
 
+    /// The digits as the string arithmetic the line used before printed them (issue 23 replaced
+    /// it with a writer on the stack): whole part, point, fraction zero-padded, zeros trimmed.
+    static func referenceDecimal(_ magnitude: UInt64, negative: Bool, decimals: Int) -> String {
+        var divisor: UInt64 = 1
+        for _ in 0..<decimals { divisor *= 10 }
+        let sign = negative ? "-" : ""
+        var fraction = String(magnitude % divisor)
+        if fraction == "0" || decimals == 0 { return "\(sign)\(magnitude / divisor)" }
+        fraction = String(repeating: "0", count: decimals - fraction.count) + fraction
+        while fraction.hasSuffix("0") { fraction.removeLast() }
+        return "\(sign)\(magnitude / divisor).\(fraction)"
+    }
+
+    @Test("numbers and seconds print as the string arithmetic did, for 20 000 random values")
+    func digitsMatchTheReference() {
+        var random = SplitMix64(seed: 23)
+        for round in 0..<20_000 {
+            let decimals = Int(random.next() % 8)
+            // Magnitudes of every length, from 0 to UInt64's 20 digits.
+            let magnitude = random.next() >> (random.next() % 64)
+            let negative = round % 2 == 1
+            #expect(JSONLine.decimal(magnitude, negative: negative, decimals: decimals)
+                    == Self.referenceDecimal(magnitude, negative: negative, decimals: decimals), "\(magnitude) \(decimals)")
+            let nanoseconds = Int64(bitPattern: random.next()) / 4
+            let micros = (nanoseconds >= 0 ? nanoseconds + 500 : nanoseconds - 500) / 1_000
+            #expect(JSONLine.seconds(.nanoseconds(nanoseconds)) == Self.referenceDecimal(micros.magnitude, negative: micros < 0, decimals: 6))
+        }
+        #expect(JSONLine.number(123.456, decimals: 0) == "123")
+        #expect(JSONLine.number(-0.00004, decimals: 4) == "0")
+        #expect(JSONLine.number(-0.00005, decimals: 4) == "-0.0001")
+    }
+
+    @Test("strings with nothing to escape are copied whole, whatever their script")
+    func unescapedStrings() {
+        #expect(JSONLine.quoted("") == "\"\"")
+        #expect(JSONLine.quoted("Éclair 📷 f/2.8") == "\"Éclair 📷 f/2.8\"")
+        var line = JSONLine(event: "controlValue", at: .nanoseconds(1_000))
+        line.add("label", "Zoom ×2")
+        #expect(line.description == #"{"event": "controlValue", "t": 0.000001, "label": "Zoom ×2"}"#)
+        #expect(line.members?.map(\.text) == ["controlValue", "0.000001", "Zoom ×2"])
+    }
+
     @Test("strings are escaped")
     func escaping() {
         #expect(JSONLine.quoted("a\"b\\c\nd\u{1}") == "\"a\\\"b\\\\c\\nd\\u0001\"")

@@ -136,9 +136,19 @@ public struct RigStateMachine: Sendable {
     }
 
     /// The earliest instant at which ``advance(to:into:)`` has something to do.
+    ///
+    /// Reads a copy of the machine (the scan works in place); an owner that asks on every turn of
+    /// its loop asks ``findNextDeadline()`` once after each change instead.
     public var nextDeadline: Instant? {
         var machine = self
         return machine.scanNextDeadline()
+    }
+
+    /// ``nextDeadline``, found in place: no copy of the machine, whose arrays and sets each cost
+    /// a retain and a release to copy (issue 23: the daemon's loop asked for the deadline two or
+    /// three times a turn, and the copies were a quarter of its work on a turn with a deadline).
+    public mutating func findNextDeadline() -> Instant? {
+        scanNextDeadline()
     }
 
     private mutating func scanNextDeadline() -> Instant? {
