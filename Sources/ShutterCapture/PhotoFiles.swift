@@ -43,16 +43,19 @@ public struct FileNameTemplate: Hashable, Sendable {
     public func name(at time: WallTime, sequence: Int, utc: Bool = false) -> String {
         let ms = String(time.milliseconds)
         let seq = String(sequence)
+        // Byte replacement, not _StringProcessing's `replacing`: this runs on the loop at every
+        // press, and the latter cost it about 80 000 instructions a photo (issue 23, callgrind).
         var text = template
-            .replacing("{ms}", with: String(repeating: "0", count: max(0, 3 - ms.count)) + ms)
-            .replacing("{seq}", with: String(repeating: "0", count: max(0, 4 - seq.count)) + seq)
+            .replacingEvery("{ms}", with: String(repeating: "0", count: max(0, 3 - ms.count)) + ms)
+            .replacingEvery("{seq}", with: String(repeating: "0", count: max(0, 4 - seq.count)) + seq)
         var fields = time.brokenDown(utc: utc)
         var buffer = [CChar](repeating: 0, count: 512)
         let written = strftime(&buffer, buffer.count, text, &fields)
         if written > 0 || text.isEmpty {
             text = String(decoding: buffer[..<written].map { UInt8(bitPattern: $0) }, as: UTF8.self)
         }
-        text = text.replacing("/", with: "-")
+        // Every slash a field printed (`%D`), also one a combining mark follows.
+        text = text.replacingEvery("/", with: "-")
         return text.isEmpty || text == "." || text == ".." ? "photo.jpg" : text
     }
 
