@@ -67,7 +67,8 @@ int CMicroHTTPD_load(const char *file, char *error, size_t size) {
     struct functions resolved;
 #define RESOLVE(name) \
     if ((resolved.name = (__typeof__(&name))dlsym(handle, #name)) == NULL) { \
-        snprintf(error, size, "%s", dlerror()); \
+        const char *why = dlerror(); /* NULL if the symbol is there with the value 0 */ \
+        snprintf(error, size, "%s", why != NULL ? why : #name " is a null symbol"); \
         dlclose(handle); \
         pthread_mutex_unlock(&lock); \
         return -1; \
