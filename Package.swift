@@ -7,7 +7,7 @@ let package = Package(
         .executable(name: "shutter", targets: ["shutter"]),
     ],
     targets: [
-        // MARK: C libraries (system-library targets and their thin C shims)
+        // MARK: C libraries (system-library targets, their thin C shims, and the libraries opened on demand)
 
         /// libgpiod's header, found through pkg-config; 1.6 (Debian 12) or 2.x (Debian 13).
         .systemLibrary(
@@ -48,10 +48,14 @@ let package = Package(
 
         /// libmicrohttpd (0.9.75 on Debian 12, 1.0 on Debian 13): the HTTP server of live view, polled
         /// from the daemon's own loop through its epoll descriptor.
-        .systemLibrary(
+        ///
+        /// Not linked: opened with `dlopen` when the board has an `http` section, so a board without
+        /// one does not map GnuTLS and the rest it brings (issue 23, peak RSS). The target defines
+        /// the `MHD_*` functions shutter calls, forwarding to the library; the header is
+        /// libmicrohttpd-dev's, in /usr/include (no pkg-config flags needed).
+        .target(
             name: "CMicroHTTPD",
-            pkgConfig: "libmicrohttpd",
-            providers: [.apt(["libmicrohttpd-dev"])]
+            linkerSettings: [.linkedLibrary("dl")]
         ),
 
         /// libqrencode: the live view's link as a QR code on the terminal, for a phone to scan.
@@ -63,10 +67,14 @@ let package = Package(
 
         /// libmosquitto (MQTT v5 client): a multi-camera rig's nodes meet at a broker; polled from
         /// the daemon's own loop through its socket.
-        .systemLibrary(
+        ///
+        /// Not linked: opened with `dlopen` when the board has an `mqtt` section, so a board without
+        /// one does not map libssl and libcrypto (issue 23, peak RSS). The target defines the
+        /// `mosquitto_*` functions shutter calls, forwarding to the library; the header is
+        /// libmosquitto-dev's, in /usr/include (no pkg-config flags needed).
+        .target(
             name: "CMosquitto",
-            pkgConfig: "libmosquitto",
-            providers: [.apt(["libmosquitto-dev"])]
+            linkerSettings: [.linkedLibrary("dl")]
         ),
 
         /// libcamera's flags from pkg-config, for the C++ backend (Swift never imports libcamera's C++ headers).

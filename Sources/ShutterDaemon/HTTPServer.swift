@@ -130,11 +130,13 @@ public final class HTTPServer {
     /// Binds the address, starts libmicrohttpd in external-polling mode and watches it on the
     /// daemon's loop.
     ///
-    /// - Throws: ``Failure`` when the address is not numeric or cannot be bound (in use, not
-    ///   this machine's), the token file cannot be made, or the library refuses to start.
+    /// - Throws: ``Failure`` when the library cannot be loaded, the address is not numeric or
+    ///   cannot be bound (in use, not this machine's), the token file cannot be made, or the
+    ///   library refuses to start.
     ///
     /// The corresponding C functions are `socket`, `bind`, `listen` and `MHD_start_daemon`.
     public init(configuration: Configuration, daemon: Daemon) throws(Failure) {
+        try Self.loadLibrary()
         self.daemon = daemon
         var limits = configuration.limits
         limits.maximumClients = configuration.settings.maxClients
@@ -189,6 +191,20 @@ public final class HTTPServer {
         // Weak: the daemon keeps its observers for its whole life, and this server may go first.
         daemon.observeEvents { [weak self] event in self?.broadcast(event.line) }
         scheduleRun()
+    }
+
+    /// Opens libmicrohttpd when the first server is made (`CMicroHTTPD_load`, idempotent): it is
+    /// not linked, so a board without an `http` section never maps it nor GnuTLS and the rest it
+    /// brings (issue 23, peak RSS). `SHUTTER_LIBMICROHTTPD` names another file to open instead of
+    /// `libmicrohttpd.so.12`; the tests point it at one that is missing.
+    ///
+    /// - Throws: ``Failure`` naming the library and dlerror's text (not installed, or a function missing).
+    static func loadLibrary() throws(Failure) {
+        var error = [CChar](repeating: 0, count: 512)
+        guard CMicroHTTPD_load(getenv("SHUTTER_LIBMICROHTTPD"), &error, error.count) == 0 else {
+            let text = String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            throw Failure("http: cannot load libmicrohttpd, the HTTP server library (Debian's libmicrohttpd12, libmicrohttpd12t64 on Debian 13): \(text)")
+        }
     }
 
     /// When the server next needs the loop without input: the library's timeout, a resumed

@@ -21,11 +21,15 @@ final class MQTTClient {
         var correlationData: [UInt8]?
     }
 
-    /// A libmosquitto call that failed: its name and `MOSQ_ERR_*` code (with errno for `MOSQ_ERR_ERRNO`).
+    /// A libmosquitto call that failed: its name and `MOSQ_ERR_*` code (with errno for
+    /// `MOSQ_ERR_ERRNO`); or the library itself, which could not be loaded (with dlerror's text).
     struct Failure: Error, CustomStringConvertible {
         var call: String
         var code: CInt
         var errno: CInt
+        /// Why the library could not be loaded (`code` means nothing then, and there is no
+        /// `mosquitto_strerror` to ask).
+        var loadError: String?
 
         init(_ call: String, _ code: CInt) {
             self.call = call
@@ -33,7 +37,15 @@ final class MQTTClient {
             self.errno = code == CInt(MOSQ_ERR_ERRNO.rawValue) ? Glibc.errno : 0
         }
 
+        init(loading dlerror: String) {
+            self.call = "cannot load libmosquitto, the MQTT client library (Debian's libmosquitto1)"
+            self.code = CInt(MOSQ_ERR_UNKNOWN.rawValue)
+            self.errno = 0
+            self.loadError = dlerror
+        }
+
         var description: String {
+            if let loadError { return "\(call): \(loadError)" }
             let detail = errno != 0 ? String(cString: strerror(errno)) : String(cString: mosquitto_strerror(code))
             return "\(call): \(detail)"
         }
@@ -60,12 +72,27 @@ final class MQTTClient {
     /// `mosquitto_lib_init`, once per process (it is not thread-safe; a static's initialiser is run once).
     private static let libraryInitialised: Void = { _ = mosquitto_lib_init() }()
 
+    /// Opens libmosquitto when the first client is made (`CMosquitto_load`, idempotent): it is not
+    /// linked, so a board without an `mqtt` section never maps it nor the libssl and libcrypto it
+    /// brings (issue 23, peak RSS). `SHUTTER_LIBMOSQUITTO` names another file to open instead of
+    /// `libmosquitto.so.1`; the tests point it at one that is missing.
+    ///
+    /// - Throws: ``Failure`` naming the library and dlerror's text (not installed, or a function missing).
+    static func loadLibrary() throws(Failure) {
+        var error = [CChar](repeating: 0, count: 512)
+        guard CMosquitto_load(getenv("SHUTTER_LIBMOSQUITTO"), &error, error.count) == 0 else {
+            throw Failure(loading: String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        }
+    }
+
     /// Makes a client (`mosquitto_new`) speaking MQTT v5 with TCP_NODELAY, a clean start (nothing
     /// the broker kept for an earlier session is replayed) and the given last will, retained.
     ///
-    /// - Throws: ``Failure`` when the library refuses a setting (a TLS file it cannot read).
+    /// - Throws: ``Failure`` when the library cannot be loaded or refuses a setting (a TLS file it
+    ///   cannot read).
     init(clientID: String, will: (topic: String, payload: String)?, username: String?, password: String?,
          tls: (caFile: String?, certFile: String?, keyFile: String?)?) throws(Failure) {
+        try Self.loadLibrary()
         _ = Self.libraryInitialised
         guard let handle = mosquitto_new(clientID, true, nil) else { throw Failure("mosquitto_new", CInt(MOSQ_ERR_NOMEM.rawValue)) }
         self.handle = handle

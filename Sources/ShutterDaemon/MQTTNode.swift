@@ -92,8 +92,8 @@ final class MQTTNode {
 
     /// Makes the node and starts connecting.
     ///
-    /// - Throws: ``CommandFailure`` when the password file cannot be read or libmosquitto
-    ///   refuses a setting (a TLS file).
+    /// - Throws: ``CommandFailure`` when the password file cannot be read, libmosquitto cannot be
+    ///   loaded or refuses a setting (a TLS file).
     init(settings: MQTTSettings, node: String, daemon: Daemon) throws {
         self.settings = settings
         self.daemon = daemon

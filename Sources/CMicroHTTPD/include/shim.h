@@ -9,6 +9,12 @@
 // the macros under CMicroHTTPD_ names. Debian 12 ships 0.9.75 and Debian 13 ships 1.0.x: where
 // the two differ (1.0 deprecates MHD_create_response_from_buffer and adds MHD_get_timeout64s),
 // the difference is hidden here behind MHD_VERSION.
+//
+// The library is not linked: it brings GnuTLS and its helpers (p11-kit, nettle, gmp, idn2, …),
+// which were mapped and partly resident in every daemon (issue 23, peak RSS) though only a
+// board with an `http` section uses them. loader.c defines each MHD_* function shutter calls,
+// forwarding to the library that CMicroHTTPD_load opened; Swift and the helpers below call them
+// as declared in <microhttpd.h>.
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -16,6 +22,17 @@
 #include <sys/types.h>
 #include <sys/socket.h>
 #include <microhttpd.h>
+
+/// Opens libmicrohttpd and resolves every function shutter calls, once: call it before the first
+/// MHD_* call; after a success it returns 0 at once. Thread-safe.
+///
+/// - Parameters:
+///   - file: the library to open, or NULL for its soname, `libmicrohttpd.so.12` (Debian 12 and 13).
+///   - error: receives dlerror()'s text when the library or one of its functions is missing.
+/// - Returns: 0, or -1 with `error` set; nothing is kept from a failed call, so it may be retried.
+///
+/// The corresponding C functions are `dlopen` and `dlsym`.
+int CMicroHTTPD_load(const char *file, char *error, size_t size);
 
 static const uint64_t CMicroHTTPD_SIZE_UNKNOWN = MHD_SIZE_UNKNOWN;
 static const ssize_t CMicroHTTPD_CONTENT_READER_END_OF_STREAM = MHD_CONTENT_READER_END_OF_STREAM;
