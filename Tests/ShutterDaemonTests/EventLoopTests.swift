@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import ShutterCore
+import CShutterSystem
 @testable import ShutterDaemon
 
 /// The loop keeps its poll set between wake-ups (so an idle loop allocates nothing): these check
@@ -23,6 +24,14 @@ struct EventLoopTests {
     func drain(_ descriptor: CInt) {
         var byte: UInt8 = 0
         _ = read(descriptor, &byte, 1)
+    }
+
+    @Test func theThreadThatMakesTheLoopWaitsWithoutTimerSlack() throws {
+        _ = CShutterSystem_setTimerSlack(0)  // the default (50 µs), whatever this thread had
+        #expect(CShutterSystem_timerSlack() == 50_000)
+        _ = try EventLoop()
+        #expect(CShutterSystem_timerSlack() == 1)
+        _ = CShutterSystem_setTimerSlack(0)
     }
 
     @Test func handlersRunInDescriptorOrderForWhatIsReadable() throws {

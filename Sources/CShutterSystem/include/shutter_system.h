@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/eventfd.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/timex.h>
@@ -21,11 +22,6 @@ static const int CShutterSystem_EFD_NONBLOCK = EFD_NONBLOCK;
 static const int CShutterSystem_SO_PEERGROUPS = SO_PEERGROUPS;
 #else
 static const int CShutterSystem_SO_PEERGROUPS = 59;
-
-// poll with a timeout in nanoseconds (negative: none), through ppoll: the event loop wakes at
-// its deadline to the nanosecond, where poll's whole milliseconds wake it up to 1 ms late.
-// The corresponding C function is `ppoll`.
-int CShutterSystem_ppoll(struct pollfd *entries, unsigned long count, long long timeout_ns);
 #endif
 
 // Whether the kernel's clock is synchronised (by NTP, chrony, systemd-timesyncd or a GPS/PPS
@@ -50,4 +46,15 @@ static inline int CShutterSystem_clockDiscipline(long *estimatedErrorMicrosecond
 // its deadline to the nanosecond, where poll's whole milliseconds wake it up to 1 ms late.
 // The corresponding C function is `ppoll`.
 int CShutterSystem_ppoll(struct pollfd *entries, unsigned long count, long long timeout_ns);
+
+// The calling thread's timer slack, in nanoseconds: how much later than asked the kernel may end
+// its timed waits, to group wake-ups (50 µs by default; a thread created later inherits it).
+// prctl is variadic, which Swift cannot call. The corresponding C function is `prctl`
+// (PR_SET_TIMERSLACK, PR_GET_TIMERSLACK).
+static inline int CShutterSystem_setTimerSlack(unsigned long nanoseconds) {
+    return prctl(PR_SET_TIMERSLACK, nanoseconds, 0, 0, 0);
+}
+static inline long CShutterSystem_timerSlack(void) {
+    return prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+}
 #endif
