@@ -55,7 +55,7 @@ let package = Package(
         /// libmicrohttpd-dev's, in /usr/include (no pkg-config flags needed).
         .target(
             name: "CMicroHTTPD",
-            linkerSettings: [.linkedLibrary("dl")]
+            dependencies: ["CShutterSystem"]
         ),
 
         /// libqrencode: the live view's link as a QR code on the terminal, for a phone to scan.
@@ -74,7 +74,7 @@ let package = Package(
         /// libmosquitto-dev's, in /usr/include (no pkg-config flags needed).
         .target(
             name: "CMosquitto",
-            linkerSettings: [.linkedLibrary("dl")]
+            dependencies: ["CShutterSystem"]
         ),
 
         /// libcamera's flags from pkg-config, for the C++ backend (Swift never imports libcamera's C++ headers).
@@ -89,8 +89,12 @@ let package = Package(
             dependencies: ["CLibcamera"]
         ),
 
-        /// Linux system headers Swift's Glibc module leaves out (signalfd, adjtimex).
-        .target(name: "CShutterSystem"),
+        /// Linux system headers Swift's Glibc module leaves out (signalfd, adjtimex, prctl), and the
+        /// one way the loaders open a library on first use (dlopen).
+        .target(
+            name: "CShutterSystem",
+            linkerSettings: [.linkedLibrary("dl")]
+        ),
 
         // MARK: Swift modules
 

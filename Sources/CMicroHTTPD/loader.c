@@ -9,8 +9,7 @@
 #define _GNU_SOURCE
 #include "shim.h"
 
-#include <dlfcn.h>
-#include <pthread.h>
+#include "shutter_system.h"
 
 /// The soname of libmicrohttpd 0.9.x and 1.0 (Debian 12's 0.9.75, Debian 13's 1.0.1).
 static const char *const default_file = "libmicrohttpd.so.12";
@@ -45,40 +44,24 @@ struct functions {
 #undef FIELD
 };
 
-/// Written once, under `lock`, before CMicroHTTPD_load first returns 0; only read after that
-/// (the daemon calls the library from the thread that loaded it).
-static struct functions library;
-static void *library_handle;
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static const char *const names[] = {
+#define NAME(name) #name,
+    SHUTTER_MICROHTTPD_FUNCTIONS(NAME)
+#undef NAME
+};
+
+/// Filled by CShutterSystem_openLibrary, name by name, before CMicroHTTPD_load first returns 0; only
+/// read after that (the daemon calls the library from the thread that loaded it).
+static union {
+    struct functions typed;
+    void *untyped[sizeof names / sizeof names[0]];
+} library;
+_Static_assert(sizeof(struct functions) == sizeof library.untyped, "one pointer per name, no padding");
+static struct CShutterSystem_LazyLibrary opened = CSHUTTERSYSTEM_LAZY_LIBRARY;
 
 int CMicroHTTPD_load(const char *file, char *error, size_t size) {
-    pthread_mutex_lock(&lock);
-    if (library_handle != NULL) {
-        pthread_mutex_unlock(&lock);
-        return 0;
-    }
-    // RTLD_LOCAL: the library's symbols (and GnuTLS's) do not join the process's namespace.
-    void *handle = dlopen(file != NULL ? file : default_file, RTLD_NOW | RTLD_LOCAL);
-    if (handle == NULL) {
-        snprintf(error, size, "%s", dlerror());
-        pthread_mutex_unlock(&lock);
-        return -1;
-    }
-    struct functions resolved;
-#define RESOLVE(name) \
-    if ((resolved.name = (__typeof__(&name))dlsym(handle, #name)) == NULL) { \
-        const char *why = dlerror(); /* NULL if the symbol is there with the value 0 */ \
-        snprintf(error, size, "%s", why != NULL ? why : #name " is a null symbol"); \
-        dlclose(handle); \
-        pthread_mutex_unlock(&lock); \
-        return -1; \
-    }
-    SHUTTER_MICROHTTPD_FUNCTIONS(RESOLVE)
-#undef RESOLVE
-    library = resolved;
-    library_handle = handle;
-    pthread_mutex_unlock(&lock);
-    return 0;
+    return CShutterSystem_openLibrary(&opened, file != NULL ? file : default_file, names, library.untyped,
+                                      sizeof names / sizeof names[0], error, size);
 }
 
 #define HIDDEN __attribute__((visibility("hidden")))
@@ -88,70 +71,70 @@ HIDDEN struct MHD_Daemon *MHD_start_daemon(unsigned int flags, uint16_t port, MH
                                            void *apc_cls, MHD_AccessHandlerCallback dh, void *dh_cls, ...) {
     va_list options;
     va_start(options, dh_cls);
-    struct MHD_Daemon *daemon = library.MHD_start_daemon_va(flags, port, apc, apc_cls, dh, dh_cls, options);
+    struct MHD_Daemon *daemon = library.typed.MHD_start_daemon_va(flags, port, apc, apc_cls, dh, dh_cls, options);
     va_end(options);
     return daemon;
 }
 
-HIDDEN void MHD_stop_daemon(struct MHD_Daemon *daemon) { library.MHD_stop_daemon(daemon); }
+HIDDEN void MHD_stop_daemon(struct MHD_Daemon *daemon) { library.typed.MHD_stop_daemon(daemon); }
 
-HIDDEN enum MHD_Result MHD_run(struct MHD_Daemon *daemon) { return library.MHD_run(daemon); }
+HIDDEN enum MHD_Result MHD_run(struct MHD_Daemon *daemon) { return library.typed.MHD_run(daemon); }
 
 // Variadic with no va_list form: the variadic part is dropped. The information shim.h asks for
 // (the epoll descriptor, the connection count, a connection's socket) takes no argument there.
 HIDDEN const union MHD_DaemonInfo *MHD_get_daemon_info(struct MHD_Daemon *daemon, enum MHD_DaemonInfoType info_type,
                                                        ...) {
-    return library.MHD_get_daemon_info(daemon, info_type);
+    return library.typed.MHD_get_daemon_info(daemon, info_type);
 }
 
 HIDDEN const union MHD_ConnectionInfo *MHD_get_connection_info(struct MHD_Connection *connection,
                                                                enum MHD_ConnectionInfoType info_type, ...) {
-    return library.MHD_get_connection_info(connection, info_type);
+    return library.typed.MHD_get_connection_info(connection, info_type);
 }
 
 HIDDEN const char *MHD_lookup_connection_value(struct MHD_Connection *connection, enum MHD_ValueKind kind,
                                                const char *key) {
-    return library.MHD_lookup_connection_value(connection, kind, key);
+    return library.typed.MHD_lookup_connection_value(connection, kind, key);
 }
 
-HIDDEN void MHD_suspend_connection(struct MHD_Connection *connection) { library.MHD_suspend_connection(connection); }
+HIDDEN void MHD_suspend_connection(struct MHD_Connection *connection) { library.typed.MHD_suspend_connection(connection); }
 
-HIDDEN void MHD_resume_connection(struct MHD_Connection *connection) { library.MHD_resume_connection(connection); }
+HIDDEN void MHD_resume_connection(struct MHD_Connection *connection) { library.typed.MHD_resume_connection(connection); }
 
 HIDDEN struct MHD_Response *MHD_create_response_from_callback(uint64_t size, size_t block_size,
                                                               MHD_ContentReaderCallback crc, void *crc_cls,
                                                               MHD_ContentReaderFreeCallback crfc) {
-    return library.MHD_create_response_from_callback(size, block_size, crc, crc_cls, crfc);
+    return library.typed.MHD_create_response_from_callback(size, block_size, crc, crc_cls, crfc);
 }
 
 HIDDEN struct MHD_Response *MHD_create_response_from_fd(size_t size, int fd) {
-    return library.MHD_create_response_from_fd(size, fd);
+    return library.typed.MHD_create_response_from_fd(size, fd);
 }
 
 HIDDEN enum MHD_Result MHD_add_response_header(struct MHD_Response *response, const char *header, const char *content) {
-    return library.MHD_add_response_header(response, header, content);
+    return library.typed.MHD_add_response_header(response, header, content);
 }
 
 HIDDEN enum MHD_Result MHD_queue_response(struct MHD_Connection *connection, unsigned int status_code,
                                           struct MHD_Response *response) {
-    return library.MHD_queue_response(connection, status_code, response);
+    return library.typed.MHD_queue_response(connection, status_code, response);
 }
 
-HIDDEN void MHD_destroy_response(struct MHD_Response *response) { library.MHD_destroy_response(response); }
+HIDDEN void MHD_destroy_response(struct MHD_Response *response) { library.typed.MHD_destroy_response(response); }
 
 #if MHD_VERSION >= 0x00097701
-HIDDEN int64_t MHD_get_timeout64s(struct MHD_Daemon *daemon) { return library.MHD_get_timeout64s(daemon); }
+HIDDEN int64_t MHD_get_timeout64s(struct MHD_Daemon *daemon) { return library.typed.MHD_get_timeout64s(daemon); }
 
 HIDDEN struct MHD_Response *MHD_create_response_from_buffer_copy(size_t size, const void *buffer) {
-    return library.MHD_create_response_from_buffer_copy(size, buffer);
+    return library.typed.MHD_create_response_from_buffer_copy(size, buffer);
 }
 #else
 HIDDEN enum MHD_Result MHD_get_timeout(struct MHD_Daemon *daemon, MHD_UNSIGNED_LONG_LONG *timeout) {
-    return library.MHD_get_timeout(daemon, timeout);
+    return library.typed.MHD_get_timeout(daemon, timeout);
 }
 
 HIDDEN struct MHD_Response *MHD_create_response_from_buffer(size_t size, void *buffer,
                                                             enum MHD_ResponseMemoryMode mode) {
-    return library.MHD_create_response_from_buffer(size, buffer, mode);
+    return library.typed.MHD_create_response_from_buffer(size, buffer, mode);
 }
 #endif

@@ -9,9 +9,7 @@
 #define _GNU_SOURCE
 #include "shim.h"
 
-#include <dlfcn.h>
-#include <pthread.h>
-#include <stdio.h>
+#include "shutter_system.h"
 
 /// The soname of libmosquitto 2.0 (Debian 12's 2.0.11, Debian 13's 2.0.21).
 static const char *const default_file = "libmosquitto.so.1";
@@ -53,143 +51,127 @@ struct functions {
 #undef FIELD
 };
 
-/// Written once, under `lock`, before CMosquitto_load first returns 0; only read after that
-/// (the daemon calls the library from the thread that loaded it).
-static struct functions library;
-static void *library_handle;
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static const char *const names[] = {
+#define NAME(name) #name,
+    SHUTTER_MOSQUITTO_FUNCTIONS(NAME)
+#undef NAME
+};
+
+/// Filled by CShutterSystem_openLibrary, name by name, before CMosquitto_load first returns 0; only
+/// read after that (the daemon calls the library from the thread that loaded it).
+static union {
+    struct functions typed;
+    void *untyped[sizeof names / sizeof names[0]];
+} library;
+_Static_assert(sizeof(struct functions) == sizeof library.untyped, "one pointer per name, no padding");
+static struct CShutterSystem_LazyLibrary opened = CSHUTTERSYSTEM_LAZY_LIBRARY;
 
 int CMosquitto_load(const char *file, char *error, size_t size) {
-    pthread_mutex_lock(&lock);
-    if (library_handle != NULL) {
-        pthread_mutex_unlock(&lock);
-        return 0;
-    }
-    // RTLD_LOCAL: the library's symbols (and libssl's) do not join the process's namespace.
-    void *handle = dlopen(file != NULL ? file : default_file, RTLD_NOW | RTLD_LOCAL);
-    if (handle == NULL) {
-        snprintf(error, size, "%s", dlerror());
-        pthread_mutex_unlock(&lock);
-        return -1;
-    }
-    struct functions resolved;
-#define RESOLVE(name) \
-    if ((resolved.name = (__typeof__(&name))dlsym(handle, #name)) == NULL) { \
-        const char *why = dlerror(); /* NULL if the symbol is there with the value 0 */ \
-        snprintf(error, size, "%s", why != NULL ? why : #name " is a null symbol"); \
-        dlclose(handle); \
-        pthread_mutex_unlock(&lock); \
-        return -1; \
-    }
-    SHUTTER_MOSQUITTO_FUNCTIONS(RESOLVE)
-#undef RESOLVE
-    library = resolved;
-    library_handle = handle;
-    pthread_mutex_unlock(&lock);
-    return 0;
+    return CShutterSystem_openLibrary(&opened, file != NULL ? file : default_file, names, library.untyped,
+                                      sizeof names / sizeof names[0], error, size);
 }
 
 #define HIDDEN __attribute__((visibility("hidden")))
 
-HIDDEN int mosquitto_lib_init(void) { return library.mosquitto_lib_init(); }
+HIDDEN int mosquitto_lib_init(void) { return library.typed.mosquitto_lib_init(); }
 
 HIDDEN struct mosquitto *mosquitto_new(const char *id, bool clean_session, void *obj) {
-    return library.mosquitto_new(id, clean_session, obj);
+    return library.typed.mosquitto_new(id, clean_session, obj);
 }
 
-HIDDEN void mosquitto_destroy(struct mosquitto *mosq) { library.mosquitto_destroy(mosq); }
+HIDDEN void mosquitto_destroy(struct mosquitto *mosq) { library.typed.mosquitto_destroy(mosq); }
 
-HIDDEN void mosquitto_user_data_set(struct mosquitto *mosq, void *obj) { library.mosquitto_user_data_set(mosq, obj); }
+HIDDEN void mosquitto_user_data_set(struct mosquitto *mosq, void *obj) { library.typed.mosquitto_user_data_set(mosq, obj); }
 
 HIDDEN int mosquitto_int_option(struct mosquitto *mosq, enum mosq_opt_t option, int value) {
-    return library.mosquitto_int_option(mosq, option, value);
+    return library.typed.mosquitto_int_option(mosq, option, value);
 }
 
 HIDDEN int mosquitto_will_set_v5(struct mosquitto *mosq, const char *topic, int payloadlen, const void *payload,
                                  int qos, bool retain, mosquitto_property *properties) {
-    return library.mosquitto_will_set_v5(mosq, topic, payloadlen, payload, qos, retain, properties);
+    return library.typed.mosquitto_will_set_v5(mosq, topic, payloadlen, payload, qos, retain, properties);
 }
 
 HIDDEN int mosquitto_username_pw_set(struct mosquitto *mosq, const char *username, const char *password) {
-    return library.mosquitto_username_pw_set(mosq, username, password);
+    return library.typed.mosquitto_username_pw_set(mosq, username, password);
 }
 
 HIDDEN int mosquitto_tls_set(struct mosquitto *mosq, const char *cafile, const char *capath, const char *certfile,
                              const char *keyfile, int (*pw_callback)(char *buf, int size, int rwflag, void *userdata)) {
-    return library.mosquitto_tls_set(mosq, cafile, capath, certfile, keyfile, pw_callback);
+    return library.typed.mosquitto_tls_set(mosq, cafile, capath, certfile, keyfile, pw_callback);
 }
 
 HIDDEN void mosquitto_connect_v5_callback_set(
     struct mosquitto *mosq, void (*on_connect)(struct mosquitto *, void *, int, int, const mosquitto_property *props)) {
-    library.mosquitto_connect_v5_callback_set(mosq, on_connect);
+    library.typed.mosquitto_connect_v5_callback_set(mosq, on_connect);
 }
 
 HIDDEN void mosquitto_disconnect_v5_callback_set(
     struct mosquitto *mosq, void (*on_disconnect)(struct mosquitto *, void *, int, const mosquitto_property *props)) {
-    library.mosquitto_disconnect_v5_callback_set(mosq, on_disconnect);
+    library.typed.mosquitto_disconnect_v5_callback_set(mosq, on_disconnect);
 }
 
 HIDDEN void mosquitto_message_v5_callback_set(
     struct mosquitto *mosq,
     void (*on_message)(struct mosquitto *, void *, const struct mosquitto_message *, const mosquitto_property *props)) {
-    library.mosquitto_message_v5_callback_set(mosq, on_message);
+    library.typed.mosquitto_message_v5_callback_set(mosq, on_message);
 }
 
 HIDDEN int mosquitto_connect_bind_async(struct mosquitto *mosq, const char *host, int port, int keepalive,
                                         const char *bind_address) {
-    return library.mosquitto_connect_bind_async(mosq, host, port, keepalive, bind_address);
+    return library.typed.mosquitto_connect_bind_async(mosq, host, port, keepalive, bind_address);
 }
 
-HIDDEN int mosquitto_reconnect_async(struct mosquitto *mosq) { return library.mosquitto_reconnect_async(mosq); }
+HIDDEN int mosquitto_reconnect_async(struct mosquitto *mosq) { return library.typed.mosquitto_reconnect_async(mosq); }
 
 HIDDEN int mosquitto_disconnect_v5(struct mosquitto *mosq, int reason_code, const mosquitto_property *properties) {
-    return library.mosquitto_disconnect_v5(mosq, reason_code, properties);
+    return library.typed.mosquitto_disconnect_v5(mosq, reason_code, properties);
 }
 
-HIDDEN int mosquitto_socket(struct mosquitto *mosq) { return library.mosquitto_socket(mosq); }
+HIDDEN int mosquitto_socket(struct mosquitto *mosq) { return library.typed.mosquitto_socket(mosq); }
 
-HIDDEN bool mosquitto_want_write(struct mosquitto *mosq) { return library.mosquitto_want_write(mosq); }
+HIDDEN bool mosquitto_want_write(struct mosquitto *mosq) { return library.typed.mosquitto_want_write(mosq); }
 
 HIDDEN int mosquitto_loop_read(struct mosquitto *mosq, int max_packets) {
-    return library.mosquitto_loop_read(mosq, max_packets);
+    return library.typed.mosquitto_loop_read(mosq, max_packets);
 }
 
 HIDDEN int mosquitto_loop_write(struct mosquitto *mosq, int max_packets) {
-    return library.mosquitto_loop_write(mosq, max_packets);
+    return library.typed.mosquitto_loop_write(mosq, max_packets);
 }
 
-HIDDEN int mosquitto_loop_misc(struct mosquitto *mosq) { return library.mosquitto_loop_misc(mosq); }
+HIDDEN int mosquitto_loop_misc(struct mosquitto *mosq) { return library.typed.mosquitto_loop_misc(mosq); }
 
 HIDDEN int mosquitto_publish_v5(struct mosquitto *mosq, int *mid, const char *topic, int payloadlen, const void *payload,
                                 int qos, bool retain, const mosquitto_property *properties) {
-    return library.mosquitto_publish_v5(mosq, mid, topic, payloadlen, payload, qos, retain, properties);
+    return library.typed.mosquitto_publish_v5(mosq, mid, topic, payloadlen, payload, qos, retain, properties);
 }
 
 HIDDEN int mosquitto_subscribe_v5(struct mosquitto *mosq, int *mid, const char *sub, int qos, int options,
                                   const mosquitto_property *properties) {
-    return library.mosquitto_subscribe_v5(mosq, mid, sub, qos, options, properties);
+    return library.typed.mosquitto_subscribe_v5(mosq, mid, sub, qos, options, properties);
 }
 
 HIDDEN int mosquitto_property_add_int32(mosquitto_property **proplist, int identifier, uint32_t value) {
-    return library.mosquitto_property_add_int32(proplist, identifier, value);
+    return library.typed.mosquitto_property_add_int32(proplist, identifier, value);
 }
 
 HIDDEN int mosquitto_property_add_binary(mosquitto_property **proplist, int identifier, const void *value, uint16_t len) {
-    return library.mosquitto_property_add_binary(proplist, identifier, value, len);
+    return library.typed.mosquitto_property_add_binary(proplist, identifier, value, len);
 }
 
 HIDDEN const mosquitto_property *mosquitto_property_read_string(const mosquitto_property *proplist, int identifier,
                                                                char **value, bool skip_first) {
-    return library.mosquitto_property_read_string(proplist, identifier, value, skip_first);
+    return library.typed.mosquitto_property_read_string(proplist, identifier, value, skip_first);
 }
 
 HIDDEN const mosquitto_property *mosquitto_property_read_binary(const mosquitto_property *proplist, int identifier,
                                                                void **value, uint16_t *len, bool skip_first) {
-    return library.mosquitto_property_read_binary(proplist, identifier, value, len, skip_first);
+    return library.typed.mosquitto_property_read_binary(proplist, identifier, value, len, skip_first);
 }
 
-HIDDEN void mosquitto_property_free_all(mosquitto_property **properties) { library.mosquitto_property_free_all(properties); }
+HIDDEN void mosquitto_property_free_all(mosquitto_property **properties) { library.typed.mosquitto_property_free_all(properties); }
 
-HIDDEN const char *mosquitto_strerror(int mosq_errno) { return library.mosquitto_strerror(mosq_errno); }
+HIDDEN const char *mosquitto_strerror(int mosq_errno) { return library.typed.mosquitto_strerror(mosq_errno); }
 
-HIDDEN const char *mosquitto_reason_string(int reason_code) { return library.mosquitto_reason_string(reason_code); }
+HIDDEN const char *mosquitto_reason_string(int reason_code) { return library.typed.mosquitto_reason_string(reason_code); }

@@ -1,7 +1,9 @@
-// ppoll needs _GNU_SOURCE, which the Glibc module Swift imports is not built with: the one
-// function that uses it lives here, compiled on its own.
+// ppoll needs _GNU_SOURCE, which the Glibc module Swift imports is not built with: the
+// functions that use it live here, compiled on their own.
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <poll.h>
+#include <stdio.h>
 #include <signal.h>
 #include <time.h>
 #include "shutter_system.h"
@@ -10,4 +12,35 @@ int CShutterSystem_ppoll(struct pollfd *entries, unsigned long count, long long 
     if (timeout_ns < 0) return ppoll(entries, (nfds_t)count, NULL, NULL);
     struct timespec timeout = { .tv_sec = (time_t)(timeout_ns / 1000000000), .tv_nsec = (long)(timeout_ns % 1000000000) };
     return ppoll(entries, (nfds_t)count, &timeout, NULL);
+}
+
+int CShutterSystem_openLibrary(struct CShutterSystem_LazyLibrary *library, const char *file,
+                               const char *const names[], void *functions[], size_t count,
+                               char *error, size_t size) {
+    pthread_mutex_lock(&library->lock);
+    if (library->handle != NULL) {
+        pthread_mutex_unlock(&library->lock);
+        return 0;
+    }
+    void *handle = dlopen(file, RTLD_NOW | RTLD_LOCAL);
+    if (handle == NULL) {
+        snprintf(error, size, "%s", dlerror());
+        pthread_mutex_unlock(&library->lock);
+        return -1;
+    }
+    // Into `functions` directly: no forwarder reads them before this returns 0.
+    for (size_t index = 0; index < count; index++) {
+        functions[index] = dlsym(handle, names[index]);
+        if (functions[index] == NULL) {
+            const char *why = dlerror();  // NULL if the symbol is there with the value 0
+            if (why != NULL) snprintf(error, size, "%s", why);
+            else snprintf(error, size, "%s is a null symbol", names[index]);
+            dlclose(handle);
+            pthread_mutex_unlock(&library->lock);
+            return -1;
+        }
+    }
+    library->handle = handle;
+    pthread_mutex_unlock(&library->lock);
+    return 0;
 }

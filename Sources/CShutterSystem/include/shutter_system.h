@@ -4,6 +4,8 @@
 // receives SIGINT/SIGTERM through a signalfd and work from other threads through an eventfd;
 // the API asks a socket's peer for its groups.
 #include <poll.h>
+#include <pthread.h>
+#include <stddef.h>
 #include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
@@ -57,4 +59,22 @@ static inline int CShutterSystem_setTimerSlack(unsigned long nanoseconds) {
 static inline long CShutterSystem_timerSlack(void) {
     return prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
 }
+
+// A library opened on first use (libmosquitto, libmicrohttpd: issue 23), by a loader that
+// forwards each function shutter calls to the library's own. Initialise with
+// CSHUTTERSYSTEM_LAZY_LIBRARY.
+struct CShutterSystem_LazyLibrary {
+    pthread_mutex_t lock;
+    void *handle;  // NULL until opened
+};
+#define CSHUTTERSYSTEM_LAZY_LIBRARY { PTHREAD_MUTEX_INITIALIZER, NULL }
+
+// Opens `file` once (RTLD_NOW | RTLD_LOCAL: its symbols, and its own libraries', stay out of
+// the process's namespace) and resolves every one of `names` into `functions`, under the
+// library's lock: a library that lacks one is refused here, once, with dlsym's message, so no
+// forwarder ever meets a missing function. Returns 0 (also when already open), or -1 with the
+// reason in `error`; a failure may be retried. The corresponding C functions are `dlopen` and `dlsym`.
+int CShutterSystem_openLibrary(struct CShutterSystem_LazyLibrary *library, const char *file,
+                               const char *const names[], void *functions[], size_t count,
+                               char *error, size_t size);
 #endif
