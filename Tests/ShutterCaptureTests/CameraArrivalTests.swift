@@ -49,6 +49,11 @@ private final class NodeRig {
         try FileManager.default.createDirectory(atPath: root + "/" + relative, withIntermediateDirectories: true)
     }
 
+    /// Makes the directories the node goes in.
+    func makeNodeDirectory() throws {
+        try FileManager.default.createDirectory(atPath: DeviceArrival.parent(of: node), withIntermediateDirectories: true)
+    }
+
     /// Makes the node as udev makes a link: under a temporary name, renamed into place (Foundation's atomic write).
     func makeNode() {
         FileManager.default.createFile(atPath: node, contents: nil)
@@ -98,9 +103,12 @@ private final class NodeRig {
         #expect(waited < .milliseconds(500), "found \(waited.milliseconds) ms after the node appeared")
     }
 
-    @Test func aLostCameraIsFoundWhenItsNodeComesBack() throws {
-        let rig = try NodeRig(node: "dev/video0")
-        try rig.make(directory: "dev")
+    /// Unplugged while streaming, and plugged back. udev removes `/dev/v4l/by-id` with the last
+    /// camera's link: the watch there goes, and the one on its nearest ancestor takes over.
+    @Test(arguments: [("dev/video0", "dev"), ("dev/v4l/by-id/usb-Camera-video-index0", "dev/v4l")])
+    func aLostCameraIsFoundWhenItsNodeComesBack(node: String, removed: String) throws {
+        let rig = try NodeRig(node: node)
+        try rig.makeNodeDirectory()
         rig.makeNode()
         rig.run(for: .seconds(1), untilReady: true)
         #expect(rig.service.isReady)
@@ -108,6 +116,7 @@ private final class NodeRig {
         let camera = try #require(rig.cameras.last)
         camera.failNextRead(with: .deviceVanished(device: rig.node))
         try FileManager.default.removeItem(atPath: rig.node)
+        if removed != "dev" { try FileManager.default.removeItem(atPath: rig.root + "/" + removed) }
         camera.emit(at: monotonicNow())
         rig.service.handleReadable()
         #expect(!rig.service.isReady)
@@ -115,6 +124,7 @@ private final class NodeRig {
         // The first search after a loss comes on the timer; once it finds no node, only the directory wakes the service.
         rig.run(for: .seconds(2.5))
         #expect(rig.openAttempts == before + 1)
+        try rig.makeNodeDirectory()
         rig.makeNode()
         let waited = rig.run(for: .seconds(2), untilReady: true)
         #expect(rig.service.isReady)
