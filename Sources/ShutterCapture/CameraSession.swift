@@ -65,13 +65,17 @@ final class CameraSession {
     /// Why the camera could not be opened (or was lost) last; `nil` once it is open.
     private(set) var lastOpenError: CaptureError?
 
+    /// Looks for the camera once a second, while nothing better says when it may be back: after
+    /// a loss, after a failure other than its absence, or without ``deviceArrivals``.
     private var retryTimer: (any DispatchSourceTimer)?
-    /// While the retry timer runs: libcamera adding a camera wakes the loop, and the search runs at once.
+    /// While the camera is missing: libcamera adding a camera wakes the loop, and the search runs at once.
     private var cameraArrivals: LibcameraArrivals?
+    /// While a V4L2 camera is missing: its node (or `/dev/videoN`) appearing wakes the loop, and the search runs at once.
+    private var deviceArrivals: DeviceArrivals?
     private let retryDue = Locked<Bool>(false)
     private var watchdogTimer: (any DispatchSourceTimer)?
 
-    /// How often a missing camera is looked for again.
+    /// How often a camera is looked for again when no watch says when it is back.
     static let retryInterval = Nanoseconds.seconds(1)
     /// How often the watchdog wakes the loop to look for a stalled stream.
     static let watchdogTick = Nanoseconds.milliseconds(250)
@@ -177,11 +181,31 @@ final class CameraSession {
             wake.signal()
         }
         lastOpenError = error
-        scheduleRetry()
+        waitForCamera(absent: error.saysCameraAbsent, justLost: false)
     }
 
-    private func scheduleRetry() {
-        guard retryTimer == nil, !isShutDown, !isRetired else { return }
+    /// Arranges the next search for the camera. A V4L2 camera that is not there is looked for
+    /// when its node (or a video node) appears, and only then: an idle daemon waiting for a
+    /// webcam wakes for nothing. The timer stays for what no directory event announces: a camera
+    /// lost while streaming (its first search, paced: a camera that opens and then fails at
+    /// once would otherwise be reopened in a tight loop), one that is there but could not be
+    /// opened (busy in another process, not permitted yet: udev's `IN_ATTRIB` may come before
+    /// the search that would have seen it), libcamera's cameras without a hot-plug signal, and
+    /// inotify failing.
+    private func waitForCamera(absent: Bool, justLost: Bool) {
+        guard !isShutDown, !isRetired else { return }
+        if cameraArrivals == nil { cameraArrivals = LibcameraArrivals(watching: settings, waking: wake) }
+        // After a failed search the node may have come before the watch: look then. After a loss it may still be going.
+        if deviceArrivals == nil { deviceArrivals = DeviceArrivals(watching: settings, waking: wake, searchIfPresent: !justLost) }
+        if absent, !justLost, deviceArrivals?.isWatching == true {
+            stopRetryTimer()
+        } else {
+            startRetryTimer()
+        }
+    }
+
+    private func startRetryTimer() {
+        guard retryTimer == nil else { return }
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "shutter.capture.retry"))
         let interval = Int(Self.retryInterval.rawValue)
         timer.schedule(deadline: .now() + .nanoseconds(interval), repeating: .nanoseconds(interval))
@@ -192,12 +216,24 @@ final class CameraSession {
         }
         timer.resume()
         retryTimer = timer
-        cameraArrivals = LibcameraArrivals(watching: settings, waking: wake)
     }
 
-    /// Looks for a lost camera when the retry timer (or ``retryNow()``) said it is time.
+    private func stopRetryTimer() {
+        retryTimer?.cancel()
+        retryTimer = nil
+    }
+
+    /// The camera is back: no more looking for it.
+    private func stopWaiting() {
+        stopRetryTimer()
+        cameraArrivals = nil
+        deviceArrivals = nil
+    }
+
+    /// Looks for a lost camera when the retry timer, a watch (or ``retryNow()``) said it is time.
     func reopenIfDue() {
         if cameraArrivals?.take() == true { retryDue.withLock { $0 = true } }
+        if deviceArrivals?.take() == true { retryDue.withLock { $0 = true } }
         if camera == nil, !isShutDown, !isRetired, !isOpening, retryDue.withLock({ due in defer { due = false }; return due }) {
             openInBackground()
         }
@@ -228,7 +264,7 @@ final class CameraSession {
         if let camera { onLifecycleQueue(camera) { $0.close(); return nil } }
         camera = nil
         lastOpenError = error
-        scheduleRetry()
+        waitForCamera(absent: error.saysCameraAbsent, justLost: true)
         wake.signal()
     }
 
@@ -251,9 +287,7 @@ final class CameraSession {
     }
 
     private func stopTimers() {
-        retryTimer?.cancel()
-        retryTimer = nil
-        cameraArrivals = nil
+        stopWaiting()
         stopWatchdog()
     }
 
@@ -401,9 +435,7 @@ final class CameraSession {
             case .opened(let handed):
                 isOpening = false
                 lastOpenError = nil
-                retryTimer?.cancel()
-                retryTimer = nil
-                cameraArrivals = nil
+                stopWaiting()
                 adopt(handed.camera)
             case .openFailed(let error):
                 isOpening = false
@@ -500,6 +532,17 @@ struct HandedCamera: @unchecked Sendable {
 struct HandedFactory: @unchecked Sendable {
     let open: CameraFactory
     init(_ open: @escaping CameraFactory) { self.open = open }
+}
+
+extension CaptureError {
+    /// Whether the failure says the camera is not there (no such node, or it went), rather than
+    /// that it is there and cannot be used: only the former is worth waiting for a device to appear.
+    var saysCameraAbsent: Bool {
+        switch self {
+        case .noDevice, .deviceVanished: true
+        default: false
+        }
+    }
 }
 
 /// What one lifecycle job came to.
