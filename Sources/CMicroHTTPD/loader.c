@@ -37,32 +37,7 @@ static const char *const default_file = "libmicrohttpd.so.12";
     X(MHD_destroy_response) \
     SHUTTER_MICROHTTPD_VERSIONED(X)
 
-/// The library's functions, typed by <microhttpd.h>'s own prototypes.
-struct functions {
-#define FIELD(name) __typeof__(&name) name;
-    SHUTTER_MICROHTTPD_FUNCTIONS(FIELD)
-#undef FIELD
-};
-
-static const char *const names[] = {
-#define NAME(name) #name,
-    SHUTTER_MICROHTTPD_FUNCTIONS(NAME)
-#undef NAME
-};
-
-/// Filled by CShutterSystem_openLibrary, name by name, before CMicroHTTPD_load first returns 0; only
-/// read after that (the daemon calls the library from the thread that loaded it).
-static union {
-    struct functions typed;
-    void *untyped[sizeof names / sizeof names[0]];
-} library;
-_Static_assert(sizeof(struct functions) == sizeof library.untyped, "one pointer per name, no padding");
-static struct CShutterSystem_LazyLibrary opened = CSHUTTERSYSTEM_LAZY_LIBRARY;
-
-int CMicroHTTPD_load(const char *file, char *error, size_t size) {
-    return CShutterSystem_openLibrary(&opened, file != NULL ? file : default_file, names, library.untyped,
-                                      sizeof names / sizeof names[0], error, size);
-}
+CSHUTTERSYSTEM_LAZY_LOADER(SHUTTER_MICROHTTPD_FUNCTIONS, CMicroHTTPD_load, default_file)
 
 #define HIDDEN __attribute__((visibility("hidden")))
 

@@ -77,4 +77,22 @@ struct CShutterSystem_LazyLibrary {
 int CShutterSystem_openLibrary(struct CShutterSystem_LazyLibrary *library, const char *file,
                                const char *const names[], void *functions[], size_t count,
                                char *error, size_t size);
+
+// What a loader defines from FUNCTIONS, an X-macro listing the library's functions it calls:
+// `library.typed`, the functions as the library's header types them (forwarders call them), and
+// `int LOAD(const char *file, char *error, size_t size)`, which opens `file` (NULL: DEFAULT_FILE)
+// through CShutterSystem_openLibrary.
+#define CSHUTTERSYSTEM_LAZY_LOADER(FUNCTIONS, LOAD, DEFAULT_FILE) \
+    struct functions { FUNCTIONS(CSHUTTERSYSTEM_LAZY_FIELD) }; \
+    static const char *const names[] = { FUNCTIONS(CSHUTTERSYSTEM_LAZY_NAME) }; \
+    /* Filled name by name before LOAD first returns 0; only read after that. */ \
+    static union { struct functions typed; void *untyped[sizeof names / sizeof names[0]]; } library; \
+    _Static_assert(sizeof(struct functions) == sizeof library.untyped, "one pointer per name, no padding"); \
+    static struct CShutterSystem_LazyLibrary opened = CSHUTTERSYSTEM_LAZY_LIBRARY; \
+    int LOAD(const char *file, char *error, size_t size) { \
+        return CShutterSystem_openLibrary(&opened, file != NULL ? file : DEFAULT_FILE, names, library.untyped, \
+                                          sizeof names / sizeof names[0], error, size); \
+    }
+#define CSHUTTERSYSTEM_LAZY_FIELD(name) __typeof__(&name) name;
+#define CSHUTTERSYSTEM_LAZY_NAME(name) #name,
 #endif
