@@ -212,7 +212,6 @@ public final class Daemon {
         if !board.hooks.isEmpty {
             hooks = HookRunner(settings: board.hooks, loop: loop)
         }
-        observeEvents { [unowned self] event in hooks?.handle(event, now: loop.clock.now) }
         loop.signalReceived = { [unowned self] signal in
             switch signal {
             case SIGCHLD:
@@ -259,6 +258,9 @@ public final class Daemon {
             }
             observeEvents { [unowned self] event in mqtt?.eventPublished(event) }
         }
+        // Hooks hear each event after the API's, HTTP's and MQTT's clients: starting a hook's
+        // process (posix_spawn) takes the loop far longer than writing a line to every subscriber.
+        observeEvents { [unowned self] event in hooks?.handle(event, now: loop.clock.now) }
         loop.standardOutputClosed = { [unowned self] in
             if api == nil && http == nil && mqtt == nil {
                 Log.notice("standard output was closed (its reader went away): nobody hears the events; stopping")
