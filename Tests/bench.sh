@@ -67,6 +67,14 @@ say() { echo "bench: $*" >&2; }
 row() { printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >> "$rows"; }
 skip_part() { row "$1" "$2" skipped - "$3" - -; say "$1: skipped ($3)"; }
 
+parts="recognizer daemon edge press press_uvc press_vimc liveview idle mqtt"
+if [ -n "$only" ]; then
+  for part in $only; do
+    case " $parts " in *" ${part//-/_} "*) ;; *) echo "bench: no part '$part' (try --help)" >&2; exit 2 ;; esac
+  done
+  parts=${only//-/_}
+fi
+
 say "building release binaries (swift build -c release)"
 swift build -c release >&2 || { say "the release build failed"; exit 1; }
 
@@ -207,13 +215,6 @@ part_idle() {   # idle cost and size: CPU, wake-ups, allocations in three modes;
     skip_part idle "idle cost and size" "Tests/bench-idle.py failed: $(tail -n 1 "$work/idle.out")"
 }
 
-parts="recognizer daemon edge press press_uvc press_vimc liveview idle mqtt"
-if [ -n "$only" ]; then
-  for part in $only; do
-    case " $parts " in *" ${part//-/_} "*) ;; *) say "no part '$part' (try --help)"; exit 2 ;; esac
-  done
-  parts=${only//-/_}
-fi
 for part in $parts; do "part_$part"; done
 [ -n "$keep_rows" ] && cp "$rows" "$keep_rows"
 
