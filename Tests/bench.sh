@@ -7,6 +7,8 @@
 #   Tests/bench.sh --short    CI's few seconds: every host part, briefly; the VM parts are
 #                             skipped with a note; fails only when a figure was not produced
 #   Tests/bench.sh --rows FILE  also keep the rows (TSV, below)
+#   Tests/bench.sh --only "PART ..."  run only these parts (names below), e.g. --only press-uvc;
+#                             the figures checked are those of the parts that ran
 #   Tests/bench.sh --help
 #
 # Parts (each appends rows to one TSV; the table and the JSON are rendered from it):
@@ -21,6 +23,15 @@
 #   press       Tests/VM/bench-press.sh: press → frame (the zero-shutter-lag offset next to half a
 #               frame interval) and press → JPEG on disk next to fswebcam and v4l2-ctl on vivid at
 #               1280x720 and 1920x1080 (VM); Tests/bench-plot.py draws .build/bench/offsets.png
+#   press-uvc   Deploy/vm/bench-uvc.sh --tsv: press → JPEG on disk on a USB webcam (the real
+#               uvcvideo driver on a UVC gadget camera, VM_UVC=1) at 1280x720 and 1920x1080 MJPEG,
+#               next to fswebcam -S 0 and v4l2-ctl on the same camera in the same boot (VM)
+#   press-vimc  Tests/VM/bench-vimc.sh: press → JPEG on disk through libcamera (vimc, VM_VIMC=1),
+#               the native backend and the V4L2 one under libcamerify, and `shutter capture`
+#               (start, frames, JPEG), next to libcamera's `cam` starting and taking frames (VM)
+#   liveview    Tests/VM/test-liveview.sh (LIVEVIEW_TSV): the HTTP live view's viewer latency
+#               p50/p99, frames per viewer and CPU with 0, 1 and 16 viewers next to µStreamer's
+#               (ustreamer) on the same vivid device at 640x360, 15 fps, in the same boot (VM)
 #   idle        Tests/bench-idle.py: CPU, wake-ups and allocations over idle seconds (camera
 #               streaming, stopped, absent), start-up to READY=1, peak RSS next to 20 MB + the
 #               ring, the binary's size (host)
@@ -31,18 +42,18 @@
 #   SECTION  NAME  VALUE  UNIT  PEER  PEER_VALUE  RATIO
 # PEER is the floor or peer tool the figure stands next to ("-" for a figure that stands alone,
 # pure computation on the host); RATIO is VALUE / PEER_VALUE. A part that cannot run adds a row
-# with VALUE "skipped" and why in PEER. More parts (press → file next to fswebcam, HTTP next to
-# µStreamer, MQTT) add a function below and a line in `parts`.
+# with VALUE "skipped" and why in PEER. A new part adds a function below and a word in `parts`.
 set -uo pipefail
 cd "$(dirname "$(readlink -f "$0")")/.."
 export PATH=/opt/swift/usr/bin:$PATH
 
-json=no short=no keep_rows=
+json=no short=no keep_rows= only=
 while [ $# -gt 0 ]; do
   case "$1" in
     --json) json=yes; shift ;;
     --short) short=yes; shift ;;
     --rows) keep_rows=$(realpath -m "$2"); shift 2 ;;
+    --only) only=$2; shift 2 ;;
     -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) echo "bench.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
   esac
@@ -55,6 +66,14 @@ rows=$work/rows.tsv
 say() { echo "bench: $*" >&2; }
 row() { printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >> "$rows"; }
 skip_part() { row "$1" "$2" skipped - "$3" - -; say "$1: skipped ($3)"; }
+
+parts="recognizer daemon edge press press_uvc press_vimc liveview idle mqtt"
+if [ -n "$only" ]; then
+  for part in $only; do
+    case " $parts " in *" ${part//-/_} "*) ;; *) echo "bench: no part '$part' (try --help)" >&2; exit 2 ;; esac
+  done
+  parts=${only//-/_}
+fi
 
 say "building release binaries (swift build -c release)"
 swift build -c release >&2 || { say "the release build failed"; exit 1; }
@@ -150,6 +169,45 @@ part_press() {   # press → frame and press → file on vivid, next to fswebcam
   Tests/bench-plot.py >&2 || say "press → file: no plot (gnuplot missing? Deploy/setup.sh installs gnuplot-nox)"
 }
 
+vm_harness() { command -v qemu-system-x86_64 > /dev/null && ls /boot/vmlinuz-* > /dev/null 2>&1; }
+
+part_press_uvc() {   # press → JPEG on the USB webcam (uvcvideo on a gadget camera), next to fswebcam and v4l2-ctl (VM)
+  local name="press → JPEG on the UVC webcam (VM)"
+  if [ "$short" = yes ]; then skip_part "press→file UVC" "$name" "--short: the VM part takes minutes"; return; fi
+  if ! vm_harness; then skip_part "press→file UVC" "$name" "no VM harness (Deploy/setup.sh installs qemu and a kernel)"; return; fi
+  say "press → file, UVC: Deploy/vm/bench-uvc.sh (10 clicks a size, 10 runs of each peer, VM_UVC=1, minutes)"
+  mkdir -p "$work/uvc"
+  VM_UVC=1 VM_TIMEOUT=1800 Deploy/vm/run-in-vm.sh --share "$work/uvc" -- \
+    env SHUTTER="$PWD/.build/release/shutter" BENCH_RUNS=10 BENCH_ONLY=capture bash Deploy/vm/bench-uvc.sh --tsv "$work/uvc/rows.tsv" >&2 &&
+    [ -s "$work/uvc/rows.tsv" ] || { skip_part "press→file UVC" "$name" "Deploy/vm/bench-uvc.sh failed"; return; }
+  cat "$work/uvc/rows.tsv" >> "$rows"
+}
+
+part_press_vimc() {   # press → JPEG through libcamera (vimc), both backends, next to libcamera's cam (VM)
+  local name="press → JPEG through libcamera on vimc (VM)"
+  if [ "$short" = yes ]; then skip_part "press→file vimc" "$name" "--short: the VM part takes minutes"; return; fi
+  if ! vm_harness; then skip_part "press→file vimc" "$name" "no VM harness (Deploy/setup.sh installs qemu and a kernel)"; return; fi
+  if ! command -v cam > /dev/null || ! command -v libcamerify > /dev/null; then
+    skip_part "press→file vimc" "$name" "no libcamera tools (Deploy/setup.sh: libcamera-tools, libcamera-v4l2)"; return
+  fi
+  say "press → file, vimc: Tests/VM/bench-vimc.sh (10 presses a backend, 3 runs of each one-shot, VM_VIMC=1, minutes)"
+  Tests/VM/bench-vimc.sh --shots 10 --runs 3 --tsv "$rows" --shutter .build/release/shutter >&2 ||
+    skip_part "press→file vimc" "$name" "Tests/VM/bench-vimc.sh failed"
+}
+
+part_liveview() {   # HTTP live view next to µStreamer on the same vivid device, 0, 1 and 16 viewers (VM)
+  local name="live view next to µStreamer (VM)"
+  if [ "$short" = yes ]; then skip_part "live view" "$name" "--short: the VM part takes minutes"; return; fi
+  if ! vm_harness; then skip_part "live view" "$name" "no VM harness (Deploy/setup.sh installs qemu and a kernel)"; return; fi
+  if ! command -v ustreamer > /dev/null; then skip_part "live view" "$name" "no ustreamer (Deploy/setup.sh installs it)"; return; fi
+  say "live view: Tests/VM/test-liveview.sh (5 s each of 0, 1 and 16 viewers, shutter then µStreamer, in the VM)"
+  mkdir -p "$work/liveview"
+  VM_TIMEOUT=900 Deploy/vm/run-in-vm.sh --share "$work/liveview" -- \
+    env SHUTTER="$PWD/.build/release/shutter" LIVEVIEW_TSV="$work/liveview/rows.tsv" bash Tests/VM/test-liveview.sh >&2 &&
+    [ -s "$work/liveview/rows.tsv" ] || { skip_part "live view" "$name" "Tests/VM/test-liveview.sh failed"; return; }
+  cat "$work/liveview/rows.tsv" >> "$rows"
+}
+
 part_idle() {   # idle cost and size: CPU, wake-ups, allocations in three modes; RSS, start-up, binary
   local seconds=10; [ "$short" = yes ] && seconds=1
   say "idle: Tests/bench-idle.py --seconds $seconds"
@@ -157,16 +215,15 @@ part_idle() {   # idle cost and size: CPU, wake-ups, allocations in three modes;
     skip_part idle "idle cost and size" "Tests/bench-idle.py failed: $(tail -n 1 "$work/idle.out")"
 }
 
-parts="recognizer daemon edge press idle mqtt"
 for part in $parts; do "part_$part"; done
 [ -n "$keep_rows" ] && cp "$rows" "$keep_rows"
 
 # ---- the table (and JSON) ------------------------------------------------------------------
 cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
 commit=$(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet HEAD 2>/dev/null || echo "+changes")
-python3 - "$rows" "$json" "$short" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$(uname -a)" "$cpu" "$commit" <<'PY'
+python3 - "$rows" "$json" "$short" "$only" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$(uname -a)" "$cpu" "$commit" <<'PY'
 import json, math, re, sys
-rows_path, as_json, short, date, machine, cpu, commit = sys.argv[1:8]
+rows_path, as_json, short, only, date, machine, cpu, commit = sys.argv[1:9]
 rows = []
 for line in open(rows_path):
     fields = line.rstrip("\n").split("\t")
@@ -177,7 +234,7 @@ for line in open(rows_path):
     rows.append({"section": section, "name": name, "value": number(value), "unit": unit,
                  "peer": None if peer == "-" else peer, "peerValue": number(peer_value),
                  "ratio": number(ratio), "skipped": value == "skipped"})
-header = [f"shutter bench, {date}{' (--short)' if short == 'yes' else ''}", f"machine: {machine}", f"cpu: {cpu}", f"commit: {commit}"]
+header = [f"shutter bench, {date}{' (--short)' if short == 'yes' else ''}{f' (--only {only})' if only else ''}", f"machine: {machine}", f"cpu: {cpu}", f"commit: {commit}"]
 def show(value, unit=""):
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "–"
@@ -205,6 +262,11 @@ expected = {
                                             r"event → subscriber, 1 subscriber\(s\)", r"event → subscriber, 64 subscriber\(s\)")
                  for p in ("p50", "p99")]
               + [f"press → JPEG on disk, {size} {p}" for size in ("1280x720", "1920x1080") for p in ("p50", "p90", "max")],
+    "press→file UVC": [f"press → JPEG on disk, {size} MJPEG p{p}" for size in ("1280x720", "1920x1080") for p in (50, 99)],
+    "press→file vimc": [f"press → JPEG on disk, in-process, {b}, 720x480 p50" for b in ("libcamera backend", "libcamerify \\+ V4L2 backend")]
+                       + [r"cam -c 1 --capture=2 .*, 720x480 p50"],
+    "live view": [f"viewer latency, {n} viewers {p}" for n in (1, 16) for p in ("p50", "p99")]
+                 + [f"server CPU, {n} viewers" for n in (0, 1, 16)],
     "mqtt": [r"press → last node's result, 3 nodes p50", r"press → last node's result, 3 nodes p99", r"spread of the frames, 3 nodes p50"],
     "edge→event": [f"{what} {p}.*" for what in ("edge → subscriber, raw", "edge → subscriber, beyond the .* window", "gpiomon edge → line")
                    for p in ("p50", "p99")],
@@ -212,6 +274,8 @@ expected = {
 for section, patterns in expected.items():
     if any(r["skipped"] and r["section"] == section for r in rows):
         continue
+    if only and not any(r["section"] == section for r in rows):
+        continue   # a part --only left out
     for pattern in patterns:
         if not any(r["section"] == section and re.fullmatch(pattern, r["name"]) for r in rows):
             missing.append(f"{section}: {pattern}")

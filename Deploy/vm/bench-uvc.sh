@@ -2,7 +2,7 @@
 # Deploy/vm/bench-uvc.sh - capture figures on the VM's USB webcam (uvcvideo), all in one guest boot:
 #
 #   VM_UVC=1 Deploy/vm/run-in-vm.sh -- env SHUTTER=$PWD/.build/debug/shutter \
-#     [SHUTTER_BEFORE=/path/to/older/shutter] bash Deploy/vm/bench-uvc.sh
+#     [SHUTTER_BEFORE=/path/to/older/shutter] bash Deploy/vm/bench-uvc.sh [--tsv FILE]
 #
 # Prints, for MJPEG 1280x720 and 1920x1080 (the camera's largest modes; 15 and 10 fps):
 #   - fswebcam -S 0 (open, one frame, decode + re-encode, write) and v4l2-ctl (open, one frame to a
@@ -11,10 +11,22 @@
 #   - for SHUTTER (and SHUTTER_BEFORE): `shutter run` streaming idle at 1280x720 MJPEG: CPU time
 #     over 10 idle s (/proc/PID/stat), allocations per second over the same 10 s (Deploy/vm/malloc-count.c,
 #     its live counter read at both ends), peak RSS (/usr/bin/time -v)
-# BENCH_ONLY=idle skips the capture timings; BENCH_FORMAT=YUYV measures idle streaming in YUYV
-# (1280x720 at 5 fps: 1.8 MB a frame, where copies show) instead of MJPEG.
+# BENCH_ONLY=idle skips the capture timings, BENCH_ONLY=capture the idle ones; BENCH_FORMAT=YUYV
+# measures idle streaming in YUYV (1280x720 at 5 fps: 1.8 MB a frame, where copies show) instead
+# of MJPEG. BENCH_RUNS (default 5) is the clicks and each peer's runs a size.
+# --tsv FILE (a path the host shares, run-in-vm.sh --share) appends the capture figures as rows in
+# Tests/bench.sh's format (SECTION NAME VALUE UNIT PEER PEER_VALUE RATIO), section press→file UVC:
+# SHUTTER's press → JPEG on disk p50 and p99 next to fswebcam -S 0's p50, its p50 next to
+# v4l2-ctl's p50, and the peers' p50 alone, per size (nearest-rank percentiles).
 # Under TCG emulation absolute numbers are slow and noisy; compare the rows of one run.
 set -u
+tsv=
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --tsv) tsv=$(realpath -m "$2"); shift 2 ;;
+    *) echo "bench-uvc: unknown argument '$1' (--tsv FILE is the only one)" >&2; exit 2 ;;
+  esac
+done
 : "${SHUTTER:?set SHUTTER to the shutter binary}"
 : "${UVC_VIDEO:?boot with VM_UVC=1}"
 here=$(dirname "$(readlink -f "$0")")
@@ -43,12 +55,12 @@ for size in $([ "${BENCH_ONLY:-}" = idle ] || echo 1280x720 1920x1080); do
   for _ in $(seq "$RUNS"); do
     t0=$(now_ms); fswebcam -q -d "$UVC_VIDEO" -r "$size" -p MJPEG -S 0 --no-banner "$work/fswebcam.jpg" > /dev/null 2>&1; t1=$(now_ms)
     [ -s "$work/fswebcam.jpg" ] && echo $((t1 - t0)); rm -f "$work/fswebcam.jpg"
-  done | stats | sed 's/^/fswebcam -S 0 (open + 1 frame + decode + JPEG): /'
+  done | tee "$work/fswebcam-$size" | stats | sed 's/^/fswebcam -S 0 (open + 1 frame + decode + JPEG): /'
   for _ in $(seq "$RUNS"); do
     t0=$(now_ms)
     v4l2-ctl -d "$UVC_VIDEO" --set-fmt-video=width=$w,height=$h,pixelformat=MJPG --stream-mmap --stream-count=1 --stream-to="$work/frame.jpg" > /dev/null 2>&1
     t1=$(now_ms); [ -s "$work/frame.jpg" ] && echo $((t1 - t0)); rm -f "$work/frame.jpg"
-  done | stats | sed 's/^/v4l2-ctl (open + 1 frame to a file): /'
+  done | tee "$work/v4l2-ctl-$size" | stats | sed 's/^/v4l2-ctl (open + 1 frame to a file): /'
   b=$(board "shutter-$size" "$w" "$h")
   for binary in ${SHUTTER_BEFORE:+"$SHUTTER_BEFORE"} "$SHUTTER"; do
     "$binary" run --board "$b" --no-state > "$work/events" 2> "$work/run.err" &
@@ -63,6 +75,30 @@ for size in $([ "${BENCH_ONLY:-}" = idle ] || echo 1280x720 1920x1080); do
       awk '{ printf "%d\n", ($1 - $2) * 1000 }' | stats | sed "s|^|shutter run, $binary (gpio-sim press -> JPEG on disk): |"
     grep '"event": "photo"' "$work/events" | sed 's/.*"offsetMs": \([-0-9.]*\).*/\1/' | tr '\n' ' ' | sed 's/^/#   zero-shutter-lag offsets ms: /'; echo
   done
+  # The rows: SHUTTER's photos (the last binary run), each peer's runs at this size.
+  [ -n "$tsv" ] && python3 - "$size" "$work/events" "$work/fswebcam-$size" "$work/v4l2-ctl-$size" >> "$tsv" <<'PY'
+import json, math, sys
+size, events, fswebcam, v4l2 = sys.argv[1:5]
+def pct(values, p):
+    s = sorted(values)
+    return s[max(0, math.ceil(p / 100 * len(s)) - 1)] if s else float("nan")
+def row(name, value, peer="-", peer_value=None):
+    pv = "-" if peer_value is None or math.isnan(peer_value) else f"{peer_value:.3f}"
+    ratio = "-" if pv == "-" or peer_value == 0 or math.isnan(value) else f"{value / peer_value:.3f}"
+    print(f"press→file UVC\t{name}\t{value:.3f}\tms\t{peer}\t{pv}\t{ratio}")
+photos = [json.loads(line) for line in open(events) if '"event": "photo"' in line]
+ms = [(p["t"] - p["pressedAt"]) * 1000 for p in photos]
+fsw = [float(x) for x in open(fswebcam)]
+raw = [float(x) for x in open(v4l2)]
+if not ms:
+    print(f"press→file UVC\tpress → JPEG on disk, {size} MJPEG\tskipped\t-\tno photo events\t-\t-")
+    sys.exit()
+for p in (50, 99):
+    row(f"press → JPEG on disk, {size} MJPEG p{p}", pct(ms, p), "fswebcam -S 0, p50", pct(fsw, 50))
+row(f"press → JPEG on disk, {size} MJPEG p50", pct(ms, 50), "v4l2-ctl one frame, p50", pct(raw, 50))
+if fsw: row(f"fswebcam -S 0 (open, 1 frame, decode, JPEG), {size} p50", pct(fsw, 50))
+if raw: row(f"v4l2-ctl (open, 1 frame to a file), {size} p50", pct(raw, 50))
+PY
 done
 
 # idle BINARY SECONDS: `shutter run` streaming 1280x720 MJPEG, no presses, for SECONDS from 2 s after
@@ -87,7 +123,7 @@ idle() {
   allocs=$(( allocs1 - allocs0 ))
   rss=$(awk -F': ' '/Maximum resident/ { print $2 }' "$work/time")
 }
-for binary in ${SHUTTER_BEFORE:+"$SHUTTER_BEFORE"} "$SHUTTER"; do
+[ "${BENCH_ONLY:-}" = capture ] || for binary in ${SHUTTER_BEFORE:+"$SHUTTER_BEFORE"} "$SHUTTER"; do
   idle "$binary" 10
   awk -v f="${BENCH_FORMAT:-MJPEG}" -v b="$binary" -v c="$cpu" -v a="$allocs" -v r="$rss" 'BEGIN {
     printf "idle streaming 1280x720 %s, %s: CPU %.2f s over 10 s (%.0f%%), %.0f allocations/s, peak RSS %.1f MiB\n",

@@ -11,7 +11,11 @@
 # ?extra_headers=1) is when it dequeued the buffer, at or after the end of the frame. So shutter's
 # figure starts earlier and covers more: where it is the lower one, shutter is the faster.
 #
-# Run inside the VM guest as root with vivid loaded. Env: SHUTTER = the built shutter binary.
+# Run inside the VM guest as root with vivid loaded. Env: SHUTTER = the built shutter binary;
+# LIVEVIEW_SECONDS (default 5) each measurement's length; LIVEVIEW_TSV = a file (in a share the
+# host sees) to append the figures to as Tests/bench.sh rows, section "live view": shutter's
+# latency p50/p99, frames per viewer and CPU with 1 and 16 viewers next to µStreamer's, and the
+# CPU with none.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 WORK=$(mktemp -d /tmp/liveview-vm.XXXXXX)
@@ -87,5 +91,23 @@ for name in ("shutter", "ustreamer"):
         p99 = "-" if f["latencyP99"] is None else f"{f['latencyP99']:.1f}"
         fps = "-" if not f["fps"] else f"{min(f['fps']):.1f}"
         print(f"#   {name:10}  {count:7}  {f['cpuPercent']:15.1f}  {p50:>14}  {p99:>6}  {fps:>6}")
+EOF
+[ -n "${LIVEVIEW_TSV:-}" ] && python3 - "$LIVEVIEW_TSV" <<'EOF'
+import json, sys
+rows = open(sys.argv[1], "a")
+def row(name, value, unit, peer, peer_value):
+    if value is None:
+        return
+    pv = "-" if peer_value is None else f"{peer_value:.3f}"
+    ratio = "-" if not peer_value else f"{value / peer_value:.3f}"
+    rows.write(f"live view\t{name}\t{value:.3f}\t{unit}\t{peer}\t{pv}\t{ratio}\n")
+for count in (0, 1, 16):
+    mine, peer = (json.load(open(f"{name}-{count}.json")) for name in ("shutter", "ustreamer"))
+    row(f"server CPU, {count} viewers", mine["cpuPercent"], "% of a core", "µStreamer", peer["cpuPercent"])
+    if count:
+        for p in ("P50", "P99"):
+            row(f"viewer latency, {count} viewers {p.lower()}", mine[f"latency{p}"], "ms",
+                f"µStreamer (stamped at dequeue; shutter at exposure start), {p.lower()}", peer[f"latency{p}"])
+        row(f"frames per viewer, {count} viewers (min)", min(mine["fps"] or [0]), "fps", "µStreamer", min(peer["fps"] or [0]))
 EOF
 finish
