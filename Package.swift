@@ -136,6 +136,10 @@ let package = Package(
             dependencies: ["ShutterCore", "ShutterGPIO", "ShutterCapture", "ShutterDaemon", "CShutterSystem"],
             linkerSettings: [
                 .unsafeFlags(["-static-stdlib"], .when(configuration: .release)),
+                // Linked by lld (in the toolchain: swift.org's and Debian's swiftlang alike) with
+                // its 40 000 relative relocations packed (DT_RELR, glibc 2.36): their 947 KiB table
+                // was read whole at every start; 8 KiB now, and peak RSS 0.7 MiB lower (issue 23).
+                .unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"], .when(configuration: .release)),
                 .linkedLibrary("_FoundationCShims", .when(configuration: .release)),
                 .linkedLibrary("_FoundationCollections", .when(configuration: .release)),
             ]
