@@ -92,7 +92,7 @@ static void *open_plugin(const char *file, struct functions *resolved, char *err
 #define RESOLVE(name) \
     if ((resolved->name = (__typeof__(&name))dlsym(handle, #name)) == NULL) { \
         const char *why = dlerror(); /* NULL if the symbol is there with the value 0 */ \
-        snprintf(error, size, "%s: %s", file, why != NULL ? why : #name " is a null symbol"); \
+        snprintf(error, size, "%s", why != NULL ? why : #name " is a null symbol"); \
         dlclose(handle); \
         return NULL; \
     }
@@ -122,8 +122,8 @@ int shutter_lc_load(const char *file, char *error, size_t size) {
             return -1;
         }
         executable[length] = '\0';
-        char *slash = strrchr(executable, '/');
-        *slash = '\0';
+        char *slash = strrchr(executable, '/');   // the kernel's path is absolute
+        if (slash != NULL) *slash = '\0';
         snprintf(candidates[count++], PATH_MAX, "%s/%s", executable, plugin_name);
         snprintf(candidates[count++], PATH_MAX, "%s/../lib/shutter/%s", executable, plugin_name);
     }

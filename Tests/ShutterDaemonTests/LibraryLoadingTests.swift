@@ -140,19 +140,24 @@ import Testing
         #expect(said.contains("cannot load the libcamera backend: /nonexistent/libshutter-libcamera.so: cannot open shared object file"), "\(said)")
     }
 
-    /// `shutter cameras` lists V4L2's cameras when libcamera cannot be loaded, saying why.
-    @Test func camerasWithoutThePlugin() throws {
+    /// `shutter cameras` lists V4L2's cameras when libcamera cannot be loaded, saying why: the
+    /// plugin is missing, or a library without its functions.
+    @Test(arguments: [
+        ("/nonexistent/plugin.so", "/nonexistent/plugin.so: cannot open shared object file"),
+        ("libz.so.1", "undefined symbol: shutter_lc_header_version"),
+    ])
+    func camerasWithoutThePlugin(file: String, said: String) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.shutter)
         process.arguments = ["cameras"]
-        process.environment = ProcessInfo.processInfo.environment.merging(["SHUTTER_LIBCAMERA_PLUGIN": "/nonexistent/plugin.so"]) { $1 }
+        process.environment = ProcessInfo.processInfo.environment.merging(["SHUTTER_LIBCAMERA_PLUGIN": file]) { $1 }
         let output = Pipe()
         process.standardOutput = output
         try process.run()
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         #expect(process.terminationStatus == 0 && process.terminationReason == .exit)
-        #expect(text.hasPrefix("libcamera: cannot load the libcamera backend: /nonexistent/plugin.so: cannot open shared object file"), "\(text)")
+        #expect(text.hasPrefix("libcamera: cannot load the libcamera backend: ") && text.contains(said), "\(text)")
         #expect(text.contains("V4L2") || text.contains("/dev/video"), "\(text)")
     }
 
