@@ -77,6 +77,7 @@ cat > "$work/shutter-probe" <<PROBE
 exec $SHUTTER "\$@"
 PROBE
 chmod 755 "$work/shutter-probe"; mkdir -p "$work/tmp"
+cp "$(dirname "$SHUTTER")/libshutter-libcamera.so" "$work/"   # install.sh takes it from beside the binary
 TMPDIR=$work/tmp "$repo/Deploy/install.sh" --binary "$work/shutter-probe" "$repo/Boards/gpio-sim.json" > "$work/probe.out" 2>&1; status=$?
 check "the board check writes to a mktemp file in \$TMPDIR (exit $status): $(tr '\n' ' ' < "$work/check-stdout" 2>/dev/null)" \
   bash -c "[ $status = 0 ] && [ -s '$work/check-stdout' ] && ! grep -qv '^$work/tmp/tmp\.' '$work/check-stdout'"
