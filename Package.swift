@@ -5,6 +5,9 @@ let package = Package(
     name: "shutter",
     products: [
         .executable(name: "shutter", targets: ["shutter"]),
+        /// The libcamera backend as a plugin, `libshutter-libcamera.so`, beside `shutter` in the
+        /// build directory; `swift build` builds it (`--product shutter` alone does not).
+        .library(name: "shutter-libcamera", type: .dynamic, targets: ["CLibcameraBackend"]),
     ],
     targets: [
         // MARK: C libraries (system-library targets, their thin C shims, and the libraries opened on demand)
@@ -83,10 +86,25 @@ let package = Package(
             pkgConfig: "libcamera",
             providers: [.apt(["libcamera-dev"])]
         ),
-        /// One C interface over libcamera 0.0.3 (Debian 12) and the newer API (trixie), with a fake camera.
+        /// One C interface over libcamera 0.0.3 (Debian 12) and the newer API (trixie), with a fake
+        /// camera: the `shutter-libcamera` plugin, the only code that links libcamera. No module
+        /// imports it: CLibcameraLoader's header includes its `shutter_libcamera.h`.
+        ///
+        /// swiftc links the plugin, and would make it need the shared Swift runtime (a second one
+        /// in the release build, whose runtime is static) and start it with swiftrt.o, which
+        /// registers the image with that runtime: the plugin is C++ only, so neither (the static
+        /// runtime's archives given instead are left unused).
         .target(
             name: "CLibcameraBackend",
-            dependencies: ["CLibcamera"]
+            dependencies: ["CLibcamera"],
+            linkerSettings: [.unsafeFlags(["-nostartfiles", "-static-stdlib"])]
+        ),
+        /// The libcamera backend's C interface, each function forwarding to the plugin, opened with
+        /// `dlopen` when a board's camera may be a libcamera one, so that a simulator board or a
+        /// USB webcam's does not map libcamera and the libraries it links (issue 23, peak RSS).
+        .target(
+            name: "CLibcameraLoader",
+            linkerSettings: [.linkedLibrary("dl")]
         ),
 
         /// Linux system headers Swift's Glibc module leaves out (signalfd, adjtimex, prctl), and the
@@ -110,7 +128,7 @@ let package = Package(
         /// atomic photo files. The only Swift code that calls V4L2, libv4lconvert, TurboJPEG and libexif.
         .target(
             name: "ShutterCapture",
-            dependencies: ["ShutterCore", "CV4L2", "CTurboJPEG", "CExif", "CYUV", "CLibcameraBackend", "CShutterSystem"]
+            dependencies: ["ShutterCore", "CV4L2", "CTurboJPEG", "CExif", "CYUV", "CLibcameraLoader", "CShutterSystem"]
         ),
         /// A small driver for the capture module's VM checks and benchmark, until the CLI wires it in.
         .executableTarget(

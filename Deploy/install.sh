@@ -8,6 +8,10 @@
 # is left behind; --binary PATH installs a binary already built instead), checks the
 # board, then installs:
 #   /usr/local/bin/shutter                  the binary
+#   /usr/local/lib/shutter/libshutter-libcamera.so
+#                                           the libcamera backend, a plugin the binary opens
+#                                           when the board's camera may be a libcamera one
+#                                           (it is built beside the binary, and taken from there)
 #   /etc/shutter/board.json                 the board; a copy you edited is kept, and
 #                                           the new one goes beside it as board.json.new
 #   /usr/local/share/shutter/boards/        the shipped boards (`shutter run` falls back
@@ -104,6 +108,10 @@ fi
 [ -x "$binary" ] || { echo "install.sh: $binary is not an executable" >&2; exit 1; }
 output=$(output_of "$board") || exit 1
 put "$binary" /usr/local/bin/shutter 0755
+# The binary finds the plugin in ../lib/shutter from itself (Sources/CLibcameraLoader/loader.c).
+plugin=$(dirname "$binary")/libshutter-libcamera.so
+[ -f "$plugin" ] || { echo "install.sh: no $plugin: the libcamera backend is built beside the binary (swift build -c release)" >&2; exit 1; }
+put "$plugin" /usr/local/lib/shutter/libshutter-libcamera.so 0644
 
 # ---- shared files -----------------------------------------------------------------
 # Read by people and by `shutter run` without a board, never by the service: no restart.
@@ -200,6 +208,7 @@ fi
 # ---- the manifest, for uninstall.sh ---------------------------------------------------
 files=$(
   echo /usr/local/bin/shutter
+  echo /usr/local/lib/shutter/libshutter-libcamera.so
   for file in Boards/*.json; do echo "$share/boards/$(basename "$file")"; done
   echo /usr/local/share/doc/shutter/README.md
   echo /usr/local/share/doc/shutter/BOARDS.md

@@ -5,7 +5,7 @@
 #   Deploy/uninstall.sh --help
 #
 # Stops and disables the service, then removes every file listed in
-# /usr/local/share/shutter/installed-files (binary, shared boards, docs, udev rule,
+# /usr/local/share/shutter/installed-files (binary, libcamera plugin, shared boards, docs, udev rule,
 # unit and its drop-in), the saved control values and /etc/shutter/board.json when it
 # is the one installed. Kept: the photos (by default under /var/lib/shutter/photos), a
 # board.json you edited, the user 'shutter' (it owns the photos). --purge also removes
@@ -37,7 +37,7 @@ if [ -f "$manifest" ]; then
     [ -e "$file" ] && rm -f "$file" && note "removed $file"
   done < "$manifest"
   rm -f "$manifest"
-  for directory in $share/boards $share /usr/local/share/doc/shutter /etc/systemd/system/shutter.service.d /etc/shutter; do
+  for directory in $share/boards $share /usr/local/lib/shutter /usr/local/share/doc/shutter /etc/systemd/system/shutter.service.d /etc/shutter; do
     rmdir "$directory" 2> /dev/null || true
   done
   rm -f /var/lib/shutter/*.controls.json

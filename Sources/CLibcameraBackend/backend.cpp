@@ -1,11 +1,15 @@
 // The one file that talks to libcamera: cameras, streams, requests and controls behind the C
-// interface in include/shutter_libcamera.h. Built against Debian 12's libcamera 0.0.3 and the
+// interface in shutter_libcamera.h. Built against Debian 12's libcamera 0.0.3 and the
 // newer API (0.4 in Debian trixie); the differences are behind #if on <libcamera/version.h>.
 //
 // Threads: libcamera completes requests on its own thread. The completion handler only moves
 // the request into a locked queue and writes the eventfd; the event loop takes it from there
 // (shutter_lc_next), so no Swift code ever runs on libcamera's thread. The camera manager
 // belongs to one thread of the backend's own, for the life of the process (ManagerThread).
+//
+// Built as a plugin, libshutter-libcamera.so (the package's `shutter-libcamera` product), which
+// shutter opens with dlopen only when a board's camera may be a libcamera one
+// (CLibcameraLoader's loader.c): libcamera and what it links are not mapped otherwise.
 
 #include "shutter_libcamera.h"
 
@@ -378,35 +382,6 @@ bool compatibility_layer_loaded() {
     return dl_iterate_phdr([](struct dl_phdr_info *info, size_t, void *) -> int {
         return info->dlpi_name && strstr(info->dlpi_name, "v4l2-compat") ? 1 : 0;
     }, nullptr) != 0;
-}
-
-}  // namespace
-
-/// The Swift runtime's own way to be told argv (exported by libswiftCore 6.0 and later); weak,
-/// so a program without the runtime still links.
-extern "C" __attribute__((weak)) void _swift_stdlib_overrideUnsafeArgvArgc(char **argv, int argc);
-
-namespace {
-
-/// Whether quiet_libcamera_logs set LIBCAMERA_LOG_LEVELS.
-bool log_levels_set_by_shutter = false;
-
-/// libcamera logs INFO and WARN lines to stderr by default (vimc: "no static properties for
-/// Sensor B" on every open); shutter's stderr is for its own errors. libcamera's logger reads
-/// LIBCAMERA_LOG_LEVELS when its first category logs, so the variable must be set before then,
-/// and setenv while other threads may read the environment (localtime_r reads TZ) is undefined
-/// behaviour: so it is set here, once, as the library loads, before main and before any thread.
-/// A user's own setting wins; hooks are started without ours (shutter_lc_log_levels_set_by_shutter).
-///
-/// setenv moves `environ` off the initial stack, and the Swift runtime finds argv on Linux by
-/// looking there from `environ`: with the standard library linked statically (the release
-/// build), its own constructor runs after this one and would find no arguments
-/// (`CommandLine.arguments` empty). So argv, which glibc gives every constructor, is handed to
-/// the runtime first; with a shared runtime, already loaded, this only repeats what it found.
-__attribute__((constructor)) void quiet_libcamera_logs(int argc, char **argv, char **) {
-    if (getenv("LIBCAMERA_LOG_LEVELS")) return;
-    if (_swift_stdlib_overrideUnsafeArgvArgc && argv) _swift_stdlib_overrideUnsafeArgvArgc(argv, argc);
-    log_levels_set_by_shutter = setenv("LIBCAMERA_LOG_LEVELS", "*:ERROR", 0) == 0;
 }
 
 /// A camera manager of the kind in use: libcamera's, or the fake system's (installed by a test).
@@ -1853,8 +1828,6 @@ const char *shutter_lc_header_version(void) {
 #define SHUTTER_LC_STRING(x) SHUTTER_LC_STRING2(x)
     return SHUTTER_LC_STRING(LIBCAMERA_VERSION_MAJOR) "." SHUTTER_LC_STRING(LIBCAMERA_VERSION_MINOR) "." SHUTTER_LC_STRING(LIBCAMERA_VERSION_PATCH);
 }
-
-int shutter_lc_log_levels_set_by_shutter(void) { return log_levels_set_by_shutter ? 1 : 0; }
 
 const char *shutter_lc_runtime_version(void) {
     static std::string version = CameraManager::version();

@@ -14,6 +14,11 @@ public enum CameraCommands {
     /// Every camera libcamera lists: id, model, formats with sizes, controls with ranges, and
     /// how it serves zoom, exposure bias and focus. Board `device` takes the id or the model.
     public static func listLibcameraCameras() -> String {
+        do throws(CaptureError) {
+            try loadLibcamera()
+        } catch {
+            return "libcamera: \(error)\n\n"
+        }
         let (header, runtime) = libcameraVersions
         let entries: [LibcameraEntry]
         do throws(CaptureError) {

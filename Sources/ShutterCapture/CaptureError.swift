@@ -37,6 +37,9 @@ public enum CaptureError: Error, Hashable, Sendable, CustomStringConvertible {
     case stalled(device: String, seconds: Double)
     /// The camera's start has not finished after the board's `camera.startTimeoutMs`; it is still waited for.
     case startTimedOut(device: String, seconds: Double)
+    /// The libcamera backend cannot be loaded (``loadLibcamera()``): the plugin is not where it is
+    /// looked for, or libcamera itself is missing; `reason` names the files and `dlerror`'s text.
+    case libcameraUnavailable(reason: String)
 
     /// The errno behind the failure, when there is one.
     public var errno: CInt? {
@@ -66,6 +69,7 @@ public enum CaptureError: Error, Hashable, Sendable, CustomStringConvertible {
         case .timeout: "timeout"
         case .notReady: "notReady"
         case .stalled, .startTimedOut: "stalled"
+        case .libcameraUnavailable: "libcameraUnavailable"
         }
     }
 
@@ -113,6 +117,9 @@ public enum CaptureError: Error, Hashable, Sendable, CustomStringConvertible {
             return "\(device) sent no frame for \(JSONLine.number(seconds, decimals: 1)) s; the stream is restarted"
         case .startTimedOut(let device, let seconds):
             return "\(device) has not started streaming after \(JSONLine.number(seconds, decimals: 1)) s (camera.startTimeoutMs)"
+        case .libcameraUnavailable(let reason):
+            return "cannot load the libcamera backend: \(reason) (swift build builds libshutter-libcamera.so beside shutter; "
+                + "Deploy/install.sh installs it in /usr/local/lib/shutter)"
         }
     }
 }

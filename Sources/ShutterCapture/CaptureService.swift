@@ -156,14 +156,40 @@ public final class CaptureService {
     }
 
     /// The camera `settings` names among the cameras there are now (libcamera is asked only when
-    /// its answer matters: not for a `/dev/` path or `backend` `v4l2`).
+    /// its answer matters: not for a `/dev/` path or `backend` `v4l2`, so only then is its
+    /// backend loaded).
+    ///
+    /// When libcamera cannot be loaded (``loadLibcamera()``), a board that only looks at it first
+    /// (no camera named, or a name V4L2 may know) takes V4L2's camera, the reason saying why; a
+    /// board that names libcamera (`backend` or `device` `libcamera`) fails with
+    /// ``CaptureError/libcameraUnavailable(reason:)``, as does one that names no camera when V4L2
+    /// has none either.
     public static func chooseCamera(_ settings: CameraSettings) throws(CaptureError) -> CameraChoice {
         if settings.device == "synthetic" { return CameraChoice(.synthetic) }
         let asksLibcamera = settings.backend == .libcamera ? settings.device == nil || settings.device == "libcamera"
             : settings.backend == .auto && !(settings.device ?? "").hasPrefix("/dev/")
-        let listed = asksLibcamera ? (try? libcameraCameras()) ?? [] : []
-        return try ShutterCapture.chooseCamera(settings: settings, libcameraCameras: listed,
-                                               v4l2Devices: { V4L2Device.captureDevicePaths() })
+        var listed: [LibcameraEntry] = []
+        var unavailable: String?
+        if asksLibcamera {
+            do throws(CaptureError) {
+                listed = try libcameraCameras()
+            } catch .libcameraUnavailable(let reason) {
+                if settings.backend == .libcamera || settings.device == "libcamera" { throw .libcameraUnavailable(reason: reason) }
+                unavailable = reason
+            } catch {}
+        }
+        var choice: CameraChoice
+        do throws(CaptureError) {
+            choice = try ShutterCapture.chooseCamera(settings: settings, libcameraCameras: listed,
+                                                     v4l2Devices: { V4L2Device.captureDevicePaths() })
+        } catch .noDevice(nil, _, .auto) where unavailable != nil {
+            // Not "libcamera lists no cameras": it was never asked.
+            throw .libcameraUnavailable(reason: unavailable! + "; and no V4L2 capture device exists")
+        }
+        if let unavailable, case .v4l2(let name) = choice.source {
+            choice.reason = (choice.reason ?? "V4L2 device \(name)") + "; libcamera was not asked: cannot load its backend: \(unavailable)"
+        }
+        return choice
     }
 
     /// Opens the camera `choice` found for `settings`.

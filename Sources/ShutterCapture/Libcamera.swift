@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CLibcameraBackend
+import CLibcameraLoader
 import ShutterCore
 
 /// One control a libcamera camera offers, with its range as libcamera states it.
@@ -54,10 +54,27 @@ public struct LibcameraEntry: Hashable, Sendable {
     public var model: String
 }
 
-/// The cameras libcamera lists, or why it cannot list any.
+/// Opens the libcamera backend, once: the plugin `libshutter-libcamera.so` beside the executable
+/// (a build directory) or in `../lib/shutter` from it (installed), or the file
+/// `SHUTTER_LIBCAMERA_PLUGIN` names. Every other function here calls it first, so libcamera, and
+/// the libraries it links, are mapped only by a process that looks at libcamera's cameras.
+///
+/// - Throws: ``CaptureError/libcameraUnavailable(reason:)`` naming the files looked for, or the
+///   plugin with `dlerror`'s text (libcamera itself missing). A later call tries again.
+///
+/// The corresponding C function is `shutter_lc_load` (`dlopen`).
+public func loadLibcamera() throws(CaptureError) {
+    var error = [CChar](repeating: 0, count: 1024)
+    guard shutter_lc_load(getenv("SHUTTER_LIBCAMERA_PLUGIN"), &error, error.count) == 0 else {
+        throw CaptureError.libcameraUnavailable(reason: String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+    }
+}
+
+/// The cameras libcamera lists, or why it cannot list any (or cannot be loaded: ``loadLibcamera()``).
 ///
 /// The corresponding C function is `shutter_lc_list` (`CameraManager::cameras`).
 public func libcameraCameras() throws(CaptureError) -> [LibcameraEntry] {
+    try loadLibcamera()
     var entries = [shutter_lc_camera_entry](repeating: shutter_lc_camera_entry(), count: 16)
     let count = shutter_lc_list(&entries, Int32(entries.count))
     guard count >= 0 else {
@@ -80,11 +97,13 @@ final class LibcameraArrivals {
     private let handle: OpaquePointer
 
     /// Watches for cameras when `settings` may pick a libcamera camera (as
-    /// ``CaptureService/chooseCamera(_:)`` asks libcamera), writing to `wake`; `nil` otherwise.
+    /// ``CaptureService/chooseCamera(_:)`` asks libcamera), writing to `wake`; `nil` otherwise,
+    /// and when libcamera cannot be loaded.
     init?(watching settings: CameraSettings, waking wake: WakePipe) {
         let device = settings.device ?? ""
         let mayUseLibcamera = settings.backend == .libcamera || (settings.backend == .auto && !device.hasPrefix("/dev/"))
-        guard device != "synthetic", mayUseLibcamera, let handle = shutter_lc_watch_cameras(wake.writeEnd) else { return nil }
+        guard device != "synthetic", mayUseLibcamera, (try? loadLibcamera()) != nil,
+              let handle = shutter_lc_watch_cameras(wake.writeEnd) else { return nil }
         self.handle = handle
     }
 
@@ -99,9 +118,11 @@ final class LibcameraArrivals {
 let libcamerifyContext = "libcamera under libcamerify (its layer v4l2-compat.so owns the process's one camera manager; "
     + "the camera is a V4L2 device there: use the v4l2 backend, or run without libcamerify for the libcamera backend)"
 
-/// The libcamera version shutter was compiled against and the one loaded now.
+/// The libcamera version shutter was compiled against and the one loaded now; `none` for both
+/// when libcamera cannot be loaded (``loadLibcamera()``).
 public var libcameraVersions: (header: String, runtime: String) {
-    (String(cString: shutter_lc_header_version()), String(cString: shutter_lc_runtime_version()))
+    guard (try? loadLibcamera()) != nil else { return ("none", "none") }
+    return (String(cString: shutter_lc_header_version()), String(cString: shutter_lc_runtime_version()))
 }
 
 /// libcamera's pixel formats (DRM fourccs) as the V4L2 formats with the same memory layout.
@@ -220,6 +241,7 @@ public final class LibcameraCamera: Camera {
     ///
     /// The corresponding C functions are `shutter_lc_open` and `shutter_lc_configure`.
     public convenience init(settings: CameraSettings) throws(CaptureError) {
+        try loadLibcamera()
         var error: Int32 = 0
         let name = settings.device == "libcamera" ? "" : settings.device ?? ""
         let device = settings.device ?? "libcamera"
@@ -242,6 +264,7 @@ public final class LibcameraCamera: Camera {
     ///
     /// The corresponding C function is `shutter_lc_open_fake`.
     public convenience init(fake: FakeLibcameraScript, settings: CameraSettings = CameraSettings()) throws(CaptureError) {
+        try loadLibcamera()
         var config = fake.config
         guard let handle = shutter_lc_open_fake(&config) else {
             throw CaptureError.notACaptureDevice(device: "fake", reason: "bad fake configuration")
@@ -830,6 +853,7 @@ public final class FakeLibcameraSystem {
 
     /// Installs the fake system. Throws while a libcamera camera is open.
     public init() throws(CaptureError) {
+        try loadLibcamera()
         let result = shutter_lc_fake_system_install()
         guard result == 0 else { throw CaptureError.system(call: "shutter_lc_fake_system_install", errno: -result, context: "fake libcamera") }
     }

@@ -1,11 +1,13 @@
 import Foundation
 import Testing
 
-/// libmosquitto and libmicrohttpd are opened when the board asks for MQTT or HTTP, not linked
-/// (issue 23, peak RSS): the built `shutter run` on the simulator board, its /proc/PID/maps
-/// read while it runs, and the daemon's message when a library cannot be loaded.
+/// libmosquitto and libmicrohttpd are opened when the board asks for MQTT or HTTP, and the
+/// libcamera backend (the plugin libshutter-libcamera.so, which links libcamera) when its camera
+/// may be a libcamera one, not linked (issue 23, peak RSS): the built `shutter run` on the
+/// simulator board, its /proc/PID/maps read while it runs, and the daemon's message when a
+/// library cannot be loaded.
 ///
-/// That the forwarding functions reach the library is what the HTTP and MQTT suites prove.
+/// That the forwarding functions reach the library is what the HTTP, MQTT and libcamera suites prove.
 @Suite(.serialized) struct LibraryLoadingTests {
     /// The `shutter` executable beside this test bundle (`swift build` makes both), or `SHUTTER`.
     static let shutter: String = {
@@ -23,6 +25,8 @@ import Testing
         var status: Int32
         var signalled: Bool
         var standardError: String
+        /// The events it wrote until the light press.
+        var events: String
         /// The files /proc/PID/maps listed once the daemon had handled a light press.
         var mapped: Set<String>
 
@@ -78,7 +82,7 @@ import Testing
         process.waitUntilExit()
         #expect(!mapped.isEmpty || process.terminationStatus != 0, "shutter neither handled the press nor failed: \(standardError)")
         return Run(status: process.terminationStatus, signalled: process.terminationReason == .uncaughtSignal,
-                   standardError: standardError, mapped: mapped)
+                   standardError: standardError, events: events, mapped: mapped)
     }
 
     @Test func aBoardWithoutMQTTOrHTTPMapsNeitherLibrary() throws {
@@ -94,6 +98,67 @@ import Testing
         let run = try run(with: [:], arguments: ["--http", "127.0.0.1:0"])
         #expect(run.maps("libmicrohttpd"), "\(run.mapped.sorted()) \(run.standardError)")
         #expect(!run.maps("libmosquitto"))
+    }
+
+    /// The simulator board's `camera` section with `device` set, or taken out (`nil`: libcamera's
+    /// first camera, else V4L2's).
+    static func camera(device: String?) throws -> [String: Any] {
+        let board = try #require(JSONSerialization.jsonObject(with: Data(contentsOf: simulatorBoard)) as? [String: Any])
+        var camera = try #require(board["camera"] as? [String: Any])
+        camera["device"] = device
+        return camera
+    }
+
+    /// The synthetic camera never asks libcamera: neither the plugin nor libcamera, nor the GnuTLS
+    /// libcamera links, is mapped.
+    @Test func theSimulatorBoardDoesNotLoadLibcamera() throws {
+        let run = try run(with: [:])
+        #expect(run.maps("libturbojpeg"), "the daemon's own libraries are seen: \(run.mapped.sorted())")
+        for library in ["libshutter-libcamera", "libcamera", "libgnutls"] {
+            #expect(!run.maps(library), "\(library) is mapped: \(run.mapped.sorted())")
+        }
+    }
+
+    /// A board that names no camera asks libcamera first (a Pi camera module): the plugin beside
+    /// the executable is loaded, and libcamera with it.
+    @Test func aBoardNamingNoCameraLoadsLibcamera() throws {
+        let run = try run(with: ["camera": Self.camera(device: nil)])
+        #expect(run.maps("libshutter-libcamera"), "\(run.mapped.sorted()) \(run.standardError)")
+        #expect(run.maps("libcamera"))
+    }
+
+    /// Without the plugin, a board that names no camera goes on to V4L2 (none here: the
+    /// failure says why libcamera was not asked); one that names libcamera fails saying which
+    /// files were looked for. The daemon keeps running and looking for its camera either way.
+    @Test(arguments: [nil, "libcamera"])
+    func aMissingPluginIsNamed(device: String?) throws {
+        let run = try run(with: ["camera": Self.camera(device: device)],
+                          environment: ["SHUTTER_LIBCAMERA_PLUGIN": "/nonexistent/libshutter-libcamera.so"])
+        #expect(!run.mapped.isEmpty, "the daemon did not run: \(run.standardError)")
+        #expect(!run.maps("libcamera"))
+        let said = run.events + run.standardError
+        #expect(said.contains("cannot load the libcamera backend: /nonexistent/libshutter-libcamera.so: cannot open shared object file"), "\(said)")
+    }
+
+    /// `shutter cameras` lists V4L2's cameras when libcamera cannot be loaded, saying why: the
+    /// plugin is missing, or a library without its functions.
+    @Test(arguments: [
+        ("/nonexistent/plugin.so", "/nonexistent/plugin.so: cannot open shared object file"),
+        ("libz.so.1", "undefined symbol: shutter_lc_header_version"),
+    ])
+    func camerasWithoutThePlugin(file: String, said: String) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.shutter)
+        process.arguments = ["cameras"]
+        process.environment = ProcessInfo.processInfo.environment.merging(["SHUTTER_LIBCAMERA_PLUGIN": file]) { $1 }
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0 && process.terminationReason == .exit)
+        #expect(text.hasPrefix("libcamera: cannot load the libcamera backend: ") && text.contains(said), "\(text)")
+        #expect(text.contains("V4L2") || text.contains("/dev/video"), "\(text)")
     }
 
     /// No broker listens: the node keeps retrying, and the library is loaded all the same.

@@ -63,6 +63,7 @@ nobody_dir=$(mktemp -d /tmp/capture-nobody.XXXXXX) && chmod 755 "$nobody_dir"
 # private (0700) directory, as a clone in a mktemp -d does, and then nobody could not even read
 # the board, testing "no such file" instead of the permission error.
 cp "$CHECK" "$nobody_dir/shutter-capture-check" && cp "$BOARD" "$nobody_dir/board.json"
+install -m 644 "$(dirname "$CHECK")/libshutter-libcamera.so" "$nobody_dir/"   # the libcamera backend, looked for beside it
 mkdir -m 777 "$nobody_dir/out" && chmod 755 "$nobody_dir/shutter-capture-check" && chmod 644 "$nobody_dir/board.json"
 mode=$(stat -c %a /dev/video0); chmod 600 /dev/video0
 (cd / && setpriv --reuid=65534 --regid=65534 --clear-groups "$nobody_dir/shutter-capture-check" capture --board "$nobody_dir/board.json" --out "$nobody_dir/out/x.jpg") > denied.json 2>&1

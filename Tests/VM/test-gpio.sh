@@ -66,6 +66,8 @@ check "missing chip: exit status 1 and the chips listed: $(head -c 300 "$work/ch
 # may sit in a private (0700) directory, and then nobody could not even start it.
 nobody_dir=$(mktemp -d /tmp/gpio-nobody.XXXXXX) && chmod 755 "$nobody_dir"
 cp "$SHUTTER" "$nobody_dir/shutter" && cp "$board" "$nobody_dir/board.json" && chmod 755 "$nobody_dir/shutter" && chmod 644 "$nobody_dir/board.json"
+# with the libcamera backend beside it, as the build has it (the binary looks for it there).
+install -m 644 "$(dirname "$SHUTTER")/libshutter-libcamera.so" "$nobody_dir/"
 # and of the libraries it finds outside the system's directories (the 2.x build's libgpiod.so.3
 # lives in the checkout, found through LD_LIBRARY_PATH or the binary's run path).
 mkdir "$nobody_dir/lib"

@@ -27,15 +27,15 @@ esac
 STUB
 chmod 755 "$work/bin/systemctl"
 export PATH=$work/bin:$PATH
-snapshot() { find /usr/local/bin/shutter /usr/local/share/shutter /usr/local/share/doc/shutter /etc/shutter /etc/udev/rules.d/99-shutter.rules \
+snapshot() { find /usr/local/bin/shutter /usr/local/lib/shutter /usr/local/share/shutter /usr/local/share/doc/shutter /etc/shutter /etc/udev/rules.d/99-shutter.rules \
   /etc/systemd/system/shutter.service* /var/lib/shutter -printf '%p %s %T@ %m %u\n' 2> /dev/null | sort; }
 
 # --- first install ---
 "$repo/Deploy/install.sh" --binary "$SHUTTER" "$repo/Boards/gpio-sim.json" > "$work/first.out" 2>&1; status=$?
 check "first install exits 0 (got $status)" [ "$status" = 0 ]
 grep -E 'WARNING|shutter can|error' "$work/first.out" | sed 's/^/#   /' 
-check "the binary, board, shared simulator board, udev rule and unit are installed" \
-  test -x /usr/local/bin/shutter -a -f /etc/shutter/board.json -a -f /usr/local/share/shutter/boards/simulator.json \
+check "the binary, libcamera plugin, board, shared simulator board, udev rule and unit are installed" \
+  test -x /usr/local/bin/shutter -a -f /usr/local/lib/shutter/libshutter-libcamera.so -a -f /etc/shutter/board.json -a -f /usr/local/share/shutter/boards/simulator.json \
     -a -f /etc/udev/rules.d/99-shutter.rules -a -f /etc/systemd/system/shutter.service
 check "user shutter exists, in groups gpio and video" bash -c "id -nG shutter | grep -qw gpio && id -nG shutter | grep -qw video"
 check "group shutter-view exists (the API's watchers), and the unit gives it to --view-group" \
@@ -77,6 +77,7 @@ cat > "$work/shutter-probe" <<PROBE
 exec $SHUTTER "\$@"
 PROBE
 chmod 755 "$work/shutter-probe"; mkdir -p "$work/tmp"
+cp "$(dirname "$SHUTTER")/libshutter-libcamera.so" "$work/"   # install.sh takes it from beside the binary
 TMPDIR=$work/tmp "$repo/Deploy/install.sh" --binary "$work/shutter-probe" "$repo/Boards/gpio-sim.json" > "$work/probe.out" 2>&1; status=$?
 check "the board check writes to a mktemp file in \$TMPDIR (exit $status): $(tr '\n' ' ' < "$work/check-stdout" 2>/dev/null)" \
   bash -c "[ $status = 0 ] && [ -s '$work/check-stdout' ] && ! grep -qv '^$work/tmp/tmp\.' '$work/check-stdout'"
@@ -101,16 +102,17 @@ check "a new drop-in alone is followed by daemon-reload and a restart: $(tr '\n'
   bash -c "grep -qx 'systemctl daemon-reload' '$work/systemctl.log' && grep -qx 'systemctl restart shutter' '$work/systemctl.log'"
 
 # --- an upgrade restarts the running service ---
-cp "$SHUTTER" "$work/shutter-new" && printf 'upgrade' >> "$work/shutter-new"
+mkdir "$work/upgrade" && cp "$SHUTTER" "$work/upgrade/shutter" && printf 'upgrade' >> "$work/upgrade/shutter"
+cp "$(dirname "$SHUTTER")/libshutter-libcamera.so" "$work/upgrade/"
 : > "$work/systemctl.log"
-"$repo/Deploy/install.sh" --binary "$work/shutter-new" "$repo/Boards/gpio-sim.json" > "$work/upgrade.out" 2>&1; status=$?
+"$repo/Deploy/install.sh" --binary "$work/upgrade/shutter" "$repo/Boards/gpio-sim.json" > "$work/upgrade.out" 2>&1; status=$?
 check "upgrade exits 0 and restarts the running service: $(tr '\n' ';' < "$work/systemctl.log")" \
   bash -c "[ $status = 0 ] && grep -qx 'systemctl daemon-reload' '$work/systemctl.log' && grep -qx 'systemctl restart shutter' '$work/systemctl.log'"
 
 # --- photos on another mount: the unit gets ReadWritePaths= and RequiresMountsFor= ---
 sed 's|"directory": "photos"|"directory": "/srv/rig-photos"|' "$repo/Boards/gpio-sim.json" > "$work/usb.json"
 cp "$work/usb.json" /etc/shutter/board.json.new; rm -f /etc/shutter/board.json; cp /usr/local/share/shutter/board.json.installed /etc/shutter/board.json
-"$repo/Deploy/install.sh" --binary "$work/shutter-new" "$work/usb.json" > "$work/usb.out" 2>&1; status=$?
+"$repo/Deploy/install.sh" --binary "$work/upgrade/shutter" "$work/usb.json" > "$work/usb.out" 2>&1; status=$?
 check "a board with photos in /srv/rig-photos: exit 0, directory created for shutter (got $status)" \
   bash -c "[ $status = 0 ] && [ \$(stat -c %U /srv/rig-photos) = shutter ]"
 check "the drop-in names the photo directory in ReadWritePaths= and RequiresMountsFor=" \
@@ -119,16 +121,16 @@ check "the drop-in names the photo directory in ReadWritePaths= and RequiresMoun
 # --- --hook-network: the hooks' network, as a drop-in of its own; a run without it takes it away ---
 conf=/etc/systemd/system/shutter.service.d/hook-network.conf
 : > "$work/systemctl.log"
-"$repo/Deploy/install.sh" --binary "$work/shutter-new" --hook-network "$work/usb.json" > "$work/network.out" 2>&1; status=$?
+"$repo/Deploy/install.sh" --binary "$work/upgrade/shutter" --hook-network "$work/usb.json" > "$work/network.out" 2>&1; status=$?
 check "--hook-network installs hook-network.conf (IP allowed), then daemon-reload and a restart: exit $status, $(tr '\n' ';' < "$work/systemctl.log")" \
   bash -c "[ $status = 0 ] && cmp -s '$repo/Deploy/systemd/hook-network.conf' $conf && grep -qx 'RestrictAddressFamilies=AF_INET AF_INET6' $conf \
     && grep -qx 'systemctl daemon-reload' '$work/systemctl.log' && grep -qx 'systemctl restart shutter' '$work/systemctl.log' \
     && grep -qx $conf /usr/local/share/shutter/installed-files && [ -f /etc/systemd/system/shutter.service.d/photos.conf ]"
 : > "$work/systemctl.log"
-"$repo/Deploy/install.sh" --binary "$work/shutter-new" --hook-network "$work/usb.json" > /dev/null 2>&1
+"$repo/Deploy/install.sh" --binary "$work/upgrade/shutter" --hook-network "$work/usb.json" > /dev/null 2>&1
 check "--hook-network again changes nothing: $(tr '\n' ';' < "$work/systemctl.log")" bash -c "! grep -qE '^systemctl (restart|daemon-reload)' '$work/systemctl.log'"
 : > "$work/systemctl.log"
-"$repo/Deploy/install.sh" --binary "$work/shutter-new" "$work/usb.json" > "$work/no-network.out" 2>&1; status=$?
+"$repo/Deploy/install.sh" --binary "$work/upgrade/shutter" "$work/usb.json" > "$work/no-network.out" 2>&1; status=$?
 check "without --hook-network the drop-in goes, with a note, daemon-reload and a restart: exit $status, $(grep -m1 'hook-network' "$work/no-network.out")" \
   bash -c "[ $status = 0 ] && [ ! -e $conf ] && grep -q 'hooks have no network again' '$work/no-network.out' \
     && grep -qx 'systemctl restart shutter' '$work/systemctl.log' && ! grep -q hook-network /usr/local/share/shutter/installed-files"
@@ -139,18 +141,18 @@ python3 -c 'import json, sys; b = json.load(open(sys.argv[1])); b["mqtt"] = {"ho
   "$work/usb.json" "$work/rig.json"
 cp "$work/rig.json" /etc/shutter/board.json.new; rm -f /etc/shutter/board.json; cp /usr/local/share/shutter/board.json.installed /etc/shutter/board.json
 : > "$work/systemctl.log"
-"$repo/Deploy/install.sh" --binary "$work/shutter-new" "$work/rig.json" > "$work/rig.out" 2>&1; status=$?
+"$repo/Deploy/install.sh" --binary "$work/upgrade/shutter" "$work/rig.json" > "$work/rig.out" 2>&1; status=$?
 check "a board with an mqtt section installs network.conf (IP allowed), says why, restarts: exit $status, $(grep -m1 'needs IP' "$work/rig.out")" \
   bash -c "[ $status = 0 ] && cmp -s '$repo/Deploy/systemd/network.conf' $conf && grep -q 'mqtt section needs IP' '$work/rig.out' \
     && grep -qx 'systemctl restart shutter' '$work/systemctl.log' && grep -qx $conf /usr/local/share/shutter/installed-files"
 cp "$work/usb.json" /etc/shutter/board.json.new; rm -f /etc/shutter/board.json; cp /usr/local/share/shutter/board.json.installed /etc/shutter/board.json
-"$repo/Deploy/install.sh" --binary "$work/shutter-new" "$work/usb.json" > "$work/norig.out" 2>&1; status=$?
+"$repo/Deploy/install.sh" --binary "$work/upgrade/shutter" "$work/usb.json" > "$work/norig.out" 2>&1; status=$?
 check "the same board without mqtt takes network.conf away, with a note: exit $status" \
   bash -c "[ $status = 0 ] && [ ! -e $conf ] && grep -q 'has no IP again' '$work/norig.out' && ! grep -q network.conf /usr/local/share/shutter/installed-files"
 
 # --- a photo directory shutter cannot write is an error naming it ---
 chown root:root /srv/rig-photos && chmod 755 /srv/rig-photos
-"$repo/Deploy/install.sh" --binary "$work/shutter-new" "$work/usb.json" > "$work/denied.out" 2>&1; status=$?
+"$repo/Deploy/install.sh" --binary "$work/upgrade/shutter" "$work/usb.json" > "$work/denied.out" 2>&1; status=$?
 check "an unwritable photo directory: exit 1, named, with the fix: $(grep -m1 'cannot write' "$work/denied.out")" \
   bash -c "[ $status = 1 ] && grep -q 'cannot write to the photo directory /srv/rig-photos' '$work/denied.out'"
 chown shutter:shutter /srv/rig-photos
@@ -162,7 +164,8 @@ mkdir -p "$work/fake-swift"
 # The builder cannot read $SHUTTER where the checkout under test lies in a directory only root
 # may enter (a root clone in /root, or CI's): the fake build copies a copy the builder can read.
 install -m 755 "$SHUTTER" "$work/fake-swift/shutter"
-printf '#!/bin/bash\nmkdir -p .build/release && cp %q .build/release/shutter\n' "$work/fake-swift/shutter" > "$work/fake-swift/swift"
+install -m 644 "$(dirname "$SHUTTER")/libshutter-libcamera.so" "$work/fake-swift/"
+printf '#!/bin/bash\nmkdir -p .build/release && cp %q %q .build/release/\n' "$work/fake-swift/shutter" "$work/fake-swift/libshutter-libcamera.so" > "$work/fake-swift/swift"
 chmod 755 "$work/fake-swift/swift"
 PATH=$work/fake-swift:$PATH "$work/checkout/Deploy/install.sh" "$repo/Boards/gpio-sim.json" > "$work/build.out" 2>&1; status=$?
 root_owned=$(find "$work/checkout" -user root | head -3)
@@ -174,8 +177,8 @@ sed -i 's/"description": "[^"]*"/"description": "edited before the uninstall"/' 
 echo photo > /var/lib/shutter/photos/IMG_1.jpg; echo photo > /srv/rig-photos/IMG_2.jpg
 "$repo/Deploy/uninstall.sh" > "$work/uninstall.out" 2>&1; status=$?
 check "uninstall exits 0 (got $status)" [ "$status" = 0 ]
-left=$(ls -d /usr/local/bin/shutter /usr/local/share/shutter /usr/local/share/doc/shutter /etc/udev/rules.d/99-shutter.rules /etc/systemd/system/shutter.service* 2>/dev/null)
-check "uninstall removes the binary, shared files, udev rule and unit (left: ${left:-nothing})" [ -z "$left" ]
+left=$(ls -d /usr/local/bin/shutter /usr/local/lib/shutter /usr/local/share/shutter /usr/local/share/doc/shutter /etc/udev/rules.d/99-shutter.rules /etc/systemd/system/shutter.service* 2>/dev/null)
+check "uninstall removes the binary, plugin, shared files, udev rule and unit (left: ${left:-nothing})" [ -z "$left" ]
 check "uninstall keeps the photos" test -f /var/lib/shutter/photos/IMG_1.jpg -a -f /srv/rig-photos/IMG_2.jpg
 check "uninstall disables the service" grep -qx "systemctl disable --now shutter" "$work/systemctl.log"
 "$repo/Deploy/uninstall.sh" > /dev/null 2>&1; status=$?

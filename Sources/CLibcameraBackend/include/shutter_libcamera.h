@@ -1,8 +1,10 @@
 #ifndef SHUTTER_LIBCAMERA_H
 #define SHUTTER_LIBCAMERA_H
 // One stable C interface over libcamera's C++ API: Debian 12's 0.0.3 and the newer API of
-// Debian trixie / Raspberry Pi OS (backend.cpp picks with #if on <libcamera/version.h>).
-// Swift only ever sees this file. A fake camera (shutter_lc_open_fake) sits behind the same
+// Debian trixie / Raspberry Pi OS (CLibcameraBackend's backend.cpp picks with #if on
+// <libcamera/version.h>). Swift only ever sees this file, through CLibcameraLoader, whose
+// loader.c forwards each function to the plugin backend.cpp is built into (shutter_lc_load must
+// have succeeded first; see shutter_libcamera_loader.h). A fake camera (shutter_lc_open_fake) sits behind the same
 // functions, so the Swift side is tested through its real code path without hardware.
 // Functions that fail return NULL or a negative errno (-ENODEV, -EBUSY, ...).
 
@@ -24,9 +26,9 @@ typedef struct {
     char model[64];     // properties::Model: "imx708", "Sensor B"; empty when unknown
 } shutter_lc_camera_entry;
 
-/// Whether the backend set LIBCAMERA_LOG_LEVELS itself (to "*:ERROR", when the process was
-/// started without it), once, as the library loaded: before any thread could read the
-/// environment. Programs the process starts (hooks) should not inherit it then.
+/// Whether shutter set LIBCAMERA_LOG_LEVELS itself (to "*:ERROR", when the process was
+/// started without it), once, as the executable started: before any thread could read the
+/// environment. Defined by the loader, so it needs no plugin. Programs the process starts (hooks) should not inherit it then.
 int shutter_lc_log_levels_set_by_shutter(void);
 
 /// Fills up to `capacity` entries; returns how many cameras libcamera lists (may exceed
