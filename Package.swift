@@ -104,7 +104,7 @@ let package = Package(
         /// USB webcam's does not map libcamera and the libraries it links (issue 23, peak RSS).
         .target(
             name: "CLibcameraLoader",
-            linkerSettings: [.linkedLibrary("dl")]
+            dependencies: ["CShutterSystem"]
         ),
 
         /// Linux system headers Swift's Glibc module leaves out (signalfd, adjtimex, prctl), and the

@@ -14,10 +14,9 @@
 // the PLT.
 #define _GNU_SOURCE
 #include "shutter_libcamera_loader.h"
+#include "shutter_system.h"
 
-#include <dlfcn.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,87 +67,35 @@ static const char *const plugin_name = "libshutter-libcamera.so";
     X(shutter_lc_set_named) \
     X(shutter_lc_set_scaler_crop)
 
-/// The plugin's functions, typed by shutter_libcamera.h's own prototypes.
-struct functions {
-#define FIELD(name) __typeof__(&name) name;
-    SHUTTER_LC_FUNCTIONS(FIELD)
-#undef FIELD
-};
-
-/// Written once, under `lock`, before shutter_lc_load first returns 0; only read after that
-/// (a thread calls the backend only after it or one before it loaded the plugin).
-static struct functions library;
-static void *library_handle;
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-
-/// Opens `file` and resolves every function into `resolved`; NULL with `error` set when it cannot.
-static void *open_plugin(const char *file, struct functions *resolved, char *error, size_t size) {
-    // RTLD_LOCAL: the plugin's symbols (and libcamera's) do not join the process's namespace.
-    void *handle = dlopen(file, RTLD_NOW | RTLD_LOCAL);
-    if (handle == NULL) {
-        snprintf(error, size, "%s", dlerror());
-        return NULL;
-    }
-#define RESOLVE(name) \
-    if ((resolved->name = (__typeof__(&name))dlsym(handle, #name)) == NULL) { \
-        const char *why = dlerror(); /* NULL if the symbol is there with the value 0 */ \
-        snprintf(error, size, "%s", why != NULL ? why : #name " is a null symbol"); \
-        dlclose(handle); \
-        return NULL; \
-    }
-    SHUTTER_LC_FUNCTIONS(RESOLVE)
-#undef RESOLVE
-    return handle;
-}
+// shutter_lc_open_file(file, error, size): opens one file, as CShutterSystem_openLibrary does for the
+// other loaders; shutter_lc_load chooses the file.
+CSHUTTERSYSTEM_LAZY_LOADER(SHUTTER_LC_FUNCTIONS, shutter_lc_open_file, plugin_name)
 
 int shutter_lc_load(const char *file, char *error, size_t size) {
-    pthread_mutex_lock(&lock);
-    if (library_handle != NULL) {
-        pthread_mutex_unlock(&lock);
-        return 0;
-    }
-    // Without a file: beside the executable (.build/release/shutter, a test bundle, the capture
-    // check), else ../lib/shutter from it (/usr/local/bin/shutter → /usr/local/lib/shutter).
-    char candidates[2][PATH_MAX];
-    int count = 0;
-    if (file != NULL) {
-        snprintf(candidates[count++], PATH_MAX, "%s", file);
-    } else {
-        char executable[PATH_MAX];
-        ssize_t length = readlink("/proc/self/exe", executable, sizeof executable - 1);
-        if (length <= 0) {
-            snprintf(error, size, "cannot find %s: /proc/self/exe cannot be read", plugin_name);
-            pthread_mutex_unlock(&lock);
-            return -1;
-        }
-        executable[length] = '\0';
-        char *slash = strrchr(executable, '/');   // the kernel's path is absolute
-        if (slash != NULL) *slash = '\0';
-        snprintf(candidates[count++], PATH_MAX, "%s/%s", executable, plugin_name);
-        snprintf(candidates[count++], PATH_MAX, "%s/../lib/shutter/%s", executable, plugin_name);
-    }
-    // The first file there is the one tried: a plugin that is there but cannot load (libcamera
-    // missing) is named with its reason, not hidden behind a later candidate's "no such file".
-    int chosen = count - 1;
-    for (int index = 0; index < count; index++) {
-        if (access(candidates[index], F_OK) == 0) {
-            chosen = index;
-            break;
-        }
-    }
-    struct functions resolved;
-    void *handle = open_plugin(candidates[chosen], &resolved, error, size);
-    if (handle == NULL) {
-        if (file == NULL && chosen == count - 1 && access(candidates[chosen], F_OK) != 0) {
-            snprintf(error, size, "no %s beside the executable (%s) nor in %s", plugin_name, candidates[0], candidates[1]);
-        }
-        pthread_mutex_unlock(&lock);
+    if (file != NULL) return shutter_lc_open_file(file, error, size);
+    // Beside the executable (.build/release/shutter, a test bundle, the capture check), else
+    // ../lib/shutter from it (/usr/local/bin/shutter → /usr/local/lib/shutter).
+    char executable[PATH_MAX];
+    ssize_t length = readlink("/proc/self/exe", executable, sizeof executable - 1);
+    if (length <= 0) {
+        snprintf(error, size, "cannot find %s: /proc/self/exe cannot be read", plugin_name);
         return -1;
     }
-    library = resolved;
-    library_handle = handle;
-    pthread_mutex_unlock(&lock);
-    return 0;
+    executable[length] = '\0';
+    char *slash = strrchr(executable, '/');   // the kernel's path is absolute
+    if (slash != NULL) *slash = '\0';
+    char candidates[2][PATH_MAX];
+    snprintf(candidates[0], PATH_MAX, "%s/%s", executable, plugin_name);
+    snprintf(candidates[1], PATH_MAX, "%s/../lib/shutter/%s", executable, plugin_name);
+    // The first file there is the one tried: a plugin that is there but cannot load (libcamera
+    // missing) is named with its reason, not hidden behind a later candidate's "no such file".
+    for (int index = 0; index < 2; index++) {
+        if (access(candidates[index], F_OK) == 0) return shutter_lc_open_file(candidates[index], error, size);
+    }
+    // None there, unless a plugin already opened was since removed: then it is kept.
+    if (shutter_lc_open_file(candidates[1], error, size) == 0) return 0;
+    snprintf(error, size, "no %s beside the executable (%s) nor in %s", plugin_name, candidates[0], candidates[1]);
+    return -1;
 }
 
 /// The Swift runtime's own way to be told argv (exported by libswiftCore 6.0 and later); weak,
@@ -182,130 +129,130 @@ int shutter_lc_log_levels_set_by_shutter(void) { return log_levels_set_by_shutte
 
 #define HIDDEN __attribute__((visibility("hidden")))
 
-HIDDEN const char *shutter_lc_header_version(void) { return library.shutter_lc_header_version(); }
+HIDDEN const char *shutter_lc_header_version(void) { return library.typed.shutter_lc_header_version(); }
 
-HIDDEN const char *shutter_lc_runtime_version(void) { return library.shutter_lc_runtime_version(); }
+HIDDEN const char *shutter_lc_runtime_version(void) { return library.typed.shutter_lc_runtime_version(); }
 
 HIDDEN int shutter_lc_list(shutter_lc_camera_entry *entries, int capacity) {
-    return library.shutter_lc_list(entries, capacity);
+    return library.typed.shutter_lc_list(entries, capacity);
 }
 
-HIDDEN shutter_lc_watch *shutter_lc_watch_cameras(int wake_fd) { return library.shutter_lc_watch_cameras(wake_fd); }
+HIDDEN shutter_lc_watch *shutter_lc_watch_cameras(int wake_fd) { return library.typed.shutter_lc_watch_cameras(wake_fd); }
 
-HIDDEN int shutter_lc_watch_take(shutter_lc_watch *watch) { return library.shutter_lc_watch_take(watch); }
+HIDDEN int shutter_lc_watch_take(shutter_lc_watch *watch) { return library.typed.shutter_lc_watch_take(watch); }
 
-HIDDEN void shutter_lc_watch_close(shutter_lc_watch *watch) { library.shutter_lc_watch_close(watch); }
+HIDDEN void shutter_lc_watch_close(shutter_lc_watch *watch) { library.typed.shutter_lc_watch_close(watch); }
 
-HIDDEN shutter_lc_camera *shutter_lc_open(const char *name, int *error) { return library.shutter_lc_open(name, error); }
+HIDDEN shutter_lc_camera *shutter_lc_open(const char *name, int *error) { return library.typed.shutter_lc_open(name, error); }
 
 HIDDEN shutter_lc_camera *shutter_lc_open_fake(const shutter_lc_fake_config *config) {
-    return library.shutter_lc_open_fake(config);
+    return library.typed.shutter_lc_open_fake(config);
 }
 
 HIDDEN int shutter_lc_fake_deliver(shutter_lc_camera *camera, int64_t timestamp_ns, uint8_t fill) {
-    return library.shutter_lc_fake_deliver(camera, timestamp_ns, fill);
+    return library.typed.shutter_lc_fake_deliver(camera, timestamp_ns, fill);
 }
 
 HIDDEN int shutter_lc_fake_applied(shutter_lc_camera *camera, int control, float *value) {
-    return library.shutter_lc_fake_applied(camera, control, value);
+    return library.typed.shutter_lc_fake_applied(camera, control, value);
 }
 
 HIDDEN int shutter_lc_fake_scaler_crop(shutter_lc_camera *camera, int32_t *x, int32_t *y, uint32_t *width, uint32_t *height) {
-    return library.shutter_lc_fake_scaler_crop(camera, x, y, width, height);
+    return library.typed.shutter_lc_fake_scaler_crop(camera, x, y, width, height);
 }
 
 HIDDEN int shutter_lc_fake_af_triggers(shutter_lc_camera *camera) {
-    return library.shutter_lc_fake_af_triggers(camera);
+    return library.typed.shutter_lc_fake_af_triggers(camera);
 }
 
 HIDDEN int shutter_lc_fake_start_controls(shutter_lc_camera *camera) {
-    return library.shutter_lc_fake_start_controls(camera);
+    return library.typed.shutter_lc_fake_start_controls(camera);
 }
 
-HIDDEN int shutter_lc_fake_system_install(void) { return library.shutter_lc_fake_system_install(); }
+HIDDEN int shutter_lc_fake_system_install(void) { return library.typed.shutter_lc_fake_system_install(); }
 
-HIDDEN void shutter_lc_fake_system_remove(void) { library.shutter_lc_fake_system_remove(); }
+HIDDEN void shutter_lc_fake_system_remove(void) { library.typed.shutter_lc_fake_system_remove(); }
 
 HIDDEN int shutter_lc_fake_system_plug(const char *id, const shutter_lc_fake_config *config) {
-    return library.shutter_lc_fake_system_plug(id, config);
+    return library.typed.shutter_lc_fake_system_plug(id, config);
 }
 
 HIDDEN int shutter_lc_fake_system_unplug(const char *id, int noticed) {
-    return library.shutter_lc_fake_system_unplug(id, noticed);
+    return library.typed.shutter_lc_fake_system_unplug(id, noticed);
 }
 
-HIDDEN void shutter_lc_fake_system_stats(shutter_lc_manager_stats *out) { library.shutter_lc_fake_system_stats(out); }
+HIDDEN void shutter_lc_fake_system_stats(shutter_lc_manager_stats *out) { library.typed.shutter_lc_fake_system_stats(out); }
 
-HIDDEN void shutter_lc_close(shutter_lc_camera *camera) { library.shutter_lc_close(camera); }
+HIDDEN void shutter_lc_close(shutter_lc_camera *camera) { library.typed.shutter_lc_close(camera); }
 
-HIDDEN const char *shutter_lc_id(shutter_lc_camera *camera) { return library.shutter_lc_id(camera); }
+HIDDEN const char *shutter_lc_id(shutter_lc_camera *camera) { return library.typed.shutter_lc_id(camera); }
 
-HIDDEN const char *shutter_lc_model(shutter_lc_camera *camera) { return library.shutter_lc_model(camera); }
+HIDDEN const char *shutter_lc_model(shutter_lc_camera *camera) { return library.typed.shutter_lc_model(camera); }
 
 HIDDEN int shutter_lc_formats(shutter_lc_camera *camera, shutter_lc_format *formats, int capacity) {
-    return library.shutter_lc_formats(camera, formats, capacity);
+    return library.typed.shutter_lc_formats(camera, formats, capacity);
 }
 
 HIDDEN int shutter_lc_sizes(shutter_lc_camera *camera, uint32_t fourcc, uint32_t *widths, uint32_t *heights, int capacity) {
-    return library.shutter_lc_sizes(camera, fourcc, widths, heights, capacity);
+    return library.typed.shutter_lc_sizes(camera, fourcc, widths, heights, capacity);
 }
 
 HIDDEN int shutter_lc_controls(shutter_lc_camera *camera, shutter_lc_control_info *controls, int capacity) {
-    return library.shutter_lc_controls(camera, controls, capacity);
+    return library.typed.shutter_lc_controls(camera, controls, capacity);
 }
 
 HIDDEN int shutter_lc_scaler_crop_maximum(shutter_lc_camera *camera, int32_t *x, int32_t *y, uint32_t *width, uint32_t *height) {
-    return library.shutter_lc_scaler_crop_maximum(camera, x, y, width, height);
+    return library.typed.shutter_lc_scaler_crop_maximum(camera, x, y, width, height);
 }
 
 HIDDEN int shutter_lc_configure(shutter_lc_camera *camera, shutter_lc_stream_config *still, shutter_lc_stream_config *viewfinder, int buffer_count) {
-    return library.shutter_lc_configure(camera, still, viewfinder, buffer_count);
+    return library.typed.shutter_lc_configure(camera, still, viewfinder, buffer_count);
 }
 
 HIDDEN int shutter_lc_set_frame_rate(shutter_lc_camera *camera, double fps, int64_t *frame_duration_ns) {
-    return library.shutter_lc_set_frame_rate(camera, fps, frame_duration_ns);
+    return library.typed.shutter_lc_set_frame_rate(camera, fps, frame_duration_ns);
 }
 
-HIDDEN int shutter_lc_start(shutter_lc_camera *camera) { return library.shutter_lc_start(camera); }
+HIDDEN int shutter_lc_start(shutter_lc_camera *camera) { return library.typed.shutter_lc_start(camera); }
 
-HIDDEN void shutter_lc_stop(shutter_lc_camera *camera) { library.shutter_lc_stop(camera); }
+HIDDEN void shutter_lc_stop(shutter_lc_camera *camera) { library.typed.shutter_lc_stop(camera); }
 
-HIDDEN int shutter_lc_poll_fd(shutter_lc_camera *camera) { return library.shutter_lc_poll_fd(camera); }
+HIDDEN int shutter_lc_poll_fd(shutter_lc_camera *camera) { return library.typed.shutter_lc_poll_fd(camera); }
 
 HIDDEN int shutter_lc_next(shutter_lc_camera *camera, shutter_lc_completed *out) {
-    return library.shutter_lc_next(camera, out);
+    return library.typed.shutter_lc_next(camera, out);
 }
 
 HIDDEN int shutter_lc_release(shutter_lc_camera *camera, int request) {
-    return library.shutter_lc_release(camera, request);
+    return library.typed.shutter_lc_release(camera, request);
 }
 
 HIDDEN shutter_lc_buffers *shutter_lc_buffers_retain(shutter_lc_camera *camera) {
-    return library.shutter_lc_buffers_retain(camera);
+    return library.typed.shutter_lc_buffers_retain(camera);
 }
 
-HIDDEN void shutter_lc_buffers_release(shutter_lc_buffers *buffers) { library.shutter_lc_buffers_release(buffers); }
+HIDDEN void shutter_lc_buffers_release(shutter_lc_buffers *buffers) { library.typed.shutter_lc_buffers_release(buffers); }
 
 HIDDEN int shutter_lc_buffers_count(const shutter_lc_buffers *buffers) {
-    return library.shutter_lc_buffers_count(buffers);
+    return library.typed.shutter_lc_buffers_count(buffers);
 }
 
 HIDDEN int shutter_lc_buffers_planes(const shutter_lc_buffers *buffers, int request, const uint8_t **planes, uint32_t *bytes, int capacity) {
-    return library.shutter_lc_buffers_planes(buffers, request, planes, bytes, capacity);
+    return library.typed.shutter_lc_buffers_planes(buffers, request, planes, bytes, capacity);
 }
 
 HIDDEN int shutter_lc_set_float(shutter_lc_camera *camera, int control, float value) {
-    return library.shutter_lc_set_float(camera, control, value);
+    return library.typed.shutter_lc_set_float(camera, control, value);
 }
 
 HIDDEN int shutter_lc_set_int(shutter_lc_camera *camera, int control, int32_t value) {
-    return library.shutter_lc_set_int(camera, control, value);
+    return library.typed.shutter_lc_set_int(camera, control, value);
 }
 
 HIDDEN int shutter_lc_set_named(shutter_lc_camera *camera, const char *name, double value) {
-    return library.shutter_lc_set_named(camera, name, value);
+    return library.typed.shutter_lc_set_named(camera, name, value);
 }
 
 HIDDEN int shutter_lc_set_scaler_crop(shutter_lc_camera *camera, int32_t x, int32_t y, uint32_t width, uint32_t height) {
-    return library.shutter_lc_set_scaler_crop(camera, x, y, width, height);
+    return library.typed.shutter_lc_set_scaler_crop(camera, x, y, width, height);
 }

@@ -56,7 +56,7 @@ private final class NodeRig {
 
     /// Makes the node as udev makes a link: under a temporary name, renamed into place (Foundation's atomic write).
     func makeNode() {
-        FileManager.default.createFile(atPath: node, contents: nil)
+        _ = FileManager.default.createFile(atPath: node, contents: nil)
     }
 
     deinit {
@@ -75,7 +75,7 @@ private final class NodeRig {
         rig.run(for: .seconds(2.5))
         #expect(rig.openAttempts == 1, "looked for a camera whose directory did not change")
         // Something else in the directory is not the camera.
-        FileManager.default.createFile(atPath: rig.root + "/dev/audio0", contents: nil)
+        _ = FileManager.default.createFile(atPath: rig.root + "/dev/audio0", contents: nil)
         rig.run(for: .milliseconds(300))
         #expect(rig.openAttempts == 1)
         rig.makeNode()

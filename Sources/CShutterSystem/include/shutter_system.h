@@ -81,7 +81,7 @@ int CShutterSystem_openLibrary(struct CShutterSystem_LazyLibrary *library, const
 // What a loader defines from FUNCTIONS, an X-macro listing the library's functions it calls:
 // `library.typed`, the functions as the library's header types them (forwarders call them), and
 // `int LOAD(const char *file, char *error, size_t size)`, which opens `file` (NULL: DEFAULT_FILE)
-// through CShutterSystem_openLibrary.
+// through CShutterSystem_openLibrary (hidden: called from within the executable only).
 #define CSHUTTERSYSTEM_LAZY_LOADER(FUNCTIONS, LOAD, DEFAULT_FILE) \
     struct functions { FUNCTIONS(CSHUTTERSYSTEM_LAZY_FIELD) }; \
     static const char *const names[] = { FUNCTIONS(CSHUTTERSYSTEM_LAZY_NAME) }; \
@@ -89,7 +89,7 @@ int CShutterSystem_openLibrary(struct CShutterSystem_LazyLibrary *library, const
     static union { struct functions typed; void *untyped[sizeof names / sizeof names[0]]; } library; \
     _Static_assert(sizeof(struct functions) == sizeof library.untyped, "one pointer per name, no padding"); \
     static struct CShutterSystem_LazyLibrary opened = CSHUTTERSYSTEM_LAZY_LIBRARY; \
-    int LOAD(const char *file, char *error, size_t size) { \
+    __attribute__((visibility("hidden"))) int LOAD(const char *file, char *error, size_t size) { \
         return CShutterSystem_openLibrary(&opened, file != NULL ? file : DEFAULT_FILE, names, library.untyped, \
                                           sizeof names / sizeof names[0], error, size); \
     }
