@@ -107,10 +107,11 @@ if [ -z "$binary" ]; then
 fi
 [ -x "$binary" ] || { echo "install.sh: $binary is not an executable" >&2; exit 1; }
 output=$(output_of "$board") || exit 1
-put "$binary" /usr/local/bin/shutter 0755
-# The binary finds the plugin in ../lib/shutter from itself (Sources/CLibcameraLoader/loader.c).
+# The binary finds the plugin in ../lib/shutter from itself (Sources/CLibcameraLoader/loader.c);
+# looked for before anything is installed, so a missing one leaves the machine as it was.
 plugin=$(dirname "$binary")/libshutter-libcamera.so
 [ -f "$plugin" ] || { echo "install.sh: no $plugin: the libcamera backend is built beside the binary (swift build -c release)" >&2; exit 1; }
+put "$binary" /usr/local/bin/shutter 0755
 put "$plugin" /usr/local/lib/shutter/libshutter-libcamera.so 0644
 
 # ---- shared files -----------------------------------------------------------------
