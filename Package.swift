@@ -158,8 +158,7 @@ let package = Package(
                 // its 40 000 relative relocations packed (DT_RELR, glibc 2.36): their 947 KiB table
                 // was read whole at every start; 8 KiB now, and peak RSS 0.7 MiB lower (issue 23).
                 // Nor does it export its 6 000 symbols (the driver's -export-dynamic: nothing looks
-                // them up; the libraries it opens call only their own): 0.4 MiB more with Swift 6.3.
-                // Swift 6.0.3 (Debian 13) still exports them, as it did with a version script.
+                // them up; the libraries it opens call only their own): 0.4 MiB more.
                 .unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
                               "-Xlinker", "--no-export-dynamic"], .when(configuration: .release)),
                 .linkedLibrary("_FoundationCShims", .when(configuration: .release)),
