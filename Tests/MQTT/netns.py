@@ -8,9 +8,9 @@ sch_netem, which the VM guest has).
 Namespaces (names end in this process's id): shm-brk-PID holds the broker; shm-nN-PID holds node
 nN (N = 1, 2, 3), joined to the broker's by a veth pair: 10.231.N.1/24 on the broker's end,
 10.231.N.2/24 on the node's. Link 1 is poor (netem delay 40 ms 30 ms, loss 2 %, both directions);
-link 3 is cut for 10 s mid-session (netem loss 100 %, both directions), later blipped three times for
-150 ms with a press in each (its shot then arrives by TCP retransmission while n3's 16-frame ring
-still holds the instant); link 2 is clean. On a failure the nodes' logs go to $ARTIFACTS (default
+link 3 is blipped three times for 150 ms with a press in each (its shot then arrives by TCP
+retransmission while n3's 16-frame ring still holds the instant), then cut for 10 s (netem loss
+100 %, both directions); link 2 is clean. On a failure the nodes' logs go to $ARTIFACTS (default
 .build/artifacts/mqtt-netns in the checkout, which the VM shares).
 """
 import os
@@ -222,7 +222,17 @@ def daemons(checks, net, broker, work):
     for i in range(6):
         press(CLEAN if i % 2 == 0 else POOR, "poor")
         time.sleep(1.5)
-    # Phase 2: link 3 cut for 10 s; a press a second on n2.
+    # Phase 2: short blips (150 ms) on link 3, a press during each: TCP's first retransmission
+    # (about 200 ms) brings the shot while n3's ring (16 frames, 533 ms) still holds the instant.
+    # Before the cut: after it, the connection's retransmission timeout still carried the cut's
+    # backoff, and every blip's shot came 900 ms after its press (`the shot was 911 ms ago`).
+    for i in range(3):
+        net.netem(CUT, ["loss", "100%"])
+        press(CLEAN, "blip")
+        time.sleep(0.15)
+        net.netem(CUT, None)
+        time.sleep(2)
+    # Phase 3: link 3 cut for 10 s; a press a second on n2.
     net.netem(CUT, ["loss", "100%"])
     t_cut = time.time()
     while time.time() - t_cut < CUT_SECONDS - 1:
@@ -230,7 +240,7 @@ def daemons(checks, net, broker, work):
         time.sleep(1.0)
     time.sleep(max(0, CUT_SECONDS - (time.time() - t_cut)))
     net.netem(CUT, None)
-    # Phase 3: back. With the default keepalive (30 s) the session outlives a 10 s cut (no last will,
+    # Phase 4: back. With the default keepalive (30 s) the session outlives a 10 s cut (no last will,
     # no reconnect): n3 is back when it answers a status request on its cmd topic again.
     t_back = time.time()
     back = None
@@ -245,14 +255,6 @@ def daemons(checks, net, broker, work):
     for i in range(4):
         press(CLEAN if i % 2 == 0 else CUT, "after")
         time.sleep(1.5)
-    # Phase 4: short blips (150 ms) on link 3, a press during each: TCP's first retransmission
-    # (about 200 ms) brings the shot while n3's ring (16 frames, 533 ms) still holds the instant.
-    for i in range(3):
-        net.netem(CUT, ["loss", "100%"])
-        press(CLEAN, "blip")
-        time.sleep(0.15)
-        net.netem(CUT, None)
-        time.sleep(2)
     time.sleep(6)
 
     missing_ids = [s for s in shots if not s[0]]
