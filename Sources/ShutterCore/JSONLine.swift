@@ -5,17 +5,20 @@
 /// is compared byte for byte). Not a general JSON encoder: values are strings,
 /// numbers, booleans and nested lines.
 public struct JSONLine: Sendable, CustomStringConvertible {
-    private var text = "{"
+    /// The line so far, as UTF-8, without its closing brace. Bytes rather than a `String`: every
+    /// event reaches its subscribers through one of these, and a `String`'s `+=` costs a few
+    /// hundred instructions of checks each time, which the press's path paid forty times a line.
+    private var bytes: [UInt8] = [UInt8(ascii: "{")]
     private var empty = true
     /// An event line's members as text, in order (strings unquoted, everything else as written),
     /// for hooks to fill into their templates without reading the line back; nil for other lines.
     public private(set) var members: [(key: String, text: String)]?
 
-    /// Room for a typical event line, so building one grows its text once at most.
+    /// Room for a typical event line, so building one grows its storage once at most.
     private static let typicalLength = 160
 
     public init() {
-        text.reserveCapacity(Self.typicalLength)
+        bytes.reserveCapacity(Self.typicalLength)
     }
 
     /// An event line: `{"event": name, "t": seconds`, which keeps its ``members``.
@@ -30,23 +33,27 @@ public struct JSONLine: Sendable, CustomStringConvertible {
     /// Appends one member: its JSON, and for an event line its text (the string itself for a string).
     private mutating func append(_ key: String, json: String, text plain: String? = nil) {
         appendKey(key)
-        text += json
+        JSONLine.appendUTF8(json, to: &bytes)
         members?.append((key, plain ?? json))
     }
 
     /// Appends the separator and `"key": `.
     private mutating func appendKey(_ key: String) {
-        if !empty { text += ", " }
+        if !empty {
+            bytes.append(UInt8(ascii: ","))
+            bytes.append(UInt8(ascii: " "))
+        }
         empty = false
-        JSONLine.appendQuoted(key, to: &text)
-        text += ": "
+        JSONLine.appendQuoted(key, to: &bytes)
+        bytes.append(UInt8(ascii: ":"))
+        bytes.append(UInt8(ascii: " "))
     }
 
     public mutating func add(_ name: String, _ value: String) {
         // Quoted straight into the line: every event has a few strings, and each a string of
         // its own cost an allocation on the way from a press to its subscribers (issue 23).
         appendKey(name)
-        JSONLine.appendQuoted(value, to: &text)
+        JSONLine.appendQuoted(value, to: &bytes)
         members?.append((name, value))
     }
 
@@ -78,7 +85,23 @@ public struct JSONLine: Sendable, CustomStringConvertible {
         append(name, json: json, text: plain)
     }
 
-    public var description: String { text + "}" }
+    /// The line, closed.
+    public var description: String {
+        bytes.withUnsafeBufferPointer { line in
+            String(unsafeUninitializedCapacity: line.count + 1) { text in
+                _ = text.initialize(fromContentsOf: line)
+                text[line.count] = UInt8(ascii: "}")
+                return line.count + 1
+            }
+        }
+    }
+
+    /// Appends `string`'s UTF-8 to `bytes`: one copy of its storage when it has contiguous UTF-8
+    /// (every native string does), byte by byte otherwise (a bridged one).
+    private static func appendUTF8(_ string: String, to bytes: inout [UInt8]) {
+        var string = string
+        string.withUTF8 { bytes.append(contentsOf: $0) }
+    }
 
     /// `instant` in seconds, exactly to the microsecond: `0.12`, `3.000001`, `0`.
     public static func seconds(_ instant: Instant) -> String {
@@ -136,34 +159,40 @@ public struct JSONLine: Sendable, CustomStringConvertible {
 
     /// `string` as a JSON string literal.
     public static func quoted(_ string: String) -> String {
-        var out = ""
+        var out: [UInt8] = []
+        out.reserveCapacity(string.utf8.count + 2)
         appendQuoted(string, to: &out)
-        return out
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// Appends `string` as a JSON string literal to `out`: at once when nothing in it needs an
-    /// escape (the names and values of events), else scalar by scalar.
-    static func appendQuoted(_ string: String, to out: inout String) {
-        out += "\""
-        let needsEscape = string.utf8.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
-        guard needsEscape else {
-            out += string
-            out += "\""
-            return
-        }
-        for scalar in string.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case let c where c.value < 0x20:
-                let hex = String(c.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
+    /// escape (the names and values of events), else byte by byte.
+    static func appendQuoted(_ string: String, to out: inout [UInt8]) {
+        var string = string
+        string.withUTF8 { utf8 in
+            out.append(UInt8(ascii: "\""))
+            let needsEscape = utf8.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
+            guard needsEscape else {
+                out.append(contentsOf: utf8)
+                out.append(UInt8(ascii: "\""))
+                return
             }
+            // Only ASCII is escaped, so a multi-byte scalar's bytes (all ≥ 0x80) pass through whole.
+            for byte in utf8 {
+                switch byte {
+                case UInt8(ascii: "\""): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
+                case UInt8(ascii: "\\"): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
+                case UInt8(ascii: "\n"): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
+                case UInt8(ascii: "\r"): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
+                case UInt8(ascii: "\t"): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+                case ..<0x20:
+                    let hex = Array("0123456789abcdef".utf8)
+                    out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
+                                            hex[Int(byte >> 4)], hex[Int(byte & 0xf)]])
+                default: out.append(byte)
+                }
+            }
+            out.append(UInt8(ascii: "\""))
         }
-        out += "\""
     }
 }
