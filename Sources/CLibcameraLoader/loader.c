@@ -9,9 +9,11 @@
 //
 // Every function is resolved in shutter_lc_load, so a plugin without one is refused there, once,
 // with dlsym's message, and no forwarder ever meets a missing function. The forwarders are
-// hidden: the executable exports its symbols, and a default-visibility shutter_lc_open there
-// would stand in for the plugin's own wherever the plugin calls its exported functions through
-// the PLT.
+// hidden: an executable that exports its symbols (the Swift driver's -export-dynamic: every
+// debug build, and a release build's other than `shutter`, which Package.swift links with
+// --no-export-dynamic) would otherwise put a default-visibility shutter_lc_open in place of the
+// plugin's own wherever the plugin calls its exported functions through the PLT. (The release
+// `shutter` exports none: hidden changes nothing there.)
 #define _GNU_SOURCE
 #include "shutter_libcamera_loader.h"
 #include "shutter_system.h"

@@ -3,9 +3,11 @@
 //
 // Every function is resolved in CMicroHTTPD_load, so a library without one is refused there,
 // once, with dlsym's message, and no forwarder ever meets a missing function. The forwarders
-// are hidden: the daemon's executable exports its symbols, and a default-visibility MHD_run
-// there would stand in for the library's own wherever the library calls its exported functions
-// through the PLT.
+// are hidden: an executable that exports its symbols (the Swift driver's -export-dynamic: every
+// debug build, and a release build's other than `shutter`, which Package.swift links with
+// --no-export-dynamic) would otherwise put a default-visibility MHD_run in place of the
+// library's own wherever the library calls its exported functions through the PLT. (The release
+// `shutter` exports none: hidden changes nothing there.)
 #define _GNU_SOURCE
 #include "shim.h"
 

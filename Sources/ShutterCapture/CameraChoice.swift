@@ -31,10 +31,15 @@ public struct CameraChoice: Hashable, Sendable {
     public var source: Source
     /// Why this camera, when the board did not name it outright: `the first libcamera camera (camera.device not given)`.
     public var reason: String?
+    /// Why libcamera was not asked, when its backend could not be loaded and V4L2's camera was
+    /// taken instead (the load error): a Pi camera module libcamera would have opened is not
+    /// used, so the daemon warns each time it opens such a choice.
+    public var libcameraUnavailable: String?
 
-    public init(_ source: Source, reason: String? = nil) {
+    public init(_ source: Source, reason: String? = nil, libcameraUnavailable: String? = nil) {
         self.source = source
         self.reason = reason
+        self.libcameraUnavailable = libcameraUnavailable
     }
 }
 

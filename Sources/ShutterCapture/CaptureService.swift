@@ -4,6 +4,10 @@ import ShutterCore
 /// Opens the camera a board names; the service calls it again to reopen a camera that went away.
 public typealias CameraFactory = (CameraSettings) throws(CaptureError) -> any Camera
 
+/// A ``CameraFactory`` that also says how it chose the camera (nil: it was not chosen by
+/// ``CaptureService/chooseCamera(_:)``).
+typealias ChoosingFactory = (CameraSettings) throws(CaptureError) -> (camera: any Camera, choice: CameraChoice?)
+
 /// Takes stills for the event loop: keeps the camera streaming into a zero-shutter-lag ring,
 /// picks the frame nearest each press, and encodes and writes it on a background queue.
 ///
@@ -44,6 +48,13 @@ public final class CaptureService {
     private let group = DispatchGroup()
     /// Makes the live view's previews from the ring's frames while someone watches.
     private let previewProducer: PreviewProducer
+    /// How the camera the factory opened last was chosen, until ``cameraChoice`` takes it.
+    private let openedChoice: Locked<CameraChoice?>
+
+    /// How the open camera was chosen (``chooseCamera(_:)``), from the moment `cameraReady` is
+    /// reported for it; nil while none is open, and for a camera handed in or opened by a given
+    /// factory. The daemon warns from it when V4L2's camera was taken because libcamera could not be loaded.
+    public private(set) var cameraChoice: CameraChoice?
 
     /// The most photos waiting to be encoded or written; a longer burst fails fast instead of growing memory.
     public static let maximumInFlight = 8
@@ -68,9 +79,28 @@ public final class CaptureService {
     ///     reloads); `nil` makes one for this service.
     /// - Throws: ``CaptureError`` only when the output directory cannot be made. A missing camera is
     ///   not an error here: the service reports `captureFailed` and keeps looking for it.
-    public init(board: Board, camera: (any Camera)? = nil, factory: CameraFactory? = nil,
-                clock: any MonotonicClock = SystemMonotonicClock(), updatesLatest: Bool = true,
-                opensCamera: Bool = true, preview: PreviewFeed? = nil) throws(CaptureError) {
+    public convenience init(board: Board, camera: (any Camera)? = nil, factory: CameraFactory? = nil,
+                            clock: any MonotonicClock = SystemMonotonicClock(), updatesLatest: Bool = true,
+                            opensCamera: Bool = true, preview: PreviewFeed? = nil) throws(CaptureError) {
+        let opens: ChoosingFactory
+        if let factory {
+            opens = { (settings: CameraSettings) throws(CaptureError) -> (camera: any Camera, choice: CameraChoice?) in
+                (try factory(settings), nil)
+            }
+        } else {
+            opens = { (settings: CameraSettings) throws(CaptureError) -> (camera: any Camera, choice: CameraChoice?) in
+                try CaptureService.chooseAndOpenCamera(settings)
+            }
+        }
+        try self.init(board: board, camera: camera, opens: opens, clock: clock, updatesLatest: updatesLatest,
+                      opensCamera: opensCamera, preview: preview)
+    }
+
+    /// The service with `opens` as its factory: the choice it returns with each camera is kept
+    /// as ``cameraChoice`` once the camera is adopted (tests give a choice without a device).
+    init(board: Board, camera: (any Camera)? = nil, opens: @escaping ChoosingFactory,
+         clock: any MonotonicClock = SystemMonotonicClock(), updatesLatest: Bool = true,
+         opensCamera: Bool = true, preview: PreviewFeed? = nil) throws(CaptureError) {
         self.board = board
         let feed: PreviewFeed
         if let preview { feed = preview } else { feed = try PreviewFeed() }
@@ -83,15 +113,15 @@ public final class CaptureService {
         self.sequence = template.highestSequence(among: writer.names())
         let wake = try WakePipe()
         self.wake = wake
-        let opens: CameraFactory
-        if let factory {
-            opens = factory
-        } else {
-            opens = { (settings: CameraSettings) throws(CaptureError) -> any Camera in
-                try CaptureService.openCamera(settings)
-            }
+        // The factory runs on the lifecycle queue; its choice waits here until the loop adopts the camera.
+        let chosen = Locked<CameraChoice?>(nil)
+        openedChoice = chosen
+        let factory = { (settings: CameraSettings) throws(CaptureError) -> any Camera in
+            let opened = try opens(settings)
+            chosen.withLock { $0 = opened.choice }
+            return opened.camera
         }
-        self.session = CameraSession(settings: board.camera, factory: opens, clock: clock, wake: wake, maximumInFlight: Self.maximumInFlight)
+        self.session = CameraSession(settings: board.camera, factory: factory, clock: clock, wake: wake, maximumInFlight: Self.maximumInFlight)
         writer.removeLeftovers()
         session.delegate = self
         if let camera {
@@ -165,6 +195,14 @@ public final class CaptureService {
     /// ``CaptureError/libcameraUnavailable(reason:)``, as does one that names no camera when V4L2
     /// has none either.
     public static func chooseCamera(_ settings: CameraSettings) throws(CaptureError) -> CameraChoice {
+        try chooseCamera(settings, listingLibcamera: { () throws(CaptureError) -> [LibcameraEntry] in try libcameraCameras() },
+                         v4l2Devices: { V4L2Device.captureDevicePaths() })
+    }
+
+    /// ``chooseCamera(_:)`` with libcamera's list and V4L2's devices from `listingLibcamera` and
+    /// `v4l2Devices` (tests: a backend that cannot be loaded, a webcam, on a machine without them).
+    static func chooseCamera(_ settings: CameraSettings, listingLibcamera: () throws(CaptureError) -> [LibcameraEntry],
+                             v4l2Devices: () -> [String]) throws(CaptureError) -> CameraChoice {
         if settings.device == "synthetic" { return CameraChoice(.synthetic) }
         let asksLibcamera = settings.backend == .libcamera ? settings.device == nil || settings.device == "libcamera"
             : settings.backend == .auto && !(settings.device ?? "").hasPrefix("/dev/")
@@ -172,7 +210,7 @@ public final class CaptureService {
         var unavailable: String?
         if asksLibcamera {
             do throws(CaptureError) {
-                listed = try libcameraCameras()
+                listed = try listingLibcamera()
             } catch .libcameraUnavailable(let reason) {
                 if settings.backend == .libcamera || settings.device == "libcamera" { throw .libcameraUnavailable(reason: reason) }
                 unavailable = reason
@@ -180,16 +218,23 @@ public final class CaptureService {
         }
         var choice: CameraChoice
         do throws(CaptureError) {
-            choice = try ShutterCapture.chooseCamera(settings: settings, libcameraCameras: listed,
-                                                     v4l2Devices: { V4L2Device.captureDevicePaths() })
+            choice = try ShutterCapture.chooseCamera(settings: settings, libcameraCameras: listed, v4l2Devices: v4l2Devices)
         } catch .noDevice(nil, _, .auto) where unavailable != nil {
             // Not "libcamera lists no cameras": it was never asked.
             throw .libcameraUnavailable(reason: unavailable! + "; and no V4L2 capture device exists")
         }
         if let unavailable, case .v4l2(let name) = choice.source {
             choice.reason = (choice.reason ?? "V4L2 device \(name)") + "; libcamera was not asked: cannot load its backend: \(unavailable)"
+            choice.libcameraUnavailable = unavailable
         }
         return choice
+    }
+
+    /// Chooses the camera `settings` names (``chooseCamera(_:)``) and opens it: the default
+    /// factory, which keeps the choice for ``cameraChoice``.
+    static func chooseAndOpenCamera(_ settings: CameraSettings) throws(CaptureError) -> (camera: any Camera, choice: CameraChoice?) {
+        let choice = try chooseCamera(settings)
+        return (try openCamera(settings, choice: choice), choice)
     }
 
     /// Opens the camera `choice` found for `settings`.
@@ -583,6 +628,10 @@ extension CaptureService: CameraSessionDelegate {
     func session(adopted camera: any Camera) {
         let controls = camera.makeControlAdapter(settings: settings)
         controlAdapter = controls
+        cameraChoice = openedChoice.withLock { choice in
+            defer { choice = nil }
+            return choice
+        }
         events.append(.cameraReady(at: clock.now, info: camera.info, format: camera.format, frameInterval: camera.frameInterval,
                                    viewfinder: camera.viewfinder))
         // The board's focus mode, from the camera's first frame (a stopped camera gets it at start).
@@ -608,9 +657,12 @@ extension CaptureService: CameraSessionDelegate {
         events.append(event)
     }
 
-    /// The presses waiting for the lens; the camera's controls adapter goes with the camera.
+    /// The presses waiting for the lens; the camera's controls adapter and its choice go with the camera.
     func sessionReleasesCamera() -> [Instant] {
-        defer { controlAdapter = nil }
+        defer {
+            controlAdapter = nil
+            cameraChoice = nil
+        }
         return autofocus?.releaseHeld() ?? []
     }
 }

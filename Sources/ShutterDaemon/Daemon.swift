@@ -367,10 +367,21 @@ public final class Daemon {
         }
         let (events, changed) = capture.readable()
         for event in events {
+            if case .cameraReady(_, let info, _, _, _) = event { warnOfLibcameraFallback(camera: info) }
             report(event)
             if case .cameraReady = event, cameraLimitsPending { applyCameraLimits() }
         }
         if changed { updateCaptureAvailable() }
+    }
+
+    /// Warns that the camera just opened is V4L2's because libcamera's backend could not be
+    /// loaded: a Pi camera module would then go unused while a webcam takes photos, and only
+    /// `shutter check` said why. Once for each camera opened (each `cameraReady`), not for the
+    /// failed opens before it: the retries run every second, and each new failure is already
+    /// reported once as `captureFailed`.
+    private func warnOfLibcameraFallback(camera info: CameraInfo) {
+        guard let unavailable = capture.service.cameraChoice?.libcameraUnavailable else { return }
+        Log.warning("shutter: camera \(info.path) opened through V4L2: libcamera was not asked, its backend cannot be loaded: \(unavailable)")
     }
 
     private func report(_ event: CaptureEvent) {

@@ -156,7 +156,9 @@ let commands: [Command] = [
         When the board's GPIO chip is present, its lines are looked up too, and the camera is
         opened (not streamed): its format, ring and how each control is served. A board that names
         no camera.device takes the first camera libcamera lists, else the first V4L2 capture
-        device, and check says which it found; the synthetic camera only when named.
+        device, and check says which it found; the synthetic camera only when named. When the
+        libcamera backend (libshutter-libcamera.so) cannot be loaded it goes on to V4L2: check
+        says why, and run warns each time it opens that camera.
         """,
         options: [], positionals: ["BOARD"]), run: checkBoard),
     Command(spec: CommandSpec(

@@ -105,6 +105,22 @@ struct CameraChoiceTests {
                 == "no camera '/dev/video9': the cameras are: /dev/video0 (vivid)")
     }
 
+    /// Without the libcamera backend a board naming no camera takes V4L2's first, and the choice
+    /// keeps the load error apart from its reason: the daemon warns of it each time it opens the camera.
+    @Test("a V4L2 camera taken because libcamera cannot be loaded says why")
+    func libcameraUnavailableFallsBackToV4L2() throws {
+        let error = "/nonexistent/libshutter-libcamera.so: cannot open shared object file"
+        let unloadable = { () throws(CaptureError) -> [LibcameraEntry] in throw .libcameraUnavailable(reason: error) }
+        let choice = try CaptureService.chooseCamera(CameraSettings(), listingLibcamera: unloadable, v4l2Devices: { [Self.webcam] })
+        #expect(choice.source == .v4l2(Self.webcam))
+        #expect(choice.libcameraUnavailable == error)
+        #expect(choice.reason?.hasSuffix("; libcamera was not asked: cannot load its backend: \(error)") == true, "\(choice)")
+        // libcamera answered (it lists no camera): V4L2's camera is no fallback to warn of.
+        let listed = try CaptureService.chooseCamera(CameraSettings(), listingLibcamera: { [] }, v4l2Devices: { [Self.webcam] })
+        #expect(listed.source == .v4l2(Self.webcam))
+        #expect(listed.libcameraUnavailable == nil)
+    }
+
     @Test("the Raspberry Pi boards open the camera module when libcamera lists one",
           arguments: ["raspberry-pi-4", "raspberry-pi-5", "raspberry-pi-zero-2w"])
     func piBoards(name: String) throws {

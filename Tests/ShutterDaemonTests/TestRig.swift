@@ -17,8 +17,11 @@ final class TestRig {
 
     var socketPath: String { directory + "/api.sock" }
 
+    /// - Parameter captureService: makes the daemon's capture service for the board, on the
+    ///   rig's clock; nil lets the daemon make it (with `cameraFactory`).
     init(boardJSON: String = TestRig.simulatorBoard, options: DaemonOptions = DaemonOptions(), api: Bool = false,
-         cameraFactory: CameraFactory? = nil, edit: (inout Board) -> Void = { _ in }) throws {
+         cameraFactory: CameraFactory? = nil, captureService: ((Board, VirtualClock) throws -> CaptureService)? = nil,
+         edit: (inout Board) -> Void = { _ in }) throws {
         // Short: a socket path must fit in 107 bytes.
         directory = "/tmp/sdt-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -34,7 +37,8 @@ final class TestRig {
         if options.keepsState, options.statePath == nil { options.statePath = directory + "/state.json" }
         // Never the user's state directory: a test's token stays in the test's.
         if options.httpTokenPath == nil { options.httpTokenPath = directory + "/http-token" }
-        daemon = try Daemon(board: board, options: options, chip: chip, cameraFactory: cameraFactory, clock: chip.clock)
+        daemon = try Daemon(board: board, options: options, chip: chip, captureService: captureService?(board, chip.clock),
+                            cameraFactory: cameraFactory, clock: chip.clock)
         daemon.observeEvents { [unowned self] event in lines.append((event.name, event.line)) }
     }
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Deploy/install.sh and Deploy/uninstall.sh in the guest, whose writes vanish at power-off:
+# a binary without the libcamera plugin beside it refused before anything is installed,
 # a first install, a second that changes nothing, a README change that restarts nothing, the
 # board check's output in a mktemp file, an edited board kept and used (its photo directory in
 # the drop-in, then daemon-reload and a restart), an upgrade that restarts the service, no
@@ -29,6 +30,19 @@ chmod 755 "$work/bin/systemctl"
 export PATH=$work/bin:$PATH
 snapshot() { find /usr/local/bin/shutter /usr/local/lib/shutter /usr/local/share/shutter /usr/local/share/doc/shutter /etc/shutter /etc/udev/rules.d/99-shutter.rules \
   /etc/systemd/system/shutter.service* /var/lib/shutter -printf '%p %s %T@ %m %u\n' 2> /dev/null | sort; }
+
+# --- a binary without the libcamera plugin beside it is refused before anything is installed ---
+# install.sh once copied the binary first and refused after, leaving a shutter that could not
+# open a camera module: every file it would touch (the binary first) and the user must be as before.
+mkdir "$work/lone" && cp "$SHUTTER" "$work/lone/shutter"
+before=$(snapshot); user_before=$(id shutter 2>&1)
+"$repo/Deploy/install.sh" --binary "$work/lone/shutter" "$repo/Boards/gpio-sim.json" > "$work/lone.out" 2>&1; status=$?
+after=$(snapshot)
+check "a binary without libshutter-libcamera.so beside it: install.sh exits non-zero (got $status), naming the file: $(head -1 "$work/lone.out")" \
+  bash -c "[ $status != 0 ] && grep -q 'no $work/lone/libshutter-libcamera.so' '$work/lone.out'"
+check "... and installs nothing: /usr/local/bin/shutter and every other file as before ($(echo "$after" | grep -c .) there), no 'installed' line, no systemctl call, no user made" \
+  bash -c "[ \"\$1\" = \"\$2\" ] && ! grep -q 'installed /' '$work/lone.out' && [ ! -s '$work/systemctl.log' ] && [ \"\$(id shutter 2>&1)\" = \"\$3\" ]" \
+  _ "$before" "$after" "$user_before"
 
 # --- first install ---
 "$repo/Deploy/install.sh" --binary "$SHUTTER" "$repo/Boards/gpio-sim.json" > "$work/first.out" 2>&1; status=$?
