@@ -17,9 +17,15 @@
 #   daemon      .build/release/shutter-daemon-bench: start-up to READY=1, API round trip, event
 #               → subscriber with 1 and 64 subscribers, idle CPU and allocations, peak RSS,
 #               press → JPEG on disk (host, the synthetic camera)
+#   decision    Tests/bench-decision.py: edge → `capture began` at a socket subscriber beyond the
+#               confirmation window on the host's own CPU (the simulator board), next to a C
+#               program's lateness on a TIMER_ABSTIME timer, and that timer's line through a socket
+#               to another process (host)
 #   edge        Tests/VM/bench-edge.sh: kernel edge → `capture began` at a socket subscriber on
 #               gpio-sim, next to a C libgpiod reader, gpiomon and the C timer floor for a
-#               decision at the end of the confirmation window (VM; skipped without the harness)
+#               decision at the end of the confirmation window; and, from an ftrace, the moment
+#               the decision leaves shutter (its sendto) next to that floor (VM; skipped without
+#               the harness)
 #   press       Tests/VM/bench-press.sh: press → frame (the zero-shutter-lag offset next to half a
 #               frame interval) and press → JPEG on disk next to fswebcam and v4l2-ctl on vivid at
 #               1280x720 and 1920x1080 (VM); Tests/bench-plot.py draws .build/bench/offsets.png
@@ -67,7 +73,7 @@ say() { echo "bench: $*" >&2; }
 row() { printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >> "$rows"; }
 skip_part() { row "$1" "$2" skipped - "$3" - -; say "$1: skipped ($3)"; }
 
-parts="recognizer daemon edge press press_uvc press_vimc liveview idle mqtt"
+parts="recognizer daemon decision edge press press_uvc press_vimc liveview idle mqtt"
 if [ -n "$only" ]; then
   for part in $only; do
     case " $parts " in *" ${part//-/_} "*) ;; *) echo "bench: no part '$part' (try --help)" >&2; exit 2 ;; esac
@@ -121,14 +127,24 @@ for line in open(sys.argv[1]):
 PY
 }
 
+part_decision() {   # edge → event natively: the host's CPU, the simulator board, the C timer floor
+  local presses=150; [ "$short" = yes ] && presses=10
+  say "decision: Tests/bench-decision.py --presses $presses (host)"
+  python3 Tests/bench-decision.py --presses "$presses" --tsv "$rows" >&2 ||
+    skip_part decision "edge → subscriber (host, simulator)" "Tests/bench-decision.py failed"
+}
+
 part_edge() {
   if [ "$short" = yes ]; then skip_part "edge→event" "edge → subscriber (gpio-sim, VM)" "--short: the VM part takes minutes"; return; fi
   if ! command -v qemu-system-x86_64 > /dev/null || ! ls /boot/vmlinuz-* > /dev/null 2>&1; then
     skip_part "edge→event" "edge → subscriber (gpio-sim, VM)" "no VM harness (Deploy/setup.sh installs qemu and a kernel)"; return
   fi
   say "edge → event: Tests/VM/bench-edge.sh (200 presses in the VM, minutes)"
-  Tests/VM/bench-edge.sh --presses 200 --tsv "$rows" --shutter .build/release/shutter >&2 ||
+  # With --ftrace: the moment the decision leaves shutter, to put next to the C timer floor.
+  local traces; traces=$(mktemp -d /tmp/bench-edge-trace.XXXXXX)
+  Tests/VM/bench-edge.sh --presses 200 --tsv "$rows" --shutter .build/release/shutter --ftrace "$traces" >&2 ||
     skip_part "edge→event" "edge → subscriber (gpio-sim, VM)" "Tests/VM/bench-edge.sh failed"
+  rm -rf "$traces"
 }
 
 part_mqtt() {   # a rig on one machine: press → the last node's result, 3 nodes (and 50 without --short)
@@ -268,8 +284,10 @@ expected = {
     "live view": [f"viewer latency, {n} viewers {p}" for n in (1, 16) for p in ("p50", "p99")]
                  + [f"server CPU, {n} viewers" for n in (0, 1, 16)],
     "mqtt": [r"press → last node's result, 3 nodes p50", r"press → last node's result, 3 nodes p99", r"spread of the frames, 3 nodes p50"],
-    "edge→event": [f"{what} {p}.*" for what in ("edge → subscriber, raw", "edge → subscriber, beyond the .* window", "gpiomon edge → line")
+    "edge→event": [f"{what} {p}.*" for what in ("edge → subscriber, raw", "edge → subscriber, beyond the .* window", "gpiomon edge → line",
+                                                 r"edge → decision sent \(sendto, ftrace\), beyond the .* window")
                    for p in ("p50", "p99")],
+    "decision": [f"edge → subscriber, beyond the .* window {p} .*" for p in ("p50", "p99")],
 }
 for section, patterns in expected.items():
     if any(r["skipped"] and r["section"] == section for r in rows):

@@ -31,7 +31,11 @@
 # --ftrace DIR: the kernel's scheduler events (sched_wakeup, sched_switch) and the daemon's
 # socket writes during each turn, into DIR/trace-INDEX-ROUND.txt, and
 # Tests/VM/probes/edge-trace.py's account of where each press's time went (timer → loop awake →
-# the subscriber's write → the subscriber running, and what held its CPU) into DIR/where.txt.
+# the subscriber's write → the subscriber running, and what held its CPU) into DIR/where.txt;
+# and the moment the decision leaves shutter (its sendto, T → send) next to the C timer floor:
+# the same measure as the floor's (a decision in hand, no hop to another process), where the
+# subscriber's arrival adds a cross-CPU wake-up that costs more than the timer under emulation.
+# BENCH_FTRACE_EXTRA="raw_syscalls/sys_enter raw_syscalls/sys_exit" traces every system call too.
 set -uo pipefail
 here=$(dirname "$(readlink -f "$0")")
 root=$(cd "$here/../.." && pwd)
@@ -66,7 +70,7 @@ if [ -z "${GPIO_SIM_DIR:-}" ]; then
   export VM_GPIO_NAMES="half full secondary pad0 pad1 pad2 pad3 pad4 pad5 probe-raw probe-mon probe-window"
   VM_TIMEOUT=${VM_TIMEOUT:-1800} \
     Deploy/vm/run-in-vm.sh --share "$out" -- \
-      env BENCH_OUT="$out" SHUTTER="$shutter" COMPARE="$compare" BENCH_FTRACE="${ftrace:+$out}" VM_GPIO_NAMES="$VM_GPIO_NAMES" \
+      env BENCH_OUT="$out" SHUTTER="$shutter" COMPARE="$compare" BENCH_FTRACE="${ftrace:+$out}" BENCH_FTRACE_EXTRA="${BENCH_FTRACE_EXTRA:-}" VM_GPIO_NAMES="$VM_GPIO_NAMES" \
       bash "$here/bench-edge.sh" --presses "$presses" --rounds "$rounds"
   status=$?
   [ -n "$tsv" ] && [ -s "$out/rows.tsv" ] && cat "$out/rows.tsv" >> "$tsv"
@@ -107,7 +111,7 @@ trace_on() {
   echo 16384 > "$tracing/buffer_size_kb"
   echo mono > "$tracing/trace_clock"   # CLOCK_MONOTONIC: the clock of the lines' stamps
   for event in sched/sched_wakeup sched/sched_switch syscalls/sys_enter_sendto syscalls/sys_enter_sendmsg syscalls/sys_enter_write \
-               syscalls/sys_exit_read syscalls/sys_exit_ppoll; do
+               syscalls/sys_exit_read syscalls/sys_exit_ppoll ${BENCH_FTRACE_EXTRA:-}; do
     echo 1 > "$tracing/events/$event/enable"
   done
   echo 1 > "$tracing/tracing_on"
@@ -151,7 +155,9 @@ cp "$work/raw" "$work/gpiomon" "$work/windowed" "$out/" 2>/dev/null
 if [ -n "$ftrace" ]; then
   for index in "${!binaries[@]}"; do
     echo "# ${binaries[$index]}"
-    python3 "$here/probes/edge-trace.py" "$work/daemon-$index" "$ftrace"/trace-$index-*.txt
+    label=; [ ${#binaries[@]} -gt 1 ] && label=${binaries[$index]}
+    python3 "$here/probes/edge-trace.py" --floor "$work/windowed" --window "$window" --tsv "$out/rows.tsv" ${label:+--tag "$label"} \
+      "$work/daemon-$index" "$ftrace"/trace-$index-*.txt
   done | tee "$ftrace/where.txt"
 fi
 exit $status

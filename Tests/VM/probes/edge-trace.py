@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """edge-trace.py: where each press's time went, from an ftrace of bench-edge.sh --ftrace.
 
-  edge-trace.py DAEMON TRACE...
+  edge-trace.py [--floor WINDOWED --window W --tsv FILE [--tag TAG]] DAEMON TRACE...
 
 DAEMON is edge-bench.py's "PRESSED_AT_NS T_NS ARRIVED_NS" per press (T: the end of the
 confirmation window, the decision's time); each TRACE an ftrace text dump on the mono clock
@@ -14,7 +14,15 @@ bench-edge.sh enables. For each press, in the trace that holds its T:
   read     its read returns (the stamp the bench uses)
 Prints the p50/p90 of each step, from T, and the commands that held the subscriber's CPU
 between its wake-up and its running, summed over all presses.
+
+With --floor (edge-floor --window's output, WINDOWED) it also puts T → send, the moment the
+decision leaves shutter for its subscriber, next to the C timer floor's lateness: the same
+measure of the same thing (a decision in hand at the end of a window, before any hop to another
+process), which the subscriber's arrival is not (it adds the hop, which the emulated machine's
+cross-CPU wake-up makes cost more than the timer itself). --tsv appends those rows in
+Tests/bench.sh's format.
 """
+import argparse
 import re
 import sys
 from collections import defaultdict
@@ -44,8 +52,16 @@ def percentile(values, p):
 
 
 def main():
-    presses = [tuple(int(x) for x in line.split()) for line in open(sys.argv[1]) if line.strip()]
-    traces = [parse(path) for path in sys.argv[2:]]
+    options = argparse.ArgumentParser(description="where each press's time went, from an ftrace")
+    options.add_argument("--floor", help="edge-floor --window's output: the C timer floor")
+    options.add_argument("--window", type=float, help="the confirmation window, ms")
+    options.add_argument("--tsv", help="append the rows to this file")
+    options.add_argument("--tag", default="", help="a label for the rows (the binary)")
+    options.add_argument("daemon")
+    options.add_argument("traces", nargs="+")
+    arguments = options.parse_args()
+    presses = [tuple(int(x) for x in line.split()) for line in open(arguments.daemon) if line.strip()]
+    traces = [parse(path) for path in arguments.traces]
     steps = defaultdict(list)
     holders = defaultdict(int)
     same_cpu = 0
@@ -55,6 +71,12 @@ def main():
         if trace is None:
             continue
         start = next(i for i, e in enumerate(trace) if e[0] >= decided)
+        # The decision's line leaving shutter: its first socket write at or after T, whether or
+        # not the loop slept until T (it may have been awake already, handling a frame).
+        sent = next((e[0] for e in trace[start:] if e[0] <= decided + 200_000_000 and e[1].startswith("shutter")
+                     and e[4] in ("sys_enter_sendto", "sys_enter_sendmsg")), None)
+        if sent is not None:
+            steps["T → send"].append(sent - decided)
         loop_pid = None
         awake = send = woken = running = read = None
         woken_cpu = loop_cpu = None
@@ -109,6 +131,30 @@ def main():
     print("  the subscriber's CPU between its wake-up and its running, summed:")
     for comm, total in sorted(holders.items(), key=lambda x: -x[1])[:8]:
         print(f"    {comm:24s} {total / 1e6:8.3f} ms")
+    if arguments.floor and arguments.window is not None:
+        compare_with_floor(steps["T → send"], arguments)
+
+
+def compare_with_floor(sent, arguments):
+    """T → send against the C timer's lateness (edge-floor --window: EDGE KERNEL_NS READ_NS WOKE_NS [ARRIVED_NS])."""
+    with open(arguments.floor) as f:
+        late = [(int(r[3]) - int(r[1])) / 1e6 - arguments.window for r in (line.split() for line in f) if len(r) >= 4]
+    sent = [ns / 1e6 for ns in sent]
+    rows = []
+    met = bool(sent and late)
+    for label, p, goal in (("p50", 50, 1.5), ("p99", 99, 2.0)):
+        ours, floor = percentile(sent, p), percentile(late, p)
+        ratio = ours / floor if floor > 0 else float("nan")
+        met = met and ratio <= goal
+        print(f"  {label}: decision sent (T → sendto) {ours:.3f} ms; C timer floor late {floor:.3f} ms; {ratio:.2f}× (goal ≤ {goal:g}×)")
+        name = f"edge → decision sent (sendto, ftrace), beyond the {arguments.window:g} ms window {label}"
+        if arguments.tag:
+            name += f" [{arguments.tag}]"
+        rows.append(f"edge→event\t{name}\t{ours:.3f}\tms\tC timer at edge + window, late {label}\t{floor:.3f}\t{ratio:.2f}")
+    print(f"  goal for the decision (≤ 1.5× the timer floor at p50, ≤ 2× at p99): {'met' if met else 'missed'}")
+    if arguments.tsv:
+        with open(arguments.tsv, "a") as tsv:
+            tsv.write("".join(row + "\n" for row in rows))
 
 
 if __name__ == "__main__":

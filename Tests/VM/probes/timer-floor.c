@@ -1,0 +1,69 @@
+// timer-floor: the floor for a decision at the end of a window, without a GPIO line: sleeps with
+// clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME) until each of COUNT instants PERIOD_MS apart
+// (the first START_MS from now) and prints how late it woke; with --hop it also writes that line
+// to a socket another process reads and stamps, as a decision that reaches a subscriber does.
+// edge-floor.c does the same after a real edge; this one serves the host, which has no gpio-sim.
+//
+//   timer-floor COUNT PERIOD_MS START_MS [--hop]    prints TARGET_NS WOKE_NS [ARRIVED_NS] per line
+//
+//   cc -O2 -o timer-floor timer-floor.c
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static long long now_ns(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (long long)now.tv_sec * 1000000000 + now.tv_nsec;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 4) {
+        fprintf(stderr, "usage: timer-floor COUNT PERIOD_MS START_MS [--hop]\n");
+        return 2;
+    }
+    int count = atoi(argv[1]);
+    long long period = atoll(argv[2]) * 1000000, start = now_ns() + atoll(argv[3]) * 1000000;
+    int hop = argc > 4 && strcmp(argv[4], "--hop") == 0;
+    int pair[2] = { -1, -1 };
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (hop) {
+        if (socketpair(AF_UNIX, SOCK_STREAM, 0, pair) < 0) { perror("timer-floor: socketpair"); return 1; }
+        if (fork() == 0) {  // the other process: stamps each line as its read returns
+            close(pair[0]);
+            char line[128];
+            ssize_t got;
+            while ((got = read(pair[1], line, sizeof line - 1)) > 0) {
+                long long arrived = now_ns();
+                line[got] = 0;
+                char *end = strchr(line, '\n');
+                if (end) *end = 0;
+                printf("%s %lld\n", line, arrived);
+            }
+            return 0;
+        }
+        close(pair[1]);
+    }
+    for (int i = 0; i < count; i++) {
+        long long target = start + i * period;
+        struct timespec at = { .tv_sec = target / 1000000000, .tv_nsec = target % 1000000000 };
+        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, NULL) != 0) {}
+        long long woke = now_ns();
+        if (hop) {
+            char line[64];
+            int length = snprintf(line, sizeof line, "%lld %lld\n", target, woke);
+            if (write(pair[0], line, (size_t)length) < 0) { perror("timer-floor: write"); return 1; }
+        } else {
+            printf("%lld %lld\n", target, woke);
+        }
+    }
+    if (hop) {
+        close(pair[0]);
+        wait(NULL);
+    }
+    return 0;
+}

@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""bench-decision.py: edge → event on the host's real CPU, next to the C timer floor.
+
+  Tests/bench-decision.py [--presses N] [--shutter BINARY] [--tsv FILE]
+
+The VM's figure (Tests/VM/bench-edge.sh) runs under software emulation, where any code that runs
+after a wake-up costs far more than on a CPU, while the floor programs run almost none. This is
+the same measure on the host, natively: `shutter run` on the simulator board (its mock chip; the
+synthetic camera encoding each photo), N full clicks (default 100, 400 ms apart) from standard
+input, a subscriber (Tests/VM/probes/stamp-lines.c) stamping CLOCK_MONOTONIC as each line's read
+returns: a `capture began` line's arrival minus its `t` (the decision's instant, pressedAt + the
+confirmation window) is how far beyond the window the event reached a subscriber. Next to it, in
+the same seconds, Tests/VM/probes/timer-floor.c: a C program sleeping with clock_nanosleep
+(TIMER_ABSTIME) to instants 400 ms apart, how late it wakes (the floor for a decision at the end
+of a window), and the same with its line through a socket to another process (the floor for one
+that reaches a subscriber). Prints p50/p99 and the ratios; --tsv appends Tests/bench.sh's rows.
+"""
+import argparse
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PROBES = os.path.join(ROOT, "Tests", "VM", "probes")
+
+
+def percentile(values, p):
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    return ordered[max(0, min(len(ordered) - 1, -(-len(ordered) * p // 100) - 1))]
+
+
+def main():
+    options = argparse.ArgumentParser(description="edge → event on the host, next to the C timer floor")
+    options.add_argument("--presses", type=int, default=100)
+    options.add_argument("--shutter", default=os.path.join(ROOT, ".build", "release", "shutter"))
+    options.add_argument("--tsv")
+    arguments = options.parse_args()
+    work = tempfile.mkdtemp(prefix="bench-decision.")
+    try:
+        return run(arguments, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def run(arguments, work):
+    for probe in ("stamp-lines", "timer-floor"):
+        subprocess.run(["cc", "-O2", "-o", os.path.join(work, probe), os.path.join(PROBES, probe + ".c")], check=True)
+    board = json.load(open(os.path.join(ROOT, "Boards", "simulator.json")))
+    board.setdefault("output", {})["directory"] = os.path.join(work, "photos")
+    full = next(line for line in board["lines"] if line["role"] == "full")
+    window = max(full.get("debounceMs", board.get("lineDefaults", {}).get("debounceMs", 0)),
+                 board.get("gestures", {}).get("glitchFilterMs", 0))
+    with open(os.path.join(work, "board.json"), "w") as f:
+        json.dump(board, f)
+    period, first = 0.4, 1.5
+    with open(os.path.join(work, "clicks.jsonl"), "w") as f:
+        for k in range(arguments.presses):
+            t = first + k * period
+            for offset, line, active in ((0, "half", True), (0.06, "full", True), (0.12, "full", False), (0.18, "half", False)):
+                f.write(json.dumps({"t": round(t + offset, 3), "line": line, "active": active}) + "\n")
+    sock = os.path.join(work, "api.sock")
+    daemon = subprocess.Popen([arguments.shutter, "run", "--no-state", "--board", os.path.join(work, "board.json"), "--socket", sock],
+                              stdin=open(os.path.join(work, "clicks.jsonl")), stdout=subprocess.DEVNULL,
+                              stderr=open(os.path.join(work, "run.err"), "w"))
+    processes = [daemon]
+    try:
+        for _ in range(100):
+            if os.path.exists(sock):
+                break
+            time.sleep(0.01)
+        arrivals = open(os.path.join(work, "arrivals"), "w")
+        processes.append(subprocess.Popen([os.path.join(work, "stamp-lines"), sock, '{"cmd":"subscribe"}'], stdout=arrivals))
+        # The floors' instants fall between the presses' decisions (first + 0.06 + window, every period).
+        late_out, hop_out = open(os.path.join(work, "late"), "w"), open(os.path.join(work, "hop"), "w")
+        ms = int(period * 1000)
+        processes.append(subprocess.Popen([os.path.join(work, "timer-floor"), str(arguments.presses), str(ms), str(int(first * 1000) + ms // 3)], stdout=late_out))
+        processes.append(subprocess.Popen([os.path.join(work, "timer-floor"), str(arguments.presses), str(ms), str(int(first * 1000) + 2 * ms // 3), "--hop"], stdout=hop_out))
+        deadline = time.monotonic() + first + arguments.presses * period + 5
+        for process in processes[2:]:
+            process.wait(timeout=max(1, deadline - time.monotonic()))
+        while time.monotonic() < deadline and began(work) < arguments.presses:
+            time.sleep(0.1)
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+        for process in processes:
+            try:
+                process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                process.kill()
+    beyond = []
+    for line in open(os.path.join(work, "arrivals")):
+        stamp, _, text = line.partition(" ")
+        event = json.loads(text)
+        if event.get("event") == "capture" and event.get("phase") == "began":
+            beyond.append((int(stamp) - round(event["t"] * 1e9)) / 1e6)
+    late = [(int(r[1]) - int(r[0])) / 1e6 for r in (l.split() for l in open(os.path.join(work, "late"))) if len(r) >= 2]
+    hopped = [(int(r[2]) - int(r[0])) / 1e6 for r in (l.split() for l in open(os.path.join(work, "hop"))) if len(r) >= 3]
+    if os.environ.get("BENCH_DECISION_VERBOSE"): print("beyond, in press order:", " ".join(f"{b:.2f}" for b in beyond))
+    print(f"edge → event on the host (simulator board, {len(beyond)} of {arguments.presses} presses; window {window:g} ms; "
+          f"floor samples: timer {len(late)}, timer + socket {len(hopped)})")
+    rows = []
+    for label, p in (("p50", 50), ("p99", 99)):
+        ours, floor, floor_hop = percentile(beyond, p), percentile(late, p), percentile(hopped, p)
+        print(f"  {label}: shutter beyond the window {ours:.3f} ms; C timer late {floor:.3f} ms, {ours / floor:.2f}×; "
+              f"C timer + a socket to another process {floor_hop:.3f} ms, {ours / floor_hop:.2f}×")
+        name = f"edge → subscriber, beyond the {window:g} ms window {label} (host, simulator)"
+        rows.append(f"decision\t{name}\t{ours:.3f}\tms\tC timer at the window's end, late {label} (host)\t{floor:.3f}\t{ours / floor:.2f}")
+        rows.append(f"decision\t{name}\t{ours:.3f}\tms\tC timer, then a socket to another process {label} (host)\t{floor_hop:.3f}\t{ours / floor_hop:.2f}")
+    if arguments.tsv:
+        with open(arguments.tsv, "a") as tsv:
+            tsv.write("".join(row + "\n" for row in rows))
+    if len(beyond) < arguments.presses or not late or not hopped:
+        print(f"bench-decision: {len(beyond)} capture began lines of {arguments.presses} presses; see {work}/run.err", file=sys.stderr)
+        return 1
+    return 0
+
+
+def began(work):
+    with open(os.path.join(work, "arrivals")) as f:
+        return sum('"began"' in line and '"capture"' in line for line in f)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
