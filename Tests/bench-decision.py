@@ -105,7 +105,6 @@ def run(arguments, work):
             beyond.append((int(stamp) - round(event["t"] * 1e9)) / 1e6)
     late = [(int(r[1]) - int(r[0])) / 1e6 for r in (l.split() for l in open(os.path.join(work, "late"))) if len(r) >= 2]
     hopped = [(int(r[2]) - int(r[0])) / 1e6 for r in (l.split() for l in open(os.path.join(work, "hop"))) if len(r) >= 3]
-    if os.environ.get("BENCH_DECISION_VERBOSE"): print("beyond, in press order:", " ".join(f"{b:.2f}" for b in beyond))
     print(f"edge → event on the host (simulator board, {len(beyond)} of {arguments.presses} presses; window {window:g} ms; "
           f"floor samples: timer {len(late)}, timer + socket {len(hopped)})")
     rows = []

@@ -15,6 +15,7 @@
 #     under libcamerify (libcamera's V4L2 compatibility layer, RGB3)
 #   - `shutter capture` (start libcamera, configure, frames, JPEG on disk), both ways, R times each
 #     (default 3), wall-clock
+#   - `shutter run` with the libcamera backend, streaming: its peak RSS (VmHWM)
 #   - `cam -c 1 --capture=2` (start libcamera, configure, 2 frames, no file), R times, wall-clock:
 #     the peer. cam --capture=1 never ends on vimc (cam queues one request, vimc streams only with
 #     two queued); two frames is the nearest run.
@@ -96,6 +97,14 @@ echo "# press → JPEG, libcamerify + V4L2 backend ${width}x${height}: $(cat ben
 timed cam.us cam -c 1 --capture=2 -s width=$width,height=$height
 timed capture-libcamera.us "$shutter" capture --board libcamera.json --out once.jpg
 timed capture-v4l2.us libcamerify "$shutter" capture --board v4l2.json --out once.jpg
+# The daemon's peak RSS with a libcamera camera streaming: libcamera, its pipeline handler and IPA
+# and the backend plugin mapped, which a board without one never maps (Tests/bench-idle.py).
+"$shutter" run --no-state --board libcamera.json > run-rss.log 2>&1 &
+daemon=$!
+for _ in $(seq 120); do grep -q '"cameraReady"' run-rss.log && break; sleep 0.5; done
+sleep 3
+grep -q '"cameraReady"' run-rss.log && awk '/^(VmHWM|RssAnon|RssFile):/ { print $1, $2 }' "/proc/$daemon/status" > rss.txt
+kill "$daemon"; wait "$daemon" 2>/dev/null
 
 /usr/bin/python3 - "${width}x${height}" "$out/rows.tsv" <<'PY'
 import json, math, sys
@@ -135,6 +144,16 @@ for backend, label in (("libcamera", "libcamera backend"), ("v4l2", "libcamerify
         row(f"shutter capture (start, frames, JPEG on disk), {label}, {size} p50", pct(one, 50), cam_peer, cam)
     else:
         status = 1
+try:
+    kb = {k.rstrip(":"): int(v) for k, v in (line.split() for line in open("rss.txt"))}
+    name = (f"peak RSS, `shutter run` streaming through the libcamera backend, {size} "
+            f"(own pages {kb['RssAnon'] / 1024:.1f} MiB, mapped files {kb['RssFile'] / 1024:.1f} MiB)")
+    rows.write(f"press→file vimc\t{name}\t{kb['VmHWM'] / 1024:.1f}\tMiB\t-\t-\t-\n")
+    print(f"{name}: {kb['VmHWM'] / 1024:.1f} MiB")
+except (OSError, KeyError, ValueError):
+    rows.write(f"press→file vimc\tpeak RSS, `shutter run` streaming through the libcamera backend\tskipped\t-\tthe daemon's camera was not ready (run-rss.log)\t-\t-\n")
+    print("# the daemon with the libcamera backend: " + open("run-rss.log").read()[-300:])
+    status = 1
 if math.isnan(cam):
     status = 1
 else:

@@ -14,6 +14,9 @@
 //                                    and a child process stamps it on arrival, the floor for a
 //                                    decision that reaches another process (a subscriber)
 // and exits after N edges (default: never). CHIP is a path or a name under /dev (gpiochip0).
+// The timer waits with 1 ns of timer slack (PR_SET_TIMERSLACK), as shutter's loop does: with the
+// default 50 µs the kernel may fire a lone timer up to 50 µs late, and a floor must be the least
+// a program can do, not the default.
 // The kernel stamps edges on CLOCK_MONOTONIC (uAPI v1 since Linux 5.7, v2's default), the
 // clock `shutter`'s pressedAt is on. Builds against libgpiod 1.6 and 2.x (as
 // Sources/CGPIODBackend does, on GPIOD_LINE_BULK_MAX_LINES, which only 1.6 defines):
@@ -24,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -85,6 +89,7 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[i], "--count") == 0 && i + 1 < argc) count = atol(argv[++i]);
         else { fprintf(stderr, "edge-floor: unknown option %s\n", argv[i]); return 2; }
     }
+    if (window_ns >= 0 && prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL) != 0) { perror("edge-floor: prctl"); return 1; }
     if (hops && window_ns >= 0) {
         int ends[2];
         if (socketpair(AF_UNIX, SOCK_STREAM, 0, ends) < 0) { perror("edge-floor: socketpair"); return 1; }

@@ -3,6 +3,8 @@
 // (the first START_MS from now) and prints how late it woke; with --hop it also writes that line
 // to a socket another process reads and stamps, as a decision that reaches a subscriber does.
 // edge-floor.c does the same after a real edge; this one serves the host, which has no gpio-sim.
+// Both wait with 1 ns of timer slack, as shutter's loop does (the default 50 µs lets the kernel
+// fire a lone timer that much late).
 //
 //   timer-floor COUNT PERIOD_MS START_MS [--hop]    prints TARGET_NS WOKE_NS [ARRIVED_NS] per line
 //
@@ -10,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -31,6 +34,7 @@ int main(int argc, char **argv) {
     int hop = argc > 4 && strcmp(argv[4], "--hop") == 0;
     int pair[2] = { -1, -1 };
     setvbuf(stdout, NULL, _IOLBF, 0);
+    if (prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL) != 0) { perror("timer-floor: prctl"); return 1; }
     if (hop) {
         if (socketpair(AF_UNIX, SOCK_STREAM, 0, pair) < 0) { perror("timer-floor: socketpair"); return 1; }
         if (fork() == 0) {  // the other process: stamps each line as its read returns
