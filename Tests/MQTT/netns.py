@@ -8,7 +8,7 @@ sch_netem, which the VM guest has).
 Namespaces (names end in this process's id): shm-brk-PID holds the broker; shm-nN-PID holds node
 nN (N = 1, 2, 3), joined to the broker's by a veth pair: 10.231.N.1/24 on the broker's end,
 10.231.N.2/24 on the node's. Link 1 is poor (netem delay 40 ms 30 ms, loss 2 %, both directions);
-link 3 is blipped three times for 150 ms with a press in each (its shot then arrives by TCP
+link 3 is blipped three times for 150 ms (what goes to n3 lost) with a press at the end of each (its shot then arrives by TCP
 retransmission while n3's 16-frame ring still holds the instant), then cut for 10 s (netem loss
 100 %, both directions); link 2 is clean. On a failure the nodes' logs go to $ARTIFACTS (default
 .build/artifacts/mqtt-netns in the checkout, which the VM shares).
@@ -77,13 +77,15 @@ class Net:
             sh("ip", "-n", self.broker_ns, "link", "set", b, "up")
             sh("ip", "-n", self.ns[node], "link", "set", n, "up")
 
-    def netem(self, node, params):
-        """netem PARAMS on both ends of node's link (each direction); None removes it."""
-        for ns, dev in ((self.broker_ns, self.dev(node, "b")), (self.ns[node], self.dev(node, "n"))):
+    def netem(self, node, params, ends="bn"):
+        """netem PARAMS on node's link at its ends `ends` (b: the broker's, what goes to the node;
+        n: the node's, what comes from it); None removes it."""
+        for end in ends:
+            ns, dev = (self.broker_ns, self.dev(node, "b")) if end == "b" else (self.ns[node], self.dev(node, "n"))
             if params is None:
-                sh("ip", "netns", "exec", ns, "tc", "qdisc", "del", "dev", dev, "root", check=False)
+                sh("tc", "-n", ns, "qdisc", "del", "dev", dev, "root", check=False)
             else:
-                sh("ip", "netns", "exec", ns, "tc", "qdisc", "replace", "dev", dev, "root", "netem", *params)
+                sh("tc", "-n", ns, "qdisc", "replace", "dev", dev, "root", "netem", *params)
 
     def qdisc(self, node):
         return sh("ip", "netns", "exec", self.broker_ns, "tc", "qdisc", "show", "dev", self.dev(node, "b")).stdout.strip()
@@ -113,6 +115,9 @@ def one_way_delays(checks, net, broker, node, count=20):
     remote = rig.Sub(NodeBroker(broker, net, node), [topic + "/#"], ready_timeout=60)
     for i in range(count):
         rig.publish(broker, f"{topic}/{i}", str(i), qos=1)
+        # Apart, so each message measures the link, not the queue of the ones before it: sent
+        # back to back on the poor link they arrived 33, 37, 46 … 551 ms late, the p50 161 ms.
+        time.sleep(0.1)
     remote.wait(lambda ms: len(ms) >= count or None, 30)
     here = {m.topic: m.time for m in local.snapshot()}
     there = {m.topic: m.time for m in remote.snapshot()}
@@ -222,15 +227,22 @@ def daemons(checks, net, broker, work):
     for i in range(6):
         press(CLEAN if i % 2 == 0 else POOR, "poor")
         time.sleep(1.5)
-    # Phase 2: short blips (150 ms) on link 3, a press during each: TCP's first retransmission
-    # (about 200 ms) brings the shot while n3's ring (16 frames, 533 ms) still holds the instant.
-    # Before the cut: after it, the connection's retransmission timeout still carried the cut's
-    # backoff, and every blip's shot came 900 ms after its press (`the shot was 911 ms ago`).
+    # Phase 2: short blips (150 ms) on link 3, a press at the end of each: TCP's first
+    # retransmission (200 ms, the minimum RTO) brings the shot while n3's ring (16 frames, 533 ms)
+    # still holds the instant, if the link is back by then. So the link comes back right after
+    # the press, not 150 ms later: with the press's reply and tc's two processes on a loaded
+    # machine, that left the link down past 200 ms, the retransmission backed off to 600 ms, and
+    # CI's runs got 1 or 2 of 3. Before the cut: after it, the connection's retransmission
+    # timeout still carried the cut's backoff (`the shot was 911 ms ago`).
+    # Only what goes to n3 is lost (the shot's message): one tc to undo, so the link is back
+    # sooner after the press.
     for i in range(3):
-        net.netem(CUT, ["loss", "100%"])
-        press(CLEAN, "blip")
+        net.netem(CUT, ["loss", "100%"], ends="b")
         time.sleep(0.15)
-        net.netem(CUT, None)
+        press(CLEAN, "blip")
+        pressed = time.time()
+        net.netem(CUT, None, ends="b")
+        checks.note(f"blip {i + 1}: the link to {CUT} back {(time.time() - pressed) * 1000:.0f} ms after the press's reply")
         time.sleep(2)
     # Phase 3: link 3 cut for 10 s; a press a second on n2.
     net.netem(CUT, ["loss", "100%"])
@@ -263,6 +275,7 @@ def daemons(checks, net, broker, work):
     offsets = []
     cut_answers = {"photo": 0, "missed": 0, "none": 0, "unpublished": 0}
     blip_answers = {"photo": 0, "missed": 0, "none": 0}
+    poor_answers = {"photo": 0, "too late": 0, "other": 0}
 
     def node_events(shot):  # each node's own lines for the shot: photo (bracketMs, frameIntervalMs), shotMissed
         out = {}
@@ -294,10 +307,17 @@ def daemons(checks, net, broker, work):
         # (bracketMs; Tests/VM/lib.sh's within_own_interval takes each photo's own the same way).
         brackets = [e["bracketMs"] for n, e in events.items() if n in photos and isinstance(e.get("bracketMs"), (int, float))]
         interval = max([FRAME_MS] + brackets)
+        # The poor link loses 2 % of its packets: a shot's message lost there comes by TCP's
+        # retransmission, sometimes after the node's ring (533 ms) let the instant go, and then
+        # the node's right answer is that it missed it (counted below: most must be photos).
+        too_late = {n for n, e in events.items() if n == POOR and n not in photos and e.get("event") == "shotMissed"
+                    and "the ring holds frames from" in str(e.get("reason"))}
+        if POOR in reachable:
+            poor_answers["photo" if POOR in photos else "too late" if POOR in too_late else "other"] += 1
         checks.check(f"shot {shot[:8]} ({phase}): a photo on every reachable node {sorted(reachable)} "
-                     f"(got {sorted(photos)}), spread {spread:.1f} ms ≤ one frame interval ({interval:.1f} ms), "
-                     f"|offset| ≤ one frame",
-                     all(n in photos for n in reachable) and spread <= interval + 0.5
+                     f"(got {sorted(photos)}{', ' + POOR + ' too late for its ring' if too_late else ''}), "
+                     f"spread {spread:.1f} ms ≤ one frame interval ({interval:.1f} ms), |offset| ≤ one frame",
+                     all(n in photos or n in too_late for n in reachable) and spread <= interval + 0.5
                      and all(o <= interval + 0.5 for o in offs),
                      "each node's own line: " + json.dumps(events) + "\nresults: " + json.dumps(res)[:1200])
         if phase in ("cut", "blip"):
@@ -307,6 +327,8 @@ def daemons(checks, net, broker, work):
             if kind == "none" and phase == "cut" and CUT in events:
                 kind = "unpublished"  # n3 answered on its stdout, the result never reached the broker
             tally[kind if kind in tally else "none"] += 1
+            if phase == "blip" and kind == "missed":
+                checks.note(f"shot {shot[:8]} (blip): {CUT} missed it: {r.get('reason')}")
             if r and kind == "photo":
                 checks.check(f"shot {shot[:8]}: {CUT}, cut, answers a photo only of the pressed instant "
                              f"(offset {r.get('offsetMs')} ms)", abs(r.get("offsetMs", 1e9)) <= FRAME_MS + 0.5, r)
@@ -314,6 +336,9 @@ def daemons(checks, net, broker, work):
                  f"held them), {cut_answers['missed']} missed, {cut_answers['none']} never delivered to it, "
                  f"{cut_answers['unpublished']} answered but not published",
                  cut_answers["missed"] + cut_answers["photo"] > 0 and cut_answers["unpublished"] == 0, cut_answers)
+    checks.check(f"{POOR} behind its poor link: {poor_answers['photo']} photos, {poor_answers['too late']} shots "
+                 f"too late for its ring (of {sum(poor_answers.values())})",
+                 poor_answers["photo"] >= 2 * poor_answers["too late"] and poor_answers["other"] == 0, poor_answers)
     checks.check(f"{CUT} behind 150 ms blips answered from its ring: {blip_answers['photo']} photo, "
                  f"{blip_answers['missed']} missed, {blip_answers['none']} unanswered (of 3)",
                  blip_answers["photo"] > 0 and blip_answers["none"] == 0, blip_answers)
