@@ -8,9 +8,9 @@ sch_netem, which the VM guest has).
 Namespaces (names end in this process's id): shm-brk-PID holds the broker; shm-nN-PID holds node
 nN (N = 1, 2, 3), joined to the broker's by a veth pair: 10.231.N.1/24 on the broker's end,
 10.231.N.2/24 on the node's. Link 1 is poor (netem delay 40 ms 30 ms, loss 2 %, both directions);
-link 3 is blipped three times for 150 ms (what goes to n3 lost) with a press at the end of each (its shot then arrives by TCP
-retransmission while n3's 16-frame ring still holds the instant), then cut for 10 s (netem loss
-100 %, both directions); link 2 is clean. On a failure the nodes' logs go to $ARTIFACTS (default
+link 3 is blipped three times for 150 ms (what goes to n3 lost) with a press at the end of each
+(its shot then arrives by TCP retransmission while n3's 16-frame ring still holds the instant),
+then cut for 10 s (netem loss 100 %, both directions); link 2 is clean. On a failure the nodes' logs go to $ARTIFACTS (default
 .build/artifacts/mqtt-netns in the checkout, which the VM shares).
 """
 import os
