@@ -38,10 +38,11 @@ def percentile(values, p):
 
 
 def main():
-    options = argparse.ArgumentParser(description="edge → event on the host, next to the C timer floor")
-    options.add_argument("--presses", type=int, default=100)
-    options.add_argument("--shutter", default=os.path.join(ROOT, ".build", "release", "shutter"))
-    options.add_argument("--tsv")
+    options = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    options.add_argument("--presses", type=int, default=100, help="full clicks, 400 ms apart (default 100)")
+    options.add_argument("--shutter", default=os.path.join(ROOT, ".build", "release", "shutter"),
+                         help="the binary (default .build/release/shutter: swift build -c release)")
+    options.add_argument("--tsv", help="append Tests/bench.sh's rows to this file")
     arguments = options.parse_args()
     work = tempfile.mkdtemp(prefix="bench-decision.")
     try:
