@@ -179,12 +179,6 @@ public final class CaptureService {
         wake.signal()
     }
 
-    /// Opens the camera `settings` names, as ``chooseCamera(settings:libcameraCameras:v4l2Devices:)``
-    /// decides: the synthetic camera only for `synthetic`, otherwise a libcamera or V4L2 camera.
-    public static func openCamera(_ settings: CameraSettings) throws(CaptureError) -> any Camera {
-        try openCamera(settings, choice: chooseCamera(settings))
-    }
-
     /// The camera `settings` names among the cameras there are now (libcamera is asked only when
     /// its answer matters: not for a `/dev/` path or `backend` `v4l2`, so only then is its
     /// backend loaded).
@@ -230,7 +224,8 @@ public final class CaptureService {
         return choice
     }
 
-    /// Chooses the camera `settings` names (``chooseCamera(_:)``) and opens it: the default
+    /// Opens the camera `settings` names, as ``chooseCamera(_:)`` decides (the synthetic camera
+    /// only for `synthetic`, otherwise a libcamera or V4L2 camera), with that choice: the default
     /// factory, which keeps the choice for ``cameraChoice``.
     static func chooseAndOpenCamera(_ settings: CameraSettings) throws(CaptureError) -> (camera: any Camera, choice: CameraChoice?) {
         let choice = try chooseCamera(settings)
