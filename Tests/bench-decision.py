@@ -44,6 +44,8 @@ def main():
                          help="the binary (default .build/release/shutter: swift build -c release)")
     options.add_argument("--tsv", help="append Tests/bench.sh's rows to this file")
     arguments = options.parse_args()
+    if arguments.presses < 1:
+        options.error("--presses must be at least 1")
     work = tempfile.mkdtemp(prefix="bench-decision.")
     try:
         return run(arguments, work)

@@ -29,9 +29,14 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: timer-floor COUNT PERIOD_MS START_MS [--hop]\n");
         return 2;
     }
-    int count = atoi(argv[1]);
-    long long period = atoll(argv[2]) * 1000000, start = now_ns() + atoll(argv[3]) * 1000000;
-    int hop = argc > 4 && strcmp(argv[4], "--hop") == 0;
+    char *end1, *end2, *end3;
+    long count = strtol(argv[1], &end1, 10), period_ms = strtol(argv[2], &end2, 10), start_ms = strtol(argv[3], &end3, 10);
+    if (*end1 || *end2 || *end3 || count <= 0 || period_ms <= 0 || start_ms < 0 || (argc > 4 && strcmp(argv[4], "--hop") != 0) || argc > 5) {
+        fprintf(stderr, "timer-floor: COUNT and PERIOD_MS must be positive whole numbers, START_MS one ≥ 0, then only --hop\n");
+        return 2;
+    }
+    long long period = (long long)period_ms * 1000000, start = now_ns() + (long long)start_ms * 1000000;
+    int hop = argc > 4;
     int pair[2] = { -1, -1 };
     setvbuf(stdout, NULL, _IOLBF, 0);
     if (prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL) != 0) { perror("timer-floor: prctl"); return 1; }
