@@ -90,6 +90,11 @@ public final class Daemon {
     public private(set) var captureEnabled = true
     /// Receive every event, its line exactly as standard output gets it (API subscribers, hooks).
     private var eventObservers: [(DaemonEvent) -> Void] = []
+    /// The events the recognizer will emit at its next deadline if no edge comes first, each with
+    /// its line already made (``Interpreter/prepareNextDecision()``): a press's decision then
+    /// writes a line made while the loop had time. A line depends only on its event, so one made
+    /// for a prediction that did not come true is simply not used.
+    private var preparedEvents: [(event: ShutterEvent, published: DaemonEvent)] = []
     private(set) var simulator: SimulatorInput?
     /// The local API, when a socket was asked for.
     public private(set) var api: APIServer?
@@ -269,10 +274,14 @@ public final class Daemon {
                 Log.warning("standard output was closed (its reader went away): events go on to the API's subscribers")
             }
         }
+        // When a wake-up's work is done, the decision at the recognizer's next deadline is worked
+        // out ahead (at the deadline the loop wakes to code that went cold while it slept).
+        loop.afterWake = { [unowned self] in interpreter.prepareNextDecision() }
         if let simulator, api == nil, http == nil, mqtt == nil {
             // The simulator's input has ended, nothing is scheduled and every photo is saved: the run is
             // over. With an API socket the daemon keeps serving until SIGTERM.
             loop.afterWake = { [unowned self] in
+                interpreter.prepareNextDecision()
                 if simulator.ended, simulator.nextEdgeTime == nil, interpreter.nextDeadline == nil,
                    capture.service.pendingCount == 0, capture.service.inFlightCount == 0, retiredCaptures.isEmpty {
                     loop.stop()
@@ -299,6 +308,10 @@ public final class Daemon {
 
     private func wireInterpreter() {
         interpreter.emit = { [unowned self] event in handle(event) }
+        interpreter.prepareEvents = { [unowned self] events in
+            preparedEvents.removeAll(keepingCapacity: true)
+            for event in events { preparedEvents.append((event, DaemonEvent(.gesture(event)))) }
+        }
         if options.explains {
             interpreter.explain = { [unowned self] explanation in
                 Log.info("why \(JSONLine.number((explanation.time - startedAt).milliseconds / 1000, decimals: 3)) s  \(explanation.line)")
@@ -332,7 +345,12 @@ public final class Daemon {
     private func handle(_ event: ShutterEvent) {
         // A remote capture begins too, but it is no press.
         if case .capture(.began, let action, _, _, _, _, _) = event, action != .remote { counters.presses += 1 }
-        publish(DaemonEvent(.gesture(event)))
+        if let first = preparedEvents.first, first.event == event {
+            publish(first.published)
+            preparedEvents.removeFirst()
+        } else {
+            publish(DaemonEvent(.gesture(event)))
+        }
         // A press that takes a photo starts a shot for the whole rig; a remote capture only when
         // asked with "rig": true. Named before the capture service sees the press.
         if let mqtt, case .capture(_, let action, _, _, _, _, _) = event, let instant = event.photoInstant,

@@ -17,12 +17,35 @@ public final class Interpreter {
     /// Receives why the recognizer decided what it did (setup mode, `--explain`), before the events
     /// the decisions made; setting it turns explanations on, nil (the default) keeps them off.
     public var explain: ((Explanation) -> Void)? {
-        didSet { machine.explains = explain != nil }
+        didSet {
+            machine.explains = explain != nil
+            prepared = nil  // made without (or with) explanations
+        }
     }
     /// Told how many edges the kernel lost, when it lost some.
     public var reportLostEdges: (Int, Instant) -> Void = { _, _ in }
     /// Whether the levels could be read back after the last loss (and the recognizer resynchronised).
     public private(set) var resynchronised = false
+    /// Told the events the state machines will emit at their next deadline if no edge comes first
+    /// (``prepareNextDecision()``), so that their lines can be made while the loop has time.
+    public var prepareEvents: ([ShutterEvent]) -> Void = { _ in }
+
+    /// The state machines run ahead to their next deadline, as they will be there if nothing comes
+    /// before it; adopted at the deadline instead of running them then.
+    private struct PreparedDecision {
+        var deadline: Instant
+        var machine: RigStateMachine
+        var events: [ShutterEvent]
+        var explanations: [Explanation]
+        /// ``changes`` when it was made: any later change to the machines makes it stale.
+        var madeAfter: UInt64
+    }
+    private var prepared: PreparedDecision?
+    /// How many prepared decisions were adopted at their deadline (the others were overtaken).
+    private(set) var adoptedDecisions = 0
+    /// Counts the changes to ``machine`` (an edge, a deadline that passed, a command): a prepared
+    /// decision stands only while this is what it was when the decision was made.
+    private var changes: UInt64 = 0
 
     public init(board: Board, watcher: any EdgeWatcher, initialValues: [String: ControlValue]? = nil) {
         self.board = board
@@ -40,10 +63,48 @@ public final class Interpreter {
     /// them, as the loop asks for it on every turn.
     public private(set) var nextDeadline: Instant?
 
+    /// Works out, ahead of time, what the state machines will decide at their next deadline if no
+    /// edge comes before it (the end of a press's confirmation window), and hands those events to
+    /// ``prepareEvents``. Called when a wake-up's work is done: at the deadline ``pump(now:)``
+    /// then adopts the result, and the press's decision costs a read of the lines and a write,
+    /// not a run of the recognizer and the making of its lines on code that went cold while the
+    /// loop slept (issue 23). Does nothing when the decision is already prepared or there is no deadline.
+    public func prepareNextDecision() {
+        guard let deadline = nextDeadline else {
+            prepared = nil
+            return
+        }
+        guard prepared?.madeAfter != changes else { return }
+        var ahead = machine
+        var made: [ShutterEvent] = []
+        ahead.advance(to: deadline, into: &made)
+        let explanations = explain == nil ? [] : ahead.takeExplanations()
+        prepared = PreparedDecision(deadline: deadline, machine: ahead, events: made, explanations: explanations, madeAfter: changes)
+        prepareEvents(made)
+    }
+
     /// Reads every waiting edge, feeds each in time order, then lets deadlines up to `now` fire.
+    ///
+    /// When no edge came and the next deadline has passed, the decision ``prepareNextDecision()``
+    /// made for it is adopted: the same events, as the machines run ahead the same way (they
+    /// are values fed only timestamped inputs, and there was none since).
     public func pump(now: Instant) throws {
         edges.removeAll(keepingCapacity: true)
         let lost = try watcher.readEdges(into: &edges)
+        if let decision = prepared, decision.madeAfter == changes, edges.isEmpty, lost == 0, decision.deadline <= now {
+            changes &+= 1
+            prepared = nil
+            adoptedDecisions += 1
+            machine = decision.machine
+            if let explain {
+                for explanation in decision.explanations { explain(explanation) }
+            }
+            events.append(contentsOf: decision.events)
+            flush()
+        } else if !edges.isEmpty || lost > 0 || nextDeadline.map({ $0 <= now }) == true {
+            // Only time passing short of the next deadline leaves the machines as they were.
+            changes &+= 1
+        }
         for edge in edges {
             observeEdge(edge)
             // edge(_:into:) first fires every deadline due before the edge, at its own time.
@@ -66,12 +127,14 @@ public final class Interpreter {
 
     /// Tells the state machines whether a photo can be taken now.
     public func setCaptureAvailable(_ available: Bool, at now: Instant) {
+        changes &+= 1
         machine.setCaptureAvailable(available, at: now, into: &events)
         flush()
     }
 
     /// Ends input: pending deadlines run, and whatever is still in progress ends or is cancelled.
     public func finish(at now: Instant) {
+        changes &+= 1
         machine.finish(at: now, into: &events)
         flush()
     }
@@ -92,6 +155,7 @@ extension Interpreter {
     /// hands on the events it made, also when it throws.
     public func perform<T, E: Error>(_ body: (inout RigStateMachine, inout [ShutterEvent]) throws(E) -> T) throws(E) -> T {
         var made: [ShutterEvent] = []
+        changes &+= 1
         defer {
             nextDeadline = machine.findNextDeadline()
             if let explain {
