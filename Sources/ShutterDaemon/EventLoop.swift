@@ -36,6 +36,10 @@ public final class EventLoop {
     private var dynamicStarts: [Int] = []
     private var dynamicScratch: [CInt] = []
     private let signalDescriptor: CInt
+    /// The deadline's timer (a timerfd) on the system's clock, -1 on any other: there the wait's
+    /// timeout is the deadline. ``armedDeadline`` is the instant it is set to.
+    let deadlineTimer: CInt
+    private var armedDeadline: Instant?
     private var stopped = false
     /// Work posted from other threads (an HTTP server's, an MQTT client's), run on this loop's
     /// thread after the wake-up's inputs, at most ``LoopMailbox/batchLimit`` items per wake-up.
@@ -65,15 +69,16 @@ public final class EventLoop {
     /// signal is handled between inputs, never in the middle of one. SIGPIPE is
     /// ignored: a client that hangs up is seen as a failed write, not a dead daemon.
     ///
-    /// The thread that makes the loop (the one that runs it) gets the smallest timer slack, so its
-    /// waits end at their deadlines, not up to the default 50 µs later: every press waits for
-    /// one (the end of its line's confirmation window).
+    /// On the system's clock the loop waits for its deadline on a timer descriptor set to the
+    /// instant: ppoll's own timeout ends up to 0.1 % of the wait late (300 µs for a light press at
+    /// the end of a 300 ms double-press window), a timerfd's at the instant. The thread that makes
+    /// the loop (the one that runs it) also gets the smallest timer slack, for any timed wait left.
     ///
     /// - Parameters:
     ///   - clock: the loop's clock.
     ///   - mailboxBatchLimit: the most posted work items one wake-up runs.
     ///
-    /// The corresponding C functions are `signalfd` and `prctl` (PR_SET_TIMERSLACK).
+    /// The corresponding C functions are `signalfd`, `timerfd_create` and `prctl` (PR_SET_TIMERSLACK).
     public init(clock: any MonotonicClock = SystemMonotonicClock(), mailboxBatchLimit: Int = 64) throws {
         self.clock = clock
         // 1 ns, the least there is (0 would restore the default). Failure costs only the slack.
@@ -87,6 +92,16 @@ public final class EventLoop {
         signalDescriptor = signalfd(-1, &signals, CShutterSystem_SFD_CLOEXEC | CShutterSystem_SFD_NONBLOCK)
         guard signalDescriptor >= 0 else {
             throw CommandFailure("cannot receive signals: signalfd failed, errno \(errno)")
+        }
+        if clock is SystemMonotonicClock {
+            deadlineTimer = CShutterSystem_deadlineTimerCreate()
+            guard deadlineTimer >= 0 else {
+                let failure = Errno.current
+                close(signalDescriptor)
+                throw CommandFailure("cannot make the loop's deadline timer: timerfd_create failed: \(failure)")
+            }
+        } else {
+            deadlineTimer = -1
         }
         signalReceived = { _ in }
         standardOutputClosed = {}
@@ -104,6 +119,7 @@ public final class EventLoop {
     deinit {
         mailbox.close()
         close(signalDescriptor)
+        if deadlineTimer >= 0 { close(deadlineTimer) }
     }
 
     /// Calls `handler` whenever `descriptor` is readable.
@@ -177,6 +193,8 @@ public final class EventLoop {
         pollSet.removeAll(keepingCapacity: true)
         pollSet.append(pollfd(fd: signalDescriptor, events: Int16(POLLIN), revents: 0))
         pollSet.append(pollfd(fd: mailbox.pollDescriptor, events: Int16(POLLIN), revents: 0))
+        // -1 (a virtual clock): poll skips the entry.
+        pollSet.append(pollfd(fd: deadlineTimer, events: Int16(POLLIN), revents: 0))
         for descriptor in watchOrder {
             // watchOrder is rebuilt whenever watches changes, so every descriptor in it is watched.
             pollSet.append(pollfd(fd: descriptor, events: watches[descriptor]?.events ?? 0, revents: 0))
@@ -193,9 +211,13 @@ public final class EventLoop {
         dynamicStarts.append(pollSet.count)
         // To the nanosecond: a deadline is the end of a line's confirmation window, and every
         // press waits for one. poll's whole milliseconds woke the loop up to 1 ms late (rounded
-        // up, as waking early only loops), more than the kernel's own timer wake-up costs.
+        // up, as waking early only loops), ppoll's timeout up to 0.1 % of the wait late; the
+        // timer descriptor wakes it at the instant. Set only when the deadline changed.
         var timeout: Int64 = -1
-        if let deadline = nextDeadline() {
+        let deadline = nextDeadline()
+        if deadlineTimer >= 0 {
+            if deadline != armedDeadline { try setDeadlineTimer(deadline) }
+        } else if let deadline {
             timeout = max(0, deadline.rawValue - clock.now.rawValue)
         }
         if let limit = timeoutMilliseconds {
@@ -209,9 +231,12 @@ public final class EventLoop {
             if errno == EINTR { return }
             throw CommandFailure("poll failed: \(Errno.current)")
         }
-        if ready == 0 {
+        let timerFired = pollSet[Self.deadlineSlot].revents != 0
+        if ready == 0 || (ready == 1 && timerFired) {
             // Only the deadline: nothing to dispatch.
-            try handleDeadlineAndAfterWake()
+            try handleDeadline()
+            if timerFired { consumeDeadlineTimer() }
+            try afterWake()
             return
         }
         // A deadline that has passed goes before the inputs: it is a decision someone waits for
@@ -245,17 +270,35 @@ public final class EventLoop {
         }
         // After the inputs: posted work never goes before a press read in the same wake-up.
         if pollSet[Self.mailboxSlot].revents != 0 { mailbox.runWaiting() }
-        try handleDeadlineAndAfterWake()
+        try handleDeadline()
+        if timerFired { consumeDeadlineTimer() }
+        try afterWake()
     }
 
-    /// The poll set's fixed head: the signal descriptor (slot 0), the mailbox, then the watched
-    /// descriptors in order.
+    /// The poll set's fixed head: the signal descriptor (slot 0), the mailbox, the deadline's
+    /// timer, then the watched descriptors in order.
     private static let mailboxSlot = 1
-    private static let firstWatchSlot = 2
+    private static let deadlineSlot = 2
+    private static let firstWatchSlot = 3
 
-    private func handleDeadlineAndAfterWake() throws {
-        try handleDeadline()
-        try afterWake()
+    /// Sets the deadline's timer to `deadline`, or disarms it for none.
+    ///
+    /// The corresponding C function is `timerfd_settime`.
+    private func setDeadlineTimer(_ deadline: Instant?) throws {
+        guard CShutterSystem_deadlineTimerSet(deadlineTimer, deadline == nil ? 0 : 1, deadline?.rawValue ?? 0) == 0 else {
+            throw CommandFailure("cannot set the loop's deadline timer: timerfd_settime failed: \(Errno.current)")
+        }
+        armedDeadline = deadline
+    }
+
+    /// Reads the timer's expiry, after the deadline's work (off the decision's path): it stays
+    /// readable until read. The timer fires once; a deadline still ahead is set again next turn.
+    ///
+    /// The corresponding C function is `read`.
+    private func consumeDeadlineTimer() {
+        var expirations: UInt64 = 0
+        _ = read(deadlineTimer, &expirations, MemoryLayout<UInt64>.size)
+        armedDeadline = nil
     }
 
     private func handleDeadline() throws {

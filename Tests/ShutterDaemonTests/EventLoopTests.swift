@@ -34,6 +34,53 @@ struct EventLoopTests {
         _ = CShutterSystem_setTimerSlack(0)
     }
 
+    /// The deadline timer's state as the kernel shows it (fs/timerfd.c, timerfd_show): whether it
+    /// was set with TFD_TIMER_ABSTIME, and the time left until it fires (zero: disarmed).
+    func deadlineTimerState(of loop: EventLoop) throws -> (absolute: Bool, left: Nanoseconds) {
+        let info = try String(contentsOfFile: "/proc/self/fdinfo/\(loop.deadlineTimer)", encoding: .utf8)
+        let fields = Dictionary(info.split(separator: "\n").map { line -> (String, String) in
+            let parts = line.split(separator: ":", maxSplits: 1)
+            return (String(parts[0]), parts.count > 1 ? parts[1].trimmingCharacters(in: .whitespaces) : "")
+        }, uniquingKeysWith: { first, _ in first })
+        let value = try #require(fields["it_value"]).trimmingCharacters(in: CharacterSet(charactersIn: "()")).split(separator: ",")
+        let seconds = try #require(Int64(value[0].trimmingCharacters(in: .whitespaces)))
+        let nanoseconds = try #require(Int64(value[1].trimmingCharacters(in: .whitespaces)))
+        return (fields["settime flags"] == "01", Nanoseconds(rawValue: seconds * 1_000_000_000 + nanoseconds))
+    }
+
+    /// ppoll's timeout ends up to 0.1 % of the wait late (fs/select.c): the loop waits for its
+    /// deadline on a timer set to the instant, and sets none when it has no deadline (an idle
+    /// loop is woken by nothing).
+    @Test func aDeadlineIsWaitedForOnATimerSetToItsInstantAndNoDeadlineSetsNone() throws {
+        let loop = try EventLoop()
+        var deadline: Instant? = loop.clock.now + .milliseconds(300)
+        loop.nextDeadline = { deadline }
+        try loop.runOnce(timeoutMilliseconds: 0)
+        var state = try deadlineTimerState(of: loop)
+        #expect(state.absolute)
+        #expect(state.left > .milliseconds(200) && state.left <= .milliseconds(300), "\(state.left)")
+        deadline = nil
+        try loop.runOnce(timeoutMilliseconds: 0)
+        state = try deadlineTimerState(of: loop)
+        #expect(state.left == .zero)
+    }
+
+    @Test func theTimerWakesTheLoopForItsDeadlineOnce() throws {
+        let loop = try EventLoop()
+        var deadline: Instant? = loop.clock.now + .milliseconds(20)
+        var reached: [Instant] = []
+        loop.nextDeadline = { deadline }
+        loop.deadlineReached = { now in reached.append(now); deadline = nil }
+        let started = loop.clock.now
+        try loop.runOnce(timeoutMilliseconds: 5_000)
+        #expect(reached.count == 1 && reached[0] >= started + .milliseconds(20))
+        // Woken by the timer, not by the wait's 5 s limit.
+        #expect(loop.clock.now - started < .milliseconds(4_000))
+        // Fired and read: the next wait is not woken by it again.
+        try loop.runOnce(timeoutMilliseconds: 50)
+        #expect(reached.count == 1)
+    }
+
     @Test func handlersRunInDescriptorOrderForWhatIsReadable() throws {
         let loop = try EventLoop()
         let pipes = try (0..<3).map { _ in try makePipe() }

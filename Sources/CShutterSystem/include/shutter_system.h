@@ -11,6 +11,7 @@
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/timerfd.h>
 #include <sys/timex.h>
 
 static const int CShutterSystem_SFD_CLOEXEC = SFD_CLOEXEC;
@@ -48,6 +49,26 @@ static inline int CShutterSystem_clockDiscipline(long *estimatedErrorMicrosecond
 // its deadline to the nanosecond, where poll's whole milliseconds wake it up to 1 ms late.
 // The corresponding C function is `ppoll`.
 int CShutterSystem_ppoll(struct pollfd *entries, unsigned long count, long long timeout_ns);
+
+// A timer descriptor on CLOCK_MONOTONIC, readable from an absolute instant on: the event loop's
+// deadline. ppoll's own timeout is not exact: the kernel lets a wait end up to 0.1 % of its
+// length late whatever the thread's timer slack (select_estimate_accuracy in fs/select.c; 0.5 %
+// for a niced thread): 300 µs at the end of a 300 ms double-press window. A timerfd's timer has
+// no slack (fs/timerfd.c starts its hrtimer with none). The corresponding C functions are
+// `timerfd_create` and `timerfd_settime` (TFD_TIMER_ABSTIME).
+static inline int CShutterSystem_deadlineTimerCreate(void) {
+    return timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+}
+// Arms `descriptor` to become readable at `at_ns` (CLOCK_MONOTONIC; an instant already passed
+// makes it readable at once), or disarms it when `arm` is 0.
+static inline int CShutterSystem_deadlineTimerSet(int descriptor, int arm, long long at_ns) {
+    // An it_value of zero disarms: an instant at or before the clock's origin is 1 ns after it.
+    if (arm && at_ns < 1) at_ns = 1;
+    struct itimerspec value = { .it_interval = { 0, 0 },
+                                .it_value = { .tv_sec = arm ? (time_t)(at_ns / 1000000000) : 0,
+                                              .tv_nsec = arm ? (long)(at_ns % 1000000000) : 0 } };
+    return timerfd_settime(descriptor, TFD_TIMER_ABSTIME, &value, NULL);
+}
 
 // The calling thread's timer slack, in nanoseconds: how much later than asked the kernel may end
 // its timed waits, to group wake-ups (50 µs by default; a thread created later inherits it).
