@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """bench-decision.py: edge → event on the host's real CPU, next to the C timer floor.
 
-  Tests/bench-decision.py [--presses N] [--shutter BINARY] [--tsv FILE]
+  Tests/bench-decision.py [--presses N] [--light-presses M] [--shutter BINARY] [--tsv FILE]
 
 The VM's figure (Tests/VM/bench-edge.sh) runs under software emulation, where any code that runs
 after a wake-up costs far more than on a CPU, while the floor programs run almost none. This is
@@ -9,7 +9,11 @@ the same measure on the host, natively: `shutter run` on the simulator board (it
 synthetic camera encoding each photo), N full clicks (default 100, 400 ms apart) from standard
 input, a subscriber (Tests/VM/probes/stamp-lines.c) stamping CLOCK_MONOTONIC as each line's read
 returns: a `capture began` line's arrival minus its `t` (the decision's instant, pressedAt + the
-confirmation window) is how far beyond the window the event reached a subscriber. Next to it, in
+confirmation window) is how far beyond the window the event reached a subscriber. Then M light
+presses (default N/3, 800 ms apart, `half` held 100 ms): a `lightPress` is decided when the
+double-press window has passed after the release, a deadline the loop waits far longer for than
+a press's 5 ms window (as long as the camera's frame interval, or the whole window with the
+camera stopped); its line's arrival minus its `t` is measured the same way. Next to it, in
 the same seconds, Tests/VM/probes/timer-floor.c: a C program sleeping with clock_nanosleep
 (TIMER_ABSTIME) to instants 400 ms apart, how late it wakes (the floor for a decision at the end
 of a window), and the same with its line through a socket to another process (the floor for one
@@ -40,12 +44,17 @@ def percentile(values, p):
 def main():
     options = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     options.add_argument("--presses", type=int, default=100, help="full clicks, 400 ms apart (default 100)")
+    options.add_argument("--light-presses", type=int, help="light presses after the clicks, 800 ms apart (default presses / 3)")
     options.add_argument("--shutter", default=os.path.join(ROOT, ".build", "release", "shutter"),
                          help="the binary (default .build/release/shutter: swift build -c release)")
     options.add_argument("--tsv", help="append Tests/bench.sh's rows to this file")
     arguments = options.parse_args()
     if arguments.presses < 1:
         options.error("--presses must be at least 1")
+    if arguments.light_presses is None:
+        arguments.light_presses = max(1, arguments.presses // 3)
+    if arguments.light_presses < 1:
+        options.error("--light-presses must be at least 1")
     work = tempfile.mkdtemp(prefix="bench-decision.")
     try:
         return run(arguments, work)
@@ -61,6 +70,7 @@ def run(arguments, work):
     full = next(line for line in board["lines"] if line["role"] == "full")
     window = max(full.get("debounceMs", board.get("lineDefaults", {}).get("debounceMs", 0)),
                  board.get("gestures", {}).get("glitchFilterMs", 0))
+    double_window = board.get("gestures", {}).get("doublePressWindowMs", 300)
     with open(os.path.join(work, "board.json"), "w") as f:
         json.dump(board, f)
     period, first = 0.4, 1.5
@@ -69,6 +79,12 @@ def run(arguments, work):
             t = first + k * period
             for offset, line, active in ((0, "half", True), (0.06, "full", True), (0.12, "full", False), (0.18, "half", False)):
                 f.write(json.dumps({"t": round(t + offset, 3), "line": line, "active": active}) + "\n")
+        # Each light press takes two of the floors' 400 ms periods; its edges and its decision
+        # (release + the double-press window) fall clear of their instants.
+        for k in range(arguments.light_presses):
+            t = first + (arguments.presses + 2 * k) * period
+            for offset, active in ((0, True), (0.1, False)):
+                f.write(json.dumps({"t": round(t + offset, 3), "line": "half", "active": active}) + "\n")
     sock = os.path.join(work, "api.sock")
     daemon = subprocess.Popen([arguments.shutter, "run", "--no-state", "--board", os.path.join(work, "board.json"), "--socket", sock],
                               stdin=open(os.path.join(work, "clicks.jsonl")), stdout=subprocess.DEVNULL,
@@ -84,12 +100,16 @@ def run(arguments, work):
         # The floors' instants fall between the presses' decisions (first + 0.06 + window, every period).
         late_out, hop_out = open(os.path.join(work, "late"), "w"), open(os.path.join(work, "hop"), "w")
         ms = int(period * 1000)
-        processes.append(subprocess.Popen([os.path.join(work, "timer-floor"), str(arguments.presses), str(ms), str(int(first * 1000) + ms // 3)], stdout=late_out))
-        processes.append(subprocess.Popen([os.path.join(work, "timer-floor"), str(arguments.presses), str(ms), str(int(first * 1000) + 2 * ms // 3), "--hop"], stdout=hop_out))
-        deadline = time.monotonic() + first + arguments.presses * period + 5
+        periods = arguments.presses + 2 * arguments.light_presses
+        processes.append(subprocess.Popen([os.path.join(work, "timer-floor"), str(periods), str(ms), str(int(first * 1000) + ms // 3)], stdout=late_out))
+        processes.append(subprocess.Popen([os.path.join(work, "timer-floor"), str(periods), str(ms), str(int(first * 1000) + 2 * ms // 3), "--hop"], stdout=hop_out))
+        deadline = time.monotonic() + first + periods * period + 5
         for process in processes[2:]:
             process.wait(timeout=max(1, deadline - time.monotonic()))
-        while time.monotonic() < deadline and began(work) < arguments.presses:
+        while time.monotonic() < deadline:
+            began, light = counted(work)
+            if began >= arguments.presses and light >= arguments.light_presses:
+                break
             time.sleep(0.1)
     finally:
         for process in processes:
@@ -100,16 +120,18 @@ def run(arguments, work):
                 process.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 process.kill()
-    beyond = []
+    beyond, light = [], []
     for line in open(os.path.join(work, "arrivals")):
         stamp, _, text = line.partition(" ")
         event = json.loads(text)
         if event.get("event") == "capture" and event.get("phase") == "began":
             beyond.append((int(stamp) - round(event["t"] * 1e9)) / 1e6)
+        elif event.get("event") == "lightPress":
+            light.append((int(stamp) - round(event["t"] * 1e9)) / 1e6)
     late = [(int(r[1]) - int(r[0])) / 1e6 for r in (l.split() for l in open(os.path.join(work, "late"))) if len(r) >= 2]
     hopped = [(int(r[2]) - int(r[0])) / 1e6 for r in (l.split() for l in open(os.path.join(work, "hop"))) if len(r) >= 3]
     print(f"edge → event on the host (simulator board, {len(beyond)} of {arguments.presses} presses; window {window:g} ms; "
-          f"floor samples: timer {len(late)}, timer + socket {len(hopped)})")
+          f"{len(light)} of {arguments.light_presses} light presses; floor samples: timer {len(late)}, timer + socket {len(hopped)})")
     rows = []
     for label, p in (("p50", 50), ("p99", 99)):
         ours, floor, floor_hop = percentile(beyond, p), percentile(late, p), percentile(hopped, p)
@@ -118,18 +140,26 @@ def run(arguments, work):
         name = f"edge → subscriber, beyond the {window:g} ms window {label} (host, simulator)"
         rows.append(f"decision\t{name}\t{ours:.3f}\tms\tC timer at the window's end, late {label} (host)\t{floor:.3f}\t{ours / floor:.2f}")
         rows.append(f"decision\t{name}\t{ours:.3f}\tms\tC timer, then a socket to another process {label} (host)\t{floor_hop:.3f}\t{ours / floor_hop:.2f}")
+    for label, p in (("p50", 50), ("p99", 99)):
+        ours, floor = percentile(light, p), percentile(late, p)
+        print(f"  {label}: light press beyond its {double_window:g} ms double-press window {ours:.3f} ms; C timer late {floor:.3f} ms, {ours / floor:.2f}×")
+        name = f"light press → subscriber, beyond its {double_window:g} ms double-press window {label} (host, simulator)"
+        rows.append(f"decision\t{name}\t{ours:.3f}\tms\tC timer at the window's end, late {label} (host)\t{floor:.3f}\t{ours / floor:.2f}")
     if arguments.tsv:
         with open(arguments.tsv, "a") as tsv:
             tsv.write("".join(row + "\n" for row in rows))
-    if len(beyond) < arguments.presses or not late or not hopped:
-        print(f"bench-decision: {len(beyond)} capture began lines of {arguments.presses} presses; see {work}/run.err", file=sys.stderr)
+    if len(beyond) < arguments.presses or len(light) < arguments.light_presses or not late or not hopped:
+        print(f"bench-decision: {len(beyond)} capture began lines of {arguments.presses} presses, {len(light)} lightPress lines "
+              f"of {arguments.light_presses}; see {work}/run.err", file=sys.stderr)
         return 1
     return 0
 
 
-def began(work):
+def counted(work):
+    """The `capture began` and `lightPress` lines that have arrived."""
     with open(os.path.join(work, "arrivals")) as f:
-        return sum('"began"' in line and '"capture"' in line for line in f)
+        lines = f.readlines()
+    return (sum('"began"' in line and '"capture"' in line for line in lines), sum('"lightPress"' in line for line in lines))
 
 
 if __name__ == "__main__":

@@ -20,7 +20,8 @@
 #   decision    Tests/bench-decision.py: edge → `capture began` at a socket subscriber beyond the
 #               confirmation window on the host's own CPU (the simulator board), next to a C
 #               program's lateness on a TIMER_ABSTIME timer, and that timer's line through a socket
-#               to another process (host)
+#               to another process; and a light press at the end of its double-press window, a
+#               deadline waited for much longer than a press's window (host)
 #   edge        Tests/VM/bench-edge.sh: kernel edge → `capture began` at a socket subscriber on
 #               gpio-sim, next to a C libgpiod reader, gpiomon and the C timer floor for a
 #               decision at the end of the confirmation window; and, from an ftrace, the moment
@@ -128,9 +129,9 @@ PY
 }
 
 part_decision() {   # edge → event natively: the host's CPU, the simulator board, the C timer floor
-  local presses=150; [ "$short" = yes ] && presses=10
-  say "decision: Tests/bench-decision.py --presses $presses (host)"
-  python3 Tests/bench-decision.py --presses "$presses" --tsv "$rows" >&2 ||
+  local presses=150 light=50; [ "$short" = yes ] && presses=10 light=3
+  say "decision: Tests/bench-decision.py --presses $presses --light-presses $light (host)"
+  python3 Tests/bench-decision.py --presses "$presses" --light-presses "$light" --tsv "$rows" >&2 ||
     skip_part decision "edge → subscriber (host, simulator)" "Tests/bench-decision.py failed"
 }
 
@@ -287,7 +288,9 @@ expected = {
     "edge→event": [f"{what} {p}.*" for what in ("edge → subscriber, raw", "edge → subscriber, beyond the .* window", "gpiomon edge → line",
                                                  r"edge → decision sent \(sendto, ftrace\), beyond the .* window")
                    for p in ("p50", "p99")],
-    "decision": [f"edge → subscriber, beyond the .* window {p} .*" for p in ("p50", "p99")],
+    "decision": [f"{what}, beyond {window} {p} .*" for what, window in (("edge → subscriber", "the .* window"),
+                                                                         ("light press → subscriber", "its .* double-press window"))
+                 for p in ("p50", "p99")],
 }
 for section, patterns in expected.items():
     if any(r["skipped"] and r["section"] == section for r in rows):
