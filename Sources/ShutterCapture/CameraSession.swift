@@ -48,8 +48,9 @@ final class CameraSession {
     /// Frames taken into the ring since start (warm-up frames not counted).
     private(set) var framesReceived = 0
 
-    /// Opens, starts, stops and closes the camera, one job at a time, off the event loop.
-    private let lifecycleQueue = DispatchQueue(label: "shutter.capture.lifecycle", qos: .userInitiated)
+    /// Opens, starts, stops and closes the camera, one job at a time, off the event loop; at the
+    /// default QoS, no higher than the loop's thread (see `CaptureService`'s encode queue).
+    private let lifecycleQueue = DispatchQueue(label: "shutter.capture.lifecycle", qos: .default)
     /// What the lifecycle queue finished, in order, for the loop to collect.
     private let lifecycleResults = Locked<[LifecycleResult]>([])
     /// Lifecycle jobs queued whose results the loop has not collected yet; the camera is the queue's while any is.

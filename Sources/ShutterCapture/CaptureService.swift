@@ -42,7 +42,11 @@ public final class CaptureService {
     private var controlAdapter: (any CameraControlAdapter)?
     private let wake: WakePipe
     private let finished = Locked<[CaptureEvent]>([])
-    private let encodeQueue = DispatchQueue(label: "shutter.capture.encode", qos: .userInitiated)
+    /// The default QoS, not a higher one: on Linux, libdispatch runs a `.userInitiated` queue's
+    /// worker at nice -2 where it may (`ps -L -o ni` of `shutter run` as root), above the event
+    /// loop at 0, and each photo's encode (some 50 ms of CPU in the VM) then outranked the loop
+    /// and the API's subscribers right after the press. Nothing shutter runs may outrank the loop.
+    private let encodeQueue = DispatchQueue(label: "shutter.capture.encode", qos: .default)
     /// The encode queue's JPEG encoder, kept from photo to photo with its buffers.
     private let encoder = EncodeQueueEncoder()
     private let group = DispatchGroup()
