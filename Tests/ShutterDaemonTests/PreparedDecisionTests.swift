@@ -48,7 +48,7 @@ struct PreparedDecisionTests {
         for _ in 0..<count {
             let gesture = SimulatedGesture.allCases.randomElement(using: &random)!
             for edge in gesture.edges(on: board, from: start) {
-                // Bounce: the level flickers for 1-3 ms before it settles, inside the debounce window.
+                // Bounce: the level flickers for 0.4-2 ms before it settles, inside the debounce window.
                 if Int.random(in: 0..<4, using: &random) == 0 {
                     let flicker = Int64.random(in: 200_000...1_000_000, using: &random)
                     edges.append(Edge(line: edge.line, active: edge.active, time: edge.time))
@@ -61,7 +61,7 @@ struct PreparedDecisionTests {
             let last = edges.last?.time ?? start
             start = last + .milliseconds(Double.random(in: 0...400, using: &random))
         }
-        // Bounce may reach past the next gesture's first edge: the chip takes edges in time order.
+        // The chip takes edges in time order, whatever line they are on.
         return edges.sorted { $0.time < $1.time }
     }
 
