@@ -105,21 +105,28 @@ wait_for_consumer probe-raw edge-floor && wait_for_consumer probe-window edge-fl
   echo "bench-edge: a floor program did not take its line"
 
 tracing=/sys/kernel/tracing
+traced_events_on=
+# The events are enabled once for the boot and stay so: enabling or disabling one patches the
+# kernel's text on every CPU, and in one run the guest hung with this script's shell, the one
+# that did so between turns, stuck in the kernel (an RCU stall, then a soft lockup for minutes).
+# Each turn only empties the buffer and turns recording on and off.
 trace_on() {
   mountpoint -q "$tracing" || mount -t tracefs nodev "$tracing"
   echo 0 > "$tracing/tracing_on"; echo > "$tracing/trace"
-  echo 16384 > "$tracing/buffer_size_kb"
-  echo mono > "$tracing/trace_clock"   # CLOCK_MONOTONIC: the clock of the lines' stamps
-  for event in sched/sched_wakeup sched/sched_switch syscalls/sys_enter_sendto syscalls/sys_enter_sendmsg syscalls/sys_enter_write \
-               syscalls/sys_exit_read syscalls/sys_exit_ppoll ${BENCH_FTRACE_EXTRA:-}; do
-    echo 1 > "$tracing/events/$event/enable"
-  done
+  if [ -z "$traced_events_on" ]; then
+    echo 16384 > "$tracing/buffer_size_kb"
+    echo mono > "$tracing/trace_clock"   # CLOCK_MONOTONIC: the clock of the lines' stamps
+    for event in sched/sched_wakeup sched/sched_switch syscalls/sys_enter_sendto syscalls/sys_enter_sendmsg syscalls/sys_enter_write \
+                 syscalls/sys_exit_read syscalls/sys_exit_ppoll ${BENCH_FTRACE_EXTRA:-}; do
+      echo 1 > "$tracing/events/$event/enable"
+    done
+    traced_events_on=yes
+  fi
   echo 1 > "$tracing/tracing_on"
 }
 trace_off() {
   echo 0 > "$tracing/tracing_on"
   cat "$tracing/trace" > "$1"
-  echo 0 > "$tracing/events/enable"
 }
 
 # turn BINARY INDEX ROUND CLICKS: one daemon, CLICKS clicks, its presses in daemon-INDEX-ROUND.
