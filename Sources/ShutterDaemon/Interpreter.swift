@@ -31,12 +31,12 @@ public final class Interpreter {
     public var prepareEvents: ([ShutterEvent]) -> Void = { _ in }
 
     /// The state machines run ahead to their next deadline, as they will be there if nothing comes
-    /// before it; adopted at the deadline instead of running them then.
+    /// before it (with the explanations of that run still in them); adopted at the deadline
+    /// instead of running them then.
     private struct PreparedDecision {
         var deadline: Instant
         var machine: RigStateMachine
         var events: [ShutterEvent]
-        var explanations: [Explanation]
         /// ``changes`` when it was made: any later change to the machines makes it stale.
         var madeAfter: UInt64
     }
@@ -78,8 +78,7 @@ public final class Interpreter {
         var ahead = machine
         var made: [ShutterEvent] = []
         ahead.advance(to: deadline, into: &made)
-        let explanations = explain == nil ? [] : ahead.takeExplanations()
-        prepared = PreparedDecision(deadline: deadline, machine: ahead, events: made, explanations: explanations, madeAfter: changes)
+        prepared = PreparedDecision(deadline: deadline, machine: ahead, events: made, madeAfter: changes)
         prepareEvents(made)
     }
 
@@ -96,9 +95,6 @@ public final class Interpreter {
             prepared = nil
             adoptedDecisions += 1
             machine = decision.machine
-            if let explain {
-                for explanation in decision.explanations { explain(explanation) }
-            }
             events.append(contentsOf: decision.events)
             flush()
         } else if !edges.isEmpty || lost > 0 || nextDeadline.map({ $0 <= now }) == true {
