@@ -234,9 +234,7 @@ public final class EventLoop {
         let timerFired = pollSet[Self.deadlineSlot].revents != 0
         if ready == 0 || (ready == 1 && timerFired) {
             // Only the deadline: nothing to dispatch.
-            try handleDeadline()
-            if timerFired { consumeDeadlineTimer() }
-            try afterWake()
+            try endWakeUp(timerFired: timerFired)
             return
         }
         // A deadline that has passed goes before the inputs: it is a decision someone waits for
@@ -270,6 +268,12 @@ public final class EventLoop {
         }
         // After the inputs: posted work never goes before a press read in the same wake-up.
         if pollSet[Self.mailboxSlot].revents != 0 { mailbox.runWaiting() }
+        try endWakeUp(timerFired: timerFired)
+    }
+
+    /// A wake-up's last steps: a deadline that has passed by now, then the timer read if it fired
+    /// (off the decision's path), then ``afterWake``.
+    private func endWakeUp(timerFired: Bool) throws {
         try handleDeadline()
         if timerFired { consumeDeadlineTimer() }
         try afterWake()
