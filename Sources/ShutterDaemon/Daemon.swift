@@ -274,18 +274,16 @@ public final class Daemon {
                 Log.warning("standard output was closed (its reader went away): events go on to the API's subscribers")
             }
         }
-        // When a wake-up's work is done, the decision at the recognizer's next deadline is worked
-        // out ahead (at the deadline the loop wakes to code that went cold while it slept).
-        loop.afterWake = { [unowned self] in interpreter.prepareNextDecision() }
-        if let simulator, api == nil, http == nil, mqtt == nil {
-            // The simulator's input has ended, nothing is scheduled and every photo is saved: the run is
-            // over. With an API socket the daemon keeps serving until SIGTERM.
-            loop.afterWake = { [unowned self] in
-                interpreter.prepareNextDecision()
-                if simulator.ended, simulator.nextEdgeTime == nil, interpreter.nextDeadline == nil,
-                   capture.service.pendingCount == 0, capture.service.inFlightCount == 0, retiredCaptures.isEmpty {
-                    loop.stop()
-                }
+        // A simulator run with no API, HTTP or MQTT ends once its input has ended, nothing is
+        // scheduled and every photo is saved. With an API socket the daemon keeps serving until SIGTERM.
+        let endsWhenPlayed = api == nil && http == nil && mqtt == nil ? simulator : nil
+        loop.afterWake = { [unowned self] in
+            // The decision at the recognizer's next deadline is worked out ahead, while the loop
+            // has time (at the deadline it wakes to code that went cold while it slept).
+            interpreter.prepareNextDecision()
+            if let simulator = endsWhenPlayed, simulator.ended, simulator.nextEdgeTime == nil, interpreter.nextDeadline == nil,
+               capture.service.pendingCount == 0, capture.service.inFlightCount == 0, retiredCaptures.isEmpty {
+                loop.stop()
             }
         }
     }
