@@ -37,6 +37,13 @@ public struct GestureTimings: Hashable, Sendable {
     public var captureOn = CapturePhase.began
     /// What the secondary button does.
     public var secondaryAction = SecondaryAction.capture
+    /// How long before a decision that makes events (the end of a press's confirmation window,
+    /// of a light press's double-press window) the daemon's loop wakes, to wait out the rest
+    /// awake instead of asleep: a sleeping process wakes after its timer, late by the kernel's
+    /// wake-up latency (tens of µs on an idle PC, more on a busy board, milliseconds under
+    /// emulation), while one awake reaches the instant itself. It costs this much CPU per
+    /// decision, never while idle; 0 sleeps until the deadline.
+    public var wakeAhead = Nanoseconds.milliseconds(1)
 
     public init() {}
 }
@@ -60,7 +67,7 @@ extension GestureTimings: Decodable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case glitchFilterMs, lightPressMaxMs, doublePressWindowMs, tapMaxMs, prepareAfterMs
         case burst, burstAfterMs, burstIntervalMs, controlsIdleTimeoutMs, coalescingIntervalMs, liftGraceMs
-        case captureOn, secondaryAction, stuckAfterMs, padStuckAfterMs, secondTapGapMs
+        case captureOn, secondaryAction, stuckAfterMs, padStuckAfterMs, secondTapGapMs, wakeAheadMs
     }
 
     public init(from decoder: any Decoder) throws {
@@ -85,6 +92,7 @@ extension GestureTimings: Decodable {
         padStuckAfter = try container.decodeMilliseconds(forKey: .padStuckAfterMs, in: 1000...3_600_000) ?? defaults.padStuckAfter
         captureOn = try container.decodeEnum(CapturePhase.self, forKey: .captureOn) ?? defaults.captureOn
         secondaryAction = try container.decodeEnum(SecondaryAction.self, forKey: .secondaryAction) ?? defaults.secondaryAction
+        wakeAhead = try container.decodeMilliseconds(forKey: .wakeAheadMs, in: 0...20) ?? defaults.wakeAhead
         if lightPressMaximum <= glitchFilter {
             throw container.fail(.lightPressMaxMs, "must be longer than glitchFilterMs (\(glitchFilter.milliseconds.shortDescription) ms)")
         }

@@ -202,6 +202,7 @@ public final class Daemon {
             earliest = Instant.earliest(earliest, mqtt?.nextDeadline)
             return Instant.earliest(earliest, api?.nextDeadline)
         }
+        loop.awaitedDeadline = { [unowned self] in interpreter.awaitedDeadline }
         loop.deadlineReached = { [unowned self] now in
             simulator?.deliver(upTo: now)
             try pump(now: now)
@@ -305,6 +306,7 @@ public final class Daemon {
     }
 
     private func wireInterpreter() {
+        loop.wakeAhead = board.gestures.wakeAhead
         interpreter.emit = { [unowned self] event in handle(event) }
         interpreter.prepareEvents = { [unowned self] events in
             preparedEvents.removeAll(keepingCapacity: true)

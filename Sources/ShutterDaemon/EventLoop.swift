@@ -50,6 +50,16 @@ public final class EventLoop {
 
     /// The next instant the loop must wake at, if any; asked before every wait.
     public var nextDeadline: () -> Instant? = { nil }
+    /// The next deadline when someone waits for what is decided there (a press's capture at the
+    /// end of its confirmation window), which the loop reaches awake: asked before every wait,
+    /// after ``nextDeadline``; it matters only when it is that deadline.
+    public var awaitedDeadline: () -> Instant? = { nil }
+    /// How long before ``awaitedDeadline`` the loop stops sleeping. Its timer wakes it then, and it
+    /// waits out the rest polling its descriptors without a timeout (so an input is still handled
+    /// at once), as a sleeping process wakes after its timer late by the scheduler's wake-up
+    /// latency and then runs on code and memory that went cold. On the system's clock only (a
+    /// virtual clock does not move while the loop polls); zero sleeps until every deadline.
+    public var wakeAhead = Nanoseconds.zero
     /// Called when the deadline has passed, with the current time: first thing in a wake-up
     /// when it had passed by then (before the inputs), and after the inputs when it has now.
     public var deadlineReached: (Instant) throws -> Void = { _ in }
@@ -215,17 +225,36 @@ public final class EventLoop {
         // timer descriptor wakes it at the instant. Set only when the deadline changed.
         var timeout: Int64 = -1
         let deadline = nextDeadline()
+        var awakeUntil: Instant?
         if deadlineTimer >= 0 {
-            if deadline != armedDeadline { try setDeadlineTimer(deadline) }
+            var wakeAt = deadline
+            if let deadline, wakeAhead > .zero, awaitedDeadline() == deadline {
+                if clock.now >= deadline - wakeAhead {
+                    awakeUntil = deadline
+                    wakeAt = nil
+                } else {
+                    wakeAt = deadline - wakeAhead
+                }
+            }
+            if wakeAt != armedDeadline { try setDeadlineTimer(wakeAt) }
         } else if let deadline {
             timeout = max(0, deadline.rawValue - clock.now.rawValue)
         }
         if let limit = timeoutMilliseconds {
             let limit = Int64(limit) * 1_000_000
             timeout = timeout < 0 ? limit : min(timeout, limit)
+            awakeUntil = awakeUntil.map { min($0, clock.now + Nanoseconds(rawValue: limit)) }
         }
         let ready = pollSet.withUnsafeMutableBufferPointer { entries in
-            CShutterSystem_ppoll(entries.baseAddress, UInt(entries.count), timeout)
+            guard let awakeUntil else { return CShutterSystem_ppoll(entries.baseAddress, UInt(entries.count), timeout) }
+            // Awake until the deadline: each pass asks the descriptors without waiting, and the
+            // first that is ready ends the wait as a sleep would (its handler runs now, and the
+            // next turn waits again).
+            var ready: CInt
+            repeat {
+                ready = CShutterSystem_ppoll(entries.baseAddress, UInt(entries.count), 0)
+            } while ready == 0 && clock.now < awakeUntil
+            return ready
         }
         if ready < 0 {
             if errno == EINTR { return }

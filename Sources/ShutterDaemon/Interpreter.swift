@@ -82,6 +82,15 @@ public final class Interpreter {
         prepareEvents(made)
     }
 
+    /// The next deadline if someone waits for what is decided there: the decision prepared for it
+    /// (``prepareNextDecision()``) makes events, and nothing changed since it was made. The loop
+    /// wakes ahead of this one (the board's `wakeAheadMs`); a deadline that only moves the
+    /// machines along (a debounce that confirms nothing yet) is slept until.
+    public var awaitedDeadline: Instant? {
+        guard let decision = prepared, decision.madeAfter == changes, !decision.events.isEmpty else { return nil }
+        return decision.deadline
+    }
+
     /// Reads every waiting edge, feeds each in time order, then lets deadlines up to `now` fire.
     ///
     /// When no edge came and the next deadline has passed, the decision ``prepareNextDecision()``

@@ -75,6 +75,13 @@ struct BoardTests {
         #expect(board.lines[2].debounce == .zero)
     }
 
+    @Test("the loop wakes 1 ms ahead of a decision unless the board says otherwise; 0 turns it off")
+    func wakeAhead() throws {
+        #expect(try decode(minimalBoard).gestures.wakeAhead == .milliseconds(1))
+        #expect(try decode(board(with: "gestures", "{\"wakeAheadMs\": 0.25}")).gestures.wakeAhead == .microseconds(250))
+        #expect(try decode(board(with: "gestures", "{\"wakeAheadMs\": 0}")).gestures.wakeAhead == .zero)
+    }
+
     @Test("chip selectors: simulator, path, name, label",
           arguments: [("simulator", ChipSelector.simulator), ("/dev/gpiochip0", .path("/dev/gpiochip0")),
                       ("gpiochip4", .name("gpiochip4")), ("pinctrl-rp1", .label("pinctrl-rp1")), ("gpiochipX", .label("gpiochipX"))])
@@ -119,6 +126,9 @@ struct BoardTests {
         ("too many controls", board(with: "controls", "[" + (0..<9).map { "{\"id\": \"c\($0)\", \"kind\": \"picker\", \"count\": 2}" }.joined(separator: ", ") + "]"),
          "controls", "at most 8"),
         ("contradictory timings", board(with: "gestures", "{\"glitchFilterMs\": 50, \"tapMaxMs\": 40}"), "gestures.tapMaxMs", "longer than glitchFilterMs"),
+        ("waking ahead of a decision for longer than it is worth", board(with: "gestures", "{\"wakeAheadMs\": 25}"),
+         "gestures.wakeAheadMs", "outside 0...20 ms"),
+        ("waking after a decision", board(with: "gestures", "{\"wakeAheadMs\": -1}"), "gestures.wakeAheadMs", "outside 0...20 ms"),
         ("camera size half given", board(with: "camera", "{\"width\": 640}"), "camera.height", "both width and height"),
         ("output template with a slash", board(with: "output", "{\"template\": \"a/b.jpg\"}"), "output.template", "without '/'"),
         // Issue 20, defect 10: boards `check` accepted that trapped the daemon.

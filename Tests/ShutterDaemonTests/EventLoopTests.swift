@@ -81,6 +81,112 @@ struct EventLoopTests {
         #expect(reached.count == 1)
     }
 
+    /// This thread's CPU time (CLOCK_THREAD_CPUTIME_ID): what the loop spent awake, not asleep.
+    func threadCPUTime() -> Int64 {
+        var time = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+        return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
+    }
+
+    /// A deadline someone waits for (a press's decision) is woken `wakeAhead` before; one nobody
+    /// waits for, or any with no `wakeAhead`, is woken at its instant.
+    @Test func theTimerIsSetAheadOfAnAwaitedDeadlineOnly() throws {
+        let loop = try EventLoop()
+        let deadline = loop.clock.now + .milliseconds(300)
+        var awaited: Instant? = deadline
+        loop.nextDeadline = { deadline }
+        loop.awaitedDeadline = { awaited }
+        loop.wakeAhead = .milliseconds(100)
+        try loop.runOnce(timeoutMilliseconds: 0)
+        var state = try deadlineTimerState(of: loop)
+        #expect(state.absolute)
+        #expect(state.left > .milliseconds(100) && state.left <= .milliseconds(200), "\(state.left)")
+        awaited = nil
+        try loop.runOnce(timeoutMilliseconds: 0)
+        state = try deadlineTimerState(of: loop)
+        #expect(state.left > .milliseconds(200) && state.left <= .milliseconds(300), "\(state.left)")
+        // An awaited deadline that is not the next one (the watchdog's comes first) changes nothing.
+        awaited = deadline + .milliseconds(50)
+        try loop.runOnce(timeoutMilliseconds: 0)
+        state = try deadlineTimerState(of: loop)
+        #expect(state.left > .milliseconds(200) && state.left <= .milliseconds(300), "\(state.left)")
+        awaited = deadline
+        loop.wakeAhead = .zero
+        try loop.runOnce(timeoutMilliseconds: 0)
+        state = try deadlineTimerState(of: loop)
+        #expect(state.left > .milliseconds(200) && state.left <= .milliseconds(300), "\(state.left)")
+    }
+
+    /// Woken by its timer ahead of the deadline, the loop stays awake until it (spending CPU time,
+    /// not sleeping) and reaches it once.
+    @Test func theLastStretchBeforeAnAwaitedDeadlineIsWaitedOutAwake() throws {
+        let loop = try EventLoop()
+        let started = loop.clock.now
+        var deadline: Instant? = started + .milliseconds(60)
+        var reached: [Instant] = []
+        loop.nextDeadline = { deadline }
+        loop.awaitedDeadline = { deadline }
+        loop.wakeAhead = .milliseconds(40)
+        loop.deadlineReached = { now in reached.append(now); deadline = nil }
+        // Asleep until the timer, 40 ms before the deadline.
+        try loop.runOnce(timeoutMilliseconds: 5_000)
+        #expect(reached.isEmpty)
+        #expect(loop.clock.now >= started + .milliseconds(20))
+        let awake = loop.clock.now, cpu = threadCPUTime()
+        try loop.runOnce(timeoutMilliseconds: 5_000)
+        #expect(reached.count == 1 && reached[0] >= started + .milliseconds(60))
+        let stretch = reached[0] - awake, spent = threadCPUTime() - cpu
+        // Asleep, the thread would spend microseconds; awake, most of the stretch (a loaded
+        // machine may take the CPU away for part of it).
+        #expect(spent * 4 >= stretch.rawValue, "\(spent) ns of CPU over \(stretch)")
+        // The deadline's work is done: the next turn sleeps (its 50 ms limit ends it) and reaches nothing.
+        try loop.runOnce(timeoutMilliseconds: 50)
+        #expect(reached.count == 1)
+    }
+
+    /// Awake before a deadline, the loop still handles an input as soon as it is ready, and goes
+    /// on waiting for the deadline after it.
+    @Test func anInputInTheAwakeStretchIsHandledAtOnce() throws {
+        let loop = try EventLoop()
+        let pipe = try makePipe()
+        defer { close(pipe.read); close(pipe.write) }
+        let started = loop.clock.now
+        var deadline: Instant? = started + .milliseconds(150)
+        var reached: [Instant] = []
+        var handled: [Instant] = []
+        loop.nextDeadline = { deadline }
+        loop.awaitedDeadline = { deadline }
+        loop.wakeAhead = .milliseconds(200)
+        loop.deadlineReached = { now in reached.append(now); deadline = nil }
+        loop.watch(pipe.read) { handled.append(loop.clock.now); self.drain(pipe.read) }
+        let end = pipe.write
+        let writer = Thread {
+            usleep(20_000)
+            var byte: UInt8 = 1
+            _ = write(end, &byte, 1)
+        }
+        writer.start()
+        try loop.runOnce(timeoutMilliseconds: 5_000)
+        #expect(handled.count == 1 && reached.isEmpty)
+        #expect(handled.first.map { $0 < started + .milliseconds(100) } == true, "the input waited for the deadline")
+        try loop.runOnce(timeoutMilliseconds: 5_000)
+        #expect(reached.count == 1 && reached[0] >= started + .milliseconds(150))
+    }
+
+    /// A virtual clock does not move while the loop polls: there the loop never stays awake.
+    @Test func aVirtualClockIsNeverWaitedForAwake() throws {
+        let clock = VirtualClock()
+        let loop = try EventLoop(clock: clock)
+        let deadline = clock.now + .milliseconds(10)
+        loop.nextDeadline = { deadline }
+        loop.awaitedDeadline = { deadline }
+        loop.wakeAhead = .milliseconds(20)
+        // Waits out its 10 ms (the deadline's timeout, the clock's time) and returns, instead of
+        // polling until a clock that does not move reaches the deadline.
+        try loop.runOnce(timeoutMilliseconds: 30)
+        #expect(clock.now < deadline)
+    }
+
     @Test func handlersRunInDescriptorOrderForWhatIsReadable() throws {
         let loop = try EventLoop()
         let pipes = try (0..<3).map { _ in try makePipe() }

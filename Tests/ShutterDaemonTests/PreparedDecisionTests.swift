@@ -139,6 +139,46 @@ struct PreparedDecisionTests {
         #expect(ahead.interpreter.adoptedDecisions > 10)
     }
 
+    @Test("the deadline the loop wakes ahead of is a prepared decision's that makes events, while it stands")
+    func awaitedDeadline() throws {
+        let board = try Board.decode(Data(TestRig.simulatorBoard.utf8), file: "test-board.json")
+        let edges = Self.session(seed: 7, board: board, count: 24)
+        let rig = try Rig(edges: edges, explaining: false)
+        var prepared: [ShutterEvent] = []
+        rig.interpreter.prepareEvents = { prepared = $0 }
+        #expect(rig.interpreter.awaitedDeadline == nil, "nothing prepared")
+        var read = 0
+        rig.interpreter.observeEdge = { _ in read += 1 }
+        var now = Instant.nanoseconds(0), nextEdge = 0
+        var awaited = 0, sleptUntil = 0
+        while nextEdge < edges.count || rig.interpreter.nextDeadline != nil {
+            // Each wake-up is at an edge (read 50 µs after it) or at a deadline.
+            var wake = nextEdge < edges.count ? edges[nextEdge].time + .microseconds(50) : Instant.nanoseconds(.max)
+            let deadline = rig.interpreter.nextDeadline
+            if let deadline { wake = min(wake, deadline) }
+            now = max(now, wake)
+            let readBefore = read
+            try rig.pump(at: now)
+            while nextEdge < edges.count, edges[nextEdge].time <= now { nextEdge += 1 }
+            if read > readBefore || deadline.map({ $0 <= now }) == true {
+                // An edge (a level set again is none) or a deadline changed the machines.
+                #expect(rig.interpreter.awaitedDeadline == nil, "a decision made before this wake-up stands at \(now)")
+            }
+            rig.interpreter.prepareNextDecision()
+            let expected = prepared.isEmpty ? nil : rig.interpreter.nextDeadline
+            #expect(rig.interpreter.awaitedDeadline == expected, "at \(now): \(prepared)")
+            if expected != nil { awaited += 1 } else if rig.interpreter.nextDeadline != nil { sleptUntil += 1 }
+            if nextEdge == edges.count / 2, expected != nil {
+                // Any change to the machines makes the decision stale: nobody waits for it now.
+                rig.interpreter.setCaptureAvailable(true, at: now)
+                #expect(rig.interpreter.awaitedDeadline == nil)
+                rig.interpreter.prepareNextDecision()
+            }
+        }
+        // Both kinds were met: deadlines with events (presses, windows) and without (debounce steps).
+        #expect(awaited > 10 && sleptUntil > 10, "\(awaited) awaited, \(sleptUntil) slept until")
+    }
+
     @Test("a press's decision at the end of its window is the prepared one, and an edge before it discards it")
     func pressDecision() throws {
         let board = try Board.decode(Data(TestRig.simulatorBoard.utf8), file: "test-board.json")
