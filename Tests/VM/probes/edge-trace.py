@@ -7,8 +7,9 @@ DAEMON is edge-bench.py's "PRESSED_AT_NS T_NS ARRIVED_NS" per press (T: the end 
 confirmation window, the decision's time); each TRACE an ftrace text dump on the mono clock
 (CLOCK_MONOTONIC, as the lines' stamps) with sched_wakeup, sched_switch and the syscall events
 bench-edge.sh enables. For each press, in the trace that holds its T:
-  awake    the daemon's loop thread returns from ppoll (the timer fired and it ran)
-  send     its first write to the subscriber's socket after that (sendto/sendmsg/write)
+  send     the daemon's first write to the subscriber's socket at or after T (sendto/sendmsg)
+  awake    the loop's wake-up that sent it: its last return from ppoll before the send, or T
+           when that was before T (the loop woke ahead of T and polled without sleeping)
   woken    the subscriber (stamp-lines) is woken, and on which CPU relative to the loop's
   running  the subscriber is switched in; what ran on that CPU in between (by command)
   read     its read returns (the stamp the bench uses)
@@ -77,21 +78,24 @@ def main():
                      and e[4] in ("sys_enter_sendto", "sys_enter_sendmsg")), None)
         if sent is not None:
             steps["T → send"].append(sent - decided)
-        loop_pid = None
-        awake = send = woken = running = read = None
-        woken_cpu = loop_cpu = None
+        if sent is None:
+            continue
+        # The loop's wake-up that sent it: its last return from ppoll before the send. Woken
+        # ahead of T (the board's wakeAheadMs), the loop polls without sleeping until T, and the
+        # pass that reaches T may have left ppoll just before it: then it was awake at T.
+        at = next(i for i, e in enumerate(trace) if e[0] == sent and e[4] in ("sys_enter_sendto", "sys_enter_sendmsg"))
+        loop_pid, loop_cpu = trace[at][2], trace[at][3]
+        awake = next((e[0] for e in reversed(trace[:at]) if e[2] == loop_pid and e[4] == "sys_exit_ppoll"), None)
+        if awake is None:
+            continue
+        awake = max(awake, decided)
+        send = sent
+        woken = running = read = None
+        woken_cpu = None
         subscriber = None
-        for ts, comm, pid, cpu, event, rest in trace[start:]:
+        for ts, comm, pid, cpu, event, rest in trace[at:]:
             if ts > decided + 200_000_000:
                 break
-            if awake is None:
-                if event == "sys_exit_ppoll" and comm.startswith("shutter"):
-                    awake, loop_pid, loop_cpu = ts, pid, cpu
-                continue
-            if send is None:
-                if pid == loop_pid and event in ("sys_enter_sendto", "sys_enter_sendmsg"):
-                    send = ts
-                continue
             if woken is None:
                 if event == "sched_wakeup" and "comm=stamp-lines" in rest:
                     woken = ts
@@ -105,7 +109,7 @@ def main():
             if read is None and pid == subscriber and event == "sys_exit_read":
                 read = ts
                 break
-        if None in (awake, send, woken, running):
+        if None in (woken, running):
             continue
         counted += 1
         same_cpu += woken_cpu == loop_cpu
