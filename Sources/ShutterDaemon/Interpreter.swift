@@ -30,17 +30,23 @@ public final class Interpreter {
     /// (``prepareNextDecision()``), so that their lines can be made while the loop has time.
     public var prepareEvents: ([ShutterEvent]) -> Void = { _ in }
 
-    /// The state machines run ahead to their next deadline, as they will be there if nothing comes
-    /// before it (with the explanations of that run still in them); adopted at the deadline
-    /// instead of running them then.
+    /// What the state machines decide at their next deadline if nothing comes before it; their
+    /// state after it is ``machineAhead``.
     private struct PreparedDecision {
         var deadline: Instant
-        var machine: RigStateMachine
         var events: [ShutterEvent]
+        /// The machines' deadline after this one, found when the decision was made.
+        var nextDeadline: Instant?
         /// ``changes`` when it was made: any later change to the machines makes it stale.
         var madeAfter: UInt64
     }
     private var prepared: PreparedDecision?
+    /// The state machines run ahead to ``prepared``'s deadline (with the explanations of that run
+    /// still in them), swapped with ``machine`` when the decision is adopted: a swap moves them
+    /// without a copy, so that no reference is counted and no storage freed before the decision's
+    /// events go out (each touches memory that went cold while the loop slept). The machines it
+    /// replaced stay here until the next decision is prepared.
+    private var machineAhead: RigStateMachine
     /// How many prepared decisions were adopted at their deadline (the others were overtaken).
     private(set) var adoptedDecisions = 0
     /// Counts the changes to ``machine`` (an edge, a deadline that passed, a command): a prepared
@@ -54,6 +60,7 @@ public final class Interpreter {
             board[$0].debounce > .zero && !watcher.kernelDebouncedLines.contains($0)
         })
         machine = RigStateMachine(board: board, softwareDebounce: software, initialValues: initialValues)
+        machineAhead = machine
         edges.reserveCapacity(256)
         events.reserveCapacity(64)
         nextDeadline = machine.findNextDeadline()
@@ -75,10 +82,10 @@ public final class Interpreter {
             return
         }
         guard prepared?.madeAfter != changes else { return }
-        var ahead = machine
+        machineAhead = machine
         var made: [ShutterEvent] = []
-        ahead.advance(to: deadline, into: &made)
-        prepared = PreparedDecision(deadline: deadline, machine: ahead, events: made, madeAfter: changes)
+        machineAhead.advance(to: deadline, into: &made)
+        prepared = PreparedDecision(deadline: deadline, events: made, nextDeadline: machineAhead.findNextDeadline(), madeAfter: changes)
         prepareEvents(made)
     }
 
@@ -103,9 +110,10 @@ public final class Interpreter {
             changes &+= 1
             prepared = nil
             adoptedDecisions += 1
-            machine = decision.machine
+            swap(&machine, &machineAhead)
+            nextDeadline = decision.nextDeadline
             events.append(contentsOf: decision.events)
-            flush()
+            flush(findingNextDeadline: false)
         } else if !edges.isEmpty || lost > 0 || nextDeadline.map({ $0 <= now }) == true {
             // Only time passing short of the next deadline leaves the machines as they were.
             changes &+= 1
@@ -144,9 +152,10 @@ public final class Interpreter {
         flush()
     }
 
-    /// Hands on the events made, and notes the machines' next deadline (every change of them ends here).
-    private func flush() {
-        nextDeadline = machine.findNextDeadline()
+    /// Hands on the events made, and notes the machines' next deadline (every change of them ends
+    /// here; an adopted decision brings the deadline it found).
+    private func flush(findingNextDeadline: Bool = true) {
+        if findingNextDeadline { nextDeadline = machine.findNextDeadline() }
         if let explain {
             for explanation in machine.takeExplanations() { explain(explanation) }
         }
