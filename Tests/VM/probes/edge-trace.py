@@ -119,6 +119,7 @@ def main():
         steps["woken → subscriber running"].append(running - woken)
         if read:
             steps["running → read returns"].append(read - running)
+        steps["send → arrival (bench stamp)"].append(arrived - send)
         steps["T → arrival (bench stamp)"].append(arrived - decided)
         # The subscriber's CPU between its wake-up and its switch-in, by command.
         window = [e for e in trace if woken <= e[0] <= running and e[3] == woken_cpu and e[4] == "sched_switch"]
