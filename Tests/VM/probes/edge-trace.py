@@ -74,22 +74,19 @@ def main():
         start = next(i for i, e in enumerate(trace) if e[0] >= decided)
         # The decision's line leaving shutter: its first socket write at or after T, whether or
         # not the loop slept until T (it may have been awake already, handling a frame).
-        sent = next((e[0] for e in trace[start:] if e[0] <= decided + 200_000_000 and e[1].startswith("shutter")
-                     and e[4] in ("sys_enter_sendto", "sys_enter_sendmsg")), None)
-        if sent is not None:
-            steps["T → send"].append(sent - decided)
-        if sent is None:
+        at = next((i for i in range(start, len(trace)) if trace[i][0] <= decided + 200_000_000 and trace[i][1].startswith("shutter")
+                   and trace[i][4] in ("sys_enter_sendto", "sys_enter_sendmsg")), None)
+        if at is None:
             continue
+        send, loop_pid, loop_cpu = trace[at][0], trace[at][2], trace[at][3]
+        steps["T → send"].append(send - decided)
         # The loop's wake-up that sent it: its last return from ppoll before the send. Woken
         # ahead of T (the board's wakeAheadMs), the loop polls without sleeping until T, and the
         # pass that reaches T may have left ppoll just before it: then it was awake at T.
-        at = next(i for i, e in enumerate(trace) if e[0] == sent and e[4] in ("sys_enter_sendto", "sys_enter_sendmsg"))
-        loop_pid, loop_cpu = trace[at][2], trace[at][3]
         awake = next((e[0] for e in reversed(trace[:at]) if e[2] == loop_pid and e[4] == "sys_exit_ppoll"), None)
         if awake is None:
             continue
         awake = max(awake, decided)
-        send = sent
         woken = running = read = None
         woken_cpu = None
         subscriber = None
