@@ -41,6 +41,11 @@ public final class Interpreter {
         var madeAfter: UInt64
     }
     private var prepared: PreparedDecision?
+    /// ``prepared`` while it stands: nothing has changed the machines since it was made.
+    private var standingDecision: PreparedDecision? {
+        guard let prepared, prepared.madeAfter == changes else { return nil }
+        return prepared
+    }
     /// The state machines run ahead to ``prepared``'s deadline (with the explanations of that run
     /// still in them), swapped with ``machine`` when the decision is adopted: a swap moves them
     /// without a copy, so that no reference is counted and no storage freed before the decision's
@@ -81,7 +86,7 @@ public final class Interpreter {
             prepared = nil
             return
         }
-        guard prepared?.madeAfter != changes else { return }
+        guard standingDecision == nil else { return }
         machineAhead = machine
         var made: [ShutterEvent] = []
         machineAhead.advance(to: deadline, into: &made)
@@ -94,7 +99,7 @@ public final class Interpreter {
     /// wakes ahead of this one (the board's `wakeAheadMs`); a deadline that only moves the
     /// machines along (a debounce that confirms nothing yet) is slept until.
     public var awaitedDeadline: Instant? {
-        guard let decision = prepared, decision.madeAfter == changes, !decision.events.isEmpty else { return nil }
+        guard let decision = standingDecision, !decision.events.isEmpty else { return nil }
         return decision.deadline
     }
 
@@ -106,7 +111,7 @@ public final class Interpreter {
     public func pump(now: Instant) throws {
         edges.removeAll(keepingCapacity: true)
         let lost = try watcher.readEdges(into: &edges)
-        if let decision = prepared, decision.madeAfter == changes, edges.isEmpty, lost == 0, decision.deadline <= now {
+        if let decision = standingDecision, edges.isEmpty, lost == 0, decision.deadline <= now {
             changes &+= 1
             prepared = nil
             adoptedDecisions += 1
