@@ -48,6 +48,12 @@ struct EventLoopTests {
         return (fields["settime flags"] == "01", Nanoseconds(rawValue: seconds * 1_000_000_000 + nanoseconds))
     }
 
+    /// One turn of `loop` that does not wait (it sets the timer), then the timer's state.
+    func deadlineTimerStateAfterATurn(of loop: EventLoop) throws -> (absolute: Bool, left: Nanoseconds) {
+        try loop.runOnce(timeoutMilliseconds: 0)
+        return try deadlineTimerState(of: loop)
+    }
+
     /// ppoll's timeout ends up to 0.1 % of the wait late (fs/select.c): the loop waits for its
     /// deadline on a timer set to the instant, and sets none when it has no deadline (an idle
     /// loop is woken by nothing).
@@ -55,13 +61,11 @@ struct EventLoopTests {
         let loop = try EventLoop()
         var deadline: Instant? = loop.clock.now + .milliseconds(300)
         loop.nextDeadline = { deadline }
-        try loop.runOnce(timeoutMilliseconds: 0)
-        var state = try deadlineTimerState(of: loop)
+        var state = try deadlineTimerStateAfterATurn(of: loop)
         #expect(state.absolute)
         #expect(state.left > .milliseconds(200) && state.left <= .milliseconds(300), "\(state.left)")
         deadline = nil
-        try loop.runOnce(timeoutMilliseconds: 0)
-        state = try deadlineTimerState(of: loop)
+        state = try deadlineTimerStateAfterATurn(of: loop)
         #expect(state.left == .zero)
     }
 
@@ -97,23 +101,19 @@ struct EventLoopTests {
         loop.nextDeadline = { deadline }
         loop.awaitedDeadline = { awaited }
         loop.wakeAhead = .milliseconds(100)
-        try loop.runOnce(timeoutMilliseconds: 0)
-        var state = try deadlineTimerState(of: loop)
+        var state = try deadlineTimerStateAfterATurn(of: loop)
         #expect(state.absolute)
         #expect(state.left > .milliseconds(100) && state.left <= .milliseconds(200), "\(state.left)")
         awaited = nil
-        try loop.runOnce(timeoutMilliseconds: 0)
-        state = try deadlineTimerState(of: loop)
+        state = try deadlineTimerStateAfterATurn(of: loop)
         #expect(state.left > .milliseconds(200) && state.left <= .milliseconds(300), "\(state.left)")
         // An awaited deadline that is not the next one (the watchdog's comes first) changes nothing.
         awaited = deadline + .milliseconds(50)
-        try loop.runOnce(timeoutMilliseconds: 0)
-        state = try deadlineTimerState(of: loop)
+        state = try deadlineTimerStateAfterATurn(of: loop)
         #expect(state.left > .milliseconds(200) && state.left <= .milliseconds(300), "\(state.left)")
         awaited = deadline
         loop.wakeAhead = .zero
-        try loop.runOnce(timeoutMilliseconds: 0)
-        state = try deadlineTimerState(of: loop)
+        state = try deadlineTimerStateAfterATurn(of: loop)
         #expect(state.left > .milliseconds(200) && state.left <= .milliseconds(300), "\(state.left)")
     }
 
