@@ -43,7 +43,8 @@ struct PhotoJob: Sendable {
 ///
 /// A fresh ``JPEGEncoder`` per photo splits the frame into planes in fresh memory (4 MB for a
 /// 1920x1080 YUYV frame, about a thousand page faults) and allocates TurboJPEG's output buffer
-/// again; a kept one reuses both. Used only from the serial encode queue (``PhotoJob/run(writer:encoder:)``).
+/// again; a kept one reuses both. It encodes a large frame in a strip per core at once
+/// (``JPEGEncoder/photoStrips``). Used only from the serial encode queue (``PhotoJob/run(writer:encoder:)``).
 final class EncodeQueueEncoder: @unchecked Sendable {
     // @unchecked: `kept` is read and written only by jobs on the serial encode queue, which run one
     // after another (the queue orders their memory accesses), so the TurboJPEG handle and its
@@ -54,7 +55,7 @@ final class EncodeQueueEncoder: @unchecked Sendable {
     /// photo; the next one tries again).
     func encoder() throws(CaptureError) -> JPEGEncoder {
         if let kept { return kept }
-        let made = try JPEGEncoder()
+        let made = try JPEGEncoder(strips: JPEGEncoder.photoStrips)
         kept = made
         return made
     }

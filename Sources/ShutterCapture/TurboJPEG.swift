@@ -1,5 +1,9 @@
 import CTurboJPEG
 import CYUV
+#if canImport(Glibc)
+import Glibc
+#endif
+import Dispatch
 import ShutterCore
 
 /// A rectangle of a frame, in pixels; digital zoom's crop.
@@ -47,8 +51,17 @@ public struct RGBImage: Sendable {
 /// megabytes at 1920x1080 (the planes alone 4 MB for YUYV), which malloc hands out as new pages:
 /// about a thousand page faults per photo. Keep one encoder for a series of photos (the capture
 /// service keeps one on its encode queue); the JPEGs are the same either way.
+///
+/// An encoder made with `strips` above 1 encodes a large Y'CbCr frame in that many horizontal
+/// strips at once, each on its own core with an encoder of its own, joined with restart markers
+/// into one baseline JPEG of the same pixels (``JPEGStripLayout``): a photo is written sooner by
+/// about the number of cores, for the same work.
 public final class JPEGEncoder {
     private let handle: tjhandle
+    /// The most strips a frame is encoded in at once; 1 encodes every frame whole.
+    public let strips: Int
+    /// Encoders for the strips after the first, made on the first frame that is cut and kept.
+    private var helpers: [JPEGEncoder] = []
     /// Plane memory kept between frames, grown to the largest frame split so far.
     private var planes: UnsafeMutablePointer<UInt8>?
     private var planeCapacity = 0
@@ -57,13 +70,20 @@ public final class JPEGEncoder {
     private var output: UnsafeMutablePointer<UInt8>?
     private var outputCapacity = 0
 
+    /// - Parameter strips: the most horizontal strips a frame is encoded in at once (see above);
+    ///   ``photoStrips`` for photos, 1 (the default) to encode on the calling thread only.
     /// - Throws: ``CaptureError/encoding(_:)`` when TurboJPEG cannot start.
     ///
     /// The corresponding C function is `tjInitCompress`.
-    public init() throws(CaptureError) {
+    public init(strips: Int = 1) throws(CaptureError) {
         guard let handle = tjInitCompress() else { throw CaptureError.encoding("tjInitCompress failed") }
         self.handle = handle
+        self.strips = max(1, strips)
     }
+
+    /// Strips for photos: the system's online cores (as many as libdispatch's worker pool
+    /// runs at once), at most 8. The corresponding C function is `sysconf(_SC_NPROCESSORS_ONLN)`.
+    public static let photoStrips = min(8, max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN))))
 
     deinit {
         planes?.deallocate()
@@ -167,61 +187,73 @@ public final class JPEGEncoder {
             let y = planeMemory(w * h + 2 * chromaWidth * chromaHeight)
             let u = y + w * h, v = u + chromaWidth * chromaHeight
             let start = source + crop.y * stride + x0 * 2
-            let split = format.pixelFormat == .yuyv
-                ? YUY2ToI420(start, Int32(stride), y, Int32(w), u, Int32(chromaWidth), v, Int32(chromaWidth), Int32(w), Int32(h))
-                : UYVYToI420(start, Int32(stride), y, Int32(w), u, Int32(chromaWidth), v, Int32(chromaWidth), Int32(w), Int32(h))
-            guard split == 0 else { throw CaptureError.encoding("libyuv could not split the \(format.pixelFormat) frame (\(split))") }
-            if format.isLimitedRangeYUV {  // the planes are ours already: expanded where they lie
-                mapPlane(y, stride: w, into: y, stride: w, width: w, height: h, table: YUVRange.lumaToFull)
-                mapPlane(u, stride: chromaWidth, into: u, stride: chromaWidth, width: chromaWidth, height: 2 * chromaHeight,
-                         table: YUVRange.chromaToFull)
-            }
+            let yuyv = format.pixelFormat == .yuyv, limited = format.isLimitedRangeYUV
+            // Each strip splits its own rows (libyuv makes chroma row r/2 of source rows r and
+            // r + 1, and strips start on even rows) and expands them where they lie.
             return try compressPlanes(y, u, v, width: w, height: h, strides: (w, chromaWidth, chromaWidth),
-                                      subsampling: TJSAMP_420, quality: quality)
+                                      subsampling: TJSAMP_420, quality: quality) { rows throws(CaptureError) in
+                let chromaRow = rows.lowerBound / 2, chromaRows = (rows.count + 1) / 2
+                let from = start + rows.lowerBound * stride
+                let y = y + rows.lowerBound * w, u = u + chromaRow * chromaWidth, v = v + chromaRow * chromaWidth
+                let split = yuyv
+                    ? YUY2ToI420(from, Int32(stride), y, Int32(w), u, Int32(chromaWidth), v, Int32(chromaWidth), Int32(w), Int32(rows.count))
+                    : UYVYToI420(from, Int32(stride), y, Int32(w), u, Int32(chromaWidth), v, Int32(chromaWidth), Int32(w), Int32(rows.count))
+                guard split == 0 else { throw CaptureError.encoding("libyuv could not split the \(format.pixelFormat) frame (\(split))") }
+                guard limited else { return }
+                mapPlane(y, stride: w, into: y, stride: w, width: w, height: rows.count, table: YUVRange.lumaToFull)
+                mapPlane(u, stride: chromaWidth, into: u, stride: chromaWidth, width: chromaWidth, height: chromaRows, table: YUVRange.chromaToFull)
+                mapPlane(v, stride: chromaWidth, into: v, stride: chromaWidth, width: chromaWidth, height: chromaRows, table: YUVRange.chromaToFull)
+            }
         case .nv12, .yuv420:
             // Straight from the frame's planes: TurboJPEG takes a pointer and a stride per plane,
             // so the crop is only an offset. YUV420 needs no copy at all; NV12's interleaved
             // chroma is split by libyuv (SIMD) into two small planes, its luma is not copied.
             // Limited range is the exception: the frame's bytes are only read, so the expanded
-            // planes go in the encoder's kept memory (the crop of them only).
+            // planes go in the encoder's kept memory (the crop of them only). Each strip
+            // prepares its own rows.
             let x0 = crop.x & ~1, y0 = crop.y & ~1, w = crop.width & ~1, h = crop.height & ~1
             let chromaWidth = w / 2, chromaHeight = h / 2
             let chromaStart = stride * format.height
-            let base = source
             let limited = format.isLimitedRangeYUV
-            let luma = base + y0 * stride + x0
+            let luma = source + y0 * stride + x0
+            let lumaBytes = limited ? w * h : 0
             if format.pixelFormat == .yuv420 {
                 let chromaStride = stride / 2, chromaRows = (format.height + 1) / 2
                 let offset = (y0 / 2) * chromaStride + x0 / 2
-                let sourceU = base + chromaStart + offset, sourceV = base + chromaStart + chromaStride * chromaRows + offset
+                let sourceU = source + chromaStart + offset, sourceV = source + chromaStart + chromaStride * chromaRows + offset
                 guard limited else {
                     return try compressPlanes(luma, sourceU, sourceV, width: w, height: h, strides: (stride, chromaStride, chromaStride),
                                               subsampling: TJSAMP_420, quality: quality)
                 }
-                let y = planeMemory(w * h + 2 * chromaWidth * chromaHeight)
-                let u = y + w * h, v = u + chromaWidth * chromaHeight
-                mapPlane(luma, stride: stride, into: y, stride: w, width: w, height: h, table: YUVRange.lumaToFull)
-                mapPlane(sourceU, stride: chromaStride, into: u, stride: chromaWidth, width: chromaWidth, height: chromaHeight,
-                         table: YUVRange.chromaToFull)
-                mapPlane(sourceV, stride: chromaStride, into: v, stride: chromaWidth, width: chromaWidth, height: chromaHeight,
-                         table: YUVRange.chromaToFull)
+                let y = planeMemory(lumaBytes + 2 * chromaWidth * chromaHeight)
+                let u = y + lumaBytes, v = u + chromaWidth * chromaHeight
                 return try compressPlanes(y, u, v, width: w, height: h, strides: (w, chromaWidth, chromaWidth),
-                                          subsampling: TJSAMP_420, quality: quality)
+                                          subsampling: TJSAMP_420, quality: quality) { rows throws(CaptureError) in
+                    let chromaRow = rows.lowerBound / 2, chromaRows = rows.count / 2
+                    mapPlane(luma + rows.lowerBound * stride, stride: stride, into: y + rows.lowerBound * w, stride: w,
+                             width: w, height: rows.count, table: YUVRange.lumaToFull)
+                    mapPlane(sourceU + chromaRow * chromaStride, stride: chromaStride, into: u + chromaRow * chromaWidth, stride: chromaWidth,
+                             width: chromaWidth, height: chromaRows, table: YUVRange.chromaToFull)
+                    mapPlane(sourceV + chromaRow * chromaStride, stride: chromaStride, into: v + chromaRow * chromaWidth, stride: chromaWidth,
+                             width: chromaWidth, height: chromaRows, table: YUVRange.chromaToFull)
+                }
             }
-            let lumaBytes = limited ? w * h : 0
             let y = planeMemory(lumaBytes + 2 * chromaWidth * chromaHeight)
             let u = y + lumaBytes, v = u + chromaWidth * chromaHeight
-            SplitUVPlane(base + chromaStart + (y0 / 2) * stride + x0, Int32(stride), u, Int32(chromaWidth),
-                         v, Int32(chromaWidth), Int32(chromaWidth), Int32(chromaHeight))
-            guard limited else {
-                return try compressPlanes(luma, u, v, width: w, height: h,
-                                          strides: (stride, chromaWidth, chromaWidth), subsampling: TJSAMP_420, quality: quality)
+            let sourceUV = source + chromaStart + (y0 / 2) * stride + x0
+            return try compressPlanes(limited ? UnsafePointer(y) : luma, u, v, width: w, height: h,
+                                      strides: (limited ? w : stride, chromaWidth, chromaWidth), subsampling: TJSAMP_420,
+                                      quality: quality) { rows throws(CaptureError) in
+                let chromaRow = rows.lowerBound / 2, chromaRows = rows.count / 2
+                let u = u + chromaRow * chromaWidth, v = v + chromaRow * chromaWidth
+                SplitUVPlane(sourceUV + chromaRow * stride, Int32(stride), u, Int32(chromaWidth), v, Int32(chromaWidth),
+                             Int32(chromaWidth), Int32(chromaRows))
+                guard limited else { return }
+                mapPlane(luma + rows.lowerBound * stride, stride: stride, into: y + rows.lowerBound * w, stride: w,
+                         width: w, height: rows.count, table: YUVRange.lumaToFull)
+                mapPlane(u, stride: chromaWidth, into: u, stride: chromaWidth, width: chromaWidth, height: chromaRows, table: YUVRange.chromaToFull)
+                mapPlane(v, stride: chromaWidth, into: v, stride: chromaWidth, width: chromaWidth, height: chromaRows, table: YUVRange.chromaToFull)
             }
-            mapPlane(luma, stride: stride, into: y, stride: w, width: w, height: h, table: YUVRange.lumaToFull)
-            mapPlane(u, stride: chromaWidth, into: u, stride: chromaWidth, width: chromaWidth, height: 2 * chromaHeight,
-                     table: YUVRange.chromaToFull)
-            return try compressPlanes(y, u, v, width: w, height: h,
-                                      strides: (w, chromaWidth, chromaWidth), subsampling: TJSAMP_420, quality: quality)
         case .rgb24, .bgr24, .grey:
             let (pixelFormat, bytesPerPixel, subsampling): (TJPF, Int, TJSAMP) = switch format.pixelFormat {
             case .rgb24: (TJPF_RGB, 3, TJSAMP_420)
@@ -253,9 +285,41 @@ public final class JPEGEncoder {
         }
     }
 
-    /// Encodes three planes where they lie (no copy). The corresponding C function is `tjCompressFromYUVPlanes`.
+    /// Fills the rows of the planes a strip encodes (luma rows `rows`, and the chroma rows under
+    /// them) from the frame: how a frame's conversion (libyuv's split, the range expansion) is
+    /// done by each strip's worker for its own rows, or once for every row when the frame is
+    /// encoded whole. Strips start on whole MCU rows, so on an even row.
+    typealias PlanePreparation = (_ rows: Range<Int>) throws(CaptureError) -> Void
+
+    /// Encodes three planes where they lie (no copy), in strips at once when this encoder has
+    /// more than one (``strips``) and the frame is large enough (``JPEGStripLayout``), after
+    /// `prepare` has filled each strip's rows. The corresponding C function is `tjCompressFromYUVPlanes`.
     func compressPlanes(_ y: UnsafePointer<UInt8>, _ u: UnsafePointer<UInt8>, _ v: UnsafePointer<UInt8>, width: Int, height: Int,
-                                strides: (Int, Int, Int), subsampling: TJSAMP, quality: Int) throws(CaptureError) -> [UInt8] {
+                        strides: (Int, Int, Int), subsampling: TJSAMP, quality: Int,
+                        prepare: PlanePreparation? = nil) throws(CaptureError) -> [UInt8] {
+        if let layout = JPEGStripLayout(width: width, height: height, subsampling: subsampling, maxStrips: strips) {
+            let job = StripJob(planes: (y, u, v), strides: strides, width: width, subsampling: subsampling, quality: quality,
+                               layout: layout, encoders: try stripEncoders(layout.rows.count), prepare: prepare)
+            DispatchQueue.concurrentPerform(iterations: layout.rows.count) { job.run(strip: $0) }
+            var jpegs: [[UInt8]] = []
+            for result in job.finish() { jpegs.append(try result.get()) }
+            if let joined = JPEGStrips.join(jpegs, height: height, restartInterval: layout.restartInterval) { return joined }
+            // Strips TurboJPEG wrote so they cannot be joined (see `join`): every row is
+            // prepared by now, so the frame is encoded whole from the same planes.
+        } else {
+            try prepare?(0..<height)
+        }
+        return try compressWhole(y, u, v, width: width, height: height, strides: strides, subsampling: subsampling, quality: quality)
+    }
+
+    /// This encoder and `count` − 1 kept encoders (made on the first frame cut in as many strips).
+    private func stripEncoders(_ count: Int) throws(CaptureError) -> [JPEGEncoder] {
+        while helpers.count < count - 1 { helpers.append(try JPEGEncoder()) }
+        return [self] + helpers.prefix(count - 1)
+    }
+
+    fileprivate func compressWhole(_ y: UnsafePointer<UInt8>, _ u: UnsafePointer<UInt8>, _ v: UnsafePointer<UInt8>, width: Int, height: Int,
+                               strides: (Int, Int, Int), subsampling: TJSAMP, quality: Int) throws(CaptureError) -> [UInt8] {
         var planes: [UnsafePointer<UInt8>?] = [y, u, v]
         var pitches: [Int32] = [Int32(strides.0), Int32(strides.1), Int32(strides.2)]
         return try compressed(width: width, height: height, subsampling: subsampling, "tjCompressFromYUVPlanes") { output, size, flags in
@@ -263,6 +327,61 @@ public final class JPEGEncoder {
                                     Int32(subsampling.rawValue), output, size, Int32(quality), flags)
         }
     }
+}
+
+/// One frame's strips being encoded at once (`DispatchQueue.concurrentPerform` runs them on the
+/// calling thread and the system's worker threads): what each worker reads, and a slot per strip
+/// for the JPEG it made.
+private final class StripJob: @unchecked Sendable {
+    // @unchecked: strip i uses only encoders[i] and results[i], and `prepare` writes only strip
+    // i's rows of the planes, which only strip i's encoder reads; the frame is only read.
+    // `concurrentPerform` returns after every worker has, so `finish()` sees every slot written.
+    private let planes: (UnsafePointer<UInt8>, UnsafePointer<UInt8>, UnsafePointer<UInt8>)
+    private let strides: (Int, Int, Int)
+    private let width: Int, subsampling: TJSAMP, quality: Int
+    private let layout: JPEGStripLayout
+    private let encoders: [JPEGEncoder]
+    private let prepare: JPEGEncoder.PlanePreparation?
+    private let results: UnsafeMutableBufferPointer<Result<[UInt8], CaptureError>>
+
+    init(planes: (UnsafePointer<UInt8>, UnsafePointer<UInt8>, UnsafePointer<UInt8>), strides: (Int, Int, Int), width: Int,
+         subsampling: TJSAMP, quality: Int, layout: JPEGStripLayout, encoders: [JPEGEncoder], prepare: JPEGEncoder.PlanePreparation?) {
+        self.planes = planes
+        self.strides = strides
+        self.width = width
+        self.subsampling = subsampling
+        self.quality = quality
+        self.layout = layout
+        self.encoders = encoders
+        self.prepare = prepare
+        results = .allocate(capacity: layout.rows.count)
+        results.initialize(repeating: .success([]))
+    }
+
+    deinit {
+        results.deinitialize()
+        results.deallocate()
+    }
+
+    /// Prepares and encodes strip `index` into its slot.
+    func run(strip index: Int) {
+        let rows = layout.rows[index]
+        // A strip starting at luma row r starts at chroma row r / (MCU height / 8): halved for
+        // 4:2:0 and 4:4:0, the same row otherwise. Grey has one plane (u and v are not read).
+        let chromaRow = rows.lowerBound / ((JPEGStripLayout.mcuSize(subsampling)?.height ?? 8) / 8)
+        let grey = subsampling == TJSAMP_GRAY
+        let (y, u, v) = planes
+        results[index] = Result { () throws(CaptureError) -> [UInt8] in
+            try prepare?(rows)
+            return try encoders[index].compressWhole(y + rows.lowerBound * strides.0,
+                                                     grey ? u : u + chromaRow * strides.1, grey ? v : v + chromaRow * strides.2,
+                                                     width: width, height: rows.count, strides: strides, subsampling: subsampling,
+                                                     quality: quality)
+        }
+    }
+
+    /// What the strips made, once every worker is done.
+    func finish() -> [Result<[UInt8], CaptureError>] { Array(results) }
 }
 
 /// Decodes JPEG files to RGB: the checks' way of looking at a photo, and MJPEG digital zoom.

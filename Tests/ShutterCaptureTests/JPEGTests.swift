@@ -255,20 +255,22 @@ struct JPEGEncoderReuseTests {
     /// One encoder (as the capture service keeps on its encode queue) makes the same JPEGs as a
     /// fresh encoder per frame, whatever the frame before it: larger, smaller, another format,
     /// or cropped.
-    @Test func aKeptEncoderWritesTheSameBytesAsAFreshOne() throws {
+    @Test(arguments: [1, 4])
+    func aKeptEncoderWritesTheSameBytesAsAFreshOne(strips: Int) throws {
         let frames: [(Frame, CropRect?)] = [
             (noisyFrame(.yuyv, width: 320, height: 240, seed: 1), nil),
             (noisyFrame(.yuyv, width: 96, height: 64, seed: 2), nil),         // smaller: the kept planes are larger
             (noisyFrame(.yuyv, width: 640, height: 360, seed: 3), nil),       // larger: the planes and output grow
+            (noisyFrame(.nv12, width: 1280, height: 720, seed: 8), nil),      // in strips, when the encoder cuts
             (noisyFrame(.nv12, width: 160, height: 120, seed: 4), nil),
             (noisyFrame(.uyvy, width: 320, height: 240, seed: 5), CropRect(x: 10, y: 6, width: 100, height: 80)),
             (noisyFrame(.rgb24, width: 64, height: 48, seed: 6), nil),
             (noisyFrame(.yuyv, width: 320, height: 240, seed: 7), nil),       // the first size again, other pixels
         ]
-        let kept = try JPEGEncoder()
+        let kept = try JPEGEncoder(strips: strips)
         for (frame, crop) in frames {
             let reused = try kept.encode(frame, crop: crop, quality: 90)
-            let fresh = try JPEGEncoder().encode(frame, crop: crop, quality: 90)
+            let fresh = try JPEGEncoder(strips: strips).encode(frame, crop: crop, quality: 90)
             #expect(reused == fresh, "\(frame.format) crop \(String(describing: crop))")
         }
     }
@@ -279,7 +281,7 @@ struct JPEGEncoderReuseTests {
         let encoder = EncodeQueueEncoder()
         for frame in [noisyFrame(.yuyv, width: 1280, height: 720, seed: 11), noisyFrame(.yuyv, width: 1920, height: 1080, seed: 12)] {
             let reused = try encodePhoto(frame, processing: PhotoProcessing(), quality: 90, encoder: try encoder.encoder())
-            let fresh = try encodePhoto(frame, processing: PhotoProcessing(), quality: 90, encoder: try JPEGEncoder())
+            let fresh = try encodePhoto(frame, processing: PhotoProcessing(), quality: 90, encoder: try JPEGEncoder(strips: JPEGEncoder.photoStrips))
             #expect(reused.jpeg == fresh.jpeg)
             #expect(try encoder.encoder() === encoder.encoder())
         }
