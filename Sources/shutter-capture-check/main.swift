@@ -7,7 +7,7 @@
 //   shutter-capture-check run --board B --seconds S [--press-every-ms M] [--zoom F] [overrides]
 //   shutter-capture-check verify --jpeg PATH --width W --height H [--bars [--zoom F]] [--exif TEXT]...
 //   shutter-capture-check bench --board B --shots N [overrides]
-//   shutter-capture-check encode --size WxH --format FOURCC [--shots N] [--zoom F [--crop]] [--effect E]   (frame → JPEG only)
+//   shutter-capture-check encode --size WxH --format FOURCC [--range full|limited] [--strips N] [--shots N] [--zoom F [--crop]] [--effect E]   (frame → JPEG only)
 //   shutter-capture-check preview --board B [--seconds S] [--width W] [--quality Q] [--preview-fps N] [overrides]
 //     (the live view's cost: S seconds streaming unwatched, then S watched; CPU per preview)
 //   shutter-capture-check control --board B [--bind ID=NAME]... [--set ID=VALUE]... [overrides]
@@ -356,7 +356,9 @@ case "encode":
     let size = (value("--size") ?? "4608x2592").split(separator: "x").compactMap { Int($0) }
     guard size.count == 2, let format = PixelFormat(fourcc: value("--format") ?? "YU12") else { fail("--size WxH --format FOURCC") }
     let shots = Int(value("--shots") ?? "10") ?? 10
-    let frameFormat = FrameFormat(width: size[0], height: size[1], pixelFormat: format)
+    // --range limited: a webcam's or vivid's frame, expanded to JPEG's full range on the way.
+    guard let range = YUVRange(rawValue: value("--range") ?? "full") else { fail("--range expects full or limited") }
+    let frameFormat = FrameFormat(width: size[0], height: size[1], pixelFormat: format, yuvRange: range)
     guard let frameBytes = frameFormat.frameBytes else { fail("\(format) is not an uncompressed format") }
     var bytes = [UInt8](repeating: 128, count: frameBytes)
     for index in stride(from: 0, to: bytes.count, by: 7) { bytes[index] = UInt8(truncatingIfNeeded: index) }
@@ -365,9 +367,11 @@ case "encode":
     // --crop saves digital zoom's crop at its own size (the board's `digitalZoom: "crop"`); by default it is scaled back.
     guard let effect = PhotoEffect(rawValue: value("--effect") ?? "none") else { fail("--effect expects none, mono, vivid or warm") }
     let processing = PhotoProcessing(crop: crop, scaleToFrame: !flag("--crop"), effect: effect)
+    // --strips N: at most N strips at once (1: whole); by default as photos are (one per core).
+    let strips = Int(value("--strips") ?? "") ?? JPEGEncoder.photoStrips
     var times: [Double] = [], jpegBytes = 0
     do {
-        let encoder = try JPEGEncoder()
+        let encoder = try JPEGEncoder(strips: strips)
         for _ in 0..<shots {
             let started = monotonicNow()
             jpegBytes = try encodePhoto(frame, processing: processing, quality: 93, encoder: encoder).jpeg.count
@@ -376,6 +380,8 @@ case "encode":
     } catch { fail("\(error)") }
     var line = JSONLine(event: "encode", at: monotonicNow())
     line.add("format", format.fourcc)
+    line.add("range", range.rawValue)
+    line.add("maxStrips", strips)
     line.add("width", size[0])
     line.add("height", size[1])
     line.add("bytes", jpegBytes)
