@@ -69,7 +69,8 @@ struct JPEGStripTests {
         #expect(layout.rows.count >= 3)
         #expect(restartInterval(whole) == nil && markersAfterScanHeader(whole) == [0xD9])
         #expect(restartInterval(striped) == layout.restartInterval)
-        #expect(markersAfterScanHeader(striped) == (0..<layout.rows.count - 1).map { 0xD0 + UInt8($0 % 8) } + [0xD9])
+        let restarts: [UInt8] = (0..<layout.rows.count - 1).map { UInt8(0xD0 + $0 % 8) }
+        #expect(markersAfterScanHeader(striped) == restarts + [0xD9])
         let decoder = try JPEGDecoder()
         let (wholeImage, stripedImage) = (try decoder.decode(whole), try decoder.decode(striped))
         #expect(stripedImage.width == size.width && stripedImage.height == size.height)
