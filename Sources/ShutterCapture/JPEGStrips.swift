@@ -35,9 +35,10 @@ struct JPEGStripLayout: Equatable {
         }
     }
 
-    /// Pixels below which a strip is not worth a thread of its own: the hand-over costs tens of
-    /// microseconds, a strip this size a few milliseconds of encoding on a Raspberry Pi 4.
-    static let leastPixelsPerStrip = 1 << 18
+    /// Pixels below which a strip is not worth a thread of its own (2^17: a 720×480 frame makes
+    /// two strips, 640×360 one): the hand-over costs tens of microseconds, a strip this size
+    /// about half a millisecond of encoding on this project's host, more on a Raspberry Pi.
+    static let leastPixelsPerStrip = 1 << 17
 
     /// The strips for a `width`×`height` frame of `subsampling`, at most `maxStrips` and none
     /// smaller than `leastPixels` (the last may be); `nil` when one strip is all there is.

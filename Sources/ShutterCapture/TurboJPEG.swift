@@ -60,8 +60,9 @@ public final class JPEGEncoder {
     private let handle: tjhandle
     /// The most strips a frame is encoded in at once; 1 encodes every frame whole.
     public let strips: Int
-    /// Encoders for the strips after the first, made on the first frame that is cut and kept.
-    private var helpers: [JPEGEncoder] = []
+    /// Encoders for the strips after the first, each with the serial queue it runs on, made on
+    /// the first frame cut in as many strips and kept.
+    private var helpers: [(encoder: JPEGEncoder, queue: DispatchQueue)] = []
     /// Plane memory kept between frames, grown to the largest frame split so far.
     private var planes: UnsafeMutablePointer<UInt8>?
     private var planeCapacity = 0
@@ -81,8 +82,7 @@ public final class JPEGEncoder {
         self.strips = max(1, strips)
     }
 
-    /// Strips for photos: the system's online cores (as many as libdispatch's worker pool
-    /// runs at once), at most 8. The corresponding C function is `sysconf(_SC_NPROCESSORS_ONLN)`.
+    /// Strips for photos: the system's online cores, at most 8. The corresponding C function is `sysconf(_SC_NPROCESSORS_ONLN)`.
     public static let photoStrips = min(8, max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN))))
 
     deinit {
@@ -298,9 +298,17 @@ public final class JPEGEncoder {
                         strides: (Int, Int, Int), subsampling: TJSAMP, quality: Int,
                         prepare: PlanePreparation? = nil) throws(CaptureError) -> [UInt8] {
         if let layout = JPEGStripLayout(width: width, height: height, subsampling: subsampling, maxStrips: strips) {
+            let helpers = try stripHelpers(layout.rows.count - 1)
             let job = StripJob(planes: (y, u, v), strides: strides, width: width, subsampling: subsampling, quality: quality,
-                               layout: layout, encoders: try stripEncoders(layout.rows.count), prepare: prepare)
-            DispatchQueue.concurrentPerform(iterations: layout.rows.count) { job.run(strip: $0) }
+                               layout: layout, encoders: [self] + helpers.map(\.encoder), prepare: prepare)
+            // Serial queues, not `concurrentPerform`: libdispatch on Linux starts a timer that
+            // wakes the process once a second for good (its workqueue monitor,
+            // `_dispatch_workq_init_once`) when a worker of a global concurrent queue first runs,
+            // and an idle rig must not wake; a serial queue's worker is not monitored.
+            let group = DispatchGroup()
+            for (index, helper) in helpers.enumerated() { helper.queue.async(group: group) { job.run(strip: index + 1) } }
+            job.run(strip: 0)
+            group.wait()
             var jpegs: [[UInt8]] = []
             for result in job.finish() { jpegs.append(try result.get()) }
             if let joined = JPEGStrips.join(jpegs, height: height, restartInterval: layout.restartInterval) { return joined }
@@ -312,10 +320,12 @@ public final class JPEGEncoder {
         return try compressWhole(y, u, v, width: width, height: height, strides: strides, subsampling: subsampling, quality: quality)
     }
 
-    /// This encoder and `count` − 1 kept encoders (made on the first frame cut in as many strips).
-    private func stripEncoders(_ count: Int) throws(CaptureError) -> [JPEGEncoder] {
-        while helpers.count < count - 1 { helpers.append(try JPEGEncoder()) }
-        return [self] + helpers.prefix(count - 1)
+    /// `count` kept encoders with their queues, made when fewer are kept.
+    private func stripHelpers(_ count: Int) throws(CaptureError) -> ArraySlice<(encoder: JPEGEncoder, queue: DispatchQueue)> {
+        while helpers.count < count {
+            helpers.append((try JPEGEncoder(), DispatchQueue(label: "shutter.capture.encode-strip", qos: .default)))
+        }
+        return helpers.prefix(count)
     }
 
     fileprivate func compressWhole(_ y: UnsafePointer<UInt8>, _ u: UnsafePointer<UInt8>, _ v: UnsafePointer<UInt8>, width: Int, height: Int,
@@ -329,13 +339,12 @@ public final class JPEGEncoder {
     }
 }
 
-/// One frame's strips being encoded at once (`DispatchQueue.concurrentPerform` runs them on the
-/// calling thread and the system's worker threads): what each worker reads, and a slot per strip
-/// for the JPEG it made.
+/// One frame's strips being encoded at once (the first on the calling thread, each other on its
+/// encoder's queue): what each worker reads, and a slot per strip for the JPEG it made.
 private final class StripJob: @unchecked Sendable {
     // @unchecked: strip i uses only encoders[i] and results[i], and `prepare` writes only strip
     // i's rows of the planes, which only strip i's encoder reads; the frame is only read.
-    // `concurrentPerform` returns after every worker has, so `finish()` sees every slot written.
+    // The caller waits on a DispatchGroup for every worker, so `finish()` sees every slot written.
     private let planes: (UnsafePointer<UInt8>, UnsafePointer<UInt8>, UnsafePointer<UInt8>)
     private let strides: (Int, Int, Int)
     private let width: Int, subsampling: TJSAMP, quality: Int

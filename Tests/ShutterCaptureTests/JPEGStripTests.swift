@@ -111,8 +111,10 @@ struct JPEGStripTests {
         #expect(hd.rows == [0..<272, 272..<544, 544..<816, 816..<1080])  // 68 MCU rows, 17 each
         #expect(hd.restartInterval == 17 * 120)
         let p720 = try #require(JPEGStripLayout(width: 1280, height: 720, subsampling: TJSAMP_420, maxStrips: 8))
-        #expect(p720.rows.count == 3)  // 921,600 pixels: three strips of at least 2^18
-        #expect(JPEGStripLayout(width: 640, height: 360, subsampling: TJSAMP_420, maxStrips: 4) == nil)
+        #expect(p720.rows.count == 7)  // 921,600 pixels: seven strips of at least 2^17
+        let vga = try #require(JPEGStripLayout(width: 720, height: 480, subsampling: TJSAMP_420, maxStrips: 8))
+        #expect(vga.rows == [0..<240, 240..<480])
+        #expect(JPEGStripLayout(width: 480, height: 360, subsampling: TJSAMP_420, maxStrips: 4) == nil)
         #expect(JPEGStripLayout(width: 1920, height: 1080, subsampling: TJSAMP_420, maxStrips: 1) == nil)
         // Wide: 2048 MCUs a row, so an interval holds at most 31 MCU rows: more strips than asked.
         let wide = try #require(JPEGStripLayout(width: 16384, height: 4096, subsampling: TJSAMP_GRAY, maxStrips: 2))
