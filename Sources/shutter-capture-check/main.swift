@@ -368,7 +368,8 @@ case "encode":
     guard let effect = PhotoEffect(rawValue: value("--effect") ?? "none") else { fail("--effect expects none, mono, vivid or warm") }
     let processing = PhotoProcessing(crop: crop, scaleToFrame: !flag("--crop"), effect: effect)
     // --strips N: at most N strips at once (1: whole); by default as photos are (one per core).
-    let strips = Int(value("--strips") ?? "") ?? JPEGEncoder.photoStrips
+    let strips = value("--strips").map { Int($0) ?? 0 } ?? JPEGEncoder.photoStrips
+    guard strips >= 1 else { fail("--strips expects a whole number of at least 1") }
     var times: [Double] = [], jpegBytes = 0
     do {
         let encoder = try JPEGEncoder(strips: strips)
