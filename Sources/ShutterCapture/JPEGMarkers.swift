@@ -38,6 +38,9 @@ public enum JPEGMarkers {
         var start: Int
         /// The index after the segment (after its length-counted payload).
         var end: Int
+
+        /// Whether this is a frame header (SOFn: 0xC0…0xCF but DHT, JPG and DAC).
+        var isFrameHeader: Bool { (0xC0...0xCF).contains(marker) && ![0xC4, 0xC8, 0xCC].contains(marker) }
     }
 
     /// The header segments from SOI up to and including SOS; `nil` when the data is not a JPEG.
@@ -78,7 +81,7 @@ public enum JPEGMarkers {
     public static func isComplete<Bytes: RandomAccessCollection<UInt8>>(_ jpeg: Bytes) -> Bool where Bytes.Index == Int {
         var hasFrameHeader = false
         let isJPEG = scanHeader(jpeg) { segment in
-            if (0xC0...0xCF).contains(segment.marker), segment.marker != 0xC4, segment.marker != 0xC8, segment.marker != 0xCC { hasFrameHeader = true }
+            if segment.isFrameHeader { hasFrameHeader = true }
         }
         guard isJPEG, hasFrameHeader else { return false }
         var end = jpeg.count

@@ -41,11 +41,11 @@ struct JPEGStripLayout: Equatable {
     static let leastPixelsPerStrip = 1 << 17
 
     /// The strips for a `width`×`height` frame of `subsampling`, at most `maxStrips` and none
-    /// smaller than `leastPixels` (the last may be); `nil` when one strip is all there is.
-    init?(width: Int, height: Int, subsampling: TJSAMP, maxStrips: Int, leastPixels: Int = JPEGStripLayout.leastPixelsPerStrip) {
+    /// smaller than ``leastPixelsPerStrip`` (the last may be); `nil` when one strip is all there is.
+    init?(width: Int, height: Int, subsampling: TJSAMP, maxStrips: Int) {
         guard maxStrips > 1, width > 0, height > 0, let mcu = Self.mcuSize(subsampling) else { return nil }
         let mcuColumns = (width + mcu.width - 1) / mcu.width, mcuRows = (height + mcu.height - 1) / mcu.height
-        var strips = min(maxStrips, width * height / max(1, leastPixels), mcuRows)
+        var strips = min(maxStrips, width * height / Self.leastPixelsPerStrip, mcuRows)
         guard strips > 1 else { return nil }
         var mcuRowsPerStrip = (mcuRows + strips - 1) / strips
         // The interval is a 16-bit field: very wide frames take thinner (so more) strips.
@@ -75,7 +75,7 @@ enum JPEGStrips {
     static func join(_ strips: [[UInt8]], height: Int, restartInterval: Int) -> [UInt8]? {
         guard let first = strips.first, (1...0xFFFF).contains(height), (1...0xFFFF).contains(restartInterval),
               let segments = JPEGMarkers.headerSegments(first), let scan = segments.last, scan.marker == 0xDA,
-              let frame = segments.first(where: isFrameHeader), frame.marker == 0xC0 || frame.marker == 0xC1, frame.end - frame.start >= 9,
+              let frame = segments.first(where: \.isFrameHeader), frame.marker == 0xC0 || frame.marker == 0xC1, frame.end - frame.start >= 9,
               !segments.contains(where: { $0.marker == 0xDD })  // a DRI: restart markers of its own
         else { return nil }
         // The frame header's height: FF Cn, length (2), precision (1), then Y (2).
@@ -102,11 +102,6 @@ enum JPEGStrips {
         }
         joined += [0xFF, 0xD9]
         return joined
-    }
-
-    /// Whether a segment is a frame header (SOFn: 0xC0…0xCF but DHT, JPG and DAC).
-    private static func isFrameHeader(_ segment: JPEGMarkers.Segment) -> Bool {
-        (0xC0...0xCF).contains(segment.marker) && ![0xC4, 0xC8, 0xCC].contains(segment.marker)
     }
 
     /// Whether `a` and `b` agree on their first `count` bytes, bytes in `skipped` aside.
