@@ -11,9 +11,9 @@
 # 1920x1080, YUYV, the format vivid gives shutter by default, at the fastest rate vivid offers for
 # the size: 12.5 and 5 fps):
 #   - `shutter run` on Boards/gpio-sim.json with the camera at that size; N full clicks (default
-#     40) driven through gpio-sim (half, then full 50 ms later, held 120 ms), each after the last
-#     photo is on disk, then a pause of 300-500 ms (random, so the presses fall anywhere between
-#     two frames). From each photo event:
+#     40) driven through gpio-sim by one Python process (half, then full 50 ms later, held
+#     120 ms), each after the last photo is on disk, then a pause of 300-500 ms (random, so the
+#     presses fall anywhere between two frames). From each photo event:
 #       offsetMs   frame start - press: the zero-shutter-lag offset (its frame's exposure start
 #                  minus the full line's kernel edge timestamp)
 #       t - pressedAt   press → JPEG on disk (the event is stamped once the file is fsynced and
@@ -92,8 +92,6 @@ echo "# press bench: $(uname -r), $(nproc) CPUs (TCG), vivid at $video, $shutter
 status=0
 
 now_ns() { date +%s%N; }
-click() { drive half up; sleep 0.05; drive full up; sleep 0.12; drive full down; sleep 0.03; drive half down; }
-photos() { grep -c '"event": "photo"' "$1" 2>/dev/null; }  # prints 0 (with status 1) before the first
 
 for size in $sizes; do
   w=${size%x*} h=${size#*x}
@@ -119,16 +117,42 @@ PY
     kill $daemon 2>/dev/null; wait $daemon 2>/dev/null; status=1; continue
   fi
   sleep 1  # the ring fills
-  # Each click waits for its own photo (at most 5 s: a click the emulated kernel misread makes
-  # none, and must not hold up the rest), then 300-500 ms.
-  for i in $(seq "$presses"); do
-    before=$(photos "$events")
-    click
-    deadline=$(( $(date +%s) + 5 ))
-    while [ "$(photos "$events")" -le "$before" ] && [ "$(date +%s)" -lt "$deadline" ]; do sleep 0.05; done
-    sleep "0.$((RANDOM % 200 + 300))"
-    [ $((i % 10)) = 0 ] && echo "# $size: $i clicks, $(photos "$events") photos"
-  done
+  # One process drives every click and waits for each photo, and nothing else runs meanwhile: the
+  # shell's way (a fork for each `sleep`, each line lookup and a `grep` of the events every 50 ms)
+  # kept both emulated CPUs busy while the photo was encoded, which no rig does, and the peers'
+  # runs below have no such company.
+  $py - "$events" "$presses" "$size" \
+      "$GPIO_SIM_DIR/sim_gpio$(line_offset half)/pull" "$GPIO_SIM_DIR/sim_gpio$(line_offset full)/pull" <<'PY'
+import random, sys, time
+events, presses, size, half, full = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
+def drive(path, level):
+    with open(path, "w") as f:
+        f.write(f"pull-{level}")
+log = open(events)
+log.seek(0, 2)
+pending, photos = "", 0
+def new_photos():
+    global pending
+    pending += log.read()
+    *lines, pending = pending.split("\n")
+    return sum('"event": "photo"' in line for line in lines)
+for i in range(1, presses + 1):
+    # half, then full 50 ms later, held 120 ms, a person's full click
+    drive(half, "up"); time.sleep(0.05); drive(full, "up"); time.sleep(0.12)
+    drive(full, "down"); time.sleep(0.03); drive(half, "down")
+    # Each click waits for its own photo (at most 5 s: a click the emulated kernel misread makes
+    # none, and must not hold up the rest), then 300-500 ms.
+    deadline = time.monotonic() + 5
+    seen = 0
+    while seen == 0 and time.monotonic() < deadline:
+        seen = new_photos()
+        if seen == 0:
+            time.sleep(0.02)
+    photos += seen
+    time.sleep(random.uniform(0.3, 0.5))
+    if i % 10 == 0:
+        print(f"# {size}: {i} clicks, {photos} photos", flush=True)
+PY
   kill -TERM $daemon; wait $daemon 2>/dev/null
   grep -q '"event": "captureFailed"' "$events" && { echo "# $size: captureFailed:"; grep '"event": "captureFailed"' "$events" | head -3 | sed 's/^/#   /'; }
 
