@@ -52,8 +52,8 @@ public struct RGBImage: Sendable {
 /// about a thousand page faults per photo. Keep one encoder for a series of photos (the capture
 /// service keeps one on its encode queue); the JPEGs are the same either way.
 ///
-/// An encoder made with `strips` above 1 encodes a large Y'CbCr frame in that many horizontal
-/// strips at once, each on its own core with an encoder of its own, joined with restart markers
+/// An encoder made with `strips` above 1 encodes a large frame (Y'CbCr, RGB or grey) in that
+/// many horizontal strips at once, each on its own core with an encoder of its own, joined with restart markers
 /// into one baseline JPEG of the same pixels (``JPEGStripLayout``): a photo is written sooner by
 /// about the number of cores, for the same work.
 public final class JPEGEncoder {
@@ -277,8 +277,26 @@ public final class JPEGEncoder {
         }
     }
 
+    /// Encodes packed pixels (RGB, BGR, grey) where they lie, in strips at once when this
+    /// encoder has more than one (``strips``) and the frame is large enough
+    /// (``JPEGStripLayout``): TurboJPEG converts and downsamples each MCU row on its own, so a
+    /// strip of whole MCU rows encodes as those rows of the whole frame do. The corresponding C
+    /// function is `tjCompress2`.
     private func compressPacked(_ start: UnsafePointer<UInt8>, width: Int, pitch: Int, height: Int,
                                 pixelFormat: TJPF, subsampling: TJSAMP, quality: Int) throws(CaptureError) -> [UInt8] {
+        if let layout = JPEGStripLayout(width: width, height: height, subsampling: subsampling, maxStrips: strips),
+           let joined = try inStrips(layout, height: height, encode: { encoder, rows throws(CaptureError) in
+               try encoder.compressPackedWhole(start + rows.lowerBound * pitch, width: width, pitch: pitch, height: rows.count,
+                                               pixelFormat: pixelFormat, subsampling: subsampling, quality: quality)
+           }) {
+            return joined
+        }
+        return try compressPackedWhole(start, width: width, pitch: pitch, height: height, pixelFormat: pixelFormat,
+                                       subsampling: subsampling, quality: quality)
+    }
+
+    private func compressPackedWhole(_ start: UnsafePointer<UInt8>, width: Int, pitch: Int, height: Int,
+                                     pixelFormat: TJPF, subsampling: TJSAMP, quality: Int) throws(CaptureError) -> [UInt8] {
         try compressed(width: width, height: height, subsampling: subsampling, "tjCompress2") { output, size, flags in
             tjCompress2(handle, start, Int32(width), Int32(pitch), Int32(height), pixelFormat.rawValue,
                         output, size, Int32(subsampling.rawValue), Int32(quality), flags)
@@ -298,26 +316,46 @@ public final class JPEGEncoder {
                         strides: (Int, Int, Int), subsampling: TJSAMP, quality: Int,
                         prepare: PlanePreparation? = nil) throws(CaptureError) -> [UInt8] {
         if let layout = JPEGStripLayout(width: width, height: height, subsampling: subsampling, maxStrips: strips) {
-            let helpers = try stripHelpers(layout.rows.count - 1)
-            let job = StripJob(planes: (y, u, v), strides: strides, width: width, subsampling: subsampling, quality: quality,
-                               layout: layout, encoders: [self] + helpers.map(\.encoder), prepare: prepare)
-            // Serial queues, not `concurrentPerform`: libdispatch on Linux starts a timer that
-            // wakes the process once a second for good (its workqueue monitor,
-            // `_dispatch_workq_init_once`) when a worker of a global concurrent queue first runs,
-            // and an idle rig must not wake; a serial queue's worker is not monitored.
-            let group = DispatchGroup()
-            for (index, helper) in helpers.enumerated() { helper.queue.async(group: group) { job.run(strip: index + 1) } }
-            job.run(strip: 0)
-            group.wait()
-            var jpegs: [[UInt8]] = []
-            for result in job.finish() { jpegs.append(try result.get()) }
-            if let joined = JPEGStrips.join(jpegs, height: height, restartInterval: layout.restartInterval) { return joined }
+            // A strip starting at luma row r starts at chroma row r / (MCU height / 8): halved for
+            // 4:2:0 and 4:4:0, the same row otherwise. Grey has one plane (u and v are not read).
+            let chromaDivisor = (JPEGStripLayout.mcuSize(subsampling)?.height ?? 8) / 8
+            let grey = subsampling == TJSAMP_GRAY
+            if let joined = try inStrips(layout, height: height, encode: { encoder, rows throws(CaptureError) in
+                try prepare?(rows)
+                let chromaRow = rows.lowerBound / chromaDivisor
+                return try encoder.compressWhole(y + rows.lowerBound * strides.0, grey ? u : u + chromaRow * strides.1,
+                                                 grey ? v : v + chromaRow * strides.2, width: width, height: rows.count,
+                                                 strides: strides, subsampling: subsampling, quality: quality)
+            }) {
+                return joined
+            }
             // Strips TurboJPEG wrote so they cannot be joined (see `join`): every row is
             // prepared by now, so the frame is encoded whole from the same planes.
         } else {
             try prepare?(0..<height)
         }
         return try compressWhole(y, u, v, width: width, height: height, strides: strides, subsampling: subsampling, quality: quality)
+    }
+
+    /// Encodes the strips of `layout` at once, the first on the calling thread and each other on
+    /// a kept helper encoder's queue, and joins them (``JPEGStrips/join(_:height:restartInterval:)``);
+    /// `nil` when TurboJPEG wrote strips that cannot be joined (the caller then encodes whole).
+    /// `encode` encodes the given rows with the given encoder, and is called once per strip.
+    private func inStrips(_ layout: JPEGStripLayout, height: Int,
+                          encode: @escaping (JPEGEncoder, Range<Int>) throws(CaptureError) -> [UInt8]) throws(CaptureError) -> [UInt8]? {
+        let helpers = try stripHelpers(layout.rows.count - 1)
+        let job = StripJob(layout: layout, encoders: [self] + helpers.map(\.encoder), encode: encode)
+        // Serial queues, not `concurrentPerform`: libdispatch on Linux starts a timer that
+        // wakes the process once a second for good (its workqueue monitor,
+        // `_dispatch_workq_init_once`) when a worker of a global concurrent queue first runs,
+        // and an idle rig must not wake; a serial queue's worker is not monitored.
+        let group = DispatchGroup()
+        for (index, helper) in helpers.enumerated() { helper.queue.async(group: group) { job.run(strip: index + 1) } }
+        job.run(strip: 0)
+        group.wait()
+        var jpegs: [[UInt8]] = []
+        for result in job.finish() { jpegs.append(try result.get()) }
+        return JPEGStrips.join(jpegs, height: height, restartInterval: layout.restartInterval)
     }
 
     /// `count` kept encoders with their queues, made when fewer are kept.
@@ -328,7 +366,7 @@ public final class JPEGEncoder {
         return helpers.prefix(count)
     }
 
-    fileprivate func compressWhole(_ y: UnsafePointer<UInt8>, _ u: UnsafePointer<UInt8>, _ v: UnsafePointer<UInt8>, width: Int, height: Int,
+    private func compressWhole(_ y: UnsafePointer<UInt8>, _ u: UnsafePointer<UInt8>, _ v: UnsafePointer<UInt8>, width: Int, height: Int,
                                strides: (Int, Int, Int), subsampling: TJSAMP, quality: Int) throws(CaptureError) -> [UInt8] {
         var planes: [UnsafePointer<UInt8>?] = [y, u, v]
         var pitches: [Int32] = [Int32(strides.0), Int32(strides.1), Int32(strides.2)]
@@ -340,29 +378,20 @@ public final class JPEGEncoder {
 }
 
 /// One frame's strips being encoded at once (the first on the calling thread, each other on its
-/// encoder's queue): what each worker reads, and a slot per strip for the JPEG it made.
+/// encoder's queue): how a strip is encoded, and a slot per strip for the JPEG it made.
 private final class StripJob: @unchecked Sendable {
-    // @unchecked: strip i uses only encoders[i] and results[i], and `prepare` writes only strip
-    // i's rows of the planes, which only strip i's encoder reads; the frame is only read.
-    // The caller waits on a DispatchGroup for every worker, so `finish()` sees every slot written.
-    private let planes: (UnsafePointer<UInt8>, UnsafePointer<UInt8>, UnsafePointer<UInt8>)
-    private let strides: (Int, Int, Int)
-    private let width: Int, subsampling: TJSAMP, quality: Int
+    // @unchecked: strip i uses only encoders[i] and results[i], and `encode` reads (and for
+    // planes a strip prepares, writes) only strip i's rows of the frame for strip i. The caller
+    // waits on a DispatchGroup for every worker, so `finish()` sees every slot written.
     private let layout: JPEGStripLayout
     private let encoders: [JPEGEncoder]
-    private let prepare: JPEGEncoder.PlanePreparation?
+    private let encode: (JPEGEncoder, Range<Int>) throws(CaptureError) -> [UInt8]
     private let results: UnsafeMutableBufferPointer<Result<[UInt8], CaptureError>>
 
-    init(planes: (UnsafePointer<UInt8>, UnsafePointer<UInt8>, UnsafePointer<UInt8>), strides: (Int, Int, Int), width: Int,
-         subsampling: TJSAMP, quality: Int, layout: JPEGStripLayout, encoders: [JPEGEncoder], prepare: JPEGEncoder.PlanePreparation?) {
-        self.planes = planes
-        self.strides = strides
-        self.width = width
-        self.subsampling = subsampling
-        self.quality = quality
+    init(layout: JPEGStripLayout, encoders: [JPEGEncoder], encode: @escaping (JPEGEncoder, Range<Int>) throws(CaptureError) -> [UInt8]) {
         self.layout = layout
         self.encoders = encoders
-        self.prepare = prepare
+        self.encode = encode
         results = .allocate(capacity: layout.rows.count)
         results.initialize(repeating: .success([]))
     }
@@ -372,21 +401,10 @@ private final class StripJob: @unchecked Sendable {
         results.deallocate()
     }
 
-    /// Prepares and encodes strip `index` into its slot.
+    /// Encodes strip `index` into its slot.
     func run(strip index: Int) {
-        let rows = layout.rows[index]
-        // A strip starting at luma row r starts at chroma row r / (MCU height / 8): halved for
-        // 4:2:0 and 4:4:0, the same row otherwise. Grey has one plane (u and v are not read).
-        let chromaRow = rows.lowerBound / ((JPEGStripLayout.mcuSize(subsampling)?.height ?? 8) / 8)
-        let grey = subsampling == TJSAMP_GRAY
-        let (y, u, v) = planes
-        results[index] = Result { () throws(CaptureError) -> [UInt8] in
-            try prepare?(rows)
-            return try encoders[index].compressWhole(y + rows.lowerBound * strides.0,
-                                                     grey ? u : u + chromaRow * strides.1, grey ? v : v + chromaRow * strides.2,
-                                                     width: width, height: rows.count, strides: strides, subsampling: subsampling,
-                                                     quality: quality)
-        }
+        let encoder = encoders[index], rows = layout.rows[index]
+        results[index] = Result { () throws(CaptureError) -> [UInt8] in try encode(encoder, rows) }
     }
 
     /// What the strips made, once every worker is done.

@@ -13,11 +13,16 @@ struct StripCase: Sendable, CustomTestStringConvertible {
 
     var testDescription: String { "\(format) \(range) \(width)x\(height)\(crop.map { " crop \($0)" } ?? "")" }
 
-    /// The size the encoder writes: the crop's, on even columns (and even rows for 4:2:0 sources).
+    /// The size the encoder writes: the crop's, on even columns (and even rows for 4:2:0
+    /// sources) for Y'CbCr; packed RGB and grey are encoded as cropped.
     var encodedSize: (width: Int, height: Int) {
         let crop = crop ?? CropRect(x: 0, y: 0, width: width, height: height)
+        if format == .rgb24 || format == .bgr24 || format == .grey { return (crop.width, crop.height) }
         return (crop.width & ~1, format == .yuyv || format == .uyvy ? crop.height : crop.height & ~1)
     }
+
+    /// TurboJPEG's subsampling for the frame: 4:2:0, or one plane for grey.
+    var subsampling: TJSAMP { format == .grey ? TJSAMP_GRAY : TJSAMP_420 }
 }
 
 /// The marker bytes after the scan header of `jpeg` (RSTn and EOI), in order.
@@ -53,11 +58,16 @@ struct JPEGStripTests {
         StripCase(format: .nv12, range: .full, width: 1920, height: 1080, crop: CropRect(x: 17, y: 9, width: 1501, height: 841)),
         StripCase(format: .yuv420, range: .limited, width: 1280, height: 720, crop: CropRect(x: 6, y: 2, width: 1200, height: 698)),
         StripCase(format: .yuv420, range: .full, width: 1280, height: 720),
+        // Packed, through tjCompress2 (vimc's frames, a libcamera RGB888 stream, RGB24 webcams).
+        StripCase(format: .rgb24, range: .full, width: 1280, height: 720),
+        StripCase(format: .bgr24, range: .full, width: 1280, height: 720, crop: CropRect(x: 5, y: 3, width: 1201, height: 701)),
+        StripCase(format: .grey, range: .full, width: 1280, height: 720, crop: CropRect(x: 1, y: 1, width: 1277, height: 717)),
     ]
 
     /// A frame cut into strips (each prepared by its own worker: libyuv's split, the range
-    /// expansion) and joined decodes to exactly the pixels of the frame encoded whole, in a file
-    /// with a DRI of the layout's interval and RST0, RST1… between the strips.
+    /// expansion; a packed frame's rows read where they lie) and joined decodes to exactly the
+    /// pixels of the frame encoded whole, in a file with a DRI of the layout's interval and RST0,
+    /// RST1… between the strips.
     @Test(arguments: frames)
     func stripsDecodeToTheWholeFramesPixels(_ frameCase: StripCase) throws {
         var frame = noisyFrame(frameCase.format, width: frameCase.width, height: frameCase.height, seed: 21)
@@ -65,7 +75,7 @@ struct JPEGStripTests {
         let whole = try JPEGEncoder(strips: 1).encode(frame, crop: frameCase.crop, quality: 90)
         let striped = try JPEGEncoder(strips: 4).encode(frame, crop: frameCase.crop, quality: 90)
         let size = frameCase.encodedSize
-        let layout = try #require(JPEGStripLayout(width: size.width, height: size.height, subsampling: TJSAMP_420, maxStrips: 4))
+        let layout = try #require(JPEGStripLayout(width: size.width, height: size.height, subsampling: frameCase.subsampling, maxStrips: 4))
         #expect(layout.rows.count >= 3)
         #expect(restartInterval(whole) == nil && markersAfterScanHeader(whole) == [0xD9])
         #expect(restartInterval(striped) == layout.restartInterval)
