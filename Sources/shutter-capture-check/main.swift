@@ -105,6 +105,27 @@ func stats(_ name: String, _ samples: [Double]) -> JSONLine {
     return line
 }
 
+/// The commands and their options (as in this file's header).
+let usage = """
+    usage:
+      shutter-capture-check cameras
+      shutter-capture-check check --board B [overrides]
+      shutter-capture-check capture --board B [--out PATH] [overrides]
+      shutter-capture-check run --board B --seconds S [--press-every-ms M] [--zoom F] [--stop-file PATH] [--one-at-a-time] [overrides]
+      shutter-capture-check verify --jpeg PATH --width W --height H [--bars [--zoom F]] [--exif TEXT]...
+      shutter-capture-check bench --board B --shots N [overrides]
+      shutter-capture-check encode --size WxH --format FOURCC [--range full|limited] [--strips N] [--shots N] [--zoom F [--crop]] [--effect E]
+      shutter-capture-check preview --board B [--seconds S] [--width W] [--quality Q] [--preview-fps N] [overrides]
+      shutter-capture-check control --board B [--bind ID=NAME]... [--set ID=VALUE]... [overrides]
+    overrides: --device D  --size WxH  --format FOURCC  --fps N  --dir DIR  --ring N  --warmup N  --low-power  --bind ID=NAME
+               --digital-zoom scale|crop
+    """
+// `--help` after any command shows the usage rather than running it.
+if arguments.contains("--help") || arguments.contains("-h") {
+    out(usage)
+    exit(0)
+}
+
 switch command {
 case "cameras":
     out(CameraCommands.listCameras(), newline: false)
@@ -440,6 +461,6 @@ case "preview":
     service.shutdown()
 
 default:
-    out("usage: shutter-capture-check cameras | capture | run | verify | bench | encode | preview (see the header of main.swift)")
-    exit(command == "help" ? 0 : 2)
+    out(usage)
+    exit(command == "help" || command == "--help" || command == "-h" ? 0 : 2)
 }
