@@ -53,9 +53,9 @@ public struct RGBImage: Sendable {
 /// service keeps one on its encode queue); the JPEGs are the same either way.
 ///
 /// An encoder made with `strips` above 1 encodes a large frame (Y'CbCr, RGB or grey) in that
-/// many horizontal strips at once, each on its own core with an encoder of its own, joined with restart markers
-/// into one baseline JPEG of the same pixels (``JPEGStripLayout``): a photo is written sooner by
-/// about the number of cores, for the same work.
+/// many horizontal strips at once, each on its own core with an encoder of its own, joined with
+/// restart markers into one baseline JPEG of the same pixels (``JPEGStripLayout``): a photo is
+/// written sooner by about the number of cores, for the same work.
 public final class JPEGEncoder {
     private let handle: tjhandle
     /// The most strips a frame is encoded in at once; 1 encodes every frame whole.

@@ -1,20 +1,11 @@
 // shutter-capture-check: drives the capture module from the command line for the VM checks and
 // the benchmark, until `shutter` wires in `cameras` and `capture`.
 //
-//   shutter-capture-check cameras
-//   shutter-capture-check check --board B [overrides]
-//   shutter-capture-check capture --board B [--out PATH] [overrides]
-//   shutter-capture-check run --board B --seconds S [--press-every-ms M] [--zoom F] [overrides]
-//   shutter-capture-check verify --jpeg PATH --width W --height H [--bars [--zoom F]] [--exif TEXT]...
-//   shutter-capture-check bench --board B --shots N [overrides]
-//   shutter-capture-check encode --size WxH --format FOURCC [--range full|limited] [--strips N] [--shots N] [--zoom F [--crop]] [--effect E]   (frame → JPEG only)
-//   shutter-capture-check preview --board B [--seconds S] [--width W] [--quality Q] [--preview-fps N] [overrides]
-//     (the live view's cost: S seconds streaming unwatched, then S watched; CPU per preview)
-//   shutter-capture-check control --board B [--bind ID=NAME]... [--set ID=VALUE]... [overrides]
-//   (run: --stop-file PATH ends the presses early once PATH exists; --one-at-a-time: no press
-//    while another waits for its frame, for a camera slower than the presses)
-// overrides: --device D  --size WxH  --format FOURCC  --fps N  --dir DIR  --ring N  --warmup N  --low-power  --bind ID=NAME
-//            --digital-zoom scale|crop
+// `shutter-capture-check --help` (or `--help` after any command) lists the commands and their
+// options (`usage` below). `preview` measures the live view's cost: S seconds streaming
+// unwatched, then S watched; CPU per preview. `run --stop-file PATH` ends the presses early once
+// PATH exists; `--one-at-a-time`: no press while another waits for its frame, for a camera
+// slower than the presses. `encode` is frame → JPEG only, no camera.
 import Foundation
 import ShutterCapture
 import ShutterCore
@@ -105,7 +96,7 @@ func stats(_ name: String, _ samples: [Double]) -> JSONLine {
     return line
 }
 
-/// The commands and their options (as in this file's header).
+/// The commands and their options.
 let usage = """
     usage:
       shutter-capture-check cameras
