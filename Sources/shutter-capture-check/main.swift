@@ -111,8 +111,9 @@ let usage = """
     overrides: --device D  --size WxH  --format FOURCC  --fps N  --dir DIR  --ring N  --warmup N  --low-power  --bind ID=NAME
                --digital-zoom scale|crop
     """
-// `--help` after any command shows the usage rather than running it.
-if arguments.contains("--help") || arguments.contains("-h") {
+// `help`, `--help` or `-h` as the command, or `--help` after any command, shows the usage
+// rather than running it.
+if ["help", "--help", "-h"].contains(command) || arguments.contains("--help") || arguments.contains("-h") {
     out(usage)
     exit(0)
 }
@@ -453,5 +454,5 @@ case "preview":
 
 default:
     out(usage)
-    exit(command == "help" || command == "--help" || command == "-h" ? 0 : 2)
+    exit(2)
 }
