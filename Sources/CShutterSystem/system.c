@@ -1,17 +1,40 @@
-// ppoll needs _GNU_SOURCE, which the Glibc module Swift imports is not built with: the
-// functions that use it live here, compiled on their own.
+// ppoll and SCHED_BATCH need _GNU_SOURCE, which the Glibc module Swift imports is not built
+// with: the functions that use them live here, compiled on their own.
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <poll.h>
 #include <stdio.h>
+#include <sched.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 #include "shutter_system.h"
 
 int CShutterSystem_ppoll(struct pollfd *entries, unsigned long count, long long timeout_ns) {
     if (timeout_ns < 0) return ppoll(entries, (nfds_t)count, NULL, NULL);
     struct timespec timeout = { .tv_sec = (time_t)(timeout_ns / 1000000000), .tv_nsec = (long)(timeout_ns % 1000000000) };
     return ppoll(entries, (nfds_t)count, &timeout, NULL);
+}
+
+int CShutterSystem_startDetachedThread(void *(*body)(void *), void *context) {
+    pthread_attr_t attributes;
+    int result = pthread_attr_init(&attributes);
+    if (result != 0) return result;
+    result = pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
+    pthread_t thread;
+    if (result == 0) result = pthread_create(&thread, &attributes, body, context);
+    pthread_attr_destroy(&attributes);
+    return result;
+}
+
+int CShutterSystem_makeCallingThreadBatch(void) {
+    struct sched_param parameters = { .sched_priority = 0 };
+    return (int)syscall(SYS_sched_setscheduler, 0, SCHED_BATCH, &parameters);
+}
+
+int CShutterSystem_callingThreadPolicy(void) {
+    return (int)syscall(SYS_sched_getscheduler, 0);
 }
 
 int CShutterSystem_openLibrary(struct CShutterSystem_LazyLibrary *library, const char *file,

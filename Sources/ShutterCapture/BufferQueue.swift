@@ -49,7 +49,7 @@ struct BufferQueueCalls: Sendable {
 /// Each buffer has one ``FrameBuffer``, made when the buffers are mapped. Lending a buffer hands
 /// out that object; the buffer comes back (``reclaim()``) once nothing but this queue refers to
 /// the object any more: the ring dropped the frame and no photo is being encoded from it. Frames
-/// are dropped on other threads (the encode queue), but only the event loop hands frames out,
+/// are dropped on other threads (the encode worker's), but only the event loop hands frames out,
 /// so an object seen unreferenced stays so. Nothing is allocated per frame.
 final class BufferQueue: Sendable {
     private struct Ledger: @unchecked Sendable {

@@ -49,7 +49,7 @@ final class CameraSession {
     private(set) var framesReceived = 0
 
     /// Opens, starts, stops and closes the camera, one job at a time, off the event loop; at the
-    /// default QoS, no higher than the loop's thread (see `CaptureService`'s encode queue).
+    /// default QoS, no higher than the loop's thread (see `CaptureService`'s encode worker).
     private let lifecycleQueue = DispatchQueue(label: "shutter.capture.lifecycle", qos: .default)
     /// What the lifecycle queue finished, in order, for the loop to collect.
     private let lifecycleResults = Locked<[LifecycleResult]>([])
@@ -461,7 +461,7 @@ final class CameraSession {
 
     /// Dequeues the frames that are ready. This stays on the loop: the camera's `readFrames` polls
     /// its descriptor first and dequeues only buffers already filled (`VIDIOC_DQBUF` on a ready
-    /// buffer does not wait; libv4lconvert's conversion happens on the encode queue, for the one
+    /// buffer does not wait; libv4lconvert's conversion happens on the encode worker, for the one
     /// frame a photo takes), and the frames must meet the presses here anyway. Moving it to a
     /// thread would add a hand-off and a lock per frame for no shorter wait.
     func pumpFrames() {

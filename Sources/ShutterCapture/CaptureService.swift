@@ -42,12 +42,17 @@ public final class CaptureService {
     private var controlAdapter: (any CameraControlAdapter)?
     private let wake: WakePipe
     private let finished = Locked<[CaptureEvent]>([])
-    /// The default QoS, not a higher one: on Linux, libdispatch runs a `.userInitiated` queue's
-    /// worker at nice -2 where it may (`ps -L -o ni` of `shutter run` as root), above the event
-    /// loop at 0, and each photo's encode (some 50 ms of CPU in the VM) then outranked the loop
-    /// and the API's subscribers right after the press. Nothing shutter runs may outrank the loop.
-    private let encodeQueue = DispatchQueue(label: "shutter.capture.encode", qos: .default)
-    /// The encode queue's JPEG encoder, kept from photo to photo with its buffers.
+    /// Where photos are encoded and written, one after another: batch work at the loop's nice
+    /// value, so that waking it for a press's photo never takes the CPU from the loop or from
+    /// an API subscriber reading that press's `capture began` (``BatchWorker``). Not a Dispatch
+    /// queue of a higher QoS either: on Linux libdispatch runs a `.userInitiated` queue's worker
+    /// at nice -2 where it may, above the loop, and each photo's encode (some 50 ms of CPU in the
+    /// VM) then outranked the loop. Nothing shutter runs may outrank the loop.
+    private let encodeWorker = BatchWorker(name: "shutter-encode")
+    /// The scheduling policy of the thread photos are encoded on (SCHED_BATCH is 3); nil until
+    /// the first photo starts it. For tests.
+    var encodeThreadPolicy: Int32? { encodeWorker.threadPolicy }
+    /// The encode worker's JPEG encoder, kept from photo to photo with its buffers.
     private let encoder = EncodeQueueEncoder()
     private let group = DispatchGroup()
     /// Makes the live view's previews from the ring's frames while someone watches.
@@ -608,7 +613,7 @@ public final class CaptureService {
         // buffer) is let go before the loop is woken, not when the block itself is freed, so the
         // loop gives the buffer back to the camera as it collects the photo.
         let handed = Locked<PhotoJob?>(job)
-        encodeQueue.async(group: group) {
+        encodeWorker.async(group: group) {
             var taken = handed.withLock { box in
                 defer { box = nil }
                 return box

@@ -435,7 +435,7 @@ public final class LibcameraCamera: Camera {
                 regions.append(MappedBuffers.Region(start: UnsafeMutableRawPointer(mutating: first), length: length))
             } else if given.count == count, given.count == layout.count, zip(given, layout).allSatisfy({ $0.bytes >= $1.bytes }) {
                 // Planes apart (in buffers of their own, as PiSP may give YUV420, or with gaps):
-                // lent as they lie; the photo joins them on the encode queue, never the loop.
+                // lent as they lie; the photo joins them on the encode worker, never the loop.
                 let planeList = (0..<count).map { UnsafeRawBufferPointer(start: planes[$0], count: layout[$0].bytes) }
                 regions.append(MappedBuffers.Region(start: UnsafeMutableRawPointer(mutating: first), length: Int(bytes[0]), planes: planeList))
             } else {

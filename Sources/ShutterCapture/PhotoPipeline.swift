@@ -15,7 +15,7 @@ struct PhotoJob: Sendable {
     /// Whether the photo's SHA-256 is computed (a rig's shot result carries it).
     var digest = false
 
-    /// The finished photo, or why there is none. Runs on the encode queue, the only user of `encoder`.
+    /// The finished photo, or why there is none. Runs on the encode worker's thread, the only user of `encoder`.
     func run(writer: PhotoWriter, encoder: EncodeQueueEncoder) -> CaptureEvent {
         do throws(CaptureError) {
             let started = monotonicNow()
@@ -39,15 +39,15 @@ struct PhotoJob: Sendable {
     }
 }
 
-/// The JPEG encoder of the service's encode queue, made on the first photo and kept for the next.
+/// The JPEG encoder of the service's encode worker, made on the first photo and kept for the next.
 ///
 /// A fresh ``JPEGEncoder`` per photo splits the frame into planes in fresh memory (4 MB for a
 /// 1920x1080 YUYV frame, about a thousand page faults) and allocates TurboJPEG's output buffer
 /// again; a kept one reuses both. It encodes a large frame in a strip per core at once
-/// (``JPEGEncoder/photoStrips``). Used only from the serial encode queue (``PhotoJob/run(writer:encoder:)``).
+/// (``JPEGEncoder/photoStrips``). Used only from the encode worker's one thread (``PhotoJob/run(writer:encoder:)``).
 final class EncodeQueueEncoder: @unchecked Sendable {
-    // @unchecked: `kept` is read and written only by jobs on the serial encode queue, which run one
-    // after another (the queue orders their memory accesses), so the TurboJPEG handle and its
+    // @unchecked: `kept` is read and written only by jobs on the encode worker, which run one
+    // after another on its thread (its mailbox's lock orders their memory accesses), so the TurboJPEG handle and its
     // buffers are never used from two threads at once.
     private var kept: JPEGEncoder?
 

@@ -177,7 +177,7 @@ struct PreviewPacer: Sendable {
 ///
 /// The capture service offers it every frame it keeps, on the event loop (``offer(_:)``); with
 /// nobody watching that is one atomic load. A frame due for a preview goes to its own serial
-/// queue of low priority (`utility`, below the photo encode queue's `userInitiated`), unless the
+/// queue of low priority (`utility`), unless the
 /// preview before is still being made: then the frame is skipped, so a slow preview never grows
 /// a backlog and never holds more than one ring frame. The queue downscales the frame into a
 /// small buffer of its own and lets the ring frame go at once, before encoding. Used from the
@@ -187,7 +187,7 @@ final class PreviewProducer {
     /// The board's `preview` section; a reload may change it.
     var settings: PreviewSettings
     private var pacer = PreviewPacer()
-    /// Its own queue: never the event loop, never the photo encode queue.
+    /// Its own queue: never the event loop, never the photo encode worker.
     let queue = DispatchQueue(label: "shutter.capture.preview", qos: .utility)
     private let maker = PreviewMaker()
     private let group = DispatchGroup()

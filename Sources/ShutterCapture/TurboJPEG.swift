@@ -50,7 +50,7 @@ public struct RGBImage: Sendable {
 /// frame is split into (or a limited-range frame expanded into), and TurboJPEG's output buffer. Made fresh for every photo, they are a few
 /// megabytes at 1920x1080 (the planes alone 4 MB for YUYV), which malloc hands out as new pages:
 /// about a thousand page faults per photo. Keep one encoder for a series of photos (the capture
-/// service keeps one on its encode queue); the JPEGs are the same either way.
+/// service keeps one on its encode worker); the JPEGs are the same either way.
 ///
 /// An encoder made with `strips` above 1 encodes a large frame (Y'CbCr, RGB or grey) in that
 /// many horizontal strips at once, each on its own core with an encoder of its own, joined with
@@ -60,9 +60,9 @@ public final class JPEGEncoder {
     private let handle: tjhandle
     /// The most strips a frame is encoded in at once; 1 encodes every frame whole.
     public let strips: Int
-    /// Encoders for the strips after the first, each with the serial queue it runs on, made on
-    /// the first frame cut in as many strips and kept.
-    private var helpers: [(encoder: JPEGEncoder, queue: DispatchQueue)] = []
+    /// Encoders for the strips after the first, each with the thread it runs on (batch work,
+    /// see ``BatchWorker``), made on the first frame cut in as many strips and kept.
+    private var helpers: [(encoder: JPEGEncoder, worker: BatchWorker)] = []
     /// Plane memory kept between frames, grown to the largest frame split so far.
     private var planes: UnsafeMutablePointer<UInt8>?
     private var planeCapacity = 0
@@ -345,12 +345,13 @@ public final class JPEGEncoder {
                           encode: @escaping (JPEGEncoder, Range<Int>) throws(CaptureError) -> [UInt8]) throws(CaptureError) -> [UInt8]? {
         let helpers = try stripHelpers(layout.rows.count - 1)
         let job = StripJob(layout: layout, encoders: [self] + helpers.map(\.encoder), encode: encode)
-        // Serial queues, not `concurrentPerform`: libdispatch on Linux starts a timer that
-        // wakes the process once a second for good (its workqueue monitor,
+        // Threads of their own, not `concurrentPerform`: libdispatch on Linux starts a timer
+        // that wakes the process once a second for good (its workqueue monitor,
         // `_dispatch_workq_init_once`) when a worker of a global concurrent queue first runs,
-        // and an idle rig must not wake; a serial queue's worker is not monitored.
+        // and an idle rig must not wake; and a strip's helper must not preempt whoever the
+        // press woke (``BatchWorker``).
         let group = DispatchGroup()
-        for (index, helper) in helpers.enumerated() { helper.queue.async(group: group) { job.run(strip: index + 1) } }
+        for (index, helper) in helpers.enumerated() { helper.worker.async(group: group) { job.run(strip: index + 1) } }
         job.run(strip: 0)
         group.wait()
         var jpegs: [[UInt8]] = []
@@ -359,9 +360,9 @@ public final class JPEGEncoder {
     }
 
     /// `count` kept encoders with their queues, made when fewer are kept.
-    private func stripHelpers(_ count: Int) throws(CaptureError) -> ArraySlice<(encoder: JPEGEncoder, queue: DispatchQueue)> {
+    private func stripHelpers(_ count: Int) throws(CaptureError) -> ArraySlice<(encoder: JPEGEncoder, worker: BatchWorker)> {
         while helpers.count < count {
-            helpers.append((try JPEGEncoder(), DispatchQueue(label: "shutter.capture.encode-strip", qos: .default)))
+            helpers.append((try JPEGEncoder(), BatchWorker(name: "shutter-strip")))
         }
         return helpers.prefix(count)
     }

@@ -705,7 +705,7 @@ public final class V4L2Camera: Camera {
             let stamped = Instant(rawValue: Int64(buffer.timestamp.tv_sec) * 1_000_000_000 + Int64(buffer.timestamp.tv_usec) * 1_000)
             let time = exposureStart(stamped: stamped, flags: buffer.flags, interval: frameInterval, dequeuedAt: monotonicNow())
             // A frame libv4lconvert must convert keeps the device's bytes and is converted only
-            // if a photo takes it, on the encode queue: never per frame on the event loop.
+            // if a photo takes it, on the encode worker: never per frame on the event loop.
             if wanted, let lent = bufferQueue.lend(index, count: used) {
                 frames.append(Frame(timestamp: time, sequence: buffer.sequence, format: format, buffer: lent, conversion: conversion))
                 continue
@@ -763,7 +763,7 @@ public final class V4L2Camera: Camera {
 
 /// libv4lconvert's conversion of one device's frames into the format the board asked for.
 ///
-/// Done for the one frame a photo takes, on the encode queue, rather than for every frame on the
+/// Done for the one frame a photo takes, on the encode worker, rather than for every frame on the
 /// event loop. Holds the device: libv4lconvert may read controls through its descriptor while it
 /// converts, so the descriptor stays open until the last frame needing it is gone.
 public final class FrameConversion: @unchecked Sendable {

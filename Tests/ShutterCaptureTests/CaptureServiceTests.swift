@@ -120,6 +120,17 @@ struct CaptureServiceTests {
         #expect(CaptureEvent.photo(photo).json.description.hasSuffix(ending))
     }
 
+    /// A photo is encoded and written on the service's batch worker (``BatchWorker``), not on
+    /// a thread that would take the CPU from the API's subscribers as the press is told to them.
+    @Test func aPhotoIsEncodedAsBatchWork() throws {
+        let harness = try Harness()
+        #expect(harness.service.encodeThreadPolicy == nil)  // no photo yet, no thread
+        harness.frames(1000, 1033, 1066)
+        harness.service.capture(pressedAt: ms(1040), now: ms(1067))
+        #expect(harness.finish().compactMap(\.photo).count == 1)
+        #expect(harness.service.encodeThreadPolicy == 3)  // SCHED_BATCH
+    }
+
     @Test func aPressNewerThanEveryFrameTakesTheFrameWhoseExposureCoversIt() throws {
         let harness = try Harness()
         harness.frames(1000, 1033)

@@ -252,7 +252,7 @@ func noisyFrame(_ pixelFormat: PixelFormat, width: Int, height: Int, seed: UInt3
 
 @Suite("JPEGEncoder kept from photo to photo")
 struct JPEGEncoderReuseTests {
-    /// One encoder (as the capture service keeps on its encode queue) makes the same JPEGs as a
+    /// One encoder (as the capture service keeps on its encode worker) makes the same JPEGs as a
     /// fresh encoder per frame, whatever the frame before it: larger, smaller, another format,
     /// or cropped.
     @Test(arguments: [1, 4])

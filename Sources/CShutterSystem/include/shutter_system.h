@@ -81,6 +81,28 @@ static inline long CShutterSystem_timerSlack(void) {
     return prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
 }
 
+// A thread of shutter's own, detached, running body(context): the photo encode's workers
+// (ShutterCapture's BatchWorker). Returns 0 or an errno value.
+// The corresponding C function is `pthread_create` (PTHREAD_CREATE_DETACHED).
+int CShutterSystem_startDetachedThread(void *(*body)(void *), void *context);
+
+// Makes the calling thread batch work (SCHED_BATCH, sched(7)) at nice as it is: woken, it does
+// not preempt the thread running on its CPU, and otherwise shares the CPUs as ordinary work.
+// Through the system call: on Linux the policy is the thread's, where POSIX's wrapper means the
+// process's (musl's refuses with ENOSYS). Returns 0, or -1 with errno.
+// The corresponding C function is `sched_setscheduler`.
+int CShutterSystem_makeCallingThreadBatch(void);
+
+// The calling thread's scheduling policy (SCHED_OTHER 0, SCHED_BATCH 3, ...), or -1 with errno.
+// The corresponding C function is `sched_getscheduler`.
+int CShutterSystem_callingThreadPolicy(void);
+
+// Names the calling thread for `ps -L` and /proc (at most 15 bytes are kept).
+// The corresponding C function is `prctl` (PR_SET_NAME).
+static inline int CShutterSystem_nameCallingThread(const char *name) {
+    return prctl(PR_SET_NAME, name, 0, 0, 0);
+}
+
 // A library opened on first use (libmosquitto, libmicrohttpd: issue 23), by a loader that
 // forwards each function shutter calls to the library's own. Initialise with
 // CSHUTTERSYSTEM_LAZY_LIBRARY.
