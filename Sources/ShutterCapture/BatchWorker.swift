@@ -49,7 +49,8 @@ final class BatchWorker: Sendable {
     deinit { mailbox.close() }
 
     /// Runs `work` on the worker's thread once what was given before has run; `group` is
-    /// entered now and left when `work` returns.
+    /// entered now and left when `work` returns. Called from one thread at a time (the loop
+    /// gives photos, the encode thread strips).
     func async(group: DispatchGroup, _ work: @escaping @Sendable () -> Void) {
         group.enter()
         let item: @Sendable () -> Void = {
@@ -74,7 +75,7 @@ final class BatchWorker: Sendable {
     }
 
     /// The worker thread's scheduling policy (SCHED_BATCH is 3), as it found it once running:
-    /// nil until the thread runs, or when it could not be asked; for tests and `check`.
+    /// nil until the thread runs, or when it could not be asked. For tests.
     var threadPolicy: Int32? { mailbox.state.withLock { $0.threadPolicy } }
 
     /// Starts a detached thread that serves `mailbox` until it is closed and empty.
@@ -97,7 +98,6 @@ final class BatchWorker: Sendable {
         struct State {
             var items: [@Sendable () -> Void] = []
             var threadStarted = false
-            var closed = false
             var threadPolicy: Int32?
         }
 
@@ -107,10 +107,8 @@ final class BatchWorker: Sendable {
 
         init(name: String) { self.name = name }
 
-        func close() {
-            state.withLock { $0.closed = true }
-            ready.signal()
-        }
+        /// Lets the thread end once every item given has run.
+        func close() { ready.signal() }
 
         /// The thread's life: batch work from the start, then each item as it comes.
         ///

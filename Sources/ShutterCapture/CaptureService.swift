@@ -53,7 +53,7 @@ public final class CaptureService {
     /// the first photo starts it. For tests.
     var encodeThreadPolicy: Int32? { encodeWorker.threadPolicy }
     /// The encode worker's JPEG encoder, kept from photo to photo with its buffers.
-    private let encoder = EncodeQueueEncoder()
+    private let encoder = EncodeWorkerEncoder()
     private let group = DispatchGroup()
     /// Makes the live view's previews from the ring's frames while someone watches.
     private let previewProducer: PreviewProducer

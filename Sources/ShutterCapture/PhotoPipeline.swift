@@ -15,8 +15,9 @@ struct PhotoJob: Sendable {
     /// Whether the photo's SHA-256 is computed (a rig's shot result carries it).
     var digest = false
 
-    /// The finished photo, or why there is none. Runs on the encode worker's thread, the only user of `encoder`.
-    func run(writer: PhotoWriter, encoder: EncodeQueueEncoder) -> CaptureEvent {
+    /// The finished photo, or why there is none. Runs on the encode worker's thread, the only
+    /// user of `encoder`.
+    func run(writer: PhotoWriter, encoder: EncodeWorkerEncoder) -> CaptureEvent {
         do throws(CaptureError) {
             let started = monotonicNow()
             let photo = try encodePhoto(frame, processing: processing, quality: quality, encoder: try encoder.encoder())
@@ -44,11 +45,12 @@ struct PhotoJob: Sendable {
 /// A fresh ``JPEGEncoder`` per photo splits the frame into planes in fresh memory (4 MB for a
 /// 1920x1080 YUYV frame, about a thousand page faults) and allocates TurboJPEG's output buffer
 /// again; a kept one reuses both. It encodes a large frame in a strip per core at once
-/// (``JPEGEncoder/photoStrips``). Used only from the encode worker's one thread (``PhotoJob/run(writer:encoder:)``).
-final class EncodeQueueEncoder: @unchecked Sendable {
+/// (``JPEGEncoder/photoStrips``). Used only from the encode worker's one thread
+/// (``PhotoJob/run(writer:encoder:)``).
+final class EncodeWorkerEncoder: @unchecked Sendable {
     // @unchecked: `kept` is read and written only by jobs on the encode worker, which run one
-    // after another on its thread (its mailbox's lock orders their memory accesses), so the TurboJPEG handle and its
-    // buffers are never used from two threads at once.
+    // after another on its thread (its mailbox's lock orders their memory accesses), so the
+    // TurboJPEG handle and its buffers are never used from two threads at once.
     private var kept: JPEGEncoder?
 
     /// The kept encoder, made now if there is none yet (a failed `tjInitCompress` fails this

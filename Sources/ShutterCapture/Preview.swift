@@ -177,9 +177,9 @@ struct PreviewPacer: Sendable {
 ///
 /// The capture service offers it every frame it keeps, on the event loop (``offer(_:)``); with
 /// nobody watching that is one atomic load. A frame due for a preview goes to its own serial
-/// queue of low priority (`utility`), unless the
-/// preview before is still being made: then the frame is skipped, so a slow preview never grows
-/// a backlog and never holds more than one ring frame. The queue downscales the frame into a
+/// queue of low priority (`utility`), unless the preview before is still being made: then the
+/// frame is skipped, so a slow preview never grows a backlog and never holds more than one ring
+/// frame. The queue downscales the frame into a
 /// small buffer of its own and lets the ring frame go at once, before encoding. Used from the
 /// event loop only.
 final class PreviewProducer {

@@ -359,7 +359,7 @@ public final class JPEGEncoder {
         return JPEGStrips.join(jpegs, height: height, restartInterval: layout.restartInterval)
     }
 
-    /// `count` kept encoders with their queues, made when fewer are kept.
+    /// `count` kept encoders with their workers, made when fewer are kept.
     private func stripHelpers(_ count: Int) throws(CaptureError) -> ArraySlice<(encoder: JPEGEncoder, worker: BatchWorker)> {
         while helpers.count < count {
             helpers.append((try JPEGEncoder(), BatchWorker(name: "shutter-strip")))

@@ -7,7 +7,7 @@ import ShutterCore
 
 /// The calling thread's scheduling policy as the kernel reports it: field 41 of
 /// /proc/thread-self/stat (proc(5)); 0 is SCHED_OTHER, 3 SCHED_BATCH.
-func kernelPolicyOfThisThread() -> Int? {
+private func kernelPolicyOfThisThread() -> Int? {
     guard let stat = try? String(contentsOfFile: "/proc/thread-self/stat", encoding: .utf8),
           let nameEnd = stat.lastIndex(of: ")") else { return nil }
     // After the name come field 3 (the state) onwards, so field 41 is the 39th.
@@ -79,7 +79,7 @@ struct BatchWorkerTests {
         group.wait()
         let threads = ran.withLock { $0 }
         #expect(threads.count == 2)
-        let thread = try #require(threads.first ?? nil)
+        let thread = try #require(threads.compactMap { $0 }.first)
         #expect(threads.last == thread)
         #expect(thread != idOfThisThread())
         var alive = FileManager.default.fileExists(atPath: "/proc/self/task/\(thread)")

@@ -170,7 +170,7 @@ struct JPEGStripTests {
 
     /// Photos are encoded in a strip per core (at most 8); the live view's encoder whole.
     @Test func photosTakeAStripPerCore() throws {
-        let photoEncoder = try EncodeQueueEncoder().encoder()
+        let photoEncoder = try EncodeWorkerEncoder().encoder()
         #expect(photoEncoder.strips == JPEGEncoder.photoStrips)
         #expect(JPEGEncoder.photoStrips == min(8, ProcessInfo.processInfo.processorCount))
         #expect(try JPEGEncoder().strips == 1)

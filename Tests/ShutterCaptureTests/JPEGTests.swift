@@ -278,7 +278,7 @@ struct JPEGEncoderReuseTests {
     /// The service's path: two photos in a row through ``encodePhoto(_:processing:quality:encoder:)``
     /// with one encoder, at two sizes, match fresh encoders byte for byte.
     @Test func twoPhotosInARowAtDifferentSizesMatchFreshEncoders() throws {
-        let encoder = EncodeQueueEncoder()
+        let encoder = EncodeWorkerEncoder()
         for frame in [noisyFrame(.yuyv, width: 1280, height: 720, seed: 11), noisyFrame(.yuyv, width: 1920, height: 1080, seed: 12)] {
             let reused = try encodePhoto(frame, processing: PhotoProcessing(), quality: 90, encoder: try encoder.encoder())
             let fresh = try encodePhoto(frame, processing: PhotoProcessing(), quality: 90, encoder: try JPEGEncoder(strips: JPEGEncoder.photoStrips))
