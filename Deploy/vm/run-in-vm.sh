@@ -234,6 +234,10 @@ mount -t overlay -o lowerdir=/host,upperdir=/rw/upper,workdir=/rw/work overlay /
 mount -t proc proc /root/proc; mount -t sysfs sys /root/sys; mount -t devtmpfs dev /root/dev
 mkdir -p /root/dev/pts /root/dev/shm
 ln -sf /proc/self/fd /root/dev/fd; mount -t devpts devpts /root/dev/pts; mount -t tmpfs tmpfs /root/dev/shm; mount -t tmpfs tmpfs /root/run
+# Under systemd the guest's /tmp is a tmpfs of its own: its tmpfiles.d/tmp.conf (D /tmp) empties
+# /tmp at boot, and on the host's / that was a walk of the host's whole /tmp (7 GB of CI clones
+# and build folders on one machine) through 9p, for longer than the run's timeout.
+if [ "$SYSTEMD" = 1 ]; then mount -t tmpfs tmpfs /root/tmp || fail "mount /tmp"; fi
 mkdir -p "/root$SHARE" && mount -t 9p -o $opts share "/root$SHARE" || fail "mount share"
 if [ -n "$VMCACHE" ]; then
   mkdir -p "/root/lib/modules/$(uname -r)" && mount --bind /kmod "/root/lib/modules/$(uname -r)" || fail "bind modules"
