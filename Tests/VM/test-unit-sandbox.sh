@@ -6,11 +6,11 @@
 # Needs systemd as PID 1 (VM_SYSTEMD=1; it also gives the guest the DMA heaps). A probe
 # (Tests/VM/probes/dma-heap-probe.c) does what libcamera's Raspberry Pi pipeline and device
 # enumerator do: allocate and map a buffer from /dev/dma_heap/system, open udev's netlink
-# socket. It runs as a unit made from Deploy/systemd/shutter.service itself (user shutter, every
+# socket; and what shutter's photo encode does: make its thread SCHED_BATCH. It runs as a unit made from Deploy/systemd/shutter.service itself (user shutter, every
 # hardening line as installed) with only ExecStart swapped for the probe and the type made
-# oneshot; then from copies without DeviceAllow=char-dma_heap and without AF_NETLINK, which
-# must fail with the errors a Pi user would see, so the allowances are shown to be what lets
-# libcamera work.
+# oneshot; then from copies without DeviceAllow=char-dma_heap, without AF_NETLINK and without
+# SystemCallFilter=sched_setscheduler, which must fail with the errors a Pi user would see, so
+# the allowances are shown to be what lets libcamera work and the encode run as batch work.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 if [ "$(cat /proc/1/comm)" != systemd ]; then
@@ -45,10 +45,10 @@ run_probe() {
 export -f run_probe
 
 probe_unit shutter-probe
-check "under the unit's sandbox: allocates from the DMA heap and opens udev's netlink socket" run_probe shutter-probe
+check "under the unit's sandbox: allocates from the DMA heap, opens udev's netlink socket, makes a thread SCHED_BATCH" run_probe shutter-probe
 check "  ... as user shutter, with the unit's hardening" \
   bash -c '[ "$(systemctl show -p User --value shutter-probe.service)" = shutter ] && [ "$(systemctl show -p DevicePolicy --value shutter-probe.service)" = closed ] || systemctl show -p User -p DevicePolicy shutter-probe.service'
-echo "# the probe under the unit: $(journalctl -q -u shutter-probe.service -o cat --no-pager | grep -E 'allocated|netlink' | tr '\n' ';')"
+echo "# the probe under the unit: $(journalctl -q -u shutter-probe.service -o cat --no-pager | grep -E 'allocated|netlink|SCHED_BATCH' | tr '\n' ';')"
 
 probe_unit shutter-probe-no-heap -e '/^DeviceAllow=char-dma_heap/d'
 check "without DeviceAllow=char-dma_heap the heap is refused (EPERM), as libcamera's allocator would be" \
@@ -56,4 +56,7 @@ check "without DeviceAllow=char-dma_heap the heap is refused (EPERM), as libcame
 probe_unit shutter-probe-no-netlink -e 's/^RestrictAddressFamilies=.*/RestrictAddressFamilies=AF_UNIX/'
 check "without AF_NETLINK udev's socket is refused, libcamera's hot-plug monitor with it" \
   bash -c '! out=$(run_probe shutter-probe-no-netlink 2>&1) && grep -q "socket AF_NETLINK: Address family not supported" <<< "$out" || { echo "$out"; false; }'
+probe_unit shutter-probe-no-batch -e '/^SystemCallFilter=sched_setscheduler$/d'
+check "without SystemCallFilter=sched_setscheduler the batch policy is refused (EPERM): the encode would preempt subscribers" \
+  bash -c '! out=$(run_probe shutter-probe-no-batch 2>&1) && grep -q "sched_setscheduler SCHED_BATCH: Operation not permitted" <<< "$out" || { echo "$out"; false; }'
 finish

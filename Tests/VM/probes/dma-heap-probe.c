@@ -3,8 +3,11 @@
 // DMA_HEAP_IOCTL_ALLOC, then map the dma-buf: src/libcamera/dma_buf_allocator.cpp), and opens
 // the udev netlink socket its device enumerator listens on for hot-plug
 // (udev_monitor_new_from_netlink: AF_NETLINK, NETLINK_KOBJECT_UEVENT, src/libcamera/
-// device_enumerator_udev.cpp). Prints one line per step; exits 1 at the first refusal, with
-// the errno's name, so a test can tell EPERM (the sandbox) from ENOENT (no heap).
+// device_enumerator_udev.cpp). Then makes its thread batch work (SCHED_BATCH), as shutter's
+// photo encode threads do (Sources/ShutterCapture/BatchWorker.swift). Prints one line per step;
+// exits 1 at the first refusal, with the errno's name, so a test can tell EPERM (the sandbox)
+// from ENOENT (no heap).
+#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/dma-heap.h>
@@ -13,7 +16,9 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sched.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 static int refused(const char *what) {
@@ -36,5 +41,8 @@ int main(int argc, char **argv) {
     struct sockaddr_nl address = { .nl_family = AF_NETLINK, .nl_groups = 2 };  // udev's group
     if (bind(uevents, (struct sockaddr *)&address, sizeof address) < 0) return refused("bind netlink");
     printf("udev netlink socket open\n");
+    struct sched_param parameters = { .sched_priority = 0 };
+    if (syscall(SYS_sched_setscheduler, 0, SCHED_BATCH, &parameters) < 0) return refused("sched_setscheduler SCHED_BATCH");
+    printf("thread made SCHED_BATCH (policy %ld)\n", syscall(SYS_sched_getscheduler, 0));
     return 0;
 }
