@@ -70,6 +70,8 @@ public final class APIServer {
     private var readsDeferred = false
     /// When idle clients are next looked for.
     private var nextIdleSweep: Instant?
+    /// Whether an event line went to a subscriber since ``takeEventLineWritten()`` was last asked.
+    private var wroteEventLine = false
     private let ownUser = getuid()
     /// Requests run since the server started (tests count turns with it).
     private(set) var requestsRun = 0
@@ -451,8 +453,15 @@ public final class APIServer {
     private func broadcast(_ line: String) {
         for session in sessions.values where session.subscribed && !session.writeClosed {
             session.output.appendEvent(line)
-            flush(session)
+            if flush(session) { wroteEventLine = true }
         }
+    }
+
+    /// Whether an event line went to a subscriber since the last call (then false again): the
+    /// daemon lets a subscriber it woke run (``EventLoop/yieldToWokenReader()``).
+    func takeEventLineWritten() -> Bool {
+        defer { wroteEventLine = false }
+        return wroteEventLine
     }
 
     private func enqueueReply(_ line: String, to session: Session) {
@@ -460,8 +469,10 @@ public final class APIServer {
         session.output.appendReply(line)
     }
 
-    /// Writes what the socket takes now; the rest waits for POLLOUT.
-    private func flush(_ session: Session) {
+    /// Writes what the socket takes now; the rest waits for POLLOUT. Returns whether it wrote any.
+    @discardableResult
+    private func flush(_ session: Session) -> Bool {
+        var wrote = false
         while !session.writeClosed {
             let written = session.output.withNextBytes { bytes in
                 send(session.descriptor, bytes.baseAddress!, bytes.count, Int32(MSG_NOSIGNAL))
@@ -476,8 +487,10 @@ public final class APIServer {
             }
             session.output.consume(written)
             session.lastActive = daemon.loop.clock.now
+            wrote = true
         }
         settle(session)
+        return wrote
     }
 
     private func drop(_ descriptor: CInt) {

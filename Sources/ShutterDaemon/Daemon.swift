@@ -340,6 +340,9 @@ public final class Daemon {
         // a thread that wants a CPU) delayed the subscribers' line on a two-core board.
         for observer in eventObservers { observer(event) }
         if options.printsEvents { Console.out(event.line) }
+        // A subscriber woken by its line waits on the loop's CPU for the rest of the wake-up
+        // otherwise (the press handed to the camera, the timer rearmed).
+        if api?.takeEventLineWritten() == true { loop.yieldToWokenReader() }
     }
 
     private func handle(_ event: ShutterEvent) {

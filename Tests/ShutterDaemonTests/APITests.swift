@@ -231,6 +231,56 @@ import ShutterCore
         #expect(statusTexts["zoom"] == .string("2.0×"))
     }
 
+    /// A subscriber woken by an event line is queued on the loop's CPU and would wait there for
+    /// the rest of the wake-up: the loop yields once in a wake-up (or a read of the lines
+    /// between wake-ups) that wrote a subscriber a line, and never when no line reached one.
+    @Test func theLoopYieldsOnceForEachStretchThatWroteASubscriberALine() throws {
+        let rig = try TestRig(api: true)
+        defer { rig.close() }
+        var yields = 0
+        rig.daemon.loop.yieldCPU = { yields += 1 }
+        var subscribed = false, stretchesWithLines = 0, linesPublished = 0
+        /// One turn as the rig makes it (the lines read, then the loop turned), each half counted.
+        func countedTurn() throws {
+            for step in [{ try rig.daemon.pump() }, { try rig.daemon.loop.runOnce(timeoutMilliseconds: 0) }] {
+                let linesBefore = rig.lines.count, yieldsBefore = yields
+                try step()
+                let published = rig.lines.count - linesBefore
+                #expect(yields - yieldsBefore == (subscribed && published > 0 ? 1 : 0),
+                        "\(published) lines published, \(yields - yieldsBefore) yields")
+                if published > 0 { stretchesWithLines += 1; linesPublished += published }
+            }
+        }
+        /// A full click on the two-stage button, each turn counted; then 500 ms pass.
+        func click() throws {
+            rig.chip.set(rig.line("half"), active: true, at: rig.chip.clock.now)
+            for (line, active) in [("full", true), ("full", false), ("half", false)] {
+                for _ in 0..<4 { rig.chip.clock.advance(by: .milliseconds(10)); try countedTurn() }
+                rig.chip.set(rig.line(line), active: active, at: rig.chip.clock.now)
+            }
+            for _ in 0..<50 { rig.chip.clock.advance(by: .milliseconds(10)); try countedTurn() }
+        }
+        // Nobody subscribed: the click's lines go to no socket.
+        try click()
+        #expect(rig.names.contains("capture") && yields == 0)
+        let subscriber = try TestClient(rig)
+        #expect(try subscriber.call("{\"cmd\":\"subscribe\"}")["ok"] == .bool(true))
+        subscribed = true
+        yields = 0
+        stretchesWithLines = 0
+        linesPublished = 0
+        // A light press shows the controls; the click then collapses them as it begins the capture.
+        rig.chip.set(rig.line("half"), active: true, at: rig.chip.clock.now)
+        for _ in 0..<10 { rig.chip.clock.advance(by: .milliseconds(10)); try countedTurn() }
+        rig.chip.set(rig.line("half"), active: false, at: rig.chip.clock.now)
+        for _ in 0..<50 { rig.chip.clock.advance(by: .milliseconds(10)); try countedTurn() }
+        try click()
+        #expect(yields == stretchesWithLines && yields > 0)
+        // Several lines in one stretch (the press's capture began with the controls it collapses): one yield.
+        #expect(linesPublished > stretchesWithLines, "\(linesPublished) lines in \(stretchesWithLines) stretches")
+        #expect(try subscriber.readLine().map { object($0)?["event"] != nil } == true)
+    }
+
     @Test func remoteCaptureReachesASubscriberWithItsPhoto() throws {
         let rig = try TestRig(api: true)
         defer { rig.close() }
