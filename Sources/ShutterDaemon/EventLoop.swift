@@ -181,8 +181,8 @@ public final class EventLoop {
     public func stop() { stopped = true }
 
     /// Lets a reader the loop has just written an event line to run before the rest of this
-    /// wake-up, at most once per wake-up (the first line is the one waited for, the press's
-    /// `capture began`).
+    /// wake-up; at most once in a wake-up (its first line is the one waited for, a press's
+    /// `capture began`), or in a stretch of work between wake-ups.
     ///
     /// A write to a Unix or TCP socket wakes its reader with a sync wake-up (`sock_def_readable`,
     /// WF_SYNC in the kernel), which says the writer is about to sleep: the scheduler queues the
@@ -190,14 +190,13 @@ public final class EventLoop {
     /// as it has once it has waited for the loop like this (`select_idle_sibling` looks for an
     /// idle CPU only while the cache domain is little used, SIS_UTIL). Host ftrace: 112 of 124
     /// subscriber wake-ups for `capture began` were queued on the loop's CPU with the other one
-    /// idle. The loop then hands the press to the camera and rearms its timer before it sleeps,
-    /// and the reader waited for all of it (0.12–0.18 ms after the write there; milliseconds
-    /// under emulation). Yielding hands the CPU to the queued reader and takes it
-    /// back when the reader goes back to its read; with nothing else runnable on this CPU, the
-    /// call returns at once (`yield_task_fair`). A CPU-bound thread on the same CPU may keep it
-    /// for the rest of its slice (1.5–3 ms); the loop's remaining work then waits that long, which
-    /// only hands the photo on later: its frame is chosen by the press's kernel timestamp, and
-    /// the lines' edges keep theirs.
+    /// idle, and waited 0.12–0.18 ms for the rest of the loop's turn (the press handed to the
+    /// camera, the timer rearmed). Yielding hands the CPU to the queued reader and takes it back
+    /// when the reader goes back to its read; with nothing else runnable on this CPU the call
+    /// returns at once (`yield_task_fair`). A CPU-bound thread on the same CPU may keep it for
+    /// the rest of its slice (1.5–3 ms): the loop's remaining work waits that long, which hands
+    /// the photo on later but changes no photo (its frame is chosen by the press's kernel
+    /// timestamp) and no gesture (the lines' edges keep theirs).
     ///
     /// The corresponding C function is `sched_yield`.
     public func yieldToWokenReader() {
