@@ -103,7 +103,8 @@ if [ "$vm" = yes ]; then
   # A rig on a poor network (issue 22): namespaces, veth pairs and netem, which the host kernel lacks.
   stage "VM tests (MQTT rig on a poor network: netns, netem)" env SHUTTER=.build/debug/shutter Tests/MQTT/test-netns.sh
   # systemd as the guest's PID 1: what libcamera needs (the DMA heap, udev's netlink socket)
-  # under Deploy/systemd/shutter.service's own sandbox, and refused without its allowances.
+  # and the photo encode's batch policy, under Deploy/systemd/shutter.service's own sandbox,
+  # and refused without its allowances.
   stage "VM tests under systemd (the unit's sandbox)" env VM_SYSTEMD=1 Deploy/vm/run-in-vm.sh -- \
     bash Tests/VM/test-unit-sandbox.sh
   # libcamera on vimc: once per run, in its own boot (vimc, udevd), with the 1.6 build.

@@ -6,9 +6,10 @@
 # Needs systemd as PID 1 (VM_SYSTEMD=1; it also gives the guest the DMA heaps). A probe
 # (Tests/VM/probes/dma-heap-probe.c) does what libcamera's Raspberry Pi pipeline and device
 # enumerator do: allocate and map a buffer from /dev/dma_heap/system, open udev's netlink
-# socket; and what shutter's photo encode does: make its thread SCHED_BATCH. It runs as a unit made from Deploy/systemd/shutter.service itself (user shutter, every
-# hardening line as installed) with only ExecStart swapped for the probe and the type made
-# oneshot; then from copies without DeviceAllow=char-dma_heap, without AF_NETLINK and without
+# socket; and what shutter's photo encode does: make its thread SCHED_BATCH. It runs as a
+# unit made from Deploy/systemd/shutter.service itself (user shutter, every hardening line as
+# installed) with only ExecStart swapped for the probe and the type made oneshot; then from
+# copies without DeviceAllow=char-dma_heap, without AF_NETLINK and without
 # SystemCallFilter=sched_setscheduler, which must fail with the errors a Pi user would see, so
 # the allowances are shown to be what lets libcamera work and the encode run as batch work.
 set -uo pipefail
