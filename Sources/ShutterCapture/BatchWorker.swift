@@ -29,8 +29,10 @@ import Musl
 ///
 /// The thread starts with the first item and waits, without a timer, for the next; it ends once
 /// the worker is gone and what was given has run. Should the thread not start (`pthread_create`
-/// failing for want of threads) the item runs on a Dispatch queue as ordinary work, and the
-/// next item tries again.
+/// failing for want of threads) the item runs on a serial Dispatch queue as ordinary work, and
+/// so do the items given while that queue has work (in order, one at a time: they may share
+/// state, as the encode's items share one JPEG encoder); the first item given after it has
+/// none tries a thread again.
 final class BatchWorker: Sendable {
     private let mailbox: Mailbox
     private let start: @Sendable (Mailbox) -> Int32
@@ -57,21 +59,55 @@ final class BatchWorker: Sendable {
             work()
             group.leave()
         }
-        let starting = mailbox.state.withLock { state in
+        let route = mailbox.state.withLock { state -> Route in
+            if state.fallbackItems > 0 {
+                state.fallbackItems += 1
+                return .fallback
+            }
             state.items.append(item)
             defer { state.threadStarted = true }
-            return !state.threadStarted
+            return state.threadStarted ? .thread : .startingThread
         }
-        if starting, start(mailbox) != 0 {
+        switch route {
+        case .thread:
+            mailbox.ready.signal()
+        case .startingThread:
+            if start(mailbox) == 0 {
+                mailbox.ready.signal()
+                return
+            }
             // Only the item just added is waiting: no thread has served this mailbox before.
             mailbox.state.withLock { state in
                 state.items.removeAll()
                 state.threadStarted = false
+                state.fallbackItems += 1
             }
-            fallback.async(execute: item)
-            return
+            runOnFallback(work, group: group)
+        case .fallback:
+            runOnFallback(work, group: group)
         }
-        mailbox.ready.signal()
+    }
+
+    /// Where ``async(group:_:)`` sends an item.
+    private enum Route {
+        /// The running thread's mailbox.
+        case thread
+        /// The mailbox, once a thread is started for it.
+        case startingThread
+        /// The Dispatch queue, behind the items already there.
+        case fallback
+    }
+
+    /// Runs `work` on the fallback queue, counted in ``Mailbox/State/fallbackItems`` (by the
+    /// caller) until it has run; `group` is left after the count, so that whoever waited for
+    /// it finds the queue's work done.
+    private func runOnFallback(_ work: @escaping @Sendable () -> Void, group: DispatchGroup) {
+        let mailbox = mailbox
+        fallback.async {
+            work()
+            mailbox.state.withLock { $0.fallbackItems -= 1 }
+            group.leave()
+        }
     }
 
     /// The worker thread's scheduling policy (SCHED_BATCH is 3), as it found it once running:
@@ -98,6 +134,9 @@ final class BatchWorker: Sendable {
         struct State {
             var items: [@Sendable () -> Void] = []
             var threadStarted = false
+            /// Items given to the fallback queue that have not finished: while there are any,
+            /// new items go there too.
+            var fallbackItems = 0
             var threadPolicy: Int32?
         }
 

@@ -113,6 +113,41 @@ struct BatchWorkerTests {
         #expect(worker.threadPolicy == nil)
     }
 
+    /// Items given while one runs on the Dispatch queue (no thread could start) wait for it
+    /// there, in order, rather than start a thread that would run them beside it: the encode
+    /// worker's items share one JPEG encoder. Once that queue has nothing left, the next item
+    /// asks for a thread again.
+    @Test func itemsGivenWhileAFallbackItemRunsRunAfterItInOrder() {
+        let attempts = Locked(0)
+        let worker = BatchWorker(name: "shutter-test") { mailbox in
+            let attempt = attempts.withLock { $0 += 1; return $0 }
+            return attempt == 1 ? EAGAIN : BatchWorker.startThread(mailbox)
+        }
+        let group = DispatchGroup(), gate = DispatchSemaphore(value: 0)
+        let order = Locked<[Int]>([])
+        worker.async(group: group) {
+            gate.wait()
+            order.withLock { $0.append(1) }
+        }
+        worker.async(group: group) { order.withLock { $0.append(2) } }
+        worker.async(group: group) { order.withLock { $0.append(3) } }
+        // A thread started for the second item would have run it and the third by now.
+        usleep(50_000)
+        gate.signal()
+        group.wait()
+        #expect(order.withLock { $0 } == [1, 2, 3])
+        #expect(attempts.withLock { $0 } == 1)
+        #expect(worker.threadPolicy == nil)
+        let policy = Locked<Int?>(nil)
+        worker.async(group: group) {
+            let seen = kernelPolicyOfThisThread()
+            policy.withLock { $0 = seen }
+        }
+        group.wait()
+        #expect(attempts.withLock { $0 } == 2)
+        #expect(policy.withLock { $0 } == batchPolicy)
+    }
+
     /// A photo's strips after the first are encoded on the encoder's helper threads, which are
     /// batch work: woken for a photo, they do not take the CPU from whoever the press woke.
     @Test func aFramesStripHelpersAreBatchWork() throws {
