@@ -179,9 +179,8 @@ struct PreviewPacer: Sendable {
 /// nobody watching that is one atomic load. A frame due for a preview goes to its own serial
 /// queue of low priority (`utility`), unless the preview before is still being made: then the
 /// frame is skipped, so a slow preview never grows a backlog and never holds more than one ring
-/// frame. The queue downscales the frame into a
-/// small buffer of its own and lets the ring frame go at once, before encoding. Used from the
-/// event loop only.
+/// frame. The queue downscales the frame into a small buffer of its own and lets the ring frame
+/// go at once, before encoding. Used from the event loop only.
 final class PreviewProducer {
     let feed: PreviewFeed
     /// The board's `preview` section; a reload may change it.

@@ -12,11 +12,11 @@
 #include <fcntl.h>
 #include <linux/dma-heap.h>
 #include <linux/netlink.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sched.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
