@@ -13,8 +13,12 @@ bench-edge.sh enables. For each press, in the trace that holds its T:
   woken    the subscriber (stamp-lines) is woken, and on which CPU relative to the loop's
   running  the subscriber is switched in; what ran on that CPU in between (by command)
   read     its read returns (the stamp the bench uses)
+  sleeps   the loop's next switch-out to sleep after the send (the rest of its turn)
 Prints the p50/p90 of each step, from T, and the commands that held the subscriber's CPU
-between its wake-up and its running, summed over all presses.
+between its wake-up and its running, summed over all presses; and, of the subscribers woken on
+the other CPU, how many were woken only after the loop slept: under the VM's emulation a
+wake-up sent to the other CPU may wait until the sending CPU goes idle (edge-floor --busy
+measures what that costs a reader), so the loop's turn after the send is the subscriber's too.
 
 With --floor (edge-floor --window's output, WINDOWED) it also puts T → send, the moment the
 decision leaves shutter for its subscriber, next to the C timer floor's lateness: the same
@@ -67,6 +71,8 @@ def main():
     holders = defaultdict(int)
     same_cpu = 0
     counted = 0
+    woken_after_sleep = []   # send → woken, for subscribers on the other CPU woken after the loop slept
+    woken_before_sleep = []  # the same, woken while the loop still ran
     for pressed, decided, arrived in presses:
         trace = next((t for t in traces if t and t[0][0] <= decided <= t[-1][0]), None)
         if trace is None:
@@ -87,17 +93,19 @@ def main():
         if awake is None:
             continue
         awake = max(awake, decided)
-        woken = running = read = None
-        woken_cpu = None
+        woken = running = read = slept = None
+        woken_cpu = target_cpu = None
         subscriber = None
         for ts, comm, pid, cpu, event, rest in trace[at:]:
             if ts > decided + 200_000_000:
                 break
+            if slept is None and event == "sched_switch" and f"prev_pid={loop_pid} " in rest and "prev_state=S" in rest:
+                slept = ts
             if woken is None:
                 if event == "sched_wakeup" and "comm=stamp-lines" in rest:
                     woken = ts
                     subscriber = int(re.search(r"pid=(\d+)", rest)[1])
-                    woken_cpu = int(re.search(r"target_cpu=(\d+)", rest)[1])
+                    woken_cpu = target_cpu = int(re.search(r"target_cpu=(\d+)", rest)[1])
                 continue
             if running is None:
                 if event == "sched_switch" and f"next_pid={subscriber} " in rest + " ":
@@ -105,9 +113,14 @@ def main():
                 continue
             if read is None and pid == subscriber and event == "sys_exit_read":
                 read = ts
+            if read is not None and slept is not None:
                 break
         if None in (woken, running):
             continue
+        if slept is not None:
+            steps["send → loop sleeps"].append(slept - send)
+            if target_cpu != loop_cpu:
+                (woken_after_sleep if woken >= slept else woken_before_sleep).append(woken - send)
         counted += 1
         same_cpu += woken_cpu == loop_cpu
         steps["T → loop awake"].append(awake - decided)
@@ -130,6 +143,10 @@ def main():
     print(f"{counted} of {len(presses)} presses traced; subscriber woken on the loop's CPU in {same_cpu}")
     for name, values in steps.items():
         print(f"  {name:28s} p50 {percentile(values, 50) / 1e6:7.3f} ms   p90 {percentile(values, 90) / 1e6:7.3f} ms")
+    if woken_after_sleep or woken_before_sleep:
+        print(f"  woken on the other CPU only after the loop slept: {len(woken_after_sleep)} of "
+              f"{len(woken_after_sleep) + len(woken_before_sleep)}, send → woken p50 {percentile(woken_after_sleep, 50) / 1e6:.3f} ms; "
+              f"woken while the loop ran: p50 {percentile(woken_before_sleep, 50) / 1e6:.3f} ms")
     print("  the subscriber's CPU between its wake-up and its running, summed:")
     for comm, total in sorted(holders.items(), key=lambda x: -x[1])[:8]:
         print(f"    {comm:24s} {total / 1e6:8.3f} ms")
