@@ -19,9 +19,10 @@
 #   Tests/run.sh --no-vm    everything but the qemu guests
 #   Tests/run.sh --help
 #
-# Prints each stage's time and ends with "stages: N passed, N failed" and the count of tests
-# and checks that were skipped, with why (Swift Testing's "skipped", the VM suites' "skip - "),
-# so a skipped safety test never passes unseen.
+# Prints each stage's time and ends with "stages: N passed, N failed", the count of tests and
+# checks that were skipped, with why (Swift Testing's "skipped", the VM suites' "skip - "), so
+# a skipped safety test never passes unseen, and last each failed stage's name and failing
+# lines, so the end of a CI log says what failed.
 set -uo pipefail
 cd "$(dirname "$(readlink -f "$0")")/.."
 export PATH=/opt/swift/usr/bin:$PATH
@@ -35,19 +36,35 @@ case "${1:-}" in
 esac
 
 passed=0 failed=0
-# What the stages print is kept too, to count the skipped tests at the end.
+# What the stages print is kept too, to count the skipped tests at the end, and each failed
+# stage's own output, to say at the end what failed in it (a CI log is often read from its end).
 output=$(mktemp /tmp/shutter-run.XXXXXX)
-trap 'rm -f "$output"' EXIT
+failures=$(mktemp -d /tmp/shutter-run-failures.XXXXXX)
+trap 'rm -rf "$output" "$failures"' EXIT
 stage() {   # stage NAME COMMAND...: run, time, count one result
   local name=$1; shift
   local start=$SECONDS
   echo "=== $name"
-  "$@" 2>&1 | tee -a "$output"
+  "$@" 2>&1 | tee "$failures/current" | tee -a "$output"
   if [ "${PIPESTATUS[0]}" = 0 ]; then
     echo "=== $name: ok ($((SECONDS - start)) s)"; passed=$((passed + 1))
   else
     echo "=== $name: FAILED ($((SECONDS - start)) s)"; failed=$((failed + 1))
+    printf '%s\n' "$name" > "$failures/$failed.name"
+    mv "$failures/current" "$failures/$failed.out"
   fi
+}
+# failure_summary: each failed stage's name and its failing lines (Swift Testing's failed
+# tests and issues, the suites' "not ok", compiler errors), or its last lines when none match.
+failure_summary() {
+  local index
+  for index in $(seq "$failed"); do
+    echo "--- failed: $(cat "$failures/$index.name")"
+    local lines
+    lines=$(sed 's/\x1b\[[0-9;]*m//g' "$failures/$index.out" |
+      grep -aE '(Test .* (failed|recorded an issue)|^not ok|error:|FAIL)' | grep -av 'skipped' | head -n 40)
+    if [ -n "$lines" ]; then printf '%s\n' "$lines"; else tail -n 40 "$failures/$index.out"; fi
+  done
 }
 vm_tests() {   # vm_tests BINARY [SKIP]: the Tests/VM suite in a fresh guest (the UVC and sandbox suites have their own)
   # Six suites in one boot: 20 minutes before a hang is called one (a loaded machine needed over 10).
@@ -120,4 +137,5 @@ echo "stages: $passed passed, $failed failed"
 skips=$(grep -aE '(Test .* skipped|^skip - )' "$output" | sed 's/\x1b\[[0-9;]*m//g')
 echo "skipped: $(printf '%s' "$skips" | grep -c .)"
 [ -z "$skips" ] || printf '%s\n' "$skips" | sed 's/^ */  /' | sort | uniq -c
+failure_summary
 [ "$failed" = 0 ]
