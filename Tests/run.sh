@@ -36,35 +36,38 @@ case "${1:-}" in
 esac
 
 passed=0 failed=0
-# What the stages print is kept too, to count the skipped tests at the end, and each failed
-# stage's own output, to say at the end what failed in it (a CI log is often read from its end).
+# What the stages print is kept too, to count the skipped tests at the end and to say what
+# failed in each failed stage (a CI log is often read from its end): its lines in the output
+# and its name, in failed_stages ("FIRST LAST NAME" a line).
 output=$(mktemp /tmp/shutter-run.XXXXXX)
-failures=$(mktemp -d /tmp/shutter-run-failures.XXXXXX)
-trap 'rm -rf "$output" "$failures"' EXIT
+trap 'rm -f "$output"' EXIT
+failed_stages=
 stage() {   # stage NAME COMMAND...: run, time, count one result
   local name=$1; shift
-  local start=$SECONDS
+  local start=$SECONDS first
+  first=$(($(wc -l < "$output") + 1))
   echo "=== $name"
-  "$@" 2>&1 | tee "$failures/current" | tee -a "$output"
+  "$@" 2>&1 | tee -a "$output"
   if [ "${PIPESTATUS[0]}" = 0 ]; then
     echo "=== $name: ok ($((SECONDS - start)) s)"; passed=$((passed + 1))
   else
     echo "=== $name: FAILED ($((SECONDS - start)) s)"; failed=$((failed + 1))
-    printf '%s\n' "$name" > "$failures/$failed.name"
-    mv "$failures/current" "$failures/$failed.out"
+    failed_stages+="$first $(wc -l < "$output") $name"$'\n'
   fi
 }
+plain() { sed 's/\x1b\[[0-9;]*m//g'; }   # without the terminal's colour codes
 # failure_summary: each failed stage's name and its failing lines (Swift Testing's failed
 # tests and issues, the suites' "not ok", compiler errors), or its last lines when none match.
 failure_summary() {
-  local index
-  for index in $(seq "$failed"); do
-    echo "--- failed: $(cat "$failures/$index.name")"
-    local lines
-    lines=$(sed 's/\x1b\[[0-9;]*m//g' "$failures/$index.out" |
+  local first last name lines
+  while read -r first last name; do
+    [ -n "$first" ] || continue
+    echo "--- failed: $name"
+    [ "$last" -ge "$first" ] || { echo "(it printed nothing)"; continue; }
+    lines=$(sed -n "${first},${last}p" "$output" | plain |
       grep -aE '(Test .* (failed|recorded an issue)|^not ok|error:|FAIL)' | grep -av 'skipped' | head -n 40)
-    if [ -n "$lines" ]; then printf '%s\n' "$lines"; else tail -n 40 "$failures/$index.out"; fi
-  done
+    if [ -n "$lines" ]; then printf '%s\n' "$lines"; else sed -n "${first},${last}p" "$output" | tail -n 40; fi
+  done <<< "$failed_stages"
 }
 vm_tests() {   # vm_tests BINARY [SKIP]: the Tests/VM suite in a fresh guest (the UVC and sandbox suites have their own)
   # Six suites in one boot: 20 minutes before a hang is called one (a loaded machine needed over 10).
@@ -134,7 +137,7 @@ if [ "$vm" = yes ]; then
 fi
 echo "stages: $passed passed, $failed failed"
 # Swift Testing: "Test name() skipped: "why""; the VM suites: "skip - why".
-skips=$(grep -aE '(Test .* skipped|^skip - )' "$output" | sed 's/\x1b\[[0-9;]*m//g')
+skips=$(grep -aE '(Test .* skipped|^skip - )' "$output" | plain)
 echo "skipped: $(printf '%s' "$skips" | grep -c .)"
 [ -z "$skips" ] || printf '%s\n' "$skips" | sed 's/^ */  /' | sort | uniq -c
 failure_summary

@@ -129,7 +129,14 @@ struct EventLoopTests {
         loop.nextDeadline = { deadline }
         loop.awaitedDeadline = { deadline }
         loop.wakeAhead = .milliseconds(40)
-        loop.deadlineReached = { now in reached.append(now); deadline = nil }
+        // The thread's voluntary switches when the deadline is reached, before the test's own
+        // bookkeeping.
+        var switchesAtDeadline: Int?
+        loop.deadlineReached = { now in
+            switchesAtDeadline = try? self.voluntarySwitches()
+            reached.append(now)
+            deadline = nil
+        }
         // Asleep until the timer, 40 ms before the deadline: at least one voluntary switch. Turn
         // after turn, as the daemon runs it: a turn may end early with nothing done (ppoll
         // interrupted, EINTR), as one did in a CI run on a loaded machine.
@@ -137,15 +144,8 @@ struct EventLoopTests {
         while loop.clock.now < started + .milliseconds(20), reached.isEmpty { try loop.runOnce(timeoutMilliseconds: 5_000) }
         #expect(reached.isEmpty)
         #expect(try voluntarySwitches() > beforeSleep, "the wait for the timer slept")
-        // Awake: no voluntary switch until the deadline, counted when it is reached (before the
-        // test's own bookkeeping). A CPU-time share would also tell, but a loaded machine may give
-        // the thread little of the stretch; it cannot make it sleep.
-        var switchesAtDeadline: Int?
-        loop.deadlineReached = { now in
-            switchesAtDeadline = try? self.voluntarySwitches()
-            reached.append(now)
-            deadline = nil
-        }
+        // Awake: no voluntary switch until the deadline. A CPU-time share would also tell, but a
+        // loaded machine may give the thread little of the stretch; it cannot make it sleep.
         let beforeStretch = try voluntarySwitches()
         while reached.isEmpty, loop.clock.now < started + .seconds(5) { try loop.runOnce(timeoutMilliseconds: 5_000) }
         #expect(reached.count == 1 && reached[0] >= started + .milliseconds(60))

@@ -131,10 +131,14 @@ def analyse(window_ms, daemon_path, raw_path, gpiomon_path, windowed_path, busy_
         if len(r) >= 4:
             gpiomon.append((int(r[0]) - (int(r[2]) * 1_000_000_000 + int(r[3]))) / 1e6)
     late = [(int(r[3]) - int(r[1])) / 1e6 - window for r in rows(windowed_path) if len(r) >= 4]
-    # edge-floor --hop: the same wake-up's line written to a socket, stamped by another process.
-    hopped = [(int(r[4]) - int(r[1])) / 1e6 - window for r in rows(windowed_path) if len(r) >= 5]
+
+    def arrivals(path):
+        """edge-floor --hop: the wake-up's line written to a socket, stamped by another process."""
+        return [(int(r[4]) - int(r[1])) / 1e6 - window for r in rows(path) if len(r) >= 5]
+
+    hopped = arrivals(windowed_path)
     # edge-floor --hop --busy 1000: the same, its writer keeping its CPU 1 ms after the write.
-    hopped_busy = [(int(r[4]) - int(r[1])) / 1e6 - window for r in rows(busy_path) if len(r) >= 5]
+    hopped_busy = arrivals(busy_path)
 
     def fig(values, p):
         return percentile(values, p) if values else float("nan")
