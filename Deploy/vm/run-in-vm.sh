@@ -64,6 +64,10 @@
 # DMA heaps (/dev/dma_heap/system), which Debian's kernel leaves out (CONFIG_DMABUF_HEAPS is
 # unset): drivers/dma-buf/dma-heap.c and heaps/system_heap.c from linux-source, built once into
 # one module, dma-heaps.ko, and loaded before COMMAND runs.
+#
+# VM_SMP (default 2) emulated CPUs and VM_MEMORY (default 1G). Each emulated CPU runs on a host
+# CPU of its own when the host has as many (VM_PIN=0: left to the host's scheduler), as a
+# board's cores do: see "Each emulated CPU" at the boot below.
 set -euo pipefail
 
 share=$PWD
@@ -361,14 +365,55 @@ vivid_opts=${VM_VIVID_OPTS:-n_devs=1 node_types=0x1 num_inputs=1 input_types=0x0
 export_dir() { echo "-fsdev local,id=$1,path=$2,security_model=none,multidevs=remap$3 -device virtio-9p-pci,fsdev=$1,mount_tag=$1"; }
 own_root=
 [ "$rootfs" != / ] && own_root="$(export_dir modules "/lib/modules/$kver" ",readonly=on") $(export_dir vmcache "$cache" ",readonly=on")"
+# Each emulated CPU on a host CPU of its own (VM_PIN=0: not), when there are enough. Left to the
+# host's scheduler, a vCPU thread woken by the other (an IPI: a wake-up, a lock handed on) is
+# often queued on the waker's host CPU, so it runs only when the waker's guest goes idle or the
+# host balances at its next tick (up to 4 ms), or it preempts the waker, which may hold the lock
+# it is woken to take. Measured on the 2-CPU host during bench-edge.sh (perf sched events, 15 s):
+# the two vCPU threads preempted each other 638 times and waited 0.45 ms (p90) / 4 ms (p99)
+# for their CPU once woken. A Pi's cores do not wait for each other.
+vcpus=${VM_SMP:-2}
+guest_name=shutter-vm-$$
+pin_vcpus() {  # in the background: a failure here leaves the host's scheduler in charge
+  set +e
+  local host_cpus=() part pid tid comm i
+  for part in $(taskset -pc $$ 2> /dev/null | sed 's/.*: //; s/,/ /g'); do
+    case "$part" in *-*) host_cpus+=($(seq "${part%-*}" "${part#*-}")) ;; *) host_cpus+=("$part") ;; esac
+  done
+  [ "${#host_cpus[@]}" -ge "$vcpus" ] || return 0
+  for _ in $(seq 1 600); do
+    pid=$(pgrep -f -- "^qemu-system-x86_64 -name guest=$guest_name" | head -1)
+    if [ -n "$pid" ]; then
+      i=0
+      for tid in /proc/"$pid"/task/*; do
+        comm=$(cat "$tid/comm" 2> /dev/null) || continue
+        case "$comm" in "CPU "*"/TCG") i=$((i + 1)) ;; esac
+      done
+      if [ "$i" -ge "$vcpus" ]; then
+        for tid in /proc/"$pid"/task/*; do
+          comm=$(cat "$tid/comm" 2> /dev/null) || continue
+          case "$comm" in
+            "CPU "*"/TCG") i=${comm#CPU }; i=${i%/TCG}; taskset -pc "${host_cpus[$i]}" "${tid##*/}" > /dev/null ;;
+          esac
+        done
+        return 0
+      fi
+    fi
+    sleep 0.1
+  done
+}
+pinning=
+if [ "${VM_PIN:-1}" = 1 ]; then pin_vcpus & pinning=$!; fi
 set +e
-timeout -k 5 "$timeout_s" qemu-system-x86_64 -accel tcg -cpu max -smp "${VM_SMP:-2}" -m "${VM_MEMORY:-1G}" \
+timeout -k 5 "$timeout_s" qemu-system-x86_64 -name "guest=$guest_name,debug-threads=on" \
+  -accel tcg -cpu max -smp "$vcpus" -m "${VM_MEMORY:-1G}" \
   -display none -monitor none -no-reboot -nic none \
   -chardev stdio,id=console,signal=off -serial chardev:console \
   -kernel "$kernel" -initrd "$run/initrd.gz" -append "$append" \
   $(export_dir control "$run/control" "") $(export_dir hostroot "$rootfs" ",readonly=on") $own_root $(export_dir share "$share" "") \
   < /dev/null 2>&1 | sed -u -e 's/\r$//' -e '/reboot: Power down$/d'
 qemu_status=${PIPESTATUS[0]}
+[ -n "$pinning" ] && kill "$pinning" 2> /dev/null
 set -e
 [ "$qemu_status" = 124 ] && { echo "run-in-vm: timed out after ${timeout_s}s" >&2; exit 124; }
 [ -f "$run/control/status" ] || { echo "run-in-vm: the guest died before reporting (qemu status $qemu_status)" >&2; exit 255; }
