@@ -44,6 +44,12 @@ public struct GestureTimings: Hashable, Sendable {
     /// emulation), while one awake reaches the instant itself. It costs this much CPU per
     /// decision, never while idle; 0 sleeps until the deadline.
     public var wakeAhead = Nanoseconds.milliseconds(1)
+    /// How long before such a decision the daemon's loop leaves the camera alone, and takes its
+    /// frames again once the decision is made: polling a V4L2 camera waits for its driver's
+    /// queue lock, which a driver may hold while it makes a frame (vivid does), and a loop
+    /// waiting there decides late. The frames wait in the driver with their own timestamps, so
+    /// no photo changes; 0 polls the camera throughout.
+    public var holdCamera = Nanoseconds.milliseconds(10)
 
     public init() {}
 }
@@ -67,7 +73,7 @@ extension GestureTimings: Decodable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case glitchFilterMs, lightPressMaxMs, doublePressWindowMs, tapMaxMs, prepareAfterMs
         case burst, burstAfterMs, burstIntervalMs, controlsIdleTimeoutMs, coalescingIntervalMs, liftGraceMs
-        case captureOn, secondaryAction, stuckAfterMs, padStuckAfterMs, secondTapGapMs, wakeAheadMs
+        case captureOn, secondaryAction, stuckAfterMs, padStuckAfterMs, secondTapGapMs, wakeAheadMs, holdCameraMs
     }
 
     public init(from decoder: any Decoder) throws {
@@ -93,6 +99,7 @@ extension GestureTimings: Decodable {
         captureOn = try container.decodeEnum(CapturePhase.self, forKey: .captureOn) ?? defaults.captureOn
         secondaryAction = try container.decodeEnum(SecondaryAction.self, forKey: .secondaryAction) ?? defaults.secondaryAction
         wakeAhead = try container.decodeMilliseconds(forKey: .wakeAheadMs, in: 0...20) ?? defaults.wakeAhead
+        holdCamera = try container.decodeMilliseconds(forKey: .holdCameraMs, in: 0...100) ?? defaults.holdCamera
         if lightPressMaximum <= glitchFilter {
             throw container.fail(.lightPressMaxMs, "must be longer than glitchFilterMs (\(glitchFilter.milliseconds.shortDescription) ms)")
         }

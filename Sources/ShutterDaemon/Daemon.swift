@@ -172,10 +172,12 @@ public final class Daemon {
             capture.service.apply(controlID: id, value: value)
         }
         interpreter.setCaptureAvailable(capture.available, at: loop.clock.now)
+        // Held before a decision (the loop's holdAhead): a camera's driver may keep the poll
+        // waiting for as long as it takes to make a frame.
         loop.watch(descriptors: { [unowned self] list in
             capture.service.appendPollDescriptors(to: &list)
             for retired in retiredCaptures { retired.appendPollDescriptors(to: &list) }
-        }) { [unowned self] in
+        }, heldBeforeDecisions: true) { [unowned self] in
             cameraReadable()
         }
         if let mock = chip as? MockChip, options.readsSimulatorInput {
@@ -307,6 +309,7 @@ public final class Daemon {
 
     private func wireInterpreter() {
         loop.wakeAhead = board.gestures.wakeAhead
+        loop.holdAhead = board.gestures.holdCamera
         interpreter.emit = { [unowned self] event in handle(event) }
         interpreter.prepareEvents = { [unowned self] events in
             preparedEvents.removeAll(keepingCapacity: true)

@@ -28,8 +28,9 @@ public final class EventLoop {
     private var watchOrder: [CInt] = []
     private var watchOrderIsStale = false
     /// Sources whose descriptors change over time (a camera that comes and goes): each appends
-    /// its current descriptors to the list it is given.
-    private var dynamicSources: [(descriptors: (inout [CInt]) -> Void, handler: () throws -> Void)] = []
+    /// its current descriptors to the list it is given; a held one is not polled in the last
+    /// ``holdAhead`` before an awaited deadline.
+    private var dynamicSources: [(descriptors: (inout [CInt]) -> Void, held: Bool, handler: () throws -> Void)] = []
     /// Storage kept from one wake-up to the next, so that an idle loop allocates nothing: the
     /// poll set, where each dynamic source's descriptors start in it, and a source's scratch list.
     private var pollSet: [pollfd] = []
@@ -60,6 +61,15 @@ public final class EventLoop {
     /// latency and then runs on code and memory that went cold. On the system's clock only (a
     /// virtual clock does not move while the loop polls); zero sleeps until every deadline.
     public var wakeAhead = Nanoseconds.zero
+    /// How long before ``awaitedDeadline`` the loop stops polling the sources watched with
+    /// `heldBeforeDecisions` (the camera), and handles them again once that deadline is decided.
+    /// Polling a V4L2 device takes its queue's lock (`vb2_fop_poll`, videobuf2-v4l2.c), which a
+    /// driver may hold while it makes a frame: vivid holds it (`dev->mutex`, its queue's lock:
+    /// vivid-core.c) around each frame's fill (vivid-kthread-cap.c), milliseconds under
+    /// emulation, and the loop waited in that poll past the decision. What a held source has
+    /// waits in the kernel meanwhile (a frame with its own timestamp). Its timer wakes the loop
+    /// when the hold begins, on any clock; zero never holds.
+    public var holdAhead = Nanoseconds.zero
     /// Called when the deadline has passed, with the current time: first thing in a wake-up
     /// when it had passed by then (before the inputs), and after the inputs when it has now.
     public var deadlineReached: (Instant) throws -> Void = { _ in }
@@ -157,8 +167,10 @@ public final class EventLoop {
     /// Calls `handler` whenever any of the descriptors `descriptors` appends to the list it is
     /// given, asked anew before every wait, is readable. The list is the loop's own, emptied
     /// before each call and kept between wake-ups: a source that fills it allocates nothing.
-    public func watch(descriptors: @escaping (_ into: inout [CInt]) -> Void, handler: @escaping () throws -> Void) {
-        dynamicSources.append((descriptors, handler))
+    /// With `heldBeforeDecisions`, not in the last ``holdAhead`` before an awaited deadline.
+    public func watch(descriptors: @escaping (_ into: inout [CInt]) -> Void, heldBeforeDecisions: Bool = false,
+                      handler: @escaping () throws -> Void) {
+        dynamicSources.append((descriptors, heldBeforeDecisions, handler))
         dynamicStarts.reserveCapacity(dynamicSources.count + 1)
     }
 
@@ -240,9 +252,18 @@ public final class EventLoop {
             // watchOrder is rebuilt whenever watches changes, so every descriptor in it is watched.
             pollSet.append(pollfd(fd: descriptor, events: watches[descriptor]?.events ?? 0, revents: 0))
         }
+        // Asked before every wait, in this order.
+        let deadline = nextDeadline()
+        let awaited = awaitedDeadline()
+        var holdBegins: Instant?
+        var holding = false
+        if let awaited, holdAhead > .zero {
+            if clock.now >= awaited - holdAhead { holding = true } else { holdBegins = awaited - holdAhead }
+        }
         dynamicStarts.removeAll(keepingCapacity: true)
         for source in dynamicSources {
             dynamicStarts.append(pollSet.count)
+            if holding && source.held { continue }
             dynamicScratch.removeAll(keepingCapacity: true)
             source.descriptors(&dynamicScratch)
             for descriptor in dynamicScratch {
@@ -255,11 +276,10 @@ public final class EventLoop {
         // up, as waking early only loops), ppoll's timeout up to 0.1 % of the wait late; the
         // timer descriptor wakes it at the instant. Set only when the deadline changed.
         var timeout: Int64 = -1
-        let deadline = nextDeadline()
         var awakeUntil: Instant?
         if deadlineTimer >= 0 {
             var wakeAt = deadline
-            if let deadline, wakeAhead > .zero, awaitedDeadline() == deadline {
+            if let deadline, wakeAhead > .zero, awaited == deadline {
                 if clock.now >= deadline - wakeAhead {
                     awakeUntil = deadline
                     wakeAt = nil
@@ -267,9 +287,10 @@ public final class EventLoop {
                     wakeAt = deadline - wakeAhead
                 }
             }
+            if awakeUntil == nil { wakeAt = Instant.earliest(wakeAt, holdBegins) }
             if wakeAt != armedDeadline { try setDeadlineTimer(wakeAt) }
-        } else if let deadline {
-            timeout = max(0, deadline.rawValue - clock.now.rawValue)
+        } else if let wakeAt = Instant.earliest(deadline, holdBegins) {
+            timeout = max(0, wakeAt.rawValue - clock.now.rawValue)
         }
         if let limit = timeoutMilliseconds {
             let limit = Int64(limit) * 1_000_000

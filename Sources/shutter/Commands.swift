@@ -305,7 +305,8 @@ func checkBoard(_ arguments: ParsedArguments) throws -> Int32 {
         + "prepare after \(ms(g.prepareAfter)), burst \(g.burstEnabled ? "after \(ms(g.burstAfter)) every \(ms(g.burstInterval))" : "off"), "
         + "controls idle \(ms(g.controlsIdleTimeout)), coalescing \(ms(g.coalescingInterval)), lift grace \(ms(g.liftGrace)), "
         + "capture on \(g.captureOn.rawValue), secondary: \(g.secondaryAction.rawValue), "
-        + "wake ahead of a decision \(g.wakeAhead == .zero ? "off" : ms(g.wakeAhead))\n"
+        + "wake ahead of a decision \(g.wakeAhead == .zero ? "off" : ms(g.wakeAhead)), "
+        + "camera held before a decision \(g.holdCamera == .zero ? "off" : ms(g.holdCamera))\n"
     text += "controls (\(board.controls.count) of at most \(Board.maximumControls)):\n"
     for control in board.controls {
         var row = "  \(control.id) (\(control.label)): \(control.kind.name)"

@@ -82,6 +82,13 @@ struct BoardTests {
         #expect(try decode(board(with: "gestures", "{\"wakeAheadMs\": 0}")).gestures.wakeAhead == .zero)
     }
 
+    @Test("the loop leaves the camera alone 10 ms before a decision unless the board says otherwise; 0 turns it off")
+    func holdCamera() throws {
+        #expect(try decode(minimalBoard).gestures.holdCamera == .milliseconds(10))
+        #expect(try decode(board(with: "gestures", "{\"holdCameraMs\": 25}")).gestures.holdCamera == .milliseconds(25))
+        #expect(try decode(board(with: "gestures", "{\"holdCameraMs\": 0}")).gestures.holdCamera == .zero)
+    }
+
     @Test("chip selectors: simulator, path, name, label",
           arguments: [("simulator", ChipSelector.simulator), ("/dev/gpiochip0", .path("/dev/gpiochip0")),
                       ("gpiochip4", .name("gpiochip4")), ("pinctrl-rp1", .label("pinctrl-rp1")), ("gpiochipX", .label("gpiochipX"))])
@@ -129,6 +136,8 @@ struct BoardTests {
         ("waking ahead of a decision for longer than it is worth", board(with: "gestures", "{\"wakeAheadMs\": 25}"),
          "gestures.wakeAheadMs", "outside 0...20 ms"),
         ("waking after a decision", board(with: "gestures", "{\"wakeAheadMs\": -1}"), "gestures.wakeAheadMs", "outside 0...20 ms"),
+        ("holding the camera for longer than a press's window is worth", board(with: "gestures", "{\"holdCameraMs\": 150}"),
+         "gestures.holdCameraMs", "outside 0...100 ms"),
         ("camera size half given", board(with: "camera", "{\"width\": 640}"), "camera.height", "both width and height"),
         ("output template with a slash", board(with: "output", "{\"template\": \"a/b.jpg\"}"), "output.template", "without '/'"),
         // Issue 20, defect 10: boards `check` accepted that trapped the daemon.

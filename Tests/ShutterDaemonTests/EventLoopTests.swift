@@ -119,6 +119,59 @@ struct EventLoopTests {
         #expect(state.left > .milliseconds(200) && state.left <= .milliseconds(300), "\(state.left)")
     }
 
+    /// A held source (the camera) is not polled in the last `holdAhead` before an awaited
+    /// deadline, while the others are; what it has is handled in the wake-up after the decision.
+    @Test func aHeldSourceWaitsOutTheLastStretchBeforeAnAwaitedDeadline() throws {
+        let clock = VirtualClock()
+        let loop = try EventLoop(clock: clock)
+        let camera = try makePipe(), lines = try makePipe()
+        defer { for end in [camera.read, camera.write, lines.read, lines.write] { close(end) } }
+        var deadline: Instant? = clock.now + .milliseconds(20)
+        loop.nextDeadline = { deadline }
+        loop.awaitedDeadline = { deadline }
+        loop.holdAhead = .milliseconds(10)
+        var calls: [String] = []
+        loop.watch(descriptors: { $0.append(camera.read) }, heldBeforeDecisions: true) { calls.append("camera"); self.drain(camera.read) }
+        loop.watch(descriptors: { $0.append(lines.read) }) { calls.append("lines"); self.drain(lines.read) }
+        loop.deadlineReached = { _ in calls.append("decision"); deadline = nil }
+        signal(camera.write)
+        try loop.runOnce(timeoutMilliseconds: 1000)
+        #expect(calls == ["camera"], "before the hold")
+        clock.advance(by: .milliseconds(12))
+        signal(camera.write)
+        signal(lines.write)
+        try loop.runOnce(timeoutMilliseconds: 1000)
+        #expect(calls == ["camera", "lines"], "in the hold")
+        clock.advance(by: .milliseconds(8))
+        try loop.runOnce(timeoutMilliseconds: 1000)
+        #expect(calls == ["camera", "lines", "decision"])
+        try loop.runOnce(timeoutMilliseconds: 1000)
+        #expect(calls == ["camera", "lines", "decision", "camera"])
+        // A deadline nobody waits for holds nothing.
+        deadline = clock.now + .milliseconds(5)
+        loop.awaitedDeadline = { nil }
+        signal(camera.write)
+        try loop.runOnce(timeoutMilliseconds: 1000)
+        #expect(calls.last == "camera" && calls.count == 5)
+    }
+
+    /// The hold begins on time: the timer wakes the loop `holdAhead` before an awaited deadline
+    /// (before `wakeAhead`'s instant, the later), and no sooner when nobody waits.
+    @Test func theTimerWakesTheLoopWhenAHoldBegins() throws {
+        let loop = try EventLoop()
+        let deadline = loop.clock.now + .milliseconds(300)
+        var awaited: Instant? = deadline
+        loop.nextDeadline = { deadline }
+        loop.awaitedDeadline = { awaited }
+        loop.wakeAhead = .milliseconds(10)
+        loop.holdAhead = .milliseconds(100)
+        var state = try deadlineTimerStateAfterATurn(of: loop)
+        #expect(state.left > .milliseconds(100) && state.left <= .milliseconds(200), "\(state.left)")
+        awaited = nil
+        state = try deadlineTimerStateAfterATurn(of: loop)
+        #expect(state.left > .milliseconds(200) && state.left <= .milliseconds(300), "\(state.left)")
+    }
+
     /// Woken by its timer ahead of the deadline, the loop stays awake until it (it never sleeps
     /// in that stretch) and reaches it once.
     @Test func theLastStretchBeforeAnAwaitedDeadlineIsWaitedOutAwake() throws {

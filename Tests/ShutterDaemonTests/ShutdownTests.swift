@@ -4,19 +4,6 @@ import ShutterCapture
 import ShutterCore
 @testable import ShutterDaemon
 
-/// The synthetic cameras a rig opens, frames only from `emit(at:)`: a test decides when frames come.
-private final class ManualCameras: @unchecked Sendable {
-    private let lock = NSLock()
-    private var made: [SyntheticCamera] = []  // guarded by lock: opened on the lifecycle queue
-    var last: SyntheticCamera? { lock.withLock { made.last } }
-
-    func open(_ settings: CameraSettings) throws(CaptureError) -> any Camera {
-        let camera = try SyntheticCamera(width: settings.width ?? 640, height: settings.height ?? 480, frameInterval: nil)
-        lock.withLock { made.append(camera) }
-        return camera
-    }
-}
-
 @Suite(.serialized) struct ShutdownTests {
     /// A rig whose camera streams and has held frames, and a full click whose press is newer than
     /// all of them: with no nominal interval its frame is the next one, so the press waits.

@@ -4,6 +4,19 @@ import ShutterCapture
 import ShutterCore
 @testable import ShutterDaemon
 
+/// The synthetic cameras a rig opens, frames only from `emit(at:)`: a test decides when frames come.
+final class ManualCameras: @unchecked Sendable {
+    private let lock = NSLock()
+    private var made: [SyntheticCamera] = []  // guarded by lock: opened on the lifecycle queue
+    var last: SyntheticCamera? { lock.withLock { made.last } }
+
+    func open(_ settings: CameraSettings) throws(CaptureError) -> any Camera {
+        let camera = try SyntheticCamera(width: settings.width ?? 640, height: settings.height ?? 480, frameInterval: nil)
+        lock.withLock { made.append(camera) }
+        return camera
+    }
+}
+
 /// The simulator board on the mock chip and the synthetic camera, with a temporary photo
 /// directory, driven on the chip's virtual clock: the daemon's loop is turned by hand.
 final class TestRig {
