@@ -24,9 +24,8 @@
 #               deadline waited for much longer than a press's window (host)
 #   edge        Tests/VM/bench-edge.sh: kernel edge → `capture began` at a socket subscriber on
 #               gpio-sim, next to a C libgpiod reader, gpiomon and the C timer floor for a
-#               decision at the end of the confirmation window, that timer's line through a
-#               socket to another process, and the same with its writer busy 1 ms after the
-#               write; and, from an ftrace, the moment the decision leaves shutter (its sendto)
+#               decision at the end of the confirmation window, and that timer's line through a
+#               socket to another process; and, from an ftrace, the moment the decision leaves shutter (its sendto)
 #               next to that floor (VM; skipped without the harness)
 #   press       Tests/VM/bench-press.sh: press → frame (the zero-shutter-lag offset next to half a
 #               frame interval) and press → JPEG on disk next to fswebcam and v4l2-ctl on vivid at

@@ -4,8 +4,8 @@
 #   Tests/VM/bench-edge.sh [--presses N] [--tsv FILE] [--shutter BINARY] [--compare BINARY --rounds R] [--ftrace DIR]
 #   Tests/VM/bench-edge.sh --help
 #
-# On the host it boots the guest (Deploy/vm/run-in-vm.sh, four more gpio-sim lines named
-# probe-raw, probe-mon, probe-window, probe-busy) and runs itself there. In the guest, in one boot:
+# On the host it boots the guest (Deploy/vm/run-in-vm.sh, three more gpio-sim lines named
+# probe-raw, probe-mon, probe-window) and runs itself there. In the guest, in one boot:
 #   - `shutter run --board Boards/gpio-sim.json --socket S`, a subscriber on S
 #     (Tests/VM/probes/stamp-lines.c) that stamps CLOCK_MONOTONIC on each line as its read
 #     returns, and Tests/VM/probes/edge-bench.py, which makes N full clicks (default 200) through
@@ -17,11 +17,7 @@
 #     stamp-lines, and edge-floor --window W, which sleeps with clock_nanosleep(TIMER_ABSTIME) until
 #     edge + W and reports how late it woke: the floor for a decision at the end of a window;
 #     with --hop it also writes that line to a socket another process stamps on arrival: the
-#     floor for a decision that reaches a subscriber (shutter's figure includes that hop);
-#     and with --hop --busy 1000 on a fourth line, a writer that keeps its CPU 1 ms after the
-#     write, as shutter's loop finishes its turn after sending (the press handed to the camera,
-#     standard output, the timer): under the emulation the reader's wake-up on the other CPU
-#     waits for the writer's CPU to go idle, so this row is what that turn costs a subscriber here.
+#     floor for a decision that reaches a subscriber (shutter's figure includes that hop).
 # W is the full line's confirmation window, max(debounceMs, glitchFilterMs) from the board.
 # Prints p50/p99 of: edge → subscriber (raw), its overhead beyond W, the C reader's raw
 # latency, gpiomon's, the timer floor's lateness, and overhead/floor; with --tsv appends the
@@ -64,14 +60,14 @@ done
 [ -n "$rounds" ] || { [ -n "$compare" ] && rounds=4 || rounds=1; }
 
 if [ -z "${GPIO_SIM_DIR:-}" ]; then
-  # The host: boot the guest with four more lines for the floor programs.
+  # The host: boot the guest with three more lines for the floor programs.
   for binary in "$shutter" $compare; do
     [ -x "$binary" ] || { echo "bench-edge: no $binary (swift build -c release)" >&2; exit 2; }
   done
   out=$(mktemp -d /tmp/bench-edge.XXXXXX)
   trap 'rm -rf "$out"' EXIT
   cd "$root"
-  export VM_GPIO_NAMES="half full secondary pad0 pad1 pad2 pad3 pad4 pad5 probe-raw probe-mon probe-window probe-busy"
+  export VM_GPIO_NAMES="half full secondary pad0 pad1 pad2 pad3 pad4 pad5 probe-raw probe-mon probe-window"
   VM_TIMEOUT=${VM_TIMEOUT:-1800} \
     Deploy/vm/run-in-vm.sh --share "$out" -- \
       env BENCH_OUT="$out" SHUTTER="$shutter" COMPARE="$compare" BENCH_FTRACE="${ftrace:+$out}" BENCH_FTRACE_EXTRA="${BENCH_FTRACE_EXTRA:-}" VM_GPIO_NAMES="$VM_GPIO_NAMES" \
@@ -95,20 +91,17 @@ debounce = full.get("debounceMs", b.get("lineDefaults", {}).get("debounceMs", 0)
 print(max(debounce, b.get("gestures", {}).get("glitchFilterMs", 0)))' "$board")
 cc -O2 -o "$work/edge-floor" "$here/probes/edge-floor.c" -lgpiod && cc -O2 -o "$work/stamp-lines" "$here/probes/stamp-lines.c" ||
   { echo "bench-edge: cannot build the probes"; exit 1; }
-raw=$(line_offset probe-raw) mon=$(line_offset probe-mon) windowed=$(line_offset probe-window) busy=$(line_offset probe-busy)
-for offset in "$raw" "$mon" "$windowed" "$busy"; do echo pull-down > "$GPIO_SIM_DIR/sim_gpio$offset/pull"; done
+raw=$(line_offset probe-raw) mon=$(line_offset probe-mon) windowed=$(line_offset probe-window)
+for offset in "$raw" "$mon" "$windowed"; do echo pull-down > "$GPIO_SIM_DIR/sim_gpio$offset/pull"; done
 cd "$work"
 
 "$work/edge-floor" "$GPIOCHIP" "$raw" > "$work/raw" 2> "$work/raw.err" &
 floor_raw=$!
 "$work/edge-floor" "$GPIOCHIP" "$windowed" --window "$window" --hop > "$work/windowed" 2> "$work/windowed.err" &
 floor_window=$!
-"$work/edge-floor" "$GPIOCHIP" "$busy" --window "$window" --hop --busy 1000 > "$work/busy" 2> "$work/busy.err" &
-floor_busy=$!
 stdbuf -oL gpiomon --format='%e %s %n' "$GPIOCHIP" "$mon" 2> "$work/gpiomon.err" > >("$work/stamp-lines" > "$work/gpiomon") &
 monitor=$!  # stdbuf execs gpiomon: this is gpiomon's id
-wait_for_consumer probe-raw edge-floor && wait_for_consumer probe-window edge-floor && wait_for_consumer probe-busy edge-floor &&
-  wait_for_consumer probe-mon gpiomon ||
+wait_for_consumer probe-raw edge-floor && wait_for_consumer probe-window edge-floor && wait_for_consumer probe-mon gpiomon ||
   echo "bench-edge: a floor program did not take its line"
 
 tracing=/sys/kernel/tracing
@@ -146,7 +139,7 @@ turn() {
   for _ in $(seq 100); do [ -S "$work/sock" ] && break; sleep 0.1; done
   sleep 1  # the daemon's camera opens and the ring fills before the first press
   [ -n "$ftrace" ] && trace_on
-  python3 "$here/probes/edge-bench.py" drive "$work/stamp-lines" "$work/sock" "$GPIO_SIM_DIR" "$4" "$work/daemon-$2-$3" "$raw" "$mon" "$windowed" "$busy" || status=1
+  python3 "$here/probes/edge-bench.py" drive "$work/stamp-lines" "$work/sock" "$GPIO_SIM_DIR" "$4" "$work/daemon-$2-$3" "$raw" "$mon" "$windowed" || status=1
   [ -n "$ftrace" ] && trace_off "$ftrace/trace-$2-$3.txt"
   kill "$daemon"; wait "$daemon" 2>/dev/null
   grep -i 'error\|warning' "$work/run-$2.err" | head -5
@@ -157,15 +150,15 @@ for round in $(seq "$rounds"); do
     turn "${binaries[$index]}" "$index" "$round" $((presses / rounds))
   done
 done
-kill "$floor_raw" "$floor_window" "$floor_busy" "$monitor" 2>/dev/null
+kill "$floor_raw" "$floor_window" "$monitor" 2>/dev/null
 
 for index in "${!binaries[@]}"; do
   cat "$work"/daemon-$index-* > "$work/daemon-$index"
   label=; [ ${#binaries[@]} -gt 1 ] && { label=${binaries[$index]}; echo "# $label"; }
-  python3 "$here/probes/edge-bench.py" analyse "$window" "$work/daemon-$index" "$work/raw" "$work/gpiomon" "$work/windowed" "$work/busy" "$out/rows.tsv" $label || status=1
+  python3 "$here/probes/edge-bench.py" analyse "$window" "$work/daemon-$index" "$work/raw" "$work/gpiomon" "$work/windowed" "$out/rows.tsv" $label || status=1
   cp "$work/daemon-$index" "$out/" 2>/dev/null
 done
-cp "$work/raw" "$work/gpiomon" "$work/windowed" "$work/busy" "$out/" 2>/dev/null
+cp "$work/raw" "$work/gpiomon" "$work/windowed" "$out/" 2>/dev/null
 if [ -n "$ftrace" ]; then
   for index in "${!binaries[@]}"; do
     echo "# ${binaries[$index]}"

@@ -9,9 +9,7 @@
       decision's time the line carries, the end of the window). After each
       click (its photo saved), each PROBE_OFFSET line is toggled once, 60 ms apart, for the
       floor programs watching them.
-  edge-bench.py analyse WINDOW_MS DAEMON RAW GPIOMON WINDOWED BUSY TSV [LABEL]
-      WINDOWED and BUSY are edge-floor --window --hop's lines, BUSY's writer kept busy 1 ms
-      after each write (--busy 1000).
+  edge-bench.py analyse WINDOW_MS DAEMON RAW GPIOMON WINDOWED TSV [LABEL]
       Prints the figures and appends the rows to TSV (Tests/bench.sh's format:
       section, name, value, unit, peer, peer value, ratio), LABEL after each name when given.
 """
@@ -110,7 +108,7 @@ def percentile(values, p):
     return ordered[index]
 
 
-def analyse(window_ms, daemon_path, raw_path, gpiomon_path, windowed_path, busy_path, tsv_path, tag=""):
+def analyse(window_ms, daemon_path, raw_path, gpiomon_path, windowed_path, tsv_path, tag=""):
     window = float(window_ms)
 
     def rows(path):
@@ -131,14 +129,8 @@ def analyse(window_ms, daemon_path, raw_path, gpiomon_path, windowed_path, busy_
         if len(r) >= 4:
             gpiomon.append((int(r[0]) - (int(r[2]) * 1_000_000_000 + int(r[3]))) / 1e6)
     late = [(int(r[3]) - int(r[1])) / 1e6 - window for r in rows(windowed_path) if len(r) >= 4]
-
-    def arrivals(path):
-        """edge-floor --hop: the wake-up's line written to a socket, stamped by another process."""
-        return [(int(r[4]) - int(r[1])) / 1e6 - window for r in rows(path) if len(r) >= 5]
-
-    hopped = arrivals(windowed_path)
-    # edge-floor --hop --busy 1000: the same, its writer keeping its CPU 1 ms after the write.
-    hopped_busy = arrivals(busy_path)
+    # edge-floor --hop: the same wake-up's line written to a socket, stamped by another process.
+    hopped = [(int(r[4]) - int(r[1])) / 1e6 - window for r in rows(windowed_path) if len(r) >= 5]
 
     def fig(values, p):
         return percentile(values, p) if values else float("nan")
@@ -154,38 +146,34 @@ def analyse(window_ms, daemon_path, raw_path, gpiomon_path, windowed_path, busy_
         lines.append(f"edge→event\t{name}\t{value:.3f}\tms\t{peer}\t{peer_value:.3f}\t{ratio(value, peer_value):.2f}")
 
     print(f"edge → event on gpio-sim ({len(daemon)} presses; window {window:g} ms; "
-          f"floor samples: raw {len(raw)}, gpiomon {len(gpiomon)}, windowed {len(late)}, busy writer {len(hopped_busy)})")
+          f"floor samples: raw {len(raw)}, gpiomon {len(gpiomon)}, windowed {len(late)})")
     print(f"  decision (t) − pressedAt: p50 {fig(decided, 0.5):.3f} ms, max {max(decided, default=float('nan')):.3f} ms")
     for label, p in (("p50", 0.5), ("p99", 0.99)):
         print(f"  {label}: shutter edge → subscriber {fig(daemon, p):.3f} ms, beyond the window {fig(beyond, p):.3f} ms; "
               f"C reader raw {fig(raw, p):.3f} ms; gpiomon {fig(gpiomon, p):.3f} ms; "
               f"C timer floor late {fig(late, p):.3f} ms; beyond/floor {ratio(fig(beyond, p), fig(late, p)):.2f}×"
-              + (f"; C timer + a socket to another process {fig(hopped, p):.3f} ms, beyond/that {ratio(fig(beyond, p), fig(hopped, p)):.2f}×" if hopped else "")
-              + (f"; the same, its writer busy 1 ms after the write {fig(hopped_busy, p):.3f} ms, beyond/that {ratio(fig(beyond, p), fig(hopped_busy, p)):.2f}×" if hopped_busy else ""))
+              + (f"; C timer + a socket to another process {fig(hopped, p):.3f} ms, beyond/that {ratio(fig(beyond, p), fig(hopped, p)):.2f}×" if hopped else ""))
         row(f"edge → subscriber, raw {label} (gpio-sim, VM)", fig(daemon, p), f"C reader edge → read {label}", fig(raw, p))
         row(f"edge → subscriber, beyond the {window:g} ms window {label}", fig(beyond, p),
             f"C timer at edge + window, late {label}", fig(late, p))
         if hopped:
             row(f"edge → subscriber, beyond the {window:g} ms window {label}", fig(beyond, p),
                 f"C timer at edge + window, then a socket to another process {label}", fig(hopped, p))
-        if hopped_busy:
-            row(f"edge → subscriber, beyond the {window:g} ms window {label}", fig(beyond, p),
-                f"C timer + socket, its writer busy 1 ms after the write {label}", fig(hopped_busy, p))
         row(f"gpiomon edge → line {label} (peer)", fig(gpiomon, p), f"C reader edge → read {label}", fig(raw, p))
     with open(tsv_path, "a") as tsv:
         for line in lines:
             tsv.write(line + "\n")
     goals = fig(beyond, 0.5) <= 1.5 * fig(late, 0.5) and fig(beyond, 0.99) <= 2 * fig(late, 0.99)
     print(f"  goal (beyond ≤ 1.5× floor at p50, ≤ 2× at p99): {'met' if goals else 'missed'}")
-    return bool(daemon and raw and gpiomon and late and hopped and hopped_busy)
+    return bool(daemon and raw and gpiomon and late and hopped)
 
 
 if __name__ == "__main__":
     mode = sys.argv[1] if len(sys.argv) > 1 else ""
     if mode == "drive" and len(sys.argv) >= 7:
         drive(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), sys.argv[6], [int(x) for x in sys.argv[7:]])
-    elif mode == "analyse" and len(sys.argv) in (9, 10):
-        sys.exit(0 if analyse(*sys.argv[2:10]) else 1)
+    elif mode == "analyse" and len(sys.argv) in (8, 9):
+        sys.exit(0 if analyse(*sys.argv[2:9]) else 1)
     else:
         print(__doc__, file=sys.stderr)
         sys.exit(2)

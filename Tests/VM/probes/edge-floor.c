@@ -1,6 +1,6 @@
 // edge-floor: the floor for "edge → event", the least any program on libgpiod can do.
 //
-//   edge-floor CHIP OFFSET [--window MS [--hop [--busy US]]] [--count N]
+//   edge-floor CHIP OFFSET [--window MS [--hop]] [--count N]
 //
 // Watches one line for both edges and prints, one line per edge (line-buffered):
 //   EDGE KERNEL_NS GOT_NS            EDGE is r or f; KERNEL_NS the kernel's timestamp of the
@@ -13,12 +13,6 @@
 //                                    with --hop too: on waking it writes the line to a Unix socket
 //                                    and a child process stamps it on arrival, the floor for a
 //                                    decision that reaches another process (a subscriber)
-//                                    with --busy too: after the write it keeps its CPU for US µs
-//                                    (reading the clock) before it waits again, as a daemon's
-//                                    loop finishes its turn after sending an event: what a writer's
-//                                    work after the write costs its reader (under the VM's
-//                                    emulation the reader's wake-up waits for the writer's CPU to
-//                                    go idle; on hardware it does not)
 // and exits after N edges (default: never). CHIP is a path or a name under /dev (gpiochip0).
 // The timer waits with 1 ns of timer slack (PR_SET_TIMERSLACK), as shutter's loop does: with the
 // default 50 µs the kernel may fire a lone timer up to 50 µs late, and a floor must be the least
@@ -46,8 +40,6 @@ static int64_t now_ns(void) {
 
 /// With --hop: the socket the parent writes each line into (-1 without).
 static int hop = -1;
-/// With --busy: how long the parent keeps its CPU after each write to the hop, ns.
-static int64_t busy_ns = 0;
 
 /// The child of --hop: prints each line it reads with the time it arrived.
 static void stamp_arrivals(int from) {
@@ -75,7 +67,6 @@ static void report(int rising, int64_t kernel_ns, int64_t got_ns, int64_t window
         char line[128];
         int length = snprintf(line, sizeof line, "%c %lld %lld %lld\n", rising ? 'r' : 'f', (long long)kernel_ns, (long long)got_ns, (long long)woke);
         if (write(hop, line, (size_t)length) != length) perror("edge-floor: hop");
-        for (int64_t until = now_ns() + busy_ns; now_ns() < until;) {}
         return;
     }
     printf("%c %lld %lld %lld\n", rising ? 'r' : 'f', (long long)kernel_ns, (long long)got_ns, (long long)woke);
@@ -83,7 +74,7 @@ static void report(int rising, int64_t kernel_ns, int64_t got_ns, int64_t window
 
 int main(int argc, char **argv) {
     if (argc < 3) {
-        fprintf(stderr, "usage: edge-floor CHIP OFFSET [--window MS [--hop [--busy US]]] [--count N]\n");
+        fprintf(stderr, "usage: edge-floor CHIP OFFSET [--window MS [--hop]] [--count N]\n");
         return 2;
     }
     char path[256];
@@ -95,11 +86,9 @@ int main(int argc, char **argv) {
     for (int i = 3; i < argc; i++) {
         if (strcmp(argv[i], "--hop") == 0) hops = 1;
         else if (strcmp(argv[i], "--window") == 0 && i + 1 < argc) window_ns = (int64_t)(atof(argv[++i]) * 1e6);
-        else if (strcmp(argv[i], "--busy") == 0 && i + 1 < argc) busy_ns = (int64_t)(atof(argv[++i]) * 1e3);
         else if (strcmp(argv[i], "--count") == 0 && i + 1 < argc) count = atol(argv[++i]);
         else { fprintf(stderr, "edge-floor: unknown option %s\n", argv[i]); return 2; }
     }
-    if (busy_ns > 0 && !(hops && window_ns >= 0)) { fprintf(stderr, "edge-floor: --busy needs --window and --hop\n"); return 2; }
     if (window_ns >= 0 && prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL) != 0) { perror("edge-floor: prctl"); return 1; }
     if (hops && window_ns >= 0) {
         int ends[2];

@@ -16,9 +16,9 @@ bench-edge.sh enables. For each press, in the trace that holds its T:
   sleeps   the loop's next switch-out to sleep after the send (the rest of its turn)
 Prints the p50/p90 of each step, from T, and the commands that held the subscriber's CPU
 between its wake-up and its running, summed over all presses; and, of the subscribers woken on
-the other CPU, how many were woken only after the loop slept: under the VM's emulation a
-wake-up sent to the other CPU may wait until the sending CPU goes idle (edge-floor --busy
-measures what that costs a reader), so the loop's turn after the send is the subscriber's too.
+the other CPU, how many were woken only after the loop slept: when the host queues one emulated
+CPU's thread behind the other's (Deploy/vm/run-in-vm.sh gives each a host CPU of its own; with
+VM_PIN=0 it does not), a wake-up sent to the other CPU waits until the sending one goes idle.
 
 With --floor (edge-floor --window's output, WINDOWED) it also puts T → send, the moment the
 decision leaves shutter for its subscriber, next to the C timer floor's lateness: the same
