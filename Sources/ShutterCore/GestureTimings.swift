@@ -48,7 +48,7 @@ public struct GestureTimings: Hashable, Sendable {
     /// frames again once the decision is made: polling a V4L2 camera waits for its driver's
     /// queue lock, which a driver may hold while it makes a frame (vivid does), and a loop
     /// waiting there decides late. The frames wait in the driver with their own timestamps, so
-    /// no photo changes; 0 polls the camera throughout.
+    /// no photo changes. Never longer than this at a stretch; 0 polls the camera throughout.
     public var holdCamera = Nanoseconds.milliseconds(10)
 
     public init() {}

@@ -41,6 +41,8 @@ public final class EventLoop {
     /// timeout is the deadline. ``armedDeadline`` is the instant it is set to.
     let deadlineTimer: CInt
     private var armedDeadline: Instant?
+    /// When the held sources were last left out of a wait that still holds them, if they are.
+    private var holdingSince: Instant?
     private var stopped = false
     /// Work posted from other threads (an HTTP server's, an MQTT client's), run on this loop's
     /// thread after the wake-up's inputs, at most ``LoopMailbox/batchLimit`` items per wake-up.
@@ -68,7 +70,8 @@ public final class EventLoop {
     /// vivid-core.c) around each frame's fill (vivid-kthread-cap.c), milliseconds under
     /// emulation, and the loop waited in that poll past the decision. What a held source has
     /// waits in the kernel meanwhile (a frame with its own timestamp). Its timer wakes the loop
-    /// when the hold begins, on any clock; zero never holds.
+    /// when the hold begins, on any clock; a hold lasts at most this long at a stretch, however
+    /// closely awaited deadlines follow each other; zero never holds.
     public var holdAhead = Nanoseconds.zero
     /// Called when the deadline has passed, with the current time: first thing in a wake-up
     /// when it had passed by then (before the inputs), and after the inputs when it has now.
@@ -258,7 +261,19 @@ public final class EventLoop {
         var holdBegins: Instant?
         var holding = false
         if let awaited, holdAhead > .zero {
-            if clock.now >= awaited - holdAhead { holding = true } else { holdBegins = awaited - holdAhead }
+            let now = clock.now
+            if now < awaited - holdAhead {
+                holdBegins = awaited - holdAhead
+            } else if let since = holdingSince, now.rawValue - since.rawValue >= holdAhead.rawValue {
+                // Never longer than holdAhead at a stretch: decisions that follow each other
+                // closely (a swipe's coalesced updates) would keep the camera waiting throughout.
+                // This wait polls the held sources; the next may hold them again.
+            } else {
+                holding = true
+            }
+            holdingSince = holding ? (holdingSince ?? now) : nil
+        } else {
+            holdingSince = nil
         }
         dynamicStarts.removeAll(keepingCapacity: true)
         for source in dynamicSources {

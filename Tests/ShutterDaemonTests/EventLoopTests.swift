@@ -94,8 +94,8 @@ struct EventLoopTests {
         return try #require(Int(line.dropFirst("voluntary_ctxt_switches:".count).trimmingCharacters(in: .whitespaces)))
     }
 
-    /// A deadline someone waits for (a press's decision) is woken `wakeAhead` before; one nobody
-    /// waits for, or any with no `wakeAhead`, is woken at its instant.
+    /// A deadline someone waits for (a press's decision) is woken `wakeAhead` before, or
+    /// `holdAhead` when that is earlier; one nobody waits for, or any with neither, at its instant.
     @Test func theTimerIsSetAheadOfAnAwaitedDeadlineOnly() throws {
         let loop = try EventLoop()
         let deadline = loop.clock.now + .milliseconds(300)
@@ -115,6 +115,15 @@ struct EventLoopTests {
         #expect(state.left > .milliseconds(200) && state.left <= .milliseconds(300), "\(state.left)")
         awaited = deadline
         loop.wakeAhead = .zero
+        state = try deadlineTimerStateAfterATurn(of: loop)
+        #expect(state.left > .milliseconds(200) && state.left <= .milliseconds(300), "\(state.left)")
+        // A hold (`holdAhead`) begins on time: the timer wakes the loop for it, the earlier of the
+        // two instants, and nobody waiting holds nothing.
+        loop.wakeAhead = .milliseconds(10)
+        loop.holdAhead = .milliseconds(200)
+        state = try deadlineTimerStateAfterATurn(of: loop)
+        #expect(state.left > .zero && state.left <= .milliseconds(100), "\(state.left)")
+        awaited = nil
         state = try deadlineTimerStateAfterATurn(of: loop)
         #expect(state.left > .milliseconds(200) && state.left <= .milliseconds(300), "\(state.left)")
     }
@@ -155,21 +164,29 @@ struct EventLoopTests {
         #expect(calls.last == "camera" && calls.count == 5)
     }
 
-    /// The hold begins on time: the timer wakes the loop `holdAhead` before an awaited deadline
-    /// (before `wakeAhead`'s instant, the later), and no sooner when nobody waits.
-    @Test func theTimerWakesTheLoopWhenAHoldBegins() throws {
-        let loop = try EventLoop()
-        let deadline = loop.clock.now + .milliseconds(300)
-        var awaited: Instant? = deadline
-        loop.nextDeadline = { deadline }
-        loop.awaitedDeadline = { awaited }
-        loop.wakeAhead = .milliseconds(10)
-        loop.holdAhead = .milliseconds(100)
-        var state = try deadlineTimerStateAfterATurn(of: loop)
-        #expect(state.left > .milliseconds(100) && state.left <= .milliseconds(200), "\(state.left)")
-        awaited = nil
-        state = try deadlineTimerStateAfterATurn(of: loop)
-        #expect(state.left > .milliseconds(200) && state.left <= .milliseconds(300), "\(state.left)")
+    /// Awaited deadlines that follow each other closely (a swipe's coalesced updates) hold a
+    /// source at most `holdAhead` at a stretch: then one wait polls it, and the next holds again.
+    @Test func aHoldLastsAtMostHoldAheadAtAStretch() throws {
+        let clock = VirtualClock()
+        let loop = try EventLoop(clock: clock)
+        let camera = try makePipe()
+        defer { close(camera.read); close(camera.write) }
+        loop.nextDeadline = { clock.now + .milliseconds(4) }
+        loop.awaitedDeadline = { clock.now + .milliseconds(4) }
+        loop.holdAhead = .milliseconds(10)
+        var reads: [Int] = []
+        loop.watch(descriptors: { $0.append(camera.read) }, heldBeforeDecisions: true) {
+            reads.append(Int(clock.now.rawValue / 1_000_000))
+            self.drain(camera.read)
+        }
+        let start = Int(clock.now.rawValue / 1_000_000)
+        for _ in 0..<6 {
+            signal(camera.write)
+            try loop.runOnce(timeoutMilliseconds: 0)
+            clock.advance(by: .milliseconds(5))
+        }
+        // Held at 0 and 5 ms, polled at 10, held at 15 and 20, polled at 25.
+        #expect(reads.map { $0 - start } == [10, 25])
     }
 
     /// Woken by its timer ahead of the deadline, the loop stays awake until it (it never sleeps
