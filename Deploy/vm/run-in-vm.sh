@@ -376,28 +376,21 @@ vcpus=${VM_SMP:-2}
 guest_name=shutter-vm-$$
 pin_vcpus() {  # in the background: a failure here leaves the host's scheduler in charge
   set +e
-  local host_cpus=() part pid tid comm i
+  local host_cpus=() part pid tid comm threads
   for part in $(taskset -pc $$ 2> /dev/null | sed 's/.*: //; s/,/ /g'); do
     case "$part" in *-*) host_cpus+=($(seq "${part%-*}" "${part#*-}")) ;; *) host_cpus+=("$part") ;; esac
   done
   [ "${#host_cpus[@]}" -ge "$vcpus" ] || return 0
   for _ in $(seq 1 600); do
     pid=$(pgrep -f -- "^qemu-system-x86_64 -name guest=$guest_name" | head -1)
-    if [ -n "$pid" ]; then
-      i=0
-      for tid in /proc/"$pid"/task/*; do
-        comm=$(cat "$tid/comm" 2> /dev/null) || continue
-        case "$comm" in "CPU "*"/TCG") i=$((i + 1)) ;; esac
-      done
-      if [ "$i" -ge "$vcpus" ]; then
-        for tid in /proc/"$pid"/task/*; do
-          comm=$(cat "$tid/comm" 2> /dev/null) || continue
-          case "$comm" in
-            "CPU "*"/TCG") i=${comm#CPU }; i=${i%/TCG}; taskset -pc "${host_cpus[$i]}" "${tid##*/}" > /dev/null ;;
-          esac
-        done
-        return 0
-      fi
+    threads=()  # "INDEX TID" of each emulated CPU's thread ("CPU INDEX/TCG")
+    for tid in ${pid:+/proc/$pid/task/*}; do
+      comm=$(cat "$tid/comm" 2> /dev/null) || continue
+      case "$comm" in "CPU "*"/TCG") comm=${comm#CPU }; threads+=("${comm%/TCG} ${tid##*/}") ;; esac
+    done
+    if [ "${#threads[@]}" -ge "$vcpus" ]; then
+      for part in "${threads[@]}"; do taskset -pc "${host_cpus[${part% *}]}" "${part#* }" > /dev/null; done
+      return 0
     fi
     sleep 0.1
   done

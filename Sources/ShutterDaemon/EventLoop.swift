@@ -264,12 +264,11 @@ public final class EventLoop {
             let now = clock.now
             if now < awaited - holdAhead {
                 holdBegins = awaited - holdAhead
-            } else if let since = holdingSince, now.rawValue - since.rawValue >= holdAhead.rawValue {
+            } else {
                 // Never longer than holdAhead at a stretch: decisions that follow each other
                 // closely (a swipe's coalesced updates) would keep the camera waiting throughout.
-                // This wait polls the held sources; the next may hold them again.
-            } else {
-                holding = true
+                // Then this wait polls the held sources, and the next may hold them again.
+                holding = holdingSince.map { now < $0 + holdAhead } ?? true
             }
             holdingSince = holding ? (holdingSince ?? now) : nil
         } else {

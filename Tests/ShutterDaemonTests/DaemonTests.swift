@@ -12,11 +12,7 @@ import ShutterCore
         let cameras = ManualCameras()
         let rig = try TestRig(cameraFactory: cameras.open)
         defer { rig.close() }
-        try rig.waitFor { rig.daemon.capture.service.isStreaming }
-        let camera = try #require(cameras.last)
-        for step in 0..<8 { camera.emit(at: rig.chip.clock.now + .milliseconds(Double(step))) }  // past the warm-up frames
-        try rig.waitFor { rig.daemon.capture.service.newestFrameAt != nil }
-        rig.chip.clock.advance(by: .milliseconds(100))
+        let camera = try cameras.streamingWithFrames(in: rig)
         rig.chip.set(rig.line("half"), active: true, at: rig.chip.clock.now)
         try rig.advance(by: .milliseconds(40))
         let before = rig.daemon.capture.service.newestFrameAt
@@ -42,11 +38,7 @@ import ShutterCore
         let cameras = ManualCameras()
         let rig = try TestRig(cameraFactory: cameras.open, edit: { $0.gestures.holdCamera = .zero })
         defer { rig.close() }
-        try rig.waitFor { rig.daemon.capture.service.isStreaming }
-        let camera = try #require(cameras.last)
-        for step in 0..<8 { camera.emit(at: rig.chip.clock.now + .milliseconds(Double(step))) }
-        try rig.waitFor { rig.daemon.capture.service.newestFrameAt != nil }
-        rig.chip.clock.advance(by: .milliseconds(100))
+        let camera = try cameras.streamingWithFrames(in: rig)
         rig.chip.set(rig.line("full"), active: true, at: rig.chip.clock.now)
         try rig.turn()
         try rig.advance(by: .milliseconds(2))

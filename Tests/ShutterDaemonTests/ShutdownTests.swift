@@ -10,11 +10,7 @@ import ShutterCore
     private func rigWithAWaitingPress() throws -> (TestRig, SyntheticCamera) {
         let cameras = ManualCameras()
         let rig = try TestRig(cameraFactory: cameras.open)
-        try rig.waitFor { rig.daemon.capture.service.isStreaming }
-        let camera = try #require(cameras.last)
-        for step in 0..<8 { camera.emit(at: rig.chip.clock.now + .milliseconds(Double(step))) }  // past the warm-up frames
-        try rig.waitFor { rig.daemon.capture.service.newestFrameAt != nil }
-        rig.chip.clock.advance(by: .milliseconds(100))
+        let camera = try cameras.streamingWithFrames(in: rig)
         // A full click, without `click()`'s half second after: the stream's 1 s stall limit is on
         // this virtual clock too.
         for (line, active) in [("half", true), ("full", true), ("full", false), ("half", false)] {

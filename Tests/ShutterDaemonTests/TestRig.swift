@@ -15,6 +15,17 @@ final class ManualCameras: @unchecked Sendable {
         lock.withLock { made.append(camera) }
         return camera
     }
+
+    /// Waits until `rig`'s camera streams, then gives it frames past the warm-up ones and waits
+    /// until the daemon has read them; returns the camera, and 100 ms have passed since.
+    func streamingWithFrames(in rig: TestRig) throws -> SyntheticCamera {
+        try rig.waitFor { rig.daemon.capture.service.isStreaming }
+        let camera = try #require(last)
+        for step in 0..<8 { camera.emit(at: rig.chip.clock.now + .milliseconds(Double(step))) }
+        try rig.waitFor { rig.daemon.capture.service.newestFrameAt != nil }
+        rig.chip.clock.advance(by: .milliseconds(100))
+        return camera
+    }
 }
 
 /// The simulator board on the mock chip and the synthetic camera, with a temporary photo
