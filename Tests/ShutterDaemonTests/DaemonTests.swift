@@ -30,6 +30,8 @@ import ShutterCore
         #expect(rig.daemon.capture.service.newestFrameAt == frame)
         rig.chip.set(rig.line("full"), active: false, at: rig.chip.clock.now)
         rig.chip.set(rig.line("half"), active: false, at: rig.chip.clock.now)
+        try rig.turn()
+        try rig.advance(by: .milliseconds(5))  // the release's decision: its hold ends
         try rig.waitFor { rig.names.contains("photo") }
     }
 

@@ -115,12 +115,22 @@ final class TestRig {
 
     /// Turns the loop (waiting for real descriptors, such as the photo writer's, up to 20 ms at a
     /// time) until `condition` holds; fails after 10 s of real time.
+    ///
+    /// - Throws: ``HeldWhileWaiting`` once the loop holds the camera for a decision: the rig's
+    ///   clock stands still while this waits, so the hold would never end.
     func waitFor(_ what: String = #function, _ condition: () -> Bool) throws {
         let limit = Date().addingTimeInterval(10)
         while !condition() {
             guard Date() < limit else { throw TestTimeout(what: what) }
             try daemon.pump()
             try daemon.loop.runOnce(timeoutMilliseconds: 20)
+            // Checked on every turn, not only when the wait fails: whether the background work
+            // (a photo's encoding) ended within the turns before the hold began depends on the
+            // machine's load, and a test that waits through a hold passes or times out by it.
+            let now = daemon.loop.clock.now
+            if let decision = daemon.loop.awaitedDeadline(), now >= decision - daemon.loop.holdAhead, daemon.loop.holdAhead > .zero {
+                throw HeldWhileWaiting(what: what, decision: decision, now: now)
+            }
         }
     }
 
@@ -149,4 +159,16 @@ final class TestRig {
 struct TestTimeout: Error, CustomStringConvertible {
     var what: String
     var description: String { "timed out waiting: \(what)" }
+}
+
+/// A rig's wait asked while the loop holds the camera and the photo writer's pipe for a decision
+/// (the board's `holdCameraMs`): on the rig's clock, which only the test moves, the hold lasts for
+/// good. Advance the clock past the decision before waiting.
+struct HeldWhileWaiting: Error, CustomStringConvertible {
+    var what: String
+    var decision: Instant
+    var now: Instant
+    var description: String {
+        "\(what): waits in real time while the loop holds the camera for the decision at \(decision) and the rig's clock stands at \(now): advance the clock past the decision first"
+    }
 }
