@@ -517,7 +517,11 @@ public final class V4L2Camera: Camera {
     public var bufferCount: Int { lendsBuffers ? ringCapacity + Self.spareBuffers : 4 }
 
     public var info: CameraInfo { device.info }
-    public var pollDescriptor: CInt? { isStreaming ? device.fd : nil }
+    /// What the event loop polls in the device's place while streaming: made at each start, after
+    /// the buffers are requested (a vb2 queue polled before `VIDIOC_REQBUFS` starts its `read()`
+    /// emulation, vb2_core_poll in videobuf2-core.c, and would refuse the buffers).
+    private var readiness: DriverReadiness?
+    public var pollDescriptor: CInt? { isStreaming ? readiness?.descriptor : nil }
 
     /// Opens the camera `settings.device` names and sets its format; does not start streaming.
     public init(settings: CameraSettings) throws(CaptureError) {
@@ -599,7 +603,8 @@ public final class V4L2Camera: Camera {
         do throws(CaptureError) {
             if !bufferQueue.isMapped { try mapBuffers() }
             try bufferQueue.start()
-            isStreaming = true
+            isStreaming = true  // first: a failure below stops the stream again
+            readiness = try DriverReadiness(watching: device.fd, path: device.path)
         } catch {
             stop()
             unmapBuffers()
@@ -645,6 +650,7 @@ public final class V4L2Camera: Camera {
 
     /// The corresponding ioctl is `VIDIOC_STREAMOFF`.
     public func stop() {
+        readiness = nil
         guard isStreaming else { return }
         isStreaming = false
         bufferQueue.stop()

@@ -58,6 +58,12 @@ check "api: the subscriber got the photo event, and the file is a whole JPEG: $p
   bash -c "[ -n '$photo' ] && [ \"\$(tail -c 2 '$photo' | od -An -tx1 | tr -d ' ')\" = ffd9 ]"
 check "api: subscriber lines are exactly standard output's" \
   bash -c "grep -F -x -q \"\$(grep -m1 '\"event\": \"photo\"' '$work/subscriber')\" '$work/events'"
+# The loop polls the streaming camera through an epoll instance watching the device alone: a
+# V4L2 driver's poll takes its queue's lock, which vivid holds while it fills a frame, and a loop
+# woken by an edge polled the device again before it read the edge (README, Performance).
+video_fd=$(for fd in /proc/$daemon/fd/*; do [[ $(readlink "$fd") == /dev/video* ]] && basename "$fd"; done | head -n 1)
+check "camera: the loop polls the video device (descriptor ${video_fd:-none}) through an epoll instance" \
+  bash -c "[ -n '$video_fd' ] && grep -q -E '^tfd: +$video_fd events: +[0-9a-f]+ ' /proc/$daemon/fdinfo/*"
 "$SHUTTER" status --socket "$sock" > "$work/status" 2>&1
 check "api: status counts the photo ($(tr '\n' ' ' < "$work/status"))" grep -q 'photos [1-9]' "$work/status"
 check "api: ctl set zoom 2 is applied" "$SHUTTER" ctl --socket "$sock" set zoom 2

@@ -3,16 +3,19 @@
 // Linux headers the Glibc module does not bring into Swift: the event loop
 // receives SIGINT/SIGTERM through a signalfd and work from other threads through an eventfd;
 // the API asks a socket's peer for its groups.
+#include <errno.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <signal.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/timerfd.h>
 #include <sys/timex.h>
+#include <unistd.h>
 
 static const int CShutterSystem_SFD_CLOEXEC = SFD_CLOEXEC;
 static const int CShutterSystem_SFD_NONBLOCK = SFD_NONBLOCK;
@@ -68,6 +71,26 @@ static inline int CShutterSystem_deadlineTimerSet(int descriptor, int arm, long 
                                 .it_value = { .tv_sec = arm ? (time_t)(at_ns / 1000000000) : 0,
                                               .tv_nsec = arm ? (long)(at_ns % 1000000000) : 0 } };
     return timerfd_settime(descriptor, TFD_TIMER_ABSTIME, &value, NULL);
+}
+
+// An epoll instance that watches `descriptor` alone for input (level-triggered), or -1 with
+// errno: polled itself, it is readable when `descriptor` is. Polling it asks `descriptor`'s driver
+// only after the driver signalled readiness (fs/eventpoll.c's ep_eventpoll_poll checks its ready
+// list, which only the driver's wake-up fills), where polling `descriptor` asks the driver on
+// every poll: a V4L2 driver's poll takes its queue's lock (vb2_fop_poll), which vivid holds while
+// it fills a frame. epoll_event is packed on x86-64, which Swift cannot build, hence C.
+// The corresponding C functions are `epoll_create1` and `epoll_ctl` (EPOLL_CTL_ADD).
+static inline int CShutterSystem_epollWatching(int descriptor) {
+    int instance = epoll_create1(EPOLL_CLOEXEC);
+    if (instance < 0) return -1;
+    struct epoll_event watched = { .events = EPOLLIN, .data = { .fd = descriptor } };
+    if (epoll_ctl(instance, EPOLL_CTL_ADD, descriptor, &watched) < 0) {
+        int code = errno;
+        close(instance);
+        errno = code;
+        return -1;
+    }
+    return instance;
 }
 
 // The calling thread's timer slack, in nanoseconds: how much later than asked the kernel may end
