@@ -127,8 +127,8 @@ final class TestRig {
             // Checked on every turn, not only when the wait fails: whether the background work
             // (a photo's encoding) ended within the turns before the hold began depends on the
             // machine's load, and a test that waits through a hold passes or times out by it.
-            let now = daemon.loop.clock.now
-            if let decision = daemon.loop.awaitedDeadline(), now >= decision - daemon.loop.holdAhead, daemon.loop.holdAhead > .zero {
+            let now = daemon.loop.clock.now, hold = daemon.loop.holdAhead
+            if hold > .zero, let decision = daemon.loop.awaitedDeadline(), now >= decision - hold {
                 throw HeldWhileWaiting(what: what, decision: decision, now: now)
             }
         }

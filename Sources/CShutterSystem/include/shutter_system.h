@@ -1,8 +1,8 @@
 #ifndef SHUTTER_SYSTEM_H
 #define SHUTTER_SYSTEM_H
 // Linux headers the Glibc module does not bring into Swift: the event loop
-// receives SIGINT/SIGTERM through a signalfd and work from other threads through an eventfd;
-// the API asks a socket's peer for its groups.
+// receives SIGINT/SIGTERM through a signalfd and work from other threads through an eventfd,
+// and polls a V4L2 camera through an epoll instance; the API asks a socket's peer for its groups.
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
