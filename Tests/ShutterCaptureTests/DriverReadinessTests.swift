@@ -10,25 +10,20 @@ import Testing
 /// cannot be watched from user space; the VM's vivid and UVC tests stream through it).
 @Suite("DriverReadiness")
 struct DriverReadinessTests {
-    private static func isReadable(_ descriptor: CInt) -> Bool {
-        var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-        return poll(&entry, 1, 0) == 1 && entry.revents & Int16(POLLIN) != 0
-    }
-
     @Test func readableExactlyWhileTheDeviceIsAfterItSignalled() throws {
         var ends: [CInt] = [-1, -1]
         #expect(pipe(&ends) == 0)
         defer { ends.forEach { _ = close($0) } }
         let readiness = try DriverReadiness(watching: ends[0], path: "pipe")
-        #expect(!Self.isReadable(readiness.descriptor))
+        #expect(!isReadable(readiness.descriptor))
         var byte: UInt8 = 7
         #expect(write(ends[1], &byte, 1) == 1)
-        #expect(Self.isReadable(readiness.descriptor))
-        #expect(Self.isReadable(readiness.descriptor), "level-triggered: still readable until read")
+        #expect(isReadable(readiness.descriptor))
+        #expect(isReadable(readiness.descriptor), "level-triggered: still readable until read")
         #expect(read(ends[0], &byte, 1) == 1)
-        #expect(!Self.isReadable(readiness.descriptor), "the frames read, the device is idle again")
+        #expect(!isReadable(readiness.descriptor), "the frames read, the device is idle again")
         #expect(write(ends[1], &byte, 1) == 1)
-        #expect(Self.isReadable(readiness.descriptor), "the next frame")
+        #expect(isReadable(readiness.descriptor), "the next frame")
     }
 
     /// A device that vanishes or fails (vb2 answers `EPOLLERR`, a USB camera unplugged `EPOLLHUP`)
@@ -38,9 +33,9 @@ struct DriverReadinessTests {
         #expect(pipe(&ends) == 0)
         defer { _ = close(ends[0]) }
         let readiness = try DriverReadiness(watching: ends[0], path: "pipe")
-        #expect(!Self.isReadable(readiness.descriptor))
+        #expect(!isReadable(readiness.descriptor))
         _ = close(ends[1])
-        #expect(Self.isReadable(readiness.descriptor))
+        #expect(isReadable(readiness.descriptor))
     }
 
     /// A descriptor epoll cannot watch (a regular file) is refused with the call, errno and path.

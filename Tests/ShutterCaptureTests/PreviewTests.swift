@@ -12,8 +12,8 @@ private func thirtyFPS(_ count: Int, from start: Double = 1000) -> [Instant] {
     (0..<count).map { ms(start + Double($0) * 1000 / 30) }
 }
 
-/// Whether `fd` is readable now.
-private func isReadable(_ fd: CInt) -> Bool {
+/// Whether `fd` is readable now (a poll that does not wait).
+func isReadable(_ fd: CInt) -> Bool {
     var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
     return poll(&entry, 1, 0) == 1 && entry.revents & Int16(POLLIN) != 0
 }

@@ -74,11 +74,9 @@ static inline int CShutterSystem_deadlineTimerSet(int descriptor, int arm, long 
 }
 
 // An epoll instance that watches `descriptor` alone for input (level-triggered), or -1 with
-// errno: polled itself, it is readable when `descriptor` is. Polling it asks `descriptor`'s driver
-// only after the driver signalled readiness (fs/eventpoll.c's ep_eventpoll_poll checks its ready
-// list, which only the driver's wake-up fills), where polling `descriptor` asks the driver on
-// every poll: a V4L2 driver's poll takes its queue's lock (vb2_fop_poll), which vivid holds while
-// it fills a frame. epoll_event is packed on x86-64, which Swift cannot build, hence C.
+// errno: polled itself, it is readable when `descriptor` is, and asks `descriptor`'s driver only
+// after the driver signalled (why: ShutterCapture's DriverReadiness). epoll_event is packed on
+// x86-64, which Swift cannot build, hence C.
 // The corresponding C functions are `epoll_create1` and `epoll_ctl` (EPOLL_CTL_ADD).
 static inline int CShutterSystem_epollWatching(int descriptor) {
     int instance = epoll_create1(EPOLL_CLOEXEC);
