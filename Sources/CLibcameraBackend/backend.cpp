@@ -1,6 +1,9 @@
 // The one file that talks to libcamera: cameras, streams, requests and controls behind the C
-// interface in shutter_libcamera.h. Built against Debian 12's libcamera 0.0.3 and the
-// newer API (0.4 in Debian trixie); the differences are behind #if on <libcamera/version.h>.
+// interface in shutter_libcamera.h. Built against Debian 12's libcamera 0.0.3 through 0.7
+// (Debian trixie's 0.4, Raspberry Pi OS's own 0.5 to 0.7, Debian sid's 0.7); the differences
+// are behind #if on <libcamera/version.h>, or written so that both APIs take them (string
+// properties, std::string in 0.4 and std::string_view from 0.6; a buffer's planes, a vector in
+// 0.4 and a Span from 0.6).
 //
 // Threads: libcamera completes requests on its own thread. The completion handler only moves
 // the request into a locked queue and writes the eventfd; the event loop takes it from there
@@ -555,8 +558,9 @@ bool device_node_removed(const std::vector<OpenNode> &camera) {
 }
 
 std::string model_of(const std::shared_ptr<Camera> &camera) {
+    // A std::string before 0.6, a std::string_view into the property list from 0.6 on.
     auto model = camera->properties().get(properties::Model);
-    return model ? *model : std::string();
+    return model ? std::string(*model) : std::string();
 }
 
 /// The memory of one configuration's buffers, shared by the camera and every reference Swift
@@ -1080,6 +1084,10 @@ struct RealCamera final : shutter_lc_camera {
         out->af_triggers = request_af_triggers[request->cookie()];
         sync_for_cpu(request->cookie(), true);
         FrameBuffer *buffer = request->findBuffer(still);
+        // Only FrameSuccess is a picture: from 0.5.1 the Raspberry Pi pipeline completes the
+        // frames it used to drop while its IPA converges after a start as FrameStartup, and the
+        // sensor's first invalid ones as FrameError (pipeline_base.cpp, handleStreamBuffer);
+        // "applications are recommended to not consume these frames" (framebuffer.cpp).
         out->ok = request->status() == Request::RequestComplete && buffer
             && buffer->metadata().status == FrameMetadata::FrameSuccess;
         if (buffer) {

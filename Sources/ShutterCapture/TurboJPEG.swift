@@ -510,7 +510,9 @@ extension JPEGDecoder {
                                            Int32(size.height), 0)
         }
         guard result == 0 else { throw CaptureError.encoding("decoding failed: \(String(cString: tjGetErrorStr2(handle)))") }
-        return DecodedPlanes(width: size.width, height: size.height, subsampling: TJSAMP(rawValue: UInt32(subsampling)),
+        // TJSAMP is an unsigned enum in libjpeg-turbo 2.x (Debian 12, 13) and a signed one in 3.x
+        // (Debian sid: TJSAMP_UNKNOWN is -1): its raw value is taken as whichever it is.
+        return DecodedPlanes(width: size.width, height: size.height, subsampling: TJSAMP(rawValue: .init(truncatingIfNeeded: subsampling)),
                              offsets: offsets, strides: strides)
     }
 }

@@ -1,6 +1,6 @@
 #ifndef CMOSQUITTO_SHIM_H
 #define CMOSQUITTO_SHIM_H
-// libmosquitto (2.0.11 on Debian 12, 2.0.21 on Debian 13; the same API), run inside shutter's
+// libmosquitto (2.0.11 on Debian 12, 2.0.21 on Debian 13, 2.1 on Debian sid; the same API), run inside shutter's
 // own poll loop: its socket (mosquitto_socket, mosquitto_want_write) is watched by the loop, which
 // calls mosquitto_loop_read / _write / _misc itself; the library never starts a thread.
 //
@@ -16,7 +16,10 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <mosquitto.h>
+#if LIBMOSQUITTO_VERSION_NUMBER < 2001000
+// From 2.1 <mosquitto.h> includes the protocol's definitions itself, and the old header warns.
 #include <mqtt_protocol.h>
+#endif
 
 static const int CMosquitto_PROTOCOL_V5 = MQTT_PROTOCOL_V5;
 static const int CMosquitto_VERSION = LIBMOSQUITTO_VERSION_NUMBER;
