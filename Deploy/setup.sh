@@ -41,7 +41,7 @@ build_packages=(pkg-config g++ libgpiod-dev libv4l-dev libturbojpeg0-dev libexif
 [ "$codename" = trixie ] && ! have_swift && build_packages+=(swiftlang)
 # Tools a rig builder uses next to shutter, and the tests use to cross-check it; tmux, in which
 # the simulator test drives the terminal UI with keys.
-# debootstrap: the Debian 13 stage of Tests/run.sh makes its trixie root with it.
+# debootstrap: the Debian 13 and sid stages of Tests/run.sh make their roots with it.
 # zbar-tools: zbarimg reads the live view's QR code back, as a phone's camera would.
 # mosquitto, mosquitto-clients: the broker a multi-camera rig's nodes meet at, and the clients the
 # MQTT tests read it back with; iproute2: the poor-network test's namespaces, veth pairs and netem.

@@ -12,10 +12,11 @@
 #                           the installed unit's sandbox in a guest booted with systemd
 #                           (VM_SYSTEMD=1),
 #                           and libcamera on vimc once, in a guest of its own; and, in a
-#                           Debian 13 root (Deploy/debian13-root.sh, made once and cached),
+#                           Debian 13 root (Deploy/debian-root.sh trixie, made once and cached),
 #                           build and unit-test with trixie's swiftlang 6.0.3, libgpiod 2.2
 #                           and libcamera 0.4, and the gpio and libcamera (vimc) suites in guests
-#                           booted with that root
+#                           booted with that root; in a Debian sid root the same with sid's
+#                           swiftlang 6.2 and libcamera 0.7, and its libcamera suite on vimc
 #   Tests/run.sh --no-vm    everything but the qemu guests
 #   Tests/run.sh --help
 #
@@ -73,18 +74,14 @@ vm_tests() {   # vm_tests BINARY [SKIP]: the Tests/VM suite in a fresh guest (th
   # Six suites in one boot: 20 minutes before a hang is called one (a loaded machine needed over 10).
   Deploy/vm/run-in-vm.sh --timeout 1200 -- env SHUTTER="$PWD/$1" VM_SKIP="uvc unit-sandbox ${2:-}" Tests/VM/run-all.sh
 }
-debian13() {   # build and unit-test in the Debian 13 root (.build-debian13), with Debian's Swift
-  Deploy/debian13-root.sh sh -c 'swift --version 2>&1 | head -n 1; pkg-config --modversion libgpiod libcamera | paste -sd " "' &&
-    Deploy/debian13-root.sh swift build && Deploy/debian13-root.sh swift test
+debian_root() {   # debian_root SUITE: build and unit-test in SUITE's Debian root (.build-SUITE), with its Swift
+  Deploy/debian-root.sh "$1" sh -c 'swift --version 2>&1 | head -n 1; pkg-config --modversion libgpiod libcamera | paste -sd " "' &&
+    Deploy/debian-root.sh "$1" swift build && Deploy/debian-root.sh "$1" swift test
 }
-debian13_vm_tests() {   # the gpio suite in a guest whose / is the Debian 13 root (its libgpiod 2.2 and tools)
-  Deploy/vm/run-in-vm.sh --root "$(Deploy/debian13-root.sh --print-root)" --timeout 900 -- \
-    env SHUTTER="$PWD/.build-debian13/debug/shutter" bash Tests/VM/test-gpio.sh
-}
-debian13_libcamera_tests() {   # the libcamera suite on vimc with trixie's libcamera 0.4 (its cam, libcamerify)
-  # About 4.5 min alone (0.4's vimc streams at 1-1.5 fps under emulation); 20 min before a hang.
-  VM_VIMC=1 Deploy/vm/run-in-vm.sh --root "$(Deploy/debian13-root.sh --print-root)" --timeout 1200 -- \
-    env SHUTTER="$PWD/.build-debian13/debug/shutter" bash Tests/VM/test-libcamera.sh
+debian_root_vm() {   # debian_root_vm SUITE TIMEOUT [VAR=VALUE...] SUITE-SCRIPT: a Tests/VM suite in a guest whose / is SUITE's root
+  local suite=$1 timeout=$2; shift 2
+  env "${@:1:$#-1}" Deploy/vm/run-in-vm.sh --root "$(Deploy/debian-root.sh "$suite" --print-root)" --timeout "$timeout" -- \
+    env SHUTTER="$PWD/.build-$suite/debug/shutter" bash "${@: -1}"
 }
 uvc_tests() {   # the USB webcam suite: its own boot with the camera, once (capture does not use libgpiod)
   VM_UVC=1 Deploy/vm/run-in-vm.sh -- env SHUTTER="$PWD/.build/debug/shutter" bash Tests/VM/test-uvc.sh
@@ -113,9 +110,13 @@ stage "browser (live-view page in Chromium)" env SHUTTER=.build/debug/shutter AR
 stage "MQTT rig (three daemons and a loopback broker)" env SHUTTER=.build/debug/shutter Tests/MQTT/run.sh
 # The benchmark's short run (issue 23): a release build, every host figure produced once.
 stage "bench (short: every figure produced)" Tests/bench.sh --short
+# Built for the VM's libgpiod 2.x stage. Its unit tests run in the Debian 13 root below, whose
+# libgpiod 2.2 is the same one (with-libgpiod2.sh unpacks trixie's), under trixie's Swift.
 stage "build (libgpiod 2.x)" Deploy/with-libgpiod2.sh swift build
-stage "unit tests (libgpiod 2.x)" Deploy/with-libgpiod2.sh swift test
-stage "Debian 13 (swiftlang 6.0.3, libgpiod 2.2, libcamera 0.4): build and unit tests" debian13
+stage "Debian 13 (swiftlang 6.0.3, libgpiod 2.2, libcamera 0.4): build and unit tests" debian_root trixie
+# The newest libcamera API (string_view strings, FrameStartup), which Raspberry Pi OS's own
+# libcamera 0.6 and 0.7 share, with Debian's newest Swift.
+stage "Debian sid (swiftlang 6.2, libcamera 0.7): build and unit tests" debian_root sid
 if [ "$vm" = yes ]; then
   stage "VM tests (libgpiod 1.6)" vm_tests .build/debug/shutter
   stage "VM tests (libgpiod 2.x)" vm_tests .build-gpiod2/debug/shutter "capture daemon install liveview"
@@ -131,9 +132,12 @@ if [ "$vm" = yes ]; then
   # --timeout 900: about 6 min alone, near the default 600 s on a loaded machine.
   stage "VM tests (libcamera on vimc)" env VM_VIMC=1 Deploy/vm/run-in-vm.sh --timeout 900 -- \
     env SHUTTER="$PWD/.build/debug/shutter" bash Tests/VM/test-libcamera.sh
-  # After the Debian 13 stage, with its binary: trixie's libgpiod 2.2 and its tools in the guest.
-  stage "VM tests in the Debian 13 root (gpio on libgpiod 2.2)" debian13_vm_tests
-  stage "VM tests in the Debian 13 root (libcamera 0.4 on vimc)" debian13_libcamera_tests
+  # After the Debian root stages, with their binaries: trixie's libgpiod 2.2 and its tools in
+  # the guest; libcamera on vimc with trixie's 0.4 and sid's 0.7 (about 4.5 min each alone:
+  # 0.4's vimc streams at 1-1.5 fps under emulation; 20 min before a hang).
+  stage "VM tests in the Debian 13 root (gpio on libgpiod 2.2)" debian_root_vm trixie 900 Tests/VM/test-gpio.sh
+  stage "VM tests in the Debian 13 root (libcamera 0.4 on vimc)" debian_root_vm trixie 1200 VM_VIMC=1 Tests/VM/test-libcamera.sh
+  stage "VM tests in the Debian sid root (libcamera 0.7 on vimc)" debian_root_vm sid 1200 VM_VIMC=1 Tests/VM/test-libcamera.sh
 fi
 echo "stages: $passed passed, $failed failed"
 # Swift Testing: "Test name() skipped: "why""; the VM suites: "skip - why".

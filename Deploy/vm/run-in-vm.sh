@@ -11,10 +11,10 @@
 #            and vanish at power-off; binaries built on the host run unchanged
 #   DIR      the share (default: the current directory), writable, at the same path
 # With --root DIR the guest's / is DIR instead of the host's / (the same read-only share under
-# a tmpfs overlay), e.g. the Debian 13 root of Deploy/debian13-root.sh, so the tests run against
+# a tmpfs overlay), e.g. a Debian root of Deploy/debian-root.sh (trixie, sid), so the tests run against
 # its libgpiod and libcamera with a binary built in it. The kernel stays the host's: its
 # /lib/modules/KVER and the module cache below are shared into the guest at their paths. DIR
-# needs bash, kmod and what COMMAND runs (Deploy/debian13-root.sh installs the gpio and
+# needs bash, kmod and what COMMAND runs (Deploy/debian-root.sh installs the gpio and
 # libcamera suites' tools); VM_UVC is not offered there.
 # COMMAND runs as root under bash in the current directory, after:
 #   - gpio-sim is loaded with one live chip labelled $VM_GPIO_LABEL (default rig-sim)
@@ -87,7 +87,7 @@ done
 [ $# -gt 0 ] || { echo "run-in-vm: no command given (try --help)" >&2; exit 2; }
 case "$share$rootfs" in *[[:space:],]*) echo "run-in-vm: the share and root paths may not contain spaces or commas (qemu syntax): $share $rootfs" >&2; exit 2 ;; esac
 if [ "$rootfs" != / ]; then
-  [ -x "$rootfs/bin/bash" ] || { echo "run-in-vm: --root $rootfs: no bin/bash there (make it with Deploy/debian13-root.sh --make)" >&2; exit 2; }
+  [ -x "$rootfs/bin/bash" ] || { echo "run-in-vm: --root $rootfs: no bin/bash there (make it with Deploy/debian-root.sh SUITE --make)" >&2; exit 2; }
   [ "${VM_UVC:-0}" = 1 ] && { echo "run-in-vm: VM_UVC=1 runs with the host's / only (its feeder is built on the host), not with --root" >&2; exit 2; }
 fi
 systemd_init=${VM_SYSTEMD:-0}
