@@ -129,6 +129,7 @@ let commands: [Command] = [
                                                node takes the frame of this instant; the reply names
                                                the shot, and a shotComplete event follows
           shutter ctl set zoom 2               a slider's value; refused when out of range or off its step
+          shutter ctl set exposure 1/3         a fraction; a decimal to three places (0.333) is the step it rounds
           shutter ctl set filter Mono          a picker's item by title (or #1 by index)
           shutter ctl set iso 200              a picker whose titles are numbers: the item titled 200
           shutter ctl select exposure          make exposure the current control
