@@ -46,6 +46,34 @@ struct BoardTests {
         #expect(board.summary?.contains("USB webcam") == true)
     }
 
+    /// A Filter picker that drives nothing would change the overlay and never the photo.
+    @Test("the shipped boards' Filter pickers apply the effects their titles name",
+          arguments: ["simulator", "gpio-sim", "raspberry-pi-4", "raspberry-pi-5"])
+    func filterPickersHaveEffects(name: String) throws {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Boards/\(name).json")
+        let board = try Board.load(path: url.standardizedFileURL.path)
+        let filter = try #require(board.controls.first { $0.id == "filter" })
+        guard case .picker(_, let titles?) = filter.kind else { Issue.record("not a titled picker"); return }
+        #expect(filter.effects?.map(\.rawValue) == titles.map { $0.lowercased() })
+        #expect(board.camera.bindings["filter"] == nil)
+        #expect(board.drive(of: filter) == "photo effects (none, mono, vivid, warm)")
+    }
+
+    /// `shutter check` says what each picker and custom slider acts on.
+    @Test("what a control drives: an effect, a camera control, or hooks and the API only")
+    func controlDrives() throws {
+        let text = board(with: "controls", """
+            [{"id": "look", "kind": "picker", "titles": ["Plain", "Mono"], "effects": ["none", "mono"]},
+             {"id": "sat", "kind": "slider", "range": [0, 100]},
+             {"id": "tag", "kind": "picker", "count": 3},
+             {"id": "zoom", "kind": "systemZoom"}]
+            """).replacingOccurrences(of: "\n  \"chip\"", with: "\n  \"camera\": {\"bindings\": {\"sat\": \"Saturation\"}},\n  \"chip\"")
+        let board = try decode(text)
+        #expect(board.controls.map { board.drive(of: $0) } == [
+            "photo effects (none, mono)", "camera control 'Saturation'", "hooks and the API only", "the camera's zoom",
+        ])
+    }
+
     @Test("the simulator board has the issue's lines and controls")
     func simulatorBoard() throws {
         let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Boards/simulator.json")
