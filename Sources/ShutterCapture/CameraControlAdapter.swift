@@ -63,7 +63,7 @@ extension CameraControlAdapter {
     /// the camera control its binding names (found with `find`, described by `describe`).
     func boundReport(_ spec: ControlSpec, board: Board, controlNames: [String], find: (String) -> String?) -> ControlReport {
         if let effects = spec.effects, board.camera.bindings[spec.id] == nil { return (spec.id, true, photoEffectReport(effects)) }
-        guard let name = board.camera.bindings[spec.id] else { return (spec.id, true, "not bound to a camera control (the event loop handles it)") }
+        guard let name = board.camera.bindings[spec.id] else { return (spec.id, true, "hooks and the API only: no photo effects, not bound to a camera control") }
         guard let described = find(name) else {
             return (spec.id, false, "disabled: the camera has no control '\(name)' (it has: \(controlNames.joined(separator: ", ")))")
         }

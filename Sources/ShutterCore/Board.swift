@@ -476,3 +476,25 @@ extension Double {
         self == rounded() && abs(self) < 1e15 ? String(Int64(self)) : String(self)
     }
 }
+
+extension Board {
+    /// What `control` acts on, as `shutter check` says it: the camera's zoom, exposure or focus
+    /// for the system kinds; for a slider or picker, the camera control its binding names, else
+    /// the photo effects its items apply, else nothing but what hooks and API clients do with
+    /// its events. A picker without effects or a binding changes no photo, and a board's author
+    /// should see that before a rig is built around it.
+    public func drive(of control: ControlSpec) -> String {
+        switch control.kind {
+        case .systemZoom: return "the camera's zoom"
+        case .systemExposureBias: return "the camera's exposure bias"
+        case .lensPosition: return "the camera's lens position"
+        case .slider, .picker:
+            // A binding takes the control over from its effects, as the capture service does.
+            if let name = camera.bindings[control.id] {
+                return "camera control '\(name)'" + (control.effects == nil ? "" : " (bound: its effects are not applied)")
+            }
+            if let effects = control.effects { return "photo effects (\(effects.map(\.rawValue).joined(separator: ", ")))" }
+            return "hooks and the API only"
+        }
+    }
+}

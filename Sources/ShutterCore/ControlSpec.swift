@@ -198,7 +198,7 @@ extension ControlSpec: Decodable {
         for key in [CodingKeys.count, .titles] where container.contains(key) {
             throw container.fail(key, "'\(key.stringValue)' belongs to a picker; a slider has 'range' (and 'step') or 'values'")
         }
-        if let values = try container.decodeIfPresent([Double].self, forKey: .values) {
+        if let values = try container.decodeIfPresent([WrittenNumberField].self, forKey: .values)?.map(\.value) {
             if container.contains(.range) { throw container.fail(.range, "give 'range' or 'values', not both") }
             if container.contains(.step) { throw container.fail(.step, "a list of 'values' has no step") }
             guard values.count >= 2 else { throw container.fail(.values, "needs at least 2 values") }
@@ -208,7 +208,7 @@ extension ControlSpec: Decodable {
             if Set(values).count != values.count { throw container.fail(.values, "has the same value twice") }
             return .list(values)
         }
-        let bounds = try container.decodeIfPresent([Double].self, forKey: .range)
+        let bounds = try container.decodeIfPresent([WrittenNumberField].self, forKey: .range)?.map(\.value)
         let range: ClosedRange<Double>
         if let bounds {
             guard bounds.count == 2 else { throw container.fail(.range, "expected [lower, upper]") }
@@ -224,7 +224,7 @@ extension ControlSpec: Decodable {
         } else {
             throw container.fail(.range, "missing: a slider needs 'range' ([lower, upper]) or 'values'")
         }
-        let step = try container.decodeIfPresent(Double.self, forKey: .step)
+        let step = try container.decodeIfPresent(WrittenNumberField.self, forKey: .step).map { WrittenNumber.step($0.value) }
         if let step {
             guard step > 0 else { throw container.fail(.step, "must be above 0") }
             guard step <= range.upperBound - range.lowerBound else {
@@ -264,24 +264,48 @@ extension ControlSpec: Decodable {
             case .systemExposureBias: fallback = min(max(0, values.bounds.lowerBound), values.bounds.upperBound)
             default: fallback = values.bounds.lowerBound
             }
-            guard let value = try container.decodeIfPresent(Double.self, forKey: .initial) else {
+            guard let value = try container.decodeIfPresent(WrittenNumberField.self, forKey: .initial)?.value else {
                 // The default 0 EV may fall between the steps of a range that does not straddle it evenly.
                 return .number(isOnStep(fallback, values) ? fallback : ControlsStateMachine.snap(fallback, values))
             }
-            guard values.bounds.contains(value) else {
+            // A rounded value may lie just past the bound it stands for (0.667 for ⅔): its step is what must be inside.
+            let taken = WrittenNumber.value(value, in: values)
+            guard values.bounds.contains(taken ?? value) else {
                 throw container.fail(.initial, "\(value.shortDescription) is outside \(values.bounds.lowerBound.shortDescription)...\(values.bounds.upperBound.shortDescription)")
             }
-            if case .list(let list) = values, !list.contains(value) {
+            if let taken { return .number(taken) }
+            guard case .range(let range, let step?) = values else {
                 throw container.fail(.initial, "\(value.shortDescription) is not one of the values")
             }
-            if case .range(let range, let step?) = values, !isOnStep(value, values) {
-                let steps = (value - range.lowerBound) / step
-                let below = ControlsStateMachine.snap(range.lowerBound + steps.rounded(.down) * step, values)
-                let above = ControlsStateMachine.snap(range.lowerBound + steps.rounded(.up) * step, values)
-                let nearest = below == above ? "the nearest is \(below.shortDescription)" : "the nearest are \(below.shortDescription) and \(above.shortDescription)"
-                throw container.fail(.initial, "\(value.shortDescription) is not on a step of \(step.shortDescription) from \(range.lowerBound.shortDescription) (\(nearest))")
+            let steps = (value - range.lowerBound) / step
+            let below = ControlsStateMachine.snap(range.lowerBound + steps.rounded(.down) * step, values)
+            let above = ControlsStateMachine.snap(range.lowerBound + steps.rounded(.up) * step, values)
+            var message = "\(value.shortDescription) is not on a step of \(step.shortDescription) from \(range.lowerBound.shortDescription) ("
+                + (below == above ? "the nearest is \(below.shortDescription))" : "the nearest are \(below.shortDescription) and \(above.shortDescription))")
+            if let fraction = WrittenNumber.nearbyFraction(of: step) {
+                message += "; for steps of \(fraction) write the step as \"\(fraction)\" (or to three decimals)"
             }
-            return .number(value)
+            throw container.fail(.initial, message)
         }
+    }
+}
+
+/// A number in a board file: a JSON number, or a string holding a decimal or a fraction (`"1/3"`),
+/// read by ``WrittenNumber``.
+struct WrittenNumberField: Decodable {
+    var value: Double
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if let number = try? container.decode(Double.self) {
+            value = number
+            return
+        }
+        let fail = { (message: String) in FieldError(path: FieldPath(codingPath: decoder.codingPath), message: message) }
+        guard let text = try? container.decode(String.self) else { throw fail("expected a number or a fraction such as \"1/3\"") }
+        guard let number = WrittenNumber.parse(text) else {
+            throw fail("'\(text.prefix(64))' is not a number or a fraction such as \"1/3\"")
+        }
+        value = number
     }
 }

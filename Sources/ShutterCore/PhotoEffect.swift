@@ -1,7 +1,7 @@
 /// A look applied to the saved photo's pixels before it is encoded, as the phone's filters do.
 ///
-/// A picker control chooses one per item through its `effects` (board field): the simulator
-/// board's filter picker offers None, Mono, Vivid and Warm.
+/// A picker control chooses one per item through its `effects` (board field): the shipped
+/// boards' Filter picker offers None, Mono, Vivid and Warm.
 public enum PhotoEffect: String, CaseIterable, Hashable, Sendable {
     /// The pixels as the camera gave them.
     case none

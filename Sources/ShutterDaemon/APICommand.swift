@@ -30,6 +30,21 @@ public enum APICommand: Hashable, Sendable {
     public static let names = ["status", "capture", "set", "select", "enable", "disable", "reload"]
 }
 
+extension APICommand.SetValue {
+    /// What a word on `shutter ctl set`'s command line gives: `#N` an index, a number or a
+    /// fraction (`1/3`, ``WrittenNumber``) a value, anything else a title. A picker whose titles
+    /// are numbers or fractions ("200", "1/125") still takes its item: the daemon matches the value.
+    public init(word: String) {
+        if word.hasPrefix("#"), let index = Int(word.dropFirst()) {
+            self = .index(index)
+        } else if let number = WrittenNumber.parse(word) {
+            self = .value(number)
+        } else {
+            self = .title(word)
+        }
+    }
+}
+
 /// What `enable` and `disable` act on.
 public enum APITarget: Hashable, Sendable {
     case capture
@@ -176,13 +191,19 @@ extension APIRequest {
             switch (given[0], members[given[0]]!) {
             case ("value", .number(let number, _)):
                 command = .set(control: control, to: .value(number))
+            case ("value", .string(let text)):
+                // JSON has no fractions: a third of an EV comes as the string "1/3".
+                guard let number = WrittenNumber.parse(text) else {
+                    return fail("'value' must be a number or a fraction such as \"1/3\", not '\(text.prefix(64))'")
+                }
+                command = .set(control: control, to: .value(number))
             case ("index", .number(let number, _)):
                 guard number == number.rounded(), abs(number) < 1e9 else { return fail("'index' must be a whole number") }
                 command = .set(control: control, to: .index(Int(number)))
             case ("title", .string(let title)):
                 command = .set(control: control, to: .title(title))
             case (let key, let member):
-                return fail("'\(key)' must be \(key == "title" ? "a string" : "a number"), not \(member.kindName)")
+                return fail("'\(key)' must be \(key == "title" ? "a string" : key == "value" ? "a number or a fraction such as \"1/3\"" : "a number"), not \(member.kindName)")
             }
         default:
             let hasCapture = members["capture"] != nil

@@ -172,10 +172,7 @@ func parseControlCommand(_ words: [String]) throws -> APICommand {
         return .select(control: rest[0])
     case "set":
         try expect(2, "CONTROL VALUE|#INDEX|TITLE")
-        let given = rest[1]
-        if given.hasPrefix("#"), let index = Int(given.dropFirst()) { return .set(control: rest[0], to: .index(index)) }
-        if let number = Double(given), number.isFinite { return .set(control: rest[0], to: .value(number)) }
-        return .set(control: rest[0], to: .title(given))
+        return .set(control: rest[0], to: APICommand.SetValue(word: rest[1]))
     case "enable", "disable":
         try expect(1, "capture|CONTROL")
         let target: APITarget = rest[0] == "capture" ? .capture : .control(rest[0])

@@ -129,6 +129,7 @@ let commands: [Command] = [
                                                node takes the frame of this instant; the reply names
                                                the shot, and a shotComplete event follows
           shutter ctl set zoom 2               a slider's value; refused when out of range or off its step
+          shutter ctl set exposure 1/3         a fraction; a decimal to three places (0.333) is the step it rounds
           shutter ctl set filter Mono          a picker's item by title (or #1 by index)
           shutter ctl set iso 200              a picker whose titles are numbers: the item titled 200
           shutter ctl select exposure          make exposure the current control
@@ -154,7 +155,9 @@ let commands: [Command] = [
         details: """
         Exit status 0 when the board is valid, 1 (with the file and the field named) when not.
         When the board's GPIO chip is present, its lines are looked up too, and the camera is
-        opened (not streamed): its format, ring and how each control is served. A board that names
+        opened (not streamed): its format, ring and how each control is served. Each control's line
+        says what it drives: the camera's zoom, exposure bias or lens, a photo effect per item, a
+        camera control (camera.bindings), or "hooks and the API only". A board that names
         no camera.device takes the first camera libcamera lists, else the first V4L2 capture
         device, and check says which it found; the synthetic camera only when named. When the
         libcamera backend (libshutter-libcamera.so) cannot be loaded it goes on to V4L2: check
@@ -327,7 +330,7 @@ func checkBoard(_ arguments: ParsedArguments) throws -> Int32 {
         case .index(let index): row += ", starts at index \(index)"
         }
         if !control.enabled { row += " (disabled)" }
-        text += row + "\n"
+        text += row + "; drives \(board.drive(of: control))\n"
     }
     let c = board.camera
     let firstFound = c.backend == .auto ? "the first libcamera camera, else the first V4L2 capture device"

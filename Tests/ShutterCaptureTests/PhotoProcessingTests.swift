@@ -70,6 +70,32 @@ struct PhotoProcessingTests {
         #expect(pixel.r > pixel.g && pixel.g > pixel.b, "warm grey is reddish-yellow: \(pixel)")
     }
 
+    /// A Raspberry Pi camera module's YUV420 frame (the Pi boards' Filter picker): rows aligned to
+    /// a stride wider than the width (PiSP aligns its stride; the HQ camera's 4056 columns), the
+    /// padding holding whatever the ISP left there, which must not reach the photo.
+    @Test func effectsReadAPaddedYUV420FrameByItsStride() throws {
+        let (width, height, stride) = (64, 48, 96)
+        let format = FrameFormat(width: width, height: height, pixelFormat: .yuv420, bytesPerLine: stride)
+        var bytes = [UInt8](repeating: 255, count: try #require(format.frameBytes))
+        let levels: [UInt8] = [20, 80, 160, 230]
+        for row in 0..<height { for column in 0..<width { bytes[row * stride + column] = levels[column * 4 / width] } }
+        let chroma = stride * height, chromaStride = stride / 2
+        for plane in 0..<2 {
+            for row in 0..<(height / 2) {
+                for column in 0..<(width / 2) { bytes[chroma + plane * chromaStride * (height / 2) + row * chromaStride + column] = plane == 0 ? 90 : 170 }
+            }
+        }
+        let frame = Frame(timestamp: .zero, sequence: 0, format: format, bytes: bytes)
+        let (photo, mono) = try processed(frame, PhotoProcessing(effect: .mono))
+        #expect(photo.width == width && photo.height == height)
+        #expect(mono.u.allSatisfy { abs(Int($0) - 128) <= 2 } && mono.v.allSatisfy { abs(Int($0) - 128) <= 2 })
+        for (index, level) in levels.enumerated() {
+            #expect(abs(Int(mono.pixel(x: index * 16 + 8, y: 24).y) - Int(level)) <= 4, "stripe \(index)")
+        }
+        let warm = try processed(frame, PhotoProcessing(effect: .warm)).planes
+        #expect(mean(warm.v) - mean(warm.u) > 80 + 20, "warm: V−U \(mean(warm.v) - mean(warm.u))")
+    }
+
     @Test func greyFramesTakeEffectsToo() throws {
         let frame = solidFrame(.grey)
         let warm = try processed(frame, PhotoProcessing(effect: .warm)).planes

@@ -46,6 +46,34 @@ struct BoardTests {
         #expect(board.summary?.contains("USB webcam") == true)
     }
 
+    /// A Filter picker that drives nothing would change the overlay and never the photo.
+    @Test("the shipped boards' Filter pickers apply the effects their titles name",
+          arguments: ["simulator", "gpio-sim", "raspberry-pi-4", "raspberry-pi-5"])
+    func filterPickersHaveEffects(name: String) throws {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Boards/\(name).json")
+        let board = try Board.load(path: url.standardizedFileURL.path)
+        let filter = try #require(board.controls.first { $0.id == "filter" })
+        guard case .picker(_, let titles?) = filter.kind else { Issue.record("not a titled picker"); return }
+        #expect(filter.effects?.map(\.rawValue) == titles.map { $0.lowercased() })
+        #expect(board.camera.bindings["filter"] == nil)
+        #expect(board.drive(of: filter) == "photo effects (none, mono, vivid, warm)")
+    }
+
+    /// `shutter check` says what each picker and custom slider acts on.
+    @Test("what a control drives: an effect, a camera control, or hooks and the API only")
+    func controlDrives() throws {
+        let text = board(with: "controls", """
+            [{"id": "look", "kind": "picker", "titles": ["Plain", "Mono"], "effects": ["none", "mono"]},
+             {"id": "sat", "kind": "slider", "range": [0, 100]},
+             {"id": "tag", "kind": "picker", "count": 3},
+             {"id": "zoom", "kind": "systemZoom"}]
+            """).replacingOccurrences(of: "\n  \"chip\"", with: "\n  \"camera\": {\"bindings\": {\"sat\": \"Saturation\"}},\n  \"chip\"")
+        let board = try decode(text)
+        #expect(board.controls.map { board.drive(of: $0) } == [
+            "photo effects (none, mono)", "camera control 'Saturation'", "hooks and the API only", "the camera's zoom",
+        ])
+    }
+
     @Test("the simulator board has the issue's lines and controls")
     func simulatorBoard() throws {
         let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Boards/simulator.json")
@@ -156,6 +184,16 @@ struct BoardTests {
          "controls[0].step", "at most 1000000 steps"),
         ("initial off the step", board(with: "controls", "[{\"id\": \"a\", \"kind\": \"slider\", \"range\": [0, 1], \"step\": 0.25, \"initial\": 0.3}]"),
          "controls[0].initial", "not on a step"),
+        ("a decimal step with too few decimals to be a third", board(with: "controls", "[{\"id\": \"ev\", \"kind\": \"systemExposureBias\", \"range\": [-2, 2], \"step\": 0.33, \"initial\": 0}]"),
+         "controls[0].initial", "write the step as \"1/3\""),
+        ("a fraction over zero", board(with: "controls", "[{\"id\": \"a\", \"kind\": \"slider\", \"range\": [0, 1], \"step\": \"1/0\"}]"),
+         "controls[0].step", "'1/0' is not a number or a fraction"),
+        ("a value that is no number", board(with: "controls", "[{\"id\": \"a\", \"kind\": \"slider\", \"range\": [0, 1], \"initial\": \"half\"}]"),
+         "controls[0].initial", "'half' is not a number or a fraction"),
+        ("a range bound that is no number", board(with: "controls", "[{\"id\": \"a\", \"kind\": \"slider\", \"range\": [0, \"1/3/4\"]}]"),
+         "controls[0].range[1]", "'1/3/4' is not a number or a fraction"),
+        ("a value written to three decimals between two steps", board(with: "controls", "[{\"id\": \"a\", \"kind\": \"slider\", \"range\": [0, 1], \"step\": 0.0004, \"initial\": 0.001}]"),
+         "controls[0].initial", "not on a step"),
         ("a number too large for a Double", board(with: "gestures", "{\"glitchFilterMs\": 1e400}"),
          "gestures.glitchFilterMs", "1e400 is too large for a number"),
         ("a hook timeout beyond a day", board(with: "hooks", "{\"timeoutMs\": 1e300}"), "hooks.timeoutMs", "outside 1...86400000 ms"),
@@ -181,6 +219,37 @@ struct BoardTests {
         let text = board(with: "controls", "[{\"id\": \"ev\", \"kind\": \"systemExposureBias\", \"range\": [-2, 2], \"step\": 0.3333333333333333, \"initial\": \(initial)}]")
         let board = try decode(text)
         #expect(board.controls[0].initial == .number(initial))
+    }
+
+    /// A third of an EV has no decimal: a board writes it as a fraction, and a decimal rounded
+    /// to three or more decimals stands for the fraction it rounds (Deploy/CAMERAS.md's recipe).
+    @Test("a step written as a fraction, or rounded to three decimals, is a third",
+          arguments: ["\"1/3\"", "0.333", "0.3333", "\"0.333\""])
+    func stepOfAThird(step: String) throws {
+        let text = board(with: "controls", "[{\"id\": \"ev\", \"kind\": \"systemExposureBias\", \"range\": [-2, 2], \"step\": \(step), \"initial\": 0}]")
+        let control = try decode(text).controls[0]
+        #expect(control.kind == .systemExposureBias(.range(-2...2, step: 1.0 / 3)))
+        #expect(control.initial == .number(0))
+        // The strip reaches both ends: 12 steps, not 12.012.
+        #expect(ControlScale(spec: control, padSpan: 5).value(at: 12) == .number(2))
+    }
+
+    @Test("values written as fractions or rounded to three decimals are the steps they stand for", arguments: [
+        ("\"-1/3\"", -1.0 / 3), ("\"2/3\"", 0.666666666667), ("0.333", 0.333333333333), ("-1.667", -1.666666666667), ("\" 1/3 \"", 1.0 / 3),
+    ])
+    func valuesOnThirdSteps(initial: String, expected: Double) throws {
+        let text = board(with: "controls", "[{\"id\": \"ev\", \"kind\": \"systemExposureBias\", \"range\": [\"-2\", 2], \"step\": \"1/3\", \"initial\": \(initial)}]")
+        let control = try decode(text).controls[0]
+        guard case .number(let value) = control.initial else { Issue.record("\(control.initial)"); return }
+        #expect(abs(value - expected) < 1e-12, "\(value)")
+    }
+
+    @Test("a list of values may hold fractions")
+    func listOfFractions() throws {
+        let text = board(with: "controls", "[{\"id\": \"a\", \"kind\": \"slider\", \"values\": [\"1/3\", 0.5, \"2/3\"], \"initial\": 0.667}]")
+        let control = try decode(text).controls[0]
+        #expect(control.kind == .slider(.list([1.0 / 3, 0.5, 2.0 / 3])))
+        #expect(control.initial == .number(2.0 / 3))
     }
 
     @Test("a strip of 64 pads, the most, is accepted")

@@ -13,6 +13,10 @@ import ShutterCore
         ("{\"cmd\":\"capture\"}", .capture),
         ("{\"cmd\":\"reload\"}", .reload),
         ("{\"cmd\":\"set\",\"control\":\"zoom\",\"value\":2.5}", .set(control: "zoom", to: .value(2.5))),
+        // JSON has no fractions: a string holds one (and a decimal, for a client that sends text).
+        ("{\"cmd\":\"set\",\"control\":\"exposure\",\"value\":\"1/3\"}", .set(control: "exposure", to: .value(1.0 / 3))),
+        ("{\"cmd\":\"set\",\"control\":\"exposure\",\"value\":\"-2/3\"}", .set(control: "exposure", to: .value(-2.0 / 3))),
+        ("{\"cmd\":\"set\",\"control\":\"zoom\",\"value\":\"2.5\"}", .set(control: "zoom", to: .value(2.5))),
         ("{\"cmd\":\"set\",\"control\":\"filter\",\"index\":2}", .set(control: "filter", to: .index(2))),
         ("{\"cmd\":\"set\",\"control\":\"filter\",\"title\":\"Mono\"}", .set(control: "filter", to: .title("Mono"))),
         ("{\"cmd\":\"select\",\"control\":\"exposure\"}", .select(control: "exposure")),
@@ -22,8 +26,13 @@ import ShutterCore
     func parsesEachCommand(line: String, command: APICommand) throws {
         let request = try APIRequest.parse(Array(line.utf8)).get()
         #expect(request.command == command)
-        // The client's own encoding reads back as the same command.
-        #expect(try APIRequest.parse(Array(request.line.utf8)).get() == request)
+        // The client's own encoding reads back as the same command (a third to its 12 decimals).
+        let again = try APIRequest.parse(Array(request.line.utf8)).get()
+        if case .set(let control, .value(let value)) = command, case .set(control, .value(let read)) = again.command {
+            #expect(abs(read - value) < 1e-12)
+        } else {
+            #expect(again == request)
+        }
     }
 
     @Test(arguments: [
@@ -37,7 +46,8 @@ import ShutterCore
         ("{\"cmd\":\"status\",\"verbose\":true}", "'status' takes no 'verbose'"),
         ("{\"cmd\":\"set\",\"control\":\"zoom\"}", "exactly one of 'value'"),
         ("{\"cmd\":\"set\",\"control\":\"zoom\",\"value\":2,\"index\":1}", "exactly one of 'value'"),
-        ("{\"cmd\":\"set\",\"control\":\"zoom\",\"value\":\"2\"}", "'value' must be a number"),
+        ("{\"cmd\":\"set\",\"control\":\"zoom\",\"value\":\"two\"}", "'value' must be a number or a fraction such as \"1/3\", not 'two'"),
+        ("{\"cmd\":\"set\",\"control\":\"zoom\",\"value\":\"1/0\"}", "'value' must be a number or a fraction"),
         ("{\"cmd\":\"set\",\"control\":\"zoom\",\"value\":true}", "'value' must be a number"),
         ("{\"cmd\":\"set\",\"control\":\"filter\",\"index\":1.5}", "'index' must be a whole number"),
         ("{\"cmd\":\"set\",\"value\":1}", "'set' needs 'control'"),
@@ -165,6 +175,40 @@ import ShutterCore
         let refused = try #require(rig.daemon.execute(APIRequest(id: nil, command: .set(control: "iso", to: .value(300)))).refusal)
         #expect(refused.kind == .notFound)
         #expect(refused.message.contains("no item titled 300") && refused.message.contains("100, 200, 400, 1.5"), "\(refused)")
+    }
+
+    /// `shutter ctl set exposure 1/3`: the word is a fraction, a number, `#N` or a title.
+    @Test(arguments: [
+        ("1/3", APICommand.SetValue.value(1.0 / 3)), ("-2/3", .value(-2.0 / 3)), ("0.5", .value(0.5)), ("-2", .value(-2)),
+        ("#2", .index(2)), ("Mono", .title("Mono")), ("1/125", .value(0.008)), ("1/3/4", .title("1/3/4")),
+    ])
+    func aCtlWordIsAValueAnIndexOrATitle(word: String, value: APICommand.SetValue) {
+        #expect(APICommand.SetValue(word: word) == value)
+    }
+
+    /// A third of an EV sent as a fraction, or as a decimal rounded to three places, is the third
+    /// the slider steps through; one place is another value, refused.
+    @Test func thirdsAreTakenAsFractionsOrRoundedDecimals() throws {
+        let board = TestRig.simulatorBoard
+            .replacingOccurrences(of: "\"range\": [-2, 2], \"step\": 0.5", with: "\"range\": [-2, 2], \"step\": \"1/3\"")
+            .replacingOccurrences(of: "\"initial\": \"None\"}", with: """
+            "initial": "None"},
+                {"id": "shutter", "kind": "picker", "label": "Shutter", "titles": ["1/250", "1/125", "1/60"], "initial": "1/250"}
+            """)
+        let rig = try TestRig(boardJSON: board, api: true)
+        defer { rig.close() }
+        let client = try TestClient(rig)
+        #expect(try client.call("{\"cmd\":\"set\",\"control\":\"exposure\",\"value\":\"1/3\"}")["ok"] == .bool(true))
+        #expect(rig.lines.last?.line.contains("\"text\": \"+⅓ EV\"") == true, "\(rig.lines.last?.line ?? "")")
+        #expect(try client.call("{\"cmd\":\"set\",\"control\":\"exposure\",\"value\":-0.667}")["ok"] == .bool(true))
+        guard case .number(let value)? = rig.daemon.interpreter.machine.controlValues["exposure"] else { Issue.record("no exposure"); return }
+        #expect(abs(value - -2.0 / 3) < 1e-12, "\(value)")
+        let refused = try client.call("{\"cmd\":\"set\",\"control\":\"exposure\",\"value\":0.3}")
+        #expect(refused["ok"] == .bool(false))
+        if case .string(let error)? = refused["error"] { #expect(error.contains("not on a step"), "\(error)") } else { Issue.record("no error") }
+        // A picker titled with fractions takes the fraction as its title, as it takes 200 for "200".
+        #expect(try client.call("{\"cmd\":\"set\",\"control\":\"shutter\",\"value\":\"1/125\"}")["ok"] == .bool(true))
+        #expect(rig.daemon.interpreter.machine.controlValues["shutter"] == .index(1))
     }
 
     @Test(arguments: [

@@ -522,7 +522,7 @@ extension ControlsStateMachine {
         let index = try index(of: id)
         let spec = specs[index]
         guard spec.enabled else { throw ControlRefusal(.disabled, "control '\(id)' is disabled") }
-        try Self.checkExact(value, for: spec)
+        let value = try Self.accepted(value, for: spec)
         if isActive { lastInput = now }
         if index == current {
             unsentValue = false
@@ -535,32 +535,35 @@ extension ControlsStateMachine {
         actions.append(.value(control: id, value: value, display: display(index)))
     }
 
-    /// Refuses a value `spec` cannot take as it is.
-    static func checkExact(_ value: ControlValue, for spec: ControlSpec) throws(ControlRefusal) {
+    /// The value `spec` takes for `value`: itself, or the step a rounded decimal stands for
+    /// (``WrittenNumber``); refuses a value it cannot take.
+    static func accepted(_ value: ControlValue, for spec: ControlSpec) throws(ControlRefusal) -> ControlValue {
         switch (spec.kind, value) {
         case (.picker(let count, _), .index(let index)):
             guard (0..<count).contains(index) else {
                 throw ControlRefusal(.outOfRange, "index \(index) is out of range for '\(spec.id)' (0...\(count - 1))")
             }
+            return value
         case (.slider(let values), .number(let number)), (.systemZoom(let values), .number(let number)),
              (.systemExposureBias(let values), .number(let number)), (.lensPosition(let values), .number(let number)):
             guard number.isFinite else { throw ControlRefusal(.invalid, "value must be a finite number") }
             switch values {
             case .range(let range, let step):
                 let tolerance = 1e-9 * max(1, abs(range.upperBound - range.lowerBound))
-                guard number >= range.lowerBound - tolerance, number <= range.upperBound + tolerance else {
+                // A rounded value may lie just past the bound it stands for (0.667 for ⅔): its step is what must be inside.
+                let taken = WrittenNumber.value(number, in: values)
+                guard (taken ?? number) >= range.lowerBound - tolerance, (taken ?? number) <= range.upperBound + tolerance else {
                     throw ControlRefusal(.outOfRange, "value \(number.shortDescription) is out of range for '\(spec.id)' (\(range.lowerBound.shortDescription)...\(range.upperBound.shortDescription))")
                 }
-                if let step {
-                    let steps = (number - range.lowerBound) / step
-                    guard abs(steps - steps.rounded()) < 1e-6 else {
-                        throw ControlRefusal(.outOfRange, "value \(number.shortDescription) is not on a step of '\(spec.id)' (\(range.lowerBound.shortDescription) + n × \(JSONLine.number(step, decimals: 6)))")
-                    }
+                guard let taken else {
+                    throw ControlRefusal(.outOfRange, "value \(number.shortDescription) is not on a step of '\(spec.id)' (\(range.lowerBound.shortDescription) + n × \(JSONLine.number(step ?? 0, decimals: 6)); a fraction such as 1/3, or a decimal to three places such as 0.333, is taken as the step it stands for)")
                 }
+                return .number(taken)
             case .list(let list):
-                guard list.contains(where: { abs($0 - number) < 1e-9 }) else {
+                guard let taken = WrittenNumber.value(number, in: values) else {
                     throw ControlRefusal(.outOfRange, "value \(number.shortDescription) is not one of '\(spec.id)''s values (\(list.map(\.shortDescription).joined(separator: ", ")))")
                 }
+                return .number(taken)
             }
         case (.picker, .number):
             throw ControlRefusal(.invalid, "'\(spec.id)' is a picker: give an index or a title, not a value")
@@ -587,7 +590,7 @@ extension ControlsStateMachine {
     func itemIndex(numbered number: Double, in id: String) throws(ControlRefusal) -> Int? {
         let index = try index(of: id)
         guard case .picker = specs[index].kind else { return nil }
-        guard let item = titles[index].firstIndex(where: { Double($0.trimmingWhitespace()) == number }) else {
+        guard let item = titles[index].firstIndex(where: { WrittenNumber.parse($0) == number }) else {
             throw ControlRefusal(.notFound, "'\(id)' is a picker with no item titled \(number.shortDescription): give an index (#N) or a title; its items are \(titles[index].joined(separator: ", "))")
         }
         return item
