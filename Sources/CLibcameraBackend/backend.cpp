@@ -603,6 +603,11 @@ struct shutter_lc_camera {
     std::shared_ptr<BufferMemory> memory;
     /// FrameDurationLimits (both limits) applied at each start, in microseconds; 0: the camera's default.
     int64_t frame_duration_us = 0;
+    /// The crop the first frame since configure reported (its ScalerCrop metadata), while
+    /// shutter had set none: the pipeline's own crop for the configured streams. Null until then.
+    Rectangle reported_crop;
+    /// Whether shutter set a ScalerCrop since configure: frames may report it from then on.
+    bool crop_set = false;
 
     shutter_lc_camera() { event_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC); }
     virtual ~shutter_lc_camera() {
@@ -634,6 +639,35 @@ struct shutter_lc_camera {
     virtual int set_crop(const Rectangle &crop) = 0;
     /// FrameDurationLimits' range in microseconds; false when the camera has no such control.
     virtual bool frame_duration_range(int64_t &minimum, int64_t &maximum) = 0;
+    /// ScalerCrop's default as the control states it (ControlInfo::def); null when not stated.
+    virtual Rectangle scaler_crop_control_default() = 0;
+
+    /// Notes the ScalerCrop a completed request's metadata reported.
+    void crop_reported(const Rectangle &crop) {
+        if (!crop_set && reported_crop.isNull()) reported_crop = crop;
+    }
+
+    /// The crop the pipeline takes unzoomed: ScalerCrop's default as the control states it (the
+    /// Raspberry Pi pipeline from 0.1 on: PipelineHandlerBase::configure makes it the first
+    /// stream's crop, fitted to its aspect), else the crop the first frame reported (0.0.3's
+    /// raspberrypi.cpp states no default but reports its crop in every request's metadata, which
+    /// is where picamera2's zoom example reads it). Unlike ScalerCropMaximum, which is the sensor
+    /// mode's area, it has the output's aspect: a crop zoomed from it keeps the picture's shape.
+    int scaler_crop_default(Rectangle &out) {
+        Rectangle control, property;
+        if (!scaler_crop_limits(control, property)) return -ENOTSUP;
+        Rectangle stated = scaler_crop_control_default();
+        // Before configure the Raspberry Pi IPA states a null default (ipa_base.cpp's ipaControls).
+        if (!stated.isNull() && stated.width < 65535 && stated.height < 65535) {
+            out = stated;
+            return 0;
+        }
+        if (!reported_crop.isNull()) {
+            out = reported_crop;
+            return 0;
+        }
+        return -EAGAIN;
+    }
 
     /// The largest ScalerCrop, from what libcamera states: the property first, as rpicam-apps
     /// reads it (PipelineHandlerBase::configure sets it to the mode's analogue crop and leaves it
@@ -992,6 +1026,13 @@ struct RealCamera final : shutter_lc_camera {
     /// Lets go of the camera's reference to the mappings (frames still lent keep them).
     void unmap() { memory.reset(); }
 
+    Rectangle scaler_crop_control_default() override {
+        auto found = camera->controls().find(&controls::ScalerCrop);
+        if (found == camera->controls().end()) return Rectangle();
+        const ControlValue &def = found->second.def();
+        return !def.isNone() && !def.isArray() && def.type() == ControlTypeRectangle ? def.get<Rectangle>() : Rectangle();
+    }
+
     bool frame_duration_range(int64_t &minimum, int64_t &maximum) override {
         auto found = camera->controls().find(&controls::FrameDurationLimits);
         if (found == camera->controls().end()) return false;
@@ -1094,6 +1135,7 @@ struct RealCamera final : shutter_lc_camera {
         out->exposure_time_us = metadata.get(controls::ExposureTime).value_or(0);
         out->analogue_gain = metadata.get(controls::AnalogueGain).value_or(0.0f);
         out->colour_temperature = metadata.get(controls::ColourTemperature).value_or(0);
+        if (auto crop = metadata.get(controls::ScalerCrop)) crop_reported(*crop);
         const BufferMemory::Planes &mapping = memory->requests[request->cookie()];
         out->plane_count = mapping.count;
         for (uint32_t index = 0; index < mapping.count; index++) {
@@ -1183,6 +1225,13 @@ const Size listed_sizes[] = {
 ///   (FrameDurationLimits, the lens's LensPosition: imx708.json maps 0...15 dioptres), and
 ///   PipelineHandlerBase::configure sets ScalerCrop's maximum and ScalerCropMaximum to the mode's
 ///   analogue crop (imx708: 4608x2592 at (16, 24) in the pixel array).
+/// - The pipeline's own crop is the largest rectangle of the still's aspect centred in the mode
+///   (pisp.cpp's configure: "Adjust aspect ratio by providing crops on the input image",
+///   cfeFormat.size.boundedToAspectRatio(the stream's size); vc4.cpp does the same for its largest
+///   output), scaled to sensor pixels (CameraData::scaleIspCrop). ScalerCrop's default states it
+///   from 0.1 on (PipelineHandlerBase::configure; 0.0.3's raspberrypi.cpp states none), and every
+///   request reports the crop in force as ScalerCrop (CameraData::fillRequestMetadata; 0.0.3's
+///   raspberrypi.cpp too). A ScalerCrop set keeps the aspect it is given (applyScalerCrop).
 /// - The still stream's sizes are a range (generateConfiguration: ispFormats up to the sensor's
 ///   size), so StreamFormats::sizes() lists only its fixed sizes; the StillCapture default is
 ///   YUV420 at the sensor's full size ("Return the largest sensor resolution").
@@ -1207,6 +1256,8 @@ struct FakeCamera final : shutter_lc_camera {
         int af_state = -1;
         float lens = -1;
         uint32_t af_triggers = 0;
+        /// The crop in force for the frame, as its metadata reports it (null: not reported).
+        Rectangle reported_crop;
     };
     std::vector<Slot> slots;
     RequestFIFO<int> queued, done;
@@ -1215,6 +1266,8 @@ struct FakeCamera final : shutter_lc_camera {
     std::map<int, float> pending, applied;
     bool pending_crop = false, applied_crop_set = false;
     Rectangle pending_crop_rect, applied_crop;
+    /// The pipeline's own crop for the configured still (raspberrypi only; see above).
+    Rectangle default_crop;
     bool running = false, configured = false;
     uint32_t sequence = 0;
     int af_state = SHUTTER_LC_AF_IDLE, af_frames_left = 0, af_triggers = 0;
@@ -1361,6 +1414,14 @@ struct FakeCamera final : shutter_lc_camera {
         }
         layout(w, h);
         configured = true;
+        if (script.raspberrypi) {
+            // The fake's mode reads out the whole analogue crop, so ISP and sensor pixels are
+            // the same size and scaleIspCrop only moves the crop to the analogue crop's origin.
+            Size mode(script.width, script.height);
+            Rectangle crop = mode.boundedToAspectRatio(Size(w, h)).centeredTo(Rectangle(mode).center());
+            crop.translateBy(sensor_area().topLeft());
+            default_crop = crop;
+        }
         still->fourcc = script.fourcc;
         still->width = w;
         still->height = h;
@@ -1413,6 +1474,13 @@ struct FakeCamera final : shutter_lc_camera {
         }
         memory = std::move(made);
         return 0;
+    }
+
+    Rectangle scaler_crop_control_default() override {
+#if LIBCAMERA_VERSION_MAJOR > 0 || LIBCAMERA_VERSION_MINOR >= 1
+        if (script.has_scaler_crop && configured) return default_crop;
+#endif
+        return Rectangle();
     }
 
     bool frame_duration_range(int64_t &minimum, int64_t &maximum) override {
@@ -1530,6 +1598,7 @@ struct FakeCamera final : shutter_lc_camera {
         slot.sequence = sequence++;
         slot.af_state = script.has_autofocus ? af_state : -1;
         slot.lens = script.has_autofocus ? lens : -1;
+        slot.reported_crop = script.raspberrypi && script.has_scaler_crop ? (applied_crop_set ? applied_crop : default_crop) : Rectangle();
         done.push_back(index);
         signal();
         return 0;
@@ -1564,6 +1633,7 @@ struct FakeCamera final : shutter_lc_camera {
             out->analogue_gain = 2.0f;
             out->colour_temperature = 4500;
         }
+        if (!slot.reported_crop.isNull()) crop_reported(slot.reported_crop);
         out->plane_count = mapped.count;
         for (uint32_t plane = 0; plane < mapped.count; plane++) {
             out->planes[plane] = mapped.planes[plane];
@@ -2051,7 +2121,21 @@ int shutter_lc_scaler_crop_maximum(shutter_lc_camera *camera, int32_t *x, int32_
 int shutter_lc_configure(shutter_lc_camera *camera, shutter_lc_stream_config *still,
                          shutter_lc_stream_config *viewfinder, int buffer_count) {
     if (!still) return -EINVAL;
+    // The pipeline chooses its crop anew for the new streams.
+    camera->reported_crop = Rectangle();
+    camera->crop_set = false;
     return camera->configure(still, viewfinder, buffer_count);
+}
+
+int shutter_lc_scaler_crop_default(shutter_lc_camera *camera, int32_t *x, int32_t *y, uint32_t *width, uint32_t *height) {
+    Rectangle rectangle;
+    int result = camera->scaler_crop_default(rectangle);
+    if (result < 0) return result;
+    *x = rectangle.x;
+    *y = rectangle.y;
+    *width = rectangle.width;
+    *height = rectangle.height;
+    return 0;
 }
 
 int shutter_lc_set_frame_rate(shutter_lc_camera *camera, double fps, int64_t *frame_duration_ns) {
@@ -2068,7 +2152,9 @@ int shutter_lc_set_int(shutter_lc_camera *camera, int control, int32_t value) { 
 int shutter_lc_set_named(shutter_lc_camera *camera, const char *name, double value) { return camera->set_named(name, value); }
 
 int shutter_lc_set_scaler_crop(shutter_lc_camera *camera, int32_t x, int32_t y, uint32_t width, uint32_t height) {
-    return camera->set_crop(Rectangle(x, y, width, height));
+    int result = camera->set_crop(Rectangle(x, y, width, height));
+    if (result == 0) camera->crop_set = true;
+    return result;
 }
 
 }  // extern "C"

@@ -656,6 +656,19 @@ public final class LibcameraCamera: Camera {
         try check(shutter_lc_set_named(handle, control.name, scaled), control.name)
     }
 
+    /// The crop the pipeline takes unzoomed, in sensor pixels: `ScalerCrop`'s default as the
+    /// configured camera states it, else the crop its first frame reported (libcamera 0.0.3
+    /// states no default); `nil` while neither is known, or without ScalerCrop. The Raspberry Pi
+    /// pipeline fits it to the still's aspect, where ``scalerCropMaximum`` is the sensor mode's.
+    ///
+    /// The corresponding C function is `shutter_lc_scaler_crop_default`.
+    public var scalerCropDefault: PixelRect? {
+        guard let handle else { return nil }
+        var x: Int32 = 0, y: Int32 = 0, width: UInt32 = 0, height: UInt32 = 0
+        guard shutter_lc_scaler_crop_default(handle, &x, &y, &width, &height) == 0 else { return nil }
+        return PixelRect(x: Int(x), y: Int(y), width: Int(width), height: Int(height))
+    }
+
     /// Crops on the ISP: the photo keeps the stream's size. The corresponding control is `ScalerCrop`.
     public func setScalerCrop(_ rect: PixelRect) throws(CaptureError) {
         guard let handle else { return }

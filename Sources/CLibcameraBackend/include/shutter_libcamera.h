@@ -212,6 +212,13 @@ int shutter_lc_controls(shutter_lc_camera *camera, shutter_lc_control_info *cont
 /// has no ScalerCrop, -EAGAIN when it states no real maximum (not configured yet).
 int shutter_lc_scaler_crop_maximum(shutter_lc_camera *camera, int32_t *x, int32_t *y, uint32_t *width, uint32_t *height);
 
+/// The crop the pipeline takes unzoomed, in sensor pixels: ScalerCrop's default as the configured
+/// camera states it (libcamera 0.1 and later), else the crop the first frame since configure
+/// reported in its metadata while shutter had set none (0.0.3). Unlike the maximum, the
+/// Raspberry Pi pipeline fits it to the still's aspect: a zoom centred in it keeps the picture's
+/// shape. 0, -ENOTSUP without ScalerCrop, -EAGAIN when neither is known yet.
+int shutter_lc_scaler_crop_default(shutter_lc_camera *camera, int32_t *x, int32_t *y, uint32_t *width, uint32_t *height);
+
 /// One stream shutter asks for; the backend writes back what libcamera granted.
 typedef struct {
     uint32_t fourcc;            // 0 lets the backend keep libcamera's default for the role
