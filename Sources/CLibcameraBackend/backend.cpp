@@ -608,6 +608,10 @@ struct shutter_lc_camera {
     Rectangle reported_crop;
     /// Whether shutter set a ScalerCrop since configure: frames may report it from then on.
     bool crop_set = false;
+    /// Per request: the distinct dmabuf descriptors of its planes, the still's and the
+    /// viewfinder's, synchronised for CPU reads (DMA_BUF_IOCTL_SYNC) while shutter holds the
+    /// request: the live view reads the viewfinder's from the same uncached ISP output.
+    std::vector<std::vector<int>> request_fds;
 
     shutter_lc_camera() { event_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC); }
     virtual ~shutter_lc_camera() {
@@ -641,6 +645,17 @@ struct shutter_lc_camera {
     virtual bool frame_duration_range(int64_t &minimum, int64_t &maximum) = 0;
     /// ScalerCrop's default as the control states it (ControlInfo::def); null when not stated.
     virtual Rectangle scaler_crop_control_default() = 0;
+    /// One DMA_BUF_IOCTL_SYNC with `flags` on dmabuf `fd` (the fake counts them instead).
+    virtual void sync_dmabuf(int fd, uint64_t flags) = 0;
+
+    /// Brackets CPU reads of a request's mapped planes (DMA_BUF_IOCTL_SYNC): `start` before
+    /// shutter reads a completed request, its end when the request goes back to libcamera, so
+    /// a cached mapping (the Pi's ISP buffers are not coherent with the CPU) shows the new frame.
+    void sync_for_cpu(size_t cookie, bool start) {
+        if (cookie >= request_fds.size()) return;
+        uint64_t flags = (start ? DMA_BUF_SYNC_START : DMA_BUF_SYNC_END) | DMA_BUF_SYNC_READ;
+        for (int fd : request_fds[cookie]) sync_dmabuf(fd, flags);
+    }
 
     /// Notes the ScalerCrop a completed request's metadata reported.
     void crop_reported(const Rectangle &crop) {
@@ -727,9 +742,6 @@ struct RealCamera final : shutter_lc_camera {
     std::vector<uint32_t> request_af_triggers;
     /// AfTrigger starts set so far.
     uint32_t af_triggers_set = 0;
-    /// Per request: the distinct dmabuf descriptors of its still planes, synchronised for CPU
-    /// reads (DMA_BUF_IOCTL_SYNC) while shutter holds the request.
-    std::vector<std::vector<int>> request_fds;
 
     RealCamera(std::shared_ptr<Camera> cam, std::vector<OpenNode> cameraNodes)
         : camera(std::move(cam)), nodes(std::move(cameraNodes)), pending(controls::controls) {
@@ -826,15 +838,10 @@ struct RealCamera final : shutter_lc_camera {
         signal();
     }
 
-    /// Brackets CPU reads of a request's mapped planes (DMA_BUF_IOCTL_SYNC): `start` before
-    /// shutter reads a completed request, its end when the request goes back to libcamera, so
-    /// a cached mapping (the Pi's ISP buffers are not coherent with the CPU) shows the new frame.
-    void sync_for_cpu(size_t cookie, bool start) {
-        if (cookie >= request_fds.size()) return;
+    void sync_dmabuf(int fd, uint64_t flags) override {
         struct dma_buf_sync sync;
-        sync.flags = (start ? DMA_BUF_SYNC_START : DMA_BUF_SYNC_END) | DMA_BUF_SYNC_READ;
-        for (int fd : request_fds[cookie])
-            while (ioctl(fd, DMA_BUF_IOCTL_SYNC, &sync) < 0 && errno == EINTR) {}
+        sync.flags = flags;
+        while (ioctl(fd, DMA_BUF_IOCTL_SYNC, &sync) < 0 && errno == EINTR) {}
     }
     void lost() {
         {
@@ -978,6 +985,8 @@ struct RealCamera final : shutter_lc_camera {
         for (size_t index = 0; index < count; index++) {
             std::set<int> fds;
             for (const FrameBuffer::Plane &plane : stillBuffers[index]->planes()) fds.insert(plane.fd.get());
+            if (viewfinder)
+                for (const FrameBuffer::Plane &plane : allocator->buffers(viewfinder)[index]->planes()) fds.insert(plane.fd.get());
             request_fds[index].assign(fds.begin(), fds.end());
         }
         return 0;
@@ -1268,6 +1277,11 @@ struct FakeCamera final : shutter_lc_camera {
     Rectangle pending_crop_rect, applied_crop;
     /// The pipeline's own crop for the configured still (raspberrypi only; see above).
     Rectangle default_crop;
+    /// Per request: its buffers (still planes', then the viewfinder's), numbered by their block
+    /// in the memory; they stand for dmabuf descriptors in request_fds.
+    std::vector<std::vector<int>> request_buffers;
+    /// Per buffer: the DMA_BUF_SYNC_START and DMA_BUF_SYNC_END syncs it saw.
+    std::map<int, std::pair<int, int>> buffer_syncs;
     bool running = false, configured = false;
     uint32_t sequence = 0;
     int af_state = SHUTTER_LC_AF_IDLE, af_frames_left = 0, af_triggers = 0;
@@ -1449,16 +1463,21 @@ struct FakeCamera final : shutter_lc_camera {
         bool separate = script.raspberrypi && planes == 3;
         auto made = std::make_shared<BufferMemory>();
         uint32_t span = plane_offsets[planes - 1] + plane_sizes[planes - 1];
+        request_buffers.assign(slots.size(), {});
+        request_fds.assign(slots.size(), {});
+        buffer_syncs.clear();
         for (size_t index = 0; index < slots.size(); index++) {
             BufferMemory::Planes request;
             request.count = planes;
             if (separate) {
                 for (uint32_t plane = 0; plane < planes; plane++) {
+                    request_buffers[index].push_back(int(made->owned.size()));
                     made->owned.emplace_back(plane_sizes[plane], 0);
                     request.planes[plane] = made->owned.back().data();
                     request.bytes[plane] = plane_sizes[plane];
                 }
             } else {
+                request_buffers[index].push_back(int(made->owned.size()));
                 made->owned.emplace_back(span, 0);
                 for (uint32_t plane = 0; plane < planes; plane++) {
                     request.planes[plane] = made->owned.back().data() + plane_offsets[plane];
@@ -1466,14 +1485,23 @@ struct FakeCamera final : shutter_lc_camera {
                 }
             }
             if (vf_bytes) {
+                request_buffers[index].push_back(int(made->owned.size()));
                 made->owned.emplace_back(vf_bytes, 0);
                 request.vf = made->owned.back().data();
                 request.vf_bytes = vf_bytes;
             }
+            // As the real camera's configure: every buffer of the request is synchronised.
+            request_fds[index] = request_buffers[index];
             made->requests.push_back(request);
         }
         memory = std::move(made);
         return 0;
+    }
+
+    void sync_dmabuf(int fd, uint64_t flags) override {
+        auto &counts = buffer_syncs[fd];
+        if (flags & DMA_BUF_SYNC_END) counts.second++;
+        else counts.first++;
     }
 
     Rectangle scaler_crop_control_default() override {
@@ -1615,6 +1643,7 @@ struct FakeCamera final : shutter_lc_camera {
         int index = done.front();
         done.pop_front();
         held[index] = true;
+        sync_for_cpu(size_t(index), true);
         const Slot &slot = slots[index];
         const BufferMemory::Planes &mapped = memory->requests[index];
         memset(out, 0, sizeof *out);
@@ -1648,6 +1677,7 @@ struct FakeCamera final : shutter_lc_camera {
         if (index < 0 || size_t(index) >= slots.size()) return -EINVAL;
         if (!held[index]) return 0;  // queued already, or by the next start
         held[index] = false;
+        sync_for_cpu(size_t(index), false);
         if (running) queue(index);
         return 0;
     }
@@ -1971,6 +2001,19 @@ int shutter_lc_fake_af_triggers(shutter_lc_camera *camera) {
 int shutter_lc_fake_start_controls(shutter_lc_camera *camera) {
     auto *fake = dynamic_cast<FakeCamera *>(camera);
     return fake ? fake->start_control_count : -EINVAL;
+}
+
+int shutter_lc_fake_buffer_syncs(shutter_lc_camera *camera, int request, int *starts, int *ends, int capacity) {
+    auto *fake = dynamic_cast<FakeCamera *>(camera);
+    if (!fake) return -EINVAL;
+    if (request < 0 || size_t(request) >= fake->request_buffers.size()) return -ENOENT;
+    const auto &buffers = fake->request_buffers[size_t(request)];
+    for (size_t index = 0; index < buffers.size() && int(index) < capacity; index++) {
+        auto found = fake->buffer_syncs.find(buffers[index]);
+        starts[index] = found == fake->buffer_syncs.end() ? 0 : found->second.first;
+        ends[index] = found == fake->buffer_syncs.end() ? 0 : found->second.second;
+    }
+    return int(buffers.size());
 }
 
 int shutter_lc_fake_system_install(void) {

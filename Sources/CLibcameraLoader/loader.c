@@ -41,6 +41,7 @@ static const char *const plugin_name = "libshutter-libcamera.so";
     X(shutter_lc_fake_scaler_crop) \
     X(shutter_lc_fake_af_triggers) \
     X(shutter_lc_fake_start_controls) \
+    X(shutter_lc_fake_buffer_syncs) \
     X(shutter_lc_fake_system_install) \
     X(shutter_lc_fake_system_remove) \
     X(shutter_lc_fake_system_plug) \
@@ -170,6 +171,10 @@ HIDDEN int shutter_lc_fake_af_triggers(shutter_lc_camera *camera) {
 
 HIDDEN int shutter_lc_fake_start_controls(shutter_lc_camera *camera) {
     return library.typed.shutter_lc_fake_start_controls(camera);
+}
+
+HIDDEN int shutter_lc_fake_buffer_syncs(shutter_lc_camera *camera, int request, int *starts, int *ends, int capacity) {
+    return library.typed.shutter_lc_fake_buffer_syncs(camera, request, starts, ends, capacity);
 }
 
 HIDDEN int shutter_lc_fake_system_install(void) { return library.typed.shutter_lc_fake_system_install(); }

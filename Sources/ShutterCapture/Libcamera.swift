@@ -769,6 +769,15 @@ public final class LibcameraCamera: Camera {
         return Int(shutter_lc_fake_af_triggers(handle))
     }
 
+    /// The DMA_BUF_IOCTL_SYNC starts and ends the fake camera saw on each buffer of `request`
+    /// (its still planes' buffers, then the viewfinder's).
+    public func fakeBufferSyncs(request: Int) -> [(starts: Int, ends: Int)] {
+        guard let handle else { return [] }
+        var starts = [Int32](repeating: 0, count: 8), ends = [Int32](repeating: 0, count: 8)
+        let count = Int(max(0, min(shutter_lc_fake_buffer_syncs(handle, Int32(request), &starts, &ends, 8), 8)))
+        return (0..<count).map { (Int(starts[$0]), Int(ends[$0])) }
+    }
+
     /// How many controls the fake camera's last start was given (`Camera::start(controls)`).
     public var fakeStartControlCount: Int {
         guard let handle else { return 0 }

@@ -113,6 +113,24 @@ struct RaspberryPiCameraTests {
         camera.close()
     }
 
+    // MARK: Cached buffers
+
+    @Test func everyBufferARequestCarriesIsSynchronisedForTheCPU() throws {
+        // The ISP writes both streams' buffers behind the CPU's cache: the live view reads the
+        // viewfinder's as the photo reads the still's, so each is bracketed the same way.
+        let harness = try LibcameraHarness(smallPi()) {
+            sensorSize(&$0)
+            $0.viewfinder = FrameDimensions(width: 320, height: 240)
+        }
+        harness.frames(from: 1000, until: { false }, limit: harness.camera.requestCount * 3)
+        for request in 0..<harness.camera.requestCount {
+            let syncs = harness.camera.fakeBufferSyncs(request: request)
+            #expect(syncs.count == 4, "three still planes in buffers of their own, and the viewfinder's")
+            #expect(syncs.first.map { $0.starts > 0 } == true, "request \(request) was read")
+            #expect(syncs.allSatisfy { $0 == syncs[0] }, "request \(request): every buffer synced alike: \(syncs)")
+        }
+    }
+
     // MARK: Exposure-start timing
 
     @Test func aPressInsideALongExposureTakesTheFrameBeingExposed() throws {

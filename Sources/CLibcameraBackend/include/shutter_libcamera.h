@@ -108,6 +108,12 @@ int shutter_lc_fake_af_triggers(shutter_lc_camera *camera);
 /// of the controls given; -EINVAL for a real camera.
 int shutter_lc_fake_start_controls(shutter_lc_camera *camera);
 
+/// The DMA_BUF_IOCTL_SYNC calls the fake saw on each buffer of request `request` (its still
+/// planes' buffers, then the viewfinder's): DMA_BUF_SYNC_START ones in `starts`, DMA_BUF_SYNC_END
+/// ones in `ends`. Returns the request's buffer count (may exceed capacity), -ENOENT for a request
+/// that does not exist, -EINVAL for a real camera.
+int shutter_lc_fake_buffer_syncs(shutter_lc_camera *camera, int request, int *starts, int *ends, int capacity);
+
 /// A fake system for tests, in place of libcamera's cameras: once installed, shutter_lc_list,
 /// shutter_lc_open and the camera manager behind them are the fake's. Its camera manager behaves
 /// as libcamera's does for hot-plug (see FakeManager in backend.cpp), and counts what tests check
