@@ -473,25 +473,35 @@ std::vector<std::pair<OpenNode, std::string>> open_device_nodes() {
     return nodes;
 }
 
-/// The files (st_dev, st_ino) this process holds POSIX locks on, from /proc/locks
-/// ("1: POSIX  ADVISORY  WRITE 169 00:05:123 0 EOF": pid, then the inode's major:minor in hex and number).
-std::set<std::pair<dev_t, ino_t>> locked_files() {
-    std::set<std::pair<dev_t, ino_t>> files;
-    FILE *locks = fopen("/proc/locks", "re");
-    if (!locks) return files;
-    char line[256];
+/// Who holds a POSIX lock on the file `fd` opens: the holder's pid, 0 when none does, or a
+/// negative errno when the kernel cannot say.
+///
+/// Asked with F_OFD_GETLK rather than read from /proc/locks, which systemd's ProcSubset=pid
+/// hides (the unit sets it). An open file description lock's owner is the open file, a POSIX
+/// lock's the process (fs/locks.c, posix_same_owner), so the query conflicts with this
+/// process's own POSIX locks too and the kernel reports them, with their pid; F_GETLK would not
+/// (a process's POSIX locks never conflict with its own query). The query covers the whole file,
+/// as MediaDevice::lock's lockf(F_TLOCK, 0) from offset 0 does.
+int lock_holder(int fd) {
+    struct flock query;
+    memset(&query, 0, sizeof query);
+    query.l_type = F_WRLCK;
+    query.l_whence = SEEK_SET;
+    if (fcntl(fd, F_OFD_GETLK, &query) < 0) return -errno;
+    return query.l_type == F_UNLCK ? 0 : int(query.l_pid);
+}
+
+/// Adds to `files` the media device nodes (st_dev, st_ino) this process holds POSIX locks on.
+/// 0, or the negative errno of the first node the kernel could not answer for.
+int media_nodes_locked_here(std::set<std::pair<dev_t, ino_t>> &files) {
     pid_t self = getpid();
-    while (fgets(line, sizeof line, locks)) {
-        if (strstr(line, "->")) continue;  // a waiter, not a holder
-        char kind[16];
-        int pid;
-        unsigned major, minor;
-        unsigned long inode;
-        if (sscanf(line, "%*d: %15s %*s %*s %d %x:%x:%lu", kind, &pid, &major, &minor, &inode) != 5) continue;
-        if (strcmp(kind, "POSIX") == 0 && pid == self) files.insert({ makedev(major, minor), ino_t(inode) });
+    for (const auto &[node, path] : open_device_nodes()) {
+        if (path.rfind("/dev/media", 0) != 0 || ends_deleted(path)) continue;
+        int holder = lock_holder(node.fd);
+        if (holder < 0) return holder;
+        if (holder == self) files.insert({ node.dev, node.ino });
     }
-    fclose(locks);
-    return files;
+    return 0;
 }
 
 /// The device numbers of the nodes in media device `fd`'s graph (its video and subdevice
@@ -509,13 +519,15 @@ void media_graph_nodes(int fd, std::set<dev_t> &out) {
         out.insert(makedev(interfaces[index].devnode.major, interfaces[index].devnode.minor));
 }
 
-/// The nodes the camera just acquired uses: the media devices its pipeline locked on
-/// Camera::acquire (MediaDevice::lock takes a POSIX lock on each: the files locked now and not
-/// `before`), and every node in their graphs that the process holds open (libcamera opened them
-/// when the camera manager enumerated the cameras, so the descriptors cannot tell cameras apart
-/// by when they appeared; the locks can). Empty when it cannot tell (no /proc/locks).
-std::vector<OpenNode> acquired_camera_nodes(const std::set<std::pair<dev_t, ino_t>> &before) {
-    std::set<std::pair<dev_t, ino_t>> after = locked_files();
+/// Fills `camera` with the nodes the camera just acquired uses: the media devices its pipeline
+/// locked on Camera::acquire (MediaDevice::lock takes a POSIX lock on each: the files locked now
+/// and not `before`), and every node in their graphs that the process holds open (libcamera
+/// opened them when the camera manager enumerated the cameras, so the descriptors cannot tell
+/// cameras apart by when they appeared; the locks can). 0, or a negative errno when the kernel
+/// could not say who holds the locks (`camera` stays empty).
+int acquired_camera_nodes(const std::set<std::pair<dev_t, ino_t>> &before, std::vector<OpenNode> &camera) {
+    std::set<std::pair<dev_t, ino_t>> after;
+    if (int result = media_nodes_locked_here(after); result < 0) return result;
     auto nodes = open_device_nodes();
     std::set<dev_t> devices;
     for (const auto &[node, path] : nodes) {
@@ -524,10 +536,9 @@ std::vector<OpenNode> acquired_camera_nodes(const std::set<std::pair<dev_t, ino_
         devices.insert(node.rdev);
         media_graph_nodes(node.fd, devices);
     }
-    std::vector<OpenNode> camera;
     for (const auto &[node, path] : nodes)
         if (devices.count(node.rdev) && !ends_deleted(path)) camera.push_back(node);
-    return camera;
+    return 0;
 }
 
 /// Whether one of the camera's device nodes was removed: its /proc/self/fd link reads
@@ -643,6 +654,9 @@ struct shutter_lc_camera {
     virtual int set_crop(const Rectangle &crop) = 0;
     /// FrameDurationLimits' range in microseconds; false when the camera has no such control.
     virtual bool frame_duration_range(int64_t &minimum, int64_t &maximum) = 0;
+    /// How many device nodes the unplug check knows as the camera's own, or the negative errno
+    /// that kept it from telling them (see shutter_lc_device_nodes).
+    virtual int own_device_nodes() { return 0; }
     /// ScalerCrop's default as the control states it (ControlInfo::def); null when not stated.
     virtual Rectangle scaler_crop_control_default() = 0;
     /// One DMA_BUF_IOCTL_SYNC with `flags` on dmabuf `fd` (the fake counts them instead).
@@ -728,6 +742,8 @@ struct RealCamera final : shutter_lc_camera {
     std::vector<bool> held;
     /// The device nodes this camera uses (see acquired_camera_nodes); empty when unknown.
     std::vector<OpenNode> nodes;
+    /// Why `nodes` is unknown: the negative errno of the lock query, or 0.
+    int nodes_error = 0;
     std::mutex lock;                   // guards done, pending, disconnected, running, completed_ns, af_triggers_set
     RequestFIFO<Request *> done;
     ControlList pending;
@@ -743,8 +759,8 @@ struct RealCamera final : shutter_lc_camera {
     /// AfTrigger starts set so far.
     uint32_t af_triggers_set = 0;
 
-    RealCamera(std::shared_ptr<Camera> cam, std::vector<OpenNode> cameraNodes)
-        : camera(std::move(cam)), nodes(std::move(cameraNodes)), pending(controls::controls) {
+    RealCamera(std::shared_ptr<Camera> cam, std::vector<OpenNode> cameraNodes, int nodesError)
+        : camera(std::move(cam)), nodes(std::move(cameraNodes)), nodes_error(nodesError), pending(controls::controls) {
         open_cameras++;  // made on the manager thread (LibcameraManager::open)
         id = camera->id();
         model = model_of(camera);
@@ -837,6 +853,8 @@ struct RealCamera final : shutter_lc_camera {
         }
         signal();
     }
+
+    int own_device_nodes() override { return nodes_error < 0 ? nodes_error : int(nodes.size()); }
 
     void sync_dmabuf(int fd, uint64_t flags) override {
         struct dma_buf_sync sync;
@@ -1761,7 +1779,8 @@ struct LibcameraManager final : ManagerBackend {
             }
         }
         // On the manager thread, one acquire at a time: the media devices newly locked are this camera's.
-        auto lockedBefore = locked_files();
+        std::set<std::pair<dev_t, ino_t>> lockedBefore;
+        int nodesError = media_nodes_locked_here(lockedBefore);
         if (!found) {
             *error = -ENOENT;
             return nullptr;
@@ -1771,9 +1790,10 @@ struct LibcameraManager final : ManagerBackend {
             return nullptr;
         }
         *error = 0;
-        auto cameraNodes = acquired_camera_nodes(lockedBefore);
+        std::vector<OpenNode> cameraNodes;
+        if (nodesError == 0) nodesError = acquired_camera_nodes(lockedBefore, cameraNodes);
         try {
-            return new RealCamera(found, std::move(cameraNodes));
+            return new RealCamera(found, std::move(cameraNodes), nodesError);
         } catch (...) {
             found->release();
             *error = -ENOMEM;
@@ -2180,6 +2200,10 @@ int shutter_lc_scaler_crop_default(shutter_lc_camera *camera, int32_t *x, int32_
     *height = rectangle.height;
     return 0;
 }
+
+int shutter_lc_device_nodes(shutter_lc_camera *camera) { return camera->own_device_nodes(); }
+
+int shutter_lc_lock_holder(int fd) { return lock_holder(fd); }
 
 int shutter_lc_set_frame_rate(shutter_lc_camera *camera, double fps, int64_t *frame_duration_ns) {
     return camera->set_frame_rate(fps, frame_duration_ns);

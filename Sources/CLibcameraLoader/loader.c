@@ -55,6 +55,8 @@ static const char *const plugin_name = "libshutter-libcamera.so";
     X(shutter_lc_controls) \
     X(shutter_lc_scaler_crop_maximum) \
     X(shutter_lc_scaler_crop_default) \
+    X(shutter_lc_device_nodes) \
+    X(shutter_lc_lock_holder) \
     X(shutter_lc_configure) \
     X(shutter_lc_set_frame_rate) \
     X(shutter_lc_start) \
@@ -215,6 +217,14 @@ HIDDEN int shutter_lc_scaler_crop_maximum(shutter_lc_camera *camera, int32_t *x,
 
 HIDDEN int shutter_lc_scaler_crop_default(shutter_lc_camera *camera, int32_t *x, int32_t *y, uint32_t *width, uint32_t *height) {
     return library.typed.shutter_lc_scaler_crop_default(camera, x, y, width, height);
+}
+
+HIDDEN int shutter_lc_device_nodes(shutter_lc_camera *camera) {
+    return library.typed.shutter_lc_device_nodes(camera);
+}
+
+HIDDEN int shutter_lc_lock_holder(int fd) {
+    return library.typed.shutter_lc_lock_holder(fd);
 }
 
 HIDDEN int shutter_lc_configure(shutter_lc_camera *camera, shutter_lc_stream_config *still, shutter_lc_stream_config *viewfinder, int buffer_count) {

@@ -70,6 +70,16 @@ public func loadLibcamera() throws(CaptureError) {
     }
 }
 
+/// The pid of the process holding a POSIX lock on the file `fd` opens (this process's own
+/// included), 0 when none does, a negative errno when the kernel cannot say: how the backend
+/// tells the media devices a camera's acquire locked, without /proc/locks.
+///
+/// The corresponding C function is `shutter_lc_lock_holder` (`fcntl(F_OFD_GETLK)`).
+func libcameraLockHolder(_ fd: Int32) throws(CaptureError) -> Int32 {
+    try loadLibcamera()
+    return shutter_lc_lock_holder(fd)
+}
+
 /// The cameras libcamera lists, or why it cannot list any (or cannot be loaded: ``loadLibcamera()``).
 ///
 /// The corresponding C function is `shutter_lc_list` (`CameraManager::cameras`).
@@ -667,6 +677,14 @@ public final class LibcameraCamera: Camera {
         var x: Int32 = 0, y: Int32 = 0, width: UInt32 = 0, height: UInt32 = 0
         guard shutter_lc_scaler_crop_default(handle, &x, &y, &width, &height) == 0 else { return nil }
         return PixelRect(x: Int(x), y: Int(y), width: Int(width), height: Int(height))
+    }
+
+    /// How many device nodes the backend watches as the camera's own for an unplug libcamera
+    /// missed, or the negative errno that kept it from telling them (then any removed V4L2 or
+    /// media node counts as this camera's). The corresponding C function is `shutter_lc_device_nodes`.
+    public var ownDeviceNodes: Int32 {
+        guard let handle else { return 0 }
+        return shutter_lc_device_nodes(handle)
     }
 
     /// Crops on the ISP: the photo keeps the stream's size. The corresponding control is `ScalerCrop`.

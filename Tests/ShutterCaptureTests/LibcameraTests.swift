@@ -39,6 +39,19 @@ struct LibcameraDecisionTests {
         #expect(scalerCropFitted(maximum: Self.sensor, width: width, height: height) == expected)
     }
 
+    @Test func theBackendSeesItsOwnLocksWithoutProcLocks() throws {
+        // A camera's acquire locks its media devices (lockf); the unplug check tells them by
+        // these locks, which systemd's ProcSubset=pid would hide in /proc/locks.
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let fd = open(directory + "/media0", O_RDWR | O_CREAT, 0o600)
+        try #require(fd >= 0)
+        defer { close(fd) }
+        #expect(try libcameraLockHolder(fd) == 0, "no lock yet")
+        #expect(lockf(fd, F_TLOCK, 0) == 0)
+        #expect(try libcameraLockHolder(fd) == getpid(), "this process's own lock")
+    }
+
     @Test("ExposureValue is the bias in EV, clamped; 0 is plain auto exposure", arguments: [
         (0.0, 0.0), (1.0, 1.0), (-2.5, -2.5), (12.0, 8.0), (-9.0, -8.0), (.infinity, 0.0),
     ])

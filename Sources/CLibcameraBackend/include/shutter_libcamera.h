@@ -225,6 +225,19 @@ int shutter_lc_scaler_crop_maximum(shutter_lc_camera *camera, int32_t *x, int32_
 /// shape. 0, -ENOTSUP without ScalerCrop, -EAGAIN when neither is known yet.
 int shutter_lc_scaler_crop_default(shutter_lc_camera *camera, int32_t *x, int32_t *y, uint32_t *width, uint32_t *height);
 
+/// How many device nodes (its media devices and the video and subdevice nodes in their graphs)
+/// the backend knows as the camera's own: before it stops a camera it looks whether one of them
+/// was removed (a device gone without libcamera noticing). They are the media devices the
+/// camera's acquire locked, asked of the kernel (F_OFD_GETLK), not of /proc/locks. A negative
+/// errno when the kernel could not say who holds the locks, 0 when no node was found (the fake
+/// camera, or a pipeline that locks none): then any removed V4L2 or media node counts.
+int shutter_lc_device_nodes(shutter_lc_camera *camera);
+
+/// The pid of the process holding a POSIX lock on the file `fd` opens (this process's own
+/// included), 0 when none does, a negative errno when the kernel cannot say: how the backend
+/// tells the media devices a camera's acquire locked.
+int shutter_lc_lock_holder(int fd);
+
 /// One stream shutter asks for; the backend writes back what libcamera granted.
 typedef struct {
     uint32_t fourcc;            // 0 lets the backend keep libcamera's default for the role
