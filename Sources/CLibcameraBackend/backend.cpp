@@ -476,25 +476,35 @@ std::vector<std::pair<OpenNode, std::string>> open_device_nodes() {
     return nodes;
 }
 
-/// The files (st_dev, st_ino) this process holds POSIX locks on, from /proc/locks
-/// ("1: POSIX  ADVISORY  WRITE 169 00:05:123 0 EOF": pid, then the inode's major:minor in hex and number).
-std::set<std::pair<dev_t, ino_t>> locked_files() {
-    std::set<std::pair<dev_t, ino_t>> files;
-    FILE *locks = fopen("/proc/locks", "re");
-    if (!locks) return files;
-    char line[256];
+/// Who holds a POSIX lock on the file `fd` opens: the holder's pid, 0 when none does, or a
+/// negative errno when the kernel cannot say.
+///
+/// Asked with F_OFD_GETLK rather than read from /proc/locks, which systemd's ProcSubset=pid
+/// hides (the unit sets it). An open file description lock's owner is the open file, a POSIX
+/// lock's the process (fs/locks.c, posix_same_owner), so the query conflicts with this
+/// process's own POSIX locks too and the kernel reports them, with their pid; F_GETLK would not
+/// (a process's POSIX locks never conflict with its own query). The query covers the whole file,
+/// as MediaDevice::lock's lockf(F_TLOCK, 0) from offset 0 does.
+int lock_holder(int fd) {
+    struct flock query;
+    memset(&query, 0, sizeof query);
+    query.l_type = F_WRLCK;
+    query.l_whence = SEEK_SET;
+    if (fcntl(fd, F_OFD_GETLK, &query) < 0) return -errno;
+    return query.l_type == F_UNLCK ? 0 : int(query.l_pid);
+}
+
+/// Adds to `files` the media device nodes (st_dev, st_ino) this process holds POSIX locks on.
+/// 0, or the negative errno of the first node the kernel could not answer for.
+int media_nodes_locked_here(std::set<std::pair<dev_t, ino_t>> &files) {
     pid_t self = getpid();
-    while (fgets(line, sizeof line, locks)) {
-        if (strstr(line, "->")) continue;  // a waiter, not a holder
-        char kind[16];
-        int pid;
-        unsigned major, minor;
-        unsigned long inode;
-        if (sscanf(line, "%*d: %15s %*s %*s %d %x:%x:%lu", kind, &pid, &major, &minor, &inode) != 5) continue;
-        if (strcmp(kind, "POSIX") == 0 && pid == self) files.insert({ makedev(major, minor), ino_t(inode) });
+    for (const auto &[node, path] : open_device_nodes()) {
+        if (path.rfind("/dev/media", 0) != 0 || ends_deleted(path)) continue;
+        int holder = lock_holder(node.fd);
+        if (holder < 0) return holder;
+        if (holder == self) files.insert({ node.dev, node.ino });
     }
-    fclose(locks);
-    return files;
+    return 0;
 }
 
 /// The device numbers of the nodes in media device `fd`'s graph (its video and subdevice
@@ -512,13 +522,15 @@ void media_graph_nodes(int fd, std::set<dev_t> &out) {
         out.insert(makedev(interfaces[index].devnode.major, interfaces[index].devnode.minor));
 }
 
-/// The nodes the camera just acquired uses: the media devices its pipeline locked on
-/// Camera::acquire (MediaDevice::lock takes a POSIX lock on each: the files locked now and not
-/// `before`), and every node in their graphs that the process holds open (libcamera opened them
-/// when the camera manager enumerated the cameras, so the descriptors cannot tell cameras apart
-/// by when they appeared; the locks can). Empty when it cannot tell (no /proc/locks).
-std::vector<OpenNode> acquired_camera_nodes(const std::set<std::pair<dev_t, ino_t>> &before) {
-    std::set<std::pair<dev_t, ino_t>> after = locked_files();
+/// Fills `camera` with the nodes the camera just acquired uses: the media devices its pipeline
+/// locked on Camera::acquire (MediaDevice::lock takes a POSIX lock on each: the files locked now
+/// and not `before`), and every node in their graphs that the process holds open (libcamera
+/// opened them when the camera manager enumerated the cameras, so the descriptors cannot tell
+/// cameras apart by when they appeared; the locks can). 0, or a negative errno when the kernel
+/// could not say who holds the locks (`camera` stays empty).
+int acquired_camera_nodes(const std::set<std::pair<dev_t, ino_t>> &before, std::vector<OpenNode> &camera) {
+    std::set<std::pair<dev_t, ino_t>> after;
+    if (int result = media_nodes_locked_here(after); result < 0) return result;
     auto nodes = open_device_nodes();
     std::set<dev_t> devices;
     for (const auto &[node, path] : nodes) {
@@ -527,10 +539,9 @@ std::vector<OpenNode> acquired_camera_nodes(const std::set<std::pair<dev_t, ino_
         devices.insert(node.rdev);
         media_graph_nodes(node.fd, devices);
     }
-    std::vector<OpenNode> camera;
     for (const auto &[node, path] : nodes)
         if (devices.count(node.rdev) && !ends_deleted(path)) camera.push_back(node);
-    return camera;
+    return 0;
 }
 
 /// Whether one of the camera's device nodes was removed: its /proc/self/fd link reads
@@ -607,6 +618,15 @@ struct shutter_lc_camera {
     std::shared_ptr<BufferMemory> memory;
     /// FrameDurationLimits (both limits) applied at each start, in microseconds; 0: the camera's default.
     int64_t frame_duration_us = 0;
+    /// The crop the first frame since configure reported (its ScalerCrop metadata), while
+    /// shutter had set none: the pipeline's own crop for the configured streams. Null until then.
+    Rectangle reported_crop;
+    /// Whether shutter set a ScalerCrop since configure: frames may report it from then on.
+    bool crop_set = false;
+    /// Per request: the distinct dmabuf descriptors of its planes, the still's and the
+    /// viewfinder's, synchronised for CPU reads (DMA_BUF_IOCTL_SYNC) while shutter holds the
+    /// request: the live view reads the viewfinder's from the same uncached ISP output.
+    std::vector<std::vector<int>> request_fds;
 
     shutter_lc_camera() { event_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC); }
     virtual ~shutter_lc_camera() {
@@ -638,6 +658,49 @@ struct shutter_lc_camera {
     virtual int set_crop(const Rectangle &crop) = 0;
     /// FrameDurationLimits' range in microseconds; false when the camera has no such control.
     virtual bool frame_duration_range(int64_t &minimum, int64_t &maximum) = 0;
+    /// How many device nodes the unplug check knows as the camera's own, or the negative errno
+    /// that kept it from telling them (see shutter_lc_device_nodes).
+    virtual int own_device_nodes() { return 0; }
+    /// ScalerCrop's default as the control states it (ControlInfo::def); null when not stated.
+    virtual Rectangle scaler_crop_control_default() = 0;
+    /// One DMA_BUF_IOCTL_SYNC with `flags` on dmabuf `fd` (the fake counts them instead).
+    virtual void sync_dmabuf(int fd, uint64_t flags) = 0;
+
+    /// Brackets CPU reads of a request's mapped planes (DMA_BUF_IOCTL_SYNC): `start` before
+    /// shutter reads a completed request, its end when the request goes back to libcamera, so
+    /// a cached mapping (the Pi's ISP buffers are not coherent with the CPU) shows the new frame.
+    void sync_for_cpu(size_t cookie, bool start) {
+        if (cookie >= request_fds.size()) return;
+        uint64_t flags = (start ? DMA_BUF_SYNC_START : DMA_BUF_SYNC_END) | DMA_BUF_SYNC_READ;
+        for (int fd : request_fds[cookie]) sync_dmabuf(fd, flags);
+    }
+
+    /// Notes the ScalerCrop a completed request's metadata reported.
+    void crop_reported(const Rectangle &crop) {
+        if (!crop_set && reported_crop.isNull()) reported_crop = crop;
+    }
+
+    /// The crop the pipeline takes unzoomed: ScalerCrop's default as the control states it (the
+    /// Raspberry Pi pipeline from 0.1 on: PipelineHandlerBase::configure makes it the first
+    /// stream's crop, fitted to its aspect), else the crop the first frame reported (0.0.3's
+    /// raspberrypi.cpp states no default but reports its crop in every request's metadata, which
+    /// is where picamera2's zoom example reads it). Unlike ScalerCropMaximum, which is the sensor
+    /// mode's area, it has the output's aspect: a crop zoomed from it keeps the picture's shape.
+    int scaler_crop_default(Rectangle &out) {
+        Rectangle control, property;
+        if (!scaler_crop_limits(control, property)) return -ENOTSUP;
+        Rectangle stated = scaler_crop_control_default();
+        // Before configure the Raspberry Pi IPA states a null default (ipa_base.cpp's ipaControls).
+        if (!stated.isNull() && stated.width < 65535 && stated.height < 65535) {
+            out = stated;
+            return 0;
+        }
+        if (!reported_crop.isNull()) {
+            out = reported_crop;
+            return 0;
+        }
+        return -EAGAIN;
+    }
 
     /// The largest ScalerCrop, from what libcamera states: the property first, as rpicam-apps
     /// reads it (PipelineHandlerBase::configure sets it to the mode's analogue crop and leaves it
@@ -683,6 +746,8 @@ struct RealCamera final : shutter_lc_camera {
     std::vector<bool> held;
     /// The device nodes this camera uses (see acquired_camera_nodes); empty when unknown.
     std::vector<OpenNode> nodes;
+    /// Why `nodes` is unknown: the negative errno of the lock query, or 0.
+    int nodes_error = 0;
     std::mutex lock;                   // guards done, pending, disconnected, running, completed_ns, af_triggers_set
     RequestFIFO<Request *> done;
     ControlList pending;
@@ -697,12 +762,9 @@ struct RealCamera final : shutter_lc_camera {
     std::vector<uint32_t> request_af_triggers;
     /// AfTrigger starts set so far.
     uint32_t af_triggers_set = 0;
-    /// Per request: the distinct dmabuf descriptors of its still planes, synchronised for CPU
-    /// reads (DMA_BUF_IOCTL_SYNC) while shutter holds the request.
-    std::vector<std::vector<int>> request_fds;
 
-    RealCamera(std::shared_ptr<Camera> cam, std::vector<OpenNode> cameraNodes)
-        : camera(std::move(cam)), nodes(std::move(cameraNodes)), pending(controls::controls) {
+    RealCamera(std::shared_ptr<Camera> cam, std::vector<OpenNode> cameraNodes, int nodesError)
+        : camera(std::move(cam)), nodes(std::move(cameraNodes)), nodes_error(nodesError), pending(controls::controls) {
         open_cameras++;  // made on the manager thread (LibcameraManager::open)
         id = camera->id();
         model = model_of(camera);
@@ -796,15 +858,12 @@ struct RealCamera final : shutter_lc_camera {
         signal();
     }
 
-    /// Brackets CPU reads of a request's mapped planes (DMA_BUF_IOCTL_SYNC): `start` before
-    /// shutter reads a completed request, its end when the request goes back to libcamera, so
-    /// a cached mapping (the Pi's ISP buffers are not coherent with the CPU) shows the new frame.
-    void sync_for_cpu(size_t cookie, bool start) {
-        if (cookie >= request_fds.size()) return;
+    int own_device_nodes() override { return nodes_error < 0 ? nodes_error : int(nodes.size()); }
+
+    void sync_dmabuf(int fd, uint64_t flags) override {
         struct dma_buf_sync sync;
-        sync.flags = (start ? DMA_BUF_SYNC_START : DMA_BUF_SYNC_END) | DMA_BUF_SYNC_READ;
-        for (int fd : request_fds[cookie])
-            while (ioctl(fd, DMA_BUF_IOCTL_SYNC, &sync) < 0 && errno == EINTR) {}
+        sync.flags = flags;
+        while (ioctl(fd, DMA_BUF_IOCTL_SYNC, &sync) < 0 && errno == EINTR) {}
     }
     void lost() {
         {
@@ -948,6 +1007,8 @@ struct RealCamera final : shutter_lc_camera {
         for (size_t index = 0; index < count; index++) {
             std::set<int> fds;
             for (const FrameBuffer::Plane &plane : stillBuffers[index]->planes()) fds.insert(plane.fd.get());
+            if (viewfinder)
+                for (const FrameBuffer::Plane &plane : allocator->buffers(viewfinder)[index]->planes()) fds.insert(plane.fd.get());
             request_fds[index].assign(fds.begin(), fds.end());
         }
         return 0;
@@ -995,6 +1056,13 @@ struct RealCamera final : shutter_lc_camera {
 
     /// Lets go of the camera's reference to the mappings (frames still lent keep them).
     void unmap() { memory.reset(); }
+
+    Rectangle scaler_crop_control_default() override {
+        auto found = camera->controls().find(&controls::ScalerCrop);
+        if (found == camera->controls().end()) return Rectangle();
+        const ControlValue &def = found->second.def();
+        return !def.isNone() && !def.isArray() && def.type() == ControlTypeRectangle ? def.get<Rectangle>() : Rectangle();
+    }
 
     bool frame_duration_range(int64_t &minimum, int64_t &maximum) override {
         auto found = camera->controls().find(&controls::FrameDurationLimits);
@@ -1102,6 +1170,7 @@ struct RealCamera final : shutter_lc_camera {
         out->exposure_time_us = metadata.get(controls::ExposureTime).value_or(0);
         out->analogue_gain = metadata.get(controls::AnalogueGain).value_or(0.0f);
         out->colour_temperature = metadata.get(controls::ColourTemperature).value_or(0);
+        if (auto crop = metadata.get(controls::ScalerCrop)) crop_reported(*crop);
         const BufferMemory::Planes &mapping = memory->requests[request->cookie()];
         out->plane_count = mapping.count;
         for (uint32_t index = 0; index < mapping.count; index++) {
@@ -1191,6 +1260,13 @@ const Size listed_sizes[] = {
 ///   (FrameDurationLimits, the lens's LensPosition: imx708.json maps 0...15 dioptres), and
 ///   PipelineHandlerBase::configure sets ScalerCrop's maximum and ScalerCropMaximum to the mode's
 ///   analogue crop (imx708: 4608x2592 at (16, 24) in the pixel array).
+/// - The pipeline's own crop is the largest rectangle of the still's aspect centred in the mode
+///   (pisp.cpp's configure: "Adjust aspect ratio by providing crops on the input image",
+///   cfeFormat.size.boundedToAspectRatio(the stream's size); vc4.cpp does the same for its largest
+///   output), scaled to sensor pixels (CameraData::scaleIspCrop). ScalerCrop's default states it
+///   from 0.1 on (PipelineHandlerBase::configure; 0.0.3's raspberrypi.cpp states none), and every
+///   request reports the crop in force as ScalerCrop (CameraData::fillRequestMetadata; 0.0.3's
+///   raspberrypi.cpp too). A ScalerCrop set keeps the aspect it is given (applyScalerCrop).
 /// - The still stream's sizes are a range (generateConfiguration: ispFormats up to the sensor's
 ///   size), so StreamFormats::sizes() lists only its fixed sizes; the StillCapture default is
 ///   YUV420 at the sensor's full size ("Return the largest sensor resolution").
@@ -1215,6 +1291,8 @@ struct FakeCamera final : shutter_lc_camera {
         int af_state = -1;
         float lens = -1;
         uint32_t af_triggers = 0;
+        /// The crop in force for the frame, as its metadata reports it (null: not reported).
+        Rectangle reported_crop;
     };
     std::vector<Slot> slots;
     RequestFIFO<int> queued, done;
@@ -1223,6 +1301,13 @@ struct FakeCamera final : shutter_lc_camera {
     std::map<int, float> pending, applied;
     bool pending_crop = false, applied_crop_set = false;
     Rectangle pending_crop_rect, applied_crop;
+    /// The pipeline's own crop for the configured still (raspberrypi only; see above).
+    Rectangle default_crop;
+    /// Per request: its buffers (still planes', then the viewfinder's), numbered by their block
+    /// in the memory; they stand for dmabuf descriptors in request_fds.
+    std::vector<std::vector<int>> request_buffers;
+    /// Per buffer: the DMA_BUF_SYNC_START and DMA_BUF_SYNC_END syncs it saw.
+    std::map<int, std::pair<int, int>> buffer_syncs;
     bool running = false, configured = false;
     uint32_t sequence = 0;
     int af_state = SHUTTER_LC_AF_IDLE, af_frames_left = 0, af_triggers = 0;
@@ -1369,6 +1454,14 @@ struct FakeCamera final : shutter_lc_camera {
         }
         layout(w, h);
         configured = true;
+        if (script.raspberrypi) {
+            // The fake's mode reads out the whole analogue crop, so ISP and sensor pixels are
+            // the same size and scaleIspCrop only moves the crop to the analogue crop's origin.
+            Size mode(script.width, script.height);
+            Rectangle crop = mode.boundedToAspectRatio(Size(w, h)).centeredTo(Rectangle(mode).center());
+            crop.translateBy(sensor_area().topLeft());
+            default_crop = crop;
+        }
         still->fourcc = script.fourcc;
         still->width = w;
         still->height = h;
@@ -1396,16 +1489,21 @@ struct FakeCamera final : shutter_lc_camera {
         bool separate = script.raspberrypi && planes == 3;
         auto made = std::make_shared<BufferMemory>();
         uint32_t span = plane_offsets[planes - 1] + plane_sizes[planes - 1];
+        request_buffers.assign(slots.size(), {});
+        request_fds.assign(slots.size(), {});
+        buffer_syncs.clear();
         for (size_t index = 0; index < slots.size(); index++) {
             BufferMemory::Planes request;
             request.count = planes;
             if (separate) {
                 for (uint32_t plane = 0; plane < planes; plane++) {
+                    request_buffers[index].push_back(int(made->owned.size()));
                     made->owned.emplace_back(plane_sizes[plane], 0);
                     request.planes[plane] = made->owned.back().data();
                     request.bytes[plane] = plane_sizes[plane];
                 }
             } else {
+                request_buffers[index].push_back(int(made->owned.size()));
                 made->owned.emplace_back(span, 0);
                 for (uint32_t plane = 0; plane < planes; plane++) {
                     request.planes[plane] = made->owned.back().data() + plane_offsets[plane];
@@ -1413,14 +1511,30 @@ struct FakeCamera final : shutter_lc_camera {
                 }
             }
             if (vf_bytes) {
+                request_buffers[index].push_back(int(made->owned.size()));
                 made->owned.emplace_back(vf_bytes, 0);
                 request.vf = made->owned.back().data();
                 request.vf_bytes = vf_bytes;
             }
+            // As the real camera's configure: every buffer of the request is synchronised.
+            request_fds[index] = request_buffers[index];
             made->requests.push_back(request);
         }
         memory = std::move(made);
         return 0;
+    }
+
+    void sync_dmabuf(int fd, uint64_t flags) override {
+        auto &counts = buffer_syncs[fd];
+        if (flags & DMA_BUF_SYNC_END) counts.second++;
+        else counts.first++;
+    }
+
+    Rectangle scaler_crop_control_default() override {
+#if LIBCAMERA_VERSION_MAJOR > 0 || LIBCAMERA_VERSION_MINOR >= 1
+        if (script.has_scaler_crop && configured) return default_crop;
+#endif
+        return Rectangle();
     }
 
     bool frame_duration_range(int64_t &minimum, int64_t &maximum) override {
@@ -1538,6 +1652,7 @@ struct FakeCamera final : shutter_lc_camera {
         slot.sequence = sequence++;
         slot.af_state = script.has_autofocus ? af_state : -1;
         slot.lens = script.has_autofocus ? lens : -1;
+        slot.reported_crop = script.raspberrypi && script.has_scaler_crop ? (applied_crop_set ? applied_crop : default_crop) : Rectangle();
         done.push_back(index);
         signal();
         return 0;
@@ -1554,6 +1669,7 @@ struct FakeCamera final : shutter_lc_camera {
         int index = done.front();
         done.pop_front();
         held[index] = true;
+        sync_for_cpu(size_t(index), true);
         const Slot &slot = slots[index];
         const BufferMemory::Planes &mapped = memory->requests[index];
         memset(out, 0, sizeof *out);
@@ -1572,6 +1688,7 @@ struct FakeCamera final : shutter_lc_camera {
             out->analogue_gain = 2.0f;
             out->colour_temperature = 4500;
         }
+        if (!slot.reported_crop.isNull()) crop_reported(slot.reported_crop);
         out->plane_count = mapped.count;
         for (uint32_t plane = 0; plane < mapped.count; plane++) {
             out->planes[plane] = mapped.planes[plane];
@@ -1586,6 +1703,7 @@ struct FakeCamera final : shutter_lc_camera {
         if (index < 0 || size_t(index) >= slots.size()) return -EINVAL;
         if (!held[index]) return 0;  // queued already, or by the next start
         held[index] = false;
+        sync_for_cpu(size_t(index), false);
         if (running) queue(index);
         return 0;
     }
@@ -1669,7 +1787,8 @@ struct LibcameraManager final : ManagerBackend {
             }
         }
         // On the manager thread, one acquire at a time: the media devices newly locked are this camera's.
-        auto lockedBefore = locked_files();
+        std::set<std::pair<dev_t, ino_t>> lockedBefore;
+        int nodesError = media_nodes_locked_here(lockedBefore);
         if (!found) {
             *error = -ENOENT;
             return nullptr;
@@ -1679,9 +1798,10 @@ struct LibcameraManager final : ManagerBackend {
             return nullptr;
         }
         *error = 0;
-        auto cameraNodes = acquired_camera_nodes(lockedBefore);
+        std::vector<OpenNode> cameraNodes;
+        if (nodesError == 0) nodesError = acquired_camera_nodes(lockedBefore, cameraNodes);
         try {
-            return new RealCamera(found, std::move(cameraNodes));
+            return new RealCamera(found, std::move(cameraNodes), nodesError);
         } catch (...) {
             found->release();
             *error = -ENOMEM;
@@ -1911,6 +2031,19 @@ int shutter_lc_fake_start_controls(shutter_lc_camera *camera) {
     return fake ? fake->start_control_count : -EINVAL;
 }
 
+int shutter_lc_fake_buffer_syncs(shutter_lc_camera *camera, int request, int *starts, int *ends, int capacity) {
+    auto *fake = dynamic_cast<FakeCamera *>(camera);
+    if (!fake) return -EINVAL;
+    if (request < 0 || size_t(request) >= fake->request_buffers.size()) return -ENOENT;
+    const auto &buffers = fake->request_buffers[size_t(request)];
+    for (size_t index = 0; index < buffers.size() && int(index) < capacity; index++) {
+        auto found = fake->buffer_syncs.find(buffers[index]);
+        starts[index] = found == fake->buffer_syncs.end() ? 0 : found->second.first;
+        ends[index] = found == fake->buffer_syncs.end() ? 0 : found->second.second;
+    }
+    return int(buffers.size());
+}
+
 int shutter_lc_fake_system_install(void) {
     int result = 0;
     ManagerThread::shared().run([&] {
@@ -2059,8 +2192,26 @@ int shutter_lc_scaler_crop_maximum(shutter_lc_camera *camera, int32_t *x, int32_
 int shutter_lc_configure(shutter_lc_camera *camera, shutter_lc_stream_config *still,
                          shutter_lc_stream_config *viewfinder, int buffer_count) {
     if (!still) return -EINVAL;
+    // The pipeline chooses its crop anew for the new streams.
+    camera->reported_crop = Rectangle();
+    camera->crop_set = false;
     return camera->configure(still, viewfinder, buffer_count);
 }
+
+int shutter_lc_scaler_crop_default(shutter_lc_camera *camera, int32_t *x, int32_t *y, uint32_t *width, uint32_t *height) {
+    Rectangle rectangle;
+    int result = camera->scaler_crop_default(rectangle);
+    if (result < 0) return result;
+    *x = rectangle.x;
+    *y = rectangle.y;
+    *width = rectangle.width;
+    *height = rectangle.height;
+    return 0;
+}
+
+int shutter_lc_device_nodes(shutter_lc_camera *camera) { return camera->own_device_nodes(); }
+
+int shutter_lc_lock_holder(int fd) { return lock_holder(fd); }
 
 int shutter_lc_set_frame_rate(shutter_lc_camera *camera, double fps, int64_t *frame_duration_ns) {
     return camera->set_frame_rate(fps, frame_duration_ns);
@@ -2076,7 +2227,9 @@ int shutter_lc_set_int(shutter_lc_camera *camera, int control, int32_t value) { 
 int shutter_lc_set_named(shutter_lc_camera *camera, const char *name, double value) { return camera->set_named(name, value); }
 
 int shutter_lc_set_scaler_crop(shutter_lc_camera *camera, int32_t x, int32_t y, uint32_t width, uint32_t height) {
-    return camera->set_crop(Rectangle(x, y, width, height));
+    int result = camera->set_crop(Rectangle(x, y, width, height));
+    if (result == 0) camera->crop_set = true;
+    return result;
 }
 
 }  // extern "C"

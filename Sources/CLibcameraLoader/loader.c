@@ -41,6 +41,7 @@ static const char *const plugin_name = "libshutter-libcamera.so";
     X(shutter_lc_fake_scaler_crop) \
     X(shutter_lc_fake_af_triggers) \
     X(shutter_lc_fake_start_controls) \
+    X(shutter_lc_fake_buffer_syncs) \
     X(shutter_lc_fake_system_install) \
     X(shutter_lc_fake_system_remove) \
     X(shutter_lc_fake_system_plug) \
@@ -53,6 +54,9 @@ static const char *const plugin_name = "libshutter-libcamera.so";
     X(shutter_lc_sizes) \
     X(shutter_lc_controls) \
     X(shutter_lc_scaler_crop_maximum) \
+    X(shutter_lc_scaler_crop_default) \
+    X(shutter_lc_device_nodes) \
+    X(shutter_lc_lock_holder) \
     X(shutter_lc_configure) \
     X(shutter_lc_set_frame_rate) \
     X(shutter_lc_start) \
@@ -171,6 +175,10 @@ HIDDEN int shutter_lc_fake_start_controls(shutter_lc_camera *camera) {
     return library.typed.shutter_lc_fake_start_controls(camera);
 }
 
+HIDDEN int shutter_lc_fake_buffer_syncs(shutter_lc_camera *camera, int request, int *starts, int *ends, int capacity) {
+    return library.typed.shutter_lc_fake_buffer_syncs(camera, request, starts, ends, capacity);
+}
+
 HIDDEN int shutter_lc_fake_system_install(void) { return library.typed.shutter_lc_fake_system_install(); }
 
 HIDDEN void shutter_lc_fake_system_remove(void) { library.typed.shutter_lc_fake_system_remove(); }
@@ -205,6 +213,18 @@ HIDDEN int shutter_lc_controls(shutter_lc_camera *camera, shutter_lc_control_inf
 
 HIDDEN int shutter_lc_scaler_crop_maximum(shutter_lc_camera *camera, int32_t *x, int32_t *y, uint32_t *width, uint32_t *height) {
     return library.typed.shutter_lc_scaler_crop_maximum(camera, x, y, width, height);
+}
+
+HIDDEN int shutter_lc_scaler_crop_default(shutter_lc_camera *camera, int32_t *x, int32_t *y, uint32_t *width, uint32_t *height) {
+    return library.typed.shutter_lc_scaler_crop_default(camera, x, y, width, height);
+}
+
+HIDDEN int shutter_lc_device_nodes(shutter_lc_camera *camera) {
+    return library.typed.shutter_lc_device_nodes(camera);
+}
+
+HIDDEN int shutter_lc_lock_holder(int fd) {
+    return library.typed.shutter_lc_lock_holder(fd);
 }
 
 HIDDEN int shutter_lc_configure(shutter_lc_camera *camera, shutter_lc_stream_config *still, shutter_lc_stream_config *viewfinder, int buffer_count) {

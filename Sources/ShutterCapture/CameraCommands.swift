@@ -66,6 +66,11 @@ public enum CameraCommands {
         }
         out += "  serves:\n"
         for line in LibcameraControlAdapter(camera: camera).summary { out += "    \(line)\n" }
+        if camera.ownDeviceNodes < 0 {
+            let errno = -camera.ownDeviceNodes
+            out += "  unplug check: cannot tell this camera's device nodes (F_OFD_GETLK on its media devices failed: "
+                + "\(String(cString: strerror(errno))), errno \(errno)); any removed V4L2 or media node counts as its unplug\n"
+        }
         return out + "\n"
     }
 

@@ -70,6 +70,16 @@ public func loadLibcamera() throws(CaptureError) {
     }
 }
 
+/// The pid of the process holding a POSIX lock on the file `fd` opens (this process's own
+/// included), 0 when none does, a negative errno when the kernel cannot say: how the backend
+/// tells the media devices a camera's acquire locked, without /proc/locks.
+///
+/// The corresponding C function is `shutter_lc_lock_holder` (`fcntl(F_OFD_GETLK)`).
+func libcameraLockHolder(_ fd: Int32) throws(CaptureError) -> Int32 {
+    try loadLibcamera()
+    return shutter_lc_lock_holder(fd)
+}
+
 /// The cameras libcamera lists, or why it cannot list any (or cannot be loaded: ``loadLibcamera()``).
 ///
 /// The corresponding C function is `shutter_lc_list` (`CameraManager::cameras`).
@@ -656,6 +666,27 @@ public final class LibcameraCamera: Camera {
         try check(shutter_lc_set_named(handle, control.name, scaled), control.name)
     }
 
+    /// The crop the pipeline takes unzoomed, in sensor pixels: `ScalerCrop`'s default as the
+    /// configured camera states it, else the crop its first frame reported (libcamera 0.0.3
+    /// states no default); `nil` while neither is known, or without ScalerCrop. The Raspberry Pi
+    /// pipeline fits it to the still's aspect, where ``scalerCropMaximum`` is the sensor mode's.
+    ///
+    /// The corresponding C function is `shutter_lc_scaler_crop_default`.
+    public var scalerCropDefault: PixelRect? {
+        guard let handle else { return nil }
+        var x: Int32 = 0, y: Int32 = 0, width: UInt32 = 0, height: UInt32 = 0
+        guard shutter_lc_scaler_crop_default(handle, &x, &y, &width, &height) == 0 else { return nil }
+        return PixelRect(x: Int(x), y: Int(y), width: Int(width), height: Int(height))
+    }
+
+    /// How many device nodes the backend watches as the camera's own for an unplug libcamera
+    /// missed, or the negative errno that kept it from telling them (then any removed V4L2 or
+    /// media node counts as this camera's). The corresponding C function is `shutter_lc_device_nodes`.
+    public var ownDeviceNodes: Int32 {
+        guard let handle else { return 0 }
+        return shutter_lc_device_nodes(handle)
+    }
+
     /// Crops on the ISP: the photo keeps the stream's size. The corresponding control is `ScalerCrop`.
     public func setScalerCrop(_ rect: PixelRect) throws(CaptureError) {
         guard let handle else { return }
@@ -754,6 +785,15 @@ public final class LibcameraCamera: Camera {
     public var fakeAutofocusTriggers: Int {
         guard let handle else { return 0 }
         return Int(shutter_lc_fake_af_triggers(handle))
+    }
+
+    /// The DMA_BUF_IOCTL_SYNC starts and ends the fake camera saw on each buffer of `request`
+    /// (its still planes' buffers, then the viewfinder's).
+    public func fakeBufferSyncs(request: Int) -> [(starts: Int, ends: Int)] {
+        guard let handle else { return [] }
+        var starts = [Int32](repeating: 0, count: 8), ends = [Int32](repeating: 0, count: 8)
+        let count = Int(max(0, min(shutter_lc_fake_buffer_syncs(handle, Int32(request), &starts, &ends, 8), 8)))
+        return (0..<count).map { (Int(starts[$0]), Int(ends[$0])) }
     }
 
     /// How many controls the fake camera's last start was given (`Camera::start(controls)`).

@@ -65,10 +65,19 @@ public final class LibcameraControlAdapter: CameraControlAdapter {
 
     public var zoomsDigitally: Bool { zoom == .digital }
 
-    /// Sets `ScalerCrop` to the centred crop for `factor`; the board's range does not matter.
+    /// Sets `ScalerCrop` to the crop for `factor`, centred in the pipeline's own unzoomed crop;
+    /// the board's range does not matter.
+    ///
+    /// Not centred in the maximum: that is the sensor mode's area, with the mode's aspect
+    /// (Camera Module 3's 16:9), while the pipeline fits its own crop to the still's (a 4:3 still
+    /// from that mode sees the 4:3 middle) and keeps whatever aspect a ScalerCrop has, so a crop
+    /// of the mode's aspect would stretch the picture. A camera that has not said its crop yet
+    /// (libcamera 0.0.3 before its first frame) gets the Raspberry Pi pipeline's own rule.
     public func setZoom(_ factor: Double, range: ClosedRange<Double>) throws(CaptureError) {
         guard case .scalerCrop(let maximum) = zoom else { return }
-        try camera.setScalerCrop(scalerCrop(forZoom: factor, maximum: maximum))
+        let unzoomed = camera.scalerCropDefault
+            ?? scalerCropFitted(maximum: maximum, width: camera.format.width, height: camera.format.height)
+        try camera.setScalerCrop(scalerCrop(forZoom: factor, unzoomed: unzoomed))
     }
 
     /// Sets `ExposureValue`, which works on top of auto exposure: nothing needs metering first.

@@ -18,14 +18,38 @@ struct LibcameraDecisionTests {
         (.nan, PixelRect(x: 16, y: 8, width: 4608, height: 2592)),
     ])
     func scalerCropTable(factor: Double, expected: PixelRect) {
-        #expect(scalerCrop(forZoom: factor, maximum: Self.sensor) == expected)
+        #expect(scalerCrop(forZoom: factor, unzoomed: Self.sensor) == expected)
     }
 
     @Test func scalerCropKeepsTheAspectRatioAtOddFactors() {
-        let crop = scalerCrop(forZoom: 2.7, maximum: Self.sensor)
+        let crop = scalerCrop(forZoom: 2.7, unzoomed: Self.sensor)
         #expect(crop.width % 2 == 0 && crop.height % 2 == 0 && crop.x % 2 == 0 && crop.y % 2 == 0)
         #expect(abs(Double(crop.width) / Double(crop.height) - 4608.0 / 2592.0) < 0.01)
         #expect(crop.x - Self.sensor.x == (Self.sensor.width - crop.width) / 2 & ~1)
+    }
+
+    @Test("the crop a camera that states none takes unzoomed: the still's aspect, centred, as the Raspberry Pi's", arguments: [
+        (1024, 768, PixelRect(x: 16 + 576, y: 8, width: 3456, height: 2592)),
+        (1920, 1080, PixelRect(x: 16, y: 8, width: 4608, height: 2592)),
+        (1000, 1000, PixelRect(x: 16 + 1008, y: 8, width: 2592, height: 2592)),
+        (4608, 1296, PixelRect(x: 16, y: 8 + 648, width: 4608, height: 1296)),
+        (0, 0, PixelRect(x: 16, y: 8, width: 4608, height: 2592)),
+    ])
+    func fittedCropTable(width: Int, height: Int, expected: PixelRect) {
+        #expect(scalerCropFitted(maximum: Self.sensor, width: width, height: height) == expected)
+    }
+
+    @Test func theBackendSeesItsOwnLocksWithoutProcLocks() throws {
+        // A camera's acquire locks its media devices (lockf); the unplug check tells them by
+        // these locks, which systemd's ProcSubset=pid would hide in /proc/locks.
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let fd = open(directory + "/media0", O_RDWR | O_CREAT, 0o600)
+        try #require(fd >= 0)
+        defer { close(fd) }
+        #expect(try libcameraLockHolder(fd) == 0, "no lock yet")
+        #expect(lockf(fd, F_TLOCK, 0) == 0)
+        #expect(try libcameraLockHolder(fd) == getpid(), "this process's own lock")
     }
 
     @Test("ExposureValue is the bias in EV, clamped; 0 is plain auto exposure", arguments: [

@@ -36,8 +36,38 @@ struct RaspberryPiCameraTests {
         #expect(harness.camera.scalerCropMaximum == sensor)
         harness.service.apply(controlID: "zoom", value: .number(2))
         harness.frames(from: 1000, until: { harness.camera.fakeAppliedScalerCrop != nil }, limit: harness.camera.requestCount + 2)
-        #expect(harness.camera.fakeAppliedScalerCrop == scalerCrop(forZoom: 2, maximum: sensor))
+        #expect(harness.camera.fakeAppliedScalerCrop == scalerCrop(forZoom: 2, unzoomed: sensor))
         #expect(harness.service.digitalZoomCrop == nil, "the ISP crops: no second crop on the CPU")
+    }
+
+    @Test func zoomKeepsTheStillsAspectWhenTheSensorModesDiffers() throws {
+        // A 4:3 still from Camera Module 3's 16:9 mode: the pipeline's own crop is the 4:3 middle
+        // of the mode's area, (16, 24)/4608x2592, so a 2x zoom is the 4:3 middle of that.
+        var script = FakeLibcameraScript.cameraModule3
+        script.hasAutofocus = false
+        let harness = try LibcameraHarness(script) {
+            $0.width = 1024
+            $0.height = 768
+            $0.ringFrames = 2
+        }
+        harness.service.apply(controlID: "zoom", value: .number(2))
+        harness.frames(from: 1000, until: { harness.camera.fakeAppliedScalerCrop != nil }, limit: harness.camera.requestCount + 2)
+        let crop = try #require(harness.camera.fakeAppliedScalerCrop)
+        #expect(crop.width * 768 == crop.height * 1024, "the crop \(crop) has the still's 4:3 aspect, not the mode's 16:9")
+        #expect(crop == PixelRect(x: 1456, y: 672, width: 1728, height: 1296), "half of the default crop (592, 24)/3456x2592, centred")
+    }
+
+    @Test func theUnzoomedCropIsThePipelinesOwnFittedToTheStill() throws {
+        var script = FakeLibcameraScript.cameraModule3
+        script.hasAutofocus = false
+        let harness = try LibcameraHarness(script) {
+            $0.width = 1024
+            $0.height = 768
+            $0.ringFrames = 2
+        }
+        harness.frames(1000)  // libcamera 0.0.3 states no default: the first frame's metadata says it
+        #expect(harness.camera.scalerCropDefault == PixelRect(x: 592, y: 24, width: 3456, height: 2592))
+        #expect(harness.camera.scalerCropMaximum == PixelRect(x: 16, y: 24, width: 4608, height: 2592))
     }
 
     @Test func theListingShowsTheModesRangesNeverAPlaceholder() throws {
@@ -68,7 +98,7 @@ struct RaspberryPiCameraTests {
         _ = harness.service.handleReadable()
         #expect(harness.camera.fakeStartControlCount >= 1, "Camera::start() carried the zoom")
         harness.frames(1010)
-        #expect(harness.camera.fakeAppliedScalerCrop == scalerCrop(forZoom: 2, maximum: PixelRect(x: 16, y: 24, width: 640, height: 480)),
+        #expect(harness.camera.fakeAppliedScalerCrop == scalerCrop(forZoom: 2, unzoomed: PixelRect(x: 16, y: 24, width: 640, height: 480)),
                 "from the first frame, not behind every request queued at start")
     }
 
@@ -81,6 +111,24 @@ struct RaspberryPiCameraTests {
         #expect(camera.format.width == 4608 && camera.format.height == 2592, "not StreamFormats' 3840x2400")
         #expect(camera.offeredFormats().first?.sizes.first == FrameSize(width: 3840, height: 2400), "the listed sizes are a crop")
         camera.close()
+    }
+
+    // MARK: Cached buffers
+
+    @Test func everyBufferARequestCarriesIsSynchronisedForTheCPU() throws {
+        // The ISP writes both streams' buffers behind the CPU's cache: the live view reads the
+        // viewfinder's as the photo reads the still's, so each is bracketed the same way.
+        let harness = try LibcameraHarness(smallPi()) {
+            sensorSize(&$0)
+            $0.viewfinder = FrameDimensions(width: 320, height: 240)
+        }
+        harness.frames(from: 1000, until: { false }, limit: harness.camera.requestCount * 3)
+        for request in 0..<harness.camera.requestCount {
+            let syncs = harness.camera.fakeBufferSyncs(request: request)
+            #expect(syncs.count == 4, "three still planes in buffers of their own, and the viewfinder's")
+            #expect(syncs.first.map { $0.starts > 0 } == true, "request \(request) was read")
+            #expect(syncs.allSatisfy { $0 == syncs[0] }, "request \(request): every buffer synced alike: \(syncs)")
+        }
     }
 
     // MARK: Exposure-start timing

@@ -108,6 +108,12 @@ int shutter_lc_fake_af_triggers(shutter_lc_camera *camera);
 /// of the controls given; -EINVAL for a real camera.
 int shutter_lc_fake_start_controls(shutter_lc_camera *camera);
 
+/// The DMA_BUF_IOCTL_SYNC calls the fake saw on each buffer of request `request` (its still
+/// planes' buffers, then the viewfinder's): DMA_BUF_SYNC_START ones in `starts`, DMA_BUF_SYNC_END
+/// ones in `ends`. Returns the request's buffer count (may exceed capacity), -ENOENT for a request
+/// that does not exist, -EINVAL for a real camera.
+int shutter_lc_fake_buffer_syncs(shutter_lc_camera *camera, int request, int *starts, int *ends, int capacity);
+
 /// A fake system for tests, in place of libcamera's cameras: once installed, shutter_lc_list,
 /// shutter_lc_open and the camera manager behind them are the fake's. Its camera manager behaves
 /// as libcamera's does for hot-plug (see FakeManager in backend.cpp), and counts what tests check
@@ -211,6 +217,26 @@ int shutter_lc_controls(shutter_lc_camera *camera, shutter_lc_control_info *cont
 /// a placeholder (65535, 65535)/65535x65535 and an empty property. 0, -ENOTSUP when the camera
 /// has no ScalerCrop, -EAGAIN when it states no real maximum (not configured yet).
 int shutter_lc_scaler_crop_maximum(shutter_lc_camera *camera, int32_t *x, int32_t *y, uint32_t *width, uint32_t *height);
+
+/// The crop the pipeline takes unzoomed, in sensor pixels: ScalerCrop's default as the configured
+/// camera states it (libcamera 0.1 and later), else the crop the first frame since configure
+/// reported in its metadata while shutter had set none (0.0.3). Unlike the maximum, the
+/// Raspberry Pi pipeline fits it to the still's aspect: a zoom centred in it keeps the picture's
+/// shape. 0, -ENOTSUP without ScalerCrop, -EAGAIN when neither is known yet.
+int shutter_lc_scaler_crop_default(shutter_lc_camera *camera, int32_t *x, int32_t *y, uint32_t *width, uint32_t *height);
+
+/// How many device nodes (its media devices and the video and subdevice nodes in their graphs)
+/// the backend knows as the camera's own: before it stops a camera it looks whether one of them
+/// was removed (a device gone without libcamera noticing). They are the media devices the
+/// camera's acquire locked, asked of the kernel (F_OFD_GETLK), not of /proc/locks. A negative
+/// errno when the kernel could not say who holds the locks, 0 when no node was found (the fake
+/// camera, or a pipeline that locks none): then any removed V4L2 or media node counts.
+int shutter_lc_device_nodes(shutter_lc_camera *camera);
+
+/// The pid of the process holding a POSIX lock on the file `fd` opens (this process's own
+/// included), 0 when none does, a negative errno when the kernel cannot say: how the backend
+/// tells the media devices a camera's acquire locked.
+int shutter_lc_lock_holder(int fd);
 
 /// One stream shutter asks for; the backend writes back what libcamera granted.
 typedef struct {
