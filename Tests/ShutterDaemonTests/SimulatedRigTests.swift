@@ -29,9 +29,9 @@ struct SimulatedRigTests {
     @Test func theModuleAskedForWinsAndAnUnknownOneIsNamed() throws {
         let board = try Board.load(path: boardsDirectory + "/raspberry-pi-4.json")
         #expect(try SimulatedRig(board: board, moduleName: "imx477").module == .imx477)
-        #expect(throws: CommandFailure.self) { try SimulatedRig(board: board, moduleName: "imx999") }
         do {
             _ = try SimulatedRig(board: board, moduleName: "imx999")
+            Issue.record("imx999 was taken for a camera module")
         } catch {
             #expect("\(error)".contains("'imx999'") && "\(error)".contains("imx219 (Camera Module 2)"))
         }
