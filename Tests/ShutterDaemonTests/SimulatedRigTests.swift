@@ -66,5 +66,10 @@ struct SimulatedRigTests {
         let photo = try Data(contentsOf: URL(fileURLWithPath: path))
         #expect(photo.range(of: Data("imx708\0".utf8)) != nil, "EXIF Model")
         #expect(photo.range(of: Data("Raspberry Pi\0".utf8)) != nil, "EXIF Make")
+        // The picture painted into the requests: the synthetic camera's bars, light grey at the left, black at the right.
+        let image = try JPEGDecoder().decode([UInt8](photo))
+        #expect(image.width == 4608 && image.height == 2592)
+        let left = image.pixel(x: image.width / 16, y: image.height * 3 / 4), right = image.pixel(x: image.width * 15 / 16, y: image.height * 3 / 4)
+        #expect(Int(left.g) > Int(right.g) + 100, "\(left) \(right)")
     }
 }

@@ -27,9 +27,9 @@ events=$(grep -c '"event": "photo"' "$work/run.jsonl")
 check "run: the demo's photos are in ./photos ($photos files, $events photo events)" bash -c "[ $photos -ge 2 ] && [ $photos = $events ]"
 check "run: no press failed: $(grep -m1 captureFailed "$work/run.jsonl")" bash -c "! grep -q captureFailed '$work/run.jsonl'"
 first=$(ls "$work"/photos/IMG_*.jpg 2> /dev/null | head -n 1)
-check "run: the photo's EXIF says Raspberry Pi imx708" bash -c "grep -qa 'imx708' '$first' && grep -qa 'Raspberry Pi' '$first'"
-check "run: the photo is 4608x2592 and shows a picture (more than 100 KiB), $(stat -c %s "$first" 2> /dev/null) bytes" \
-  bash -c "grep -q '\"photo\", .*\"width\": 4608, \"height\": 2592' '$work/run.jsonl' && [ \$(stat -c %s '$first') -gt 102400 ]"
+checker=$(dirname "$shutter")/shutter-capture-check
+check "run: the photo is 4608x2592 and shows the colour bars: $("$checker" verify --jpeg "$first" --width 4608 --height 2592 --bars --exif imx708 --exif 'Raspberry Pi')" \
+  "$checker" verify --jpeg "$first" --width 4608 --height 2592 --bars --exif imx708 --exif 'Raspberry Pi'
 
 # --- run --output and --camera-module ---
 (cd "$work" && timeout 120 "$shutter" run --simulate --camera-module imx477 --output "$work/hq" --board "$boards/raspberry-pi-4.json" --no-state < /dev/null > hq.jsonl 2> hq.err); status=$?
