@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # A Pi rig simulated on any machine: `shutter run --simulate` with the Raspberry Pi 5 board and
 # standard input empty plays the demo session on the mock chip and writes its photos through the
-# simulated Camera Module 3 (the libcamera backend's fake camera), into ./photos; `check` and
-# `capture` take --simulate too. Runs on the host, no VM; needs libshutter-libcamera.so beside
+# simulated Camera Module 3 (the libcamera backend's fake camera), into ./photos; in a terminal
+# (tmux) the simulator's keys drive the board's lines; `check` and `capture` take --simulate too. Runs on the host, no VM; needs libshutter-libcamera.so beside
 # the binary (swift build builds it); ~30 s.
 #   SHUTTER=.build/debug/shutter Tests/Simulator/test-simulate.sh
 set -u
@@ -11,7 +11,7 @@ here=$(dirname "$(readlink -f "$0")")
 shutter=$(readlink -f "${SHUTTER:-.build/debug/shutter}")
 boards=$(readlink -f "$here/../../Boards")
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+trap 'tmux -L shutter-simulate kill-server 2> /dev/null; rm -rf "$work"' EXIT
 
 # --- run: the demo session on the Pi 5 board, simulated ---
 (cd "$work" && timeout 120 "$shutter" run --simulate --board "$boards/raspberry-pi-5.json" --no-state < /dev/null > run.jsonl 2> run.err); status=$?
@@ -30,6 +30,23 @@ first=$(ls "$work"/photos/IMG_*.jpg 2> /dev/null | head -n 1)
 checker=$(dirname "$shutter")/shutter-capture-check
 check "run: the photo is 4608x2592 and shows the colour bars: $("$checker" verify --jpeg "$first" --width 4608 --height 2592 --bars --exif imx708 --exif 'Raspberry Pi')" \
   "$checker" verify --jpeg "$first" --width 4608 --height 2592 --bars --exif imx708 --exif 'Raspberry Pi'
+
+# --- run in a terminal: the simulator's keys drive the Pi board's lines ---
+if command -v tmux > /dev/null; then
+  mkdir -p "$work/tty"
+  tmux -L shutter-simulate new-session -d -s sim -x 200 -y 50 -c "$work/tty" \
+    "'$shutter' run --simulate --board '$boards/raspberry-pi-5.json' --no-state 2> '$work/tty.err'; echo exited \$? > '$work/tty.status'; sleep 30"
+  screen() { tmux -L shutter-simulate capture-pane -p -t sim; }
+  wait_screen() { for _ in $(seq 100); do screen | grep -q "$1" && return 0; sleep 0.1; done; return 1; }
+  check "terminal: the keys are listed for board raspberry-pi-5" wait_screen "shutter simulator, board raspberry-pi-5. Keys:"
+  tmux -L shutter-simulate send-keys -t sim f
+  check "terminal: 'f' takes a 4608x2592 photo: $(sleep 2; screen | grep -m1 PHOTO)" wait_screen "PHOTO  photos/IMG_.*(4608×2592"
+  tmux -L shutter-simulate send-keys -t sim q
+  for _ in $(seq 50); do [ -f "$work/tty.status" ] && break; sleep 0.1; done
+  check "terminal: 'q' quits with exit 0 ($(cat "$work/tty.status" 2> /dev/null))" grep -qx "exited 0" "$work/tty.status"
+else
+  skip "terminal: no tmux"
+fi
 
 # --- run --output and --camera-module ---
 (cd "$work" && timeout 120 "$shutter" run --simulate --camera-module imx477 --output "$work/hq" --board "$boards/raspberry-pi-4.json" --no-state < /dev/null > hq.jsonl 2> hq.err); status=$?
