@@ -1527,7 +1527,7 @@ struct FakeCamera final : shutter_lc_camera {
         const BufferMemory::Planes &mapped = memory->requests[index];
         for (uint32_t plane = 0; plane < mapped.count && !script.keeps_planes; plane++)
             memset(const_cast<uint8_t *>(mapped.planes[plane]), fill, mapped.bytes[plane]);
-        if (mapped.vf) memset(const_cast<uint8_t *>(mapped.vf), fill, mapped.vf_bytes);
+        if (mapped.vf && !script.keeps_planes) memset(const_cast<uint8_t *>(mapped.vf), fill, mapped.vf_bytes);
         slot.timestamp = timestamp;
         slot.sequence = sequence++;
         slot.af_state = script.has_autofocus ? af_state : -1;

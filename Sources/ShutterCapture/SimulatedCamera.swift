@@ -119,8 +119,9 @@ public enum SimulatedCameraModule: String, CaseIterable, Hashable, Sendable {
 /// CLOCK_MONOTONIC due at the next frame's instant, and ``readFrames(into:)`` delivers every
 /// frame due by now, stamped at its own instant of the sensor's cadence, before taking them as
 /// any libcamera camera's. The picture (the synthetic camera's colour bars and test chart) is
-/// painted into every request's buffers once, as the camera opens, and the deliveries leave it
-/// there: a frame then costs no pixel work at all, so a laptop keeps up with 12 MP at 14 fps.
+/// painted into every request's buffers once (the still planes as the camera opens, a viewfinder
+/// image as its request's first frame is taken), and the deliveries leave it there: a frame then
+/// costs no pixel work at all, so a laptop keeps up with 12 MP at 14 fps.
 public final class SimulatedCamera: Camera {
     public let module: SimulatedCameraModule
     /// The libcamera camera the frames go through.
@@ -137,6 +138,10 @@ public final class SimulatedCamera: Camera {
     private let clock: any MonotonicClock
     /// Frames the sensor made while every request was held (a real pipeline drops them too).
     public private(set) var framesDropped = 0
+    /// The picture at a quarter of the sensor's size, planar 4:2:0, scaled into each buffer.
+    private let scene: ScenePlanes
+    /// The viewfinder buffers painted so far: each request's, as its first frame is taken.
+    private var paintedViewfinders: Set<UnsafeRawPointer> = []
 
     /// Opens the simulated `module` as the board's camera `settings` configure it.
     /// - Parameter clock: the clock frames are stamped on.
@@ -161,6 +166,8 @@ public final class SimulatedCamera: Camera {
             throw CaptureError.system(call: "timerfd_create", errno: errno, context: "simulated \(module.rawValue)")
         }
         self.timer = timer
+        let size = libcamera.format
+        scene = ScenePlanes(width: max(160, (size.width / 4) & ~1), height: max(120, (size.height / 4) & ~1))
         paintRequests()
     }
 
@@ -212,7 +219,12 @@ public final class SimulatedCamera: Camera {
             nextFrameAt = next
             arm()
         }
+        let taken = frames.count
         try libcamera.readFrames(into: &frames)
+        // A viewfinder image is painted before the frame holding it is first used.
+        for index in taken..<frames.count {
+            if let finder = frames[index].viewfinder, paintedViewfinders.insert(finder.start).inserted { paint(finder) }
+        }
     }
 
     public func setControl(_ id: UInt32, to value: Int32) throws(CaptureError) {
@@ -265,18 +277,38 @@ public final class SimulatedCamera: Camera {
             return pointers.map { UnsafeMutablePointer(mutating: $0!) }
         }
         guard let first = planes(of: 0) else { return }
-        let scene = Self.scene(width: max(160, (width / 4) & ~1), height: max(120, (height / 4) & ~1))
-        let sceneChroma = scene.width / 2, sceneChromaRows = (scene.height + 1) / 2
-        var y = [UInt8](repeating: 0, count: scene.width * scene.height)
-        var u = [UInt8](repeating: 0, count: sceneChroma * sceneChromaRows), v = u
-        _ = YUY2ToI420(scene.yuyv, Int32(scene.width * 2), &y, Int32(scene.width), &u, Int32(sceneChroma), &v, Int32(sceneChroma),
-                       Int32(scene.width), Int32(scene.height))
-        _ = I420Scale(y, Int32(scene.width), u, Int32(sceneChroma), v, Int32(sceneChroma), Int32(scene.width), Int32(scene.height),
-                      first[0], Int32(stride), first[1], Int32(chromaStride), first[2], Int32(chromaStride),
-                      Int32(width), Int32(height), kFilterBilinear)
+        scene.scale(into: first[0], first[1], first[2], stride: stride, width: width, height: height)
         for request in 1..<max(1, shutter_lc_buffers_count(buffers)) {
             guard let other = planes(of: request) else { continue }
             for plane in 0..<3 { other[plane].update(from: first[plane], count: needed[plane]) }
+        }
+    }
+
+    /// Paints a viewfinder image (NV12 or YUV420, as libcamera gave the stream) scaled from the scene.
+    ///
+    /// The corresponding C functions are `I420Scale` and `MergeUVPlane`.
+    private func paint(_ finder: FrameViewfinder) {
+        let format = finder.format, width = format.width, height = format.height, stride = format.bytesPerLine
+        let chromaRows = (height + 1) / 2
+        guard finder.count >= stride * height + stride * chromaRows else { return }
+        // The request's own memory: the frame holding it was just taken, and is used only after this.
+        let luma = UnsafeMutablePointer(mutating: finder.start.assumingMemoryBound(to: UInt8.self))
+        let chroma = luma + stride * height
+        switch format.pixelFormat {
+        case .yuv420:
+            scene.scale(into: luma, chroma, chroma + stride / 2 * chromaRows, stride: stride, width: width, height: height)
+        case .nv12:
+            let chromaWidth = (width + 1) / 2
+            var u = [UInt8](repeating: 0, count: chromaWidth * chromaRows), v = u
+            u.withUnsafeMutableBufferPointer { u in
+                v.withUnsafeMutableBufferPointer { v in
+                    scene.scale(into: luma, u.baseAddress!, v.baseAddress!, stride: stride, chromaStride: chromaWidth, width: width, height: height)
+                    MergeUVPlane(u.baseAddress, Int32(chromaWidth), v.baseAddress, Int32(chromaWidth), chroma, Int32(stride),
+                                 Int32(chromaWidth), Int32(chromaRows))
+                }
+            }
+        default:
+            break
         }
     }
 
@@ -300,5 +332,38 @@ public final class SimulatedCamera: Camera {
             yuyv.replaceSubrange(to..<to + box.width * 2, with: chart[from..<from + box.width * 2])
         }
         return (yuyv, width, height)
+    }
+}
+
+/// The picture in planar 4:2:0 at a small size: scaled into every buffer the camera paints.
+struct ScenePlanes {
+    let width: Int
+    let height: Int
+    private let y: [UInt8]
+    private let u: [UInt8]
+    private let v: [UInt8]
+
+    /// The synthetic camera's scene (``SimulatedCamera/scene(width:height:)``) at `width`x`height`.
+    /// The corresponding C function is `YUY2ToI420`.
+    init(width: Int, height: Int) {
+        self.width = width
+        self.height = height
+        let yuyv = SimulatedCamera.scene(width: width, height: height).yuyv
+        let chroma = width / 2, chromaRows = (height + 1) / 2
+        var y = [UInt8](repeating: 0, count: width * height)
+        var u = [UInt8](repeating: 0, count: chroma * chromaRows), v = u
+        _ = YUY2ToI420(yuyv, Int32(width * 2), &y, Int32(width), &u, Int32(chroma), &v, Int32(chroma), Int32(width), Int32(height))
+        self.y = y
+        self.u = u
+        self.v = v
+    }
+
+    /// Scales the scene into planes of `width`x`height` (`chromaStride`: half of `stride` unless given).
+    /// The corresponding C function is `I420Scale`.
+    func scale(into luma: UnsafeMutablePointer<UInt8>, _ cb: UnsafeMutablePointer<UInt8>, _ cr: UnsafeMutablePointer<UInt8>,
+               stride: Int, chromaStride: Int? = nil, width outWidth: Int, height outHeight: Int) {
+        let chroma = Int32(chromaStride ?? stride / 2)
+        _ = I420Scale(y, Int32(width), u, Int32(width / 2), v, Int32(width / 2), Int32(width), Int32(height),
+                      luma, Int32(stride), cb, chroma, cr, chroma, Int32(outWidth), Int32(outHeight), kFilterBilinear)
     }
 }

@@ -69,6 +69,23 @@ struct SimulatedCameraTests {
         #expect(lumaRow[width / 16] > lumaRow[width - width / 16])
     }
 
+    @Test func theViewfinderShowsThePictureToo() throws {
+        let clock = VirtualClock(start: .seconds(100))
+        var settings = smallRing()
+        settings.viewfinder = FrameDimensions(width: 640, height: 360)
+        let camera = try SimulatedCamera(module: .imx708, settings: settings, clock: clock)
+        defer { camera.close() }
+        try camera.start()
+        var frames: [Frame] = []
+        clock.advance(by: .microseconds(69_669))
+        try camera.readFrames(into: &frames)
+        let finder = try #require(frames.first?.viewfinder)
+        #expect(finder.format.width == 640 && finder.format.height == 360)
+        let lumaRow = Array(UnsafeRawBufferPointer(start: finder.start, count: 640))
+        #expect(Set(lumaRow).count >= 6, "a row crosses the eight bars")
+        #expect(lumaRow[40] > lumaRow[600])
+    }
+
     @Test func aBoardsFrameRateIsKeptWithinTheModesRange() throws {
         var slow = smallRing()
         slow.fps = 5
