@@ -1332,6 +1332,8 @@ struct FakeCamera final : shutter_lc_camera {
         id = "fake/shutter-lc-fake";
         model = script.has_autofocus ? "fake-imx708" : "fake";
         if (script.raspberrypi && script.exposure_time_us == 0) script.exposure_time_us = 20000;  // ipa_base.cpp's defaultExposureTime
+        if (script.id[0]) id = std::string(script.id, strnlen(script.id, sizeof script.id));
+        if (script.model[0]) model = std::string(script.model, strnlen(script.model, sizeof script.model));
         layout(script.width, script.height);
     }
 
@@ -1645,9 +1647,9 @@ struct FakeCamera final : shutter_lc_camera {
         }
         if (script.has_autofocus && af_state == SHUTTER_LC_AF_FOCUSED) lens = 2.5f;
         const BufferMemory::Planes &mapped = memory->requests[index];
-        for (uint32_t plane = 0; plane < mapped.count; plane++)
+        for (uint32_t plane = 0; plane < mapped.count && !script.keeps_planes; plane++)
             memset(const_cast<uint8_t *>(mapped.planes[plane]), fill, mapped.bytes[plane]);
-        if (mapped.vf) memset(const_cast<uint8_t *>(mapped.vf), fill, mapped.vf_bytes);
+        if (mapped.vf && !script.keeps_planes) memset(const_cast<uint8_t *>(mapped.vf), fill, mapped.vf_bytes);
         slot.timestamp = timestamp;
         slot.sequence = sequence++;
         slot.af_state = script.has_autofocus ? af_state : -1;

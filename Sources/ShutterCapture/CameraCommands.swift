@@ -121,17 +121,25 @@ public enum CameraCommands {
 
     /// For `shutter check`: opens the board's camera (without streaming) and says, per line, which
     /// camera and format it uses and how each board control is served or why it is disabled.
+    /// With `simulating`, the simulated camera module is opened in place of the board's camera.
     ///
     /// - Throws: ``CaptureError`` when the camera cannot be opened (no device, busy, permissions, format).
-    public static func checkCamera(board: Board) throws(CaptureError) -> [String] {
-        let choice = try CaptureService.chooseCamera(board.camera)
-        let camera = try CaptureService.openCamera(board.camera, choice: choice)
+    public static func checkCamera(board: Board, simulating module: SimulatedCameraModule? = nil) throws(CaptureError) -> [String] {
+        let camera: any Camera
+        var lines: [String]
+        if let module {
+            camera = try SimulatedCamera(module: module, settings: board.camera)
+            lines = ["simulated: \(module.rawValue) (\(module.productName)) through the libcamera backend's fake camera"]
+        } else {
+            let choice = try CaptureService.chooseCamera(board.camera)
+            camera = try CaptureService.openCamera(board.camera, choice: choice)
+            lines = choice.reason.map { ["found: \($0)"] } ?? []
+        }
         defer { camera.close() }
         let rate = camera.frameInterval.map { $0.rawValue > 0 ? " at \(JSONLine.number(1e9 / Double($0.rawValue), decimals: 2)) fps" : "" } ?? ""
-        var lines = choice.reason.map { ["found: \($0)"] } ?? []
         lines.append("camera: \(camera.info.path) (\(camera.info.card)) \(camera.format)\(rate)\(camera.format.isLimitedRangeYUV ? ", limited-range YUV, converted to full" : "")")
         lines.append(ringReport(settings: board.camera, camera: camera))
-        if let camera = camera as? LibcameraCamera {
+        if let camera = (camera as? LibcameraCamera) ?? (camera as? SimulatedCamera)?.libcamera {
             lines[lines.count - 2] += " through libcamera \(libcameraVersions.runtime)"
             if let viewfinder = camera.viewfinder {
                 lines.append("viewfinder: \(viewfinder.width)x\(viewfinder.height)")
@@ -158,7 +166,7 @@ public enum CameraCommands {
         if let v4l2 = camera as? V4L2Camera {
             line += ", \(v4l2.bufferCount) driver buffers (\(mib(v4l2.bufferCount * perFrame)) mapped)"
             if !v4l2.lendsBuffers { line += "; frames are copied (libcamerify's layer needs its buffers back in turn)" }
-        } else if let libcamera = camera as? LibcameraCamera {
+        } else if let libcamera = (camera as? LibcameraCamera) ?? (camera as? SimulatedCamera)?.libcamera {
             line += ", \(libcamera.requestCount) requests (\(mib(libcamera.requestCount * perFrame)) of camera buffers)"
         }
         return line
@@ -171,8 +179,10 @@ public enum CameraCommands {
     ///   - out: the photo's path (an existing file is not overwritten: `-2` is added); `nil` uses
     ///     the board's output directory and name template.
     ///   - timeout: how long to wait for the camera.
+    ///   - module: the simulated camera module to take it with in place of the board's camera.
     /// - Throws: ``CaptureError`` when the camera cannot be opened or the photo cannot be saved.
-    public static func captureOnce(board: Board, out: String? = nil, timeout: Nanoseconds = .seconds(10)) throws(CaptureError) -> JSONLine {
+    public static func captureOnce(board: Board, out: String? = nil, timeout: Nanoseconds = .seconds(10),
+                                   simulating module: SimulatedCameraModule? = nil) throws(CaptureError) -> JSONLine {
         var board = board
         if let out {
             let slash = out.lastIndex(of: "/")
@@ -183,7 +193,7 @@ public enum CameraCommands {
         var settings = board.camera
         settings.keepStreaming = true
         board.camera = settings
-        let service = try CaptureService(board: board, updatesLatest: out == nil)
+        let service = try CaptureService(board: board, factory: module?.factory(), updatesLatest: out == nil)
         defer { service.shutdown() }
         let deadline = monotonicNow() + timeout
         var pressed = false

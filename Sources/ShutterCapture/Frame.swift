@@ -334,7 +334,7 @@ public func ringCapacity(ringFrames: Int, ringMiB: Int?, frameBytes: Int) -> Int
 /// How many frames the ring holds for the open `camera`: what a V4L2 or libcamera camera decided
 /// as it opened (refusing a `ringMiB` below two frames), else `settings`' ring at its frame size.
 func ringCapacity(of camera: any Camera, settings: CameraSettings) -> Int {
-    (camera as? V4L2Camera)?.ringCapacity ?? (camera as? LibcameraCamera)?.ringCapacity
+    (camera as? V4L2Camera)?.ringCapacity ?? (camera as? LibcameraCamera)?.ringCapacity ?? (camera as? SimulatedCamera)?.libcamera.ringCapacity
         ?? ringCapacity(ringFrames: settings.ringFrames, ringMiB: settings.ringMiB, frameBytes: camera.bytesPerFrame) ?? 2
 }
 

@@ -801,6 +801,10 @@ public final class LibcameraCamera: Camera {
         guard let handle else { return 0 }
         return Int(shutter_lc_fake_start_controls(handle))
     }
+
+    /// The backend's handle while open, for the simulated camera module (SimulatedCamera.swift),
+    /// which paints the fake's buffers and delivers its frames.
+    var backendHandle: OpaquePointer? { handle }
 }
 
 /// A camera handle the buffer queue's calls use (only on the event loop, while the camera is open).
@@ -844,19 +848,43 @@ public struct FakeLibcameraScript: Hashable, Sendable {
     public var exposureTimeMicroseconds = 20_000
     /// With ``raspberryPi``: frames until a request's ExposureValue or FrameDurationLimits shows.
     public var controlDelay = 2
+    /// The libcamera id and model it reports instead of the fake's own (`nil`: keep them).
+    public var id: String?
+    public var model: String?
+    /// Deliveries leave the still planes as they are (the simulator paints them once) instead of filling them.
+    public var keepsPlanes = false
 
     public init() {}
 
-    /// The script as the backend takes it.
+    /// The script as the backend takes it: field by field from a zeroed one, so a field the
+    /// backend adds starts at 0 here.
     var config: shutter_lc_fake_config {
-        shutter_lc_fake_config(
-            width: UInt32(width), height: UInt32(height), fourcc: format.rawValue,
-            has_scaler_crop: hasScalerCrop ? 1 : 0, has_exposure_value: hasExposureValue ? 1 : 0,
-            has_autofocus: hasAutofocus ? 1 : 0, af_scan_frames: Int32(autofocusScanFrames),
-            af_outcome: autofocusOutcome.rawValue,
-            frame_duration_min_us: frameDurationLimits?.lowerBound ?? 0, frame_duration_max_us: frameDurationLimits?.upperBound ?? 0,
-            plane_gap: UInt32(planeGap), raspberrypi: raspberryPi ? 1 : 0,
-            exposure_time_us: Int32(exposureTimeMicroseconds), control_delay: Int32(controlDelay))
+        var config = shutter_lc_fake_config()
+        config.width = UInt32(width)
+        config.height = UInt32(height)
+        config.fourcc = format.rawValue
+        config.has_scaler_crop = hasScalerCrop ? 1 : 0
+        config.has_exposure_value = hasExposureValue ? 1 : 0
+        config.has_autofocus = hasAutofocus ? 1 : 0
+        config.af_scan_frames = Int32(autofocusScanFrames)
+        config.af_outcome = autofocusOutcome.rawValue
+        config.frame_duration_min_us = frameDurationLimits?.lowerBound ?? 0
+        config.frame_duration_max_us = frameDurationLimits?.upperBound ?? 0
+        config.plane_gap = UInt32(planeGap)
+        config.raspberrypi = raspberryPi ? 1 : 0
+        config.exposure_time_us = Int32(exposureTimeMicroseconds)
+        config.control_delay = Int32(controlDelay)
+        if let id { withUnsafeMutableBytes(of: &config.id) { Self.copy(id, into: $0) } }
+        if let model { withUnsafeMutableBytes(of: &config.model) { Self.copy(model, into: $0) } }
+        config.keeps_planes = keepsPlanes ? 1 : 0
+        return config
+    }
+
+    /// `text` into a C string field, cut to fit with its terminating zero.
+    private static func copy(_ text: String, into field: UnsafeMutableRawBufferPointer) {
+        let bytes = Array(text.utf8.prefix(field.count - 1))
+        field.copyBytes(from: bytes)
+        field[bytes.count] = 0
     }
 
     /// A Camera Module 3 (imx708, 4608x2592, autofocus) on a Raspberry Pi: YUV420 stills, the

@@ -21,6 +21,26 @@ struct Command: Sendable {
 }
 
 let boardOption = OptionSpec(name: "--board", valueName: "BOARD", help: "the board file (e.g. Boards/simulator.json)")
+let simulateOption = OptionSpec(name: "--simulate", valueName: nil,
+                                help: "the board's lines on the mock chip, its camera a simulated camera module ('shutter run --help')")
+let cameraModuleOption = OptionSpec(name: "--camera-module", valueName: "MODEL",
+                                    help: "with --simulate: imx708 (Camera Module 3), imx477 (HQ Camera) or imx219 (Camera Module 2)")
+
+/// What `--simulate` does, for the help of the commands that take it.
+let simulateHelp = """
+    Simulating a rig (--simulate), to try a board before its parts arrive: the board's lines keep
+    their names and roles but sit on shutter's mock chip (the simulator's keys, traces and demo
+    session drive them as on Boards/simulator.json), and its camera is replaced by a simulated
+    Raspberry Pi camera module, taken through the real libcamera backend (its fake camera with
+    the Raspberry Pi pipeline's behaviour): frames come by themselves at the module's full-
+    resolution rate and show the synthetic camera's colour bars and chart. The module is
+    --camera-module MODEL, else the one the board's camera.device names (imx708, imx477,
+    imx219), else imx708 (Camera Module 3, with autofocus); a board naming "synthetic" keeps
+    the synthetic camera. Photos go to ./photos unless --output DIR (capture: --out PATH) says
+    otherwise; EXIF says Raspberry Pi and the module (imx708). Needs libshutter-libcamera.so.
+      shutter run --simulate --board Boards/raspberry-pi-5.json < /dev/null
+    """
+
 let explainOption = OptionSpec(name: "--explain", valueName: nil,
                                help: "setup mode: say on standard error why each decision was made")
 
@@ -38,7 +58,7 @@ let explainHelp = """
 let commands: [Command] = [
     Command(spec: CommandSpec(
         name: "run", summary: "Run the daemon: watch the buttons and the slider strip, print events as JSON lines.",
-        synopsis: "[--board BOARD] [--explain]",
+        synopsis: "[--board BOARD] [--simulate [--camera-module MODEL]] [--output DIR] [--explain]",
         details: """
         Events go to standard output, one JSON object a line; diagnostics go to standard error.
         When standard output is a terminal, the events are told in words instead (time stamped as
@@ -85,9 +105,13 @@ let commands: [Command] = [
           "active": true}, played at its time after start. When it ends, pending timeouts run
           and shutter exits.
 
+        \(simulateHelp)
+
         \(explainHelp)
         """,
-        options: [boardOption, explainOption,
+        options: [boardOption, simulateOption, cameraModuleOption,
+                  OptionSpec(name: "--output", valueName: "DIR", help: "write photos to DIR instead of the board's output.directory"),
+                  explainOption,
                   OptionSpec(name: "--state", valueName: "FILE", help: "keep control values in FILE"),
                   OptionSpec(name: "--no-state", valueName: nil, help: "start from the board's initial values and save nothing"),
                   OptionSpec(name: "--socket", valueName: "PATH",
@@ -151,7 +175,7 @@ let commands: [Command] = [
         options: [socketOption]), run: reloadDaemon),
     Command(spec: CommandSpec(
         name: "check", summary: "Validate a board file and print the rig it describes.",
-        synopsis: "BOARD",
+        synopsis: "BOARD [--simulate [--camera-module MODEL]]",
         details: """
         Exit status 0 when the board is valid, 1 (with the file and the field named) when not.
         When the board's GPIO chip is present, its lines are looked up too, and the camera is
@@ -161,9 +185,11 @@ let commands: [Command] = [
         no camera.device takes the first camera libcamera lists, else the first V4L2 capture
         device, and check says which it found; the synthetic camera only when named. When the
         libcamera backend (libshutter-libcamera.so) cannot be loaded it goes on to V4L2: check
-        says why, and run warns each time it opens that camera.
+        says why, and run warns each time it opens that camera. With --simulate, the board is
+        checked as 'shutter run --simulate' runs it: lines on the mock chip, the simulated camera
+        module opened (see 'shutter run --help').
         """,
-        options: [], positionals: ["BOARD"]), run: checkBoard),
+        options: [simulateOption, cameraModuleOption], positionals: ["BOARD"]), run: checkBoard),
     Command(spec: CommandSpec(
         name: "record", summary: "Record edges from the board's GPIO chip as a trace (JSON Lines).",
         synopsis: "--board BOARD [--out FILE] [--seconds N]",
@@ -204,13 +230,16 @@ let commands: [Command] = [
         options: []), run: listCameras),
     Command(spec: CommandSpec(
         name: "capture", summary: "Take one still now with the board's camera and print the photo event.",
-        synopsis: "--board BOARD [--out PATH]",
+        synopsis: "--board BOARD [--out PATH] [--simulate [--camera-module MODEL]]",
         details: """
         Without --out the photo goes to the board's output directory and name template ({seq}
         continues after the highest number already there), and latest.jpg follows it. An
-        existing file is never overwritten ('-2' is added).
+        existing file is never overwritten ('-2' is added). With --simulate the photo is taken
+        with the simulated camera module (see 'shutter run --help') and goes to ./photos
+        without --out.
         """,
-        options: [boardOption, OptionSpec(name: "--out", valueName: "PATH", help: "write the photo here")],
+        options: [boardOption, OptionSpec(name: "--out", valueName: "PATH", help: "write the photo here"),
+                  simulateOption, cameraModuleOption],
         required: ["--board"]), run: captureStill),
     Command(spec: CommandSpec(
         name: "monitor", summary: "Print edges and events live, for people.",
@@ -255,7 +284,9 @@ func mainHelp() -> String {
 
 func checkBoard(_ arguments: ParsedArguments) throws -> Int32 {
     let path = arguments.positionals[0]
-    let board = try loadBoard(path)
+    var board = try loadBoard(path)
+    let rig = try simulatedRig(board, arguments)
+    if let rig { board = rig.board }
     if let mqtt = board.mqtt {
         // The files the daemon reads at start: a missing one is this board's error, named by its field.
         for (field, file) in [("passwordFile", mqtt.passwordFile), ("caFile", mqtt.caFile), ("certFile", mqtt.certFile), ("keyFile", mqtt.keyFile)] {
@@ -265,6 +296,7 @@ func checkBoard(_ arguments: ParsedArguments) throws -> Int32 {
     }
     var text = "board \(board.name) (\(path)): valid\n"
     if let summary = board.summary { text += "  \(summary)\n" }
+    if let rig { text += "\(rig.summary)\n" }
     text += "chip: \(board.chip)\n"
     var offsets: [LineIndex: String] = [:]
     if board.chip == .simulator {
@@ -340,7 +372,7 @@ func checkBoard(_ arguments: ParsedArguments) throws -> Int32 {
     if let format = c.pixelFormat { text += " \(format)" }
     text += ", JPEG quality \(c.quality)\n"
     do {
-        for line in try CameraCommands.checkCamera(board: board) { text += "  \(line)\n" }
+        for line in try CameraCommands.checkCamera(board: board, simulating: rig?.module) { text += "  \(line)\n" }
     } catch {
         text += "  not checked against hardware: \(error)\n"
     }
@@ -371,9 +403,11 @@ func listCameras(_ arguments: ParsedArguments) throws -> Int32 {
 }
 
 func captureStill(_ arguments: ParsedArguments) throws -> Int32 {
-    let board = try loadBoard(arguments.value("--board")!)
+    var board = try loadBoard(arguments.value("--board")!)
+    let rig = try simulatedRig(board, arguments)
+    if let rig { board = rig.board }
     do {
-        Console.out(try CameraCommands.captureOnce(board: board, out: arguments.value("--out")).description)
+        Console.out(try CameraCommands.captureOnce(board: board, out: arguments.value("--out"), simulating: rig?.module).description)
     } catch {
         throw CommandFailure(error.description)
     }

@@ -13,7 +13,14 @@ import ShutterDaemon
 
 func runDaemon(_ arguments: ParsedArguments) throws -> Int32 {
     let boardPath = try arguments.value("--board") ?? defaultBoardPath()
-    let board = try loadBoard(boardPath)
+    var board = try loadBoard(boardPath)
+    let rig = try simulatedRig(board, arguments)
+    if let rig {
+        board = rig.board
+        Console.error("shutter: \(rig.summary)")
+    } else if let directory = arguments.value("--output") {
+        board.output.directory = directory
+    }
     var options = DaemonOptions()
     options.boardPath = boardPath
     options.statePath = arguments.value("--state")
@@ -40,7 +47,7 @@ func runDaemon(_ arguments: ParsedArguments) throws -> Int32 {
     // In a terminal the overlay shows the events in words; JSON lines are for a pipe or a file.
     let drawsOverlay = isatty(STDOUT_FILENO) == 1
     if drawsOverlay { options.printsEvents = false }
-    let daemon = try Daemon(board: board, options: options)
+    let daemon = try Daemon(board: board, options: options, cameraFactory: rig?.cameraFactory)
     daemon.notifier = SystemdNotifier.fromEnvironment()
     let overlay = drawsOverlay ? TerminalOverlay(daemon: daemon) : nil
     defer { overlay?.close() }
@@ -61,6 +68,15 @@ func runDaemon(_ arguments: ParsedArguments) throws -> Int32 {
     defer { terminal?.restore() }
     try withExtendedLifetime(gestures) { try daemon.run() }
     return ExitStatus.success
+}
+
+/// The rig `--simulate` asks for (`--camera-module`, `--output`), or `nil` without it.
+func simulatedRig(_ board: Board, _ arguments: ParsedArguments) throws -> SimulatedRig? {
+    guard arguments.has("--simulate") else {
+        if arguments.value("--camera-module") != nil { throw UsageError(message: "--camera-module needs --simulate") }
+        return nil
+    }
+    return try SimulatedRig(board: board, moduleName: arguments.value("--camera-module"), outputDirectory: arguments.value("--output"))
 }
 
 /// The board `shutter run` uses without `--board`: the installed one, else the simulator board

@@ -86,6 +86,13 @@ typedef struct {
     /// With raspberrypi: frames between a request and the first frame its sensor controls show in
     /// (DelayedControls; imx708's exposure delay is 2).
     int control_delay;
+    /// A libcamera id and properties::Model to report instead of the fake's own (empty: keep
+    /// them): a simulated camera module says it is an imx708 at its device-tree path.
+    char id[128];
+    char model[32];
+    /// Deliveries leave the planes (still and viewfinder) as they are rather than filling them
+    /// (the simulator paints a picture into every request's buffers once: frames then cost no copy).
+    int keeps_planes;
 } shutter_lc_fake_config;
 
 /// A fake camera behind the same interface: no thread, no hardware. Frames arrive only when
@@ -93,7 +100,8 @@ typedef struct {
 shutter_lc_camera *shutter_lc_open_fake(const shutter_lc_fake_config *config);
 
 /// Completes the oldest queued request of a started fake camera as a frame stamped
-/// `timestamp_ns`: applies that request's controls, fills every plane with `fill`, advances
+/// `timestamp_ns`: applies that request's controls, fills every plane with `fill` (unless
+/// keeps_planes), advances
 /// the autofocus script, and makes the poll descriptor readable. -EAGAIN when no request is
 /// queued (every buffer is held), -EINVAL for a real camera.
 int shutter_lc_fake_deliver(shutter_lc_camera *camera, int64_t timestamp_ns, uint8_t fill);
