@@ -89,9 +89,10 @@ struct JPEGStripTests {
 
     /// Every subsampling TurboJPEG names, at sizes that are not whole MCUs: the planes a decoded
     /// JPEG gives (the thumbnail path) encode in strips to the pixels of the whole encode.
-    @Test(arguments: [TJSAMP_444, TJSAMP_422, TJSAMP_420, TJSAMP_GRAY, TJSAMP_440, TJSAMP_411].map(\.rawValue))
-    func everySubsamplingJoins(_ subsamplingValue: UInt32) throws {
-        let subsampling = TJSAMP(rawValue: subsamplingValue)
+    /// (The raw values as Int32: TJSAMP is unsigned in libjpeg-turbo 2.x and signed in 3.x.)
+    @Test(arguments: [TJSAMP_444, TJSAMP_422, TJSAMP_420, TJSAMP_GRAY, TJSAMP_440, TJSAMP_411].map { Int32($0.rawValue) })
+    func everySubsamplingJoins(_ subsamplingValue: Int32) throws {
+        let subsampling = TJSAMP(rawValue: .init(truncatingIfNeeded: subsamplingValue))
         let (width, height) = (1030, 770)
         var offsets: [Int] = [], strides: [Int] = [], total = 0
         for plane in 0..<(subsampling == TJSAMP_GRAY ? 1 : 3) {
