@@ -29,6 +29,9 @@ public struct Photo: Hashable, Sendable {
     public var writeTime: Nanoseconds
     /// How autofocus ended before the frame (`none` without autofocus).
     public var focus: FocusOutcome = .none
+    /// How many frames answered the autofocus cycle's trigger before the photo's frame was
+    /// chosen (`nil` when no cycle ran for it).
+    public var focusFrames: Int? = nil
     /// Whether the system clock was synchronised (NTP, GPS) when the photo was taken: when not,
     /// its EXIF date (and a strftime file name) may be off.
     public var clockSynchronized = true
@@ -90,7 +93,7 @@ public enum CaptureEvent: Hashable, Sendable {
     }
 
     /// The event as one JSON line:
-    /// `{"event":"photo","t":…,"path":…,"pressedAt":…,"frameAt":…,"offsetMs":…,"width":…,"height":…,"bytes":…,"clockSynchronized":…,"focus":…,"bracketMs":…,"frameIntervalMs":…}`.
+    /// `{"event":"photo","t":…,"path":…,"pressedAt":…,"frameAt":…,"offsetMs":…,"width":…,"height":…,"bytes":…,"clockSynchronized":…,"focus":…,"focusFrames":…,"bracketMs":…,"frameIntervalMs":…}`.
     public var json: JSONLine {
         switch self {
         case .photo(let photo):
@@ -105,6 +108,7 @@ public enum CaptureEvent: Hashable, Sendable {
             line.add("bytes", photo.bytes)
             line.add("clockSynchronized", photo.clockSynchronized)
             line.add("focus", photo.focus.rawValue)
+            if let frames = photo.focusFrames { line.add("focusFrames", frames) }
             // The frame interval at the press, so "within one frame interval" can be checked per photo.
             if let bracket = photo.bracket { line.add("bracketMs", bracket.milliseconds, decimals: 3) }
             if let interval = photo.frameInterval { line.add("frameIntervalMs", interval.milliseconds, decimals: 3) }

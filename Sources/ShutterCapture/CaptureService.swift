@@ -586,9 +586,9 @@ public final class CaptureService {
     var clockIsSynchronized: () -> Bool = PhotoMetadata.systemClockIsSynchronized
 
     /// Hands `frame` to the background queue for encoding and writing.
-    private func submit(_ frame: Frame, pressedAt: Instant, focus: FocusOutcome? = nil) {
+    private func submit(_ frame: Frame, pressedAt: Instant, focus: ShotFocus? = nil) {
         guard let camera = session.camera else { return }
-        let focus = autofocus?.focusOfShot(pressedAt: pressedAt, frame: frame, served: focus) ?? focus ?? .none
+        let focus = autofocus?.focusOfShot(pressedAt: pressedAt, frame: frame, served: focus) ?? focus ?? ShotFocus(outcome: .none)
         let label = labels.removeValue(forKey: pressedAt)
         if label == nil { sequence += 1 }
         inFlight += 1

@@ -252,6 +252,35 @@ struct RaspberryPiCameraTests {
     }
 }
 
+/// An `onPrepare` focus cycle in the Camera Module 3's full-resolution mode (14 fps), as long as
+/// a triggered PDAF cycle on imx708 runs.
+@Suite("CaptureService: a focus cycle at full resolution")
+struct FullResolutionFocusTests {
+    @Test func aTwentyFrameScanAtFourteenFramesASecondLocks() throws {
+        var script = smallPi(autofocus: true)
+        script.autofocusScanFrames = 20  // imx708.json's pdaf_frames: a triggered PDAF cycle's length
+        let harness = try LibcameraHarness(script) {
+            sensorSize(&$0)
+            $0.autofocus = .onPrepare
+        }
+        let interval = 1000.0 / 14  // Camera Module 3's full-resolution mode
+        harness.frames(1000)
+        harness.service.prepare()
+        harness.service.capture(pressedAt: ms(1001), now: ms(1001))
+        var events: [CaptureEvent] = []
+        var time = 1000.0
+        for _ in 0..<60 where harness.service.pendingCount > 0 {
+            time += interval
+            events += harness.frames(time)
+        }
+        events += harness.finish()
+        let photo = try #require(events.compactMap(\.photo).first)
+        #expect(photo.focus == .locked, "a 20-frame cycle at 14 fps takes 1.4 s")
+        let line = try #require(events.first { $0.photo != nil }).json.description
+        #expect(line.contains(#""focusFrames": 21"#), "20 Scanning frames answered the trigger, then the Focused one: \(line)")
+    }
+}
+
 /// Fault 5: a 12 MP frame is 18 MB; none may be copied on the event loop, and a request the ring
 /// lets go of goes back to libcamera at once.
 @Suite("No full frame copied on the event loop")
