@@ -48,6 +48,8 @@ public struct CameraSettings: Hashable, Sendable {
     /// With libcamera autofocus: the most a photo waits for the lens to lock, in milliseconds,
     /// whatever the frame rate (``focusTimeoutFrames`` decides first at any rate above 10 fps).
     public var focusTimeoutMs: Int = 3_000
+    /// What gives the lens back to the board's `autofocus` after a `lensPosition` slider took it.
+    public var manualFocusEnds: ManualFocusEnd = .prepare
     /// How long presses wait for the camera to start streaming before they fail, in
     /// milliseconds (a USB webcam's `VIDIOC_STREAMON` or libcamera's start can hang).
     public var startTimeoutMs: Int = 10_000
@@ -70,6 +72,17 @@ public enum AutofocusMode: String, CaseIterable, Hashable, Sendable {
     case onPrepare
     /// No autofocus: the lens stays where a `lensPosition` control puts it (AfModeManual).
     case manual
+}
+
+/// What gives a lens back to the board's autofocus once a `lensPosition` slider took it by hand
+/// (board `camera.manualFocusEnds`).
+public enum ManualFocusEnd: String, CaseIterable, Hashable, Sendable {
+    /// The next half press held long enough to prepare (`prepare`): focus and metering, as on a
+    /// camera's shutter button. A full click or a light press keeps the slider's focus.
+    case prepare
+    /// A double light press while the focus slider is the current control (it also opens the
+    /// chooser, as every double light press does).
+    case doubleLightPress
 }
 
 public enum CameraBackend: String, CaseIterable, Hashable, Sendable {
@@ -118,7 +131,8 @@ public enum DigitalZoomOutput: String, CaseIterable, Hashable, Sendable {
 extension CameraSettings: Decodable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case device, width, height, pixelFormat, fps, quality, keepStreaming, warmupFrames, ringFrames, ringMiB, orientation,
-             digitalZoom, bindings, backend, viewfinder, autofocus, focusTimeoutMs, focusTimeoutFrames, startTimeoutMs
+             digitalZoom, bindings, backend, viewfinder, autofocus, focusTimeoutMs, focusTimeoutFrames, manualFocusEnds,
+             startTimeoutMs
     }
 
     public init(from decoder: any Decoder) throws {
@@ -160,6 +174,12 @@ extension CameraSettings: Decodable {
         focusTimeoutFrames = try container.decodeIfPresent(Int.self, forKey: .focusTimeoutFrames) ?? focusTimeoutFrames
         if !(1...600).contains(focusTimeoutFrames) {
             throw container.fail(.focusTimeoutFrames, "\(focusTimeoutFrames) is outside 1...600")
+        }
+        if let endText = try container.decodeIfPresent(String.self, forKey: .manualFocusEnds) {
+            guard let end = ManualFocusEnd(rawValue: endText) else {
+                throw container.fail(.manualFocusEnds, "'\(endText)' is not one of 'prepare', 'doubleLightPress'")
+            }
+            manualFocusEnds = end
         }
         startTimeoutMs = try container.decodeIfPresent(Int.self, forKey: .startTimeoutMs) ?? startTimeoutMs
         if !(1_000...600_000).contains(startTimeoutMs) {

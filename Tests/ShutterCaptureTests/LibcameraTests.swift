@@ -216,11 +216,16 @@ final class LibcameraHarness {
     var camera: LibcameraCamera!
     var service: CaptureService!
 
-    init(_ script: FakeLibcameraScript = FakeLibcameraScript(), _ tweak: (inout CameraSettings) -> Void = { _ in }) throws {
-        let board = try simulatorBoard(directory: directory) {
+    /// - Parameter focusSlider: adds a `lensPosition` slider `focus` over 0...10 (initial 0) to the board.
+    init(_ script: FakeLibcameraScript = FakeLibcameraScript(), focusSlider: Bool = false,
+         _ tweak: (inout CameraSettings) -> Void = { _ in }) throws {
+        var board = try simulatorBoard(directory: directory) {
             $0.backend = .libcamera
             $0.device = "fake"
             tweak(&$0)
+        }
+        if focusSlider {
+            board.controls.append(ControlSpec(id: "focus", label: "Focus", kind: .lensPosition(.range(0...10, step: nil)), initial: .number(0)))
         }
         service = try CaptureService(board: board, factory: { [unowned self] (settings: CameraSettings) throws(CaptureError) -> any Camera in
             let camera = try LibcameraCamera(fake: script, settings: settings)
