@@ -21,11 +21,11 @@ public protocol CameraAutofocus: AnyObject {
 
     /// Takes in what `frame` said of focus; returns the held presses it serves now, with how
     /// they were focused, or `nil` when they wait on.
-    func frameArrived(_ frame: Frame, now: Instant) -> (presses: [Instant], focus: FocusOutcome)?
+    func frameArrived(_ frame: Frame, now: Instant) -> (presses: [Instant], focus: ShotFocus)?
 
     /// How the photo of the press at `pressedAt` from `frame` was focused (`served` when
     /// ``frameArrived(_:now:)`` served it); the shot is taken, so the next one focuses again.
-    func focusOfShot(pressedAt: Instant, frame: Frame, served: FocusOutcome?) -> FocusOutcome
+    func focusOfShot(pressedAt: Instant, frame: Frame, served: ShotFocus?) -> ShotFocus
 
     /// How many presses wait for the lens.
     var heldCount: Int { get }
@@ -38,6 +38,19 @@ public protocol CameraAutofocus: AnyObject {
     func standby()
 }
 
+/// How a photo's focus ended and how long its autofocus cycle ran, as the `photo` event reports them.
+public struct ShotFocus: Hashable, Sendable {
+    public var outcome: FocusOutcome
+    /// How many frames answered the cycle's trigger up to the one that ended it (locked, failed
+    /// or timed out); `nil` when no cycle ran for the photo (continuous or manual focus).
+    public var frames: Int?
+
+    public init(outcome: FocusOutcome, frames: Int? = nil) {
+        self.outcome = outcome
+        self.frames = frames
+    }
+}
+
 /// How a photo's focus ended, as the `photo` event reports it.
 public enum FocusOutcome: String, Hashable, Sendable {
     /// The autofocus cycle locked before the frame was taken (or, with continuous autofocus,
@@ -45,7 +58,7 @@ public enum FocusOutcome: String, Hashable, Sendable {
     case locked
     /// The autofocus cycle reported failure; the frame was taken as the lens stood.
     case failed
-    /// The lens had not locked within `focusTimeoutMs`; the frame was taken anyway.
+    /// The lens had not locked within `focusTimeoutFrames` (or `focusTimeoutMs`); the frame was taken anyway.
     case timeout
     /// Continuous autofocus was still moving the lens for this frame (AfState Scanning).
     case scanning

@@ -206,7 +206,7 @@ public enum CameraCommands {
                 switch event {
                 case .photo: return event.json
                 case .captureFailed(let failure): throw failure.error
-                case .cameraReady: break
+                case .cameraReady, .focusMode: break
                 }
             }
             if !pressed, service.framesReceived >= warmup {

@@ -29,6 +29,9 @@ public struct Photo: Hashable, Sendable {
     public var writeTime: Nanoseconds
     /// How autofocus ended before the frame (`none` without autofocus).
     public var focus: FocusOutcome = .none
+    /// How many frames answered the autofocus cycle's trigger before the photo's frame was
+    /// chosen (`nil` when no cycle ran for it).
+    public var focusFrames: Int? = nil
     /// Whether the system clock was synchronised (NTP, GPS) when the photo was taken: when not,
     /// its EXIF date (and a strftime file name) may be off.
     public var clockSynchronized = true
@@ -79,18 +82,21 @@ public enum CaptureEvent: Hashable, Sendable {
     /// The camera is (again) streaming or ready to start: its device, card, format and frame
     /// interval (as the driver set it), when known, and the libcamera viewfinder stream's size, when configured.
     case cameraReady(at: Instant, info: CameraInfo, format: FrameFormat, frameInterval: Nanoseconds? = nil, viewfinder: FrameDimensions? = nil)
+    /// A `lensPosition` slider took the lens from the board's autofocus, or gave it back.
+    case focusMode(FocusModeChange)
 
     /// The press this event answers: a photo's, or a failed press's (nil for a camera's failure or readiness).
     public var pressedAt: Instant? {
         switch self {
         case .photo(let photo): photo.pressedAt
         case .captureFailed(let failure): failure.pressedAt
-        case .cameraReady: nil
+        case .cameraReady, .focusMode: nil
         }
     }
 
     /// The event as one JSON line:
-    /// `{"event":"photo","t":…,"path":…,"pressedAt":…,"frameAt":…,"offsetMs":…,"width":…,"height":…,"bytes":…,"clockSynchronized":…,"focus":…,"bracketMs":…,"frameIntervalMs":…}`.
+    /// `{"event":"focusMode","t":…,"mode":…,"boardMode":…,"control":…,"until":…,"reason":…}`, or
+    /// `{"event":"photo","t":…,"path":…,"pressedAt":…,"frameAt":…,"offsetMs":…,"width":…,"height":…,"bytes":…,"clockSynchronized":…,"focus":…,"focusFrames":…,"bracketMs":…,"frameIntervalMs":…}`.
     public var json: JSONLine {
         switch self {
         case .photo(let photo):
@@ -105,6 +111,7 @@ public enum CaptureEvent: Hashable, Sendable {
             line.add("bytes", photo.bytes)
             line.add("clockSynchronized", photo.clockSynchronized)
             line.add("focus", photo.focus.rawValue)
+            if let frames = photo.focusFrames { line.add("focusFrames", frames) }
             // The frame interval at the press, so "within one frame interval" can be checked per photo.
             if let bracket = photo.bracket { line.add("bracketMs", bracket.milliseconds, decimals: 3) }
             if let interval = photo.frameInterval { line.add("frameIntervalMs", interval.milliseconds, decimals: 3) }
@@ -129,6 +136,17 @@ public enum CaptureEvent: Hashable, Sendable {
                 line.add("viewfinderWidth", viewfinder.width)
                 line.add("viewfinderHeight", viewfinder.height)
             }
+            return line
+        case .focusMode(let change):
+            var line = JSONLine(event: "focusMode", at: change.at)
+            line.add("mode", change.mode.rawValue)
+            line.add("boardMode", change.boardMode.rawValue)
+            switch change.cause {
+            case .sliderMoved(let control), .doubleLightPress(let control): line.add("control", control)
+            case .halfPress: break
+            }
+            if let until = change.until { line.add("until", until.rawValue) }
+            line.add("reason", change.reason)
             return line
         }
     }

@@ -40,6 +40,12 @@ public final class CaptureService {
     private var effect = PhotoEffect.none
     /// How the open camera serves zoom, exposure bias and focus; made anew for each camera adopted.
     private var controlAdapter: (any CameraControlAdapter)?
+    /// Who drives a lens that focuses itself: the board's autofocus, or a slider a person moved.
+    private var manualFocus: ManualFocus
+    /// The focus slider's last value and range, given to a reopened camera while the slider drives the lens.
+    private var lensSlider: (value: Double, range: ClosedRange<Double>)?
+    /// A focus slider's value set while no camera was open: the camera found decides what it does.
+    private var lensSliderAwaitingCamera: (value: Double, range: ClosedRange<Double>, control: String, startingValue: Bool)?
     private let wake: WakePipe
     private let finished = Locked<[CaptureEvent]>([])
     /// Where photos are encoded and written, one after another: batch work at the loop's nice
@@ -115,6 +121,7 @@ public final class CaptureService {
         if let preview { feed = preview } else { feed = try PreviewFeed() }
         previewProducer = PreviewProducer(feed: feed, settings: board.preview)
         self.settings = board.camera
+        manualFocus = ManualFocus(boardMode: board.camera.autofocus, endsOn: board.camera.manualFocusEnds)
         self.clock = clock
         self.writer = try PhotoWriter(directory: board.output.directory, updatesLatest: updatesLatest)
         self.template = FileNameTemplate(board.output.template)
@@ -376,10 +383,11 @@ public final class CaptureService {
     /// The open camera's own autofocus, when it focuses itself (a libcamera camera with AfMode/AfTrigger).
     private var autofocus: (any CameraAutofocus)? { controlAdapter?.autofocus }
 
-    /// Starts an autofocus cycle (`onPrepare` only), unless one runs or has locked; the trigger
-    /// goes to the camera once it is on the loop.
+    /// Starts an autofocus cycle (`onPrepare` only), unless one runs or has locked, or a slider
+    /// holds the lens; the trigger goes to the camera once it is on the loop.
     private func startAutofocus() {
-        guard let controls = controlAdapter, let autofocus = controls.autofocus, autofocus.requestCycle(at: clock.now) else { return }
+        guard !manualFocus.isByHand, let controls = controlAdapter, let autofocus = controls.autofocus,
+              autofocus.requestCycle(at: clock.now) else { return }
         session.onCamera { [unowned self] in
             guard controlAdapter === controls else { return }  // lost meanwhile: the reopened camera focuses on its next press
             do throws(CaptureError) {
@@ -396,20 +404,37 @@ public final class CaptureService {
         for pressedAt in served.presses { submit(frame, pressedAt: pressedAt, focus: served.focus) }
     }
 
-    /// Starts the camera ahead of a press (light press), when the board stops it between shots.
-    public func prepare() {
+    /// Starts the camera ahead of a press, when the board stops it between shots; a half press
+    /// (`prepare`) also gives a lens a slider took back to the board's autofocus (with
+    /// `manualFocusEnds: prepare`) and, with `onPrepare`, starts a focus cycle.
+    ///
+    /// - Parameter halfPress: `false` when the controls were shown (a light press): the camera
+    ///   starts, but the lens stays with whoever drives it.
+    public func prepare(halfPress: Bool = true) {
         guard session.camera != nil else { return }
+        if halfPress { driveLens(.halfPress) }
         startAutofocus()
         session.prepare()
     }
 
+    /// A double light press, `currentControl` being current: with `manualFocusEnds:
+    /// doubleLightPress` on the focus slider, gives the lens back to the board's autofocus.
+    public func doubleLightPress(currentControl: String?) {
+        driveLens(.doubleLightPress(currentControl: currentControl))
+    }
+
     /// Applies a board control's new value: `systemZoom` → ``setZoom(_:)``, `systemExposureBias` →
-    /// ``setExposureBias(_:)``, others → the V4L2 control the board's `camera.bindings` names.
+    /// ``setExposureBias(_:)``, `lensPosition` → ``setLensPosition(_:range:control:startingValue:)``,
+    /// others → the V4L2 control the board's `camera.bindings` names.
     /// Controls the camera cannot serve are ignored (``controlReport()`` says why). Never blocks:
     /// V4L2 controls are set on a background queue.
-    public func apply(controlID: String, value: ControlValue) {
+    ///
+    /// - Parameter startingValue: the value a control starts from (the board's `initial`, or the
+    ///   saved one) rather than one a person chose: a focus slider's moves the lens only under
+    ///   `autofocus: manual`.
+    public func apply(controlID: String, value: ControlValue, startingValue: Bool = false) {
         guard !session.isCameraBusy else {
-            session.whenCameraIsBack { [unowned self] in apply(controlID: controlID, value: value) }
+            session.whenCameraIsBack { [unowned self] in apply(controlID: controlID, value: value, startingValue: startingValue) }
             return
         }
         guard let spec = board.controls.first(where: { $0.id == controlID }) else { return }
@@ -420,7 +445,7 @@ public final class CaptureService {
         switch spec.kind {
         case .systemZoom: setZoom(number)
         case .systemExposureBias: setExposureBias(number)
-        case .lensPosition(let values): setLensPosition(number, range: values.bounds)
+        case .lensPosition(let values): setLensPosition(number, range: values.bounds, control: controlID, startingValue: startingValue)
         case .slider(let values): setBound(controlID: controlID, value: number, range: values.bounds)
         case .picker(let count, _):
             // A binding to a camera control takes the picker over (as `controlReport` says); else its effects apply.
@@ -466,12 +491,57 @@ public final class CaptureService {
         }
     }
 
-    /// Drives the lens by hand (`LensPosition`, autofocus off) from a `lensPosition` slider at `value` in `range`.
-    public func setLensPosition(_ value: Double, range: ClosedRange<Double>) {
+    /// Drives the lens by hand (`LensPosition`, autofocus off) from the `lensPosition` slider
+    /// `control` at `value` in `range`: a person's move takes the lens from the board's autofocus
+    /// (and says so, in a `focusMode` event) until the board's `manualFocusEnds`; a starting value
+    /// moves it only under `autofocus: manual` (see ``ManualFocus``).
+    public func setLensPosition(_ value: Double, range: ClosedRange<Double>, control: String = "focus", startingValue: Bool = false) {
         guard !session.isCameraBusy else {
-            session.whenCameraIsBack { [unowned self] in setLensPosition(value, range: range) }
+            session.whenCameraIsBack { [unowned self] in
+                setLensPosition(value, range: range, control: control, startingValue: startingValue)
+            }
             return
         }
+        guard let controls = controlAdapter else {
+            // Whether the value moves the lens depends on the camera's autofocus: decided once one is open.
+            lensSliderAwaitingCamera = (value, range, control, startingValue)
+            return
+        }
+        // A camera without autofocus: the slider is the only thing that moves its lens.
+        guard controls.autofocus != nil else {
+            moveLens(to: value, range: range)
+            return
+        }
+        driveLens(startingValue ? .startingValue(control: control) : .moved(control: control), to: (value, range))
+    }
+
+    /// Feeds `input` to ``manualFocus`` and performs its action: the lens goes to `slider`'s
+    /// value, or back to the board's mode; a change of hands is reported as a `focusMode` event.
+    private func driveLens(_ input: ManualFocus.Input, to slider: (value: Double, range: ClosedRange<Double>)? = nil) {
+        switch manualFocus.input(input, at: clock.now) {
+        case .none:
+            break
+        case .moveLens:
+            if let slider { moveLens(to: slider.value, range: slider.range) }
+        case .takeLens(let change):
+            events.append(.focusMode(change))
+            wake.signal()
+            if let slider { moveLens(to: slider.value, range: slider.range) }
+        case .giveBack(let change):
+            events.append(.focusMode(change))
+            wake.signal()
+            lensSlider = nil
+            do throws(CaptureError) {
+                try controlAdapter?.applyFocusMode()
+            } catch {
+                reportFailure(error)
+            }
+        }
+    }
+
+    /// Puts the lens at the slider's `value` in `range`, and keeps it for a reopened camera.
+    private func moveLens(to value: Double, range: ClosedRange<Double>) {
+        lensSlider = (value, range)
         do throws(CaptureError) {
             try controlAdapter?.setLensPosition(value, range: range)
         } catch {
@@ -586,9 +656,9 @@ public final class CaptureService {
     var clockIsSynchronized: () -> Bool = PhotoMetadata.systemClockIsSynchronized
 
     /// Hands `frame` to the background queue for encoding and writing.
-    private func submit(_ frame: Frame, pressedAt: Instant, focus: FocusOutcome? = nil) {
+    private func submit(_ frame: Frame, pressedAt: Instant, focus: ShotFocus? = nil) {
         guard let camera = session.camera else { return }
-        let focus = autofocus?.focusOfShot(pressedAt: pressedAt, frame: frame, served: focus) ?? focus ?? .none
+        let focus = autofocus?.focusOfShot(pressedAt: pressedAt, frame: frame, served: focus) ?? focus ?? ShotFocus(outcome: .none)
         let label = labels.removeValue(forKey: pressedAt)
         if label == nil { sequence += 1 }
         inFlight += 1
@@ -638,11 +708,17 @@ extension CaptureService: CameraSessionDelegate {
         }
         events.append(.cameraReady(at: clock.now, info: camera.info, format: camera.format, frameInterval: camera.frameInterval,
                                    viewfinder: camera.viewfinder))
-        // The board's focus mode, from the camera's first frame (a stopped camera gets it at start).
+        // The board's focus mode, from the camera's first frame (a stopped camera gets it at
+        // start), or the slider's lens position while a slider holds the lens.
         do throws(CaptureError) {
             try controls.applyFocusMode()
+            if let lensSlider { try controls.setLensPosition(lensSlider.value, range: lensSlider.range) }
         } catch {
             events.append(.captureFailed(CaptureFailure(at: clock.now, pressedAt: nil, error: error)))
+        }
+        if let waiting = lensSliderAwaitingCamera {
+            lensSliderAwaitingCamera = nil
+            setLensPosition(waiting.value, range: waiting.range, control: waiting.control, startingValue: waiting.startingValue)
         }
         if !controls.zoomsDigitally, zoomFactor > 1 { setZoom(zoomFactor) }
         if let exposureBias { setExposureBias(exposureBias) }

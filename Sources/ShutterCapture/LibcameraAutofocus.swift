@@ -2,14 +2,16 @@ import ShutterCore
 
 /// The autofocus sequence of one shot, as a value (`camera.autofocus` `onPrepare`): `prepare` (or
 /// a press without one) asks for a cycle, the frames that answer the trigger move it, and a
-/// waiting press is served when the lens locks, fails, or `focusTimeout` after the trigger
-/// reached the camera passes.
+/// waiting press is served when the lens locks, fails, or the `timeoutFrames`-th frame answering
+/// the trigger (or `timeout` after the first, whichever comes first) still says Scanning.
 ///
 /// The trigger rides on a request queued after it is set: the requests queued before still
 /// report the cycle before (a lens that was Focused stays Focused in them). So a frame counts
 /// only when the camera says it answers the newest trigger (``LibcameraCamera/focusReport(ofFrame:)``),
-/// and the deadline starts with the first such frame: the time spent behind the requests queued
-/// earlier is not the lens's.
+/// and the count and the deadline start with the first such frame: the time spent behind the
+/// requests queued earlier is not the lens's. The wait is counted in frames because the lens moves
+/// once a frame: a cycle of 20 frames takes 0.4 s at 50 fps but 1.4 s in the Camera Module 3's
+/// full-resolution mode (14 fps); the time is only a ceiling.
 ///
 /// ``LibcameraAutofocus`` performs the actions (send `AfMode` auto + `AfTrigger` start) and asks
 /// ``decide(frameAt:now:)`` which frame a waiting press may take.
@@ -19,12 +21,13 @@ public struct AutofocusSequence: Hashable, Sendable {
         case idle
         /// The trigger was set at `at`; no frame has answered it yet.
         case requested(at: Instant)
-        /// The first frame answering the trigger began at `since`; a press waits until `deadline`.
-        case scanning(since: Instant, deadline: Instant)
-        /// The lens locked: frames from `at` on are focused.
-        case locked(at: Instant)
-        /// The cycle gave up at `at`.
-        case failed(at: Instant)
+        /// The first frame answering the trigger began at `since`; `frames` have answered it so
+        /// far; a press waits until `deadline` at most.
+        case scanning(since: Instant, deadline: Instant, frames: Int)
+        /// The lens locked at the `frames`-th frame answering the trigger: frames from `at` on are focused.
+        case locked(at: Instant, frames: Int)
+        /// The cycle gave up at `at`, the `frames`-th frame answering the trigger.
+        case failed(at: Instant, frames: Int)
     }
 
     /// What a waiting press does with a frame.
@@ -35,10 +38,17 @@ public struct AutofocusSequence: Hashable, Sendable {
         case take(FocusOutcome)
     }
 
+    /// The ceiling on the wait, from the first frame answering the trigger.
     public let timeout: Nanoseconds
+    /// How many frames answering the trigger a press waits for at most.
+    public let timeoutFrames: Int
     public private(set) var phase: Phase = .idle
 
-    public init(timeout: Nanoseconds) {
+    /// - Parameters:
+    ///   - timeoutFrames: frames answering the trigger a press waits for at most (board `focusTimeoutFrames`).
+    ///   - timeout: the most a press waits after the first of them, whatever the frame rate (board `focusTimeoutMs`).
+    public init(timeoutFrames: Int = .max, timeout: Nanoseconds) {
+        self.timeoutFrames = timeoutFrames
         self.timeout = timeout
     }
 
@@ -58,25 +68,37 @@ public struct AutofocusSequence: Hashable, Sendable {
     /// (requests queued earlier) do not count.
     public mutating func frame(_ state: AfState?, at frameAt: Instant, answersTrigger: Bool) {
         guard answersTrigger else { return }
+        let frames: Int
         switch phase {
         case .requested:
-            phase = .scanning(since: frameAt, deadline: frameAt + timeout)
-        case .scanning:
-            break
+            frames = 1
+            phase = .scanning(since: frameAt, deadline: frameAt + timeout, frames: frames)
+        case .scanning(let since, let deadline, let before):
+            frames = before + 1
+            phase = .scanning(since: since, deadline: deadline, frames: frames)
         case .idle, .locked, .failed:
             return
         }
         switch state {
-        case .focused: phase = .locked(at: frameAt)
-        case .failed: phase = .failed(at: frameAt)
+        case .focused: phase = .locked(at: frameAt, frames: frames)
+        case .failed: phase = .failed(at: frameAt, frames: frames)
         case .idle, .scanning, nil: break
         }
     }
 
     /// The deadline a waiting press has, once the trigger reached the camera.
     public var deadline: Instant? {
-        if case .scanning(_, let deadline) = phase { return deadline }
+        if case .scanning(_, let deadline, _) = phase { return deadline }
         return nil
+    }
+
+    /// How many frames have answered the trigger of this cycle (up to the one that locked or
+    /// failed); `nil` before the first.
+    public var framesWaited: Int? {
+        switch phase {
+        case .idle, .requested: nil
+        case .scanning(_, _, let frames), .locked(_, let frames), .failed(_, let frames): frames
+        }
     }
 
     /// Whether a press now must wait for focus instead of taking the ring's frame.
@@ -88,14 +110,16 @@ public struct AutofocusSequence: Hashable, Sendable {
     }
 
     /// For a press waiting on focus: take the frame stamped `frameAt` (fed to
-    /// ``frame(_:at:answersTrigger:)`` first), or wait. At `now` past the deadline the frame is taken with `timeout`.
+    /// ``frame(_:at:answersTrigger:)`` first), or wait. The `timeoutFrames`-th frame answering the
+    /// trigger, or a frame at `now` past the deadline, is taken with `timeout`.
     public func decide(frameAt: Instant, now: Instant) -> Decision {
         switch phase {
         case .idle: return .take(.none)
         case .requested: return .wait
-        case .locked(let at): return frameAt >= at ? .take(.locked) : .wait
+        case .locked(let at, _): return frameAt >= at ? .take(.locked) : .wait
         case .failed: return .take(.failed)
-        case .scanning(_, let deadline): return now >= deadline || frameAt >= deadline ? .take(.timeout) : .wait
+        case .scanning(_, let deadline, let frames):
+            return frames >= timeoutFrames || now >= deadline || frameAt >= deadline ? .take(.timeout) : .wait
         }
     }
 
@@ -111,7 +135,7 @@ public struct AutofocusSequence: Hashable, Sendable {
 
     /// The earliest frame time a ring frame may have to count as focused.
     public var focusedSince: Instant? {
-        if case .locked(let at) = phase { return at }
+        if case .locked(let at, _) = phase { return at }
         return nil
     }
 
@@ -135,13 +159,13 @@ public final class LibcameraAutofocus: CameraAutofocus {
     /// Presses waiting for the lens to lock (not yet handed to the capture state machine).
     private var held: [Instant] = []
     /// How focus ended for presses handed to the state machine, by press time.
-    private var focusOfPress: [Instant: FocusOutcome] = [:]
+    private var focusOfPress: [Instant: ShotFocus] = [:]
 
     /// The autofocus of `camera` (one that focuses itself) as the board's camera `settings` ask.
     init(camera: LibcameraCamera, settings: CameraSettings) {
         self.camera = camera
         mode = settings.autofocus
-        sequence = AutofocusSequence(timeout: .milliseconds(Double(settings.focusTimeoutMs)))
+        sequence = AutofocusSequence(timeoutFrames: settings.focusTimeoutFrames, timeout: .milliseconds(Double(settings.focusTimeoutMs)))
     }
 
     /// Puts the camera in ``mode`` from its next request: `AfMode` continuous or manual
@@ -173,26 +197,26 @@ public final class LibcameraAutofocus: CameraAutofocus {
             held.append(pressedAt)
             return true
         }
-        focusOfPress[pressedAt] = sequence.outcome
+        focusOfPress[pressedAt] = ShotFocus(outcome: sequence.outcome, frames: sequence.framesWaited)
         return false
     }
 
     /// Feeds the frame's AfState to the sequence, counting it only when its request answers the
     /// newest trigger (the camera knows which request carried it).
-    public func frameArrived(_ frame: Frame, now: Instant) -> (presses: [Instant], focus: FocusOutcome)? {
+    public func frameArrived(_ frame: Frame, now: Instant) -> (presses: [Instant], focus: ShotFocus)? {
         let report = camera.focusReport(ofFrame: frame.sequence)
         sequence.frame(report?.state, at: frame.timestamp, answersTrigger: report?.answersTrigger ?? false)
         guard !held.isEmpty, case .take(let outcome) = sequence.decide(frameAt: frame.timestamp, now: now) else { return nil }
         defer { held.removeAll() }
-        return (held, outcome)
+        return (held, ShotFocus(outcome: outcome, frames: sequence.framesWaited))
     }
 
-    public func focusOfShot(pressedAt: Instant, frame: Frame, served: FocusOutcome?) -> FocusOutcome {
+    public func focusOfShot(pressedAt: Instant, frame: Frame, served: ShotFocus?) -> ShotFocus {
         // Continuous autofocus: the frame's own AfState says how it was focused.
-        let continuous = mode == .continuous ? FocusOutcome(continuous: camera.focusState(ofFrame: frame.sequence)) : nil
-        let focus = served ?? focusOfPress.removeValue(forKey: pressedAt) ?? continuous ?? .none
+        let continuous = mode == .continuous ? ShotFocus(outcome: FocusOutcome(continuous: camera.focusState(ofFrame: frame.sequence))) : nil
+        let focus = served ?? focusOfPress.removeValue(forKey: pressedAt) ?? continuous ?? ShotFocus(outcome: .none)
         // The next shot focuses again, unless a press still waits on this cycle.
-        if held.isEmpty, focus != .none { sequence.reset() }
+        if held.isEmpty, focus.outcome != .none { sequence.reset() }
         return focus
     }
 

@@ -128,6 +128,18 @@ public final class LibcameraControlAdapter: CameraControlAdapter {
         return lines
     }
 
+    /// How a focus slider `control` shares the lens with the board's `autofocus` (``ManualFocus``), for `shutter check`.
+    static func howTheSliderShares(autofocus: AutofocusMode, endsOn: ManualFocusEnd, control: String) -> String {
+        let end = endsOn == .doubleLightPress ? "a double light press on '\(control)'" : "the next half press (prepare)"
+        switch autofocus {
+        case .manual:
+            return "(autofocus manual: the lens stays where the slider puts it, from its initial value on)"
+        case .continuous, .onPrepare:
+            return "(moving it switches \(autofocus == .continuous ? "continuous autofocus" : "autofocus on prepare") to manual focus "
+                + "until \(end); its initial value is not applied while autofocus drives the lens)"
+        }
+    }
+
     public func report(board: Board) -> [ControlReport] {
         let controls = camera.libcameraControls
         return board.controls.map { spec in
@@ -139,8 +151,11 @@ public final class LibcameraControlAdapter: CameraControlAdapter {
                 }
             case .lensPosition:
                 switch focus {
-                case .autofocus(let lens), .manual(let lens):
-                    return (spec.id, true, "LensPosition \(lens.lowerBound.shortDescription)...\(lens.upperBound.shortDescription) dioptres (manual focus until the next prepare)")
+                case .autofocus(let lens):
+                    return (spec.id, true, "LensPosition \(lens.lowerBound.shortDescription)...\(lens.upperBound.shortDescription) dioptres "
+                            + Self.howTheSliderShares(autofocus: board.camera.autofocus, endsOn: board.camera.manualFocusEnds, control: spec.id))
+                case .manual(let lens):
+                    return (spec.id, true, "LensPosition \(lens.lowerBound.shortDescription)...\(lens.upperBound.shortDescription) dioptres (the camera has no autofocus: the slider alone moves the lens)")
                 case .unavailable(let reason): return (spec.id, false, "disabled: \(reason)")
                 }
             case .systemExposureBias:

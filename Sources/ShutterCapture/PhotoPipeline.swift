@@ -4,7 +4,7 @@ import ShutterCore
 struct PhotoJob: Sendable {
     var frame: Frame
     var pressedAt: Instant
-    var focus: FocusOutcome
+    var focus: ShotFocus
     var bracket: Nanoseconds?
     var frameInterval: Nanoseconds?
     /// Digital zoom and effect, applied before encoding.
@@ -32,7 +32,8 @@ struct PhotoJob: Sendable {
             let written = monotonicNow()
             return .photo(Photo(at: written, path: path, pressedAt: pressedAt, frameAt: frame.timestamp, frameAtIs: frame.instant, width: width,
                                 height: height, bytes: jpeg.count, frameSequence: frame.sequence, bracket: bracket, frameInterval: frameInterval,
-                                encodeTime: encoded - started, writeTime: written - encoded, focus: focus,
+                                encodeTime: encoded - started, writeTime: written - encoded, focus: focus.outcome,
+                                focusFrames: focus.frames,
                                 clockSynchronized: metadata.clockSynchronized, sha256: digest ? SHA256.hexDigest(of: jpeg) : nil))
         } catch {
             return .captureFailed(CaptureFailure(at: monotonicNow(), pressedAt: pressedAt, error: error))

@@ -39,8 +39,17 @@ public struct CameraSettings: Hashable, Sendable {
     public var viewfinder: FrameDimensions?
     /// How a camera that focuses itself (libcamera's AfMode) is driven; cameras without autofocus ignore it.
     public var autofocus: AutofocusMode = .continuous
-    /// With libcamera autofocus: how long a photo waits for the lens to lock, in milliseconds.
-    public var focusTimeoutMs: Int = 500
+    /// With libcamera autofocus (`onPrepare`): how many frames a photo waits for the lens to lock,
+    /// counted from the first frame that answers the trigger. A triggered PDAF cycle on the
+    /// Camera Module 3 reports Scanning for up to `pdaf_frames` 20 frames (imx708.json; af.cpp's
+    /// `startAF` and `doAF` count them down one per frame), after the `skip_frames` 5 frames af.cpp
+    /// skips after every start; 30 leaves the statistics' latency a few frames more.
+    public var focusTimeoutFrames: Int = 30
+    /// With libcamera autofocus: the most a photo waits for the lens to lock, in milliseconds,
+    /// whatever the frame rate (``focusTimeoutFrames`` decides first at any rate above 10 fps).
+    public var focusTimeoutMs: Int = 3_000
+    /// What gives the lens back to the board's `autofocus` after a `lensPosition` slider took it.
+    public var manualFocusEnds: ManualFocusEnd = .prepare
     /// How long presses wait for the camera to start streaming before they fail, in
     /// milliseconds (a USB webcam's `VIDIOC_STREAMON` or libcamera's start can hang).
     public var startTimeoutMs: Int = 10_000
@@ -63,6 +72,17 @@ public enum AutofocusMode: String, CaseIterable, Hashable, Sendable {
     case onPrepare
     /// No autofocus: the lens stays where a `lensPosition` control puts it (AfModeManual).
     case manual
+}
+
+/// What gives a lens back to the board's autofocus once a `lensPosition` slider took it by hand
+/// (board `camera.manualFocusEnds`).
+public enum ManualFocusEnd: String, CaseIterable, Hashable, Sendable {
+    /// The next half press held long enough to prepare (`prepare`): focus and metering, as on a
+    /// camera's shutter button. A full click or a light press keeps the slider's focus.
+    case prepare
+    /// A double light press while the focus slider is the current control (it also opens the
+    /// chooser, as every double light press does).
+    case doubleLightPress
 }
 
 public enum CameraBackend: String, CaseIterable, Hashable, Sendable {
@@ -111,7 +131,8 @@ public enum DigitalZoomOutput: String, CaseIterable, Hashable, Sendable {
 extension CameraSettings: Decodable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case device, width, height, pixelFormat, fps, quality, keepStreaming, warmupFrames, ringFrames, ringMiB, orientation,
-             digitalZoom, bindings, backend, viewfinder, autofocus, focusTimeoutMs, startTimeoutMs
+             digitalZoom, bindings, backend, viewfinder, autofocus, focusTimeoutMs, focusTimeoutFrames, manualFocusEnds,
+             startTimeoutMs
     }
 
     public init(from decoder: any Decoder) throws {
@@ -150,6 +171,16 @@ extension CameraSettings: Decodable {
         }
         focusTimeoutMs = try container.decodeIfPresent(Int.self, forKey: .focusTimeoutMs) ?? focusTimeoutMs
         if !(0...10_000).contains(focusTimeoutMs) { throw container.fail(.focusTimeoutMs, "\(focusTimeoutMs) is outside 0...10000") }
+        focusTimeoutFrames = try container.decodeIfPresent(Int.self, forKey: .focusTimeoutFrames) ?? focusTimeoutFrames
+        if !(1...600).contains(focusTimeoutFrames) {
+            throw container.fail(.focusTimeoutFrames, "\(focusTimeoutFrames) is outside 1...600")
+        }
+        if let endText = try container.decodeIfPresent(String.self, forKey: .manualFocusEnds) {
+            guard let end = ManualFocusEnd(rawValue: endText) else {
+                throw container.fail(.manualFocusEnds, "'\(endText)' is not one of 'prepare', 'doubleLightPress'")
+            }
+            manualFocusEnds = end
+        }
         startTimeoutMs = try container.decodeIfPresent(Int.self, forKey: .startTimeoutMs) ?? startTimeoutMs
         if !(1_000...600_000).contains(startTimeoutMs) {
             throw container.fail(.startTimeoutMs, "\(startTimeoutMs) is outside 1000...600000")

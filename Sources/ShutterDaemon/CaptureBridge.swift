@@ -17,13 +17,21 @@ public final class CaptureBridge {
     }
 
     /// Acts on one recognizer event.
-    public func handle(_ event: ShutterEvent) {
+    ///
+    /// - Parameter currentControl: for a double light press, the control current when it came
+    ///   (it may give the lens back from the focus slider).
+    public func handle(_ event: ShutterEvent, currentControl: @autoclosure () -> String? = nil) {
         switch event {
         case .capture, .burst:
             // The press for `captureOn: began`, the release for `ended`, the scheduled instant of a burst shot.
             if let instant = event.photoInstant { service.capture(pressedAt: instant, now: event.time) }
-        case .prepare(.began, _, _), .controlsActive:
+        case .prepare(.began, _, _):
             service.prepare()
+        case .controlsActive:
+            // Shown by a light press: the camera starts, but the lens stays with whoever drives it.
+            service.prepare(halfPress: false)
+        case .doubleLightPress:
+            service.doubleLightPress(currentControl: currentControl())
         case .prepare(.ended, _, _):
             service.standby()
         case .controlsInactive(let reason, _) where reason != .capture:

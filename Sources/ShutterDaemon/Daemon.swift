@@ -169,7 +169,7 @@ public final class Daemon {
         wireInterpreter()
         // Bring the camera to the values the controls start from (saved, or the board's).
         for (id, value) in interpreter.machine.controlValues.sorted(by: { $0.key < $1.key }) {
-            capture.service.apply(controlID: id, value: value)
+            capture.service.apply(controlID: id, value: value, startingValue: true)
         }
         interpreter.setCaptureAvailable(capture.available, at: loop.clock.now)
         // Held before a decision (the loop's holdAhead): a camera's driver may keep the poll
@@ -363,7 +363,7 @@ public final class Daemon {
            action != .remote || originatesRigShot {
             lastOriginatedShot = mqtt.originate(pressedAt: instant)
         }
-        capture.handle(event)
+        capture.handle(event, currentControl: interpreter.machine.controlsSnapshot.current)
         feedback?.handle(event, now: loop.clock.now)
         // Save when an adjustment is over, not on every coalesced value of a swipe.
         if Self.eventsEndingAnAdjustment.contains(event.name) {
@@ -419,7 +419,7 @@ public final class Daemon {
             counters.failures += 1
             notifier?.notify(SystemdNotifier.status(statusSummary))
             feedback?.handle(.failure, now: loop.clock.now)
-        case .cameraReady:
+        case .cameraReady, .focusMode:
             break
         }
         // The remote capture this photo answers, for the client that asked for it.
@@ -660,7 +660,7 @@ extension Daemon {
         replaceInterpreter(at: now)
         if linesChanged { watchLines() }
         for (id, value) in interpreter.machine.controlValues.sorted(by: { $0.key < $1.key }) {
-            capture.service.apply(controlID: id, value: value)
+            capture.service.apply(controlID: id, value: value, startingValue: true)
         }
         updateCaptureAvailable()
         if hooksChanged {

@@ -42,6 +42,7 @@ public struct DaemonEvent: Sendable {
             case .photo: "photo"
             case .captureFailed: "captureFailed"
             case .cameraReady: "cameraReady"
+            case .focusMode: "focusMode"
             }
             json = event.json
             if let request {

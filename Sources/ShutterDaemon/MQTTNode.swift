@@ -463,7 +463,7 @@ final class MQTTNode {
             }
         case .captureFailed(let failure):
             publishResult(RigShotResult(shot: shot.id, node: topics.node, outcome: .failed(reason: failure.error.description)), shot: shot)
-        case .cameraReady:
+        case .cameraReady, .focusMode:
             break
         }
         return shot

@@ -209,6 +209,7 @@ extension DaemonEvent {
         case .capture(.photo(let photo), _): photo.at
         case .capture(.captureFailed(let failure), _): failure.at
         case .capture(.cameraReady(let at, _, _, _, _), _): at
+        case .capture(.focusMode(let change), _): change.at
         case .edgesLost(_, _, let at): at
         case .rig(.shot(_, _, let at)), .rig(.missed(_, _, let at)), .rig(.complete(_, let at)), .rig(.connection(_, _, _, let at)): at
         }

@@ -197,7 +197,7 @@ case "run":
                     unbracketed.append((photo.pressedAt, photo.offset, photo.frameInterval))
                 }
             case .captureFailed(let failure): if failure.pressedAt != nil { failures += 1 }
-            case .cameraReady: break
+            case .cameraReady, .focusMode: break
             }
             return true
         }

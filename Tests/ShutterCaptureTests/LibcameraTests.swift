@@ -184,6 +184,38 @@ struct AutofocusSequenceTests {
         #expect(sent1300)
     }
 
+    @Test func theWaitIsCountedInFramesWithTheTimeAsACeiling() {
+        // 14 fps: 71 ms a frame; five frames at most, or 2 s.
+        var sequence = AutofocusSequence(timeoutFrames: 5, timeout: .milliseconds(2000))
+        _ = sequence.trigger(at: ms(1000))
+        for index in 0..<4 {
+            let at = ms(1100 + Double(index) * 71)
+            sequence.frame(.scanning, at: at, answersTrigger: true)
+            #expect(sequence.decide(frameAt: at, now: at) == .wait, "frame \(index + 1) of 5")
+        }
+        sequence.frame(.scanning, at: ms(1384), answersTrigger: true)
+        #expect(sequence.framesWaited == 5)
+        #expect(sequence.decide(frameAt: ms(1384), now: ms(1384)) == .take(.timeout))
+        // At a slow rate the ceiling decides first.
+        var slow = AutofocusSequence(timeoutFrames: 30, timeout: .milliseconds(500))
+        _ = slow.trigger(at: ms(1000))
+        slow.frame(.scanning, at: ms(1100), answersTrigger: true)
+        slow.frame(.scanning, at: ms(1600), answersTrigger: true)
+        #expect(slow.decide(frameAt: ms(1600), now: ms(1600)) == .take(.timeout))
+        #expect(slow.framesWaited == 2)
+    }
+
+    @Test func framesBeforeTheTriggerAreNotCounted() {
+        var sequence = AutofocusSequence(timeoutFrames: 3, timeout: .milliseconds(2000))
+        _ = sequence.trigger(at: ms(1000))
+        for index in 0..<5 { sequence.frame(.focused, at: ms(1033 + Double(index) * 33), answersTrigger: false) }
+        #expect(sequence.framesWaited == nil)
+        sequence.frame(.scanning, at: ms(1200), answersTrigger: true)
+        sequence.frame(.focused, at: ms(1233), answersTrigger: true)
+        #expect(sequence.framesWaited == 2)
+        #expect(sequence.decide(frameAt: ms(1233), now: ms(1234)) == .take(.locked))
+    }
+
     @Test func afterAFailureTheNextPrepareTriesAgain() {
         var sequence = AutofocusSequence(timeout: .milliseconds(500))
         _ = sequence.trigger(at: ms(1000))
@@ -208,11 +240,16 @@ final class LibcameraHarness {
     var camera: LibcameraCamera!
     var service: CaptureService!
 
-    init(_ script: FakeLibcameraScript = FakeLibcameraScript(), _ tweak: (inout CameraSettings) -> Void = { _ in }) throws {
-        let board = try simulatorBoard(directory: directory) {
+    /// - Parameter focusSlider: adds a `lensPosition` slider `focus` over 0...10 (initial 0) to the board.
+    init(_ script: FakeLibcameraScript = FakeLibcameraScript(), focusSlider: Bool = false,
+         _ tweak: (inout CameraSettings) -> Void = { _ in }) throws {
+        var board = try simulatorBoard(directory: directory) {
             $0.backend = .libcamera
             $0.device = "fake"
             tweak(&$0)
+        }
+        if focusSlider {
+            board.controls.append(ControlSpec(id: "focus", label: "Focus", kind: .lensPosition(.range(0...10, step: nil)), initial: .number(0)))
         }
         service = try CaptureService(board: board, factory: { [unowned self] (settings: CameraSettings) throws(CaptureError) -> any Camera in
             let camera = try LibcameraCamera(fake: script, settings: settings)

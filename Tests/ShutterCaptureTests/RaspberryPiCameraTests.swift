@@ -300,6 +300,134 @@ struct RaspberryPiCameraTests {
     }
 }
 
+// MARK: - Who drives the lens
+
+/// The focus slider and the board's autofocus mode on a Camera Module 3: the slider takes the lens
+/// by hand only when touched, says so, and gives it back at the board's chosen gesture.
+@Suite("CaptureService: the focus slider and the board's autofocus mode")
+struct FocusSliderTests {
+    /// A Pi camera with autofocus at its own size, the board's autofocus `mode` and a focus slider.
+    private func harness(_ mode: AutofocusMode) throws -> LibcameraHarness {
+        try LibcameraHarness(smallPi(autofocus: true), focusSlider: true) {
+            sensorSize(&$0)
+            $0.autofocus = mode
+        }
+    }
+
+    /// Frames every 33 ms from `start` until the fake camera has applied AfMode `mode`.
+    @discardableResult
+    private func framesUntil(afMode mode: Double, in harness: LibcameraHarness, from start: Double) -> [CaptureEvent] {
+        harness.frames(from: start, until: { harness.camera.fakeApplied(.afMode) == mode }, limit: harness.camera.requestCount + 2)
+    }
+
+    private func focusModeLines(_ events: [CaptureEvent]) -> [String] {
+        events.map(\.json.description).filter { $0.contains(#""event": "focusMode""#) }
+    }
+
+    @Test func touchingTheSliderUnderContinuousAutofocusTakesTheLensAndSaysSo() throws {
+        let harness = try harness(.continuous)
+        framesUntil(afMode: 2, in: harness, from: 1000)
+        harness.service.apply(controlID: "focus", value: .number(5))
+        let events = harness.service.handleReadable() + framesUntil(afMode: 0, in: harness, from: 1500)
+        #expect(harness.camera.fakeApplied(.afMode) == 0, "AfModeManual")
+        #expect(harness.camera.fakeApplied(.lensPosition) == 7.5)
+        let said = focusModeLines(events)
+        #expect(said.count == 1 && said.first?.contains(#""mode": "manual""#) == true, "\(said)")
+        #expect(said.first?.contains("until the next half press") == true, "\(said)")
+    }
+
+    @Test func aHalfPressGivesTheLensBackToContinuousAutofocus() throws {
+        let harness = try harness(.continuous)
+        framesUntil(afMode: 2, in: harness, from: 1000)
+        harness.service.apply(controlID: "focus", value: .number(5))
+        framesUntil(afMode: 0, in: harness, from: 1500)
+        harness.service.prepare()
+        let events = harness.service.handleReadable() + framesUntil(afMode: 2, in: harness, from: 2500)
+        #expect(harness.camera.fakeApplied(.afMode) == 2, "AfModeContinuous again")
+        let said = focusModeLines(events)
+        #expect(said.count == 1 && said.first?.contains(#""mode": "continuous""#) == true, "\(said)")
+    }
+
+    @Test func underOnPrepareAPressAfterTheSliderKeepsTheLensWhereTheSliderPutIt() throws {
+        let harness = try harness(.onPrepare)
+        harness.service.apply(controlID: "focus", value: .number(5))
+        framesUntil(afMode: 0, in: harness, from: 1000)
+        #expect(harness.camera.fakeApplied(.lensPosition) == 7.5)
+        // A full press without a half press: no focus cycle undoes the slider, the ring's frame is taken.
+        let press = 1000 + Double(harness.camera.requestCount + 2) * 33
+        harness.frames(press - 20, press + 13)
+        harness.service.capture(pressedAt: ms(press), now: ms(press + 14))
+        #expect(harness.service.pendingCount == 0, "no wait for a focus cycle")
+        let photo = try #require(harness.finish().compactMap(\.photo).first)
+        #expect(photo.focus == .none)
+        #expect(harness.camera.fakeAutofocusTriggers == 0)
+        #expect(harness.camera.fakeApplied(.lensPosition) == 7.5)
+        // The next half press focuses again.
+        harness.service.prepare()
+        harness.frames(from: press + 46, until: { harness.camera.fakeAutofocusTriggers == 1 }, limit: harness.camera.requestCount + 2)
+        #expect(harness.camera.fakeAutofocusTriggers == 1)
+    }
+
+    @Test func withDoubleLightPressOnlyADoubleLightPressOnTheSliderGivesTheLensBack() throws {
+        let harness = try LibcameraHarness(smallPi(autofocus: true), focusSlider: true) {
+            sensorSize(&$0)
+            $0.manualFocusEnds = .doubleLightPress
+        }
+        framesUntil(afMode: 2, in: harness, from: 1000)
+        harness.service.apply(controlID: "focus", value: .number(5))
+        let taken = harness.service.handleReadable() + framesUntil(afMode: 0, in: harness, from: 1500)
+        #expect(focusModeLines(taken).first?.contains("until a double light press on 'focus'") == true, "\(focusModeLines(taken))")
+        // A half press, and a double light press on another control, keep the slider's focus.
+        harness.service.prepare()
+        harness.service.doubleLightPress(currentControl: "zoom")
+        let kept = harness.service.handleReadable() + harness.frames(from: 2500, until: { false }, limit: harness.camera.requestCount + 2)
+        #expect(harness.camera.fakeApplied(.afMode) == 0)
+        #expect(focusModeLines(kept).isEmpty, "\(focusModeLines(kept))")
+        harness.service.doubleLightPress(currentControl: "focus")
+        let given = harness.service.handleReadable() + framesUntil(afMode: 2, in: harness, from: 3500)
+        #expect(harness.camera.fakeApplied(.afMode) == 2)
+        #expect(focusModeLines(given).first?.contains("a double light press on 'focus' gave the lens back to continuous autofocus") == true,
+                "\(focusModeLines(given))")
+    }
+
+    @Test func checkSaysHowTheSliderSharesTheLens() throws {
+        let harness = try harness(.continuous)
+        let how = try #require(harness.service.controlReport().first { $0.id == "focus" }).how
+        #expect(how == "LensPosition 0...15 dioptres (moving it switches continuous autofocus to manual focus until the next half press (prepare); "
+                + "its initial value is not applied while autofocus drives the lens)")
+    }
+
+}
+
+/// An `onPrepare` focus cycle in the Camera Module 3's full-resolution mode (14 fps), as long as
+/// a triggered PDAF cycle on imx708 runs.
+@Suite("CaptureService: a focus cycle at full resolution")
+struct FullResolutionFocusTests {
+    @Test func aTwentyFrameScanAtFourteenFramesASecondLocks() throws {
+        var script = smallPi(autofocus: true)
+        script.autofocusScanFrames = 20  // imx708.json's pdaf_frames: a triggered PDAF cycle's length
+        let harness = try LibcameraHarness(script) {
+            sensorSize(&$0)
+            $0.autofocus = .onPrepare
+        }
+        let interval = 1000.0 / 14  // Camera Module 3's full-resolution mode
+        harness.frames(1000)
+        harness.service.prepare()
+        harness.service.capture(pressedAt: ms(1001), now: ms(1001))
+        var events: [CaptureEvent] = []
+        var time = 1000.0
+        for _ in 0..<60 where harness.service.pendingCount > 0 {
+            time += interval
+            events += harness.frames(time)
+        }
+        events += harness.finish()
+        let photo = try #require(events.compactMap(\.photo).first)
+        #expect(photo.focus == .locked, "a 20-frame cycle at 14 fps takes 1.4 s")
+        let line = try #require(events.first { $0.photo != nil }).json.description
+        #expect(line.contains(#""focusFrames": 21"#), "20 Scanning frames answered the trigger, then the Focused one: \(line)")
+    }
+}
+
 /// Fault 5: a 12 MP frame is 18 MB; none may be copied on the event loop, and a request the ring
 /// lets go of goes back to libcamera at once.
 @Suite("No full frame copied on the event loop")

@@ -13,12 +13,21 @@ private func boardWithCamera(_ camera: String, controls: String = "[]") -> Strin
 
 @Suite("Board camera backend fields")
 struct CameraBackendSettingsTests {
-    @Test func defaultsAreAutoNoViewfinderAndHalfASecondOfFocus() throws {
+    @Test func defaultsAreAutoNoViewfinderAndAFullPDAFCycleOfFocus() throws {
         let board = try Board.decode(Data(boardWithCamera("{}").utf8), file: "rig.json")
         #expect(board.camera.backend == .auto)
         #expect(board.camera.viewfinder == nil)
-        #expect(board.camera.focusTimeoutMs == 500)
+        #expect(board.camera.focusTimeoutFrames == 30, "imx708's 20 PDAF frames after af.cpp's 5 skipped ones, and a margin")
+        #expect(board.camera.focusTimeoutMs == 3000)
+        #expect(board.camera.manualFocusEnds == .prepare)
         #expect(board.camera.startTimeoutMs == 10_000)
+    }
+
+    @Test func readsTheFocusWaitAndWhatEndsManualFocus() throws {
+        let text = boardWithCamera(#"{"focusTimeoutFrames": 40, "manualFocusEnds": "doubleLightPress"}"#)
+        let board = try Board.decode(Data(text.utf8), file: "rig.json")
+        #expect(board.camera.focusTimeoutFrames == 40)
+        #expect(board.camera.manualFocusEnds == .doubleLightPress)
     }
 
     @Test func readsTheStartTimeout() throws {
@@ -42,6 +51,9 @@ struct CameraBackendSettingsTests {
     static let refusals: [(String, String, String, String)] = [
         ("unknown backend", boardWithCamera(#"{"backend": "v4l"}"#), "camera.backend", "'libcamera', 'v4l2', 'auto'"),
         ("focus timeout negative", boardWithCamera(#"{"focusTimeoutMs": -1}"#), "camera.focusTimeoutMs", "outside 0...10000"),
+        ("focus wait of no frame", boardWithCamera(#"{"focusTimeoutFrames": 0}"#), "camera.focusTimeoutFrames", "outside 1...600"),
+        ("unknown end of manual focus", boardWithCamera(#"{"manualFocusEnds": "lightPress"}"#), "camera.manualFocusEnds",
+         "'lightPress' is not one of 'prepare', 'doubleLightPress'"),
         ("start timeout too short", boardWithCamera(#"{"startTimeoutMs": 500}"#), "camera.startTimeoutMs", "outside 1000...600000"),
         ("viewfinder without height", boardWithCamera(#"{"viewfinder": {"width": 640}}"#), "camera.viewfinder.height", "missing"),
         ("viewfinder too small", boardWithCamera(#"{"viewfinder": {"width": 8, "height": 8}}"#), "camera.viewfinder.width", "outside 16...16384"),
