@@ -1093,6 +1093,7 @@ struct RealCamera final : shutter_lc_camera {
         out->lens_position = metadata.get(controls::LensPosition).value_or(-1.0f);
         out->exposure_time_us = metadata.get(controls::ExposureTime).value_or(0);
         out->analogue_gain = metadata.get(controls::AnalogueGain).value_or(0.0f);
+        out->digital_gain = metadata.get(controls::DigitalGain).value_or(0.0f);
         out->colour_temperature = metadata.get(controls::ColourTemperature).value_or(0);
         const BufferMemory::Planes &mapping = memory->requests[request->cookie()];
         out->plane_count = mapping.count;
@@ -1188,7 +1189,8 @@ const Size listed_sizes[] = {
 ///   YUV420 at the sensor's full size ("Return the largest sensor resolution").
 /// - SensorTimestamp is the receiver's buffer timestamp (Unicam, rp1-cfe: the start-of-frame
 ///   interrupt, the start of readout), and each request reports ExposureTime, AnalogueGain,
-///   ColourTemperature and LensPosition (IpaBase::reportMetadata).
+///   DigitalGain, ColourTemperature and LensPosition (IpaBase::reportMetadata; DigitalGain from
+///   the AGC's status, on every frame).
 /// - Sensor controls (ExposureValue through AGC, FrameDurationLimits through VBLANK) reach the
 ///   frames through DelayedControls: `control_delay` frames after the request that carried them
 ///   (camera_sensor_properties.cpp: imx708's exposure and gain delays are 2). ScalerCrop applies
@@ -1562,6 +1564,7 @@ struct FakeCamera final : shutter_lc_camera {
         if (script.raspberrypi) {
             out->exposure_time_us = script.exposure_time_us;
             out->analogue_gain = 2.0f;
+            out->digital_gain = 1.0f;
             out->colour_temperature = 4500;
         }
         out->plane_count = mapped.count;

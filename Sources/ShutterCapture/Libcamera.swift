@@ -612,6 +612,7 @@ public final class LibcameraCamera: Camera {
     static func exposure(of done: shutter_lc_completed) -> FrameExposure {
         FrameExposure(exposureTime: done.exposure_time_us > 0 ? .microseconds(Int64(done.exposure_time_us)) : nil,
                       analogueGain: done.analogue_gain > 0 ? Double(done.analogue_gain) : nil,
+                      digitalGain: done.digital_gain > 0 ? Double(done.digital_gain) : nil,
                       lensPosition: done.lens_position >= 0 ? Double(done.lens_position) : nil,
                       colourTemperature: done.colour_temperature > 0 ? Int(done.colour_temperature) : nil)
     }

@@ -103,6 +103,7 @@ struct RaspberryPiCameraTests {
         let frame = try #require(try camera.readFrames().first)
         #expect(frame.exposure.exposureTime == .milliseconds(20))
         #expect(frame.exposure.analogueGain == 2)
+        #expect(frame.exposure.digitalGain == 1, "ipa_base.cpp reports the AGC's DigitalGain with every frame")
         #expect(frame.exposure.colourTemperature == 4500)
         #expect(frame.timestamp == ms(980), "the start of exposure: SensorTimestamp (readout) minus ExposureTime")
         camera.close()

@@ -260,6 +260,7 @@ typedef struct {
     uint32_t af_triggers;
     int32_t exposure_time_us;   // controls::ExposureTime, or 0 when not reported
     float analogue_gain;        // controls::AnalogueGain, or 0
+    float digital_gain;         // controls::DigitalGain (the ISP's gain on top), or 0
     int32_t colour_temperature; // controls::ColourTemperature (K), or 0
     const uint8_t *planes[3];   // the still stream's mapped planes (NULL beyond plane_count)
     uint32_t plane_bytes[3];
