@@ -20,6 +20,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
@@ -679,7 +680,7 @@ struct RealCamera final : shutter_lc_camera {
     std::vector<bool> held;
     /// The device nodes this camera uses (see acquired_camera_nodes); empty when unknown.
     std::vector<OpenNode> nodes;
-    std::mutex lock;                   // guards done, pending, disconnected, running, completed_ns, af_triggers_set
+    std::mutex lock;                   // guards done, pending, disconnected, running, completed_ns, af_triggers_set, exposure_value_sets
     RequestFIFO<Request *> done;
     ControlList pending;
     bool running = false, disconnected = false;
@@ -693,6 +694,10 @@ struct RealCamera final : shutter_lc_camera {
     std::vector<uint32_t> request_af_triggers;
     /// AfTrigger starts set so far.
     uint32_t af_triggers_set = 0;
+    /// Per request: how many ExposureValue changes had been set when it was queued.
+    std::vector<uint32_t> request_exposure_value_sets;
+    /// ExposureValue changes set so far.
+    uint32_t exposure_value_sets = 0;
     /// Per request: the distinct dmabuf descriptors of its still planes, synchronised for CPU
     /// reads (DMA_BUF_IOCTL_SYNC) while shutter holds the request.
     std::vector<std::vector<int>> request_fds;
@@ -940,6 +945,7 @@ struct RealCamera final : shutter_lc_camera {
         held.assign(requests.size(), false);
         completed_ns.assign(requests.size(), 0);
         request_af_triggers.assign(requests.size(), 0);
+        request_exposure_value_sets.assign(requests.size(), 0);
         request_fds.assign(requests.size(), {});
         for (size_t index = 0; index < count; index++) {
             std::set<int> fds;
@@ -1013,12 +1019,13 @@ struct RealCamera final : shutter_lc_camera {
         // itself, as rpicam-apps passes its controls: the pipeline applies them from the first
         // frame. On a request they would wait behind every request queued below.
         ControlList startControls(controls::controls);
-        uint32_t triggers;
+        uint32_t triggers, evSets;
         {
             std::lock_guard<std::mutex> guard(lock);
             for (const auto &[key, value] : pending) startControls.set(key, value);
             pending.clear();
             triggers = af_triggers_set;
+            evSets = exposure_value_sets;
         }
         if (frame_duration_us > 0)
             startControls.set(controls::FrameDurationLimits, { frame_duration_us, frame_duration_us });
@@ -1033,6 +1040,7 @@ struct RealCamera final : shutter_lc_camera {
             Request *request = requests[index].get();
             request->reuse(Request::ReuseBuffers);
             request_af_triggers[index] = triggers;
+            request_exposure_value_sets[index] = evSets;
             result = camera->queueRequest(request);
             if (result < 0) {
                 stop();
@@ -1078,6 +1086,7 @@ struct RealCamera final : shutter_lc_camera {
             out->completed_at = completed_ns[request->cookie()];
         }
         out->af_triggers = request_af_triggers[request->cookie()];
+        out->exposure_value_sets = request_exposure_value_sets[request->cookie()];
         sync_for_cpu(request->cookie(), true);
         FrameBuffer *buffer = request->findBuffer(still);
         out->ok = request->status() == Request::RequestComplete && buffer
@@ -1127,6 +1136,7 @@ struct RealCamera final : shutter_lc_camera {
             for (const auto &[key, value] : pending) request->controls().set(key, value);
             pending.clear();
             request_af_triggers[cookie] = af_triggers_set;
+            request_exposure_value_sets[cookie] = exposure_value_sets;
         }
         return camera->queueRequest(request);
     }
@@ -1139,6 +1149,7 @@ struct RealCamera final : shutter_lc_camera {
         std::lock_guard<std::mutex> guard(lock);
         pending.set(id->id(), converted);
         if (control == SHUTTER_LC_CONTROL_AF_TRIGGER && int(value) == 0) af_triggers_set++;
+        if (control == SHUTTER_LC_CONTROL_EXPOSURE_VALUE) exposure_value_sets++;
         return 0;
     }
 
@@ -1195,9 +1206,85 @@ const Size listed_sizes[] = {
 ///   frames through DelayedControls: `control_delay` frames after the request that carried them
 ///   (camera_sensor_properties.cpp: imx708's exposure and gain delays are 2). ScalerCrop applies
 ///   to the request's own frame (CameraData::applyScalerCrop, at the ISP).
+/// - An ExposureValue change eases in over about ten frames, as the AGC filters its total exposure
+///   toward the new target (FakeAgc below, from src/ipa/rpi/controller/rpi/agc_channel.cpp); the
+///   frames report the ExposureTime, AnalogueGain and DigitalGain it divides the total into.
 /// - Requests already queued when AfTrigger is set report the AfState of the cycle before: the
 ///   trigger is handled with the request that carries it (IpaBase::applyControls).
 /// - YUV420's three planes lie in separate buffers.
+/// The Raspberry Pi AGC as an ExposureValue change meets it, in a scene whose light does not change
+/// (src/ipa/rpi/controller/rpi/agc_channel.cpp and ipa_base.cpp at v0.7.1+rpt20260429):
+/// - ExposureValue is a multiplier of 2^EV on the AGC's target (IpaBase::applyControls:
+///   `agc->setEv(0, pow(2.0, ExposureValue))`), so the target total exposure is the converged
+///   one at EV 0 times 2^EV.
+/// - Every frame, AgcChannel::filterExposure moves the total exposure a fraction `speed` of the
+///   way to the target: `speed` 0.2 (AgcConfig::read's default, which the PiSP tunings of imx708
+///   and imx477 keep; vc4's imx708.json sets 0.15), its square root once within 0.8...1.2 of the
+///   target, and no move within the `stable_region` of 2%. In the first `startup_frames` (default
+///   10) after a start it adapts at once (speed 1, no stable region).
+/// - AgcChannel::divideUpExposure splits the total into exposure time and analogue gain along the
+///   exposure mode's stages ("normal" of the PiSP imx708.json: shutter 100, 10000, 30000, 50000,
+///   66666 µs, gain 1.0, 1.5, 2.0, 4.0, 16.0), the analogue gain at most the sensor's 16, and the
+///   rest as digital gain, at most `max_digital_gain` 4.0.
+/// Until the first change the frames report the script's exposure time and an analogue gain of 2,
+/// the AGC's converged state for the scene (a total the normal mode would divide otherwise).
+struct FakeAgc {
+    static constexpr double speed = 0.2, stableRegion = 0.02, maxAnalogueGain = 16.0, maxDigitalGain = 4.0;
+    static constexpr unsigned startupFrames = 10;
+    double base = 0;        // the converged total exposure at EV 0, µs × gain
+    double target = 0, filtered = 0;
+    unsigned frames = 0;    // frames since the start
+    bool divided = false;   // the total has moved since the script's state: report the division
+    int32_t exposure_us = 0;
+    float analogue = 2.0f, digital = 1.0f;
+
+    void reset(int32_t exposureTime) {
+        exposure_us = exposureTime;
+        base = target = filtered = double(exposureTime) * 2.0;
+    }
+    void set_ev(double ev) { target = base * std::pow(2.0, ev); }
+
+    /// One frame's AgcChannel::process, as far as filterExposure and divideUpExposure go.
+    void frame() {
+        frames++;
+        double rate = speed, stable = stableRegion;
+        if (frames <= startupFrames) {
+            rate = 1.0;
+            stable = 0.0;
+        }
+        if (filtered * (1.0 - stable) < target && filtered * (1.0 + stable) > target) return;
+        if (filtered < 1.2 * target && filtered > 0.8 * target) rate = std::sqrt(rate);
+        double moved = rate * target + filtered * (1.0 - rate);
+        if (moved == filtered) return;  // at the target already (a start-up frame)
+        filtered = moved;
+        divided = true;
+        divide_up();
+    }
+
+    void divide_up() {
+        static const double shutter[] = { 100, 10000, 30000, 50000, 66666 }, gain[] = { 1.0, 1.5, 2.0, 4.0, 16.0 };
+        double exposure = shutter[0], g = gain[0];
+        if (exposure * g < filtered) {
+            for (size_t stage = 1; stage < sizeof shutter / sizeof shutter[0]; stage++) {
+                if (shutter[stage] * g >= filtered) {
+                    exposure = filtered / g;
+                    break;
+                }
+                exposure = shutter[stage];
+                if (gain[stage] * exposure >= filtered) {
+                    g = filtered / exposure;
+                    break;
+                }
+                g = gain[stage];
+            }
+        }
+        double analogueGain = std::min(g, maxAnalogueGain);
+        exposure_us = int32_t(exposure + 0.5);
+        analogue = float(analogueGain);
+        digital = float(std::min(filtered / (analogueGain * exposure), maxDigitalGain));
+    }
+};
+
 struct FakeCamera final : shutter_lc_camera {
     shutter_lc_fake_config script;
     struct Slot {
@@ -1209,6 +1296,9 @@ struct FakeCamera final : shutter_lc_camera {
         int af_state = -1;
         float lens = -1;
         uint32_t af_triggers = 0;
+        uint32_t exposure_value_sets = 0;
+        int32_t exposure_us = 0;
+        float analogue_gain = 0, digital_gain = 0;
     };
     std::vector<Slot> slots;
     RequestFIFO<int> queued, done;
@@ -1222,6 +1312,9 @@ struct FakeCamera final : shutter_lc_camera {
     int af_state = SHUTTER_LC_AF_IDLE, af_frames_left = 0, af_triggers = 0;
     /// AfTrigger starts set (see shutter_lc_completed::af_triggers).
     uint32_t af_triggers_set = 0;
+    /// ExposureValue changes set (see shutter_lc_completed::exposure_value_sets).
+    uint32_t exposure_value_sets = 0;
+    FakeAgc agc;
     /// How many controls the last start was given.
     int start_control_count = 0;
     /// Sensor controls on their way through DelayedControls: (the frame sequence they show in, control, value).
@@ -1241,6 +1334,7 @@ struct FakeCamera final : shutter_lc_camera {
         id = "fake/shutter-lc-fake";
         model = script.has_autofocus ? "fake-imx708" : "fake";
         if (script.raspberrypi && script.exposure_time_us == 0) script.exposure_time_us = 20000;  // ipa_base.cpp's defaultExposureTime
+        agc.reset(script.exposure_time_us);
         layout(script.width, script.height);
     }
 
@@ -1436,6 +1530,7 @@ struct FakeCamera final : shutter_lc_camera {
         // As Camera::start(controls): the controls set while stopped, and the frame duration,
         // apply from the first frame.
         start_control_count = int(pending.size()) + (pending_crop ? 1 : 0) + (frame_duration_us > 0 ? 1 : 0);
+        agc.frames = 0;
         if (frame_duration_us > 0) applied[SHUTTER_LC_CONTROL_FRAME_DURATION_LIMITS] = float(frame_duration_us);
         for (const auto &[control, value] : pending) apply(control, value);
         if (pending_crop) {
@@ -1458,6 +1553,7 @@ struct FakeCamera final : shutter_lc_camera {
         slot.crop_set = pending_crop;
         slot.crop = pending_crop_rect;
         slot.af_triggers = af_triggers_set;
+        slot.exposure_value_sets = exposure_value_sets;
         pending.clear();
         pending_crop = false;
         queued.push_back(index);
@@ -1475,6 +1571,7 @@ struct FakeCamera final : shutter_lc_camera {
     void apply(int control, float value) {
         applied[control] = value;
         if (control == SHUTTER_LC_CONTROL_LENS_POSITION) lens = value;
+        if (control == SHUTTER_LC_CONTROL_EXPOSURE_VALUE) agc.set_ev(value);
         if (control == SHUTTER_LC_CONTROL_AF_MODE && int(value) == 2 && script.has_autofocus) {
             // AfModeContinuous: scans by itself, then holds focus.
             af_state = SHUTTER_LC_AF_SCANNING;
@@ -1516,6 +1613,12 @@ struct FakeCamera final : shutter_lc_camera {
         if (slot.crop_set) {
             applied_crop = slot.crop;
             applied_crop_set = true;
+        }
+        if (script.raspberrypi) {
+            agc.frame();
+            slot.exposure_us = agc.divided ? agc.exposure_us : script.exposure_time_us;
+            slot.analogue_gain = agc.divided ? agc.analogue : 2.0f;
+            slot.digital_gain = agc.divided ? agc.digital : 1.0f;
         }
         // The autofocus script: a cycle (a start in AfModeAuto, or continuous) scans for
         // af_scan_frames frames, then ends; a cycle started by this very request counts from here.
@@ -1561,10 +1664,11 @@ struct FakeCamera final : shutter_lc_camera {
         out->af_state = slot.af_state;
         out->lens_position = slot.lens;
         out->af_triggers = slot.af_triggers;
+        out->exposure_value_sets = slot.exposure_value_sets;
         if (script.raspberrypi) {
-            out->exposure_time_us = script.exposure_time_us;
-            out->analogue_gain = 2.0f;
-            out->digital_gain = 1.0f;
+            out->exposure_time_us = slot.exposure_us;
+            out->analogue_gain = slot.analogue_gain;
+            out->digital_gain = slot.digital_gain;
             out->colour_temperature = 4500;
         }
         out->plane_count = mapped.count;
@@ -1600,6 +1704,7 @@ struct FakeCamera final : shutter_lc_camera {
         if (!offers(control)) return -ENOTSUP;
         pending[control] = float(value);
         if (control == SHUTTER_LC_CONTROL_AF_TRIGGER && int(value) == 0) af_triggers_set++;
+        if (control == SHUTTER_LC_CONTROL_EXPOSURE_VALUE) exposure_value_sets++;
         return 0;
     }
 

@@ -190,6 +190,9 @@ public struct FrameExposure: Hashable, Sendable {
     public var lensPosition: Double?
     /// The white balance's colour temperature in kelvin (`controls::ColourTemperature`).
     public var colourTemperature: Int?
+    /// Whether the frame's request was queued after the newest exposure bias was set (libcamera:
+    /// earlier requests show the bias before); nil when the camera does not say.
+    public var answersNewestBias: Bool?
 
     public init(exposureTime: Nanoseconds? = nil, analogueGain: Double? = nil, digitalGain: Double? = nil, lensPosition: Double? = nil,
                 colourTemperature: Int? = nil) {
@@ -198,6 +201,13 @@ public struct FrameExposure: Hashable, Sendable {
         self.digitalGain = digitalGain
         self.lensPosition = lensPosition
         self.colourTemperature = colourTemperature
+    }
+
+    /// ExposureTime (µs) × AnalogueGain × DigitalGain (1 when not reported): what auto exposure
+    /// moves as a whole; nil without an exposure time and an analogue gain.
+    public var totalExposure: Double? {
+        guard let exposureTime, exposureTime.rawValue > 0, let analogueGain, analogueGain > 0 else { return nil }
+        return Double(exposureTime.rawValue) / 1000 * analogueGain * (digitalGain ?? 1)
     }
 }
 

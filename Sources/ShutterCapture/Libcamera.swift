@@ -204,6 +204,8 @@ public final class LibcameraCamera: Camera {
     private var focusBySequence = [(sequence: UInt32, report: FocusReport)?](repeating: nil, count: focusSlots)
     /// How many autofocus cycles ``triggerAutofocus()`` asked for.
     private var triggersSent: UInt32 = 0
+    /// How many exposure biases ``setExposureValue(_:)`` set.
+    private var exposureValuesSent: UInt32 = 0
     /// How many recent frames' AfState is kept (a press waits on a handful at most).
     static let focusSlots = 64
     /// Measures ``frameInterval`` from the frames (libcamera says no nominal rate without a board `fps`).
@@ -600,6 +602,9 @@ public final class LibcameraCamera: Camera {
                     try bufferQueue.requeue(Int(done.request))
                 }
                 frame.exposure = exposure
+                // As for focus: the backend counts the ExposureValue changes set when each request
+                // went to libcamera; requests queued before the newest show the bias before.
+                frame.exposure.answersNewestBias = done.exposure_value_sets >= exposureValuesSent
                 frame.instant = exposure.exposureTime == nil ? .sensorTimestamp : .exposureStart
                 frames.append(frame)
             } else {
@@ -667,6 +672,7 @@ public final class LibcameraCamera: Camera {
     public func setExposureValue(_ ev: Double) throws(CaptureError) {
         guard let handle else { return }
         try check(shutter_lc_set_float(handle, Int32(SHUTTER_LC_CONTROL_EXPOSURE_VALUE), Float(ev)), "ExposureValue")
+        exposureValuesSent += 1
     }
 
     /// Starts an autofocus cycle: `AfMode` auto and `AfTrigger` start on the next request queued
@@ -799,9 +805,10 @@ public struct FakeLibcameraScript: Hashable, Sendable {
     /// Behaves as libcamera's Raspberry Pi pipeline does (backend.cpp's FakeCamera cites each
     /// behaviour): placeholder ranges until configure, sizes as a range with the sensor's full
     /// size (`width` x `height`) as the default, SensorTimestamp at the start of readout with
-    /// ExposureTime reported, sensor controls ``controlDelay`` frames late, YUV420 planes apart.
+    /// ExposureTime reported, sensor controls ``controlDelay`` frames late, an ExposureValue change
+    /// easing in over about ten frames (the AGC's filter), YUV420 planes apart.
     public var raspberryPi = false
-    /// With ``raspberryPi``: the ExposureTime each frame reports, in microseconds.
+    /// With ``raspberryPi``: the ExposureTime each frame reports until an ExposureValue change, in microseconds.
     public var exposureTimeMicroseconds = 20_000
     /// With ``raspberryPi``: frames until a request's ExposureValue or FrameDurationLimits shows.
     public var controlDelay = 2

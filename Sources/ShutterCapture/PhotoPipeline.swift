@@ -5,6 +5,8 @@ struct PhotoJob: Sendable {
     var frame: Frame
     var pressedAt: Instant
     var focus: FocusOutcome
+    var exposureSettling = ExposureSettling.Outcome.none
+    var exposureBias: Double?
     var bracket: Nanoseconds?
     var frameInterval: Nanoseconds?
     /// Digital zoom and effect, applied before encoding.
@@ -33,7 +35,8 @@ struct PhotoJob: Sendable {
             return .photo(Photo(at: written, path: path, pressedAt: pressedAt, frameAt: frame.timestamp, frameAtIs: frame.instant, width: width,
                                 height: height, bytes: jpeg.count, frameSequence: frame.sequence, bracket: bracket, frameInterval: frameInterval,
                                 encodeTime: encoded - started, writeTime: written - encoded, focus: focus,
-                                clockSynchronized: metadata.clockSynchronized, sha256: digest ? SHA256.hexDigest(of: jpeg) : nil))
+                                clockSynchronized: metadata.clockSynchronized, sha256: digest ? SHA256.hexDigest(of: jpeg) : nil,
+                                exposure: frame.exposure, exposureSettling: exposureSettling, exposureBias: exposureBias))
         } catch {
             return .captureFailed(CaptureFailure(at: monotonicNow(), pressedAt: pressedAt, error: error))
         }

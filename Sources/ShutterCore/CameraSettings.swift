@@ -41,6 +41,12 @@ public struct CameraSettings: Hashable, Sendable {
     public var autofocus: AutofocusMode = .continuous
     /// With libcamera autofocus: how long a photo waits for the lens to lock, in milliseconds.
     public var focusTimeoutMs: Int = 500
+    /// How long a press made soon after an exposure-bias change waits for the camera's auto
+    /// exposure to show the new bias, in milliseconds after the newest change (0: never waits).
+    /// The Raspberry Pi AGC eases into a change over about ten frames after the sensor's delay of
+    /// two: some 0.9 s at the full-resolution modes' 10-14 fps. Cameras that report no exposure
+    /// with their frames (V4L2) are never waited for.
+    public var exposureSettleMs: Int = 1500
     /// How long presses wait for the camera to start streaming before they fail, in
     /// milliseconds (a USB webcam's `VIDIOC_STREAMON` or libcamera's start can hang).
     public var startTimeoutMs: Int = 10_000
@@ -111,7 +117,7 @@ public enum DigitalZoomOutput: String, CaseIterable, Hashable, Sendable {
 extension CameraSettings: Decodable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case device, width, height, pixelFormat, fps, quality, keepStreaming, warmupFrames, ringFrames, ringMiB, orientation,
-             digitalZoom, bindings, backend, viewfinder, autofocus, focusTimeoutMs, startTimeoutMs
+             digitalZoom, bindings, backend, viewfinder, autofocus, focusTimeoutMs, exposureSettleMs, startTimeoutMs
     }
 
     public init(from decoder: any Decoder) throws {
@@ -150,6 +156,8 @@ extension CameraSettings: Decodable {
         }
         focusTimeoutMs = try container.decodeIfPresent(Int.self, forKey: .focusTimeoutMs) ?? focusTimeoutMs
         if !(0...10_000).contains(focusTimeoutMs) { throw container.fail(.focusTimeoutMs, "\(focusTimeoutMs) is outside 0...10000") }
+        exposureSettleMs = try container.decodeIfPresent(Int.self, forKey: .exposureSettleMs) ?? exposureSettleMs
+        if !(0...10_000).contains(exposureSettleMs) { throw container.fail(.exposureSettleMs, "\(exposureSettleMs) is outside 0...10000") }
         startTimeoutMs = try container.decodeIfPresent(Int.self, forKey: .startTimeoutMs) ?? startTimeoutMs
         if !(1_000...600_000).contains(startTimeoutMs) {
             throw container.fail(.startTimeoutMs, "\(startTimeoutMs) is outside 1000...600000")

@@ -77,11 +77,13 @@ typedef struct {
     /// ipa/rpi/common; each behaviour is cited in backend.cpp's FakeCamera): placeholder control
     /// ranges and no ScalerCropMaximum until configure; sizes offered as a range, the sensor's
     /// full size (width x height) by default; SensorTimestamp at the start of readout, with
-    /// ExposureTime, AnalogueGain and ColourTemperature in the metadata; sensor controls
-    /// (ExposureValue, FrameDurationLimits) taking effect `control_delay` frames after the
-    /// request that carried them; YUV420 planes in separate buffers.
+    /// ExposureTime, AnalogueGain, DigitalGain and ColourTemperature in the metadata; sensor
+    /// controls (ExposureValue, FrameDurationLimits) taking effect `control_delay` frames after the
+    /// request that carried them, an ExposureValue change then easing in over about ten frames as
+    /// the AGC filters its exposure; YUV420 planes in separate buffers.
     int raspberrypi;
-    /// With raspberrypi: the ExposureTime each frame reports, in microseconds (default 20000).
+    /// With raspberrypi: the ExposureTime each frame reports until an ExposureValue change moves
+    /// the exposure, in microseconds (default 20000), at an AnalogueGain of 2.
     int32_t exposure_time_us;
     /// With raspberrypi: frames between a request and the first frame its sensor controls show in
     /// (DelayedControls; imx708's exposure delay is 2).
@@ -262,6 +264,9 @@ typedef struct {
     float analogue_gain;        // controls::AnalogueGain, or 0
     float digital_gain;         // controls::DigitalGain (the ISP's gain on top), or 0
     int32_t colour_temperature; // controls::ColourTemperature (K), or 0
+    /// How many ExposureValue changes had been set (shutter_lc_set_float) when this request was
+    /// queued: its exposure answers the newest of them. Requests queued earlier show an older bias.
+    uint32_t exposure_value_sets;
     const uint8_t *planes[3];   // the still stream's mapped planes (NULL beyond plane_count)
     uint32_t plane_bytes[3];
     uint32_t plane_count;
