@@ -1184,34 +1184,6 @@ const Size listed_sizes[] = {
     Size(3200, 2400), Size(3840, 2160), Size(3840, 2400), Size(4096, 2160), Size(5120, 2880), Size(7680, 4320),
 };
 
-/// The fake: one format, scripted autofocus, frames delivered by the test.
-///
-/// With `raspberrypi`, it behaves as libcamera's Raspberry Pi pipeline handler and IPA do
-/// (raspberrypi/libcamera, src/libcamera/pipeline/rpi/common and src/ipa/rpi/common):
-/// - Until configure, the controls have the IPA's placeholder ranges (ipa_base.cpp's ipaControls
-///   and ipaAfControls: ScalerCrop up to Rectangle(65535, 65535, 65535, 65535), FrameDurationLimits
-///   33333...120000 µs, LensPosition 0...32), and properties::ScalerCropMaximum is empty
-///   (PipelineHandlerBase::registerCamera). IpaBase::configure states the mode's limits
-///   (FrameDurationLimits, the lens's LensPosition: imx708.json maps 0...15 dioptres), and
-///   PipelineHandlerBase::configure sets ScalerCrop's maximum and ScalerCropMaximum to the mode's
-///   analogue crop (imx708: 4608x2592 at (16, 24) in the pixel array).
-/// - The still stream's sizes are a range (generateConfiguration: ispFormats up to the sensor's
-///   size), so StreamFormats::sizes() lists only its fixed sizes; the StillCapture default is
-///   YUV420 at the sensor's full size ("Return the largest sensor resolution").
-/// - SensorTimestamp is the receiver's buffer timestamp (Unicam, rp1-cfe: the start-of-frame
-///   interrupt, the start of readout), and each request reports ExposureTime, AnalogueGain,
-///   DigitalGain, ColourTemperature and LensPosition (IpaBase::reportMetadata; DigitalGain from
-///   the AGC's status, on every frame).
-/// - Sensor controls (ExposureValue through AGC, FrameDurationLimits through VBLANK) reach the
-///   frames through DelayedControls: `control_delay` frames after the request that carried them
-///   (camera_sensor_properties.cpp: imx708's exposure and gain delays are 2). ScalerCrop applies
-///   to the request's own frame (CameraData::applyScalerCrop, at the ISP).
-/// - An ExposureValue change eases in over about ten frames, as the AGC filters its total exposure
-///   toward the new target (FakeAgc below, from src/ipa/rpi/controller/rpi/agc_channel.cpp); the
-///   frames report the ExposureTime, AnalogueGain and DigitalGain it divides the total into.
-/// - Requests already queued when AfTrigger is set report the AfState of the cycle before: the
-///   trigger is handled with the request that carries it (IpaBase::applyControls).
-/// - YUV420's three planes lie in separate buffers.
 /// The Raspberry Pi AGC as an ExposureValue change meets it, in a scene whose light does not change
 /// (src/ipa/rpi/controller/rpi/agc_channel.cpp and ipa_base.cpp at v0.7.1+rpt20260429):
 /// - ExposureValue is a multiplier of 2^EV on the AGC's target (IpaBase::applyControls:
@@ -1285,6 +1257,34 @@ struct FakeAgc {
     }
 };
 
+/// The fake: one format, scripted autofocus, frames delivered by the test.
+///
+/// With `raspberrypi`, it behaves as libcamera's Raspberry Pi pipeline handler and IPA do
+/// (raspberrypi/libcamera, src/libcamera/pipeline/rpi/common and src/ipa/rpi/common):
+/// - Until configure, the controls have the IPA's placeholder ranges (ipa_base.cpp's ipaControls
+///   and ipaAfControls: ScalerCrop up to Rectangle(65535, 65535, 65535, 65535), FrameDurationLimits
+///   33333...120000 µs, LensPosition 0...32), and properties::ScalerCropMaximum is empty
+///   (PipelineHandlerBase::registerCamera). IpaBase::configure states the mode's limits
+///   (FrameDurationLimits, the lens's LensPosition: imx708.json maps 0...15 dioptres), and
+///   PipelineHandlerBase::configure sets ScalerCrop's maximum and ScalerCropMaximum to the mode's
+///   analogue crop (imx708: 4608x2592 at (16, 24) in the pixel array).
+/// - The still stream's sizes are a range (generateConfiguration: ispFormats up to the sensor's
+///   size), so StreamFormats::sizes() lists only its fixed sizes; the StillCapture default is
+///   YUV420 at the sensor's full size ("Return the largest sensor resolution").
+/// - SensorTimestamp is the receiver's buffer timestamp (Unicam, rp1-cfe: the start-of-frame
+///   interrupt, the start of readout), and each request reports ExposureTime, AnalogueGain,
+///   DigitalGain, ColourTemperature and LensPosition (IpaBase::reportMetadata; DigitalGain from
+///   the AGC's status, on every frame).
+/// - Sensor controls (ExposureValue through AGC, FrameDurationLimits through VBLANK) reach the
+///   frames through DelayedControls: `control_delay` frames after the request that carried them
+///   (camera_sensor_properties.cpp: imx708's exposure and gain delays are 2). ScalerCrop applies
+///   to the request's own frame (CameraData::applyScalerCrop, at the ISP).
+/// - An ExposureValue change eases in over about ten frames, as the AGC filters its total exposure
+///   toward the new target (FakeAgc below, from src/ipa/rpi/controller/rpi/agc_channel.cpp); the
+///   frames report the ExposureTime, AnalogueGain and DigitalGain it divides the total into.
+/// - Requests already queued when AfTrigger is set report the AfState of the cycle before: the
+///   trigger is handled with the request that carries it (IpaBase::applyControls).
+/// - YUV420's three planes lie in separate buffers.
 struct FakeCamera final : shutter_lc_camera {
     shutter_lc_fake_config script;
     struct Slot {
