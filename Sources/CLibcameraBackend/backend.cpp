@@ -1285,6 +1285,14 @@ struct FakeAgc {
 /// - Requests already queued when AfTrigger is set report the AfState of the cycle before: the
 ///   trigger is handled with the request that carries it (IpaBase::applyControls).
 /// - YUV420's three planes lie in separate buffers.
+/// - With a CMA budget (a Raspberry Pi 4): the requests' buffers come from CMA as configure
+///   allocates them (FrameBufferAllocator::allocate → PipelineHandlerBase::exportFrameBuffers →
+///   the ISP output's V4L2 buffers), and the first start allocates the vc4 pipeline's own
+///   (PipelineHandlerVc4::allocateBuffers, min_unicam_buffers 2 and min_total_unicam_buffers 4
+///   by default: 4 raw Unicam buffers of the sensor's mode, CSI-2 packed, at 12 bits (imx477,
+///   imx708) 3 bytes per 2 pixels; one ISP Output0 buffer of the still's size; one Output1 buffer
+///   of the viewfinder's). Beyond the budget either fails with -ENOMEM, and start fails with it
+///   (PipelineHandlerBase::start returns allocateBuffers' error).
 struct FakeCamera final : shutter_lc_camera {
     shutter_lc_fake_config script;
     struct Slot {
@@ -1323,6 +1331,9 @@ struct FakeCamera final : shutter_lc_camera {
     uint32_t width = 0, height = 0;
     uint32_t stride = 0, frame_size = 0, planes = 1, vf_bytes = 0;
     uint32_t plane_offsets[3] = {}, plane_sizes[3] = {};
+    /// CMA the requests' buffers took at configure; whether the pipeline's own are allocated.
+    uint64_t cma_requests = 0;
+    bool pipeline_buffers = false;
 
     /// Opened through the fake system's camera manager (shutter_lc_fake_system_install), not
     /// shutter_lc_open_fake: its close releases it there.
@@ -1477,7 +1488,15 @@ struct FakeCamera final : shutter_lc_camera {
         } else if (viewfinder) {
             viewfinder->width = viewfinder->height = viewfinder->fourcc = 0;
         }
-        slots.assign(size_t(std::max(buffer_count, 2)), Slot{});
+        size_t count = size_t(std::max(buffer_count, 2));
+        cma_requests = uint64_t(count) * (frame_size + vf_bytes);
+        pipeline_buffers = false;
+        if (script.cma_budget > 0 && cma_requests > script.cma_budget) {
+            memory.reset();
+            slots.clear();
+            return -ENOMEM;
+        }
+        slots.assign(count, Slot{});
         held.assign(slots.size(), false);
         // Each request's memory: the still planes (plane_gap apart, or in buffers of their own),
         // then the viewfinder's.
@@ -1527,6 +1546,12 @@ struct FakeCamera final : shutter_lc_camera {
     int start() override {
         if (slots.empty()) return -EINVAL;
         if (running) return 0;
+        if (script.cma_budget > 0 && !pipeline_buffers) {
+            uint64_t raw = uint64_t(script.width) * 3 / 2 * script.height;
+            uint64_t own = 4 * raw + frame_size + vf_bytes;
+            if (cma_requests + own > script.cma_budget) return -ENOMEM;
+            pipeline_buffers = true;
+        }
         // As Camera::start(controls): the controls set while stopped, and the frame duration,
         // apply from the first frame.
         start_control_count = int(pending.size()) + (pending_crop ? 1 : 0) + (frame_duration_us > 0 ? 1 : 0);

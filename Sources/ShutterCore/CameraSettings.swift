@@ -26,6 +26,12 @@ public struct CameraSettings: Hashable, Sendable {
     /// cap that holds fewer than two is refused. `nil` (the default): the ring is `ringFrames`
     /// frames, whatever they cost (`shutter check` says how much).
     public var ringMiB: Int?
+    /// With libcamera: the most contiguous memory (CMA), in MiB, the requests' buffers (still and
+    /// viewfinder) may take: fewer requests are configured when `ringFrames` and the spares would
+    /// not fit, and a budget that holds fewer than four is refused. The pipeline's own buffers come
+    /// on top (a Raspberry Pi 4's vc4: four raw frames and one still, 88 MiB for the HQ camera), as
+    /// does the display's share of CMA. `nil` (the default): no budget.
+    public var cmaMiB: Int?
     /// The EXIF orientation written into each photo, 1...8 (1 = upright).
     public var orientation: Int = 1
     /// How digital zoom saves its crop: scaled back to the frame's size (the phone's way, the
@@ -116,7 +122,7 @@ public enum DigitalZoomOutput: String, CaseIterable, Hashable, Sendable {
 
 extension CameraSettings: Decodable {
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case device, width, height, pixelFormat, fps, quality, keepStreaming, warmupFrames, ringFrames, ringMiB, orientation,
+        case device, width, height, pixelFormat, fps, quality, keepStreaming, warmupFrames, ringFrames, ringMiB, cmaMiB, orientation,
              digitalZoom, bindings, backend, viewfinder, autofocus, focusTimeoutMs, exposureSettleMs, startTimeoutMs
     }
 
@@ -133,6 +139,8 @@ extension CameraSettings: Decodable {
         warmupFrames = try container.decodeIfPresent(Int.self, forKey: .warmupFrames) ?? warmupFrames
         ringFrames = try container.decodeIfPresent(Int.self, forKey: .ringFrames) ?? ringFrames
         ringMiB = try container.decodeIfPresent(Int.self, forKey: .ringMiB)
+        cmaMiB = try container.decodeIfPresent(Int.self, forKey: .cmaMiB)
+        if let cmaMiB, !(16...4096).contains(cmaMiB) { throw container.fail(.cmaMiB, "\(cmaMiB) is outside 16...4096") }
         orientation = try container.decodeIfPresent(Int.self, forKey: .orientation) ?? orientation
         if let zoomText = try container.decodeIfPresent(String.self, forKey: .digitalZoom) {
             guard let zoom = DigitalZoomOutput(rawValue: zoomText) else {

@@ -232,6 +232,55 @@ struct RaspberryPiCameraTests {
         }
     }
 
+    // MARK: A Raspberry Pi 4's CMA
+
+    /// The HQ camera on a Raspberry Pi 4 whose display and GPU hold 120 MiB of the 320 MiB of CMA
+    /// it reserves: 200 MiB left for the camera's requests and the vc4 pipeline's own buffers.
+    private func hqOnPi4(ringFrames: Int? = nil, cmaMiB: Int?) -> (FakeLibcameraScript, CameraSettings) {
+        var script = FakeLibcameraScript.hqCamera
+        script.cmaBudget = 200 << 20
+        var settings = CameraSettings()
+        settings.device = "fake"
+        settings.cmaMiB = cmaMiB
+        if let ringFrames { settings.ringFrames = ringFrames }
+        return (script, settings)
+    }
+
+    @Test func theHQCameraOnAPi4OpensWithThePi4BoardsDefault() throws {
+        let board = try Board.load(path: packageRoot + "/Boards/raspberry-pi-4.json")
+        let (script, settings) = hqOnPi4(cmaMiB: board.camera.cmaMiB)
+        let camera = try LibcameraCamera(fake: script, settings: settings)
+        defer { camera.close() }
+        try camera.start()  // the pipeline's own raw and ISP buffers fit beside the requests
+        #expect(camera.requestCount * camera.bytesPerFrame <= (board.camera.cmaMiB ?? 0) << 20, "\(camera.requestCount) requests")
+        #expect(camera.requestCount >= 4 && camera.ringCapacity >= 2)
+        #expect(camera.deliverFakeFrame(at: ms(1000)))
+        #expect(try camera.readFrames().count == 1)
+    }
+
+    @Test func aCameraBeyondThePi4sCMASaysSoAndWhatToChange() throws {
+        // Eight requests (141 MiB) are allocated, but the pipeline's own 88 MiB do not fit at start.
+        let (script, settings) = hqOnPi4(cmaMiB: nil)
+        let camera = try LibcameraCamera(fake: script, settings: settings)
+        defer { camera.close() }
+        #expect { try camera.start() } throws: { error in
+            let text = "\(error)"
+            return text.contains("CMA") && text.contains("cmaMiB") && text.contains("cma-512") && (error as? CaptureError)?.errno == ENOMEM
+        }
+        // Sixteen requests (282 MiB) do not even configure.
+        let (many, manySettings) = hqOnPi4(ringFrames: 12, cmaMiB: nil)
+        #expect { try LibcameraCamera(fake: many, settings: manySettings) } throws: { error in
+            "\(error)".contains("CMA") && "\(error)".contains("FrameBufferAllocator")
+        }
+    }
+
+    @Test func aCMABudgetBelowFourRequestsIsRefused() {
+        let (script, settings) = hqOnPi4(cmaMiB: 60)  // three requests of 17.6 MiB
+        #expect { try LibcameraCamera(fake: script, settings: settings) } throws: { error in
+            "\(error)".contains("cmaMiB 60") && "\(error)".contains("at least 71")
+        }
+    }
+
     // MARK: No full frame copied on the loop
 
     @Test func planesInSeparateBuffersAreLentNotCopied() throws {

@@ -26,6 +26,14 @@ struct CameraBackendSettingsTests {
         #expect(board.camera.startTimeoutMs == 3000)
     }
 
+    @Test func readsTheExposureSettleBoundAndTheCMABudget() throws {
+        let defaults = try Board.decode(Data(boardWithCamera("{}").utf8), file: "rig.json")
+        #expect(defaults.camera.exposureSettleMs == 1500 && defaults.camera.cmaMiB == nil)
+        let board = try Board.decode(Data(boardWithCamera(#"{"exposureSettleMs": 0, "cmaMiB": 96}"#).utf8), file: "rig.json")
+        #expect(board.camera.exposureSettleMs == 0)
+        #expect(board.camera.cmaMiB == 96)
+    }
+
     @Test func readsALibcameraCamera() throws {
         let text = boardWithCamera(#"{"backend": "libcamera", "device": "imx708", "width": 4608, "height": 2592, "viewfinder": {"width": 1536, "height": 864}, "pixelFormat": "YUV420", "focusTimeoutMs": 800}"#,
                                    controls: #"[{"id": "focus", "kind": "lensPosition", "range": [0, 10]}]"#)
@@ -42,6 +50,8 @@ struct CameraBackendSettingsTests {
     static let refusals: [(String, String, String, String)] = [
         ("unknown backend", boardWithCamera(#"{"backend": "v4l"}"#), "camera.backend", "'libcamera', 'v4l2', 'auto'"),
         ("focus timeout negative", boardWithCamera(#"{"focusTimeoutMs": -1}"#), "camera.focusTimeoutMs", "outside 0...10000"),
+        ("exposure settle bound too long", boardWithCamera(#"{"exposureSettleMs": 20000}"#), "camera.exposureSettleMs", "outside 0...10000"),
+        ("CMA budget too small", boardWithCamera(#"{"cmaMiB": 8}"#), "camera.cmaMiB", "outside 16...4096"),
         ("start timeout too short", boardWithCamera(#"{"startTimeoutMs": 500}"#), "camera.startTimeoutMs", "outside 1000...600000"),
         ("viewfinder without height", boardWithCamera(#"{"viewfinder": {"width": 640}}"#), "camera.viewfinder.height", "missing"),
         ("viewfinder too small", boardWithCamera(#"{"viewfinder": {"width": 8, "height": 8}}"#), "camera.viewfinder.width", "outside 16...16384"),

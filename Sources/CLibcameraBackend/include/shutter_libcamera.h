@@ -88,6 +88,11 @@ typedef struct {
     /// With raspberrypi: frames between a request and the first frame its sensor controls show in
     /// (DelayedControls; imx708's exposure delay is 2).
     int control_delay;
+    /// With raspberrypi, a Raspberry Pi 4: the contiguous memory (CMA) left for the camera, in
+    /// bytes (0: no limit). Allocations beyond it fail with -ENOMEM, as the kernel's CMA
+    /// allocations do: the requests' buffers at configure (FrameBufferAllocator::allocate), the
+    /// vc4 pipeline's own raw and ISP buffers at the first start (see FakeCamera).
+    uint64_t cma_budget;
 } shutter_lc_fake_config;
 
 /// A fake camera behind the same interface: no thread, no hardware. Frames arrive only when
