@@ -23,6 +23,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
@@ -748,7 +749,7 @@ struct RealCamera final : shutter_lc_camera {
     std::vector<OpenNode> nodes;
     /// Why `nodes` is unknown: the negative errno of the lock query, or 0.
     int nodes_error = 0;
-    std::mutex lock;                   // guards done, pending, disconnected, running, completed_ns, af_triggers_set
+    std::mutex lock;                   // guards done, pending, disconnected, running, completed_ns, af_triggers_set, exposure_value_sets
     RequestFIFO<Request *> done;
     ControlList pending;
     bool running = false, disconnected = false;
@@ -762,6 +763,10 @@ struct RealCamera final : shutter_lc_camera {
     std::vector<uint32_t> request_af_triggers;
     /// AfTrigger starts set so far.
     uint32_t af_triggers_set = 0;
+    /// Per request: how many ExposureValue changes had been set when it was queued.
+    std::vector<uint32_t> request_exposure_value_sets;
+    /// ExposureValue changes set so far.
+    uint32_t exposure_value_sets = 0;
 
     RealCamera(std::shared_ptr<Camera> cam, std::vector<OpenNode> cameraNodes, int nodesError)
         : camera(std::move(cam)), nodes(std::move(cameraNodes)), nodes_error(nodesError), pending(controls::controls) {
@@ -1003,6 +1008,7 @@ struct RealCamera final : shutter_lc_camera {
         held.assign(requests.size(), false);
         completed_ns.assign(requests.size(), 0);
         request_af_triggers.assign(requests.size(), 0);
+        request_exposure_value_sets.assign(requests.size(), 0);
         request_fds.assign(requests.size(), {});
         for (size_t index = 0; index < count; index++) {
             std::set<int> fds;
@@ -1085,12 +1091,13 @@ struct RealCamera final : shutter_lc_camera {
         // itself, as rpicam-apps passes its controls: the pipeline applies them from the first
         // frame. On a request they would wait behind every request queued below.
         ControlList startControls(controls::controls);
-        uint32_t triggers;
+        uint32_t triggers, evSets;
         {
             std::lock_guard<std::mutex> guard(lock);
             for (const auto &[key, value] : pending) startControls.set(key, value);
             pending.clear();
             triggers = af_triggers_set;
+            evSets = exposure_value_sets;
         }
         if (frame_duration_us > 0)
             startControls.set(controls::FrameDurationLimits, { frame_duration_us, frame_duration_us });
@@ -1105,6 +1112,7 @@ struct RealCamera final : shutter_lc_camera {
             Request *request = requests[index].get();
             request->reuse(Request::ReuseBuffers);
             request_af_triggers[index] = triggers;
+            request_exposure_value_sets[index] = evSets;
             result = camera->queueRequest(request);
             if (result < 0) {
                 stop();
@@ -1150,6 +1158,7 @@ struct RealCamera final : shutter_lc_camera {
             out->completed_at = completed_ns[request->cookie()];
         }
         out->af_triggers = request_af_triggers[request->cookie()];
+        out->exposure_value_sets = request_exposure_value_sets[request->cookie()];
         sync_for_cpu(request->cookie(), true);
         FrameBuffer *buffer = request->findBuffer(still);
         // Only FrameSuccess is a picture: from 0.5.1 the Raspberry Pi pipeline completes the
@@ -1169,6 +1178,7 @@ struct RealCamera final : shutter_lc_camera {
         out->lens_position = metadata.get(controls::LensPosition).value_or(-1.0f);
         out->exposure_time_us = metadata.get(controls::ExposureTime).value_or(0);
         out->analogue_gain = metadata.get(controls::AnalogueGain).value_or(0.0f);
+        out->digital_gain = metadata.get(controls::DigitalGain).value_or(0.0f);
         out->colour_temperature = metadata.get(controls::ColourTemperature).value_or(0);
         if (auto crop = metadata.get(controls::ScalerCrop)) crop_reported(*crop);
         const BufferMemory::Planes &mapping = memory->requests[request->cookie()];
@@ -1203,6 +1213,7 @@ struct RealCamera final : shutter_lc_camera {
             for (const auto &[key, value] : pending) request->controls().set(key, value);
             pending.clear();
             request_af_triggers[cookie] = af_triggers_set;
+            request_exposure_value_sets[cookie] = exposure_value_sets;
         }
         return camera->queueRequest(request);
     }
@@ -1215,6 +1226,7 @@ struct RealCamera final : shutter_lc_camera {
         std::lock_guard<std::mutex> guard(lock);
         pending.set(id->id(), converted);
         if (control == SHUTTER_LC_CONTROL_AF_TRIGGER && int(value) == 0) af_triggers_set++;
+        if (control == SHUTTER_LC_CONTROL_EXPOSURE_VALUE) exposure_value_sets++;
         return 0;
     }
 
@@ -1249,6 +1261,79 @@ const Size listed_sizes[] = {
     Size(3200, 2400), Size(3840, 2160), Size(3840, 2400), Size(4096, 2160), Size(5120, 2880), Size(7680, 4320),
 };
 
+/// The Raspberry Pi AGC as an ExposureValue change meets it, in a scene whose light does not change
+/// (src/ipa/rpi/controller/rpi/agc_channel.cpp and ipa_base.cpp at v0.7.1+rpt20260429):
+/// - ExposureValue is a multiplier of 2^EV on the AGC's target (IpaBase::applyControls:
+///   `agc->setEv(0, pow(2.0, ExposureValue))`), so the target total exposure is the converged
+///   one at EV 0 times 2^EV.
+/// - Every frame, AgcChannel::filterExposure moves the total exposure a fraction `speed` of the
+///   way to the target: `speed` 0.2 (AgcConfig::read's default, which the PiSP tunings of imx708
+///   and imx477 keep; vc4's imx708.json sets 0.15), its square root once within 0.8...1.2 of the
+///   target, and no move within the `stable_region` of 2%. In the first `startup_frames` (default
+///   10) after a start it adapts at once (speed 1, no stable region).
+/// - AgcChannel::divideUpExposure splits the total into exposure time and analogue gain along the
+///   exposure mode's stages ("normal" of the PiSP imx708.json: shutter 100, 10000, 30000, 50000,
+///   66666 µs, gain 1.0, 1.5, 2.0, 4.0, 16.0), the analogue gain at most the sensor's 16, and the
+///   rest as digital gain, at most `max_digital_gain` 4.0.
+/// Until the first change the frames report the script's exposure time and an analogue gain of 2,
+/// the AGC's converged state for the scene (a total the normal mode would divide otherwise).
+struct FakeAgc {
+    static constexpr double speed = 0.2, stableRegion = 0.02, maxAnalogueGain = 16.0, maxDigitalGain = 4.0;
+    static constexpr unsigned startupFrames = 10;
+    double base = 0;        // the converged total exposure at EV 0, µs × gain
+    double target = 0, filtered = 0;
+    unsigned frames = 0;    // frames since the start
+    bool divided = false;   // the total has moved since the script's state: report the division
+    int32_t exposure_us = 0;
+    float analogue = 2.0f, digital = 1.0f;
+
+    void reset(int32_t exposureTime) {
+        exposure_us = exposureTime;
+        base = target = filtered = double(exposureTime) * 2.0;
+    }
+    void set_ev(double ev) { target = base * std::pow(2.0, ev); }
+
+    /// One frame's AgcChannel::process, as far as filterExposure and divideUpExposure go.
+    void frame() {
+        frames++;
+        double rate = speed, stable = stableRegion;
+        if (frames <= startupFrames) {
+            rate = 1.0;
+            stable = 0.0;
+        }
+        if (filtered * (1.0 - stable) < target && filtered * (1.0 + stable) > target) return;
+        if (filtered < 1.2 * target && filtered > 0.8 * target) rate = std::sqrt(rate);
+        double moved = rate * target + filtered * (1.0 - rate);
+        if (moved == filtered) return;  // at the target already (a start-up frame)
+        filtered = moved;
+        divided = true;
+        divide_up();
+    }
+
+    void divide_up() {
+        static const double shutter[] = { 100, 10000, 30000, 50000, 66666 }, gain[] = { 1.0, 1.5, 2.0, 4.0, 16.0 };
+        double exposure = shutter[0], g = gain[0];
+        if (exposure * g < filtered) {
+            for (size_t stage = 1; stage < sizeof shutter / sizeof shutter[0]; stage++) {
+                if (shutter[stage] * g >= filtered) {
+                    exposure = filtered / g;
+                    break;
+                }
+                exposure = shutter[stage];
+                if (gain[stage] * exposure >= filtered) {
+                    g = filtered / exposure;
+                    break;
+                }
+                g = gain[stage];
+            }
+        }
+        double analogueGain = std::min(g, maxAnalogueGain);
+        exposure_us = int32_t(exposure + 0.5);
+        analogue = float(analogueGain);
+        digital = float(std::min(filtered / (analogueGain * exposure), maxDigitalGain));
+    }
+};
+
 /// The fake: one format, scripted autofocus, frames delivered by the test.
 ///
 /// With `raspberrypi`, it behaves as libcamera's Raspberry Pi pipeline handler and IPA do
@@ -1272,14 +1357,26 @@ const Size listed_sizes[] = {
 ///   YUV420 at the sensor's full size ("Return the largest sensor resolution").
 /// - SensorTimestamp is the receiver's buffer timestamp (Unicam, rp1-cfe: the start-of-frame
 ///   interrupt, the start of readout), and each request reports ExposureTime, AnalogueGain,
-///   ColourTemperature and LensPosition (IpaBase::reportMetadata).
+///   DigitalGain, ColourTemperature and LensPosition (IpaBase::reportMetadata; DigitalGain from
+///   the AGC's status, on every frame).
 /// - Sensor controls (ExposureValue through AGC, FrameDurationLimits through VBLANK) reach the
 ///   frames through DelayedControls: `control_delay` frames after the request that carried them
 ///   (camera_sensor_properties.cpp: imx708's exposure and gain delays are 2). ScalerCrop applies
 ///   to the request's own frame (CameraData::applyScalerCrop, at the ISP).
+/// - An ExposureValue change eases in over about ten frames, as the AGC filters its total exposure
+///   toward the new target (FakeAgc below, from src/ipa/rpi/controller/rpi/agc_channel.cpp); the
+///   frames report the ExposureTime, AnalogueGain and DigitalGain it divides the total into.
 /// - Requests already queued when AfTrigger is set report the AfState of the cycle before: the
 ///   trigger is handled with the request that carries it (IpaBase::applyControls).
 /// - YUV420's three planes lie in separate buffers.
+/// - With a CMA budget (a Raspberry Pi 4): the requests' buffers come from CMA as configure
+///   allocates them (FrameBufferAllocator::allocate → PipelineHandlerBase::exportFrameBuffers →
+///   the ISP output's V4L2 buffers), and the first start allocates the vc4 pipeline's own
+///   (PipelineHandlerVc4::allocateBuffers, min_unicam_buffers 2 and min_total_unicam_buffers 4
+///   by default: 4 raw Unicam buffers of the sensor's mode, CSI-2 packed, at 12 bits (imx477,
+///   imx708) 3 bytes per 2 pixels; one ISP Output0 buffer of the still's size; one Output1 buffer
+///   of the viewfinder's). Beyond the budget either fails with -ENOMEM, and start fails with it
+///   (PipelineHandlerBase::start returns allocateBuffers' error).
 struct FakeCamera final : shutter_lc_camera {
     shutter_lc_fake_config script;
     struct Slot {
@@ -1293,6 +1390,9 @@ struct FakeCamera final : shutter_lc_camera {
         uint32_t af_triggers = 0;
         /// The crop in force for the frame, as its metadata reports it (null: not reported).
         Rectangle reported_crop;
+        uint32_t exposure_value_sets = 0;
+        int32_t exposure_us = 0;
+        float analogue_gain = 0, digital_gain = 0;
     };
     std::vector<Slot> slots;
     RequestFIFO<int> queued, done;
@@ -1313,6 +1413,9 @@ struct FakeCamera final : shutter_lc_camera {
     int af_state = SHUTTER_LC_AF_IDLE, af_frames_left = 0, af_triggers = 0;
     /// AfTrigger starts set (see shutter_lc_completed::af_triggers).
     uint32_t af_triggers_set = 0;
+    /// ExposureValue changes set (see shutter_lc_completed::exposure_value_sets).
+    uint32_t exposure_value_sets = 0;
+    FakeAgc agc;
     /// How many controls the last start was given.
     int start_control_count = 0;
     /// Sensor controls on their way through DelayedControls: (the frame sequence they show in, control, value).
@@ -1321,6 +1424,9 @@ struct FakeCamera final : shutter_lc_camera {
     uint32_t width = 0, height = 0;
     uint32_t stride = 0, frame_size = 0, planes = 1, vf_bytes = 0;
     uint32_t plane_offsets[3] = {}, plane_sizes[3] = {};
+    /// CMA the requests' buffers took at configure; whether the pipeline's own are allocated.
+    uint64_t cma_requests = 0;
+    bool pipeline_buffers = false;
 
     /// Opened through the fake system's camera manager (shutter_lc_fake_system_install), not
     /// shutter_lc_open_fake: its close releases it there.
@@ -1334,6 +1440,7 @@ struct FakeCamera final : shutter_lc_camera {
         if (script.raspberrypi && script.exposure_time_us == 0) script.exposure_time_us = 20000;  // ipa_base.cpp's defaultExposureTime
         if (script.id[0]) id = std::string(script.id, strnlen(script.id, sizeof script.id));
         if (script.model[0]) model = std::string(script.model, strnlen(script.model, sizeof script.model));
+        agc.reset(script.exposure_time_us);
         layout(script.width, script.height);
     }
 
@@ -1484,7 +1591,15 @@ struct FakeCamera final : shutter_lc_camera {
         } else if (viewfinder) {
             viewfinder->width = viewfinder->height = viewfinder->fourcc = 0;
         }
-        slots.assign(size_t(std::max(buffer_count, 2)), Slot{});
+        size_t count = size_t(std::max(buffer_count, 2));
+        cma_requests = uint64_t(count) * (frame_size + vf_bytes);
+        pipeline_buffers = false;
+        if (script.cma_budget > 0 && cma_requests > script.cma_budget) {
+            memory.reset();
+            slots.clear();
+            return -ENOMEM;
+        }
+        slots.assign(count, Slot{});
         held.assign(slots.size(), false);
         // Each request's memory: the still planes (plane_gap apart, or in buffers of their own),
         // then the viewfinder's.
@@ -1555,9 +1670,16 @@ struct FakeCamera final : shutter_lc_camera {
     int start() override {
         if (slots.empty()) return -EINVAL;
         if (running) return 0;
+        if (script.cma_budget > 0 && !pipeline_buffers) {
+            uint64_t raw = uint64_t(script.width) * 3 / 2 * script.height;
+            uint64_t own = 4 * raw + frame_size + vf_bytes;
+            if (cma_requests + own > script.cma_budget) return -ENOMEM;
+            pipeline_buffers = true;
+        }
         // As Camera::start(controls): the controls set while stopped, and the frame duration,
         // apply from the first frame.
         start_control_count = int(pending.size()) + (pending_crop ? 1 : 0) + (frame_duration_us > 0 ? 1 : 0);
+        agc.frames = 0;
         if (frame_duration_us > 0) applied[SHUTTER_LC_CONTROL_FRAME_DURATION_LIMITS] = float(frame_duration_us);
         for (const auto &[control, value] : pending) apply(control, value);
         if (pending_crop) {
@@ -1580,6 +1702,7 @@ struct FakeCamera final : shutter_lc_camera {
         slot.crop_set = pending_crop;
         slot.crop = pending_crop_rect;
         slot.af_triggers = af_triggers_set;
+        slot.exposure_value_sets = exposure_value_sets;
         pending.clear();
         pending_crop = false;
         queued.push_back(index);
@@ -1597,6 +1720,7 @@ struct FakeCamera final : shutter_lc_camera {
     void apply(int control, float value) {
         applied[control] = value;
         if (control == SHUTTER_LC_CONTROL_LENS_POSITION) lens = value;
+        if (control == SHUTTER_LC_CONTROL_EXPOSURE_VALUE) agc.set_ev(value);
         if (control == SHUTTER_LC_CONTROL_AF_MODE && int(value) == 2 && script.has_autofocus) {
             // AfModeContinuous: scans by itself, then holds focus.
             af_state = SHUTTER_LC_AF_SCANNING;
@@ -1638,6 +1762,12 @@ struct FakeCamera final : shutter_lc_camera {
         if (slot.crop_set) {
             applied_crop = slot.crop;
             applied_crop_set = true;
+        }
+        if (script.raspberrypi) {
+            agc.frame();
+            slot.exposure_us = agc.divided ? agc.exposure_us : script.exposure_time_us;
+            slot.analogue_gain = agc.divided ? agc.analogue : 2.0f;
+            slot.digital_gain = agc.divided ? agc.digital : 1.0f;
         }
         // The autofocus script: a cycle (a start in AfModeAuto, or continuous) scans for
         // af_scan_frames frames, then ends; a cycle started by this very request counts from here.
@@ -1685,9 +1815,11 @@ struct FakeCamera final : shutter_lc_camera {
         out->af_state = slot.af_state;
         out->lens_position = slot.lens;
         out->af_triggers = slot.af_triggers;
+        out->exposure_value_sets = slot.exposure_value_sets;
         if (script.raspberrypi) {
-            out->exposure_time_us = script.exposure_time_us;
-            out->analogue_gain = 2.0f;
+            out->exposure_time_us = slot.exposure_us;
+            out->analogue_gain = slot.analogue_gain;
+            out->digital_gain = slot.digital_gain;
             out->colour_temperature = 4500;
         }
         if (!slot.reported_crop.isNull()) crop_reported(slot.reported_crop);
@@ -1725,6 +1857,7 @@ struct FakeCamera final : shutter_lc_camera {
         if (!offers(control)) return -ENOTSUP;
         pending[control] = float(value);
         if (control == SHUTTER_LC_CONTROL_AF_TRIGGER && int(value) == 0) af_triggers_set++;
+        if (control == SHUTTER_LC_CONTROL_EXPOSURE_VALUE) exposure_value_sets++;
         return 0;
     }
 

@@ -160,9 +160,13 @@ public enum CameraCommands {
         let mib = { (bytes: Int) in
             bytes >= 1_048_576 ? JSONLine.number(Double(bytes) / 1_048_576, decimals: 1) + " MiB" : "\((bytes + 1023) / 1024) KiB"
         }
-        let cap = settings.ringMiB.map { ", ringMiB \($0)" } ?? ""
+        let libcameraBudget = camera is LibcameraCamera ? settings.cmaMiB : nil
+        let cap = (settings.ringMiB.map { ", ringMiB \($0)" } ?? "") + (libcameraBudget.map { ", cmaMiB \($0)" } ?? "")
         var line = "ring: \(held) frame\(held == 1 ? "" : "s") of \(mib(perFrame)) (\(mib(held * perFrame)); ringFrames \(settings.ringFrames)\(cap))"
-        if held < settings.ringFrames { line += ": ringMiB holds fewer than ringFrames at this size" }
+        if held < settings.ringFrames {
+            let limits = [settings.ringMiB.map { _ in "ringMiB" }, libcameraBudget.map { _ in "cmaMiB" }].compactMap { $0 }.joined(separator: " or ")
+            line += ": \(limits.isEmpty ? "the camera" : limits) holds fewer than ringFrames at this size"
+        }
         if let v4l2 = camera as? V4L2Camera {
             line += ", \(v4l2.bufferCount) driver buffers (\(mib(v4l2.bufferCount * perFrame)) mapped)"
             if !v4l2.lendsBuffers { line += "; frames are copied (libcamerify's layer needs its buffers back in turn)" }

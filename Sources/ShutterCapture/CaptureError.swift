@@ -25,6 +25,12 @@ public enum CaptureError: Error, Hashable, Sendable, CustomStringConvertible {
     case notACaptureDevice(device: String, reason: String)
     /// The board's `camera.ringMiB` holds fewer than two frames of `frameBytes` (the ring needs two).
     case ringTooSmall(device: String, ringMiB: Int, frameBytes: Int)
+    /// The camera's buffers could not be allocated (ENOMEM from libcamera's buffer allocation or
+    /// its start, where a Raspberry Pi pipeline allocates its own): the contiguous memory (CMA) they
+    /// come from is short. `requests` of `requestBytes` each were asked for; `cmaMiB` is the board's budget.
+    case cameraMemory(device: String, call: String, requests: Int, requestBytes: Int, cmaMiB: Int?)
+    /// The board's `camera.cmaMiB` holds fewer than four requests of `requestBytes` (two queued, two in the ring).
+    case cmaTooSmall(device: String, cmaMiB: Int, requestBytes: Int)
     /// A system call failed: the call (`VIDIOC_DQBUF`, `write`), errno and the object (device path, file).
     case system(call: String, errno: CInt, context: String)
     /// The JPEG encoder refused the frame.
@@ -48,6 +54,7 @@ public enum CaptureError: Error, Hashable, Sendable, CustomStringConvertible {
         case .deviceBusy: EBUSY
         case .permissionDenied: EACCES
         case .deviceVanished: ENODEV
+        case .cameraMemory: ENOMEM
         default: nil
         }
     }
@@ -63,6 +70,8 @@ public enum CaptureError: Error, Hashable, Sendable, CustomStringConvertible {
         case .deviceVanished: "deviceVanished"
         case .notACaptureDevice: "notACaptureDevice"
         case .ringTooSmall: "ringTooSmall"
+        case .cameraMemory: "cameraMemory"
+        case .cmaTooSmall: "cmaTooSmall"
         case .system(_, let errno, _) where errno == ENOSPC || errno == EDQUOT: "diskFull"
         case .system: "systemError"
         case .encoding: "encodingFailed"
@@ -105,6 +114,18 @@ public enum CaptureError: Error, Hashable, Sendable, CustomStringConvertible {
             let least = (2 * frameBytes + 1_048_575) / 1_048_576
             return "\(device): camera.ringMiB \(ringMiB) holds fewer than 2 frames of \(JSONLine.number(Double(frameBytes) / 1_048_576, decimals: 1)) MiB "
                 + "(the zero-shutter-lag ring needs 2): set ringMiB to at least \(least), remove it, or ask for a smaller size"
+        case .cameraMemory(let device, let call, let requests, let requestBytes, let cmaMiB):
+            let each = JSONLine.number(Double(requestBytes) / 1_048_576, decimals: 1)
+            let all = JSONLine.number(Double(requests * requestBytes) / 1_048_576, decimals: 1)
+            let budget = cmaMiB.map { "lower camera.cmaMiB (\($0) now)" } ?? "set camera.cmaMiB (the Raspberry Pi 4 board's is 96)"
+            return "\(device): \(call) failed: out of contiguous memory (CMA, ENOMEM) for \(requests) requests of \(each) MiB (\(all) MiB) "
+                + "and the pipeline's own raw and ISP buffers. Give the camera less: \(budget), lower ringFrames, or ask for a smaller "
+                + "still (width/height) or no viewfinder; or give CMA more: 'dtoverlay=vc4-kms-v3d,cma-512' (or 'dtoverlay=cma,cma-512') "
+                + "in /boot/firmware/config.txt, then reboot"
+        case .cmaTooSmall(let device, let cmaMiB, let requestBytes):
+            let least = (4 * requestBytes + 1_048_575) / 1_048_576
+            return "\(device): camera.cmaMiB \(cmaMiB) holds fewer than 4 requests of \(JSONLine.number(Double(requestBytes) / 1_048_576, decimals: 1)) MiB "
+                + "(two stay queued, two serve the ring): set cmaMiB to at least \(least), or ask for a smaller still or no viewfinder"
         case .system(let call, let errno, let context):
             return "\(context): \(call) failed: \(String(cString: strerror(errno))) (errno \(errno))"
         case .encoding(let message):

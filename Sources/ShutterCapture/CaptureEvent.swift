@@ -37,6 +37,12 @@ public struct Photo: Hashable, Sendable {
     public var clockSynchronized = true
     /// The file's SHA-256 in hex, when it was asked for (``PhotoLabel/digest``).
     public var sha256: String? = nil
+    /// How the frame was exposed, as the camera reported it (libcamera); empty otherwise.
+    public var exposure = FrameExposure()
+    /// Whether the frame showed the exposure bias asked for settled.
+    public var exposureSettling = ExposureSettling.Outcome.none
+    /// The bias the frame's exposure shows, in EV (see ``ExposureSettling/biasReached(by:)``).
+    public var exposureBias: Double? = nil
 
     /// Frame time minus press time: negative when the frame was taken before the press.
     public var offset: Nanoseconds { frameAt - pressedAt }
@@ -116,6 +122,13 @@ public enum CaptureEvent: Hashable, Sendable {
             if let bracket = photo.bracket { line.add("bracketMs", bracket.milliseconds, decimals: 3) }
             if let interval = photo.frameInterval { line.add("frameIntervalMs", interval.milliseconds, decimals: 3) }
             if let sha256 = photo.sha256 { line.add("sha256", sha256) }
+            // The exposure applied, from the frame's own metadata, and whether it had settled on the
+            // bias asked for (only for a camera that reports it: libcamera's).
+            if photo.exposureSettling != .none { line.add("exposure", photo.exposureSettling.rawValue) }
+            if let time = photo.exposure.exposureTime { line.add("exposureTimeUs", Int(time.rawValue / 1000)) }
+            if let gain = photo.exposure.analogueGain { line.add("analogueGain", gain, decimals: 3) }
+            if let gain = photo.exposure.digitalGain { line.add("digitalGain", gain, decimals: 3) }
+            if let bias = photo.exposureBias { line.add("exposureBias", bias, decimals: 2) }
             return line
         case .captureFailed(let failure):
             var line = JSONLine(event: "captureFailed", at: failure.at)

@@ -46,6 +46,9 @@ public final class CaptureService {
     private var lensSlider: (value: Double, range: ClosedRange<Double>)?
     /// A focus slider's value set while no camera was open: the camera found decides what it does.
     private var lensSliderAwaitingCamera: (value: Double, range: ClosedRange<Double>, control: String, startingValue: Bool)?
+    /// How far the newest exposure-bias change has come in the frames, and the presses waiting
+    /// for it; made anew for each camera adopted.
+    private var exposureSettling: ExposureSettling
     private let wake: WakePipe
     private let finished = Locked<[CaptureEvent]>([])
     /// Where photos are encoded and written, one after another: batch work at the loop's nice
@@ -138,6 +141,7 @@ public final class CaptureService {
             return opened.camera
         }
         self.session = CameraSession(settings: board.camera, factory: factory, clock: clock, wake: wake, maximumInFlight: Self.maximumInFlight)
+        exposureSettling = ExposureSettling(timeout: .milliseconds(Double(board.camera.exposureSettleMs)))
         writer.removeLeftovers()
         session.delegate = self
         if let camera {
@@ -306,7 +310,7 @@ public final class CaptureService {
     public var newestFrameAt: Instant? { session.ring.frames.last?.timestamp }
 
     /// Presses waiting for a frame.
-    public var pendingCount: Int { session.machine.waitingCount + (autofocus?.heldCount ?? 0) }
+    public var pendingCount: Int { session.machine.waitingCount + (autofocus?.heldCount ?? 0) + exposureSettling.held.count }
 
     /// Photos being encoded or written.
     public var inFlightCount: Int { inFlight }
@@ -375,6 +379,11 @@ public final class CaptureService {
             if !events.isEmpty { wake.signal() }
             return
         }
+        // Made after an exposure-bias change the frames do not show settled yet: wait for one that does.
+        if session.machine.isStreaming, exposureSettling.holdsPress(pressedAt, now: clock.now) {
+            if !events.isEmpty { wake.signal() }
+            return
+        }
         // A rig's shot takes the frame of its instant, even one saved already for another press.
         session.press(at: pressedAt, inFlight: inFlight, reusingSavedFrames: labels[pressedAt]?.isRigShot ?? false)
         if !events.isEmpty { wake.signal() }
@@ -398,10 +407,19 @@ public final class CaptureService {
         }
     }
 
-    /// Serves the presses waiting for the lens that `frame` lets go (see ``CameraAutofocus/frameArrived(_:now:)``).
+    /// Serves the presses waiting for the lens or the exposure that `frame` lets go (see
+    /// ``CameraAutofocus/frameArrived(_:now:)`` and ``ExposureSettling/frame(_:at:now:)``); a press
+    /// the lens lets go still waits for an exposure change made before it.
     private func serveHeldPresses(with frame: Frame) {
-        guard let served = autofocus?.frameArrived(frame, now: clock.now) else { return }
-        for pressedAt in served.presses { submit(frame, pressedAt: pressedAt, focus: served.focus) }
+        let now = clock.now
+        let exposed = exposureSettling.frame(frame.exposure, at: frame.timestamp, now: now)
+        if let served = autofocus?.frameArrived(frame, now: now) {
+            for pressedAt in served.presses where !exposureSettling.holdsPress(pressedAt, now: now, focus: served.focus) {
+                submit(frame, pressedAt: pressedAt, focus: served.focus)
+            }
+        }
+        guard let exposed else { return }
+        for press in exposed.presses { submit(frame, pressedAt: press.pressedAt, focus: press.focus, exposure: exposed.outcome) }
     }
 
     /// Starts the camera ahead of a press, when the board stops it between shots; a half press
@@ -486,6 +504,7 @@ public final class CaptureService {
         let wake = self.wake
         do throws(CaptureError) {
             try controlAdapter?.setExposureBias(ev, wake: { wake.signal() })
+            exposureSettling.biasChanged(to: ev, at: clock.now)
         } catch {
             reportFailure(error)
         }
@@ -655,8 +674,9 @@ public final class CaptureService {
     /// Whether photos may claim a date; tests replace it.
     var clockIsSynchronized: () -> Bool = PhotoMetadata.systemClockIsSynchronized
 
-    /// Hands `frame` to the background queue for encoding and writing.
-    private func submit(_ frame: Frame, pressedAt: Instant, focus: ShotFocus? = nil) {
+    /// Hands `frame` to the background queue for encoding and writing; `exposure` is how its
+    /// exposure stood when a press waited for it.
+    private func submit(_ frame: Frame, pressedAt: Instant, focus: ShotFocus? = nil, exposure: ExposureSettling.Outcome? = nil) {
         guard let camera = session.camera else { return }
         let focus = autofocus?.focusOfShot(pressedAt: pressedAt, frame: frame, served: focus) ?? focus ?? ShotFocus(outcome: .none)
         let label = labels.removeValue(forKey: pressedAt)
@@ -674,7 +694,9 @@ public final class CaptureService {
         metadata.cameraMake = camera.info.maker
         metadata.clockSynchronized = clockIsSynchronized()
         metadata.exposure = frame.exposure
-        let job = PhotoJob(frame: frame, pressedAt: pressedAt, focus: focus, bracket: session.ring.bracket(around: pressedAt),
+        let settling = exposure ?? exposureSettling.outcome(ofFrameAt: frame.timestamp, exposure: frame.exposure)
+        let job = PhotoJob(frame: frame, pressedAt: pressedAt, focus: focus, exposureSettling: settling,
+                           exposureBias: exposureSettling.biasReached(by: frame.exposure), bracket: session.ring.bracket(around: pressedAt),
                            frameInterval: session.machine.frameInterval, processing: photoProcessing,
                            quality: settings.quality, name: label?.name ?? template.name(at: taken, sequence: sequence),
                            metadata: metadata, digest: label?.digest ?? false)
@@ -702,6 +724,7 @@ extension CaptureService: CameraSessionDelegate {
     func session(adopted camera: any Camera) {
         let controls = camera.makeControlAdapter(settings: settings)
         controlAdapter = controls
+        exposureSettling = ExposureSettling(timeout: exposureSettling.timeout)
         cameraChoice = openedChoice.withLock { choice in
             defer { choice = nil }
             return choice
@@ -743,6 +766,6 @@ extension CaptureService: CameraSessionDelegate {
             controlAdapter = nil
             cameraChoice = nil
         }
-        return autofocus?.releaseHeld() ?? []
+        return (autofocus?.releaseHeld() ?? []) + exposureSettling.releaseHeld()
     }
 }

@@ -165,15 +165,16 @@ public enum ExifWriter {
         return out
     }
 
-    /// The camera's own figures for the frame, as rpicam-apps writes them: ExposureTime in seconds
-    /// (microseconds over 1000000), ISOSpeedRatings 100 × AnalogueGain, and the lens position
+    /// The camera's own figures for the frame, as rpicam-apps writes them (image/jpeg.cpp):
+    /// ExposureTime in seconds (microseconds over 1000000), ISOSpeedRatings 100 × AnalogueGain ×
+    /// DigitalGain (the Raspberry Pi AGC's gain beyond the sensor's; 1 when not reported), and the lens position
     /// (dioptres) as SubjectDistance 1/LensPosition metres (0 dioptres: EXIF's infinity).
     private static func writeExposure(_ exposure: FrameExposure, to exif: UnsafeMutablePointer<ExifContent>, _ order: ExifByteOrder) {
         if let time = exposure.exposureTime, time.rawValue > 0 {
             let microseconds = ExifLong(clamping: (time.rawValue + 500) / 1000)
             setRational(exif, EXIF_TAG_EXPOSURE_TIME, ExifRational(numerator: max(1, microseconds), denominator: 1_000_000), order)
         }
-        if let gain = exposure.analogueGain, gain > 0, gain.isFinite {
+        if let analogue = exposure.analogueGain, case let gain = analogue * (exposure.digitalGain ?? 1), gain > 0, gain.isFinite {
             setBytes(exif, EXIF_TAG_ISO_SPEED_RATINGS, [0, 0], format: EXIF_FORMAT_SHORT)
             if let entry = exif_content_get_entry(exif, EXIF_TAG_ISO_SPEED_RATINGS) {
                 exif_set_short(entry.pointee.data, order, ExifShort(clamping: Int((gain * 100).rounded())))

@@ -176,23 +176,38 @@ public final class FrameBuffer: @unchecked Sendable {
 }
 
 /// How a frame was exposed, as the camera reported it with the frame (libcamera's request
-/// metadata: `ExposureTime`, `AnalogueGain`, `LensPosition`, `ColourTemperature`); each `nil`
+/// metadata: `ExposureTime`, `AnalogueGain`, `DigitalGain`, `LensPosition`, `ColourTemperature`); each `nil`
 /// when not reported (V4L2 and the synthetic camera report none).
 public struct FrameExposure: Hashable, Sendable {
     /// How long the frame was exposed (`controls::ExposureTime`, microseconds in libcamera).
     public var exposureTime: Nanoseconds?
     /// The sensor's analogue gain (`controls::AnalogueGain`): ISO is 100 times it, as rpicam-apps writes it.
     public var analogueGain: Double?
+    /// The gain the ISP applied on top of the sensor's (`controls::DigitalGain`): the Raspberry Pi
+    /// AGC's share of the exposure beyond the sensor's limits, and part of ISO.
+    public var digitalGain: Double?
     /// Where the lens stood, in dioptres (`controls::LensPosition`).
     public var lensPosition: Double?
     /// The white balance's colour temperature in kelvin (`controls::ColourTemperature`).
     public var colourTemperature: Int?
+    /// Whether the frame's request was queued after the newest exposure bias was set (libcamera:
+    /// earlier requests show the bias before); nil when the camera does not say.
+    public var answersNewestBias: Bool?
 
-    public init(exposureTime: Nanoseconds? = nil, analogueGain: Double? = nil, lensPosition: Double? = nil, colourTemperature: Int? = nil) {
+    public init(exposureTime: Nanoseconds? = nil, analogueGain: Double? = nil, digitalGain: Double? = nil, lensPosition: Double? = nil,
+                colourTemperature: Int? = nil) {
         self.exposureTime = exposureTime
         self.analogueGain = analogueGain
+        self.digitalGain = digitalGain
         self.lensPosition = lensPosition
         self.colourTemperature = colourTemperature
+    }
+
+    /// ExposureTime (µs) × AnalogueGain × DigitalGain (1 when not reported): what auto exposure
+    /// moves as a whole; nil without an exposure time and an analogue gain.
+    public var totalExposure: Double? {
+        guard let exposureTime, exposureTime.rawValue > 0, let analogueGain, analogueGain > 0 else { return nil }
+        return Double(exposureTime.rawValue) / 1000 * analogueGain * (digitalGain ?? 1)
     }
 }
 

@@ -214,6 +214,8 @@ public final class LibcameraCamera: Camera {
     private var focusBySequence = [(sequence: UInt32, report: FocusReport)?](repeating: nil, count: focusSlots)
     /// How many autofocus cycles ``triggerAutofocus()`` asked for.
     private var triggersSent: UInt32 = 0
+    /// How many exposure biases ``setExposureValue(_:)`` set.
+    private var exposureValuesSent: UInt32 = 0
     /// How many recent frames' AfState is kept (a press waits on a handful at most).
     static let focusSlots = 64
     /// Measures ``frameInterval`` from the frames (libcamera says no nominal rate without a board `fps`).
@@ -230,7 +232,7 @@ public final class LibcameraCamera: Camera {
     /// one run nor one plane per buffer); 0 on every pipeline seen.
     public private(set) var framesCopied = 0
 
-    /// How many frames the zero-shutter-lag ring holds (the board's `ringFrames`, bounded by `ringMiB`).
+    /// How many frames the zero-shutter-lag ring holds (the board's `ringFrames`, bounded by `ringMiB` and `cmaMiB`).
     public private(set) var ringCapacity = 1
     /// The still stream's frame size as libcamera states it: what one frame held in the ring costs.
     public private(set) var bytesPerFrame = 0
@@ -372,22 +374,32 @@ public final class LibcameraCamera: Camera {
         // As many requests as the ring holds frames, plus spares; the ring's size depends on the
         // frame size granted, so a size libcamera adjusted may take a second configuration.
         let estimated = FrameFormat(width: Int(still.width), height: Int(still.height), pixelFormat: LibcameraFormat.v4l2(fromDRM: wanted))
-        var capacity = try ShutterCapture.ringCapacity(ringFrames: settings.ringFrames, ringMiB: settings.ringMiB,
-                                                       frameBytes: estimated.frameBytes ?? Int(still.width) * Int(still.height) * 2, device: device)
+        let estimatedBytes = estimated.frameBytes ?? Int(still.width) * Int(still.height) * 2
+        let estimatedFinder = settings.viewfinder.map { $0.width * $0.height * 3 / 2 } ?? 0
+        var plan = try Self.requestPlan(ring: try ShutterCapture.ringCapacity(ringFrames: settings.ringFrames, ringMiB: settings.ringMiB,
+                                                                              frameBytes: estimatedBytes, device: device),
+                                        requestBytes: estimatedBytes + estimatedFinder, cmaMiB: settings.cmaMiB, device: device)
         var result: Int32 = 0
         for _ in 0..<2 {
             result = settings.viewfinder == nil
-                ? shutter_lc_configure(handle, &still, nil, Int32(capacity + Self.spareRequests))
-                : shutter_lc_configure(handle, &still, &finder, Int32(capacity + Self.spareRequests))
+                ? shutter_lc_configure(handle, &still, nil, Int32(plan.requests))
+                : shutter_lc_configure(handle, &still, &finder, Int32(plan.requests))
             guard result == 0 else { break }
             let granted = FrameFormat(width: Int(still.width), height: Int(still.height),
                                       pixelFormat: LibcameraFormat.v4l2(fromDRM: PixelFormat(rawValue: still.fourcc)), bytesPerLine: Int(still.stride))
-            let needed = try ShutterCapture.ringCapacity(ringFrames: settings.ringFrames, ringMiB: settings.ringMiB,
-                                                         frameBytes: max(Int(still.frame_size), granted.frameBytes ?? 0), device: device)
-            if needed == capacity { break }
-            capacity = needed
+            let frameBytes = max(Int(still.frame_size), granted.frameBytes ?? 0)
+            let needed = try Self.requestPlan(ring: try ShutterCapture.ringCapacity(ringFrames: settings.ringFrames, ringMiB: settings.ringMiB,
+                                                                                    frameBytes: frameBytes, device: device),
+                                              requestBytes: frameBytes + Int(finder.frame_size), cmaMiB: settings.cmaMiB, device: device)
+            if needed == plan { break }
+            plan = needed
         }
+        let capacity = plan.ring
         guard result == 0 else {
+            if result == -ENOMEM {
+                throw CaptureError.cameraMemory(device: device, call: "FrameBufferAllocator::allocate", requests: plan.requests,
+                                                requestBytes: max(Int(still.frame_size), estimatedBytes) + Int(finder.frame_size), cmaMiB: settings.cmaMiB)
+            }
             if result == -EINVAL {
                 throw CaptureError.unsupportedSize(device: device, requested: "\(still.width)x\(still.height) in \(wanted)",
                                                    supported: offered.first { $0.format == wanted }?.sizes.map(\.description) ?? [])
@@ -410,8 +422,29 @@ public final class LibcameraCamera: Camera {
         bytesPerFrame = max(Int(still.frame_size), format.frameBytes ?? 0)
         ringCapacity = capacity
         readControls(handle)
-        try adoptBuffers(handle)
+        try adoptBuffers(handle, requestBytes: bytesPerFrame + Int(finder.frame_size), cmaMiB: settings.cmaMiB)
         if let fps = settings.fps { try setFrameRate(fps) }
+    }
+
+    /// How many requests to configure and how many frames the ring then holds: `ring` frames
+    /// plus ``spareRequests``, fewer when `cmaMiB` cannot hold that many requests of
+    /// `requestBytes` (still and viewfinder): the ring then keeps what the requests beyond the
+    /// spares allow, at least 2, and gives back its oldest frames sooner while photos encode.
+    ///
+    /// - Throws: ``CaptureError/cmaTooSmall(device:cmaMiB:requestBytes:)`` when `cmaMiB` holds fewer than four requests.
+    static func requestPlan(ring: Int, requestBytes: Int, cmaMiB: Int?, device: String) throws(CaptureError) -> RequestPlan {
+        let wanted = ring + spareRequests
+        guard let cmaMiB, requestBytes > 0 else { return RequestPlan(requests: wanted, ring: ring) }
+        let fitting = cmaMiB * 1_048_576 / requestBytes
+        guard fitting >= 4 else { throw CaptureError.cmaTooSmall(device: device, cmaMiB: cmaMiB, requestBytes: requestBytes) }
+        let requests = min(wanted, fitting)
+        return RequestPlan(requests: requests, ring: min(ring, max(2, requests - spareRequests)))
+    }
+
+    /// The requests a configuration asks for and the frames its ring holds.
+    struct RequestPlan: Hashable {
+        var requests: Int
+        var ring: Int
     }
 
     /// One lent ``FrameBuffer`` per request over its still planes, when they lie as ``format``
@@ -420,7 +453,7 @@ public final class LibcameraCamera: Camera {
     /// The buffers' memory is the backend's `shutter_lc_buffers`, which the frames' keeper holds:
     /// a frame still being encoded when the camera closes keeps reading valid memory, and the
     /// mappings go with the last such frame (the camera itself closes at once: see backend.cpp).
-    private func adoptBuffers(_ handle: OpaquePointer) throws(CaptureError) {
+    private func adoptBuffers(_ handle: OpaquePointer, requestBytes: Int, cmaMiB: Int?) throws(CaptureError) {
         guard let retained = shutter_lc_buffers_retain(handle) else {
             throw CaptureError.system(call: "shutter_lc_buffers_retain", errno: ENOMEM, context: info.path)
         }
@@ -454,7 +487,7 @@ public final class LibcameraCamera: Camera {
             }
         }
         lendsRequests = contiguous
-        let handleForCalls = LibcameraHandle(handle), path = info.path
+        let handleForCalls = LibcameraHandle(handle), path = info.path, requests = requestCount
         let queue = BufferQueue(calls: BufferQueueCalls(
             queue: { (index: Int) throws(CaptureError) in
                 let result = shutter_lc_release(handleForCalls.pointer, Int32(index))
@@ -464,6 +497,10 @@ public final class LibcameraCamera: Camera {
             start: { () throws(CaptureError) in
                 let result = shutter_lc_start(handleForCalls.pointer)
                 if result == -ENODEV { throw CaptureError.deviceVanished(device: path) }
+                // A Raspberry Pi pipeline allocates its own raw and ISP buffers at the first start.
+                if result == -ENOMEM {
+                    throw CaptureError.cameraMemory(device: path, call: "Camera::start", requests: requests, requestBytes: requestBytes, cmaMiB: cmaMiB)
+                }
                 if result < 0 { throw CaptureError.system(call: "Camera::start", errno: -result, context: path) }
             },
             stop: { shutter_lc_stop(handleForCalls.pointer) }),
@@ -610,6 +647,9 @@ public final class LibcameraCamera: Camera {
                     try bufferQueue.requeue(Int(done.request))
                 }
                 frame.exposure = exposure
+                // As for focus: the backend counts the ExposureValue changes set when each request
+                // went to libcamera; requests queued before the newest show the bias before.
+                frame.exposure.answersNewestBias = done.exposure_value_sets >= exposureValuesSent
                 frame.instant = exposure.exposureTime == nil ? .sensorTimestamp : .exposureStart
                 frames.append(frame)
             } else {
@@ -622,6 +662,7 @@ public final class LibcameraCamera: Camera {
     static func exposure(of done: shutter_lc_completed) -> FrameExposure {
         FrameExposure(exposureTime: done.exposure_time_us > 0 ? .microseconds(Int64(done.exposure_time_us)) : nil,
                       analogueGain: done.analogue_gain > 0 ? Double(done.analogue_gain) : nil,
+                      digitalGain: done.digital_gain > 0 ? Double(done.digital_gain) : nil,
                       lensPosition: done.lens_position >= 0 ? Double(done.lens_position) : nil,
                       colourTemperature: done.colour_temperature > 0 ? Int(done.colour_temperature) : nil)
     }
@@ -697,6 +738,7 @@ public final class LibcameraCamera: Camera {
     public func setExposureValue(_ ev: Double) throws(CaptureError) {
         guard let handle else { return }
         try check(shutter_lc_set_float(handle, Int32(SHUTTER_LC_CONTROL_EXPOSURE_VALUE), Float(ev)), "ExposureValue")
+        exposureValuesSent += 1
     }
 
     /// Starts an autofocus cycle: `AfMode` auto and `AfTrigger` start on the next request queued
@@ -842,9 +884,10 @@ public struct FakeLibcameraScript: Hashable, Sendable {
     /// Behaves as libcamera's Raspberry Pi pipeline does (backend.cpp's FakeCamera cites each
     /// behaviour): placeholder ranges until configure, sizes as a range with the sensor's full
     /// size (`width` x `height`) as the default, SensorTimestamp at the start of readout with
-    /// ExposureTime reported, sensor controls ``controlDelay`` frames late, YUV420 planes apart.
+    /// ExposureTime reported, sensor controls ``controlDelay`` frames late, an ExposureValue change
+    /// easing in over about ten frames (the AGC's filter), YUV420 planes apart.
     public var raspberryPi = false
-    /// With ``raspberryPi``: the ExposureTime each frame reports, in microseconds.
+    /// With ``raspberryPi``: the ExposureTime each frame reports until an ExposureValue change, in microseconds.
     public var exposureTimeMicroseconds = 20_000
     /// With ``raspberryPi``: frames until a request's ExposureValue or FrameDurationLimits shows.
     public var controlDelay = 2
@@ -853,6 +896,9 @@ public struct FakeLibcameraScript: Hashable, Sendable {
     public var model: String?
     /// Deliveries leave the still planes as they are (the simulator paints them once) instead of filling them.
     public var keepsPlanes = false
+    /// With ``raspberryPi``, a Raspberry Pi 4: the CMA left for the camera, in bytes (0: no
+    /// limit); the requests' buffers and the vc4 pipeline's own beyond it fail with ENOMEM.
+    public var cmaBudget = 0
 
     public init() {}
 
@@ -877,6 +923,7 @@ public struct FakeLibcameraScript: Hashable, Sendable {
         if let id { withUnsafeMutableBytes(of: &config.id) { Self.copy(id, into: $0) } }
         if let model { withUnsafeMutableBytes(of: &config.model) { Self.copy(model, into: $0) } }
         config.keeps_planes = keepsPlanes ? 1 : 0
+        config.cma_budget = UInt64(cmaBudget)
         return config
     }
 
@@ -896,6 +943,19 @@ public struct FakeLibcameraScript: Hashable, Sendable {
         script.height = 2592
         script.format = .yuv420
         script.frameDurationLimits = 69_669...120_000_000
+        return script
+    }
+
+    /// A High Quality camera (imx477, 4056x3040, no autofocus) on a Raspberry Pi: YUV420 stills at
+    /// the sensor's full size, about 10 fps at most there.
+    public static var hqCamera: FakeLibcameraScript {
+        var script = FakeLibcameraScript()
+        script.raspberryPi = true
+        script.hasAutofocus = false
+        script.width = 4056
+        script.height = 3040
+        script.format = .yuv420
+        script.frameDurationLimits = 100_000...120_000_000
         return script
     }
 }

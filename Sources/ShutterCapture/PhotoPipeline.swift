@@ -5,6 +5,8 @@ struct PhotoJob: Sendable {
     var frame: Frame
     var pressedAt: Instant
     var focus: ShotFocus
+    var exposureSettling = ExposureSettling.Outcome.none
+    var exposureBias: Double?
     var bracket: Nanoseconds?
     var frameInterval: Nanoseconds?
     /// Digital zoom and effect, applied before encoding.
@@ -34,7 +36,8 @@ struct PhotoJob: Sendable {
                                 height: height, bytes: jpeg.count, frameSequence: frame.sequence, bracket: bracket, frameInterval: frameInterval,
                                 encodeTime: encoded - started, writeTime: written - encoded, focus: focus.outcome,
                                 focusFrames: focus.frames,
-                                clockSynchronized: metadata.clockSynchronized, sha256: digest ? SHA256.hexDigest(of: jpeg) : nil))
+                                clockSynchronized: metadata.clockSynchronized, sha256: digest ? SHA256.hexDigest(of: jpeg) : nil,
+                                exposure: frame.exposure, exposureSettling: exposureSettling, exposureBias: exposureBias))
         } catch {
             return .captureFailed(CaptureFailure(at: monotonicNow(), pressedAt: pressedAt, error: error))
         }

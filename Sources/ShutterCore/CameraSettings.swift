@@ -26,6 +26,12 @@ public struct CameraSettings: Hashable, Sendable {
     /// cap that holds fewer than two is refused. `nil` (the default): the ring is `ringFrames`
     /// frames, whatever they cost (`shutter check` says how much).
     public var ringMiB: Int?
+    /// With libcamera: the most contiguous memory (CMA), in MiB, the requests' buffers (still and
+    /// viewfinder) may take: fewer requests are configured when `ringFrames` and the spares would
+    /// not fit, and a budget that holds fewer than four is refused. The pipeline's own buffers come
+    /// on top (a Raspberry Pi 4's vc4: four raw frames and one still, 88 MiB for the HQ camera), as
+    /// does the display's share of CMA. `nil` (the default): no budget.
+    public var cmaMiB: Int?
     /// The EXIF orientation written into each photo, 1...8 (1 = upright).
     public var orientation: Int = 1
     /// How digital zoom saves its crop: scaled back to the frame's size (the phone's way, the
@@ -50,6 +56,12 @@ public struct CameraSettings: Hashable, Sendable {
     public var focusTimeoutMs: Int = 3_000
     /// What gives the lens back to the board's `autofocus` after a `lensPosition` slider took it.
     public var manualFocusEnds: ManualFocusEnd = .prepare
+    /// How long a press made soon after an exposure-bias change waits for the camera's auto
+    /// exposure to show the new bias, in milliseconds after the newest change (0: never waits).
+    /// The Raspberry Pi AGC eases into a change over about ten frames after the sensor's delay of
+    /// two: some 0.9 s at the full-resolution modes' 10-14 fps. Cameras that report no exposure
+    /// with their frames (V4L2) are never waited for.
+    public var exposureSettleMs: Int = 1500
     /// How long presses wait for the camera to start streaming before they fail, in
     /// milliseconds (a USB webcam's `VIDIOC_STREAMON` or libcamera's start can hang).
     public var startTimeoutMs: Int = 10_000
@@ -130,9 +142,9 @@ public enum DigitalZoomOutput: String, CaseIterable, Hashable, Sendable {
 
 extension CameraSettings: Decodable {
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case device, width, height, pixelFormat, fps, quality, keepStreaming, warmupFrames, ringFrames, ringMiB, orientation,
+        case device, width, height, pixelFormat, fps, quality, keepStreaming, warmupFrames, ringFrames, ringMiB, cmaMiB, orientation,
              digitalZoom, bindings, backend, viewfinder, autofocus, focusTimeoutMs, focusTimeoutFrames, manualFocusEnds,
-             startTimeoutMs
+             exposureSettleMs, startTimeoutMs
     }
 
     public init(from decoder: any Decoder) throws {
@@ -148,6 +160,8 @@ extension CameraSettings: Decodable {
         warmupFrames = try container.decodeIfPresent(Int.self, forKey: .warmupFrames) ?? warmupFrames
         ringFrames = try container.decodeIfPresent(Int.self, forKey: .ringFrames) ?? ringFrames
         ringMiB = try container.decodeIfPresent(Int.self, forKey: .ringMiB)
+        cmaMiB = try container.decodeIfPresent(Int.self, forKey: .cmaMiB)
+        if let cmaMiB, !(16...4096).contains(cmaMiB) { throw container.fail(.cmaMiB, "\(cmaMiB) is outside 16...4096") }
         orientation = try container.decodeIfPresent(Int.self, forKey: .orientation) ?? orientation
         if let zoomText = try container.decodeIfPresent(String.self, forKey: .digitalZoom) {
             guard let zoom = DigitalZoomOutput(rawValue: zoomText) else {
@@ -181,6 +195,8 @@ extension CameraSettings: Decodable {
             }
             manualFocusEnds = end
         }
+        exposureSettleMs = try container.decodeIfPresent(Int.self, forKey: .exposureSettleMs) ?? exposureSettleMs
+        if !(0...10_000).contains(exposureSettleMs) { throw container.fail(.exposureSettleMs, "\(exposureSettleMs) is outside 0...10000") }
         startTimeoutMs = try container.decodeIfPresent(Int.self, forKey: .startTimeoutMs) ?? startTimeoutMs
         if !(1_000...600_000).contains(startTimeoutMs) {
             throw container.fail(.startTimeoutMs, "\(startTimeoutMs) is outside 1000...600000")

@@ -222,6 +222,17 @@ struct ExifWriterTests {
         #expect(tags[0x9286]?.contains("colour temperature 5200 K") == true)
     }
 
+    /// rpicam-apps' image/jpeg.cpp writes ISO as 100 × AnalogueGain × DigitalGain (DigitalGain 1
+    /// when not reported): the Raspberry Pi AGC puts the exposure beyond the sensor's gain in DigitalGain.
+    @Test func isoCountsTheDigitalGain() throws {
+        var metadata = PhotoMetadata(taken: WallTime(seconds: 1_773_500_966, milliseconds: 42), cameraCard: "imx477",
+                                     boardName: "rig", orientation: 1, offsetMs: 3, width: 64, height: 48)
+        metadata.exposure = FrameExposure(exposureTime: .microseconds(66_666), analogueGain: 16, digitalGain: 1.5)
+        #expect(ExifWriter.read(try ExifWriter.app1Payload(for: metadata, utc: true))[0x8827] == "2400")  // 100 × 16 × 1.5
+        metadata.exposure.digitalGain = nil
+        #expect(ExifWriter.read(try ExifWriter.app1Payload(for: metadata, utc: true))[0x8827] == "1600")
+    }
+
     @Test func lensAtInfinityAndNothingReported() throws {
         var metadata = PhotoMetadata(taken: WallTime(seconds: 1_773_500_966, milliseconds: 42), cameraCard: "vivid",
                                      boardName: "rig", orientation: 1, offsetMs: 3, width: 64, height: 48)

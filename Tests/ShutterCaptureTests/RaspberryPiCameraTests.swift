@@ -151,9 +151,90 @@ struct RaspberryPiCameraTests {
         let frame = try #require(try camera.readFrames().first)
         #expect(frame.exposure.exposureTime == .milliseconds(20))
         #expect(frame.exposure.analogueGain == 2)
+        #expect(frame.exposure.digitalGain == 1, "ipa_base.cpp reports the AGC's DigitalGain with every frame")
         #expect(frame.exposure.colourTemperature == 4500)
         #expect(frame.timestamp == ms(980), "the start of exposure: SensorTimestamp (readout) minus ExposureTime")
         camera.close()
+    }
+
+    // MARK: An exposure bias eases in
+
+    /// Frames every 33 ms from 1000 past the AGC's start-up frames (it adapts at once in its first
+    /// ten), then `exposure` set to +1 EV: the time of the last frame before the change.
+    private func changeBias(_ harness: LibcameraHarness, to ev: Double = 1) -> Double {
+        harness.frames(from: 1000, until: { false }, limit: 15)
+        harness.service.apply(controlID: "exposure", value: .number(ev))
+        return 1000 + 14 * 33
+    }
+
+    @Test func anExposureValueChangeEasesInOverAboutTenFrames() throws {
+        let harness = try LibcameraHarness(smallPi(), sensorSize)
+        let last = changeBias(harness)
+        var totals: [Double] = []
+        for index in 1...30 {
+            harness.frames(last + Double(index) * 33)
+            totals.append(try #require(harness.service.ringFrames.last?.exposure.totalExposure))
+        }
+        let before = 20_000.0 * 2  // the script's 20 ms at analogue gain 2
+        let moved = try #require(totals.firstIndex { $0 > before * 1.02 }, "\(totals)")
+        let settled = try #require(totals.firstIndex { abs($0 / (before * 2) - 1) <= 0.02 }, "\(totals)")
+        #expect(totals[moved] < before * 1.5, "a fifth of the way in the first frame (agc_channel.cpp's speed 0.2), not a jump: \(totals)")
+        #expect(settled - moved >= 7, "within 2% of +1 EV some nine frames after it began to show: \(totals)")
+        #expect(abs(totals.last! / (before * 2) - 1) <= 0.02, "\(totals)")
+    }
+
+    @Test func aPressSoonAfterABiasChangeWaitsUntilTheExposureSettles() throws {
+        let harness = try LibcameraHarness(smallPi(), sensorSize)
+        let last = changeBias(harness)
+        harness.frames(last + 33, last + 66)
+        harness.service.capture(pressedAt: ms(last + 70), now: ms(last + 70))
+        var time = last + 66
+        while harness.service.pendingCount > 0, time < last + 1000 {
+            time += 33
+            harness.frames(time)
+        }
+        let photo = try #require(harness.finish().compactMap(\.photo).first)
+        #expect(photo.exposureSettling == .settled)
+        #expect(abs(try #require(photo.exposureBias) - 1) <= ExposureSettling.tolerance, "the bias reached: \(String(describing: photo.exposureBias))")
+        let total = try #require(photo.exposure.totalExposure)
+        #expect(abs(total / 80_000 - 1) <= 0.04, "twice the exposure before the change: \(total)")
+        #expect(photo.frameAt > ms(last + 33 * 8), "not the frame after the press, still part of the way")
+        let json = CaptureEvent.photo(photo).json.description
+        for key in ["\"exposure\": \"settled\"", "\"exposureTimeUs\"", "\"analogueGain\"", "\"digitalGain\"", "\"exposureBias\""] {
+            #expect(json.contains(key), "\(key) in \(json)")
+        }
+        let (text, _) = try exifOfFile(photo.path)
+        let iso = Double(try #require(text[0x8827].flatMap { Int($0) }))
+        #expect(abs(iso - 100 * photo.exposure.analogueGain! * photo.exposure.digitalGain!) <= 1, "ISO 100 × AnalogueGain × DigitalGain")
+    }
+
+    @Test func theWaitForTheExposureIsBounded() throws {
+        let harness = try LibcameraHarness(smallPi()) {
+            sensorSize(&$0)
+            $0.exposureSettleMs = 100
+        }
+        let last = changeBias(harness)
+        harness.frames(last + 33)
+        harness.service.capture(pressedAt: ms(last + 40), now: ms(last + 40))
+        var time = last + 33
+        while harness.service.pendingCount > 0, time < last + 1000 {
+            time += 33
+            harness.frames(time)
+        }
+        let photo = try #require(harness.finish().compactMap(\.photo).first)
+        #expect(photo.exposureSettling == .timeout)
+        #expect(photo.frameAt <= ms(last + 100 + 33), "taken once the bound after the change passed")
+        let bias = try #require(photo.exposureBias)
+        #expect(bias > -0.01 && bias < 0.9, "part of the way: \(bias)")
+    }
+
+    @Test func aPressWithoutABiasChangeTakesTheRingFrameAtOnce() throws {
+        let harness = try LibcameraHarness(smallPi(), sensorSize)
+        harness.frames(1000, 1033, 1066)
+        harness.service.capture(pressedAt: ms(1040), now: ms(1067))
+        let photo = try #require(harness.finish().compactMap(\.photo).first)
+        #expect(photo.frameAt == ms(1013), "the frame covering the press")
+        #expect(photo.exposureSettling == .settled && photo.exposureBias == 0)
     }
 
     // MARK: The frame interval, measured
@@ -196,6 +277,55 @@ struct RaspberryPiCameraTests {
         settings.ringMiB = 24  // 17.9 MB a frame: one frame
         #expect { try LibcameraCamera(fake: .cameraModule3, settings: settings) } throws: { error in
             "\(error)".contains("ringMiB")
+        }
+    }
+
+    // MARK: A Raspberry Pi 4's CMA
+
+    /// The HQ camera on a Raspberry Pi 4 whose display and GPU hold 120 MiB of the 320 MiB of CMA
+    /// it reserves: 200 MiB left for the camera's requests and the vc4 pipeline's own buffers.
+    private func hqOnPi4(ringFrames: Int? = nil, cmaMiB: Int?) -> (FakeLibcameraScript, CameraSettings) {
+        var script = FakeLibcameraScript.hqCamera
+        script.cmaBudget = 200 << 20
+        var settings = CameraSettings()
+        settings.device = "fake"
+        settings.cmaMiB = cmaMiB
+        if let ringFrames { settings.ringFrames = ringFrames }
+        return (script, settings)
+    }
+
+    @Test func theHQCameraOnAPi4OpensWithThePi4BoardsDefault() throws {
+        let board = try Board.load(path: packageRoot + "/Boards/raspberry-pi-4.json")
+        let (script, settings) = hqOnPi4(cmaMiB: board.camera.cmaMiB)
+        let camera = try LibcameraCamera(fake: script, settings: settings)
+        defer { camera.close() }
+        try camera.start()  // the pipeline's own raw and ISP buffers fit beside the requests
+        #expect(camera.requestCount * camera.bytesPerFrame <= (board.camera.cmaMiB ?? 0) << 20, "\(camera.requestCount) requests")
+        #expect(camera.requestCount >= 4 && camera.ringCapacity >= 2)
+        #expect(camera.deliverFakeFrame(at: ms(1000)))
+        #expect(try camera.readFrames().count == 1)
+    }
+
+    @Test func aCameraBeyondThePi4sCMASaysSoAndWhatToChange() throws {
+        // Eight requests (141 MiB) are allocated, but the pipeline's own 88 MiB do not fit at start.
+        let (script, settings) = hqOnPi4(cmaMiB: nil)
+        let camera = try LibcameraCamera(fake: script, settings: settings)
+        defer { camera.close() }
+        #expect { try camera.start() } throws: { error in
+            let text = "\(error)"
+            return text.contains("CMA") && text.contains("cmaMiB") && text.contains("cma-512") && (error as? CaptureError)?.errno == ENOMEM
+        }
+        // Sixteen requests (282 MiB) do not even configure.
+        let (many, manySettings) = hqOnPi4(ringFrames: 12, cmaMiB: nil)
+        #expect { try LibcameraCamera(fake: many, settings: manySettings) } throws: { error in
+            "\(error)".contains("CMA") && "\(error)".contains("FrameBufferAllocator")
+        }
+    }
+
+    @Test func aCMABudgetBelowFourRequestsIsRefused() {
+        let (script, settings) = hqOnPi4(cmaMiB: 60)  // three requests of 17.6 MiB
+        #expect { try LibcameraCamera(fake: script, settings: settings) } throws: { error in
+            "\(error)".contains("cmaMiB 60") && "\(error)".contains("at least 71")
         }
     }
 

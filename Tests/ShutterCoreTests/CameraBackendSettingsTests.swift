@@ -35,6 +35,14 @@ struct CameraBackendSettingsTests {
         #expect(board.camera.startTimeoutMs == 3000)
     }
 
+    @Test func readsTheExposureSettleBoundAndTheCMABudget() throws {
+        let defaults = try Board.decode(Data(boardWithCamera("{}").utf8), file: "rig.json")
+        #expect(defaults.camera.exposureSettleMs == 1500 && defaults.camera.cmaMiB == nil)
+        let board = try Board.decode(Data(boardWithCamera(#"{"exposureSettleMs": 0, "cmaMiB": 96}"#).utf8), file: "rig.json")
+        #expect(board.camera.exposureSettleMs == 0)
+        #expect(board.camera.cmaMiB == 96)
+    }
+
     @Test func readsALibcameraCamera() throws {
         let text = boardWithCamera(#"{"backend": "libcamera", "device": "imx708", "width": 4608, "height": 2592, "viewfinder": {"width": 1536, "height": 864}, "pixelFormat": "YUV420", "focusTimeoutMs": 800}"#,
                                    controls: #"[{"id": "focus", "kind": "lensPosition", "range": [0, 10]}]"#)
@@ -54,6 +62,8 @@ struct CameraBackendSettingsTests {
         ("focus wait of no frame", boardWithCamera(#"{"focusTimeoutFrames": 0}"#), "camera.focusTimeoutFrames", "outside 1...600"),
         ("unknown end of manual focus", boardWithCamera(#"{"manualFocusEnds": "lightPress"}"#), "camera.manualFocusEnds",
          "'lightPress' is not one of 'prepare', 'doubleLightPress'"),
+        ("exposure settle bound too long", boardWithCamera(#"{"exposureSettleMs": 20000}"#), "camera.exposureSettleMs", "outside 0...10000"),
+        ("CMA budget too small", boardWithCamera(#"{"cmaMiB": 8}"#), "camera.cmaMiB", "outside 16...4096"),
         ("start timeout too short", boardWithCamera(#"{"startTimeoutMs": 500}"#), "camera.startTimeoutMs", "outside 1000...600000"),
         ("viewfinder without height", boardWithCamera(#"{"viewfinder": {"width": 640}}"#), "camera.viewfinder.height", "missing"),
         ("viewfinder too small", boardWithCamera(#"{"viewfinder": {"width": 8, "height": 8}}"#), "camera.viewfinder.width", "outside 16...16384"),

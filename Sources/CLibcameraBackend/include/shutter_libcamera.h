@@ -77,11 +77,13 @@ typedef struct {
     /// ipa/rpi/common; each behaviour is cited in backend.cpp's FakeCamera): placeholder control
     /// ranges and no ScalerCropMaximum until configure; sizes offered as a range, the sensor's
     /// full size (width x height) by default; SensorTimestamp at the start of readout, with
-    /// ExposureTime, AnalogueGain and ColourTemperature in the metadata; sensor controls
-    /// (ExposureValue, FrameDurationLimits) taking effect `control_delay` frames after the
-    /// request that carried them; YUV420 planes in separate buffers.
+    /// ExposureTime, AnalogueGain, DigitalGain and ColourTemperature in the metadata; sensor
+    /// controls (ExposureValue, FrameDurationLimits) taking effect `control_delay` frames after the
+    /// request that carried them, an ExposureValue change then easing in over about ten frames as
+    /// the AGC filters its exposure; YUV420 planes in separate buffers.
     int raspberrypi;
-    /// With raspberrypi: the ExposureTime each frame reports, in microseconds (default 20000).
+    /// With raspberrypi: the ExposureTime each frame reports until an ExposureValue change moves
+    /// the exposure, in microseconds (default 20000), at an AnalogueGain of 2.
     int32_t exposure_time_us;
     /// With raspberrypi: frames between a request and the first frame its sensor controls show in
     /// (DelayedControls; imx708's exposure delay is 2).
@@ -93,6 +95,11 @@ typedef struct {
     /// Deliveries leave the planes (still and viewfinder) as they are rather than filling them
     /// (the simulator paints a picture into every request's buffers once: frames then cost no copy).
     int keeps_planes;
+    /// With raspberrypi, a Raspberry Pi 4: the contiguous memory (CMA) left for the camera, in
+    /// bytes (0: no limit). Allocations beyond it fail with -ENOMEM, as the kernel's CMA
+    /// allocations do: the requests' buffers at configure (FrameBufferAllocator::allocate), the
+    /// vc4 pipeline's own raw and ISP buffers at the first start (see FakeCamera).
+    uint64_t cma_budget;
 } shutter_lc_fake_config;
 
 /// A fake camera behind the same interface: no thread, no hardware. Frames arrive only when
@@ -294,7 +301,11 @@ typedef struct {
     uint32_t af_triggers;
     int32_t exposure_time_us;   // controls::ExposureTime, or 0 when not reported
     float analogue_gain;        // controls::AnalogueGain, or 0
+    float digital_gain;         // controls::DigitalGain (the ISP's gain on top), or 0
     int32_t colour_temperature; // controls::ColourTemperature (K), or 0
+    /// How many ExposureValue changes had been set (shutter_lc_set_float) when this request was
+    /// queued: its exposure answers the newest of them. Requests queued earlier show an older bias.
+    uint32_t exposure_value_sets;
     const uint8_t *planes[3];   // the still stream's mapped planes (NULL beyond plane_count)
     uint32_t plane_bytes[3];
     uint32_t plane_count;
