@@ -35,7 +35,7 @@ public struct ExposureSettling: Hashable, Sendable {
     /// A press waiting for the exposure, with how its focus ended when autofocus held it first.
     public struct Held: Hashable, Sendable {
         public var pressedAt: Instant
-        public var focus: FocusOutcome?
+        public var focus: ShotFocus?
     }
 
     /// How close to the bias asked for counts as settled, in EV: the AGC stops moving within 2%
@@ -103,7 +103,7 @@ public struct ExposureSettling: Hashable, Sendable {
     /// Whether a press at `pressedAt`, handled at `now`, waits for the exposure: it was made after
     /// a change that had not settled by then. It is held here until ``frame(_:at:now:)`` serves it.
     /// `focus` is how its focus ended, when autofocus held it first.
-    public mutating func holdsPress(_ pressedAt: Instant, now: Instant, focus: FocusOutcome? = nil) -> Bool {
+    public mutating func holdsPress(_ pressedAt: Instant, now: Instant, focus: ShotFocus? = nil) -> Bool {
         guard let change, pressedAt >= change.at else { return false }
         if let settledAt = change.settledAt {
             if pressedAt >= settledAt { return false }
