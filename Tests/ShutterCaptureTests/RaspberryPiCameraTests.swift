@@ -43,13 +43,7 @@ struct RaspberryPiCameraTests {
     @Test func zoomKeepsTheStillsAspectWhenTheSensorModesDiffers() throws {
         // A 4:3 still from Camera Module 3's 16:9 mode: the pipeline's own crop is the 4:3 middle
         // of the mode's area, (16, 24)/4608x2592, so a 2x zoom is the 4:3 middle of that.
-        var script = FakeLibcameraScript.cameraModule3
-        script.hasAutofocus = false
-        let harness = try LibcameraHarness(script) {
-            $0.width = 1024
-            $0.height = 768
-            $0.ringFrames = 2
-        }
+        let harness = try fourByThreeStillFromTheSixteenByNineMode()
         harness.service.apply(controlID: "zoom", value: .number(2))
         harness.frames(from: 1000, until: { harness.camera.fakeAppliedScalerCrop != nil }, limit: harness.camera.requestCount + 2)
         let crop = try #require(harness.camera.fakeAppliedScalerCrop)
@@ -57,14 +51,19 @@ struct RaspberryPiCameraTests {
         #expect(crop == PixelRect(x: 1456, y: 672, width: 1728, height: 1296), "half of the default crop (592, 24)/3456x2592, centred")
     }
 
-    @Test func theUnzoomedCropIsThePipelinesOwnFittedToTheStill() throws {
+    /// A 1024x768 still (4:3) from Camera Module 3's 4608x2592 mode (16:9), autofocus left out.
+    private func fourByThreeStillFromTheSixteenByNineMode() throws -> LibcameraHarness {
         var script = FakeLibcameraScript.cameraModule3
         script.hasAutofocus = false
-        let harness = try LibcameraHarness(script) {
+        return try LibcameraHarness(script) {
             $0.width = 1024
             $0.height = 768
             $0.ringFrames = 2
         }
+    }
+
+    @Test func theUnzoomedCropIsThePipelinesOwnFittedToTheStill() throws {
+        let harness = try fourByThreeStillFromTheSixteenByNineMode()
         harness.frames(1000)  // libcamera 0.0.3 states no default: the first frame's metadata says it
         #expect(harness.camera.scalerCropDefault == PixelRect(x: 592, y: 24, width: 3456, height: 2592))
         #expect(harness.camera.scalerCropMaximum == PixelRect(x: 16, y: 24, width: 4608, height: 2592))
