@@ -370,3 +370,81 @@ struct LibcameraPreviewTests {
         harness.service.shutdown()
     }
 }
+
+@Suite("Previews show what the photo will be")
+struct PreviewMatchesPhotoTests {
+    /// A plane's means over an 8×4 grid of blocks: the picture's layout and colour, without the
+    /// chart's single-pixel lines that two different downscales (and JPEG) render differently.
+    func blockMeans(_ plane: [UInt8], width: Int) -> [Double] {
+        let height = plane.count / width
+        return (0..<4).flatMap { by in
+            (0..<8).map { bx in
+                let rows = (by * height / 4)..<((by + 1) * height / 4), columns = (bx * width / 8)..<((bx + 1) * width / 8)
+                let sum = rows.reduce(0) { total, row in columns.reduce(total) { $0 + Int(plane[row * width + $1]) } }
+                return Double(sum) / Double(rows.count * columns.count)
+            }
+        }
+    }
+
+    /// The mean absolute difference of two same-sized planes' ``blockMeans(_:width:)``.
+    func difference(_ a: [UInt8], _ b: [UInt8], width: Int) -> Double {
+        zip(blockMeans(a, width: width), blockMeans(b, width: width)).reduce(0) { $0 + abs($1.0 - $1.1) } / 32
+    }
+
+    /// The largest distance of a plane's values from neutral chroma.
+    func colourfulness(_ plane: [UInt8]) -> Int { plane.map { abs(Int($0) - 128) }.max() ?? 0 }
+
+    /// The preview of one frame and the photo of that same frame, at `zoom` and the picker's `filter` item.
+    func previewAndPhoto(zoom: Double, filter: Int, _ tweak: @escaping (inout CameraSettings) -> Void = { _ in })
+        throws -> (preview: YUVImage, photo: YUVImage) {
+        let harness = try Harness { camera in
+            camera.width = 320
+            camera.height = 180
+            tweak(&camera)
+        }
+        harness.service.previewSettings = PreviewSettings(width: 80, quality: 95, fps: 30)
+        harness.settle()
+        harness.service.setZoom(zoom)
+        harness.service.apply(controlID: "filter", value: .index(filter))
+        harness.service.preview.startWatching()
+        harness.camera.emit(at: ms(1000))
+        harness.service.handleReadable()
+        harness.service.capture(pressedAt: ms(1000), now: ms(1001))
+        harness.service.waitForPreviews()
+        let photo = try #require(harness.finish().compactMap(\.photo).first)
+        let preview = try #require(harness.service.preview.latest(), "\(harness.service.preview.statistics)")
+        #expect(preview.frameSequence == 0)
+        let photoPlanes = try decodeJPEGPlanes(Array(try Data(contentsOf: URL(fileURLWithPath: photo.path))))
+        let previewPlanes = try decodeJPEGPlanes(preview.jpeg)
+        return (previewPlanes, photoPlanes.scaled(width: previewPlanes.width, height: previewPlanes.height))
+    }
+
+    @Test func atFourTimesZoomInMonoThePreviewIsThePhotoDownscaled() throws {
+        let (preview, photo) = try previewAndPhoto(zoom: 4, filter: 1)
+        #expect(preview.width == 80 && preview.height == 44)
+        // The same picture (the middle of the chart), not the uncropped frame's bars.
+        #expect(difference(preview.y, photo.y, width: preview.width) < 6, "luma differs by \(difference(preview.y, photo.y, width: preview.width)) on average")
+        // Black and white, as the photo.
+        #expect(colourfulness(photo.u) <= 2 && colourfulness(photo.v) <= 2)
+        #expect(colourfulness(preview.u) <= 2 && colourfulness(preview.v) <= 2,
+                "preview chroma reaches \(colourfulness(preview.u)), \(colourfulness(preview.v)) from neutral")
+    }
+
+    /// Vivid, warm and none, at zooms the preview shrinks (the 4x crop of this camera is the
+    /// preview's own size) and one it enlarges. Luma is allowed more here than at 4x: a YUYV
+    /// preview scales the two luma samples of a pair apart, so the chart's single-pixel lines
+    /// come out striped where the photo's scale greys them (about 6 on average; the uncropped
+    /// frame differs by 40 and more).
+    @Test(arguments: [(2.0, 2), (3.0, 3), (1.0, 0), (8.0, 1)])
+    func otherZoomsAndEffectsMatchThePhoto(zoom: Double, filter: Int) throws {
+        let (preview, photo) = try previewAndPhoto(zoom: zoom, filter: filter)
+        #expect(difference(preview.y, photo.y, width: preview.width) < 10, "luma differs by \(difference(preview.y, photo.y, width: preview.width)) on average")
+        #expect(difference(preview.u, photo.u, width: preview.chromaWidth) < 4, "Cb differs by \(difference(preview.u, photo.u, width: preview.chromaWidth)) on average")
+        #expect(difference(preview.v, photo.v, width: preview.chromaWidth) < 4, "Cr differs by \(difference(preview.v, photo.v, width: preview.chromaWidth)) on average")
+    }
+
+    @Test func aCropSavedAtItsOwnSizeIsPreviewedAsTheCrop() throws {
+        let (preview, photo) = try previewAndPhoto(zoom: 4, filter: 0) { $0.digitalZoom = .crop }
+        #expect(difference(preview.y, photo.y, width: preview.width) < 6, "luma differs by \(difference(preview.y, photo.y, width: preview.width)) on average")
+    }
+}
