@@ -55,10 +55,11 @@ private func uniformFrame(_ format: PixelFormat, width: Int, height: Int, y: UIn
 }
 
 /// Makes one preview of `frame` with a fresh maker, into a fresh feed.
-private func makePreview(of frame: Frame, _ settings: PreviewSettings) throws -> (PreviewFrame?, PreviewStatistics) {
+private func makePreview(of frame: Frame, _ settings: PreviewSettings,
+                         processing: PhotoProcessing = PhotoProcessing()) throws -> (PreviewFrame?, PreviewStatistics) {
     let feed = try PreviewFeed()
     #expect(feed.claim())
-    PreviewMaker().make(from: Locked<Frame?>(frame), settings: settings, feed: feed)
+    PreviewMaker().make(from: Locked<Frame?>(frame), settings: settings, processing: processing, feed: feed)
     return (feed.latest(), feed.statistics)
 }
 
@@ -446,5 +447,55 @@ struct PreviewMatchesPhotoTests {
     @Test func aCropSavedAtItsOwnSizeIsPreviewedAsTheCrop() throws {
         let (preview, photo) = try previewAndPhoto(zoom: 4, filter: 0) { $0.digitalZoom = .crop }
         #expect(difference(preview.y, photo.y, width: preview.width) < 6, "luma differs by \(difference(preview.y, photo.y, width: preview.width)) on average")
+    }
+}
+
+@Suite("Previews of each format take the photo's crop and effect")
+struct PreviewProcessingFormatTests {
+    /// ``stripedFrame(_:width:height:)``'s luma stripes with every chroma sample Cb 90, Cr 170
+    /// (a reddish colour an effect visibly changes), in `range`; MJPEG is the YUYV frame encoded.
+    func colouredStripes(_ pixelFormat: PixelFormat, range: YUVRange) throws -> Frame {
+        let source = pixelFormat == .mjpeg ? PixelFormat.yuyv : pixelFormat
+        let striped = stripedFrame(source, width: 128, height: 96)
+        var bytes = striped.bytes
+        let lumaBytes = 128 * 96
+        switch source {
+        case .yuyv: for index in stride(from: 1, to: bytes.count, by: 2) { bytes[index] = index % 4 == 1 ? 90 : 170 }
+        case .uyvy: for index in stride(from: 0, to: bytes.count, by: 2) { bytes[index] = index % 4 == 0 ? 90 : 170 }
+        case .nv12: for index in lumaBytes..<bytes.count { bytes[index] = (index - lumaBytes) % 2 == 0 ? 90 : 170 }
+        default:
+            for index in lumaBytes..<bytes.count { bytes[index] = index < lumaBytes + lumaBytes / 4 ? 90 : 170 }
+        }
+        let format = FrameFormat(width: 128, height: 96, pixelFormat: source, yuvRange: range)
+        let frame = Frame(timestamp: ms(1000), sequence: 5, format: format, bytes: bytes)
+        guard pixelFormat == .mjpeg else { return frame }
+        let jpeg = try JPEGEncoder().encode(frame, quality: 95)
+        return Frame(timestamp: ms(1000), sequence: 5, format: FrameFormat(width: 128, height: 96, pixelFormat: .mjpeg), bytes: jpeg)
+    }
+
+    /// Each plane's mean over its middle, where the crop's edges and JPEG's blocks do not reach.
+    func middleMeans(_ image: YUVImage) -> (y: Double, u: Double, v: Double) {
+        func mean(_ plane: [UInt8], _ width: Int, _ height: Int) -> Double {
+            let rows = (height / 4)..<(height * 3 / 4), columns = (width / 4)..<(width * 3 / 4)
+            let sum = rows.reduce(0) { total, row in columns.reduce(total) { $0 + Int(plane[row * width + $1]) } }
+            return Double(sum) / Double(rows.count * columns.count)
+        }
+        return (mean(image.y, image.width, image.height), mean(image.u, image.chromaWidth, image.chromaHeight),
+                mean(image.v, image.chromaWidth, image.chromaHeight))
+    }
+
+    @Test(arguments: [PixelFormat.yuyv, .uyvy, .nv12, .yuv420, .mjpeg], [PhotoEffect.vivid, .warm, .mono])
+    func aPreviewIsThePhotoDownscaled(format: PixelFormat, effect: PhotoEffect) throws {
+        for range in format == .mjpeg ? [YUVRange.full] : [.full, .limited] {
+            let frame = try colouredStripes(format, range: range)
+            let processing = PhotoProcessing(crop: CropRect.digitalZoom(width: 128, height: 96, factor: 2), effect: effect)
+            let (made, statistics) = try makePreview(of: frame, PreviewSettings(width: 32, quality: 95), processing: processing)
+            let preview = try decodeJPEGPlanes(try #require(made, "\(statistics.lastFailure ?? "")").jpeg)
+            let photo = try decodeJPEGPlanes(encodePhoto(frame, processing: processing, quality: 95, encoder: JPEGEncoder()).jpeg)
+                .scaled(width: preview.width, height: preview.height)
+            let (p, q) = (middleMeans(preview), middleMeans(photo))
+            // The crop holds only the two middle stripes (80 and 160): the whole frame's mean would be lower.
+            #expect(abs(p.y - q.y) < 4 && abs(p.u - q.u) < 3 && abs(p.v - q.v) < 3, "\(range): preview \(p), photo \(q)")
+        }
     }
 }
