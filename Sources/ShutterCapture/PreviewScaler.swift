@@ -59,35 +59,33 @@ enum PreviewScaler {
         if memory.count != smallBytes { memory = [UInt8](repeating: 0, count: smallBytes) }
         let filter = width < W ? kFilterBox : kFilterBilinear
         let sourceStride = format.bytesPerLine, fullHeight = format.height
-        let result: Int32 = {
-            let base = raw.bindMemory(to: UInt8.self).baseAddress!
-            let packed = format.pixelFormat == .yuyv || format.pixelFormat == .uyvy
-            let source = base + y0 * sourceStride + (packed ? x0 * 2 : x0)
-            return memory.withUnsafeMutableBufferPointer { target -> Int32 in
-                let destination = target.baseAddress!
-                switch format.pixelFormat {
-                case .yuyv, .uyvy:
-                    return ARGBScale(source, Int32(sourceStride), Int32(W / 2), Int32(H),
-                                     destination, Int32(width * 2), Int32(width / 2), Int32(height), filter)
-                case .yuv420:
-                    let chromaStride = sourceStride / 2, chromaRows = (fullHeight + 1) / 2
-                    let chromaOffset = (y0 / 2) * chromaStride + x0 / 2
-                    let u = base + sourceStride * fullHeight, v = u + chromaStride * chromaRows
-                    let (cropU, cropV) = (u + chromaOffset, v + chromaOffset)
-                    let smallU = destination + width * height, smallV = smallU + (width / 2) * ((height + 1) / 2)
-                    return I420Scale(source, Int32(sourceStride), cropU, Int32(chromaStride), cropV, Int32(chromaStride), Int32(W), Int32(H),
-                                     destination, Int32(width), smallU, Int32(width / 2), smallV, Int32(width / 2),
-                                     Int32(width), Int32(height), filter)
-                case .nv12:
-                    return NV12Scale(source, Int32(sourceStride), base + sourceStride * fullHeight + (y0 / 2) * sourceStride + x0, Int32(sourceStride), Int32(W), Int32(H),
-                                     destination, Int32(width), destination + width * height, Int32(width),
-                                     Int32(width), Int32(height), filter)
-                default:  // grey
-                    ScalePlane(source, Int32(sourceStride), Int32(W), Int32(H), destination, Int32(width), Int32(width), Int32(height), filter)
-                    return 0
-                }
+        let base = raw.baseAddress!.assumingMemoryBound(to: UInt8.self)
+        let packed = format.pixelFormat == .yuyv || format.pixelFormat == .uyvy
+        let source = base + y0 * sourceStride + (packed ? x0 * 2 : x0)
+        let result = memory.withUnsafeMutableBufferPointer { target -> Int32 in
+            let destination = target.baseAddress!
+            switch format.pixelFormat {
+            case .yuyv, .uyvy:
+                return ARGBScale(source, Int32(sourceStride), Int32(W / 2), Int32(H),
+                                 destination, Int32(width * 2), Int32(width / 2), Int32(height), filter)
+            case .yuv420:
+                let chromaStride = sourceStride / 2, chromaRows = (fullHeight + 1) / 2
+                let chromaOffset = (y0 / 2) * chromaStride + x0 / 2
+                let u = base + sourceStride * fullHeight, v = u + chromaStride * chromaRows
+                let (cropU, cropV) = (u + chromaOffset, v + chromaOffset)
+                let smallU = destination + width * height, smallV = smallU + (width / 2) * ((height + 1) / 2)
+                return I420Scale(source, Int32(sourceStride), cropU, Int32(chromaStride), cropV, Int32(chromaStride), Int32(W), Int32(H),
+                                 destination, Int32(width), smallU, Int32(width / 2), smallV, Int32(width / 2),
+                                 Int32(width), Int32(height), filter)
+            case .nv12:
+                return NV12Scale(source, Int32(sourceStride), base + sourceStride * fullHeight + (y0 / 2) * sourceStride + x0, Int32(sourceStride), Int32(W), Int32(H),
+                                 destination, Int32(width), destination + width * height, Int32(width),
+                                 Int32(width), Int32(height), filter)
+            default:  // grey
+                ScalePlane(source, Int32(sourceStride), Int32(W), Int32(H), destination, Int32(width), Int32(width), Int32(height), filter)
+                return 0
             }
-        }()
+        }
         guard result == 0 else { throw CaptureError.encoding("libyuv could not scale the \(format) frame to \(width)x\(height) (\(result))") }
         return small
     }
