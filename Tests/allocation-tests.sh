@@ -15,7 +15,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 scratch=${SWIFT_SCRATCH:-.build}
 # The tests that must have run and passed (Tests/ShutterCaptureTests/StreamingAllocationTests.swift).
-expected=(libcameraReadsIntoAKeptArrayWithoutAllocating)
+expected=(libcameraReadsIntoAKeptArrayWithoutAllocating aCroppedPreviewWithAnEffectAllocatesNoMoreThanAPlainOne)
 
 work=$(mktemp -d /tmp/allocation-tests.XXXXXX)
 trap 'rm -rf "$work"' EXIT

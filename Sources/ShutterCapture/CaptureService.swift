@@ -753,7 +753,7 @@ extension CaptureService: CameraSessionDelegate {
 
     func session(kept frame: Frame) {
         serveHeldPresses(with: frame)
-        previewProducer.offer(frame)  // after the presses: a preview never goes before a photo
+        previewProducer.offer(frame, processing: photoProcessing)  // after the presses: a preview never goes before a photo
     }
 
     func session(report event: CaptureEvent) {

@@ -197,24 +197,12 @@ public struct YUVImage: Sendable {
         return out
     }
 
-    /// Applies `effect` to the chroma planes (luma is left alone: the exposure stays as shot).
-    ///
-    /// `mono` sets chroma to neutral (128); `vivid` multiplies its distance from neutral by
-    /// ``vividGain``; `warm` moves blue-difference down and red-difference up by ``warmShift``.
+    /// Applies `effect` to the chroma planes (luma is left alone: the exposure stays as shot),
+    /// through the effect's tables for full-range chroma (``PhotoEffect/chromaTables(for:)``).
     public mutating func apply(_ effect: PhotoEffect) {
-        switch effect {
-        case .none: return
-        case .mono:
-            u.withUnsafeMutableBufferPointer { $0.update(repeating: 128) }
-            v.withUnsafeMutableBufferPointer { $0.update(repeating: 128) }
-        case .vivid:
-            let table = byteLookupTable { 128 + (Double($0) - 128) * Self.vividGain }
-            Self.map(&u, table)
-            Self.map(&v, table)
-        case .warm:
-            Self.map(&u, byteLookupTable { Double($0) - Self.warmShift })
-            Self.map(&v, byteLookupTable { Double($0) + Self.warmShift })
-        }
+        guard let tables = effect.chromaTables(for: .full) else { return }
+        Self.map(&u, tables.u)
+        Self.map(&v, tables.v)
     }
 
     /// How much `vivid` multiplies chroma's distance from neutral.
@@ -228,6 +216,55 @@ public struct YUVImage: Sendable {
                 for index in values.indices { values[index] = lookup[Int(values[index])] }
             }
         }
+    }
+}
+
+extension PhotoEffect {
+    /// The lookup tables the effect maps blue-difference and red-difference values through, for
+    /// chroma of `range`; `nil` for ``none``.
+    ///
+    /// The effect is defined on full-range chroma (the photo's): `mono` sets chroma to neutral
+    /// (128); `vivid` multiplies its distance from neutral by ``YUVImage/vividGain``; `warm`
+    /// moves blue-difference down and red-difference up by ``YUVImage/warmShift``. Limited-range
+    /// tables expand, apply and narrow again, so a preview still in the camera's range gets the
+    /// photo's look. Made once per effect and range: applying an effect allocates nothing.
+    public func chromaTables(for range: YUVRange) -> (u: [UInt8], v: [UInt8])? {
+        switch (self, range) {
+        case (.none, _): return nil
+        case (.mono, .full): return EffectTables.monoFull
+        case (.vivid, .full): return EffectTables.vividFull
+        case (.warm, .full): return EffectTables.warmFull
+        case (.mono, .limited): return EffectTables.monoLimited
+        case (.vivid, .limited): return EffectTables.vividLimited
+        case (.warm, .limited): return EffectTables.warmLimited
+        }
+    }
+
+    /// The effect on one full-range chroma value, unrounded: blue-difference when `red` is false.
+    fileprivate func chroma(_ value: Double, red: Bool) -> Double {
+        switch self {
+        case .none: return value
+        case .mono: return 128
+        case .vivid: return 128 + (value - 128) * YUVImage.vividGain
+        case .warm: return red ? value + YUVImage.warmShift : value - YUVImage.warmShift
+        }
+    }
+}
+
+/// The effects' chroma tables, made on first use.
+private enum EffectTables {
+    static let monoFull = tables(.mono, .full), vividFull = tables(.vivid, .full), warmFull = tables(.warm, .full)
+    static let monoLimited = tables(.mono, .limited), vividLimited = tables(.vivid, .limited), warmLimited = tables(.warm, .limited)
+
+    static func tables(_ effect: PhotoEffect, _ range: YUVRange) -> (u: [UInt8], v: [UInt8]) {
+        func table(red: Bool) -> [UInt8] {
+            byteLookupTable { value in
+                guard range == .limited else { return effect.chroma(Double(value), red: red) }
+                let full = min(255, max(0, (Double(value) - 128) * 255 / 224 + 128))
+                return (min(255, max(0, effect.chroma(full, red: red))) - 128) * 224 / 255 + 128
+            }
+        }
+        return (table(red: false), table(red: true))
     }
 }
 

@@ -175,12 +175,17 @@ struct PreviewPacer: Sendable {
 
 /// Makes the live view's previews from the ring's frames, for one capture service.
 ///
-/// The capture service offers it every frame it keeps, on the event loop (``offer(_:)``); with
+/// The capture service offers it every frame it keeps, on the event loop (``offer(_:processing:)``); with
 /// nobody watching that is one atomic load. A frame due for a preview goes to its own serial
 /// queue of low priority (`utility`), unless the preview before is still being made: then the
 /// frame is skipped, so a slow preview never grows a backlog and never holds more than one ring
 /// frame. The queue downscales the frame into a small buffer of its own and lets the ring frame
 /// go at once, before encoding. Used from the event loop only.
+///
+/// A preview shows what a photo of its frame would be: the photo's digital zoom crop and effect
+/// (``PhotoProcessing``, the capture service's own decision, so a camera that zooms itself is not
+/// cropped a second time) are applied to the preview too, the crop before the downscale and the
+/// effect to the small frame.
 final class PreviewProducer {
     let feed: PreviewFeed
     /// The board's `preview` section; a reload may change it.
@@ -197,18 +202,19 @@ final class PreviewProducer {
     }
 
     /// Takes `frame` (just kept in the ring) for a preview when someone watches, one is due, and
-    /// the previous one is done.
-    func offer(_ frame: Frame) {
+    /// the previous one is done; `processing` is what a photo of it would go through, asked for
+    /// only then.
+    func offer(_ frame: Frame, processing: @autoclosure () -> PhotoProcessing = PhotoProcessing()) {
         guard feed.isWatched else { return }
         let interval = settings.interval
         guard pacer.isDue(frame.timestamp, interval: interval), feed.claim() else { return }
         pacer.took(frame.timestamp, interval: interval)
-        let settings = self.settings, feed = self.feed, maker = self.maker
+        let settings = self.settings, feed = self.feed, maker = self.maker, processing = processing()
         // In a box the job empties: the frame (which may hold a camera buffer) is let go by the
         // maker right after its downscale, not when the block is freed.
         let handed = Locked<Frame?>(frame)
         queue.async(group: group) {
-            maker.make(from: handed, settings: settings, feed: feed)
+            maker.make(from: handed, settings: settings, processing: processing, feed: feed)
         }
     }
 
@@ -240,11 +246,12 @@ final class PreviewMaker: @unchecked Sendable {
         case jpeg([UInt8], width: Int, height: Int)
     }
 
-    /// Takes the frame out of `handed`, reduces it, lets it go, encodes and publishes the preview.
-    func make(from handed: Locked<Frame?>, settings: PreviewSettings, feed: PreviewFeed) {
+    /// Takes the frame out of `handed`, reduces it (to `processing`'s crop, with its effect), lets
+    /// it go, encodes and publishes the preview.
+    func make(from handed: Locked<Frame?>, settings: PreviewSettings, processing: PhotoProcessing = PhotoProcessing(), feed: PreviewFeed) {
         let started = threadCPUTime()
         do throws(CaptureError) {
-            let (reduced, stamp) = try reduce(handed, width: settings.width)
+            let (reduced, stamp) = try reduce(handed, width: settings.width, processing: processing)
             // The ring frame is gone here: only the small copy is left.
             let made: (jpeg: [UInt8], width: Int, height: Int)
             switch reduced {
@@ -278,11 +285,14 @@ final class PreviewMaker: @unchecked Sendable {
     }
 
     /// The frame in `handed` reduced to preview size, and its stamp; the frame is let go when this returns.
-    private func reduce(_ handed: Locked<Frame?>, width wanted: Int) throws(CaptureError) -> (Reduced, FrameStamp) {
+    private func reduce(_ handed: Locked<Frame?>, width wanted: Int, processing: PhotoProcessing) throws(CaptureError) -> (Reduced, FrameStamp) {
         guard var frame = handed.withLock({ box in defer { box = nil }; return box }) else {
             throw CaptureError.encoding("no frame for the preview")
         }
         let stamp = FrameStamp(timestamp: frame.timestamp, instant: frame.instant, sequence: frame.sequence)
+        // The crop is in the still's pixels; a viewfinder or a reduced decode shows the same part at its own size.
+        let still = frame.format
+        func crop(of width: Int, _ height: Int) -> CropRect? { processing.crop?.scaled(from: still, toWidth: width, height: height) }
         if let finder = frame.viewfinder {
             // libcamera's viewfinder stream: the same exposure, already small; read while the
             // frame (and so its request) is held, then let go with it.
@@ -291,8 +301,9 @@ final class PreviewMaker: @unchecked Sendable {
             let layout: FrameFormat
             do {
                 defer { withExtendedLifetime(frame) {} }  // the request stays held until the scale is done
-                layout = try PreviewScaler.downscale(UnsafeRawBufferPointer(start: finder.start, count: finder.count),
-                                                     format: finder.format, toWidth: wanted, into: &small)
+                layout = try PreviewScaler.downscale(UnsafeRawBufferPointer(start: finder.start, count: finder.count), format: finder.format,
+                                                     crop: crop(of: finder.format.width, finder.format.height), toWidth: wanted, into: &small)
+                PreviewScaler.apply(processing.effect, to: &small, format: layout)
             } catch {
                 self.small = small
                 throw error
@@ -307,22 +318,52 @@ final class PreviewMaker: @unchecked Sendable {
         if frame.needsResolving { frame = try frame.resolved() }
         let format = frame.format
         if format.pixelFormat.isJPEG {
-            if format.width <= wanted {
+            if format.width <= wanted, processing.isIdentity {
                 guard let fixed = JPEGMarkers.insertingHuffmanTablesIfMissing(frame.bytes), JPEGMarkers.isComplete(fixed) else {
                     throw CaptureError.encoding("the camera sent a damaged MJPEG frame")
                 }
                 return (.jpeg(fixed, width: format.width, height: format.height), stamp)
             }
             let decoder = try keptDecoder()
-            let decoded = try frame.withUnsafeBytes { (raw: UnsafeRawBufferPointer) throws(CaptureError) -> DecodedPlanes in
-                try decoder.decodePlanes(raw, atLeast: wanted, into: &planes)
+            // Decoded large enough that the crop alone is at least the preview's width.
+            let zoomedWidth = processing.crop.map { wanted * format.width / max($0.width, 1) } ?? wanted
+            var decoded = try frame.withUnsafeBytes { (raw: UnsafeRawBufferPointer) throws(CaptureError) -> DecodedPlanes in
+                try decoder.decodePlanes(raw, atLeast: zoomedWidth, into: &planes)
             }
+            decoded.apply(processing.effect, to: &planes)
+            if let region = crop(of: decoded.width, decoded.height) { decoded = decoded.cropped(to: region) }
             return (.planes(decoded), stamp)
         }
         var small = self.small
         self.small = []  // one owner while it is written: no copy on write
-        let reducedFrame = try PreviewScaler.downscale(frame, toWidth: wanted, into: &small)
+        let reducedFrame: Frame
+        do {
+            let layout = try frame.withUnsafeBytes { (raw: UnsafeRawBufferPointer) throws(CaptureError) -> FrameFormat in
+                try PreviewScaler.downscale(raw, format: format, crop: crop(of: format.width, format.height), toWidth: wanted, into: &small)
+            }
+            // Before the small frame shares the bytes: the effect writes them in place, not into a copy.
+            PreviewScaler.apply(processing.effect, to: &small, format: layout)
+            var made = Frame(timestamp: stamp.timestamp, sequence: stamp.sequence, format: layout, bytes: small)
+            made.instant = stamp.instant
+            reducedFrame = made
+        } catch {
+            self.small = small
+            throw error
+        }
         self.small = small
         return (.frame(reducedFrame), stamp)
+    }
+}
+
+extension CropRect {
+    /// The same part of a `width`×`height` picture as this crop is of a frame of `format`'s size
+    /// (a viewfinder stream, or a reduced decode), on even coordinates, inside the picture.
+    func scaled(from format: FrameFormat, toWidth width: Int, height: Int) -> CropRect {
+        guard format.width != width || format.height != height else { return self }
+        let sx = Double(width) / Double(format.width), sy = Double(height) / Double(format.height)
+        let w = min(width & ~1, max(2, Int((Double(self.width) * sx).rounded()) & ~1))
+        let h = min(height & ~1, max(2, Int((Double(self.height) * sy).rounded()) & ~1))
+        let x = min(width - w, Int((Double(self.x) * sx).rounded())) & ~1, y = min(height - h, Int((Double(self.y) * sy).rounded())) & ~1
+        return CropRect(x: max(0, x), y: max(0, y), width: w, height: h)
     }
 }

@@ -554,3 +554,46 @@ public func makeThumbnail(ofJPEG jpeg: [UInt8], width: Int, quality: Int = 80) t
     let encoded = try JPEGEncoder().encode(planes, in: memory, quality: quality)
     return (encoded, planes.width, planes.height)
 }
+
+extension DecodedPlanes {
+    /// How many luma pixels one chroma sample spans, across and down, for this subsampling.
+    private var chromaSpan: (x: Int, y: Int) {
+        switch subsampling {
+        case TJSAMP_420: return (2, 2)
+        case TJSAMP_422: return (2, 1)
+        case TJSAMP_440: return (1, 2)
+        case TJSAMP_411: return (4, 1)
+        default: return (1, 1)
+        }
+    }
+
+    /// These planes' `crop`, its corner on whole chroma samples: the same memory, read from the crop's corner.
+    func cropped(to crop: CropRect) -> DecodedPlanes {
+        let span = chromaSpan
+        let x = crop.x / span.x * span.x, y = crop.y / span.y * span.y
+        var cropped = self
+        cropped.width = min(crop.width, width - x)
+        cropped.height = min(crop.height, height - y)
+        for plane in offsets.indices {
+            let (px, py) = plane == 0 ? (x, y) : (x / span.x, y / span.y)
+            cropped.offsets[plane] = offsets[plane] + py * strides[plane] + px
+        }
+        return cropped
+    }
+
+    /// Gives the decoded planes in `memory` the photo `effect`'s look, in place (a JPEG's chroma is full range).
+    func apply(_ effect: PhotoEffect, to memory: inout [UInt8]) {
+        guard offsets.count == 3, let tables = effect.chromaTables(for: .full) else { return }
+        let planeBytes = offsets[2] - offsets[1]  // the two chroma planes are the same size
+        Self.map(&memory, from: offsets[1], count: planeBytes, table: tables.u)
+        Self.map(&memory, from: offsets[2], count: planeBytes, table: tables.v)
+    }
+
+    private static func map(_ memory: inout [UInt8], from start: Int, count: Int, table: [UInt8]) {
+        table.withUnsafeBufferPointer { lookup in
+            memory.withUnsafeMutableBufferPointer { bytes in
+                for index in start..<min(start + count, bytes.count) { bytes[index] = lookup[Int(bytes[index])] }
+            }
+        }
+    }
+}

@@ -82,6 +82,38 @@ struct CameraControlServiceTests {
         #expect(service.controlReport().first?.how == "camera zoom 'Zoom, Absolute'")
     }
 
+    /// The camera's own zoom is already in its frames: the preview shows the whole frame, as the
+    /// photo does, not a second crop of it.
+    @Test func opticalZoomIsNotCroppedAgainInThePreview() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let camera = try ControlledCamera(controls: [Self.zoom])
+        let service = try service(camera, directory)
+        defer { service.shutdown() }
+        service.previewSettings = PreviewSettings(width: 32, quality: 95, fps: 30)
+        service.preview.startWatching()
+        service.apply(controlID: "zoom", value: .number(4))
+        #expect(service.photoProcessing.crop == nil)
+        camera.inner.emit(at: .seconds(1))
+        service.handleReadable()
+        service.capture(pressedAt: .seconds(1), now: .seconds(1))
+        service.waitForPreviews()
+        service.waitForWrites()
+        let photo = try #require(service.handleReadable().compactMap(\.photo).first)
+        let preview = try #require(service.preview.latest())
+        try #require(preview.width == 32 && preview.height == 24, "the whole 64x48 frame, halved")
+        let previewPlanes = try decodeJPEGPlanes(preview.jpeg)
+        let photoPlanes = try decodeJPEGPlanes(Array(Data(contentsOf: URL(fileURLWithPath: photo.path)))).scaled(width: 32, height: 24)
+        // Each quarter's mean luma: a second crop would show the middle of the frame in all four.
+        func quarters(_ image: YUVImage) -> [Int] {
+            [(0, 0), (16, 0), (0, 12), (16, 12)].map { corner in
+                (0..<12).reduce(0) { total, row in (0..<16).reduce(total) { $0 + Int(image.y[(corner.1 + row) * 32 + corner.0 + $1]) } } / 192
+            }
+        }
+        let (seen, saved) = (quarters(previewPlanes), quarters(photoPlanes))
+        #expect(zip(seen, saved).allSatisfy { abs($0 - $1) <= 8 }, "preview quarters \(seen), photo's \(saved)")
+    }
+
     @Test func exposureBiasSwitchesToManualOnceAndScalesTheExposureTime() throws {
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }

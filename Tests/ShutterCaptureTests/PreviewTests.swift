@@ -55,10 +55,11 @@ private func uniformFrame(_ format: PixelFormat, width: Int, height: Int, y: UIn
 }
 
 /// Makes one preview of `frame` with a fresh maker, into a fresh feed.
-private func makePreview(of frame: Frame, _ settings: PreviewSettings) throws -> (PreviewFrame?, PreviewStatistics) {
+private func makePreview(of frame: Frame, _ settings: PreviewSettings,
+                         processing: PhotoProcessing = PhotoProcessing()) throws -> (PreviewFrame?, PreviewStatistics) {
     let feed = try PreviewFeed()
     #expect(feed.claim())
-    PreviewMaker().make(from: Locked<Frame?>(frame), settings: settings, feed: feed)
+    PreviewMaker().make(from: Locked<Frame?>(frame), settings: settings, processing: processing, feed: feed)
     return (feed.latest(), feed.statistics)
 }
 
@@ -368,5 +369,133 @@ struct LibcameraPreviewTests {
         let preview = try #require(harness.service.preview.latest(), "\(harness.service.preview.statistics)")
         #expect(preview.width == 32 && preview.height == 24)
         harness.service.shutdown()
+    }
+}
+
+@Suite("Previews show what the photo will be")
+struct PreviewMatchesPhotoTests {
+    /// A plane's means over an 8×4 grid of blocks: the picture's layout and colour, without the
+    /// chart's single-pixel lines that two different downscales (and JPEG) render differently.
+    func blockMeans(_ plane: [UInt8], width: Int) -> [Double] {
+        let height = plane.count / width
+        return (0..<4).flatMap { by in
+            (0..<8).map { bx in
+                let rows = (by * height / 4)..<((by + 1) * height / 4), columns = (bx * width / 8)..<((bx + 1) * width / 8)
+                let sum = rows.reduce(0) { total, row in columns.reduce(total) { $0 + Int(plane[row * width + $1]) } }
+                return Double(sum) / Double(rows.count * columns.count)
+            }
+        }
+    }
+
+    /// The mean absolute difference of two same-sized planes' ``blockMeans(_:width:)``.
+    func difference(_ a: [UInt8], _ b: [UInt8], width: Int) -> Double {
+        zip(blockMeans(a, width: width), blockMeans(b, width: width)).reduce(0) { $0 + abs($1.0 - $1.1) } / 32
+    }
+
+    /// The largest distance of a plane's values from neutral chroma.
+    func colourfulness(_ plane: [UInt8]) -> Int { plane.map { abs(Int($0) - 128) }.max() ?? 0 }
+
+    /// The preview of one frame and the photo of that same frame, at `zoom` and the picker's `filter` item.
+    func previewAndPhoto(zoom: Double, filter: Int, _ tweak: @escaping (inout CameraSettings) -> Void = { _ in })
+        throws -> (preview: YUVImage, photo: YUVImage) {
+        let harness = try Harness { camera in
+            camera.width = 320
+            camera.height = 180
+            tweak(&camera)
+        }
+        harness.service.previewSettings = PreviewSettings(width: 80, quality: 95, fps: 30)
+        harness.settle()
+        harness.service.setZoom(zoom)
+        harness.service.apply(controlID: "filter", value: .index(filter))
+        harness.service.preview.startWatching()
+        harness.camera.emit(at: ms(1000))
+        harness.service.handleReadable()
+        harness.service.capture(pressedAt: ms(1000), now: ms(1001))
+        harness.service.waitForPreviews()
+        let photo = try #require(harness.finish().compactMap(\.photo).first)
+        let preview = try #require(harness.service.preview.latest(), "\(harness.service.preview.statistics)")
+        #expect(preview.frameSequence == 0)
+        let photoPlanes = try decodeJPEGPlanes(Array(try Data(contentsOf: URL(fileURLWithPath: photo.path))))
+        let previewPlanes = try decodeJPEGPlanes(preview.jpeg)
+        return (previewPlanes, photoPlanes.scaled(width: previewPlanes.width, height: previewPlanes.height))
+    }
+
+    @Test func atFourTimesZoomInMonoThePreviewIsThePhotoDownscaled() throws {
+        let (preview, photo) = try previewAndPhoto(zoom: 4, filter: 1)
+        #expect(preview.width == 80 && preview.height == 44)
+        // The same picture (the middle of the chart), not the uncropped frame's bars.
+        #expect(difference(preview.y, photo.y, width: preview.width) < 6, "luma differs by \(difference(preview.y, photo.y, width: preview.width)) on average")
+        // Black and white, as the photo.
+        #expect(colourfulness(photo.u) <= 2 && colourfulness(photo.v) <= 2)
+        #expect(colourfulness(preview.u) <= 2 && colourfulness(preview.v) <= 2,
+                "preview chroma reaches \(colourfulness(preview.u)), \(colourfulness(preview.v)) from neutral")
+    }
+
+    /// Vivid, warm and none, at zooms the preview shrinks (the 4x crop of this camera is the
+    /// preview's own size) and one it enlarges. Luma is allowed more here than at 4x: a YUYV
+    /// preview scales the two luma samples of a pair apart, so the chart's single-pixel lines
+    /// come out striped where the photo's scale greys them (about 6 on average; the uncropped
+    /// frame differs by 40 and more).
+    @Test(arguments: [(2.0, 2), (3.0, 3), (1.0, 0), (8.0, 1)])
+    func otherZoomsAndEffectsMatchThePhoto(zoom: Double, filter: Int) throws {
+        let (preview, photo) = try previewAndPhoto(zoom: zoom, filter: filter)
+        #expect(difference(preview.y, photo.y, width: preview.width) < 10, "luma differs by \(difference(preview.y, photo.y, width: preview.width)) on average")
+        #expect(difference(preview.u, photo.u, width: preview.chromaWidth) < 4, "Cb differs by \(difference(preview.u, photo.u, width: preview.chromaWidth)) on average")
+        #expect(difference(preview.v, photo.v, width: preview.chromaWidth) < 4, "Cr differs by \(difference(preview.v, photo.v, width: preview.chromaWidth)) on average")
+    }
+
+    @Test func aCropSavedAtItsOwnSizeIsPreviewedAsTheCrop() throws {
+        let (preview, photo) = try previewAndPhoto(zoom: 4, filter: 0) { $0.digitalZoom = .crop }
+        #expect(difference(preview.y, photo.y, width: preview.width) < 6, "luma differs by \(difference(preview.y, photo.y, width: preview.width)) on average")
+    }
+}
+
+@Suite("Previews of each format take the photo's crop and effect")
+struct PreviewProcessingFormatTests {
+    /// ``stripedFrame(_:width:height:)``'s luma stripes with every chroma sample Cb 90, Cr 170
+    /// (a reddish colour an effect visibly changes), in `range`; MJPEG is the YUYV frame encoded.
+    func colouredStripes(_ pixelFormat: PixelFormat, range: YUVRange) throws -> Frame {
+        let source = pixelFormat == .mjpeg ? PixelFormat.yuyv : pixelFormat
+        let striped = stripedFrame(source, width: 128, height: 96)
+        var bytes = striped.bytes
+        let lumaBytes = 128 * 96
+        switch source {
+        case .yuyv: for index in stride(from: 1, to: bytes.count, by: 2) { bytes[index] = index % 4 == 1 ? 90 : 170 }
+        case .uyvy: for index in stride(from: 0, to: bytes.count, by: 2) { bytes[index] = index % 4 == 0 ? 90 : 170 }
+        case .nv12: for index in lumaBytes..<bytes.count { bytes[index] = (index - lumaBytes) % 2 == 0 ? 90 : 170 }
+        default:
+            for index in lumaBytes..<bytes.count { bytes[index] = index < lumaBytes + lumaBytes / 4 ? 90 : 170 }
+        }
+        let format = FrameFormat(width: 128, height: 96, pixelFormat: source, yuvRange: range)
+        let frame = Frame(timestamp: ms(1000), sequence: 5, format: format, bytes: bytes)
+        guard pixelFormat == .mjpeg else { return frame }
+        let jpeg = try JPEGEncoder().encode(frame, quality: 95)
+        return Frame(timestamp: ms(1000), sequence: 5, format: FrameFormat(width: 128, height: 96, pixelFormat: .mjpeg), bytes: jpeg)
+    }
+
+    /// Each plane's mean over its middle, where the crop's edges and JPEG's blocks do not reach.
+    func middleMeans(_ image: YUVImage) -> (y: Double, u: Double, v: Double) {
+        func mean(_ plane: [UInt8], _ width: Int, _ height: Int) -> Double {
+            let rows = (height / 4)..<(height * 3 / 4), columns = (width / 4)..<(width * 3 / 4)
+            let sum = rows.reduce(0) { total, row in columns.reduce(total) { $0 + Int(plane[row * width + $1]) } }
+            return Double(sum) / Double(rows.count * columns.count)
+        }
+        return (mean(image.y, image.width, image.height), mean(image.u, image.chromaWidth, image.chromaHeight),
+                mean(image.v, image.chromaWidth, image.chromaHeight))
+    }
+
+    @Test(arguments: [PixelFormat.yuyv, .uyvy, .nv12, .yuv420, .mjpeg], [PhotoEffect.vivid, .warm, .mono])
+    func aPreviewIsThePhotoDownscaled(format: PixelFormat, effect: PhotoEffect) throws {
+        for range in format == .mjpeg ? [YUVRange.full] : [.full, .limited] {
+            let frame = try colouredStripes(format, range: range)
+            let processing = PhotoProcessing(crop: CropRect.digitalZoom(width: 128, height: 96, factor: 2), effect: effect)
+            let (made, statistics) = try makePreview(of: frame, PreviewSettings(width: 32, quality: 95), processing: processing)
+            let preview = try decodeJPEGPlanes(try #require(made, "\(statistics.lastFailure ?? "")").jpeg)
+            let photo = try decodeJPEGPlanes(encodePhoto(frame, processing: processing, quality: 95, encoder: JPEGEncoder()).jpeg)
+                .scaled(width: preview.width, height: preview.height)
+            let (p, q) = (middleMeans(preview), middleMeans(photo))
+            // The crop holds only the two middle stripes (80 and 160): the whole frame's mean would be lower.
+            #expect(abs(p.y - q.y) < 4 && abs(p.u - q.u) < 3 && abs(p.v - q.v) < 3, "\(range): preview \(p), photo \(q)")
+        }
     }
 }
