@@ -87,10 +87,13 @@ struct JPEGStripTests {
         #expect(differingBytes(stripedImage.pixels, wholeImage.pixels) == 0)
     }
 
+    /// Every subsampling TurboJPEG names, as Int32: TJSAMP is unsigned in libjpeg-turbo 2.x and
+    /// signed in 3.x. (A closure in the test's own attribute crashes Swift 6.0.3's type checker.)
+    static let subsamplings = [TJSAMP_444, TJSAMP_422, TJSAMP_420, TJSAMP_GRAY, TJSAMP_440, TJSAMP_411].map { Int32($0.rawValue) }
+
     /// Every subsampling TurboJPEG names, at sizes that are not whole MCUs: the planes a decoded
     /// JPEG gives (the thumbnail path) encode in strips to the pixels of the whole encode.
-    /// (The raw values as Int32: TJSAMP is unsigned in libjpeg-turbo 2.x and signed in 3.x.)
-    @Test(arguments: [TJSAMP_444, TJSAMP_422, TJSAMP_420, TJSAMP_GRAY, TJSAMP_440, TJSAMP_411].map { Int32($0.rawValue) })
+    @Test(arguments: Self.subsamplings)
     func everySubsamplingJoins(_ subsamplingValue: Int32) throws {
         let subsampling = TJSAMP(rawValue: .init(truncatingIfNeeded: subsamplingValue))
         let (width, height) = (1030, 770)
