@@ -332,9 +332,7 @@ public final class LibcameraCamera: Camera {
                                  defaultValue: entry.default_value)
         }
         controls = libcameraControls.map(\.cameraControl)
-        var x: Int32 = 0, y: Int32 = 0, width: UInt32 = 0, height: UInt32 = 0
-        scalerCropMaximum = shutter_lc_scaler_crop_maximum(handle, &x, &y, &width, &height) == 0
-            ? PixelRect(x: Int(x), y: Int(y), width: Int(width), height: Int(height)) : nil
+        scalerCropMaximum = Self.rectangle { shutter_lc_scaler_crop_maximum(handle, $0, $1, $2, $3) }
     }
 
     private func configure(_ settings: CameraSettings) throws(CaptureError) {
@@ -658,6 +656,14 @@ public final class LibcameraCamera: Camera {
         }
     }
 
+    /// The rectangle a backend function fills (x, y, width, height), or `nil` when it returns an error.
+    static func rectangle(_ fill: (UnsafeMutablePointer<Int32>, UnsafeMutablePointer<Int32>,
+                                   UnsafeMutablePointer<UInt32>, UnsafeMutablePointer<UInt32>) -> Int32) -> PixelRect? {
+        var x: Int32 = 0, y: Int32 = 0, width: UInt32 = 0, height: UInt32 = 0
+        guard fill(&x, &y, &width, &height) == 0 else { return nil }
+        return PixelRect(x: Int(x), y: Int(y), width: Int(width), height: Int(height))
+    }
+
     /// What the request's metadata says of the frame's exposure (each `nil` when not reported).
     static func exposure(of done: shutter_lc_completed) -> FrameExposure {
         FrameExposure(exposureTime: done.exposure_time_us > 0 ? .microseconds(Int64(done.exposure_time_us)) : nil,
@@ -715,9 +721,7 @@ public final class LibcameraCamera: Camera {
     /// The corresponding C function is `shutter_lc_scaler_crop_default`.
     public var scalerCropDefault: PixelRect? {
         guard let handle else { return nil }
-        var x: Int32 = 0, y: Int32 = 0, width: UInt32 = 0, height: UInt32 = 0
-        guard shutter_lc_scaler_crop_default(handle, &x, &y, &width, &height) == 0 else { return nil }
-        return PixelRect(x: Int(x), y: Int(y), width: Int(width), height: Int(height))
+        return Self.rectangle { shutter_lc_scaler_crop_default(handle, $0, $1, $2, $3) }
     }
 
     /// How many device nodes the backend watches as the camera's own for an unplug libcamera
@@ -818,9 +822,7 @@ public final class LibcameraCamera: Camera {
     /// The ScalerCrop rectangle the fake camera last applied.
     public var fakeAppliedScalerCrop: PixelRect? {
         guard let handle else { return nil }
-        var x: Int32 = 0, y: Int32 = 0, width: UInt32 = 0, height: UInt32 = 0
-        guard shutter_lc_fake_scaler_crop(handle, &x, &y, &width, &height) == 0 else { return nil }
-        return PixelRect(x: Int(x), y: Int(y), width: Int(width), height: Int(height))
+        return Self.rectangle { shutter_lc_fake_scaler_crop(handle, $0, $1, $2, $3) }
     }
 
     /// How many autofocus cycles the fake camera started.
