@@ -182,16 +182,21 @@ struct RaspberryPiCameraTests {
         #expect(abs(totals.last! / (before * 2) - 1) <= 0.02, "\(totals)")
     }
 
+    /// Delivers a frame every 33 ms after `start` while a press waits, up to `limit` (ms).
+    private func framesWhileAPressWaits(_ harness: LibcameraHarness, after start: Double, until limit: Double) {
+        var time = start
+        while harness.service.pendingCount > 0, time < limit {
+            time += 33
+            harness.frames(time)
+        }
+    }
+
     @Test func aPressSoonAfterABiasChangeWaitsUntilTheExposureSettles() throws {
         let harness = try LibcameraHarness(smallPi(), sensorSize)
         let last = changeBias(harness)
         harness.frames(last + 33, last + 66)
         harness.service.capture(pressedAt: ms(last + 70), now: ms(last + 70))
-        var time = last + 66
-        while harness.service.pendingCount > 0, time < last + 1000 {
-            time += 33
-            harness.frames(time)
-        }
+        framesWhileAPressWaits(harness, after: last + 66, until: last + 1000)
         let photo = try #require(harness.finish().compactMap(\.photo).first)
         #expect(photo.exposureSettling == .settled)
         #expect(abs(try #require(photo.exposureBias) - 1) <= ExposureSettling.tolerance, "the bias reached: \(String(describing: photo.exposureBias))")
@@ -215,11 +220,7 @@ struct RaspberryPiCameraTests {
         let last = changeBias(harness)
         harness.frames(last + 33)
         harness.service.capture(pressedAt: ms(last + 40), now: ms(last + 40))
-        var time = last + 33
-        while harness.service.pendingCount > 0, time < last + 1000 {
-            time += 33
-            harness.frames(time)
-        }
+        framesWhileAPressWaits(harness, after: last + 33, until: last + 1000)
         let photo = try #require(harness.finish().compactMap(\.photo).first)
         #expect(photo.exposureSettling == .timeout)
         #expect(photo.frameAt <= ms(last + 100 + 33), "taken once the bound after the change passed")
