@@ -337,8 +337,8 @@ final class CameraSession {
     // MARK: - The stream
 
     /// A press at `pressedAt`, given to the state machine (`inFlight` photos are being saved).
-    func press(at pressedAt: Instant, inFlight: Int, reusingSavedFrames: Bool = false) {
-        perform(machine.press(at: pressedAt, now: clock.now, inFlight: inFlight, reusingSavedFrames: reusingSavedFrames))
+    func press(at pressedAt: Instant, inFlight: Int, rigShot: Bool = false) {
+        perform(machine.press(at: pressedAt, now: clock.now, inFlight: inFlight, rigShot: rigShot))
     }
 
     /// Starts the camera ahead of a press, when the board stops it between shots.
@@ -368,6 +368,7 @@ final class CameraSession {
                 case .stalled(let silence): .stalled(device: camera?.info.path ?? settings.deviceDescription, seconds: Double(silence.rawValue) / 1e9)
                 case .startOverdue(let waited):
                     .startTimedOut(device: camera?.info.path ?? settings.deviceDescription, seconds: Double(waited.rawValue) / 1e9)
+                case .instantNotHeld(let after): .instantNotHeld(oldestHeldAfter: after)
                 }
                 report(CaptureFailure(at: clock.now, pressedAt: pressedAt, error: error))
                 wake.signal()

@@ -43,6 +43,9 @@ public enum CaptureError: Error, Hashable, Sendable, CustomStringConvertible {
     case stalled(device: String, seconds: Double)
     /// The camera's start has not finished after the board's `camera.startTimeoutMs`; it is still waited for.
     case startTimedOut(device: String, seconds: Double)
+    /// A rig's shot came after the ring let go of the frame exposing at its instant; the oldest
+    /// frame held began `oldestHeldAfter` past it (``CaptureStateMachine/Failure/instantNotHeld(oldestHeldAfter:)``).
+    case instantNotHeld(oldestHeldAfter: Nanoseconds)
     /// The libcamera backend cannot be loaded (``loadLibcamera()``): the plugin is not where it is
     /// looked for, or libcamera itself is missing; `reason` names the files and `dlerror`'s text.
     case libcameraUnavailable(reason: String)
@@ -78,6 +81,7 @@ public enum CaptureError: Error, Hashable, Sendable, CustomStringConvertible {
         case .timeout: "timeout"
         case .notReady: "notReady"
         case .stalled, .startTimedOut: "stalled"
+        case .instantNotHeld: "instantNotHeld"
         case .libcameraUnavailable: "libcameraUnavailable"
         }
     }
@@ -138,6 +142,9 @@ public enum CaptureError: Error, Hashable, Sendable, CustomStringConvertible {
             return "\(device) sent no frame for \(JSONLine.number(seconds, decimals: 1)) s; the stream is restarted"
         case .startTimedOut(let device, let seconds):
             return "\(device) has not started streaming after \(JSONLine.number(seconds, decimals: 1)) s (camera.startTimeoutMs)"
+        case .instantNotHeld(let after):
+            return "too late for the ring: its oldest frame began \(JSONLine.number(after.milliseconds, decimals: 1)) ms after the shot's instant, "
+                + "and the frame exposing at that instant is gone"
         case .libcameraUnavailable(let reason):
             return "cannot load the libcamera backend: \(reason) (swift build builds libshutter-libcamera.so beside shutter; "
                 + "Deploy/install.sh installs it in /usr/local/lib/shutter)"

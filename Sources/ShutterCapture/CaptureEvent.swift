@@ -55,7 +55,7 @@ public struct PhotoLabel: Hashable, Sendable {
     /// Whether the photo's SHA-256 is computed as it is written.
     public var digest: Bool
     /// Whether the press is a rig's shot: its frame is the one of its instant, even if another
-    /// press saved that frame already (``CaptureStateMachine/press(at:now:inFlight:reusingSavedFrames:)``).
+    /// press saved that frame already (``CaptureStateMachine/press(at:now:inFlight:rigShot:)``).
     public var isRigShot: Bool
 
     public init(name: String, digest: Bool, isRigShot: Bool = false) {

@@ -385,7 +385,7 @@ public final class CaptureService {
             return
         }
         // A rig's shot takes the frame of its instant, even one saved already for another press.
-        session.press(at: pressedAt, inFlight: inFlight, reusingSavedFrames: labels[pressedAt]?.isRigShot ?? false)
+        session.press(at: pressedAt, inFlight: inFlight, rigShot: labels[pressedAt]?.isRigShot ?? false)
         if !events.isEmpty { wake.signal() }
     }
 

@@ -26,6 +26,9 @@ public struct CaptureStateMachine: Sendable {
         case backlog(limit: Int)
         /// The camera's start, asked for `waited` ago, has not finished within ``startTimeout``.
         case startOverdue(waited: Nanoseconds)
+        /// A rig's shot came after the ring let go of the frame exposing at its instant: the
+        /// oldest frame held began `oldestHeldAfter` past the instant.
+        case instantNotHeld(oldestHeldAfter: Nanoseconds)
     }
 
     /// What the service must do.
@@ -205,10 +208,13 @@ public struct CaptureStateMachine: Sendable {
 
     /// A press at `pressedAt` (the kernel's edge time), with `inFlight` photos being saved now.
     ///
-    /// - Parameter reusingSavedFrames: whether a frame already saved for another press may serve
-    ///   this one: a rig's shot wants the frame of its instant, even when another shot, or one
-    ///   that arrived out of order, saved it or a later one first (a burst never reuses one).
-    public mutating func press(at pressedAt: Instant, now: Instant, inFlight: Int, reusingSavedFrames: Bool = false) -> [Action] {
+    /// - Parameter rigShot: whether the press is a rig's shot, which wants the frame of its
+    ///   instant and no other: a frame already saved for another press may serve it (another shot,
+    ///   or one that arrived out of order, saved it or a later one first; a burst never reuses
+    ///   one), and when the ring no longer holds that frame the shot fails
+    ///   (``Failure/instantNotHeld(oldestHeldAfter:)``) rather than take a later one, whose
+    ///   photo would not be of the rig's instant.
+    public mutating func press(at pressedAt: Instant, now: Instant, inFlight: Int, rigShot: Bool = false) -> [Action] {
         if inFlight + waiting.count >= maximumInFlight {
             return [.fail(pressedAt: pressedAt, .backlog(limit: maximumInFlight))]
         }
@@ -220,7 +226,10 @@ public struct CaptureStateMachine: Sendable {
             askStart(at: now)
             return [.startStream]
         }
-        if warmupRemaining == 0, let chosen = choice(for: pressedAt, reusingSavedFrames: reusingSavedFrames) {
+        if rigShot, warmupRemaining == 0, let oldest = held.map(\.timestamp).min(), pressedAt < oldest {
+            return [.fail(pressedAt: pressedAt, .instantNotHeld(oldestHeldAfter: oldest - pressedAt))]
+        }
+        if warmupRemaining == 0, let chosen = choice(for: pressedAt, reusingSavedFrames: rigShot) {
             return [save(chosen, pressedAt: pressedAt)] + standbyIfIdle()
         }
         waiting.append(Waiting(pressedAt: pressedAt))

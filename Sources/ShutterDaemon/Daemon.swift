@@ -409,6 +409,13 @@ public final class Daemon {
     }
 
     private func report(_ event: CaptureEvent) {
+        if case .captureFailed(let failure) = event, case .instantNotHeld = failure.error {
+            // Only a rig's shot fails so: it came too late for the ring, and the rig node reports
+            // it missed, as a shot refused on arrival; this camera did not fail.
+            _ = event.pressedAt.flatMap { captureRequests.take(pressedAt: $0) }
+            _ = mqtt?.captureReported(event)
+            return
+        }
         switch event {
         case .photo(let photo):
             counters.photos += 1

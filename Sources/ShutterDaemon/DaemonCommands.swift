@@ -135,10 +135,11 @@ extension Daemon {
         guard capture.service.isStreaming, let oldest = capture.service.oldestFrameAt else {
             return "the camera was not streaming at the shot's instant (it streams only around a light press on this board)"
         }
-        // The frame exposing at the instant started up to one interval before it.
-        let slack = capture.service.frameInterval ?? .zero
-        if pressedAt < oldest - slack {
-            return "the ring holds frames from \(Int((now - oldest).milliseconds)) ms back; the shot was \(Int(age.milliseconds)) ms ago"
+        // The frame exposing at the instant began at or before it; a later frame is not of the
+        // rig's instant. (Frames read before the shot is taken may still let it go: the capture
+        // state machine then misses it the same way.)
+        if pressedAt < oldest {
+            return "too late for the ring: it holds frames from \(Int((now - oldest).milliseconds)) ms back; the shot was \(Int(age.milliseconds)) ms ago"
         }
         return nil
     }

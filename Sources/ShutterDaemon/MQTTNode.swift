@@ -462,7 +462,13 @@ final class MQTTNode {
                 if let sha256 = photo.sha256 { line.add("sha256", sha256) }
             }
         case .captureFailed(let failure):
-            publishResult(RigShotResult(shot: shot.id, node: topics.node, outcome: .failed(reason: failure.error.description)), shot: shot)
+            if case .instantNotHeld = failure.error {
+                // Came too late for the ring, as a refused shot does: missed, not failed.
+                daemon.publish(DaemonEvent(.rig(.missed(shot, reason: failure.error.description, at: failure.at))))
+                publishResult(RigShotResult(shot: shot.id, node: topics.node, outcome: .missed(reason: failure.error.description)), shot: shot)
+            } else {
+                publishResult(RigShotResult(shot: shot.id, node: topics.node, outcome: .failed(reason: failure.error.description)), shot: shot)
+            }
         case .cameraReady, .focusMode:
             break
         }

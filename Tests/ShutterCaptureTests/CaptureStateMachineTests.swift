@@ -51,7 +51,7 @@ private func render(_ action: CaptureStateMachine.Action) -> String {
     switch action {
     case .save(let number, let pressedAt): return "save #\(number) for \(time(pressedAt))"
     case .fail(let pressedAt, let failure):
-        let kind = switch failure { case .stalled: "stalled"; case .backlog: "backlog"; case .startOverdue: "startOverdue" }
+        let kind = switch failure { case .stalled: "stalled"; case .backlog: "backlog"; case .startOverdue: "startOverdue"; case .instantNotHeld: "instantNotHeld" }
         return "fail \(pressedAt.map(time) ?? "stream") \(kind)"
     case .startStream: return "start"
     case .restartStream: return "restart"
@@ -238,15 +238,36 @@ struct CaptureStateMachineTests {
             machine.streamStarted(at: ms(0), warmupFrames: 0)
             for number in 0..<6 { _ = machine.frame(.init(timestamp: ms(10 + 33 * Double(number)), sequence: UInt32(number)), at: ms(20 + 33 * Double(number))) }
             // The later shot, at 180 ms, came first and saved frame 5 (175 ms).
-            #expect(machine.press(at: ms(180), now: ms(190), inFlight: 0, reusingSavedFrames: true).map(render) == ["save #5 for 180"])
+            #expect(machine.press(at: ms(180), now: ms(190), inFlight: 0, rigShot: true).map(render) == ["save #5 for 180"])
             return machine
         }
         var rig = streaming()
         // The earlier shot, at 80 ms, arrives now: frame 2 (76 ms) covers it.
-        #expect(rig.press(at: ms(80), now: ms(195), inFlight: 0, reusingSavedFrames: true).map(render) == ["save #2 for 80"])
+        #expect(rig.press(at: ms(80), now: ms(195), inFlight: 0, rigShot: true).map(render) == ["save #2 for 80"])
         var burst = streaming()
-        // Without reuse (a burst, and every rig shot before the fix) it waits for a frame newer than 5: 100+ ms off.
+        // Without reuse (a burst) it waits for a frame newer than 5: 100+ ms off.
         #expect(burst.press(at: ms(80), now: ms(195), inFlight: 0).map(render) == [])
+    }
+
+    /// A rig's shot that comes after the ring let go of the frame exposing at its instant (a link
+    /// that came back late, frames read just before the shot) is missed, not answered with the
+    /// oldest frame held: that one began after the instant, and the rig's photos would no longer be
+    /// of one instant. A local press before every frame held still takes the oldest.
+    @Test func aRigShotWhoseFrameTheRingLetGoIsMissedNotAnsweredWithALaterFrame() {
+        func streaming() -> CaptureStateMachine {
+            var machine = CaptureStateMachine(ringCapacity: 4, keepStreaming: true, frameInterval: .milliseconds(33))
+            machine.streamStarted(at: ms(0), warmupFrames: 0)
+            // Frames at 10, 43, … 175 ms; the ring keeps the last four: 76, 109, 142, 175.
+            for number in 0..<6 { _ = machine.frame(.init(timestamp: ms(10 + 33 * Double(number)), sequence: UInt32(number)), at: ms(20 + 33 * Double(number))) }
+            return machine
+        }
+        var rig = streaming()
+        // Frame 1 (43 ms) exposed at 50 ms; the oldest held, frame 2, began 26 ms after it.
+        #expect(rig.press(at: ms(50), now: ms(200), inFlight: 0, rigShot: true).map(render) == ["fail 50 instantNotHeld"])
+        // Its own instant is still held: frame 2 (76 ms) covers 80 ms.
+        #expect(rig.press(at: ms(80), now: ms(200), inFlight: 0, rigShot: true).map(render) == ["save #2 for 80"])
+        var local = streaming()
+        #expect(local.press(at: ms(50), now: ms(200), inFlight: 0).map(render) == ["save #2 for 50"])
     }
 
     @Test func aBacklogFailsTheExtraPressAtOnce() {
