@@ -1444,11 +1444,35 @@ struct FakeCamera final : shutter_lc_camera {
         layout(script.width, script.height);
     }
 
+    static uint32_t align64(uint32_t bytes) { return (bytes + 63) & ~63u; }
+
     /// Plane sizes and offsets for frames of width x height.
+    ///
+    /// The Raspberry Pi personality pads its rows as the Pi 5's back end does: pisp.cpp's
+    /// computeOptimalStride aligns each plane's stride to 64 bytes (libpisp's
+    /// compute_optimal_stride, PISP_BACK_END_OUTPUT_MAX_ALIGN) and, for single-planar YUV420,
+    /// makes the luma stride twice the chroma stride; the HQ camera's 4056-pixel rows are 4096
+    /// bytes apart, imx219's 3280 are 3328. (A Pi 4's bcm2835-isp aligns YUV420 rows to 64
+    /// bytes, bcm2835-isp-fmts.h's bytesperline_align: the same strides for these widths.) The
+    /// planes lie back to back in one buffer, each `stride x rows` long
+    /// (V4L2VideoDevice::createBuffer splits the one V4L2 plane of a single-planar format so,
+    /// the chroma stride the luma's halved).
     void layout(uint32_t w, uint32_t h) {
         width = w;
         height = h;
         planes = 1;
+        if (script.raspberrypi && script.fourcc == 0x32315559) {  // YUV420
+            uint32_t chroma_stride = align64((w + 1) / 2);
+            stride = 2 * chroma_stride;
+            planes = 3;
+            plane_sizes[0] = stride * h;
+            plane_sizes[1] = plane_sizes[2] = chroma_stride * ((h + 1) / 2);
+            plane_offsets[0] = 0;
+            plane_offsets[1] = plane_sizes[0];
+            plane_offsets[2] = plane_sizes[0] + plane_sizes[1];
+            frame_size = plane_sizes[0] + 2 * plane_sizes[1];
+            return;
+        }
         switch (script.fourcc) {
         case 0x3231564e:  // NV12
             stride = w;
@@ -1578,7 +1602,8 @@ struct FakeCamera final : shutter_lc_camera {
         still->frame_size = frame_size;
         still->adjusted = adjusted;
         // A viewfinder as the Raspberry Pi pipeline gives one: the size asked for (within the
-        // still size, even), NV12.
+        // still size, even), NV12, its rows 64-byte aligned (computeOptimalStride; NV12's
+        // interleaved chroma rows as long as the luma's).
         vf_bytes = 0;
         if (viewfinder && viewfinder->width && viewfinder->height) {
             uint32_t vw = std::min(viewfinder->width, w) & ~1u, vh = std::min(viewfinder->height, h) & ~1u;
@@ -1586,8 +1611,8 @@ struct FakeCamera final : shutter_lc_camera {
             viewfinder->fourcc = 0x3231564e;  // NV12
             viewfinder->width = vw;
             viewfinder->height = vh;
-            viewfinder->stride = vw;
-            viewfinder->frame_size = vf_bytes = vw * vh * 3 / 2;
+            viewfinder->stride = align64(vw);
+            viewfinder->frame_size = vf_bytes = align64(vw) * vh * 3 / 2;
         } else if (viewfinder) {
             viewfinder->width = viewfinder->height = viewfinder->fourcc = 0;
         }
@@ -1603,7 +1628,7 @@ struct FakeCamera final : shutter_lc_camera {
         held.assign(slots.size(), false);
         // Each request's memory: the still planes (plane_gap apart, or in buffers of their own),
         // then the viewfinder's.
-        bool separate = script.raspberrypi && planes == 3;
+        bool separate = script.separate_planes && planes > 1;
         auto made = std::make_shared<BufferMemory>();
         uint32_t span = plane_offsets[planes - 1] + plane_sizes[planes - 1];
         request_buffers.assign(slots.size(), {});

@@ -883,11 +883,14 @@ public struct FakeLibcameraScript: Hashable, Sendable {
     public var frameDurationLimits: ClosedRange<Int64>? = 33_333...1_000_000
     /// Bytes between one still plane and the next (0: back to back, as ``FrameFormat`` lays them out).
     public var planeGap = 0
+    /// Still planes in buffers of their own (a multi-planar V4L2 format such as YUV420M).
+    public var separatePlanes = false
     /// Behaves as libcamera's Raspberry Pi pipeline does (backend.cpp's FakeCamera cites each
     /// behaviour): placeholder ranges until configure, sizes as a range with the sensor's full
     /// size (`width` x `height`) as the default, SensorTimestamp at the start of readout with
     /// ExposureTime reported, sensor controls ``controlDelay`` frames late, an ExposureValue change
-    /// easing in over about ten frames (the AGC's filter), YUV420 planes apart.
+    /// easing in over about ten frames (the AGC's filter), YUV420 rows padded to 64-byte
+    /// alignment in one buffer (the HQ camera's 4056 pixels 4096 bytes apart).
     public var raspberryPi = false
     /// With ``raspberryPi``: the ExposureTime each frame reports until an ExposureValue change, in microseconds.
     public var exposureTimeMicroseconds = 20_000
@@ -919,6 +922,7 @@ public struct FakeLibcameraScript: Hashable, Sendable {
         config.frame_duration_min_us = frameDurationLimits?.lowerBound ?? 0
         config.frame_duration_max_us = frameDurationLimits?.upperBound ?? 0
         config.plane_gap = UInt32(planeGap)
+        config.separate_planes = separatePlanes ? 1 : 0
         config.raspberrypi = raspberryPi ? 1 : 0
         config.exposure_time_us = Int32(exposureTimeMicroseconds)
         config.control_delay = Int32(controlDelay)

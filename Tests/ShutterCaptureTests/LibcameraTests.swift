@@ -788,9 +788,11 @@ struct LibcameraRingTests {
         #expect(LibcameraCamera.contiguousLength(given: planes, layout: LibcameraCamera.planeLayout(of: format)) == expected)
     }
 
-    @Test func planesNotLaidOutAsTheFormatSaysAreLentAsPlanesAndJoinedForThePhoto() throws {
+    /// Planes apart in one buffer, or each in a buffer of its own (a multi-planar V4L2 format).
+    @Test(arguments: [false, true])
+    func planesNotLaidOutAsTheFormatSaysAreLentAsPlanesAndJoinedForThePhoto(inBuffersOfTheirOwn: Bool) throws {
         var script = FakeLibcameraScript()
-        script.planeGap = 4096  // the chroma plane is not right after the luma plane
+        if inBuffersOfTheirOwn { script.separatePlanes = true } else { script.planeGap = 4096 }  // the chroma plane is not right after the luma plane
         let camera = try streaming(script)
         #expect(camera.lendsRequests)
         #expect(camera.deliverFakeFrame(at: ms(1000), fill: 9))

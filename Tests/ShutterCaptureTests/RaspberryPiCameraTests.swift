@@ -124,7 +124,7 @@ struct RaspberryPiCameraTests {
         harness.frames(from: 1000, until: { false }, limit: harness.camera.requestCount * 3)
         for request in 0..<harness.camera.requestCount {
             let syncs = harness.camera.fakeBufferSyncs(request: request)
-            #expect(syncs.count == 4, "three still planes in buffers of their own, and the viewfinder's")
+            #expect(syncs.count == 2, "the still's one buffer (its three planes) and the viewfinder's")
             #expect(syncs.first.map { $0.starts > 0 } == true, "request \(request) was read")
             #expect(syncs.allSatisfy { $0 == syncs[0] }, "request \(request): every buffer synced alike: \(syncs)")
         }
@@ -307,7 +307,7 @@ struct RaspberryPiCameraTests {
     }
 
     @Test func aCameraBeyondThePi4sCMASaysSoAndWhatToChange() throws {
-        // Eight requests (141 MiB) are allocated, but the pipeline's own 88 MiB do not fit at start.
+        // Eight requests (142 MiB) are allocated, but the pipeline's own 88 MiB do not fit at start.
         let (script, settings) = hqOnPi4(cmaMiB: nil)
         let camera = try LibcameraCamera(fake: script, settings: settings)
         defer { camera.close() }
@@ -323,9 +323,9 @@ struct RaspberryPiCameraTests {
     }
 
     @Test func aCMABudgetBelowFourRequestsIsRefused() {
-        let (script, settings) = hqOnPi4(cmaMiB: 60)  // three requests of 17.6 MiB
+        let (script, settings) = hqOnPi4(cmaMiB: 60)  // three requests of 17.8 MiB (4056 pixels, 4096-byte rows)
         #expect { try LibcameraCamera(fake: script, settings: settings) } throws: { error in
-            "\(error)".contains("cmaMiB 60") && "\(error)".contains("at least 71")
+            "\(error)".contains("cmaMiB 60") && "\(error)".contains("at least 72")
         }
     }
 

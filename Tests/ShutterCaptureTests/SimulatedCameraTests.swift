@@ -69,6 +69,36 @@ struct SimulatedCameraTests {
         #expect(lumaRow[width / 16] > lumaRow[width - width / 16])
     }
 
+    /// The Pi 5's back end pads YUV420 rows to 64-byte alignment, the luma's twice the chroma's
+    /// (backend.cpp's FakeCamera.layout cites pisp.cpp), in one buffer: the HQ camera's 4056
+    /// pixels are 4096 bytes apart. A photo that took the rows as `width` apart would shear the
+    /// bars and take its chroma from the wrong place; each bar keeps its colour.
+    @Test(arguments: [(SimulatedCameraModule.imx477, 4096), (.imx219, 3328), (.imx708, 4608)])
+    func rowsPaddedAsThePiSPBackEndPadsThemMakeAStraightPhoto(_ module: SimulatedCameraModule, bytesPerLine: Int) throws {
+        let clock = VirtualClock(start: .seconds(100))
+        let camera = try SimulatedCamera(module: module, settings: smallRing(), clock: clock)
+        defer { camera.close() }
+        #expect(camera.format.bytesPerLine == bytesPerLine)
+        try camera.start()
+        var frames: [Frame] = []
+        clock.advance(by: .microseconds(module.minimumFrameDurationMicroseconds) + .milliseconds(1))
+        try camera.readFrames(into: &frames)
+        let frame = try #require(frames.first)
+        let image = try JPEGDecoder().decode(JPEGEncoder().encode(frame, quality: 95))
+        #expect(image.width == module.sensorSize.width && image.height == module.sensorSize.height)
+        for (index, bar) in SyntheticCamera.barsYUV.enumerated() {
+            // BT.601 full range, as the JPEG carries it.
+            let y = Double(bar.y), u = Double(bar.u) - 128, v = Double(bar.v) - 128
+            let expected = [y + 1.402 * v, y - 0.344 * u - 0.714 * v, y + 1.772 * u].map { Int(max(0, min(255, $0)).rounded()) }
+            let x = (2 * index + 1) * image.width / 16
+            for row in [image.height / 4, image.height * 3 / 4] {  // above and below the chart in the middle third
+                let got = image.pixel(x: x, y: row)
+                let error = zip([Int(got.r), Int(got.g), Int(got.b)], expected).map { abs($0 - $1) }.max() ?? 0
+                #expect(error <= 24, "bar \(index) at (\(x), \(row)): \(got), expected \(expected)")
+            }
+        }
+    }
+
     @Test func theViewfinderShowsThePictureToo() throws {
         let clock = VirtualClock(start: .seconds(100))
         var settings = smallRing()

@@ -80,7 +80,8 @@ typedef struct {
     /// ExposureTime, AnalogueGain, DigitalGain and ColourTemperature in the metadata; sensor
     /// controls (ExposureValue, FrameDurationLimits) taking effect `control_delay` frames after the
     /// request that carried them, an ExposureValue change then easing in over about ten frames as
-    /// the AGC filters its exposure; YUV420 planes in separate buffers.
+    /// the AGC filters its exposure; YUV420 rows 64-byte aligned (wider than the image when its
+    /// width is not a multiple of 128), its three planes back to back in one buffer.
     int raspberrypi;
     /// With raspberrypi: the ExposureTime each frame reports until an ExposureValue change moves
     /// the exposure, in microseconds (default 20000), at an AnalogueGain of 2.
@@ -100,6 +101,9 @@ typedef struct {
     /// allocations do: the requests' buffers at configure (FrameBufferAllocator::allocate), the
     /// vc4 pipeline's own raw and ISP buffers at the first start (see FakeCamera).
     uint64_t cma_budget;
+    /// Still planes in buffers of their own (a multi-planar V4L2 format, such as YUV420M),
+    /// rather than one buffer holding them all.
+    int separate_planes;
 } shutter_lc_fake_config;
 
 /// A fake camera behind the same interface: no thread, no hardware. Frames arrive only when
