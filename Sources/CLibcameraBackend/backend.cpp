@@ -1753,6 +1753,9 @@ struct FakeCamera final : shutter_lc_camera {
         }
         bool autoMode = applied.count(SHUTTER_LC_CONTROL_AF_MODE) && int(applied[SHUTTER_LC_CONTROL_AF_MODE]) == 1;
         if (control == SHUTTER_LC_CONTROL_AF_TRIGGER && int(value) == 0 && script.has_autofocus && autoMode) {
+            // af.cpp's Af::triggerScan takes a start only while the algorithm is idle (AfModeAuto,
+            // no scan under way): one that comes mid-scan is ignored, the scan ends as it would.
+            if (script.raspberrypi && af_state == SHUTTER_LC_AF_SCANNING) return;
             af_triggers++;
             af_state = SHUTTER_LC_AF_SCANNING;
             af_frames_left = script.af_scan_frames;

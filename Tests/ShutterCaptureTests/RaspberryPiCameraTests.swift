@@ -112,6 +112,35 @@ struct RaspberryPiCameraTests {
         camera.close()
     }
 
+    // MARK: The IPA's own timing
+
+    /// af.cpp's Af::triggerScan takes an AfTrigger start only while the algorithm is idle: one
+    /// sent mid-scan neither restarts the scan nor makes a second cycle, and the lens locks on
+    /// the frame it would have without it.
+    @Test func anAutofocusTriggerSentMidScanIsIgnoredAsTheIPAIgnoresIt() throws {
+        func focusedFrame(triggeringAgainMidScan: Bool) throws -> (sequence: UInt32, cycles: Int) {
+            var script = smallPi(autofocus: true)
+            script.autofocusScanFrames = 6
+            let harness = try LibcameraHarness(script) { sensorSize(&$0); $0.autofocus = .onPrepare }
+            harness.frames(1000)
+            harness.service.prepare()
+            var time = 1000.0, sequence: UInt32 = 0
+            while harness.camera.focusState(ofFrame: sequence) != .scanning, time < 2000 {
+                time += 33
+                sequence += 1
+                harness.frames(time)
+            }
+            #expect(harness.camera.focusState(ofFrame: sequence) == .scanning)
+            if triggeringAgainMidScan { try harness.camera.triggerAutofocus() }
+            let focused = harness.framesUntilFocused(after: time)
+            return (focused.sequence, harness.camera.fakeAutofocusTriggers)
+        }
+        let once = try focusedFrame(triggeringAgainMidScan: false)
+        let twice = try focusedFrame(triggeringAgainMidScan: true)
+        #expect(once.cycles == 1 && twice.cycles == 1)
+        #expect(twice.sequence == once.sequence, "the scan was restarted by the second trigger")
+    }
+
     // MARK: Cached buffers
 
     @Test func everyBufferARequestCarriesIsSynchronisedForTheCPU() throws {
