@@ -1393,6 +1393,8 @@ struct FakeCamera final : shutter_lc_camera {
         uint32_t exposure_value_sets = 0;
         int32_t exposure_us = 0;
         float analogue_gain = 0, digital_gain = 0;
+        /// Completed as FrameStartup: not a picture.
+        bool startup = false;
     };
     std::vector<Slot> slots;
     RequestFIFO<int> queued, done;
@@ -1413,6 +1415,9 @@ struct FakeCamera final : shutter_lc_camera {
     int af_state = SHUTTER_LC_AF_IDLE, af_frames_left = 0, af_triggers = 0;
     /// AfTrigger starts set (see shutter_lc_completed::af_triggers).
     uint32_t af_triggers_set = 0;
+    /// Frames still to complete as FrameStartup, and whether the camera started before.
+    uint32_t startup_left = 0;
+    bool started_once = false;
     /// ExposureValue changes set (see shutter_lc_completed::exposure_value_sets).
     uint32_t exposure_value_sets = 0;
     FakeAgc agc;
@@ -1705,6 +1710,10 @@ struct FakeCamera final : shutter_lc_camera {
         // apply from the first frame.
         start_control_count = int(pending.size()) + (pending_crop ? 1 : 0) + (frame_duration_us > 0 ? 1 : 0);
         agc.frames = 0;
+        // IpaBase::start gives a startupFrameCount only on the camera's first start
+        // (firstStart_); pipeline_base.cpp marks that many frames FrameStartup.
+        startup_left = started_once || !script.raspberrypi ? 0 : uint32_t(std::max(script.startup_frames, 0));
+        started_once = true;
         if (frame_duration_us > 0) applied[SHUTTER_LC_CONTROL_FRAME_DURATION_LIMITS] = float(frame_duration_us);
         for (const auto &[control, value] : pending) apply(control, value);
         if (pending_crop) {
@@ -1809,6 +1818,8 @@ struct FakeCamera final : shutter_lc_camera {
             memset(const_cast<uint8_t *>(mapped.planes[plane]), fill, mapped.bytes[plane]);
         if (mapped.vf && !script.keeps_planes) memset(const_cast<uint8_t *>(mapped.vf), fill, mapped.vf_bytes);
         slot.timestamp = timestamp;
+        slot.startup = startup_left > 0;
+        if (startup_left > 0) startup_left--;
         slot.sequence = sequence++;
         slot.af_state = script.has_autofocus ? af_state : -1;
         slot.lens = script.has_autofocus ? lens : -1;
@@ -1834,7 +1845,7 @@ struct FakeCamera final : shutter_lc_camera {
         const BufferMemory::Planes &mapped = memory->requests[index];
         memset(out, 0, sizeof *out);
         out->request = index;
-        out->ok = 1;
+        out->ok = !slot.startup;
         out->sequence = slot.sequence;
         out->sensor_timestamp = slot.timestamp;
         out->buffer_timestamp = slot.timestamp;

@@ -885,6 +885,8 @@ public struct FakeLibcameraScript: Hashable, Sendable {
     public var planeGap = 0
     /// Still planes in buffers of their own (a multi-planar V4L2 format such as YUV420M).
     public var separatePlanes = false
+    /// With ``raspberryPi``: the frames after the first start that complete as FrameStartup (not pictures).
+    public var startupFrames = 0
     /// Behaves as libcamera's Raspberry Pi pipeline does (backend.cpp's FakeCamera cites each
     /// behaviour): placeholder ranges until configure, sizes as a range with the sensor's full
     /// size (`width` x `height`) as the default, SensorTimestamp at the start of readout with
@@ -923,6 +925,7 @@ public struct FakeLibcameraScript: Hashable, Sendable {
         config.frame_duration_max_us = frameDurationLimits?.upperBound ?? 0
         config.plane_gap = UInt32(planeGap)
         config.separate_planes = separatePlanes ? 1 : 0
+        config.startup_frames = Int32(startupFrames)
         config.raspberrypi = raspberryPi ? 1 : 0
         config.exposure_time_us = Int32(exposureTimeMicroseconds)
         config.control_delay = Int32(controlDelay)

@@ -62,6 +62,12 @@ public enum SimulatedCameraModule: String, CaseIterable, Hashable, Sendable {
     /// camera_sensor_properties.cpp's exposureDelay (2 for all three).
     var exposureDelay: Int { 2 }
 
+    /// The frames the IPA withholds after the first start (IpaBase::start, src/ipa/rpi/common/
+    /// ipa_base.cpp): the larger of AGC's and AWB's convergence_frames (agc_channel.cpp's and
+    /// awb.cpp's defaults, 6 and 3, which the three modules' tuning files keep), each plus the
+    /// one frame CamHelper::mistrustFramesStartup mistrusts.
+    var startupFrames: Int { 7 }
+
     /// Whether the module focuses itself (imx708.json's `rpi.af`).
     public var hasAutofocus: Bool { self == .imx708 }
 
@@ -85,6 +91,7 @@ public enum SimulatedCameraModule: String, CaseIterable, Hashable, Sendable {
         script.hasAutofocus = hasAutofocus
         script.autofocusScanFrames = 5
         script.autofocusOutcome = .focused
+        script.startupFrames = startupFrames
         script.id = libcameraID
         script.model = rawValue
         return script

@@ -2,6 +2,18 @@ import Testing
 import ShutterCore
 @testable import ShutterCapture
 
+/// Reads the frames of the camera's first start that complete as FrameStartup (seven: see
+/// ``SimulatedCameraModule``), one sensor interval at a time as the daemon's loop would, and
+/// hands their requests back: the next frame is the first picture.
+private func passConvergence(_ camera: SimulatedCamera, clock: VirtualClock) throws {
+    var frames: [Frame] = []
+    for _ in 0..<7 {
+        clock.advance(by: .microseconds(camera.module.minimumFrameDurationMicroseconds))
+        try camera.readFrames(into: &frames)
+    }
+    #expect(frames.isEmpty, "a convergence frame reached the ring")
+}
+
 /// A board's camera with a small ring: each module's buffers are full-resolution stills.
 private func smallRing() -> CameraSettings {
     var settings = CameraSettings()
@@ -37,13 +49,37 @@ struct SimulatedCameraTests {
         try camera.readFrames(into: &frames)
         #expect(frames.isEmpty, "no frame before the sensor's first")
         let interval = Nanoseconds.microseconds(69_669)
+        try passConvergence(camera, clock: clock)
         clock.advance(by: interval * 3 + .milliseconds(1))
         try camera.readFrames(into: &frames)
         #expect(frames.count == 3)
         // SensorTimestamp is the start of readout; the frame's instant is its exposure's start, 20 ms before.
-        let expected = (1...3).map { Instant.seconds(100) + interval * Int64($0) - .milliseconds(20) }
+        let expected = (8...10).map { Instant.seconds(100) + interval * Int64($0) - .milliseconds(20) }
         #expect(frames.map(\.timestamp) == expected)
-        #expect(frames.map(\.sequence) == [0, 1, 2])
+        #expect(frames.map(\.sequence) == [7, 8, 9])
+    }
+
+    /// IpaBase::start withholds frames while AGC and AWB converge only on the camera's first
+    /// start (firstStart_), and pipeline_base.cpp completes them as FrameStartup (libcamera
+    /// 0.5.1 on): none reaches the ring, and a later start's first frame is a picture at once.
+    @Test func onlyTheFirstStartsConvergenceFramesAreWithheld() throws {
+        let clock = VirtualClock(start: .seconds(100))
+        let camera = try SimulatedCamera(module: .imx477, settings: smallRing(), clock: clock)
+        defer { camera.close() }
+        let interval = Nanoseconds.microseconds(SimulatedCameraModule.imx477.minimumFrameDurationMicroseconds)
+        var frames: [Frame] = []
+        try camera.start()
+        try passConvergence(camera, clock: clock)
+        clock.advance(by: interval)
+        try camera.readFrames(into: &frames)
+        #expect(frames.map(\.sequence) == [7])
+        frames.removeAll()
+        try camera.returnUnusedBuffers()
+        camera.stop()
+        try camera.start()
+        clock.advance(by: interval + .milliseconds(1))
+        try camera.readFrames(into: &frames)
+        #expect(frames.count == 1, "the restart's first frame")
     }
 
     @Test func everyFrameShowsThePictureNotAFill() throws {
@@ -51,6 +87,7 @@ struct SimulatedCameraTests {
         let camera = try SimulatedCamera(module: .imx219, settings: smallRing(), clock: clock)
         defer { camera.close() }
         try camera.start()
+        try passConvergence(camera, clock: clock)
         var frames: [Frame] = []
         // More frames than requests: every request's buffers carry the picture.
         for _ in 0..<(camera.libcamera.requestCount + 2) {
@@ -80,6 +117,7 @@ struct SimulatedCameraTests {
         defer { camera.close() }
         #expect(camera.format.bytesPerLine == bytesPerLine)
         try camera.start()
+        try passConvergence(camera, clock: clock)
         var frames: [Frame] = []
         clock.advance(by: .microseconds(module.minimumFrameDurationMicroseconds) + .milliseconds(1))
         try camera.readFrames(into: &frames)
@@ -106,6 +144,7 @@ struct SimulatedCameraTests {
         let camera = try SimulatedCamera(module: .imx708, settings: settings, clock: clock)
         defer { camera.close() }
         try camera.start()
+        try passConvergence(camera, clock: clock)
         var frames: [Frame] = []
         clock.advance(by: .microseconds(69_669))
         try camera.readFrames(into: &frames)

@@ -54,8 +54,9 @@ struct SimulatedRigTests {
         })
         defer { rig.close() }
         try rig.waitFor { rig.daemon.capture.service.isStreaming }
-        // The sensor's frames come as the rig's clock moves: into the ring before the press.
-        for _ in 0..<5 { try rig.advance(by: .milliseconds(70)) }
+        // The sensor's frames come as the rig's clock moves: into the ring before the press,
+        // after the seven the IPA withholds on the first start.
+        for _ in 0..<12 { try rig.advance(by: .milliseconds(70)) }
         #expect(rig.daemon.capture.service.framesReceived >= 4)
         try rig.click()
         try rig.waitFor { rig.names.contains("photo") || rig.names.contains("captureFailed") }

@@ -104,6 +104,11 @@ typedef struct {
     /// Still planes in buffers of their own (a multi-planar V4L2 format, such as YUV420M),
     /// rather than one buffer holding them all.
     int separate_planes;
+    /// With raspberrypi: the frames the IPA withholds after the camera's first start while AGC
+    /// and AWB converge (IpaBase::start's startupFrameCount: 7 with the default tuning), completed
+    /// as FrameStartup (libcamera 0.5.1 and later; dropped inside the pipeline before); none
+    /// after a later start.
+    int startup_frames;
 } shutter_lc_fake_config;
 
 /// A fake camera behind the same interface: no thread, no hardware. Frames arrive only when
