@@ -1607,17 +1607,21 @@ struct FakeCamera final : shutter_lc_camera {
         still->frame_size = frame_size;
         still->adjusted = adjusted;
         // A viewfinder as the Raspberry Pi pipeline gives one: the size asked for (within the
-        // still size, even), NV12, its rows 64-byte aligned (computeOptimalStride; NV12's
-        // interleaved chroma rows as long as the luma's).
+        // still size, even), in the format asked for when the ISP has it (YUV420 or NV12 here;
+        // pipeline_base.cpp's validate keeps a format ispFormats() lists), else NV12; with the
+        // raspberrypi personality its rows padded as computeOptimalStride pads them (see
+        // layout(); NV12's interleaved chroma rows as long as the luma's).
         vf_bytes = 0;
         if (viewfinder && viewfinder->width && viewfinder->height) {
             uint32_t vw = std::min(viewfinder->width, w) & ~1u, vh = std::min(viewfinder->height, h) & ~1u;
-            viewfinder->adjusted = vw != viewfinder->width || vh != viewfinder->height;
-            viewfinder->fourcc = 0x3231564e;  // NV12
+            bool planar = viewfinder->fourcc == 0x32315559;  // YUV420
+            viewfinder->adjusted = vw != viewfinder->width || vh != viewfinder->height || (viewfinder->fourcc && !planar && viewfinder->fourcc != 0x3231564e);
+            viewfinder->fourcc = planar ? 0x32315559 : 0x3231564e;
             viewfinder->width = vw;
             viewfinder->height = vh;
-            viewfinder->stride = align64(vw);
-            viewfinder->frame_size = vf_bytes = align64(vw) * vh * 3 / 2;
+            viewfinder->stride = !script.raspberrypi ? vw : planar ? 2 * align64(vw / 2) : align64(vw);
+            uint32_t chroma = planar ? 2 * (viewfinder->stride / 2) * (vh / 2) : viewfinder->stride * (vh / 2);
+            viewfinder->frame_size = vf_bytes = viewfinder->stride * vh + chroma;
         } else if (viewfinder) {
             viewfinder->width = viewfinder->height = viewfinder->fourcc = 0;
         }

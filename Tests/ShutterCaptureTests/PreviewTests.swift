@@ -345,7 +345,7 @@ struct LibcameraPreviewTests {
         var script = FakeLibcameraScript()
         script.hasAutofocus = false
         let harness = try LibcameraHarness(script) { $0.viewfinder = FrameDimensions(width: 32, height: 24) }
-        #expect(harness.camera.viewfinderFormat?.pixelFormat == .nv12)  // the fake's viewfinder, whatever is asked
+        #expect(harness.camera.viewfinderFormat?.pixelFormat == .yuv420)  // as asked
         harness.service.previewSettings = PreviewSettings(width: 640, fps: 30)
         harness.service.preview.startWatching()
         harness.frames(1000)
