@@ -43,6 +43,9 @@ public enum CaptureError: Error, Hashable, Sendable, CustomStringConvertible {
     case stalled(device: String, seconds: Double)
     /// The camera's start has not finished after the board's `camera.startTimeoutMs`; it is still waited for.
     case startTimedOut(device: String, seconds: Double)
+    /// A photo's name would leave the output directory or hide in it (`..`, an absolute path, a
+    /// leading dot, more than one folder deep); nothing was written.
+    case badPhotoName(name: String, reason: String)
     /// A rig's shot came after the ring let go of the frame exposing at its instant; the oldest
     /// frame held began `oldestHeldAfter` past it (``CaptureStateMachine/Failure/instantNotHeld(oldestHeldAfter:)``).
     case instantNotHeld(oldestHeldAfter: Nanoseconds)
@@ -82,6 +85,7 @@ public enum CaptureError: Error, Hashable, Sendable, CustomStringConvertible {
         case .notReady: "notReady"
         case .stalled, .startTimedOut: "stalled"
         case .instantNotHeld: "instantNotHeld"
+        case .badPhotoName: "badPhotoName"
         case .libcameraUnavailable: "libcameraUnavailable"
         }
     }
@@ -142,6 +146,8 @@ public enum CaptureError: Error, Hashable, Sendable, CustomStringConvertible {
             return "\(device) sent no frame for \(JSONLine.number(seconds, decimals: 1)) s; the stream is restarted"
         case .startTimedOut(let device, let seconds):
             return "\(device) has not started streaming after \(JSONLine.number(seconds, decimals: 1)) s (camera.startTimeoutMs)"
+        case .badPhotoName(let name, let reason):
+            return "photo name '\(name)' refused: \(reason); a photo is named by a file in the output directory or in one folder below it"
         case .instantNotHeld(let after):
             return "too late for the ring: its oldest frame began \(JSONLine.number(after.milliseconds, decimals: 1)) ms after the shot's instant, "
                 + "and the frame exposing at that instant is gone"

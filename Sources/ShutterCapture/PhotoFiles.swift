@@ -168,10 +168,13 @@ public struct PhotoWriter: Sendable {
     /// Writes `count` bytes to a descriptor, like `write`; tests replace it to simulate a full disk.
     public typealias WriteFunction = @Sendable (CInt, UnsafeRawPointer, Int) -> Int
     let writeFunction: WriteFunction
-    /// `symlink` and `link`, like the C functions; tests replace them to act as FAT does.
+    /// `symlink`, like the C function; tests replace it to act as FAT does.
     public typealias LinkFunction = @Sendable (String, String) -> CInt
+    /// `linkat` without flags (from a directory descriptor and name to another); tests replace it
+    /// to act as FAT does.
+    public typealias LinkAtFunction = @Sendable (CInt, String, CInt, String) -> CInt
     let symlinkFunction: LinkFunction
-    let linkFunction: LinkFunction
+    let linkFunction: LinkAtFunction
     /// Whether each photo repoints `latest.jpg` (not for `shutter capture --out`).
     public let updatesLatest: Bool
 
@@ -180,7 +183,7 @@ public struct PhotoWriter: Sendable {
     public init(directory: String, updatesLatest: Bool = true,
                 write: @escaping WriteFunction = { Glibc.write($0, $1, $2) },
                 symlink: @escaping LinkFunction = { Glibc.symlink($0, $1) },
-                link: @escaping LinkFunction = { Glibc.link($0, $1) }) throws(CaptureError) {
+                link: @escaping LinkAtFunction = { Glibc.linkat($0, $1, $2, $3, 0) }) throws(CaptureError) {
         self.directory = directory
         self.updatesLatest = updatesLatest
         self.writeFunction = write
@@ -205,6 +208,45 @@ public struct PhotoWriter: Sendable {
     }
 
     func path(_ name: String) -> String { directory.hasSuffix("/") ? directory + name : directory + "/" + name }
+
+    /// The folder (`nil` for none) and file of a photo name, or why the name is refused: a name
+    /// may come from the network (a rig's shot id in ``MQTTSettings``' shot template), so only a
+    /// file in the output directory or in one folder below it passes, and no part may be empty,
+    /// climb (`..`), stay (`.`) or hide (a leading dot, as the writer's temporary files do).
+    static func parts(of name: String) throws(CaptureError) -> (folder: String?, file: String) {
+        let parts = name.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        guard parts.count <= 2 else { throw CaptureError.badPhotoName(name: name, reason: "more than one folder deep") }
+        for part in parts {
+            if part.isEmpty { throw CaptureError.badPhotoName(name: name, reason: name.hasPrefix("/") ? "an absolute path" : "an empty part") }
+            if part.hasPrefix(".") { throw CaptureError.badPhotoName(name: name, reason: "a part begins with a dot ('\(part)')") }
+            if part.utf8.contains(0) { throw CaptureError.badPhotoName(name: name, reason: "a NUL byte") }
+        }
+        return parts.count == 2 ? (parts[0], parts[1]) : (nil, parts[0])
+    }
+
+    /// Opens the output directory, and `folder` in it (made when missing), for the photo's link:
+    /// the folder is entered under the directory's descriptor and never through a symbolic link
+    /// (O_NOFOLLOW), so a shot folder someone pointed elsewhere is refused, not followed.
+    /// Returns the descriptor to link into (the caller closes both).
+    ///
+    /// The corresponding C functions are `open`, `mkdirat` and `openat`.
+    private func openFolder(_ folder: String?) throws(CaptureError) -> (directory: CInt, folder: CInt) {
+        let directoryFD = try retryingEINTR("open", directory) { open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+        guard let folder else { return (directoryFD, directoryFD) }
+        if mkdirat(directoryFD, folder, 0o755) != 0, Glibc.errno != EEXIST {
+            let code = Glibc.errno
+            Glibc.close(directoryFD)
+            throw CaptureError.system(call: "mkdirat", errno: code, context: path(folder))
+        }
+        let folderFD = openat(directoryFD, folder, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        if folderFD < 0 {
+            let code = Glibc.errno
+            Glibc.close(directoryFD)
+            // ELOOP: the folder is a symbolic link; ENOTDIR: it is a file.
+            throw CaptureError.system(call: "openat (O_NOFOLLOW)", errno: code, context: path(folder))
+        }
+        return (directoryFD, folderFD)
+    }
 
     /// Removes temporary files that processes which no longer run left behind (a crash); files of
     /// running processes (a daemon writing a photo now) stay. Returns the names removed.
@@ -252,6 +294,7 @@ public struct PhotoWriter: Sendable {
     /// - Returns: the final path.
     /// - Throws: ``CaptureError/system(call:errno:context:)`` naming the failed call; nothing is left behind.
     public func write(_ bytes: [UInt8], name: String) throws(CaptureError) -> String {
+        let (folder, _) = try Self.parts(of: name)
         let temporary = path("\(Self.temporaryPrefix)\(getpid())-\(UInt32.random(in: 0...UInt32.max)).jpg")
         let fd = try retryingEINTR("open", temporary) { open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644) }
         var finished = false
@@ -284,28 +327,31 @@ public struct PhotoWriter: Sendable {
             throw CaptureError.system(call: "close", errno: Glibc.errno, context: temporary)
         }
         // A rig's shot goes to a folder of its own (`<shot>/<node>.jpg`), made by whichever photo comes first.
-        if let slash = name.lastIndex(of: "/") {
-            try Self.makeDirectories(path(String(name[..<slash])))
+        let (directoryFD, folderFD) = try openFolder(folder)
+        defer {
+            if folderFD != directoryFD { Glibc.close(folderFD) }
+            Glibc.close(directoryFD)
         }
         var finalName = name
         var attempt = 1
         while true {
             finalName = FileNameTemplate.variant(of: name, attempt: attempt)
-            if linkFunction(temporary, path(finalName)) == 0 { break }
+            let file = try Self.parts(of: finalName).file
+            if linkFunction(AT_FDCWD, temporary, folderFD, file) == 0 { break }
             let code = Glibc.errno
             if code == EEXIST { attempt += 1; continue }
             if code == EPERM || code == ENOTSUP || code == EOPNOTSUPP {
                 // A filesystem without hard links (FAT): check, then rename.
-                if access(path(finalName), F_OK) == 0 { attempt += 1; continue }
-                try retryingEINTR("rename", path(finalName)) { rename(temporary, path(finalName)) }
+                if faccessat(folderFD, file, F_OK, AT_SYMLINK_NOFOLLOW) == 0 { attempt += 1; continue }
+                try retryingEINTR("rename", path(finalName)) { renameat(AT_FDCWD, temporary, folderFD, file) }
                 break
             }
             throw CaptureError.system(call: "link", errno: code, context: path(finalName))
         }
         unlink(temporary)
         finished = true
-        if let slash = finalName.lastIndex(of: "/") { try syncDirectory(path(String(finalName[..<slash]))) }
-        try syncDirectory()
+        if folderFD != directoryFD { try retryingEINTR("fsync", path(folder ?? "")) { fsync(folderFD) } }
+        try retryingEINTR("fsync", directory) { fsync(directoryFD) }
         if updatesLatest, (try? updateLatest(to: finalName, bytes: bytes)) == nil {
             // The photo is safe; a latest.jpg that cannot follow it is removed rather than left stale.
             unlink(path(Self.latestName))
@@ -323,7 +369,7 @@ public struct PhotoWriter: Sendable {
         let temporary = path("\(Self.temporaryPrefix)\(getpid())-latest")
         let latest = path(Self.latestName)
         unlink(temporary)
-        if symlinkFunction(name, temporary) == 0 || linkFunction(path(name), temporary) == 0 {
+        if symlinkFunction(name, temporary) == 0 || linkFunction(AT_FDCWD, path(name), AT_FDCWD, temporary) == 0 {
             if rename(temporary, latest) != 0 {
                 let code = Glibc.errno
                 unlink(temporary)

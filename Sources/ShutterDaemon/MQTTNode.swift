@@ -513,8 +513,8 @@ final class MQTTNode {
         let value: JSONValue
         do { value = try JSONValue.parse(payload) } catch { return .failure(MessageProblem(error.description)) }
         guard case .object(let members) = value else { return .failure("a shot is a JSON object") }
-        guard case .string(let id)? = members["shot"], !id.isEmpty, MQTTSettings.topicLevelProblem(id) == nil else {
-            return .failure("'shot' must be an id usable in a topic (a UUID)")
+        guard case .string(let id)? = members["shot"], RigShot.isValidID(id) else {
+            return .failure("'shot' must be a UUID (36 characters, hex digits in groups of 8-4-4-4-12)")
         }
         guard case .number(_, let text)? = members["at"], let at = Int64(text), at > 0 else {
             return .failure("'at' must be the press's CLOCK_REALTIME in whole nanoseconds")

@@ -76,7 +76,7 @@ struct PhotoWriterTests {
         let dir = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         // FAT: neither symlinks nor hard links.
-        let fat = try PhotoWriter(directory: dir, symlink: { _, _ in errno = EPERM; return -1 }, link: { _, _ in errno = EPERM; return -1 })
+        let fat = try PhotoWriter(directory: dir, symlink: { _, _ in errno = EPERM; return -1 }, link: { _, _, _, _ in errno = EPERM; return -1 })
         _ = try fat.write([1, 2, 3], name: "A.jpg")
         #expect(FileManager.default.contents(atPath: dir + "/latest.jpg") == Data([1, 2, 3]))
         _ = try fat.write([4, 5], name: "B.jpg")
@@ -88,6 +88,39 @@ struct PhotoWriterTests {
         var photo = stat(), latest = stat()
         #expect(stat(path, &photo) == 0 && stat(dir + "/latest.jpg", &latest) == 0)
         #expect(photo.st_ino == latest.st_ino)
+    }
+
+    /// A name can come from the network (a rig's shot id in the shot template): one that climbs
+    /// out, is absolute, hides (a leading dot, as the writer's own temporary files do) or goes
+    /// deeper than one folder is refused before anything is written, inside or outside.
+    @Test(arguments: ["../escape.jpg", "/tmp/shutter-escape.jpg", "a/../../escape.jpg", "../x/n1.jpg", "./n1.jpg",
+                      "a//n1.jpg", "..", ".hidden/n1.jpg", ".n1.jpg", "a/b/n1.jpg", "", "shot/", "shot/.."])
+    func aNameThatWouldLeaveTheDirectoryIsRefused(_ name: String) throws {
+        let parent = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: parent) }
+        let writer = try PhotoWriter(directory: parent + "/photos")
+        #expect { try writer.write([1, 2, 3], name: name) } throws: { error in
+            "\(error)".contains("'\(name)'") && (error as? CaptureError)?.kind == "badPhotoName"
+        }
+        #expect(try listing(parent) == ["photos"])
+        #expect(try listing(parent + "/photos") == [])
+    }
+
+    /// A shot folder someone made a symbolic link (`photos/symshot -> /elsewhere`) is not
+    /// followed: the folder is entered with O_NOFOLLOW under the output directory's descriptor.
+    @Test func aShotFolderThatIsASymbolicLinkIsNotFollowed() throws {
+        let parent = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: parent) }
+        let photos = parent + "/photos", elsewhere = parent + "/elsewhere"
+        try FileManager.default.createDirectory(atPath: elsewhere, withIntermediateDirectories: false)
+        let writer = try PhotoWriter(directory: photos)
+        try #require(symlink(elsewhere, photos + "/symshot") == 0)
+        #expect(throws: CaptureError.self) { try writer.write([1, 2, 3], name: "symshot/n1.jpg") }
+        #expect(try listing(elsewhere) == [])
+        #expect(try listing(photos) == ["symshot"])
+        // A folder of its own is made and written into.
+        #expect(try writer.write([4, 5], name: "realshot/n1.jpg") == photos + "/realshot/n1.jpg")
+        #expect(FileManager.default.contents(atPath: photos + "/realshot/n1.jpg") == Data([4, 5]))
     }
 
     @Test func refusesAFileWhereTheDirectoryShouldBe() throws {

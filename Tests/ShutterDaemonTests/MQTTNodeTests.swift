@@ -32,6 +32,13 @@ struct MQTTNodeTests {
         "", "null", "[]", #"{"at": 1, "origin": "a"}"#, #"{"shot": "x", "origin": "a"}"#, #"{"shot": "x", "at": 1.5, "origin": "a"}"#,
         #"{"shot": "x", "at": -3, "origin": "a"}"#, #"{"shot": "a/b", "at": 1, "origin": "a"}"#, #"{"shot": "x", "at": 1, "origin": "+"}"#,
         #"{"shot": "x", "at": "1", "origin": "a"}"#, #"{"shot": 7, "at": 1, "origin": "a"}"#, "\u{0}\u{1}garbage",
+        // Shot ids name a folder or file under the photos and reach hooks: UUIDs only.
+        #"{"shot": "..", "at": 1, "origin": "a"}"#, #"{"shot": ".", "at": 1, "origin": "a"}"#,
+        #"{"shot": ".hidden", "at": 1, "origin": "a"}"#, #"{"shot": "--output=x", "at": 1, "origin": "a"}"#,
+        #"{"shot": "x", "at": 1, "origin": "a"}"#, #"{"shot": "d4abe817-adb1-4ecb-9166-b47f8ea689e8x", "at": 1, "origin": "a"}"#,
+        #"{"shot": "d4abe817-adb1-4ecb-9166-b47f8ea689e", "at": 1, "origin": "a"}"#,
+        #"{"shot": "d4abe817+adb1-4ecb-9166-b47f8ea689e8", "at": 1, "origin": "a"}"#,
+        #"{"shot": "g4abe817-adb1-4ecb-9166-b47f8ea689e8", "at": 1, "origin": "a"}"#,
     ])
     func malformedShotsAreRefused(payload: String) {
         if case .success(let shot) = MQTTNode.parseShot(Array(payload.utf8)) { Issue.record("accepted \(shot)") }

@@ -13,6 +13,24 @@ public struct RigShot: Hashable, Sendable {
         self.at = at
         self.origin = origin
     }
+
+    /// Whether `id` is a UUID in its 36-character text form (hex digits in groups of 8-4-4-4-12),
+    /// the only shot id a node takes: the id names the shot's folder or file under the photos,
+    /// a topic level and a hook argument, so nothing else (`..`, a leading dot or dash, a slash)
+    /// may reach them.
+    public static func isValidID(_ id: String) -> Bool {
+        let bytes = Array(id.utf8)
+        guard bytes.count == 36 else { return false }
+        for (index, byte) in bytes.enumerated() {
+            if [8, 13, 18, 23].contains(index) {
+                guard byte == UInt8(ascii: "-") else { return false }
+            } else {
+                guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
+                        || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(byte) else { return false }
+            }
+        }
+        return true
+    }
 }
 
 /// A node's answer to a shot.
