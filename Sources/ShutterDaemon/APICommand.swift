@@ -85,10 +85,7 @@ public enum APISocketRequest: Hashable, Sendable {
         }
         if case .object(let members) = value, members["cmd"] == .string("subscribe") {
             let id = members["id"]
-            switch id {
-            case nil, .string?, .number?, .null?: break
-            case let other?: return .failure(APIRequestError(id: nil, message: "'id' must be a string or a number, not \(other.kindName)"))
-            }
+            if let id, let problem = APIRequest.idProblem(id) { return .failure(APIRequestError(id: nil, message: problem)) }
             if let key = members.keys.sorted().first(where: { $0 != "cmd" && $0 != "id" }) {
                 return .failure(APIRequestError(id: id, message: "'subscribe' takes no '\(key.prefix(64))'"))
             }
@@ -110,6 +107,22 @@ public enum APISocketRequest: Hashable, Sendable {
 }
 
 extension APIRequest {
+    /// Why a request's `id` is refused, or `nil`: a string, a number or null. A string id is
+    /// echoed in replies and events and fills a hook's `{request}` argument, so it may not begin
+    /// with `-` (a hook would read it as an option) or hold control characters.
+    static func idProblem(_ id: JSONValue) -> String? {
+        switch id {
+        case .number, .null: return nil
+        case .string(let text):
+            if text.hasPrefix("-") { return "'id' must not begin with '-' (it reaches hooks as an argument)" }
+            if text.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7f...0x9f).contains($0.value) }) {
+                return "'id' must not hold control characters"
+            }
+            return nil
+        default: return "'id' must be a string or a number, not \(id.kindName)"
+        }
+    }
+
     /// Parses one request line (without its newline).
     ///
     /// Unknown commands, unknown or missing fields and wrong types are refused with a message that
@@ -133,10 +146,8 @@ extension APIRequest {
         }
         var id: JSONValue?
         if let given = members["id"] {
-            switch given {
-            case .string, .number, .null: id = given
-            default: return .failure(APIRequestError(id: nil, message: "'id' must be a string or a number, not \(given.kindName)"))
-            }
+            if let problem = idProblem(given) { return .failure(APIRequestError(id: nil, message: problem)) }
+            id = given
         }
         func fail(_ message: String) -> Result<APIRequest, APIRequestError> { .failure(APIRequestError(id: id, message: message)) }
         guard let cmdValue = members["cmd"] else { return fail("missing 'cmd' (one of \(names))") }

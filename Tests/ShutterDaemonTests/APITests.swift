@@ -55,6 +55,10 @@ import ShutterCore
         ("{\"cmd\":\"enable\"}", "needs either"),
         ("{\"cmd\":\"enable\",\"capture\":false}", "'capture' must be true"),
         ("{\"cmd\":\"status\",\"id\":{\"a\":1}}", "'id' must be a string or a number"),
+        // An id reaches a hook's arguments as {request}: never as an option, never with control characters.
+        ("{\"cmd\":\"capture\",\"id\":\"--output=/etc/x\"}", "'id' must not begin with '-'"),
+        ("{\"cmd\":\"capture\",\"id\":\"a\\nb\"}", "'id' must not hold control characters"),
+        ("{\"cmd\":\"capture\",\"id\":\"a\\u007fb\"}", "'id' must not hold control characters"),
         ("{\"cmd\":\"status\",\"cmd\":\"capture\"}", "given twice"),
         (String(repeating: "[", count: 100), "nested more than"),
     ])
