@@ -25,8 +25,18 @@ struct RigTopics: Hashable, Sendable {
     var availability: String { "\(nodeBase)/availability" }
     /// The socket API's requests.
     var command: String { "\(nodeBase)/cmd" }
-    /// Replies to requests that name no MQTT v5 response topic.
+    /// Replies to requests that name no MQTT v5 response topic (or one not under it).
     var reply: String { "\(nodeBase)/reply" }
+
+    /// Where a request's reply goes: its MQTT v5 response topic when that lies under ``reply``
+    /// (`…/reply/<anything>`, no wildcards), else ``reply``. The response topic is the caller's
+    /// choice: taken as given, any client on the command topic could make the node publish on
+    /// another service's topic (a Home Assistant config topic) or on its own command topic.
+    func replyTopic(for responseTopic: String?) -> String {
+        guard let responseTopic, responseTopic == reply || responseTopic.hasPrefix(reply + "/"),
+              !responseTopic.contains(where: { $0 == "+" || $0 == "#" || $0 == "\0" }) else { return reply }
+        return responseTopic
+    }
     /// Rig-wide shots.
     var shot: String { "\(rigBase)/shot" }
     /// This node's result for shot `id`.
@@ -380,7 +390,7 @@ final class MQTTNode {
                 reply = APIReply.line(id: request.id, daemon.execute(request))
             }
         }
-        client.publish(message.responseTopic ?? topics.reply, reply, qos: 1, correlationData: message.correlationData)
+        client.publish(topics.replyTopic(for: message.responseTopic), reply, qos: 1, correlationData: message.correlationData)
     }
 
     private func rigControl(_ payload: [UInt8]) {

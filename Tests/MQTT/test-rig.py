@@ -262,8 +262,9 @@ def rigcapture(c, s):
 
 def cmdtopic(c, s):
     name = NODES[1]
-    resp = f"rig-test/responses/{uuid.uuid4().hex[:8]}"
-    sub = rig.Sub(s.broker, [resp, topic(name, "reply")])
+    resp = topic(name, f"reply/{uuid.uuid4().hex[:8]}")
+    foreign = f"rig-test/responses/{uuid.uuid4().hex[:8]}"
+    sub = rig.Sub(s.broker, [topic(name, "reply/#"), foreign])  # reply/# takes reply itself too
     rig.publish(s.broker, topic(name, "cmd"), json.dumps({"id": "q-1", "cmd": "status"}),
                 properties=[("publish", "response-topic", resp), ("publish", "correlation-data", "corr-42")])
     m = sub.wait(lambda ms: next((x for x in ms if x.topic == resp), None), 10)
@@ -273,6 +274,12 @@ def cmdtopic(c, s):
             m is not None and m.correlation == "corr-42", m)
     c.check("cmdtopic: nothing on the reply topic for it", not [x for x in sub.snapshot(topic(name, "reply"))
                                                              if (x.json() or {}).get("id") == "q-1"])
+    # A response topic outside the node's reply topic (another service's) is not written to.
+    rig.publish(s.broker, topic(name, "cmd"), json.dumps({"id": "q-f", "cmd": "status"}),
+                properties=[("publish", "response-topic", foreign), ("publish", "correlation-data", "corr-f")])
+    m = sub.wait(lambda ms: next((x for x in ms if x.topic == topic(name, "reply") and (x.json() or {}).get("id") == "q-f"), None), 10)
+    c.check(f"cmdtopic: a response topic outside {topic(name, 'reply')} gets no reply; it goes to the reply topic",
+            m is not None and not sub.snapshot(foreign), sub.snapshot())
     rig.publish(s.broker, topic(name, "cmd"), json.dumps({"id": "q-2", "cmd": "status"}))
     m = sub.wait(lambda ms: next((x for x in ms if x.topic == topic(name, "reply") and (x.json() or {}).get("id") == "q-2"), None), 10)
     c.check(f"cmdtopic: without a response topic the reply goes to {topic(name, 'reply')}", m and m.json().get("ok") is True, sub.snapshot())

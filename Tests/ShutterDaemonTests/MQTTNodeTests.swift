@@ -21,6 +21,24 @@ struct MQTTNodeTests {
         #expect(topics.nodeTopic("studio/rigs/bullet/shot") == nil)
     }
 
+    /// A request's MQTT v5 response topic is the caller's choice: a reply there only under the
+    /// node's own reply topic, never on another service's (a Home Assistant config topic) nor on
+    /// the node's own command topic; anything else is answered on `…/reply`.
+    @Test(arguments: [
+        (String?.none, "studio/rigs/bullet/cam-07/reply"),
+        ("studio/rigs/bullet/cam-07/reply", "studio/rigs/bullet/cam-07/reply"),
+        ("studio/rigs/bullet/cam-07/reply/ctl-42", "studio/rigs/bullet/cam-07/reply/ctl-42"),
+        ("homeassistant/device/victim/config", "studio/rigs/bullet/cam-07/reply"),
+        ("studio/rigs/bullet/cam-07/cmd", "studio/rigs/bullet/cam-07/reply"),
+        ("studio/rigs/bullet/cam-07/status", "studio/rigs/bullet/cam-07/reply"),
+        ("studio/rigs/bullet/cam-07/replyx", "studio/rigs/bullet/cam-07/reply"),
+        ("studio/rigs/bullet/cam-07/reply/#", "studio/rigs/bullet/cam-07/reply"),
+        ("studio/rigs/bullet/cam-07/reply/+/x", "studio/rigs/bullet/cam-07/reply"),
+    ])
+    func repliesGoOnlyUnderTheNodesOwnReplyTopic(responseTopic: String?, expected: String) {
+        #expect(topics.replyTopic(for: responseTopic) == expected)
+    }
+
     @Test func aShotKeepsItsNanosecondsExactly() throws {
         // 1.8e18 ns is past a double's 53 bits: read from the number's text, not its double.
         let payload = Array(#"{"shot": "d4abe817-adb1-4ecb-9166-b47f8ea689e8", "at": 1796353855500949969, "origin": "a"}"#.utf8)
