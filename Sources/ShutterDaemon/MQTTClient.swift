@@ -212,10 +212,13 @@ final class MQTTClient {
         return result("publish \(topic)", code)
     }
 
-    /// Subscribes to `filter` (`mosquitto_subscribe_v5`); `noLocal` leaves out what this client publishes.
+    /// Subscribes to `filter` (`mosquitto_subscribe_v5`); `noLocal` leaves out what this client
+    /// publishes; `retainAsPublished` keeps the retain flag of a message published while
+    /// subscribed (a broker clears it on live delivery otherwise).
     @discardableResult
-    func subscribe(_ filter: String, qos: CInt = 0, noLocal: Bool = false) -> Failure? {
-        let options = noLocal ? CInt(MQTT_SUB_OPT_NO_LOCAL.rawValue) : 0
+    func subscribe(_ filter: String, qos: CInt = 0, noLocal: Bool = false, retainAsPublished: Bool = false) -> Failure? {
+        let options = (noLocal ? CInt(MQTT_SUB_OPT_NO_LOCAL.rawValue) : 0)
+            | (retainAsPublished ? CInt(MQTT_SUB_OPT_RETAIN_AS_PUBLISHED.rawValue) : 0)
         return result("subscribe \(filter)", mosquitto_subscribe_v5(handle, nil, filter, qos, options, nil))
     }
 

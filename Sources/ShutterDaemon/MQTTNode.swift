@@ -217,7 +217,10 @@ final class MQTTNode {
         nextMisc = now + .milliseconds(settings.keepAlive.milliseconds / 4)
         Log.notice("shutter: mqtt: connected to \(broker) as node '\(topics.node)' of rig '\(settings.rig)'")
         onlineNodes = [topics.node]
-        client.subscribe(topics.command, qos: 1)
+        // Retain-as-published: a retained command published while the node is connected keeps
+        // its flag and is refused as one that waited; no-local: the node's own clearing of it
+        // does not come back.
+        client.subscribe(topics.command, qos: 1, noLocal: true, retainAsPublished: true)
         client.subscribe(topics.shot, qos: 1)
         client.subscribe(topics.results, qos: 1)
         client.subscribe(topics.availabilities, qos: 1)
@@ -377,9 +380,13 @@ final class MQTTNode {
     private func command(_ message: MQTTClient.Message) {
         let reply: String
         if message.retained {
-            // A retained command would be carried out again by every restart: never acted on.
+            // Empty: a retained command cleared (by this node or another client), nothing to answer.
+            guard !message.payload.isEmpty else { return }
+            // A retained command would be carried out again by every restart: never acted on,
+            // and cleared so that the next connect does not meet it again.
             malformed(message.topic, "a retained command")
-            reply = APIReply.failure(id: nil, CommandRefusal(.invalidRequest, "retained commands are not carried out (publish without retain)"))
+            reply = APIReply.failure(id: nil, CommandRefusal(.invalidRequest, "retained commands are not carried out (publish without retain); it was cleared"))
+            client.publish(topics.command, "", qos: 1, retain: true)
         } else {
             // The socket's parser: `subscribe` is no command here (events are the node's topics).
             switch APIRequest.parse(message.payload) {

@@ -286,7 +286,20 @@ def cmdtopic(c, s):
     sock = s.nodes[name].request({"id": "q-2", "cmd": "status"})
     c.check("cmdtopic: the reply has the socket reply's fields", m and set(m.json()) == set(sock),
             (sorted(m.json()) if m else None, sorted(sock)))
+    # A retained command published while the node is connected: the broker clears the flag on
+    # live delivery, unless the node asked to see it (retain as published); refused and cleared.
     before = s.photo_counts()
+    rig.publish(s.broker, topic(name, "cmd"), json.dumps({"id": "ret-live", "cmd": "capture"}), retain=True)
+    m = sub.wait(lambda ms: next((x for x in ms if x.topic == topic(name, "reply") and (x.json() or {}).get("ok") is False
+                                  and "retained" in x.text), None), 10)
+    time.sleep(1.0)
+    c.check(f"cmdtopic: a retained capture published while {name} is connected is refused, not carried out "
+            f"({m.text[:100] if m else None})", m is not None and s.photo_counts() == before, (before, s.photo_counts()))
+    fresh = rig.Sub(s.broker, [topic(name, "cmd")])
+    time.sleep(1.0)
+    left = [x for x in fresh.snapshot() if x.retained and x.text]
+    fresh.stop()
+    c.check(f"cmdtopic: {name} cleared the retained command (a new subscriber finds {len(left)})", not left, left)
     rig.publish(s.broker, topic(name, "cmd"), json.dumps({"id": "cap-1", "cmd": "capture"}))
     m = sub.wait(lambda ms: next((x for x in ms if (x.json() or {}).get("id") == "cap-1"), None), 10)
     c.check(f"cmdtopic: a capture on the cmd topic is answered ({m.text[:100] if m else None})", m and m.json().get("ok") is True, m)
