@@ -36,15 +36,25 @@ struct HTTPToken: Hashable, Sendable {
         return difference == 0
     }
 
+    /// What a token file holds.
+    private enum Stored {
+        case missing
+        /// A file that holds no token (edited by hand, cut short).
+        case damaged
+        case token(HTTPToken)
+    }
+
     /// The token kept at `path`, or a new one saved there when there is none (or it is damaged).
     ///
     /// Saved as the photo writer saves photos: a temporary file (0600) written and synced, then
     /// linked into place (so two daemons starting at once agree on one token) and the directory
-    /// synced. A token file readable by others is narrowed to 0600.
+    /// synced; a damaged file is replaced by renaming over it, and the log says so. A token file
+    /// readable by others is narrowed to 0600.
     ///
     /// - Throws: ``HTTPServer/Failure`` naming the file and errno when it cannot be read or made.
     static func loadOrCreate(path: String) throws(HTTPServer.Failure) -> HTTPToken {
-        if let existing = try load(path: path) { return existing }
+        let stored = try load(path: path)
+        if case .token(let existing) = stored { return existing }
         try makeDirectory(directory(of: path))
         let token = random()
         let temporary = directory(of: path) + "/.http-token.\(getpid()).tmp"
@@ -58,9 +68,12 @@ struct HTTPToken: Hashable, Sendable {
         close(descriptor)
         defer { unlink(temporary) }
         guard saved else { throw HTTPServer.Failure("cannot write the HTTP token to \(temporary): \(writeError)") }
-        if link(temporary, path) != 0 {
+        if case .damaged = stored {
+            guard rename(temporary, path) == 0 else { throw failure("cannot replace the damaged", path) }
+            Log.warning("shutter: the HTTP token file \(path) held no token; replaced it with a new one")
+        } else if link(temporary, path) != 0 {
             // Another daemon made it first: use that one.
-            if errno == EEXIST, let existing = try load(path: path) { return existing }
+            if errno == EEXIST, case .token(let existing) = try load(path: path) { return existing }
             throw failure("cannot save", path)
         }
         let directoryDescriptor = open(directory(of: path), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
@@ -71,11 +84,11 @@ struct HTTPToken: Hashable, Sendable {
         return token
     }
 
-    /// The token at `path`; nil when there is no file or it holds no token.
-    private static func load(path: String) throws(HTTPServer.Failure) -> HTTPToken? {
+    /// What the file at `path` holds.
+    private static func load(path: String) throws(HTTPServer.Failure) -> Stored {
         let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         guard descriptor >= 0 else {
-            if errno == ENOENT { return nil }
+            if errno == ENOENT { return .missing }
             throw failure("cannot read", path)
         }
         defer { close(descriptor) }
@@ -86,10 +99,10 @@ struct HTTPToken: Hashable, Sendable {
         if info.st_mode & 0o077 != 0 { fchmod(descriptor, 0o600) }
         var buffer = [UInt8](repeating: 0, count: 64)
         let count = read(descriptor, &buffer, buffer.count)
-        guard count > 0 else { return nil }
+        guard count > 0 else { return .damaged }
         var text = String(decoding: buffer[..<count], as: UTF8.self)
         while text.last?.isWhitespace == true { text.removeLast() }
-        return HTTPToken(text: text)
+        return HTTPToken(text: text).map(Stored.token) ?? .damaged
     }
 
     /// Makes `path` and its missing parents (0700: the state directory holds the token).

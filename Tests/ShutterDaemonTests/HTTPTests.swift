@@ -111,6 +111,20 @@ import ShutterCore
         #expect(loopback.decide(.command("capture"), presented: [], host: "evil.example") == .forbiddenHost)
     }
 
+    /// A token file that holds no token (edited by hand, cut short) is replaced by a new token,
+    /// atomically, and the daemon starts; a good one is kept as it is.
+    @Test func aDamagedTokenFileIsReplacedNotFatal() throws {
+        let directory = NSTemporaryDirectory() + "shutter-token-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/http-token"
+        try #require(FileManager.default.createFile(atPath: path, contents: Data("NOT-A-TOKEN\n".utf8)))
+        let token = try HTTPToken.loadOrCreate(path: path)
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == token.text + "\n")
+        #expect(try HTTPToken.loadOrCreate(path: path) == token, "the new token is kept")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory) == ["http-token"], "no temporary file left")
+    }
+
     @Test func theBoardsHttpSectionIsCheckedFieldByField() throws {
         func board(_ http: String) throws -> Board {
             let json = TestRig.simulatorBoard.replacingOccurrences(of: "\"output\":", with: "\"http\": \(http), \"output\":")
