@@ -243,6 +243,13 @@ public final class Daemon {
                                                          tokenPath: options.httpTokenPath ?? ControlState.stateDirectory(for: options) + "/http-token",
                                                          limits: options.httpLimits)
             configuration.requiresToken = options.httpRequiresToken
+            // A control group decides who may command the rig: loopback HTTP, open to every local
+            // user, would be a way around it, so there commands need the token too.
+            let controlGroup = options.apiAccess.map { $0.controlGroup?.name } ?? options.controlGroup
+            if configuration.requiresToken == nil, let controlGroup, !settings.requiresToken {
+                configuration.requiresToken = true
+                Log.notice("shutter: live view on loopback asks for the token: the API's control group '\(controlGroup)' decides who commands the rig")
+            }
             do throws(HTTPServer.Failure) {
                 http = try HTTPServer(configuration: configuration, daemon: self)
             } catch {

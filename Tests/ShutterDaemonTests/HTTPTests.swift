@@ -179,6 +179,26 @@ import ShutterCore
         #expect(fromHTTP["board"] == .string("test"))
     }
 
+    /// With a control group on the socket (`--control-group`), loopback HTTP is no way around
+    /// it: a local user outside the group would otherwise capture by POST. Commands there need
+    /// the token too; without the group, loopback stays open as before.
+    @Test func aControlGroupMakesLoopbackHTTPAskForTheToken() throws {
+        var options = DaemonOptions()
+        options.http = HTTPSettings(endpoint: HTTPEndpoint(address: "127.0.0.1", port: 0))
+        options.apiAccess = APIAccess(controlGroup: .init(name: "shutter-control", id: 990), privilegedUsers: [])
+        let rig = try TestRig(options: options, api: true)
+        defer { rig.close() }
+        #expect(rig.daemon.http?.requiresToken == true)
+        let refused = try rig.http("POST", "/api/capture", body: "{}")
+        #expect(refused.status == 401)
+        let token = try String(contentsOfFile: rig.directory + "/http-token", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        let accepted = try rig.http("POST", "/api/capture", body: "{}", headers: ["Authorization: Bearer \(token)"])
+        #expect(accepted.status == 202)
+        let open = try TestRig.withHTTP()
+        defer { open.close() }
+        #expect(open.daemon.http?.requiresToken == false)
+    }
+
     @Test func aCaptureByPostMakesAPhotoThatTheStreamAndThePhotoListShow() throws {
         let rig = try TestRig.withHTTP()
         defer { rig.close() }
