@@ -412,10 +412,10 @@ public struct PhotoWriter: Sendable {
         }
     }
 
-    func syncDirectory(_ folder: String? = nil) throws(CaptureError) {
-        let folder = folder ?? directory
-        let fd = try retryingEINTR("open", folder) { open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+    /// Syncs the output directory (a rename in it made durable).
+    func syncDirectory() throws(CaptureError) {
+        let fd = try retryingEINTR("open", directory) { open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
         defer { Glibc.close(fd) }
-        try retryingEINTR("fsync", folder) { fsync(fd) }
+        try retryingEINTR("fsync", directory) { fsync(fd) }
     }
 }

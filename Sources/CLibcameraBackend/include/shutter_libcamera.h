@@ -80,8 +80,9 @@ typedef struct {
     /// ExposureTime, AnalogueGain, DigitalGain and ColourTemperature in the metadata; sensor
     /// controls (ExposureValue, FrameDurationLimits) taking effect `control_delay` frames after the
     /// request that carried them, an ExposureValue change then easing in over about ten frames as
-    /// the AGC filters its exposure; an AfTrigger start ignored while a scan is under way; YUV420 rows 64-byte aligned (wider than the image when its
-    /// width is not a multiple of 128), its three planes back to back in one buffer.
+    /// the AGC filters its exposure; an AfTrigger start ignored while a scan is under way; YUV420
+    /// rows 64-byte aligned (wider than the image when its width is not a multiple of 128), its
+    /// three planes back to back in one buffer.
     int raspberrypi;
     /// With raspberrypi: the ExposureTime each frame reports until an ExposureValue change moves
     /// the exposure, in microseconds (default 20000), at an AnalogueGain of 2.
