@@ -226,7 +226,7 @@ public struct CaptureStateMachine: Sendable {
             askStart(at: now)
             return [.startStream]
         }
-        if rigShot, warmupRemaining == 0, let oldest = held.map(\.timestamp).min(), pressedAt < oldest {
+        if rigShot, warmupRemaining == 0, let oldest = held.first?.timestamp, pressedAt < oldest {
             return [.fail(pressedAt: pressedAt, .instantNotHeld(oldestHeldAfter: oldest - pressedAt))]
         }
         if warmupRemaining == 0, let chosen = choice(for: pressedAt, reusingSavedFrames: rigShot) {

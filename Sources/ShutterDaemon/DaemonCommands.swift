@@ -120,7 +120,7 @@ extension Daemon {
 
 extension Daemon {
     /// Why this node cannot take a rig shot whose press was at `pressedAt` (on the loop's clock),
-    /// or nil when it can: the shot too old, capture unavailable, or the instant no longer in the ring.
+    /// or nil when it can: the shot too old or too far ahead, or capture unavailable.
     func rigShotRefusal(pressedAt: Instant, now: Instant, maxAge: Nanoseconds) -> String? {
         let age = now - pressedAt
         if age > maxAge {
@@ -132,15 +132,11 @@ extension Daemon {
         guard interpreter.machine.isCaptureAvailable else {
             return captureEnabled ? "capture is unavailable: \(cameraState.reason ?? "the camera is not ready")" : "capture is disabled"
         }
-        guard capture.service.isStreaming, let oldest = capture.service.oldestFrameAt else {
+        guard capture.service.isStreaming, capture.service.oldestFrameAt != nil else {
             return "the camera was not streaming at the shot's instant (it streams only around a light press on this board)"
         }
-        // The frame exposing at the instant began at or before it; a later frame is not of the
-        // rig's instant. (Frames read before the shot is taken may still let it go: the capture
-        // state machine then misses it the same way.)
-        if pressedAt < oldest {
-            return "too late for the ring: it holds frames from \(Int((now - oldest).milliseconds)) ms back; the shot was \(Int(age.milliseconds)) ms ago"
-        }
+        // Whether the ring still holds the instant is the capture state machine's to say, after
+        // it has read the frames queued meanwhile (which may let the instant's frame go).
         return nil
     }
 }

@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// One rig-wide shot, as its origin publishes it: every node takes the frame of this instant.
 public struct RigShot: Hashable, Sendable {
     /// A UUID the origin made; a node answers each id once.
@@ -19,17 +25,7 @@ public struct RigShot: Hashable, Sendable {
     /// a topic level and a hook argument, so nothing else (`..`, a leading dot or dash, a slash)
     /// may reach them.
     public static func isValidID(_ id: String) -> Bool {
-        let bytes = Array(id.utf8)
-        guard bytes.count == 36 else { return false }
-        for (index, byte) in bytes.enumerated() {
-            if [8, 13, 18, 23].contains(index) {
-                guard byte == UInt8(ascii: "-") else { return false }
-            } else {
-                guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
-                        || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(byte) else { return false }
-            }
-        }
-        return true
+        id.utf8.count == 36 && UUID(uuidString: id) != nil
     }
 }
 
