@@ -27,6 +27,7 @@ static const char *const default_file = "libmicrohttpd.so.12";
     X(MHD_start_daemon_va) \
     X(MHD_stop_daemon) \
     X(MHD_run) \
+    X(MHD_add_connection) \
     X(MHD_get_daemon_info) \
     X(MHD_get_connection_info) \
     X(MHD_lookup_connection_value) \
@@ -56,6 +57,11 @@ HIDDEN struct MHD_Daemon *MHD_start_daemon(unsigned int flags, uint16_t port, MH
 HIDDEN void MHD_stop_daemon(struct MHD_Daemon *daemon) { library.typed.MHD_stop_daemon(daemon); }
 
 HIDDEN enum MHD_Result MHD_run(struct MHD_Daemon *daemon) { return library.typed.MHD_run(daemon); }
+
+HIDDEN enum MHD_Result MHD_add_connection(struct MHD_Daemon *daemon, MHD_socket client_socket,
+                                          const struct sockaddr *addr, socklen_t addrlen) {
+    return library.typed.MHD_add_connection(daemon, client_socket, addr, addrlen);
+}
 
 // Variadic with no va_list form: the variadic part is dropped. The information shim.h asks for
 // (the epoll descriptor, the connection count, a connection's socket) takes no argument there.

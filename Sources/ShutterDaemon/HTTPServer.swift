@@ -29,10 +29,14 @@ public final class HTTPServer {
 
     /// What clients may cost the daemon. Tests make them small.
     public struct Limits: Sendable {
-        /// Connections at once (the board's `http.maxClients`); more are closed as they come.
+        /// Connections at once (the board's `http.maxClients`); see ``HTTPAdmission`` for who
+        /// keeps them.
         public var maximumClients = 16
         /// Seconds a connection may make no progress: a slow request, a viewer that stopped reading.
         public var connectionTimeoutSeconds = 10
+        /// How long a connection may take to send a whole request, from its accept or the end
+        /// of its last response: a real client sends one at once, a slowloris never finishes.
+        public var requestDeadline = Nanoseconds.seconds(10)
         /// Bytes per connection for the request line, the headers and the library's buffers:
         /// longer headers are refused (431).
         public var connectionMemoryBytes = 32 * 1024
@@ -88,6 +92,9 @@ public final class HTTPServer {
     /// The library's settings: it reads them (the logger's context) until it is stopped.
     private let settings: UnsafeMutablePointer<CMicroHTTPD_settings>
     private var epollDescriptor: CInt = -1
+    /// The listening socket: this server accepts, and ``admission`` decides who gets a slot.
+    private let listener: CInt
+    private var admission: HTTPAdmission
     /// When the library must be run again without input (its timeouts), on the loop's clock.
     private var runDue: Instant?
     /// Whether the library is running now: a stream is resumed after it returns, not inside it.
@@ -147,11 +154,13 @@ public final class HTTPServer {
         policy = HTTPAccessPolicy(token: token, viewWithoutToken: configuration.settings.viewWithoutToken)
         let (listener, port) = try HTTPSocket.listen(asked, backlog: CInt(min(limits.maximumClients * 2, 128)),
                                                      sendBuffer: limits.sendBufferBytes)
+        self.listener = listener
+        admission = HTTPAdmission(capacity: limits.maximumClients, requestDeadline: limits.requestDeadline)
         endpoint = HTTPEndpoint(address: asked.address, port: port)
         settings = .allocate(capacity: 1)
         settings.initialize(to: CMicroHTTPD_settings())
-        settings.pointee.listen_socket = listener
-        settings.pointee.connection_limit = UInt32(limits.maximumClients)
+        // Twice the slots: a connection let go keeps its socket until the library's next pass.
+        settings.pointee.connection_limit = UInt32(limits.maximumClients * 2)
         settings.pointee.connection_timeout_seconds = UInt32(limits.connectionTimeoutSeconds)
         settings.pointee.connection_memory_limit = limits.connectionMemoryBytes
         // The C callbacks capture nothing: the server comes back through their context pointer,
@@ -160,10 +169,15 @@ public final class HTTPServer {
             let server = Unmanaged<HTTPServer>.fromOpaque(context!).takeUnretainedValue()
             return server.access(connection!, url: url, method: method, upload: upload, size: uploadSize!, request: request!)
         }
-        settings.pointee.completed = { _, _, request, _ in
+        settings.pointee.completed = { context, connection, request, _ in
+            if let connection { Unmanaged<HTTPServer>.fromOpaque(context!).takeUnretainedValue().responseEnded(on: connection) }
             guard let request, let exchange = request.pointee else { return }
             Unmanaged<HTTPExchange>.fromOpaque(exchange).release()
             request.pointee = nil
+        }
+        settings.pointee.connection_notify = { context, connection, _, code in
+            guard code == .CONNECTION_NOTIFY_CLOSED, let connection else { return }
+            Unmanaged<HTTPServer>.fromOpaque(context!).takeUnretainedValue().connectionClosed(connection)
         }
         settings.pointee.log = { context, message in
             guard let context, let message else { return }
@@ -174,6 +188,7 @@ public final class HTTPServer {
         let context = Unmanaged.passUnretained(self).toOpaque()
         settings.pointee.handler_context = context
         settings.pointee.completed_context = context
+        settings.pointee.connection_notify_context = context
         settings.pointee.log_context = context
         guard let started = CMicroHTTPD_start(settings) else {
             Glibc.close(listener)
@@ -184,10 +199,12 @@ public final class HTTPServer {
         epollDescriptor = CMicroHTTPD_epoll_descriptor(started)
         guard epollDescriptor >= 0 else {
             MHD_stop_daemon(started)
+            Glibc.close(listener)
             settings.deallocate()
             throw Failure("http \(asked): libmicrohttpd has no epoll descriptor (built without epoll?)")
         }
         daemon.loop.watch(epollDescriptor) { [unowned self] in run() }
+        daemon.loop.watch(listener) { [unowned self] in acceptConnections() }
         // Weak: the daemon keeps its observers for its whole life, and this server may go first.
         daemon.observeEvents { [weak self] event in self?.broadcast(event.line) }
         scheduleRun()
@@ -208,9 +225,11 @@ public final class HTTPServer {
     }
 
     /// When the server next needs the loop without input: the library's timeout, a resumed
-    /// stream, the heartbeat, the end of the snapshot pollers' lease, a parked request's deadline.
+    /// stream, the heartbeat, the end of the snapshot pollers' lease, a parked request's
+    /// deadline, a connection's deadline to complete its request.
     public var nextDeadline: Instant? {
-        parked.values.reduce(Instant.earliest(Instant.earliest(runDue, nextHeartbeat), snapshotLeaseEnd)) {
+        let earliest = Instant.earliest(Instant.earliest(Instant.earliest(runDue, nextHeartbeat), snapshotLeaseEnd), admission.nextDeadline)
+        return parked.values.reduce(earliest) {
             Instant.earliest($0, $1.deadline)
         }
     }
@@ -227,6 +246,9 @@ public final class HTTPServer {
             request.exchange.waitedOut = true
             wake(request)
         }
+        let overdue = admission.overdue(at: now)
+        for descriptor in overdue { letGo(descriptor) }
+        if !overdue.isEmpty { runDue = now }
         if let due = runDue, due <= now { run() }
     }
 
@@ -247,8 +269,10 @@ public final class HTTPServer {
         viewers.removeAll()
         updatePreviewWatching()
         daemon.loop.unwatch(epollDescriptor)
+        daemon.loop.unwatch(listener)
         _ = MHD_run(library)
         MHD_stop_daemon(library)
+        Glibc.close(listener)
         settings.deallocate()
     }
 
@@ -285,19 +309,83 @@ public final class HTTPServer {
     /// The corresponding C function is `MHD_run`.
     private func run() {
         guard !closed else { return }
-        let before = CMicroHTTPD_connection_count(library)
         running = true
         _ = MHD_run(library)
         running = false
-        let after = CMicroHTTPD_connection_count(library)
         let waiting = resumes
         resumes.removeAll(keepingCapacity: true)
         for stream in waiting { resume(stream) }
         scheduleRun()
-        // A resumed stream is served on the next pass, at once; so is a client waiting in the
-        // listen backlog when a connection closed at the limit (the library puts the listening
-        // socket back in its epoll set only on its next pass).
-        if !waiting.isEmpty || after < before { runDue = daemon.loop.clock.now }
+        // A resumed stream is served on the next pass, at once.
+        if !waiting.isEmpty { runDue = daemon.loop.clock.now }
+    }
+
+    // MARK: - Connections
+
+    /// Accepts every connection waiting, and gives each a slot or refuses it (``HTTPAdmission``).
+    ///
+    /// The corresponding C functions are `accept` and `MHD_add_connection`.
+    private func acceptConnections() {
+        while !closed {
+            var address = sockaddr_storage()
+            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            let descriptor = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    UnixSocket.accept(listener, address: $0, length: &length)
+                }
+            }
+            guard descriptor >= 0 else {
+                // EAGAIN: none left. Anything else (EMFILE, a connection reset while waiting)
+                // is the one connection's, and the loop watches the listener again.
+                if errno != EAGAIN && errno != EWOULDBLOCK && errno != ECONNABORTED && errno != EINTR {
+                    libraryLog("cannot accept a connection: \(Errno.current)")
+                }
+                if errno == ECONNABORTED || errno == EINTR { continue }
+                return
+            }
+            switch admission.arrive(descriptor, at: daemon.loop.clock.now) {
+            case .refuse(let reason):
+                Self.refuseAtOnce(descriptor)
+                libraryLog("refused a connection: \(reason)")
+            case .admit(let release):
+                if let release { letGo(release) }
+                let added = withUnsafePointer(to: &address) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { MHD_add_connection(library, descriptor, $0, length) }
+                }
+                // Refused, the library has closed the socket already.
+                if added != MHD_Result.YES { admission.closed(descriptor) }
+                runDue = daemon.loop.clock.now
+            }
+        }
+    }
+
+    /// Answers 503 to a connection that gets no slot, as far as its socket takes it without
+    /// waiting, and closes it.
+    ///
+    /// The corresponding C functions are `send` (`MSG_DONTWAIT`) and `close`.
+    private static func refuseAtOnce(_ descriptor: CInt) {
+        let answer = "HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nRetry-After: 1\r\nContent-Length: 0\r\n\r\n"
+        _ = answer.utf8.withContiguousStorageIfAvailable { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }
+        Glibc.close(descriptor)
+    }
+
+    /// Lets go of a connection that has not completed a request: its socket is shut down, which
+    /// the library reads as the client leaving and closes it on its next pass. (The socket is
+    /// the library's; shutting it down, unlike closing it, leaves its descriptor to the library.)
+    ///
+    /// The corresponding C function is `shutdown`.
+    private func letGo(_ descriptor: CInt) {
+        shutdown(descriptor, CInt(SHUT_RDWR))
+    }
+
+    /// A response ended on `connection`: it now waits for its next request.
+    fileprivate func responseEnded(on connection: OpaquePointer) {
+        admission.responseEnded(CMicroHTTPD_connection_descriptor(connection), at: daemon.loop.clock.now)
+    }
+
+    /// The library closed `connection`: its slot is free.
+    fileprivate func connectionClosed(_ connection: OpaquePointer) {
+        admission.closed(CMicroHTTPD_connection_descriptor(connection))
     }
 
     private func scheduleRun() {
@@ -331,6 +419,7 @@ public final class HTTPServer {
         request.pointee = Unmanaged.passRetained(exchange).toOpaque()
         if let refusal = refusalBeforeBody(exchange, on: connection) {
             exchange.answered = true
+            admission.requestComplete(CMicroHTTPD_connection_descriptor(connection))
             return refusal
         }
         // A command waits for its body; everything else answers now.
@@ -386,6 +475,7 @@ public final class HTTPServer {
     /// Answers a request whose headers (and, for a command, body) have all come.
     private func answer(_ exchange: HTTPExchange, on connection: OpaquePointer) -> MHD_Result {
         exchange.answered = true
+        admission.requestComplete(CMicroHTTPD_connection_descriptor(connection))
         switch exchange.route {
         case .page:
             return respond(connection, status: 200, type: "text/html; charset=utf-8", body: HTTPPages.liveView)
@@ -512,6 +602,7 @@ public final class HTTPServer {
     }
 
     private func startStream(on connection: OpaquePointer) -> MHD_Result {
+        if let refusal = streamRefusal(on: connection) { return refusal }
         let stream = EventStream(connection: connection, queueLimit: limits.subscriberQueueLimit, server: self)
         // A first comment, so the headers go out now and the viewer knows it is following.
         stream.queue.appendReply(": shutter events")
@@ -519,6 +610,13 @@ public final class HTTPServer {
             streams[ObjectIdentifier(stream)] = stream
             if nextHeartbeat == nil { nextHeartbeat = daemon.loop.clock.now + limits.heartbeat }
         }
+    }
+
+    /// A 503 when the streams have all the slots they may take (the rest are kept for requests).
+    private func streamRefusal(on connection: OpaquePointer) -> MHD_Result? {
+        guard !admission.beginStream(CMicroHTTPD_connection_descriptor(connection)) else { return nil }
+        return refuse(connection, HTTPRefusal(status: 503, message: "\(admission.streamCapacity) viewers already follow /events or /stream, the most for http.maxClients \(limits.maximumClients): the other connections are kept for requests"),
+                      headers: [("Retry-After", "5")])
     }
 
     /// Queues a response of unknown length whose body `stream` reads, after `register` (once the
@@ -624,6 +722,7 @@ public final class HTTPServer {
     /// Starts a `/stream` viewer: the newest preview at once if there is one, then each newer
     /// one its socket has room for.
     private func startPreviewStream(on connection: OpaquePointer) -> MHD_Result {
+        if let refusal = streamRefusal(on: connection) { return refusal }
         let viewer = PreviewViewer(connection: connection, feed: daemon.preview, server: self)
         // A block of 64 KiB: a 640-pixel preview goes to the library in one or two reads.
         return startStreaming(viewer, blockSize: 64 * 1024, type: MJPEGPart.contentType, on: connection) {

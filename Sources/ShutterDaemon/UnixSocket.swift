@@ -63,11 +63,12 @@ public enum UnixSocket {
         return descriptor
     }
 
-    /// The next waiting client of `listener`, non-blocking and close-on-exec, or -1 with errno set.
+    /// The next waiting client of `listener` (any stream socket: the HTTP server's TCP one
+    /// too), non-blocking and close-on-exec, or -1 with errno set; its address into `address`.
     ///
     /// The corresponding C function is `accept` (Glibc's module leaves out `accept4`).
-    static func accept(_ listener: CInt) -> CInt {
-        let descriptor = Glibc.accept(listener, nil, nil)
+    static func accept(_ listener: CInt, address: UnsafeMutablePointer<sockaddr>? = nil, length: UnsafeMutablePointer<socklen_t>? = nil) -> CInt {
+        let descriptor = Glibc.accept(listener, address, length)
         guard descriptor >= 0 else { return descriptor }
         _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
         _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)

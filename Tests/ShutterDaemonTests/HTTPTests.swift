@@ -454,27 +454,78 @@ import ShutterCore
         #expect(try rig.http("GET", "/api/status").status == 200)
     }
 
-    /// At `maxClients`, the library stops accepting: a new client waits in the listen backlog,
-    /// unanswered, and is served once a connection leaves.
-    @Test func beyondMaxClientsANewClientWaitsUntilOneLeaves() throws {
-        let rig = try TestRig.withHTTP(HTTPSettings(endpoint: HTTPEndpoint(address: "127.0.0.1", port: 0), maxClients: 2))
+    /// Streams may take only part of `maxClients`: a viewer beyond is answered 503 at once, and
+    /// a request still gets a slot while the streams follow.
+    @Test func streamsLeaveRoomForRequests() throws {
+        let rig = try TestRig.withHTTP(HTTPSettings(endpoint: HTTPEndpoint(address: "127.0.0.1", port: 0), maxClients: 4))
         defer { rig.close() }
-        let first = try rig.followEvents()
-        let second = try rig.followEvents()
-        let third = try HTTPTestClient(rig)
-        try third.send("GET /api/status HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
-        for _ in 0..<100 {
+        let followers = try (0..<3).map { _ in try rig.followEvents() }
+        let fourth = try HTTPTestClient(rig)
+        try fourth.send("GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        let refused = try fourth.response("the fourth viewer's answer")
+        #expect(refused.status == 503)
+        #expect(refused.body.contains("http.maxClients 4"))
+        #expect(rig.daemon.http?.streamCount == 3)
+        #expect(try rig.http("GET", "/api/status").status == 200)
+        // One leaves: a viewer may follow again.
+        followers[0].closeNow()
+        _ = try rig.followEvents()
+        withExtendedLifetime(followers) {}
+    }
+
+    /// Connections that never complete a request (a slowloris, a header byte now and then)
+    /// cannot hold the slots: a client that asks gets one in the place of the one waiting
+    /// longest, and is answered.
+    @Test func halfRequestsCannotTakeTheSlotsOfAClientThatAsks() throws {
+        let rig = try TestRig.withHTTP(HTTPSettings(endpoint: HTTPEndpoint(address: "127.0.0.1", port: 0), maxClients: 4))
+        defer { rig.close() }
+        let viewer = try rig.followEvents()
+        var slow: [HTTPTestClient] = []
+        for round in 0..<12 {
+            let client = try HTTPTestClient(rig)
+            try client.send("GET /api/status HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+            slow.append(client)
+            for other in slow {
+                try other.send("a")
+                other.pull()
+            }
             try rig.daemon.loop.runOnce(timeoutMilliseconds: 2)
-            third.pull()
+            if round % 3 == 2 { #expect(try rig.http("GET", "/api/status").status == 200, "round \(round)") }
         }
-        #expect(HTTPTestResponse(third.received) == nil, "the third was served beyond the limit: \(third.text.prefix(200))")
-        #expect(rig.daemon.http?.streamCount == 2)
-        // One leaves: its close is seen at once, though no event comes to write to it, and
-        // there is room again.
-        second.closeNow()
-        let answer = try third.response("the third, once there is room")
-        #expect(answer.status == 200)
-        withExtendedLifetime(first) {}
+        for client in slow { client.pull() }
+        // All but the newest few were let go, unanswered, to make room.
+        let letGo = slow.filter { $0.closedByServer && HTTPTestResponse($0.received) == nil }.count
+        #expect(letGo >= 12 - 4, "\(letGo) of 12 half requests were let go")
+        // A viewer that had completed its request kept its slot through it all.
+        viewer.pull()
+        #expect(!viewer.closedByServer && rig.daemon.http?.streamCount == 1)
+    }
+
+    /// A connection that has not completed its request by ``HTTPServer/Limits/requestDeadline``
+    /// is let go, however often it sends a byte (the library's own timeout counts only silence).
+    @Test func aRequestNotCompletedByTheDeadlineIsLetGo() throws {
+        var limits = HTTPServer.Limits()
+        limits.requestDeadline = .seconds(3)
+        let rig = try TestRig.withHTTP(limits: limits)
+        defer { rig.close() }
+        let slow = try HTTPTestClient(rig)
+        try slow.send("GET /api/status HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+        let prompt = try HTTPTestClient(rig)
+        try prompt.send("GET /api/status HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        try prompt.wait("the prompt client's answer") { HTTPTestResponse(Array($0.utf8)) != nil }
+        let deadline = try #require(rig.daemon.http?.nextDeadline)
+        #expect(deadline - rig.chip.clock.now <= .seconds(3))
+        for _ in 0..<5 {
+            try slow.send("a")
+            try rig.advance(by: .seconds(0.7))
+        }
+        try slow.wait("the slow client let go") { _ in false }
+        #expect(slow.closedByServer)
+        #expect(HTTPTestResponse(slow.received) == nil, "the half request was answered: \(slow.text.prefix(200))")
+        // The prompt client, waiting for its next request on a kept-alive connection, ran out
+        // of time the same way.
+        prompt.pull()
+        #expect(prompt.closedByServer)
     }
 
     /// A client that sends half a request and stops is closed after the connection timeout; a

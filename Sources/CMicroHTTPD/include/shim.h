@@ -44,9 +44,9 @@ typedef void (*CMicroHTTPD_log_function)(void *context, const char *message);
 /// What the server is started with. Kept alive by the caller until MHD_stop_daemon has returned:
 /// the logger reads it on every message.
 typedef struct CMicroHTTPD_settings {
-    /// A bound, listening, non-blocking socket the library takes over (and closes when stopped).
-    int listen_socket;
-    /// Connections at once (MHD_OPTION_CONNECTION_LIMIT); more are closed as they come.
+    /// Connections at once (MHD_OPTION_CONNECTION_LIMIT); more are closed as they come. The
+    /// library listens on no socket of its own (MHD_USE_NO_LISTEN_SOCKET): the caller accepts
+    /// and hands each connection over with MHD_add_connection.
     unsigned int connection_limit;
     /// Seconds a connection may make no progress (MHD_OPTION_CONNECTION_TIMEOUT).
     unsigned int connection_timeout_seconds;
@@ -57,6 +57,9 @@ typedef struct CMicroHTTPD_settings {
     void *handler_context;
     MHD_RequestCompletedCallback completed;
     void *completed_context;
+    /// Told when a connection closes (MHD_OPTION_NOTIFY_CONNECTION), before its socket is.
+    MHD_NotifyConnectionCallback connection_notify;
+    void *connection_notify_context;
     CMicroHTTPD_log_function log;
     void *log_context;
 } CMicroHTTPD_settings;
@@ -74,16 +77,16 @@ static inline void CMicroHTTPD_log_trampoline(void *context, const char *format,
 /// The corresponding C function is `MHD_start_daemon`.
 static inline struct MHD_Daemon *CMicroHTTPD_start(CMicroHTTPD_settings *settings) {
     // SIGPIPE is ignored by shutter's event loop, so the library may use sendfile().
-    return MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG,
+    return MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG | MHD_USE_NO_LISTEN_SOCKET,
                             0, NULL, NULL,
                             settings->handler, settings->handler_context,
                             // First, or the options before it log through the default logger.
                             MHD_OPTION_EXTERNAL_LOGGER, CMicroHTTPD_log_trampoline, (void *)settings,
-                            MHD_OPTION_LISTEN_SOCKET, (MHD_socket)settings->listen_socket,
                             MHD_OPTION_CONNECTION_LIMIT, settings->connection_limit,
                             MHD_OPTION_CONNECTION_TIMEOUT, settings->connection_timeout_seconds,
                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, settings->connection_memory_limit,
                             MHD_OPTION_NOTIFY_COMPLETED, settings->completed, settings->completed_context,
+                            MHD_OPTION_NOTIFY_CONNECTION, settings->connection_notify, settings->connection_notify_context,
                             MHD_OPTION_SIGPIPE_HANDLED_BY_APP, (int)1,
                             MHD_OPTION_END);
 }
@@ -94,14 +97,6 @@ static inline struct MHD_Daemon *CMicroHTTPD_start(CMicroHTTPD_settings *setting
 static inline int CMicroHTTPD_epoll_descriptor(struct MHD_Daemon *daemon) {
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_EPOLL_FD);
     return info == NULL ? -1 : info->epoll_fd;
-}
-
-/// Connections open now.
-///
-/// The corresponding C function is `MHD_get_daemon_info(MHD_DAEMON_INFO_CURRENT_CONNECTIONS)`.
-static inline unsigned int CMicroHTTPD_connection_count(struct MHD_Daemon *daemon) {
-    const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
-    return info == NULL ? 0 : info->num_connections;
 }
 
 /// The socket of a connection; -1 when the library does not say.
