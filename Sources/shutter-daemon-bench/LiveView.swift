@@ -15,7 +15,10 @@ import ShutterDaemon
 //      saved, press → photo p50 within 1.5x;
 //   3. 2000 bad requests (malformed, oversized headers, path traversal, wrong methods, no token),
 //      each answered 4xx or closed, while photos are taken: the daemon keeps running, no photo lost;
-//   4. a viewer that stops reading, beside one that reads, for 30 s: the daemon's resident memory
+//   4. 60 connections that trickle a header byte every 500 ms and 40 that follow /events and
+//      never read, against maxClients 40: a status probe every second is answered, and every
+//      trickling connection is let go;
+//   5. a viewer that stops reading, beside one that reads, for 30 s: the daemon's resident memory
 //      grows less than 4 MiB.
 // Prints the figures, `ok`/`FAIL` for each limit, and exits non-zero when one is missed.
 
@@ -287,7 +290,49 @@ final class StreamViewer {
     status.send("GET /api/status HTTP/1.0\r\nAuthorization: Bearer \(token)\r\n\r\n")
     verdict(status.statusWhenClosed(seconds: 5) == 200, "the status answers after the flood")
 
-    // 4. A viewer that stops reading, beside one that reads, for 30 s: the daemon's memory, from
+    // 4. Clients that hold connections without asking: 60 that trickle a header byte every
+    // 500 ms (a slowloris) and 40 that follow /events and never read, against maxClients 40,
+    // while a status probe asks every second. Unprotected, every probe waits behind them.
+    let trickling = (0..<60).map { _ -> HTTPConnection in
+        let connection = HTTPConnection(port: port, receiveBuffer: 1024)
+        connection.send("GET /api/status HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\nX-Slow: ")
+        return connection
+    }
+    let stuckFollowers = (0..<40).map { _ -> HTTPConnection in
+        let connection = HTTPConnection(port: port, receiveBuffer: 1024)
+        connection.send("GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n\r\n")
+        return connection
+    }
+    var slowProbes: [Double] = []
+    let slowEnd = now() + 14_000_000_000
+    var nextTrickle = now()
+    while now() < slowEnd {
+        if now() >= nextTrickle {
+            nextTrickle = now() + 500_000_000
+            for connection in trickling where !connection.closed { connection.send("a"); connection.pull() }
+        }
+        let asked = now()
+        let probe = HTTPConnection(port: port)
+        probe.send("GET /api/status HTTP/1.0\r\nAuthorization: Bearer \(token)\r\n\r\n")
+        slowProbes.append(probe.statusWhenClosed(seconds: 10) == 200 ? Double(now() - asked) / 1e6 : .infinity)
+        usleep(1_000_000)
+    }
+    for connection in stuckFollowers { connection.pull() }
+    let letGo = trickling.filter { $0.closed && $0.buffer.isEmpty }.count
+    let refusedFollowers = stuckFollowers.filter { $0.buffer.starts(with: Array("HTTP/1.1 503".utf8)) }.count
+    print("slow clients: 60 trickling a header byte every 500 ms and 40 following /events without reading, for 14 s, maxClients 40: "
+        + "\(letGo) trickling let go unanswered, \(refusedFollowers) followers refused 503; status probe (\(slowProbes.count)) p50 \(ms(percentile(slowProbes, 0.5))), "
+        + "max \(ms(slowProbes.max() ?? .nan)); each: " + slowProbes.map { String(format: "%.0f", $0) }.joined(separator: " ") + " ms")
+    // The property is that a probe is answered at all (unprotected, none is); how fast is the
+    // figure above, which a loaded machine moves.
+    verdict(slowProbes.allSatisfy { $0.isFinite }, "every status probe answered while slow clients hold connections")
+    verdict(letGo == 60, "every trickling connection let go by the request deadline (10 s)")
+    trickling.forEach { $0.closeNow() }
+    stuckFollowers.forEach { $0.closeNow() }
+    // Until the server has seen them leave, their stream places are taken.
+    usleep(1_000_000)
+
+    // 5. A viewer that stops reading, beside one that reads, for 30 s: the daemon's memory, from
     // when both were served (its buffers made) to the end. The library's connection timeout (10 s
     // without progress) closes the stuck one; until then it holds one part at most.
     let reader = StreamViewer(port: port, token: token)
@@ -300,6 +345,7 @@ final class StreamViewer {
     let growthMiB = Double(peakKiB - beforeKiB) / 1024
     print("a viewer that never read, beside one that read \(reader.parts) parts, for 30 s: resident \(beforeKiB / 1024) MiB before, peak \(peakKiB / 1024) MiB, "
         + "\(daemon.residentKiB / 1024) MiB at the end (\(startKiB / 1024) MiB at start-up)")
+    verdict(reader.parts > 0, "the viewer that reads is served (\(reader.parts) parts)")
     verdict(growthMiB < 4, "resident memory grew \(String(format: "%.1f", growthMiB)) MiB (< 4) over those 30 s")
     withExtendedLifetime(stuck) {}
     close(events.descriptor)
