@@ -35,6 +35,9 @@ public final class HookRunner {
     private var processes: [HookQueue<Job>.RunID: Process] = [:]
     private unowned let loop: EventLoop
     private let settings: HookSettings
+    /// Where the runner's diagnostics go: the daemon's log (standard error); a test gives its own
+    /// sink rather than capture the process's standard error, which every test shares.
+    public var log: (_ message: String, _ priority: Log.Priority) -> Void = Log.write
     /// The latest exit statuses, oldest first (the last 32; `status` and tests read them).
     public private(set) var exits: [(job: Job, status: String)] = []
 
@@ -131,7 +134,7 @@ public final class HookRunner {
             let text = result < 0 ? "vanished" : Self.describe(status)
             record(process.job, text)
             let message = "shutter: hook \(process.job.name) (\(process.job.arguments[0]), pid \(process.pid)) \(text)"
-            if text == "exited 0" { Log.info(message) } else { Log.warning(message) }
+            if text == "exited 0" { log(message, .info) } else { log(message, .warning) }
             perform(queue.exited(id, at: now), now: now)
         }
     }
@@ -149,16 +152,16 @@ public final class HookRunner {
                 start(id, job, now: now)
             case .terminate(let id):
                 if let process = processes[id] {
-                    Log.warning("shutter: hook \(process.job.name) (pid \(process.pid)) ran over \(JSONLine.number(settings.timeout.milliseconds / 1000, decimals: 3)) s: SIGTERM")
+                    log("shutter: hook \(process.job.name) (pid \(process.pid)) ran over \(JSONLine.number(settings.timeout.milliseconds / 1000, decimals: 3)) s: SIGTERM", .warning)
                     kill(-process.pid, SIGTERM)
                 }
             case .kill(let id):
                 if let process = processes[id] {
-                    Log.warning("shutter: hook \(process.job.name) (pid \(process.pid)) ignored SIGTERM: SIGKILL")
+                    log("shutter: hook \(process.job.name) (pid \(process.pid)) ignored SIGTERM: SIGKILL", .warning)
                     kill(-process.pid, SIGKILL)
                 }
             case .drop(let job):
-                Log.warning("shutter: hook \(job.name) dropped: \(settings.maxRunning) running and \(settings.maxQueued) waiting already (\(job.arguments.joined(separator: " ")))")
+                log("shutter: hook \(job.name) dropped: \(settings.maxRunning) running and \(settings.maxQueued) waiting already (\(job.arguments.joined(separator: " ")))", .warning)
             }
         }
     }
@@ -166,7 +169,7 @@ public final class HookRunner {
     private func start(_ id: HookQueue<Job>.RunID, _ job: Job, now: Instant) {
         var pipeEnds: [CInt] = [0, 0]
         guard pipe(&pipeEnds) == 0 else {
-            Log.error("shutter: hook \(job.name) not started: pipe failed: \(Errno.current)")
+            log("shutter: hook \(job.name) not started: pipe failed: \(Errno.current)", .error)
             perform(queue.exited(id, at: now), now: now)
             return
         }
@@ -210,7 +213,7 @@ public final class HookRunner {
         close(pipeEnds[1])
         guard result == 0 else {
             close(pipeEnds[0])
-            Log.error("shutter: hook \(job.name) not started: \(job.arguments[0]): \(Errno(rawValue: result))")
+            log("shutter: hook \(job.name) not started: \(job.arguments[0]): \(Errno(rawValue: result))", .error)
             record(job, "not started")
             perform(queue.exited(id, at: now), now: now)
             return
@@ -240,12 +243,12 @@ public final class HookRunner {
             break
         }
         while let newline = process.pending.firstIndex(of: UInt8(ascii: "\n")) {
-            Log.info("shutter: hook \(process.job.name)[\(process.pid)]: " + String(decoding: process.pending[..<newline], as: UTF8.self))
+            log("shutter: hook \(process.job.name)[\(process.pid)]: " + String(decoding: process.pending[..<newline], as: UTF8.self), .info)
             process.pending.removeFirst(newline + 1)
         }
         if ended || final {
             if !process.pending.isEmpty {
-                Log.info("shutter: hook \(process.job.name)[\(process.pid)]: " + String(decoding: process.pending, as: UTF8.self))
+                log("shutter: hook \(process.job.name)[\(process.pid)]: " + String(decoding: process.pending, as: UTF8.self), .info)
                 process.pending.removeAll()
             }
             if process.output >= 0 {

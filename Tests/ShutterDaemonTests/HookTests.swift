@@ -42,28 +42,17 @@ import ShutterCore
     }
 }
 
-/// What this process writes to standard error (where `Log` writes) while `body` runs: fd 2 is
-/// pointed at a temporary file and put back afterwards, even when `body` throws.
-///
-/// Other suites running at the same time may log into the capture too; callers look for their
-/// own lines (a hook's name and argument) and ignore the rest. Swift Testing reports on standard
-/// output under `swift test`, so no test's result is lost.
-func capturingStandardError<T>(_ body: () throws -> T) throws -> (value: T, text: String) {
-    let path = "/tmp/sdt-stderr-\(UUID().uuidString.prefix(8))"
-    let file = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-    try #require(file >= 0, "open \(path): errno \(errno)")
-    defer { close(file); unlink(path) }
-    let saved = dup(STDERR_FILENO)
-    try #require(saved >= 0)
-    defer { close(saved) }
-    try #require(dup2(file, STDERR_FILENO) == STDERR_FILENO)
-    let value: T
-    do {
-        defer { _ = dup2(saved, STDERR_FILENO) }
-        value = try body()
+/// The lines a hook runner logs, kept by the test instead of going to standard error (which
+/// every test in the process shares).
+final class LogLines {
+    private(set) var lines: [String] = []
+
+    /// Makes `runner` log here.
+    func collect(from runner: HookRunner?) {
+        runner?.log = { [unowned self] message, _ in lines.append(message) }
     }
-    let text = try String(contentsOfFile: path, encoding: .utf8)
-    return (value, text)
+
+    var text: String { lines.joined(separator: "\n") }
 }
 
 @Suite(.serialized) struct HookRunnerTests {
@@ -102,19 +91,23 @@ func capturingStandardError<T>(_ body: () throws -> T) throws -> (value: T, text
     /// the program, and for the missing one why it did not start) and recorded; the daemon goes
     /// on: no hook is left running and the next press still gives its photo.
     @Test func aFailingOrMissingHookIsLoggedAndTheDaemonGoesOn() throws {
-        let (_, failingLog) = try capturingStandardError {
+        let failingLog = LogLines()
+        do {
             let rig = try rig("{\"event\": [\"/bin/sh\", \"-c\", \"exit 3\"], \"events\": [\"controlValue\"]}")
             defer { rig.close() }
+            failingLog.collect(from: rig.daemon.hooks)
             #expect(rig.daemon.execute(APIRequest(id: nil, command: .set(control: "zoom", to: .value(2)))) == .done)
             try waitForExits(rig, 1)
             #expect(rig.daemon.hooks?.exits.first?.status == "exited 3")
         }
-        let failing = failingLog.split(separator: "\n").filter { $0.contains("shutter: hook event (/bin/sh, pid ") }
-        #expect(failing.count == 1 && failing.first?.hasSuffix(") exited 3") == true, "stderr: \(failingLog)")
+        let failing = failingLog.lines.filter { $0.contains("shutter: hook event (/bin/sh, pid ") }
+        #expect(failing.count == 1 && failing.first?.hasSuffix(") exited 3") == true, "log: \(failingLog.text)")
 
-        let (photos, missingLog) = try capturingStandardError {
+        let missingLog = LogLines()
+        let photos = try {
             let missing = try self.rig("{\"photo\": [\"/nonexistent/upload\", \"{path}\"]}")
             defer { missing.close() }
+            missingLog.collect(from: missing.daemon.hooks)
             try missing.click()
             try missing.waitFor { missing.names.contains("photo") }
             #expect(missing.daemon.hooks?.exits.first?.status == "not started")
@@ -124,11 +117,11 @@ func capturingStandardError<T>(_ body: () throws -> T) throws -> (value: T, text
             try missing.waitFor { missing.names.filter { $0 == "photo" }.count == 2 }
             #expect(missing.daemon.hooks?.exits.map(\.status) == ["not started", "not started"])
             return missing.names.filter { $0 == "photo" }.count
-        }
+        }()
         #expect(photos == 2)
-        let notStarted = missingLog.split(separator: "\n").filter { $0.contains("shutter: hook photo not started: /nonexistent/upload: ") }
-        #expect(notStarted.count == 2, "stderr: \(missingLog)")
-        #expect(notStarted.allSatisfy { $0.contains("No such file or directory") }, "stderr: \(missingLog)")
+        let notStarted = missingLog.lines.filter { $0.contains("shutter: hook photo not started: /nonexistent/upload: ") }
+        #expect(notStarted.count == 2, "log: \(missingLog.text)")
+        #expect(notStarted.allSatisfy { $0.contains("No such file or directory") }, "log: \(missingLog.text)")
     }
 
     /// At the timeout the hook's process group gets SIGTERM, and SIGKILL after the grace when it
@@ -139,13 +132,15 @@ func capturingStandardError<T>(_ body: () throws -> T) throws -> (value: T, text
         let out = "/tmp/sdt-hook-\(UUID().uuidString.prefix(8))"
         defer { try? FileManager.default.removeItem(atPath: out) }
         func written() -> String { (try? String(contentsOfFile: out, encoding: .utf8)) ?? "" }
-        let (_, log) = try capturingStandardError {
+        let log = LogLines()
+        do {
             // Each `sleep` dies of the group's TERM; the shell runs its trap and sleeps again.
             let rig = try rig("""
             {"event": ["/bin/sh", "-c", "trap 'echo TERM >> \(out)' TERM; echo ready > \(out); while :; do sleep 1; done"],
              "events": ["controlValue"], "timeoutMs": 100}
             """)
             defer { rig.close() }
+            log.collect(from: rig.daemon.hooks)
             _ = rig.daemon.execute(APIRequest(id: nil, command: .set(control: "zoom", to: .value(2))))
             #expect(rig.daemon.hooks?.runningCount == 1)
             // The trap is in place before the virtual timeout passes.
@@ -158,11 +153,10 @@ func capturingStandardError<T>(_ body: () throws -> T) throws -> (value: T, text
             try waitForExits(rig, 1)
             #expect(rig.daemon.hooks?.exits.first?.status == "killed by signal 9")
         }
-        let lines = log.split(separator: "\n").map(String.init)
-        let term = lines.firstIndex { $0.contains("shutter: hook event (pid ") && $0.hasSuffix("ran over 0.1 s: SIGTERM") }
-        let kill = lines.firstIndex { $0.contains("shutter: hook event (pid ") && $0.hasSuffix("ignored SIGTERM: SIGKILL") }
-        let termIndex = try #require(term, "stderr: \(log)")
-        let killIndex = try #require(kill, "stderr: \(log)")
+        let term = log.lines.firstIndex { $0.contains("shutter: hook event (pid ") && $0.hasSuffix("ran over 0.1 s: SIGTERM") }
+        let kill = log.lines.firstIndex { $0.contains("shutter: hook event (pid ") && $0.hasSuffix("ignored SIGTERM: SIGKILL") }
+        let termIndex = try #require(term, "log: \(log.text)")
+        let killIndex = try #require(kill, "log: \(log.text)")
         #expect(termIndex < killIndex)
     }
 
