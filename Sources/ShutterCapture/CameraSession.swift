@@ -369,6 +369,7 @@ final class CameraSession {
                 case .startOverdue(let waited):
                     .startTimedOut(device: camera?.info.path ?? settings.deviceDescription, seconds: Double(waited.rawValue) / 1e9)
                 case .instantNotHeld(let after): .instantNotHeld(oldestHeldAfter: after)
+                case .rigShotBacklog(let limit): .rigShotBacklog(limit: limit)
                 }
                 report(CaptureFailure(at: clock.now, pressedAt: pressedAt, error: error))
                 wake.signal()

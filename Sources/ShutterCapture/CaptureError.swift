@@ -49,6 +49,8 @@ public enum CaptureError: Error, Hashable, Sendable, CustomStringConvertible {
     /// A rig's shot came after the ring let go of the frame exposing at its instant; the oldest
     /// frame held began `oldestHeldAfter` past it (``CaptureStateMachine/Failure/instantNotHeld(oldestHeldAfter:)``).
     case instantNotHeld(oldestHeldAfter: Nanoseconds)
+    /// `limit` rig shots wait for their frames already (``CaptureStateMachine/rigShotLimit``).
+    case rigShotBacklog(limit: Int)
     /// The libcamera backend cannot be loaded (``loadLibcamera()``): the plugin is not where it is
     /// looked for, or libcamera itself is missing; `reason` names the files and `dlerror`'s text.
     case libcameraUnavailable(reason: String)
@@ -62,6 +64,16 @@ public enum CaptureError: Error, Hashable, Sendable, CustomStringConvertible {
         case .deviceVanished: ENODEV
         case .cameraMemory: ENOMEM
         default: nil
+        }
+    }
+
+    /// Whether a rig's shot failed so because this node could not take its instant (too late
+    /// for the ring, too many shots waiting): the shot is missed, as one refused on arrival, and
+    /// the camera did not fail.
+    public var missesTheShot: Bool {
+        switch self {
+        case .instantNotHeld, .rigShotBacklog: true
+        default: false
         }
     }
 
@@ -85,6 +97,7 @@ public enum CaptureError: Error, Hashable, Sendable, CustomStringConvertible {
         case .notReady: "notReady"
         case .stalled, .startTimedOut: "stalled"
         case .instantNotHeld: "instantNotHeld"
+        case .rigShotBacklog: "rigShotBacklog"
         case .badPhotoName: "badPhotoName"
         case .libcameraUnavailable: "libcameraUnavailable"
         }
@@ -151,6 +164,8 @@ public enum CaptureError: Error, Hashable, Sendable, CustomStringConvertible {
         case .instantNotHeld(let after):
             return "too late for the ring: its oldest frame began \(JSONLine.number(after.milliseconds, decimals: 1)) ms after the shot's instant, "
                 + "and the frame exposing at that instant is gone"
+        case .rigShotBacklog(let limit):
+            return "\(limit) rig shots are waiting for their frames already, the most this node takes beside its own presses"
         case .libcameraUnavailable(let reason):
             return "cannot load the libcamera backend: \(reason) (swift build builds libshutter-libcamera.so beside shutter; "
                 + "Deploy/install.sh installs it in /usr/local/lib/shutter)"

@@ -29,6 +29,8 @@ public struct CaptureStateMachine: Sendable {
         /// A rig's shot came after the ring let go of the frame exposing at its instant: the
         /// oldest frame held began `oldestHeldAfter` past the instant.
         case instantNotHeld(oldestHeldAfter: Nanoseconds)
+        /// As many rig shots as ``CaptureStateMachine/rigShotLimit`` wait for their frames already.
+        case rigShotBacklog(limit: Int)
     }
 
     /// What the service must do.
@@ -48,12 +50,17 @@ public struct CaptureStateMachine: Sendable {
     /// A press waiting for a frame.
     struct Waiting: Hashable, Sendable {
         var pressedAt: Instant
+        var rigShot = false
     }
 
     /// Whether the board keeps the camera streaming between shots.
     public let keepStreaming: Bool
     /// The most photos being saved or waiting; a longer burst fails fast instead of growing memory.
     public let maximumInFlight: Int
+    /// The most rig shots waiting for their frames, beside ``maximumInFlight``: a shot set in the
+    /// future waits until its instant, and a node sent many (or whose clock runs ahead) must not
+    /// take the slots of its own button.
+    public var rigShotLimit: Int { max(1, maximumInFlight / 2) }
     /// The frames held, oldest first, as many as the service's ring holds.
     public private(set) var held: [Stamp] = []
     /// How many frames the ring holds (the service sets it once it knows the frame size); lowering it forgets the oldest.
@@ -189,7 +196,7 @@ public struct CaptureStateMachine: Sendable {
         var actions: [Action] = []
         var index = 0
         while index < waiting.count {
-            if let chosen = choice(for: waiting[index].pressedAt) {
+            if let chosen = choice(for: waiting[index].pressedAt, reusingSavedFrames: waiting[index].rigShot) {
                 actions.append(save(chosen, pressedAt: waiting.remove(at: index).pressedAt))
             } else {
                 index += 1
@@ -215,13 +222,17 @@ public struct CaptureStateMachine: Sendable {
     ///   (``Failure/instantNotHeld(oldestHeldAfter:)``) rather than take a later one, whose
     ///   photo would not be of the rig's instant.
     public mutating func press(at pressedAt: Instant, now: Instant, inFlight: Int, rigShot: Bool = false) -> [Action] {
-        if inFlight + waiting.count >= maximumInFlight {
+        let rigShotsWaiting = waiting.count { $0.rigShot }
+        if rigShot, rigShotsWaiting >= rigShotLimit {
+            return [.fail(pressedAt: pressedAt, .rigShotBacklog(limit: rigShotLimit))]
+        }
+        if inFlight + waiting.count - rigShotsWaiting >= maximumInFlight {
             return [.fail(pressedAt: pressedAt, .backlog(limit: maximumInFlight))]
         }
         isPrepared = false
         if !isStreaming {
             // A cold camera: the frames before the press are gone; the first after the warm-up serves it.
-            waiting.append(Waiting(pressedAt: pressedAt))
+            waiting.append(Waiting(pressedAt: pressedAt, rigShot: rigShot))
             if isStarting { return [] }  // the start already asked for serves this press too (or it fails at the next tick when overdue)
             askStart(at: now)
             return [.startStream]
@@ -232,7 +243,7 @@ public struct CaptureStateMachine: Sendable {
         if warmupRemaining == 0, let chosen = choice(for: pressedAt, reusingSavedFrames: rigShot) {
             return [save(chosen, pressedAt: pressedAt)] + standbyIfIdle()
         }
-        waiting.append(Waiting(pressedAt: pressedAt))
+        waiting.append(Waiting(pressedAt: pressedAt, rigShot: rigShot))
         return []
     }
 

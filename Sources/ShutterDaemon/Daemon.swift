@@ -416,9 +416,9 @@ public final class Daemon {
     }
 
     private func report(_ event: CaptureEvent) {
-        if case .captureFailed(let failure) = event, case .instantNotHeld = failure.error {
-            // Only a rig's shot fails so: it came too late for the ring, and the rig node reports
-            // it missed, as a shot refused on arrival; this camera did not fail.
+        if case .captureFailed(let failure) = event, failure.error.missesTheShot {
+            // Only a rig's shot fails so, and the rig node reports it missed, as a shot refused
+            // on arrival; this camera did not fail.
             _ = event.pressedAt.flatMap { captureRequests.take(pressedAt: $0) }
             _ = mqtt?.captureReported(event)
             return

@@ -479,8 +479,8 @@ final class MQTTNode {
                 if let sha256 = photo.sha256 { line.add("sha256", sha256) }
             }
         case .captureFailed(let failure):
-            if case .instantNotHeld = failure.error {
-                // Came too late for the ring, as a refused shot does: missed, not failed.
+            if failure.error.missesTheShot {
+                // This node could not take the instant, as a refused shot: missed, not failed.
                 daemon.publish(DaemonEvent(.rig(.missed(shot, reason: failure.error.description, at: failure.at))))
                 publishResult(RigShotResult(shot: shot.id, node: topics.node, outcome: .missed(reason: failure.error.description)), shot: shot)
             } else {

@@ -51,7 +51,7 @@ private func render(_ action: CaptureStateMachine.Action) -> String {
     switch action {
     case .save(let number, let pressedAt): return "save #\(number) for \(time(pressedAt))"
     case .fail(let pressedAt, let failure):
-        let kind = switch failure { case .stalled: "stalled"; case .backlog: "backlog"; case .startOverdue: "startOverdue"; case .instantNotHeld: "instantNotHeld" }
+        let kind = switch failure { case .stalled: "stalled"; case .backlog: "backlog"; case .startOverdue: "startOverdue"; case .instantNotHeld: "instantNotHeld"; case .rigShotBacklog: "rigShotBacklog" }
         return "fail \(pressedAt.map(time) ?? "stream") \(kind)"
     case .startStream: return "start"
     case .restartStream: return "restart"
@@ -268,6 +268,32 @@ struct CaptureStateMachineTests {
         #expect(rig.press(at: ms(80), now: ms(200), inFlight: 0, rigShot: true).map(render) == ["save #2 for 80"])
         var local = streaming()
         #expect(local.press(at: ms(50), now: ms(200), inFlight: 0).map(render) == ["save #2 for 50"])
+    }
+
+    /// Rig shots whose instant is still to come wait for their frames within a budget of their
+    /// own (half the photos in flight): however many a node is sent, the rig's own button keeps
+    /// its slots.
+    @Test func rigShotsSetInTheFutureLeaveTheButtonItsSlots() {
+        var machine = CaptureStateMachine(ringCapacity: 4, keepStreaming: true, maximumInFlight: 8, frameInterval: .milliseconds(33))
+        machine.streamStarted(at: ms(0), warmupFrames: 0)
+        _ = machine.frame(.init(timestamp: ms(10), sequence: 0), at: ms(20))
+        var answers: [String] = []
+        for shot in 0..<8 {
+            answers += machine.press(at: ms(4800 + Double(shot)), now: ms(30), inFlight: 0, rigShot: true).map(render)
+        }
+        #expect(answers == ["fail 4804 rigShotBacklog", "fail 4805 rigShotBacklog", "fail 4806 rigShotBacklog", "fail 4807 rigShotBacklog"])
+        #expect(machine.waitingCount == 4)
+        // The button: a press now gets the frame exposing at its instant, and so do seven more
+        // waiting for frames to come.
+        #expect(machine.press(at: ms(15), now: ms(30), inFlight: 0).map(render) == ["save #0 for 15"])
+        for press in 0..<7 {
+            #expect(machine.press(at: ms(40 + Double(press)), now: ms(40), inFlight: 1).isEmpty)
+        }
+        #expect(machine.press(at: ms(60), now: ms(60), inFlight: 1).map(render) == ["fail 60 backlog"])
+        // The rig shots' frames come in their time.
+        _ = machine.frame(.init(timestamp: ms(43), sequence: 1), at: ms(53))
+        let (_, shotsFrame) = machine.frame(.init(timestamp: ms(4790), sequence: 2), at: ms(4800))
+        #expect(shotsFrame.map(render).filter { $0.hasPrefix("save #2 for 48") }.count == 4)
     }
 
     @Test func aBacklogFailsTheExtraPressAtOnce() {
