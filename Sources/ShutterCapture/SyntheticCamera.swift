@@ -34,7 +34,14 @@ public final class SyntheticCamera: Camera {
     public var isUnplugged = false
     private var pendingFailure: CaptureError?
     private let wake: WakePipe
-    private let pending = Locked<[Instant]>([])
+    /// Frames made by the timer and not read yet, at most ``queueLimit``, and how many came
+    /// after those with nowhere to go.
+    private let pending = Locked<(times: [Instant], dropped: UInt32)>(([], 0))
+    /// The most frames waiting to be read. A V4L2 driver fills only the buffers queued to it
+    /// and drops a frame when none is free, its sequence number skipped (the V4L2 spec's
+    /// `v4l2_buffer.sequence`: gaps show frames lost); so a loop held for a while finds these
+    /// oldest frames and a gap, not every frame the timer made, each holding a buffer.
+    public static let queueLimit = 8
     private var timer: (any DispatchSourceTimer)?
     private var sequence: UInt32 = 0
     /// Two rows of bars side by side, so a moved row is one copy.
@@ -112,7 +119,7 @@ public final class SyntheticCamera: Camera {
             let wake = self.wake
             source.setEventHandler {
                 let now = monotonicNow()
-                pending.withLock { $0.append(now) }
+                Self.queue(now, in: pending)
                 wake.signal()
             }
             source.resume()
@@ -124,14 +131,20 @@ public final class SyntheticCamera: Camera {
         timer?.cancel()
         timer = nil
         isStreaming = false
-        pending.withLock { $0.removeAll() }
+        pending.withLock { $0 = ([], 0) }
         wake.drain()
     }
 
     /// Queues a frame stamped `timestamp`, as if the sensor had just delivered it.
     public func emit(at timestamp: Instant) {
-        pending.withLock { $0.append(timestamp) }
+        Self.queue(timestamp, in: pending)
         wake.signal()
+    }
+
+    private static func queue(_ time: Instant, in pending: Locked<(times: [Instant], dropped: UInt32)>) {
+        pending.withLock {
+            if $0.times.count < queueLimit { $0.times.append(time) } else { $0.dropped &+= 1 }
+        }
     }
 
     /// Makes the next `readFrames` throw `error` (e.g. ``CaptureError/deviceVanished(device:)``).
@@ -147,11 +160,14 @@ public final class SyntheticCamera: Camera {
         }
         guard isStreaming else { return }
         takenTimes.removeAll(keepingCapacity: true)
-        pending.withLock { times in
-            takenTimes.append(contentsOf: times)
-            times.removeAll(keepingCapacity: true)
+        let dropped = pending.withLock { queued in
+            takenTimes.append(contentsOf: queued.times)
+            queued.times.removeAll(keepingCapacity: true)
+            defer { queued.dropped = 0 }
+            return queued.dropped
         }
         for time in takenTimes { frames.append(makeFrame(at: time)) }
+        sequence &+= dropped
     }
 
     /// A pooled buffer no frame refers to any more, or a new one for the pool.

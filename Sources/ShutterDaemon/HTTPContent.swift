@@ -6,16 +6,45 @@ import ShutterCore
 /// The photos the HTTP server lists and sends: regular files of the output directory, never
 /// anything a symbolic link or a hidden (temporary) name leads to.
 enum HTTPPhotos {
-    /// `{"ok":true,"photos":[{"name":…,"size":…,"modified":…,"thumbnail":…}]}`, newest first, at
-    /// most `limit`; an output directory not made yet lists none. `modified` is in seconds since
-    /// 1970; `thumbnail` is the path of its thumbnail (`/thumbs/NAME`).
+    /// One photo as the list shows it.
+    struct Entry: Sendable, Equatable {
+        var name: String
+        var size: Int64
+        /// Seconds since 1970.
+        var modified: Double
+    }
+
+    /// The photos of an output directory, newest first (by modification time, then name).
+    struct Listing: Sendable {
+        var entries: [Entry]
+        /// The scan stopped at ``entryLimit`` directory entries: older photos may be left out.
+        var truncated: Bool
+    }
+
+    /// The most directory entries one scan reads (photos, shot folders and what they hold): a
+    /// directory past this is listed in part, and says so, rather than hold the scan for long.
+    static let entryLimit = 100_000
+
+    /// Scans `directory` and its shot folders (off the loop: at 20,000 photos this takes most
+    /// of a second); an output directory not made yet lists none.
     ///
     /// The corresponding C functions are `opendir`, `readdir` and `fstatat` (`AT_SYMLINK_NOFOLLOW`).
-    static func list(in directory: String, limit: Int) -> String {
-        var photos: [(name: String, size: Int64, modified: Double)] = []
-        collect(in: directory, prefix: "", into: &photos)
+    static func scan(_ directory: String, entryLimit: Int = entryLimit) -> Listing {
+        var photos: [Entry] = []
+        var budget = entryLimit
+        collect(in: directory, prefix: "", into: &photos, budget: &budget)
         photos.sort { $0.modified != $1.modified ? $0.modified > $1.modified : $0.name > $1.name }
-        let items = photos.prefix(limit).map { photo -> String in
+        return Listing(entries: photos, truncated: budget <= 0)
+    }
+
+    /// `{"ok":true,"total":…,"photos":[{"name":…,"size":…,"modified":…,"thumbnail":…}],"next":…}`:
+    /// `limit` photos of `listing` from `offset`. `modified` is in seconds since 1970;
+    /// `thumbnail` is the path of its thumbnail (`/thumbs/NAME`); `next` is the path of the next
+    /// page, left out on the last; `truncated` is there when the scan stopped at its limit.
+    static func page(of listing: Listing, offset: Int, limit: Int) -> String {
+        let start = min(max(0, offset), listing.entries.count)
+        let end = min(listing.entries.count, start + max(0, limit))
+        let items = listing.entries[start..<end].map { photo -> String in
             var line = JSONLine()
             line.add("name", photo.name)
             line.add("size", Int(photo.size))
@@ -25,17 +54,22 @@ enum HTTPPhotos {
         }
         var line = JSONLine()
         line.add("ok", true)
+        line.add("total", listing.entries.count)
+        if listing.truncated { line.add("truncated", true) }
         line.add("photos", json: "[" + items.joined(separator: ",") + "]")
+        if end < listing.entries.count { line.add("next", "/photos/?offset=\(end)&limit=\(limit)") }
         return line.description
     }
 
     /// Adds the photos of `directory` to `photos`, and (at the top only) those of its folders: a
-    /// rig's shots, `SHOT/NODE.jpg`. A symbolic link is never followed.
-    private static func collect(in directory: String, prefix: String, into photos: inout [(name: String, size: Int64, modified: Double)]) {
+    /// rig's shots, `SHOT/NODE.jpg`. A symbolic link is never followed. Each entry read costs
+    /// one of `budget`.
+    private static func collect(in directory: String, prefix: String, into photos: inout [Entry], budget: inout Int) {
         guard let stream = opendir(directory) else { return }
         defer { closedir(stream) }
         let descriptor = dirfd(stream)
-        while let entry = readdir(stream) {
+        while budget > 0, let entry = readdir(stream) {
+            budget -= 1
             let name = withUnsafePointer(to: &entry.pointee.d_name) {
                 String(cString: UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self))
             }
@@ -44,9 +78,10 @@ enum HTTPPhotos {
             guard fstatat(descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { continue }
             switch info.st_mode & S_IFMT {
             case S_IFREG:
-                photos.append((prefix + name, Int64(info.st_size), Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9))
+                photos.append(Entry(name: prefix + name, size: Int64(info.st_size),
+                                    modified: Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9))
             case S_IFDIR where prefix.isEmpty:
-                collect(in: directory + "/" + name, prefix: name + "/", into: &photos)
+                collect(in: directory + "/" + name, prefix: name + "/", into: &photos, budget: &budget)
             default:
                 break
             }

@@ -51,8 +51,12 @@ public final class HTTPServer {
         /// the kernel's autotuning. Small, a viewer that stops reading is found out sooner and
         /// the kernel holds less for it (tests make it tiny to see the daemon's queue bound).
         public var sendBufferBytes: Int?
-        /// The most photos `/photos/` lists.
+        /// The photos on one page of `/photos/` when the request does not say (`?limit=`).
         public var photoListLimit = 50
+        /// How long a listing of the photos is answered from without scanning again, when no
+        /// photo was saved meanwhile and the output directory did not change (a photo removed
+        /// from a shot's folder is seen within this).
+        public var photoListAge = Nanoseconds.seconds(10)
         /// How long `/snapshot` waits for a preview when none is fresh (previews are made only
         /// while watched, so the first poll starts them).
         public var snapshotWait = Nanoseconds.seconds(2)
@@ -112,6 +116,13 @@ public final class HTTPServer {
     private var snapshotLeaseEnd: Instant?
     private var thumbnails: ThumbnailCache
     private let thumbnailQueue = DispatchQueue(label: "shutter.http.thumbnails", qos: .utility)
+    /// The last listing of the photos, with what says whether it is still current.
+    private var photoListing: (listing: HTTPPhotos.Listing, generation: Int, directory: timespec?, madeAt: Instant)?
+    /// Counts the photos saved: a listing made before the last one is not current.
+    private var photoGeneration = 0
+    private var photoScanRunning = false
+    /// Runs a scan of the photos off the loop (tests hold it, to see the loop go on meanwhile).
+    var runPhotoScan: (@escaping @Sendable () -> Void) -> Void
     private var nextHeartbeat: Instant?
     private var closed = false
 
@@ -149,6 +160,8 @@ public final class HTTPServer {
         limits.maximumClients = configuration.settings.maxClients
         self.limits = limits
         thumbnails = ThumbnailCache(byteLimit: limits.thumbnailCacheBytes)
+        let thumbnailQueue = thumbnailQueue
+        runPhotoScan = { job in thumbnailQueue.async(execute: job) }
         let asked = configuration.settings.endpoint
         let token = try (configuration.requiresToken ?? configuration.settings.requiresToken) ? HTTPToken.loadOrCreate(path: configuration.tokenPath) : nil
         policy = HTTPAccessPolicy(token: token, viewWithoutToken: configuration.settings.viewWithoutToken)
@@ -206,7 +219,10 @@ public final class HTTPServer {
         daemon.loop.watch(epollDescriptor) { [unowned self] in run() }
         daemon.loop.watch(listener) { [unowned self] in acceptConnections() }
         // Weak: the daemon keeps its observers for its whole life, and this server may go first.
-        daemon.observeEvents { [weak self] event in self?.broadcast(event.line) }
+        daemon.observeEvents { [weak self] event in
+            self?.broadcast(event.line)
+            if event.name == "photo" { self?.photoGeneration += 1 }
+        }
         scheduleRun()
     }
 
@@ -500,7 +516,7 @@ public final class HTTPServer {
         case .events:
             return startStream(on: connection)
         case .photoList:
-            return respond(connection, status: 200, type: Self.json, body: HTTPPhotos.list(in: daemon.board.output.directory, limit: limits.photoListLimit) + "\n")
+            return answerPhotoList(exchange, on: connection)
         case .photo(let name):
             return sendPhoto(name, on: connection)
         case .refused(let refusal):
@@ -832,6 +848,76 @@ public final class HTTPServer {
         wake(request)
     }
 
+    // MARK: - The photo list
+
+    /// The most photos one page of `/photos/` may ask for.
+    static let photoPageLimit = 500
+
+    /// `/photos/?offset=N&limit=M`: a page of the newest photos, from the last listing while it
+    /// is current, else from a scan made off the loop while the request is parked; requests that
+    /// come during a scan wait for that one.
+    private func answerPhotoList(_ exchange: HTTPExchange, on connection: OpaquePointer) -> MHD_Result {
+        let number = { (name: String) -> Int?? in
+            Self.value(connection, .GET_ARGUMENT_KIND, name).map { Int($0).flatMap { $0 >= 0 ? $0 : nil } }
+        }
+        let offset = number("offset"), limit = number("limit")
+        guard offset != .some(nil), limit != .some(nil) else {
+            return refuse(connection, HTTPRefusal(status: 400, message: "offset and limit are whole numbers of photos, 0 or more"))
+        }
+        if let listing = exchange.photoListing ?? currentPhotoListing() {
+            let page = HTTPPhotos.page(of: listing, offset: (offset ?? 0) ?? 0,
+                                       limit: min(max(1, (limit ?? limits.photoListLimit) ?? 1), Self.photoPageLimit))
+            return respond(connection, status: 200, type: Self.json, body: page + "\n")
+        }
+        if exchange.waitedOut {
+            return refuse(connection, HTTPRefusal(status: 503, message: "listing the photos took longer than \(limits.thumbnailWait)"))
+        }
+        park(exchange, on: connection, until: daemon.loop.clock.now + limits.thumbnailWait)
+        startPhotoScan()
+        return .YES
+    }
+
+    /// The output directory's modification time (a photo or shot folder added or removed at
+    /// its top changes it).
+    private var outputDirectoryChanged: timespec? {
+        var info = stat()
+        return stat(daemon.board.output.directory, &info) == 0 ? info.st_mtim : nil
+    }
+
+    /// The last listing, if no photo was saved since it was made, the output directory has not
+    /// changed, and it is younger than ``Limits/photoListAge``.
+    private func currentPhotoListing() -> HTTPPhotos.Listing? {
+        guard let made = photoListing, made.generation == photoGeneration,
+              daemon.loop.clock.now - made.madeAt < limits.photoListAge else { return nil }
+        let now = outputDirectoryChanged
+        guard now?.tv_sec == made.directory?.tv_sec, now?.tv_nsec == made.directory?.tv_nsec else { return nil }
+        return made.listing
+    }
+
+    private func startPhotoScan() {
+        guard !photoScanRunning else { return }
+        photoScanRunning = true
+        let directory = daemon.board.output.directory
+        let generation = photoGeneration, changed = outputDirectoryChanged, startedAt = daemon.loop.clock.now
+        let server = LoopBound(self), mailbox = daemon.loop.mailbox
+        runPhotoScan {
+            let listing = HTTPPhotos.scan(directory)
+            _ = mailbox.post {
+                server.object?.photosScanned(listing, generation: generation, directory: changed, madeAt: startedAt)
+            }
+        }
+    }
+
+    /// A scan finished: kept, and every request waiting for it answered from it.
+    private func photosScanned(_ listing: HTTPPhotos.Listing, generation: Int, directory: timespec?, madeAt: Instant) {
+        photoScanRunning = false
+        photoListing = (listing, generation, directory, madeAt)
+        for request in parked.values where request.exchange.route == .photoList {
+            request.exchange.photoListing = listing
+            wake(request)
+        }
+    }
+
     // MARK: - Responses
 
     static let json = "application/json"
@@ -887,6 +973,8 @@ final class HTTPExchange {
     var waitedOut = false
     /// The thumbnail made for a `/thumbs/` request off the loop.
     var thumbnail: Result<[UInt8], HTTPRefusal>?
+    /// The listing scanned off the loop for a `/photos/` request.
+    var photoListing: HTTPPhotos.Listing?
 
     init(method: String, path: String, route: HTTPRoute) {
         self.method = method

@@ -4,6 +4,19 @@ import ShutterCore
 
 @Suite("Synthetic camera scene")
 struct SyntheticSceneTests {
+    /// Frames the loop does not read for a while wait in a bounded queue, as a driver's filled
+    /// buffers do: the oldest are kept, the rest dropped with their sequence numbers skipped.
+    @Test func framesNotReadWaitInABoundedQueueAndTheRestAreDropped() throws {
+        let camera = try SyntheticCamera(width: 64, height: 48, frameInterval: nil)
+        try camera.start()
+        for index in 0..<20 { camera.emit(at: Instant(rawValue: Int64(index + 1) * 33_000_000)) }
+        let queued = try camera.readFrames()
+        #expect(queued.map(\.sequence) == Array(0..<UInt32(SyntheticCamera.queueLimit)))
+        #expect(queued.last?.timestamp == Instant(rawValue: Int64(SyntheticCamera.queueLimit) * 33_000_000))
+        camera.emit(at: Instant(rawValue: 21 * 33_000_000))
+        #expect(try camera.readFrames().map(\.sequence) == [20])
+    }
+
     @Test("the label names the frame and its monotonic time to the microsecond")
     func label() {
         #expect(SyntheticScene.label(sequence: 42, seconds: 3806.6138671) == "#000042  3806.613867 s")

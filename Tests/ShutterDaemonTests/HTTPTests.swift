@@ -237,6 +237,62 @@ import ShutterCore
         #expect(Int(file.headers["content-length"] ?? "") == size)
     }
 
+    /// `/photos/` scans the output directory off the loop (the loop answers meanwhile, and two
+    /// requests share one scan), answers later pages from that listing, scans again once a
+    /// photo is saved, and pages the list.
+    @Test func thePhotoListIsScannedOffTheLoopOnceAndPaged() throws {
+        let rig = try TestRig.withHTTP()
+        defer { rig.close() }
+        let output = rig.daemon.board.output.directory
+        try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
+        for index in 0..<120 {
+            let path = output + "/photo-\(1000 + index).jpg"
+            try Data([0xFF, 0xD8, 0xFF, 0xD9]).write(to: URL(fileURLWithPath: path))
+            try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSince1970: 1_700_000_000 + Double(index))], ofItemAtPath: path)
+        }
+        let held = HeldJobs()
+        let server = try #require(rig.daemon.http)
+        server.runPhotoScan = { held.add($0) }
+        let first = try HTTPTestClient(rig), second = try HTTPTestClient(rig)
+        try first.send("GET /photos/?limit=50 HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        try second.send("GET /photos/ HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        for _ in 0..<20 {
+            try rig.daemon.loop.runOnce(timeoutMilliseconds: 2)
+            first.pull()
+        }
+        #expect(HTTPTestResponse(first.received) == nil, "the list was made on the loop: \(first.text.prefix(200))")
+        #expect(held.count == 1)
+        #expect(try rig.http("GET", "/api/status").status == 200)
+        held.runAll()
+        let page = try first.response("the first page")
+        #expect(page.json?["total"] == .number(120, text: "120"))
+        #expect(page.json?["next"] == .string("/photos/?offset=50&limit=50"))
+        guard case .array(let photos)? = page.json?["photos"], case .object(let newest)? = photos.first else {
+            Issue.record("no photos: \(page.body.prefix(300))")
+            return
+        }
+        #expect(photos.count == 50 && newest["name"] == .string("photo-1119.jpg"))
+        #expect(try second.response("the second request, from the same scan").json?["total"] == .number(120, text: "120"))
+        // The last page, from the same listing.
+        let last = try rig.http("GET", "/photos/?offset=100&limit=50")
+        guard case .array(let rest)? = last.json?["photos"], case .object(let oldest)? = rest.last else {
+            Issue.record("no last page: \(last.body.prefix(300))")
+            return
+        }
+        #expect(rest.count == 20 && oldest["name"] == .string("photo-1000.jpg") && last.json?["next"] == nil)
+        #expect(held.count == 0)
+        #expect(try rig.http("GET", "/photos/?offset=-1").status == 400)
+        #expect(try rig.http("GET", "/photos/?limit=many").status == 400)
+        // A photo saved: the next list scans again, and shows it.
+        try rig.click()
+        try rig.waitFor { rig.names.contains("photo") }
+        let after = try HTTPTestClient(rig)
+        try after.send("GET /photos/ HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        try rig.waitFor("a second scan") { held.count == 1 }
+        held.runAll()
+        #expect(try after.response("the list after the photo").json?["total"] == .number(121, text: "121"))
+    }
+
     @Test func aRigShotsFolderIsListedAndServedButNoLinkIsFollowed() throws {
         let rig = try TestRig.withHTTP()
         defer { rig.close() }
@@ -595,4 +651,19 @@ struct BadRequest: Sendable, CustomTestStringConvertible {
         BadRequest(line: "GET /nothing HTTP/1.1", status: 404),
         BadRequest(line: "GET /api/status HTTP/1.1", headers: ["X-Big: " + String(repeating: "a", count: 40_000)], status: 431),
     ]
+}
+
+/// Jobs a test holds instead of running them off the loop, and runs when it chooses.
+final class HeldJobs: @unchecked Sendable {
+    private let lock = NSLock()
+    private var jobs: [@Sendable () -> Void] = []
+
+    func add(_ job: @escaping @Sendable () -> Void) { lock.withLock { jobs.append(job) } }
+    var count: Int { lock.withLock { jobs.count } }
+
+    /// Runs every job held, on the calling thread.
+    func runAll() {
+        let taken = lock.withLock { let taken = jobs; jobs = []; return taken }
+        for job in taken { job() }
+    }
 }
