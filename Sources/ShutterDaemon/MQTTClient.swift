@@ -3,13 +3,54 @@ import Glibc
 #endif
 import CMosquitto
 
+/// What ``MQTTNode`` needs of its connection to the broker: ``MQTTClient`` on libmosquitto, or
+/// a test's fake that records what is published and hands messages in, on the loop's thread.
+protocol MQTTConnection: AnyObject {
+    /// Called when the broker answered CONNECT: `reason` 0 is accepted (MQTT v5 reason codes otherwise).
+    var connected: (_ reason: CInt) -> Void { get set }
+    /// Called when the connection ended: `reason` 0 is our own disconnect.
+    var disconnected: (_ reason: CInt) -> Void { get set }
+    var received: (MQTTClient.Message) -> Void { get set }
+    /// Whether a callback is running: what it publishes is written after it returns.
+    var isInCallback: Bool { get }
+    /// The connection's socket, or -1 while there is none.
+    var socket: CInt { get }
+    /// Whether packets wait to be written.
+    var wantsWrite: Bool { get }
+    func connect(host: String, port: Int, keepAliveSeconds: Int) throws(MQTTClient.Failure)
+    func read() -> MQTTClient.Failure?
+    func write() -> MQTTClient.Failure?
+    func misc() -> MQTTClient.Failure?
+    func publish(topic: String, payload: String, qos: CInt, retain: Bool, expirySeconds: UInt32?,
+                 correlationData: [UInt8]?) -> MQTTClient.Failure?
+    func subscribe(filter: String, qos: CInt, noLocal: Bool, retainAsPublished: Bool) -> MQTTClient.Failure?
+    func disconnect()
+}
+
+extension MQTTConnection {
+    /// Publishes `payload` on `topic`, with a message expiry in seconds and a correlation data
+    /// for a reply, when given.
+    @discardableResult
+    func publish(_ topic: String, _ payload: String, qos: CInt = 0, retain: Bool = false,
+                 expirySeconds: UInt32? = nil, correlationData: [UInt8]? = nil) -> MQTTClient.Failure? {
+        publish(topic: topic, payload: payload, qos: qos, retain: retain, expirySeconds: expirySeconds, correlationData: correlationData)
+    }
+
+    /// Subscribes to `filter`; `noLocal` leaves out what this client publishes;
+    /// `retainAsPublished` keeps the retain flag of a message published while subscribed.
+    @discardableResult
+    func subscribe(_ filter: String, qos: CInt = 0, noLocal: Bool = false, retainAsPublished: Bool = false) -> MQTTClient.Failure? {
+        subscribe(filter: filter, qos: qos, noLocal: noLocal, retainAsPublished: retainAsPublished)
+    }
+}
+
 /// An MQTT v5 client on libmosquitto, driven by the daemon's loop.
 ///
 /// The library gets no thread: the owner watches ``socket`` (for writing too while
 /// ``wantsWrite``), calls ``read()`` and ``write()`` when it is ready and ``misc()`` now and then
 /// for the keep-alive, and reconnects with a backoff of its own when a call reports the
 /// connection lost. Callbacks run inside those calls, on the loop's thread.
-final class MQTTClient {
+final class MQTTClient: MQTTConnection {
     /// One message from the broker, with the MQTT v5 properties a request may carry.
     struct Message {
         var topic: String
@@ -191,9 +232,8 @@ final class MQTTClient {
 
     /// Publishes `payload` on `topic` (`mosquitto_publish_v5`), with a message expiry in seconds,
     /// and a correlation data for a reply, when given.
-    @discardableResult
-    func publish(_ topic: String, _ payload: String, qos: CInt = 0, retain: Bool = false,
-                 expirySeconds: UInt32? = nil, correlationData: [UInt8]? = nil) -> Failure? {
+    func publish(topic: String, payload: String, qos: CInt, retain: Bool, expirySeconds: UInt32?,
+                 correlationData: [UInt8]?) -> Failure? {
         var properties: OpaquePointer?
         defer { mosquitto_property_free_all(&properties) }
         if let expirySeconds {
@@ -215,8 +255,7 @@ final class MQTTClient {
     /// Subscribes to `filter` (`mosquitto_subscribe_v5`); `noLocal` leaves out what this client
     /// publishes; `retainAsPublished` keeps the retain flag of a message published while
     /// subscribed (a broker clears it on live delivery otherwise).
-    @discardableResult
-    func subscribe(_ filter: String, qos: CInt = 0, noLocal: Bool = false, retainAsPublished: Bool = false) -> Failure? {
+    func subscribe(filter: String, qos: CInt, noLocal: Bool, retainAsPublished: Bool) -> Failure? {
         let options = (noLocal ? CInt(MQTT_SUB_OPT_NO_LOCAL.rawValue) : 0)
             | (retainAsPublished ? CInt(MQTT_SUB_OPT_RETAIN_AS_PUBLISHED.rawValue) : 0)
         return result("subscribe \(filter)", mosquitto_subscribe_v5(handle, nil, filter, qos, options, nil))

@@ -66,7 +66,7 @@ final class MQTTNode {
     let settings: MQTTSettings
     let topics: RigTopics
     private unowned let daemon: Daemon
-    private let client: MQTTClient
+    private let client: any MQTTConnection
     private let password: String?
 
     enum State: Equatable {
@@ -102,9 +102,10 @@ final class MQTTNode {
 
     /// Makes the node and starts connecting.
     ///
+    /// - Parameter connection: the broker connection to use instead of libmosquitto's (a test's fake).
     /// - Throws: ``CommandFailure`` when the password file cannot be read, libmosquitto cannot be
     ///   loaded or refuses a setting (a TLS file).
-    init(settings: MQTTSettings, node: String, daemon: Daemon) throws {
+    init(settings: MQTTSettings, node: String, daemon: Daemon, connection: (any MQTTConnection)? = nil) throws {
         self.settings = settings
         self.daemon = daemon
         topics = RigTopics(prefix: settings.topicPrefix, rig: settings.rig, node: node)
@@ -116,12 +117,16 @@ final class MQTTNode {
         } else {
             password = nil
         }
-        do throws(MQTTClient.Failure) {
-            client = try MQTTClient(clientID: "shutter-\(settings.rig)-\(node)".prefix(64).description,
-                                    will: (topics.availability, "offline"), username: settings.username, password: password,
-                                    tls: settings.usesTLS ? (settings.caFile, settings.certFile, settings.keyFile) : nil)
-        } catch {
-            throw CommandFailure("mqtt: \(error)")
+        if let connection {
+            client = connection
+        } else {
+            do throws(MQTTClient.Failure) {
+                client = try MQTTClient(clientID: "shutter-\(settings.rig)-\(node)".prefix(64).description,
+                                        will: (topics.availability, "offline"), username: settings.username, password: password,
+                                        tls: settings.usesTLS ? (settings.caFile, settings.certFile, settings.keyFile) : nil)
+            } catch {
+                throw CommandFailure("mqtt: \(error)")
+            }
         }
         state = .waiting(retryAt: daemon.loop.clock.now)
         client.connected = { [unowned self] reason in connected(reason: reason) }
