@@ -84,15 +84,22 @@ final class MQTTNode {
     private var outageReported = false
     private var nextMisc: Instant?
 
-    /// The nodes of the rig whose availability says `online` (this one included once connected).
-    private(set) var onlineNodes: Set<String> = []
+    /// The nodes of the rig whose availability says `online`, this one included.
+    private var roster: RigRoster
+    /// Whether a full roster was reported (once, until it has room again).
+    private var rosterFullReported = false
+    /// When this node next says `online` again, so that the others keep it.
+    private var announceDue: Instant?
     private var book = RigShotBook()
     /// The rig's shots this node is taking, by the press instant the capture service was given.
     private var shotsInFlight: [Instant: RigShot] = [:]
     /// The status is published again at most this often, after the events that change it.
     static let statusInterval = Nanoseconds.milliseconds(250)
-    private var statusDue: Instant?
-    private var statusPublishedAt: Instant?
+    private var statusPacing = PublishPacing(interval: MQTTNode.statusInterval)
+    /// Discovery is sent again at most this often when Home Assistant says it (re)started: it
+    /// is some kilobytes, and anyone may publish Home Assistant's `online`, thousands of times.
+    static let discoveryInterval = Nanoseconds.seconds(10)
+    private var discoveryPacing = PublishPacing(interval: MQTTNode.discoveryInterval)
     /// Set while a control value from another node is applied, so it is not sent back.
     private var applyingRigControl = false
     /// Malformed messages ignored so far (logged a few, then counted).
@@ -109,6 +116,7 @@ final class MQTTNode {
         self.settings = settings
         self.daemon = daemon
         topics = RigTopics(prefix: settings.topicPrefix, rig: settings.rig, node: node)
+        roster = RigRoster(own: node)
         if let file = settings.passwordFile {
             guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
                 throw CommandFailure("mqtt.passwordFile: cannot read \(file): \(String(cString: strerror(errno)))")
@@ -142,15 +150,19 @@ final class MQTTNode {
 
     // MARK: - The connection
 
-    /// When the node next needs the loop: a retry, a CONNECT overdue, the keep-alive, the status, a shot's timeout.
+    /// When the node next needs the loop: a retry, a CONNECT overdue, the keep-alive, an
+    /// announcement, a silent node to forget, the status, a shot's timeout.
     var nextDeadline: Instant? {
         var earliest: Instant?
         switch state {
         case .waiting(let retryAt): earliest = retryAt
         case .connecting(let since, _): earliest = since + Self.connectTimeout
-        case .connected: earliest = nextMisc
+        case .connected:
+            earliest = Instant.earliest(nextMisc, announceDue)
+            earliest = Instant.earliest(earliest, roster.nextDeadline)
         }
-        earliest = Instant.earliest(earliest, statusDue)
+        earliest = Instant.earliest(earliest, statusPacing.due)
+        earliest = Instant.earliest(earliest, discoveryPacing.due)
         return Instant.earliest(earliest, book.nextDeadline)
     }
 
@@ -167,10 +179,20 @@ final class MQTTNode {
                 if let failure = client.misc() { lost(failure.description); return }
                 flush()
             }
+            if let due = announceDue, now >= due {
+                announceDue = now + RigRoster.announceInterval
+                client.publish(topics.availability, "online", qos: 1, retain: true)
+                flush()
+            }
+            let forgotten = roster.expire(now: now)
+            if forgotten > 0 {
+                Log.info("shutter: mqtt: forgot \(forgotten) node(s) not heard from in \(Int(RigRoster.silenceLimit.milliseconds / 1000)) s")
+            }
         default:
             break
         }
-        if let due = statusDue, now >= due { publishStatus(now: now) }
+        if statusPacing.isDue(now: now) { publishStatus(now: now) }
+        if discoveryPacing.isDue(now: now) { publishDiscovery(now: now) }
         for completion in book.expire(now: now) { completed(completion) }
     }
 
@@ -221,7 +243,8 @@ final class MQTTNode {
         outageReported = false
         nextMisc = now + .milliseconds(settings.keepAlive.milliseconds / 4)
         Log.notice("shutter: mqtt: connected to \(broker) as node '\(topics.node)' of rig '\(settings.rig)'")
-        onlineNodes = [topics.node]
+        roster.removeAll()
+        announceDue = now + RigRoster.announceInterval
         // Retain-as-published: a retained command published while the node is connected keeps
         // its flag and is refused as one that waited; no-local: the node's own clearing of it
         // does not come back.
@@ -233,7 +256,7 @@ final class MQTTNode {
         if settings.discovery { client.subscribe("\(settings.discoveryPrefix)/status", qos: 1) }
         client.publish(topics.availability, "online", qos: 1, retain: true)
         publishStatus(now: now)
-        if settings.discovery { publishDiscovery() }
+        if settings.discovery { publishDiscovery(now: now) }
         daemon.publish(DaemonEvent(.rig(.connection(connected: true, broker: broker, reason: nil, at: now))))
     }
 
@@ -249,7 +272,8 @@ final class MQTTNode {
         // Drops the socket so the next attempt starts clean (no disconnect packet reaches a dead link).
         client.disconnect()
         nextMisc = nil
-        onlineNodes = []
+        announceDue = nil
+        roster.removeAll()
         retryLater(reason, now: now)
         if wasConnected {
             daemon.publish(DaemonEvent(.rig(.connection(connected: false, broker: broker, reason: reason, at: now))))
@@ -312,21 +336,19 @@ final class MQTTNode {
     ]
 
     private func statusChanged() {
-        let now = daemon.loop.clock.now
-        let earliest = (statusPublishedAt ?? Instant(rawValue: .min / 2)) + Self.statusInterval
-        statusDue = Instant.earliest(statusDue, max(now, earliest))
+        statusPacing.request(now: daemon.loop.clock.now)
     }
 
     private func publishStatus(now: Instant) {
-        statusDue = nil
+        statusPacing.done(now: now)
         guard isConnected else { return }
-        statusPublishedAt = now
         client.publish(topics.status, APIReply.line(id: nil, .status(daemon.status(now: now))), qos: 1, retain: true)
         flush()
     }
 
-    private func publishDiscovery() {
-        guard settings.discovery else { return }
+    private func publishDiscovery(now: Instant) {
+        discoveryPacing.done(now: now)
+        guard settings.discovery, isConnected else { return }
         let discovery = HomeAssistantDiscovery(node: topics.node, rig: settings.rig, topicPrefix: settings.topicPrefix,
                                                discoveryPrefix: settings.discoveryPrefix, board: daemon.board,
                                                liveViewURL: daemon.http.flatMap(Self.photoBaseURL))
@@ -358,17 +380,39 @@ final class MQTTNode {
             rigControl(message.payload)
         } else if topic == "\(settings.discoveryPrefix)/status" {
             // Home Assistant restarted: it forgot the devices it did not read retained.
-            if HomeAssistantDiscovery.isBirth(message.payload) { publishDiscovery() }
+            if HomeAssistantDiscovery.isBirth(message.payload) { discoveryPacing.request(now: daemon.loop.clock.now) }
         } else if let (node, rest) = topics.nodeTopic(topic) {
-            if rest.count == 1, rest[0] == "availability" {
-                if message.payload == Array("online".utf8) { onlineNodes.insert(node) } else { onlineNodes.remove(node) }
+            if let problem = MQTTSettings.topicLevelProblem(node) {
+                malformed(topic, "a node's name \(problem)")
+            } else if rest.count == 1, rest[0] == "availability" {
+                availability(of: node, online: message.payload.elementsEqual("online".utf8))
             } else if rest.count == 2, rest[0] == "shot" {
                 guard book.isCollecting(String(rest[1])) else { return }
                 switch Self.parseResult(message.payload, node: node, shot: String(rest[1])) {
                 case .success(let result):
+                    roster.heard(from: node, now: daemon.loop.clock.now)
                     if let completion = book.record(result) { completed(completion) }
                 case .failure(let problem): malformed(topic, problem.description)
                 }
+            }
+        }
+    }
+
+    private func availability(of node: String, online: Bool) {
+        guard online else {
+            roster.offline(node)
+            return
+        }
+        switch roster.online(node, now: daemon.loop.clock.now) {
+        case .added:
+            rosterFullReported = false
+        case .known:
+            break
+        case .refused:
+            // Said once until the roster has room again: a flood of fake nodes must not flood the journal.
+            if !rosterFullReported {
+                Log.warning("shutter: mqtt: \(RigRoster.capacity) nodes of rig '\(settings.rig)' are online already; '\(node)' and any further one are ignored until one goes offline or stays silent for \(Int(RigRoster.silenceLimit.milliseconds / 1000)) s")
+                rosterFullReported = true
             }
         }
     }
@@ -432,7 +476,7 @@ final class MQTTNode {
     func originate(pressedAt: Instant) -> RigShot {
         let now = daemon.loop.clock.now
         let shot = RigShot(id: UUID().uuidString.lowercased(), at: realtimeMapping().realtime(of: pressedAt), origin: topics.node)
-        book.originate(shot, expecting: onlineNodes.union([topics.node]), now: now, timeout: settings.shotTimeout)
+        book.originate(shot, expecting: roster.nodes, now: now, timeout: settings.shotTimeout)
         daemon.capture.service.label(pressedAt: pressedAt, as: PhotoLabel(name: shotFileName(shot), digest: true, isRigShot: true))
         shotsInFlight[pressedAt] = shot
         if isConnected {
@@ -568,7 +612,37 @@ final class MQTTNode {
     /// What `status` says of the node's broker.
     var statusSummary: DaemonStatus.MQTT {
         DaemonStatus.MQTT(broker: broker, state: isConnected ? "connected" : "disconnected", rig: settings.rig, node: topics.node,
-                          nodesOnline: onlineNodes.count)
+                          nodesOnline: isConnected ? roster.count : 0)
+    }
+}
+
+/// A message sent again after the events that call for it, at most once an interval: the
+/// requests within an interval of the last send make one send, at the interval's end.
+///
+/// A value that never reads a clock: the owner asks ``isDue(now:)`` at its deadline ``due``.
+struct PublishPacing {
+    let interval: Nanoseconds
+    /// When the next send is due; nil when none was asked for.
+    private(set) var due: Instant?
+    private var doneAt: Instant?
+
+    init(interval: Nanoseconds) {
+        self.interval = interval
+    }
+
+    /// A send is called for at `now`: due now, or when the interval since the last one ends.
+    mutating func request(now: Instant) {
+        let earliest = doneAt.map { $0 + interval } ?? now
+        due = Instant.earliest(due, max(now, earliest))
+    }
+
+    func isDue(now: Instant) -> Bool { due.map { now >= $0 } ?? false }
+
+    /// The message was sent at `now` (or there was no connection to send it on): what was
+    /// asked for before is answered.
+    mutating func done(now: Instant) {
+        due = nil
+        doneAt = now
     }
 }
 

@@ -1,0 +1,93 @@
+import Foundation
+import Testing
+import ShutterCapture
+import ShutterCore
+@testable import ShutterDaemon
+
+/// Node `cam-a` of rig `bench` on a fake broker connection, over a test rig's daemon, connected;
+/// the rig's clock is realtime's too (offset 0), so a shot's `at` is an instant of the rig.
+final class ConnectedNode {
+    let rig: TestRig
+    let fake = FakeMQTTConnection()
+    let node: MQTTNode
+    var topics: RigTopics { node.topics }
+
+    init(cameras: ManualCameras? = nil) throws {
+        rig = try TestRig(cameraFactory: cameras?.open)
+        node = try MQTTNode(settings: MQTTSettings(host: "127.0.0.1", rig: "bench"), node: "cam-a", daemon: rig.daemon,
+                            connection: fake)
+        node.realtimeMapping = { RealtimeMapping(offset: 0) }
+        node.advance(to: rig.chip.clock.now)
+        fake.accept()
+    }
+
+    /// Moves the rig's clock on and lets the node act on what is due.
+    func advance(by span: Nanoseconds) {
+        rig.chip.clock.advance(by: span)
+        node.advance(to: rig.chip.clock.now)
+    }
+
+    func close() {
+        node.close()
+        rig.close()
+    }
+
+    static func shot(_ id: String, at: Instant, origin: String = "cam-b") -> String {
+        #"{"shot": "\#(id)", "at": \#(at.rawValue), "origin": "\#(origin)"}"#
+    }
+}
+
+@Suite("MQTT node: nothing from the broker grows without bound")
+struct MQTTNodeBoundsTests {
+    @Test func aFloodOfOnlineAnnouncementsIsCappedAndAShotsCompletionStaysSmall() throws {
+        let connected = try ConnectedNode()
+        defer { connected.close() }
+        for index in 0..<20_000 {
+            connected.fake.deliver("shutter/bench/fake-\(index)/availability", "online", retained: true)
+        }
+        #expect(connected.node.statusSummary.nodesOnline == RigRoster.capacity)
+        _ = connected.node.originate(pressedAt: connected.rig.chip.clock.now)
+        connected.advance(by: .seconds(4))
+        let complete = try #require(connected.rig.lines.last { $0.name == "shotComplete" }?.line)
+        #expect(complete.utf8.count < 4096)
+    }
+
+    @Test func aNodeSilentTooLongIsForgottenAndOneThatAnnouncesItselfIsKept() throws {
+        let connected = try ConnectedNode()
+        defer { connected.close() }
+        connected.fake.deliver("shutter/bench/cam-b/availability", "online", retained: true)
+        connected.fake.deliver("shutter/bench/cam-c/availability", "online", retained: true)
+        #expect(connected.node.statusSummary.nodesOnline == 3)
+        // cam-c announces itself every minute, as a node does; cam-b said online once, ten minutes ago.
+        for _ in 0..<10 {
+            connected.advance(by: RigRoster.announceInterval)
+            connected.fake.deliver("shutter/bench/cam-c/availability", "online", retained: false)
+        }
+        #expect(connected.node.statusSummary.nodesOnline == 2)
+        // This node announces itself too, so that the others keep it.
+        #expect(connected.fake.payloads(on: connected.topics.availability).filter { $0 == "online" }.count >= 10)
+    }
+
+    @Test func homeAssistantBirthsAreAnsweredAtMostOnceAnInterval() throws {
+        let connected = try ConnectedNode()
+        defer { connected.close() }
+        let discoveryTopic = "homeassistant/device/cam-a/config"
+        #expect(connected.fake.payloads(on: discoveryTopic).count == 1)
+        for _ in 0..<2_000 { connected.fake.deliver("homeassistant/status", "online") }
+        connected.advance(by: .seconds(1))
+        for _ in 0..<2_000 { connected.fake.deliver("homeassistant/status", "online") }
+        for _ in 0..<30 { connected.advance(by: .seconds(1)) }
+        // The flood is answered once more, not once per message: Home Assistant still learns of the node.
+        #expect(connected.fake.payloads(on: discoveryTopic).count == 2)
+    }
+
+    @Test func aCompletionWithThousandsOfSilentNodesIsSummarised() throws {
+        var book = RigShotBook()
+        book.originate(RigShot(id: "s", at: 1, origin: "a"), expecting: Set((0..<20_000).map { "node-\($0)" }), now: .zero,
+                       timeout: .seconds(3))
+        let completion = try #require(book.expire(now: Instant(rawValue: 0) + .seconds(3)).first)
+        let line = RigEvent.complete(completion, at: Instant(rawValue: 1)).json.description
+        #expect(line.utf8.count < 2048)
+        #expect(line.contains(#""silentCount": 20000"#) && line.contains(#""node-0""#))
+    }
+}
