@@ -478,7 +478,10 @@ final class MQTTNode {
         let shot = RigShot(id: UUID().uuidString.lowercased(), at: realtimeMapping().realtime(of: pressedAt), origin: topics.node)
         book.originate(shot, expecting: roster.nodes, now: now, timeout: settings.shotTimeout)
         daemon.capture.service.label(pressedAt: pressedAt, as: PhotoLabel(name: shotFileName(shot), digest: true, isRigShot: true))
-        shotsInFlight[pressedAt] = shot
+        if let displaced = shotsInFlight.updateValue(shot, forKey: pressedAt) {
+            // Another node's shot of this very instant: the press takes the frame, under its own shot's name.
+            missed(displaced, reason: "this node's own shot \(shot.id) of the same instant took the frame; one photo answers one shot", at: now)
+        }
         if isConnected {
             var line = JSONLine()
             line.add("shot", shot.id)
@@ -500,9 +503,11 @@ final class MQTTNode {
         let now = daemon.loop.clock.now
         let mapping = realtimeMapping()
         let pressedAt = mapping.instant(ofRealtime: shot.at)
-        if let reason = daemon.rigShotRefusal(pressedAt: pressedAt, now: now, maxAge: settings.maxShotAge) {
-            daemon.publish(DaemonEvent(.rig(.missed(shot, reason: reason, at: now))))
-            publishResult(RigShotResult(shot: shot.id, node: topics.node, outcome: .missed(reason: reason)), shot: shot)
+        // The capture service knows a shot by its instant alone: a second shot of an instant in
+        // flight is answered now, or the one photo would answer one of them and the other never.
+        if let reason = shotsInFlight[pressedAt].map({ "this node is taking shot \($0.id) of the same instant; one photo answers one shot" })
+            ?? daemon.rigShotRefusal(pressedAt: pressedAt, now: now, maxAge: settings.maxShotAge) {
+            missed(shot, reason: reason, at: now)
             return
         }
         daemon.capture.service.label(pressedAt: pressedAt, as: PhotoLabel(name: shotFileName(shot), digest: true, isRigShot: true))
@@ -530,8 +535,7 @@ final class MQTTNode {
         case .captureFailed(let failure):
             if case .instantNotHeld = failure.error {
                 // Came too late for the ring, as a refused shot does: missed, not failed.
-                daemon.publish(DaemonEvent(.rig(.missed(shot, reason: failure.error.description, at: failure.at))))
-                publishResult(RigShotResult(shot: shot.id, node: topics.node, outcome: .missed(reason: failure.error.description)), shot: shot)
+                missed(shot, reason: failure.error.description, at: failure.at)
             } else {
                 publishResult(RigShotResult(shot: shot.id, node: topics.node, outcome: .failed(reason: failure.error.description)), shot: shot)
             }
@@ -539,6 +543,12 @@ final class MQTTNode {
             break
         }
         return shot
+    }
+
+    /// Shot `shot` cannot be taken here: said as an event and as this node's result.
+    private func missed(_ shot: RigShot, reason: String, at: Instant) {
+        daemon.publish(DaemonEvent(.rig(.missed(shot, reason: reason, at: at))))
+        publishResult(RigShotResult(shot: shot.id, node: topics.node, outcome: .missed(reason: reason)), shot: shot)
     }
 
     private func publishResult(_ result: RigShotResult, shot: RigShot, details: (inout JSONLine) -> Void = { _ in }) {

@@ -81,6 +81,21 @@ struct MQTTNodeBoundsTests {
         #expect(connected.fake.payloads(on: discoveryTopic).count == 2)
     }
 
+    @Test func aShotAtTheInstantOfOneInFlightIsAnsweredAndTheFirstKeepsItsPhoto() throws {
+        let cameras = ManualCameras()
+        let connected = try ConnectedNode(cameras: cameras)
+        defer { connected.close() }
+        _ = try cameras.streamingWithFrames(in: connected.rig)
+        let at = try #require(connected.rig.daemon.capture.service.newestFrameAt)
+        let first = "d4abe817-adb1-4ecb-9166-b47f8ea689e8", second = "0b1c2d3e-4f50-4172-8394-a5b6c7d8e9f0"
+        connected.fake.deliver(connected.topics.shot, ConnectedNode.shot(first, at: at))
+        connected.fake.deliver(connected.topics.shot, ConnectedNode.shot(second, at: at))
+        let answer = connected.fake.payloads(on: connected.topics.result(second))
+        #expect(answer.count == 1 && answer.first?.contains(#""result": "missed""#) == true, "\(answer)")
+        let failure = CaptureFailure(at: connected.rig.chip.clock.now, pressedAt: at, error: .notReady(reason: "test"))
+        #expect(connected.node.captureReported(.captureFailed(failure))?.id == first)
+    }
+
     @Test func aCompletionWithThousandsOfSilentNodesIsSummarised() throws {
         var book = RigShotBook()
         book.originate(RigShot(id: "s", at: 1, origin: "a"), expecting: Set((0..<20_000).map { "node-\($0)" }), now: .zero,
