@@ -127,12 +127,13 @@ final class MQTTClient: MQTTConnection {
     }
 
     /// Makes a client (`mosquitto_new`) speaking MQTT v5 with TCP_NODELAY, a clean start (nothing
-    /// the broker kept for an earlier session is replayed) and the given last will, retained.
+    /// the broker kept for an earlier session is replayed), the given last will, retained, and
+    /// the largest packet it takes (MQTT v5's Maximum Packet Size, sent in every CONNECT).
     ///
     /// - Throws: ``Failure`` when the library cannot be loaded or refuses a setting (a TLS file it
     ///   cannot read).
     init(clientID: String, will: (topic: String, payload: String)?, username: String?, password: String?,
-         tls: (caFile: String?, certFile: String?, keyFile: String?)?) throws(Failure) {
+         tls: (caFile: String?, certFile: String?, keyFile: String?)?, maximumPacketSize: UInt32) throws(Failure) {
         try Self.loadLibrary()
         _ = Self.libraryInitialised
         guard let handle = mosquitto_new(clientID, true, nil) else { throw Failure("mosquitto_new", CInt(MOSQ_ERR_NOMEM.rawValue)) }
@@ -144,6 +145,7 @@ final class MQTTClient: MQTTConnection {
         try check("MOSQ_OPT_PROTOCOL_VERSION", mosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, CMosquitto_PROTOCOL_V5))
         // A shot's message is small and late is useless: no Nagle delay.
         try check("MOSQ_OPT_TCP_NODELAY", mosquitto_int_option(handle, MOSQ_OPT_TCP_NODELAY, 1))
+        try setConnectProperties(maximumPacketSize: maximumPacketSize)
         if let will {
             try check("mosquitto_will_set_v5", mosquitto_will_set_v5(handle, will.topic, CInt(will.payload.utf8.count), will.payload, 1, true, nil))
         }
@@ -171,6 +173,25 @@ final class MQTTClient: MQTTConnection {
 
     deinit {
         mosquitto_destroy(handle)
+    }
+
+    /// Gives every later CONNECT the property Maximum Packet Size (`mosquitto_connect_bind_v5`):
+    /// a broker then drops what is larger for this client instead of sending it, and the loop
+    /// never reads it.
+    ///
+    /// libmosquitto's non-blocking connect takes no CONNECT properties and has no option for this
+    /// one; its blocking v5 connect would stall the loop. But the library keeps the properties a
+    /// v5 connect was given for every connect and reconnect after it, and stores them before it
+    /// looks at the host (2.0.11 to 2.0.21 and 2.1): given no host, it stores them and returns
+    /// `MOSQ_ERR_INVAL` without connecting. Tests/MQTT/test-rig.py checks that a larger message
+    /// is not delivered.
+    private func setConnectProperties(maximumPacketSize: UInt32) throws(Failure) {
+        var properties: OpaquePointer?
+        defer { mosquitto_property_free_all(&properties) }
+        let added = mosquitto_property_add_int32(&properties, CInt(MQTT_PROP_MAXIMUM_PACKET_SIZE.rawValue), maximumPacketSize)
+        guard added == CInt(MOSQ_ERR_SUCCESS.rawValue) else { throw Failure("MQTT_PROP_MAXIMUM_PACKET_SIZE", added) }
+        let stored = mosquitto_connect_bind_v5(handle, nil, 0, 0, nil, properties)
+        guard stored == CInt(MOSQ_ERR_INVAL.rawValue) else { throw Failure("mosquitto_connect_bind_v5 (CONNECT properties only)", stored) }
     }
 
     private static func message(_ message: mosquitto_message, _ properties: OpaquePointer?) -> Message {

@@ -131,7 +131,8 @@ final class MQTTNode {
             do throws(MQTTClient.Failure) {
                 client = try MQTTClient(clientID: "shutter-\(settings.rig)-\(node)".prefix(64).description,
                                         will: (topics.availability, "offline"), username: settings.username, password: password,
-                                        tls: settings.usesTLS ? (settings.caFile, settings.certFile, settings.keyFile) : nil)
+                                        tls: settings.usesTLS ? (settings.caFile, settings.certFile, settings.keyFile) : nil,
+                                        maximumPacketSize: UInt32(Self.maximumPayloadBytes))
             } catch {
                 throw CommandFailure("mqtt: \(error)")
             }
@@ -367,10 +368,22 @@ final class MQTTNode {
 
     // MARK: - In
 
+    /// The largest payload the node reads on any topic, as the socket caps a request line; the
+    /// broker is asked for no larger packet (MQTT v5's Maximum Packet Size), and a broker that
+    /// ignores it finds what is larger refused by its size, never parsed.
+    static let maximumPayloadBytes = 64 * 1024
+
+    /// Why `payload` is not read, when it is over ``maximumPayloadBytes``.
+    static func sizeProblem(_ payload: [UInt8]) -> String? {
+        payload.count > maximumPayloadBytes ? "a payload of \(payload.count) bytes, more than the \(maximumPayloadBytes) the node reads" : nil
+    }
+
     private func received(_ message: MQTTClient.Message) {
         let topic = message.topic
         if topic == topics.command {
             command(message)
+        } else if let problem = Self.sizeProblem(message.payload) {
+            malformed(topic, problem)
         } else if topic == topics.shot {
             switch Self.parseShot(message.payload) {
             case .success(let shot): shotArrived(shot)
@@ -436,6 +449,9 @@ final class MQTTNode {
             malformed(message.topic, "a retained command")
             reply = APIReply.failure(id: nil, CommandRefusal(.invalidRequest, "retained commands are not carried out (publish without retain); it was cleared"))
             client.publish(topics.command, "", qos: 1, retain: true)
+        } else if let problem = Self.sizeProblem(message.payload) {
+            malformed(message.topic, problem)
+            reply = APIReply.failure(id: nil, CommandRefusal(.invalidRequest, problem + "; not read"))
         } else {
             // The socket's parser: `subscribe` is no command here (events are the node's topics).
             switch APIRequest.parse(message.payload) {

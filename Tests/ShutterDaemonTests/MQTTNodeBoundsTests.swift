@@ -96,6 +96,34 @@ struct MQTTNodeBoundsTests {
         #expect(connected.node.captureReported(.captureFailed(failure))?.id == first)
     }
 
+    /// Every topic the node reads: a payload over 64 KiB is refused by its size, never parsed.
+    @Test(arguments: ["cmd", "shot", "controls", "result", "availability", "birth"])
+    func aPayloadOver64KiBIsRefusedUnread(on kind: String) throws {
+        let connected = try ConnectedNode()
+        defer { connected.close() }
+        let topics = connected.topics
+        let shot = "d4abe817-adb1-4ecb-9166-b47f8ea689e8"
+        if kind == "result" { _ = connected.node.originate(pressedAt: connected.rig.chip.clock.now) }
+        let (topic, json): (String, String) = switch kind {
+        case "cmd": (topics.command, #"{"id": 7, "cmd": "status"}"#)
+        case "shot": (topics.shot, ConnectedNode.shot(shot, at: connected.rig.chip.clock.now))
+        case "controls": (topics.controls, #"{"origin": "cam-b", "control": "zoom", "value": 2}"#)
+        case "result": ("shutter/bench/cam-b/shot/\(shot)", #"{"result": "missed", "reason": "x"}"#)
+        case "availability": ("shutter/bench/cam-b/availability", "online")
+        default: ("homeassistant/status", "online")
+        }
+        let before = connected.fake.published.count
+        // Well-formed, but for the spaces that take it past 64 KiB.
+        connected.fake.deliver(topic, json + String(repeating: " ", count: MQTTNode.maximumPayloadBytes))
+        #expect(connected.node.malformedCount == 1)
+        let published = connected.fake.published.dropFirst(before)
+        if kind == "cmd" {
+            #expect(published.count == 1 && published.first?.payload.contains(#""ok": false"#) == true, "\(published.map(\.payload))")
+        } else {
+            #expect(published.isEmpty, "\(published.map(\.topic))")
+        }
+    }
+
     @Test func aCompletionWithThousandsOfSilentNodesIsSummarised() throws {
         var book = RigShotBook()
         book.originate(RigShot(id: "s", at: 1, origin: "a"), expecting: Set((0..<20_000).map { "node-\($0)" }), now: .zero,
