@@ -40,7 +40,8 @@ Scenarios (each a group of checks):
                nor a retained capture command waiting on its cmd topic
   wrongpw      a node with a wrong password: a clear error on stderr, local capture goes on
   discovery    homeassistant/device/N/config read back with mosquitto_sub, checked by
-               Tests/MQTT/check-discovery.py when that file exists (else a "skip -" line)
+               Tests/MQTT/check-discovery.py when that file exists (else a "skip -" line); re-sent when
+               Home Assistant says online, but 2000 such messages re-send it at most twice
 
 Output: one line per check, "ok - ..." or "FAIL - ..." (details on "#" lines below a failure),
 then "mqtt: N passed, M failed"; exit status 1 on a failure. Without mosquitto it fails; with a
@@ -674,6 +675,12 @@ def discovery(c, s):
     rig.publish(s.broker, "homeassistant/status", "online", qos=1)
     again = sub.wait(lambda ms: next((x for x in ms if x.topic == t and x.time >= t0), None), 10)
     c.check("discovery: re-sent when homeassistant/status says online", again is not None)
+    # Anyone may say Home Assistant's online: a flood is answered once more, ten seconds on.
+    t1 = time.time()
+    rc, err = rig.publish_lines(s.broker, "homeassistant/status", [b"online"] * 2000, qos=1)
+    time.sleep(12)
+    resent = [x for x in sub.snapshot(t) if x.time >= t1]
+    c.check(f"discovery: 2000 'online' births re-send it {len(resent)} time(s) in 12 s", rc == 0 and 1 <= len(resent) <= 2, err)
     sub.stop()
 
 
