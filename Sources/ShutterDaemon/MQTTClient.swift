@@ -182,7 +182,7 @@ final class MQTTClient: MQTTConnection {
     /// libmosquitto's non-blocking connect takes no CONNECT properties and has no option for this
     /// one; its blocking v5 connect would stall the loop. But the library keeps the properties a
     /// v5 connect was given for every connect and reconnect after it, and stores them before it
-    /// looks at the host (2.0.11 to 2.0.21 and 2.1): given no host, it stores them and returns
+    /// looks at the host (the sources of 2.0.11, 2.0.20 and 2.1 alike): given no host, it stores them and returns
     /// `MOSQ_ERR_INVAL` without connecting. Tests/MQTT/test-rig.py checks that a larger message
     /// is not delivered.
     private func setConnectProperties(maximumPacketSize: UInt32) throws(Failure) {

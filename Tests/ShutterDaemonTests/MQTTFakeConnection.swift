@@ -3,14 +3,13 @@ import Glibc
 #endif
 @testable import ShutterDaemon
 
-/// A broker connection that records what the node publishes and subscribes to, and hands it
+/// A broker connection that records what the node publishes, and hands it
 /// messages as libmosquitto's callbacks would; its socket is one end of a socket pair that
 /// never becomes readable.
 final class FakeMQTTConnection: MQTTConnection {
     struct Published {
         var topic: String
         var payload: String
-        var retain: Bool
     }
 
     var connected: (_ reason: CInt) -> Void = { _ in }
@@ -18,7 +17,6 @@ final class FakeMQTTConnection: MQTTConnection {
     var received: (MQTTClient.Message) -> Void = { _ in }
     private(set) var isInCallback = false
     private(set) var published: [Published] = []
-    private(set) var subscriptions: [String] = []
     private var pair: [CInt] = [-1, -1]
     var socket: CInt { pair[0] }
     var wantsWrite: Bool { false }
@@ -39,13 +37,12 @@ final class FakeMQTTConnection: MQTTConnection {
 
     func publish(topic: String, payload: String, qos: CInt, retain: Bool, expirySeconds: UInt32?,
                  correlationData: [UInt8]?) -> MQTTClient.Failure? {
-        published.append(Published(topic: topic, payload: payload, retain: retain))
+        published.append(Published(topic: topic, payload: payload))
         return nil
     }
 
     func subscribe(filter: String, qos: CInt, noLocal: Bool, retainAsPublished: Bool) -> MQTTClient.Failure? {
-        subscriptions.append(filter)
-        return nil
+        nil
     }
 
     /// The broker accepts the node's CONNECT.
