@@ -28,6 +28,7 @@ static const char *const default_file = "libmosquitto.so.1";
     X(mosquitto_connect_v5_callback_set) \
     X(mosquitto_disconnect_v5_callback_set) \
     X(mosquitto_message_v5_callback_set) \
+    X(mosquitto_connect_bind_v5) \
     X(mosquitto_connect_bind_async) \
     X(mosquitto_reconnect_async) \
     X(mosquitto_disconnect_v5) \
@@ -92,6 +93,11 @@ HIDDEN void mosquitto_message_v5_callback_set(
     struct mosquitto *mosq,
     void (*on_message)(struct mosquitto *, void *, const struct mosquitto_message *, const mosquitto_property *props)) {
     library.typed.mosquitto_message_v5_callback_set(mosq, on_message);
+}
+
+HIDDEN int mosquitto_connect_bind_v5(struct mosquitto *mosq, const char *host, int port, int keepalive,
+                                     const char *bind_address, const mosquitto_property *properties) {
+    return library.typed.mosquitto_connect_bind_v5(mosq, host, port, keepalive, bind_address, properties);
 }
 
 HIDDEN int mosquitto_connect_bind_async(struct mosquitto *mosq, const char *host, int port, int keepalive,

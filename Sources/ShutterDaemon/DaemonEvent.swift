@@ -84,9 +84,14 @@ public enum RigEvent: Sendable {
         }
     }
 
+    /// How many silent nodes `shotComplete` names (`silentCount` has them all): the line goes to
+    /// standard output and every subscriber, and a rig of hundreds of silent nodes has a problem
+    /// that the first few names show as well as all of them.
+    static let silentNamesListed = 16
+
     /// `{"event":"shot","t":…,"shot":…,"origin":…,"at":NS,"pressedAt":…}`, `shotMissed` with
-    /// `reason`, `shotComplete` with `nodes`, `photos`, `missed`, `failed`, `silent`, `spreadMs`,
-    /// `mqtt` with `state`, `broker` and `reason`.
+    /// `reason`, `shotComplete` with `nodes`, `photos`, `missed`, `failed`, `silent` (the first
+    /// ``silentNamesListed``), `silentCount`, `spreadMs`, `mqtt` with `state`, `broker` and `reason`.
     public var json: JSONLine {
         switch self {
         case .shot(let shot, let pressedAt, let at):
@@ -109,7 +114,8 @@ public enum RigEvent: Sendable {
             line.add("photos", completion.photos)
             line.add("missed", completion.missed)
             line.add("failed", completion.failed)
-            line.add("silent", json: "[" + completion.silent.map(JSONLine.quoted).joined(separator: ",") + "]")
+            line.add("silent", json: "[" + completion.silent.prefix(Self.silentNamesListed).map(JSONLine.quoted).joined(separator: ",") + "]")
+            line.add("silentCount", completion.silent.count)
             line.add("spreadMs", json: completion.spread.map { JSONLine.number($0.milliseconds, decimals: 3) } ?? "null")
             return line
         case .connection(let connected, let broker, let reason, let at):

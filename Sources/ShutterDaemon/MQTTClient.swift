@@ -3,13 +3,54 @@ import Glibc
 #endif
 import CMosquitto
 
+/// What ``MQTTNode`` needs of its connection to the broker: ``MQTTClient`` on libmosquitto, or
+/// a test's fake that records what is published and hands messages in, on the loop's thread.
+protocol MQTTConnection: AnyObject {
+    /// Called when the broker answered CONNECT: `reason` 0 is accepted (MQTT v5 reason codes otherwise).
+    var connected: (_ reason: CInt) -> Void { get set }
+    /// Called when the connection ended: `reason` 0 is our own disconnect.
+    var disconnected: (_ reason: CInt) -> Void { get set }
+    var received: (MQTTClient.Message) -> Void { get set }
+    /// Whether a callback is running: what it publishes is written after it returns.
+    var isInCallback: Bool { get }
+    /// The connection's socket, or -1 while there is none.
+    var socket: CInt { get }
+    /// Whether packets wait to be written.
+    var wantsWrite: Bool { get }
+    func connect(host: String, port: Int, keepAliveSeconds: Int) throws(MQTTClient.Failure)
+    func read() -> MQTTClient.Failure?
+    func write() -> MQTTClient.Failure?
+    func misc() -> MQTTClient.Failure?
+    func publish(topic: String, payload: String, qos: CInt, retain: Bool, expirySeconds: UInt32?,
+                 correlationData: [UInt8]?) -> MQTTClient.Failure?
+    func subscribe(filter: String, qos: CInt, noLocal: Bool, retainAsPublished: Bool) -> MQTTClient.Failure?
+    func disconnect()
+}
+
+extension MQTTConnection {
+    /// Publishes `payload` on `topic`, with a message expiry in seconds and a correlation data
+    /// for a reply, when given.
+    @discardableResult
+    func publish(_ topic: String, _ payload: String, qos: CInt = 0, retain: Bool = false,
+                 expirySeconds: UInt32? = nil, correlationData: [UInt8]? = nil) -> MQTTClient.Failure? {
+        publish(topic: topic, payload: payload, qos: qos, retain: retain, expirySeconds: expirySeconds, correlationData: correlationData)
+    }
+
+    /// Subscribes to `filter`; `noLocal` leaves out what this client publishes;
+    /// `retainAsPublished` keeps the retain flag of a message published while subscribed.
+    @discardableResult
+    func subscribe(_ filter: String, qos: CInt = 0, noLocal: Bool = false, retainAsPublished: Bool = false) -> MQTTClient.Failure? {
+        subscribe(filter: filter, qos: qos, noLocal: noLocal, retainAsPublished: retainAsPublished)
+    }
+}
+
 /// An MQTT v5 client on libmosquitto, driven by the daemon's loop.
 ///
 /// The library gets no thread: the owner watches ``socket`` (for writing too while
 /// ``wantsWrite``), calls ``read()`` and ``write()`` when it is ready and ``misc()`` now and then
 /// for the keep-alive, and reconnects with a backoff of its own when a call reports the
 /// connection lost. Callbacks run inside those calls, on the loop's thread.
-final class MQTTClient {
+final class MQTTClient: MQTTConnection {
     /// One message from the broker, with the MQTT v5 properties a request may carry.
     struct Message {
         var topic: String
@@ -86,12 +127,13 @@ final class MQTTClient {
     }
 
     /// Makes a client (`mosquitto_new`) speaking MQTT v5 with TCP_NODELAY, a clean start (nothing
-    /// the broker kept for an earlier session is replayed) and the given last will, retained.
+    /// the broker kept for an earlier session is replayed), the given last will, retained, and
+    /// the largest packet it takes (MQTT v5's Maximum Packet Size, sent in every CONNECT).
     ///
     /// - Throws: ``Failure`` when the library cannot be loaded or refuses a setting (a TLS file it
     ///   cannot read).
     init(clientID: String, will: (topic: String, payload: String)?, username: String?, password: String?,
-         tls: (caFile: String?, certFile: String?, keyFile: String?)?) throws(Failure) {
+         tls: (caFile: String?, certFile: String?, keyFile: String?)?, maximumPacketSize: UInt32) throws(Failure) {
         try Self.loadLibrary()
         _ = Self.libraryInitialised
         guard let handle = mosquitto_new(clientID, true, nil) else { throw Failure("mosquitto_new", CInt(MOSQ_ERR_NOMEM.rawValue)) }
@@ -103,6 +145,7 @@ final class MQTTClient {
         try check("MOSQ_OPT_PROTOCOL_VERSION", mosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, CMosquitto_PROTOCOL_V5))
         // A shot's message is small and late is useless: no Nagle delay.
         try check("MOSQ_OPT_TCP_NODELAY", mosquitto_int_option(handle, MOSQ_OPT_TCP_NODELAY, 1))
+        try setConnectProperties(maximumPacketSize: maximumPacketSize)
         if let will {
             try check("mosquitto_will_set_v5", mosquitto_will_set_v5(handle, will.topic, CInt(will.payload.utf8.count), will.payload, 1, true, nil))
         }
@@ -130,6 +173,25 @@ final class MQTTClient {
 
     deinit {
         mosquitto_destroy(handle)
+    }
+
+    /// Gives every later CONNECT the property Maximum Packet Size (`mosquitto_connect_bind_v5`):
+    /// a broker then drops what is larger for this client instead of sending it, and the loop
+    /// never reads it.
+    ///
+    /// libmosquitto's non-blocking connect takes no CONNECT properties and has no option for this
+    /// one; its blocking v5 connect would stall the loop. But the library keeps the properties a
+    /// v5 connect was given for every connect and reconnect after it, and stores them before it
+    /// looks at the host (the sources of 2.0.11, 2.0.20 and 2.1 alike): given no host, it stores them and returns
+    /// `MOSQ_ERR_INVAL` without connecting. Tests/MQTT/test-rig.py checks that a larger message
+    /// is not delivered.
+    private func setConnectProperties(maximumPacketSize: UInt32) throws(Failure) {
+        var properties: OpaquePointer?
+        defer { mosquitto_property_free_all(&properties) }
+        let added = mosquitto_property_add_int32(&properties, CInt(MQTT_PROP_MAXIMUM_PACKET_SIZE.rawValue), maximumPacketSize)
+        guard added == CInt(MOSQ_ERR_SUCCESS.rawValue) else { throw Failure("MQTT_PROP_MAXIMUM_PACKET_SIZE", added) }
+        let stored = mosquitto_connect_bind_v5(handle, nil, 0, 0, nil, properties)
+        guard stored == CInt(MOSQ_ERR_INVAL.rawValue) else { throw Failure("mosquitto_connect_bind_v5 (CONNECT properties only)", stored) }
     }
 
     private static func message(_ message: mosquitto_message, _ properties: OpaquePointer?) -> Message {
@@ -191,9 +253,8 @@ final class MQTTClient {
 
     /// Publishes `payload` on `topic` (`mosquitto_publish_v5`), with a message expiry in seconds,
     /// and a correlation data for a reply, when given.
-    @discardableResult
-    func publish(_ topic: String, _ payload: String, qos: CInt = 0, retain: Bool = false,
-                 expirySeconds: UInt32? = nil, correlationData: [UInt8]? = nil) -> Failure? {
+    func publish(topic: String, payload: String, qos: CInt, retain: Bool, expirySeconds: UInt32?,
+                 correlationData: [UInt8]?) -> Failure? {
         var properties: OpaquePointer?
         defer { mosquitto_property_free_all(&properties) }
         if let expirySeconds {
@@ -215,8 +276,7 @@ final class MQTTClient {
     /// Subscribes to `filter` (`mosquitto_subscribe_v5`); `noLocal` leaves out what this client
     /// publishes; `retainAsPublished` keeps the retain flag of a message published while
     /// subscribed (a broker clears it on live delivery otherwise).
-    @discardableResult
-    func subscribe(_ filter: String, qos: CInt = 0, noLocal: Bool = false, retainAsPublished: Bool = false) -> Failure? {
+    func subscribe(filter: String, qos: CInt, noLocal: Bool, retainAsPublished: Bool) -> Failure? {
         let options = (noLocal ? CInt(MQTT_SUB_OPT_NO_LOCAL.rawValue) : 0)
             | (retainAsPublished ? CInt(MQTT_SUB_OPT_RETAIN_AS_PUBLISHED.rawValue) : 0)
         return result("subscribe \(filter)", mosquitto_subscribe_v5(handle, nil, filter, qos, options, nil))

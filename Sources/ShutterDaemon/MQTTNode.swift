@@ -66,7 +66,7 @@ final class MQTTNode {
     let settings: MQTTSettings
     let topics: RigTopics
     private unowned let daemon: Daemon
-    private let client: MQTTClient
+    private let client: any MQTTConnection
     private let password: String?
 
     enum State: Equatable {
@@ -84,15 +84,22 @@ final class MQTTNode {
     private var outageReported = false
     private var nextMisc: Instant?
 
-    /// The nodes of the rig whose availability says `online` (this one included once connected).
-    private(set) var onlineNodes: Set<String> = []
+    /// The nodes of the rig whose availability says `online`, this one included.
+    private var roster: RigRoster
+    /// Whether a full roster was reported (once, until it has room again).
+    private var rosterFullReported = false
+    /// When this node next says `online` again, so that the others keep it.
+    private var announceDue: Instant?
     private var book = RigShotBook()
     /// The rig's shots this node is taking, by the press instant the capture service was given.
     private var shotsInFlight: [Instant: RigShot] = [:]
     /// The status is published again at most this often, after the events that change it.
     static let statusInterval = Nanoseconds.milliseconds(250)
-    private var statusDue: Instant?
-    private var statusPublishedAt: Instant?
+    private var statusPacing = PublishPacing(interval: MQTTNode.statusInterval)
+    /// Discovery is sent again at most this often when Home Assistant says it (re)started: it
+    /// is some kilobytes, and anyone may publish Home Assistant's `online`, thousands of times.
+    static let discoveryInterval = Nanoseconds.seconds(10)
+    private var discoveryPacing = PublishPacing(interval: MQTTNode.discoveryInterval)
     /// Set while a control value from another node is applied, so it is not sent back.
     private var applyingRigControl = false
     /// Malformed messages ignored so far (logged a few, then counted).
@@ -102,12 +109,14 @@ final class MQTTNode {
 
     /// Makes the node and starts connecting.
     ///
+    /// - Parameter connection: the broker connection to use instead of libmosquitto's (a test's fake).
     /// - Throws: ``CommandFailure`` when the password file cannot be read, libmosquitto cannot be
     ///   loaded or refuses a setting (a TLS file).
-    init(settings: MQTTSettings, node: String, daemon: Daemon) throws {
+    init(settings: MQTTSettings, node: String, daemon: Daemon, connection: (any MQTTConnection)? = nil) throws {
         self.settings = settings
         self.daemon = daemon
         topics = RigTopics(prefix: settings.topicPrefix, rig: settings.rig, node: node)
+        roster = RigRoster(own: node)
         if let file = settings.passwordFile {
             guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
                 throw CommandFailure("mqtt.passwordFile: cannot read \(file): \(String(cString: strerror(errno)))")
@@ -116,12 +125,17 @@ final class MQTTNode {
         } else {
             password = nil
         }
-        do throws(MQTTClient.Failure) {
-            client = try MQTTClient(clientID: "shutter-\(settings.rig)-\(node)".prefix(64).description,
-                                    will: (topics.availability, "offline"), username: settings.username, password: password,
-                                    tls: settings.usesTLS ? (settings.caFile, settings.certFile, settings.keyFile) : nil)
-        } catch {
-            throw CommandFailure("mqtt: \(error)")
+        if let connection {
+            client = connection
+        } else {
+            do throws(MQTTClient.Failure) {
+                client = try MQTTClient(clientID: "shutter-\(settings.rig)-\(node)".prefix(64).description,
+                                        will: (topics.availability, "offline"), username: settings.username, password: password,
+                                        tls: settings.usesTLS ? (settings.caFile, settings.certFile, settings.keyFile) : nil,
+                                        maximumPacketSize: UInt32(Self.maximumPayloadBytes))
+            } catch {
+                throw CommandFailure("mqtt: \(error)")
+            }
         }
         state = .waiting(retryAt: daemon.loop.clock.now)
         client.connected = { [unowned self] reason in connected(reason: reason) }
@@ -137,15 +151,19 @@ final class MQTTNode {
 
     // MARK: - The connection
 
-    /// When the node next needs the loop: a retry, a CONNECT overdue, the keep-alive, the status, a shot's timeout.
+    /// When the node next needs the loop: a retry, a CONNECT overdue, the keep-alive, an
+    /// announcement, a silent node to forget, the status, a shot's timeout.
     var nextDeadline: Instant? {
         var earliest: Instant?
         switch state {
         case .waiting(let retryAt): earliest = retryAt
         case .connecting(let since, _): earliest = since + Self.connectTimeout
-        case .connected: earliest = nextMisc
+        case .connected:
+            earliest = Instant.earliest(nextMisc, announceDue)
+            earliest = Instant.earliest(earliest, roster.nextDeadline)
         }
-        earliest = Instant.earliest(earliest, statusDue)
+        earliest = Instant.earliest(earliest, statusPacing.due)
+        earliest = Instant.earliest(earliest, discoveryPacing.due)
         return Instant.earliest(earliest, book.nextDeadline)
     }
 
@@ -162,10 +180,20 @@ final class MQTTNode {
                 if let failure = client.misc() { lost(failure.description); return }
                 flush()
             }
+            if let due = announceDue, now >= due {
+                announceDue = now + RigRoster.announceInterval
+                client.publish(topics.availability, "online", qos: 1, retain: true)
+                flush()
+            }
+            let forgotten = roster.expire(now: now)
+            if forgotten > 0 {
+                Log.info("shutter: mqtt: forgot \(forgotten) node(s) not heard from in \(Int(RigRoster.silenceLimit.milliseconds / 1000)) s")
+            }
         default:
             break
         }
-        if let due = statusDue, now >= due { publishStatus(now: now) }
+        if statusPacing.isDue(now: now) { publishStatus(now: now) }
+        if discoveryPacing.isDue(now: now) { publishDiscovery(now: now) }
         for completion in book.expire(now: now) { completed(completion) }
     }
 
@@ -216,7 +244,8 @@ final class MQTTNode {
         outageReported = false
         nextMisc = now + .milliseconds(settings.keepAlive.milliseconds / 4)
         Log.notice("shutter: mqtt: connected to \(broker) as node '\(topics.node)' of rig '\(settings.rig)'")
-        onlineNodes = [topics.node]
+        roster.removeAll()
+        announceDue = now + RigRoster.announceInterval
         // Retain-as-published: a retained command published while the node is connected keeps
         // its flag and is refused as one that waited; no-local: the node's own clearing of it
         // does not come back.
@@ -228,7 +257,7 @@ final class MQTTNode {
         if settings.discovery { client.subscribe("\(settings.discoveryPrefix)/status", qos: 1) }
         client.publish(topics.availability, "online", qos: 1, retain: true)
         publishStatus(now: now)
-        if settings.discovery { publishDiscovery() }
+        if settings.discovery { publishDiscovery(now: now) }
         daemon.publish(DaemonEvent(.rig(.connection(connected: true, broker: broker, reason: nil, at: now))))
     }
 
@@ -244,7 +273,8 @@ final class MQTTNode {
         // Drops the socket so the next attempt starts clean (no disconnect packet reaches a dead link).
         client.disconnect()
         nextMisc = nil
-        onlineNodes = []
+        announceDue = nil
+        roster.removeAll()
         retryLater(reason, now: now)
         if wasConnected {
             daemon.publish(DaemonEvent(.rig(.connection(connected: false, broker: broker, reason: reason, at: now))))
@@ -307,21 +337,19 @@ final class MQTTNode {
     ]
 
     private func statusChanged() {
-        let now = daemon.loop.clock.now
-        let earliest = (statusPublishedAt ?? Instant(rawValue: .min / 2)) + Self.statusInterval
-        statusDue = Instant.earliest(statusDue, max(now, earliest))
+        statusPacing.request(now: daemon.loop.clock.now)
     }
 
     private func publishStatus(now: Instant) {
-        statusDue = nil
+        statusPacing.done(now: now)
         guard isConnected else { return }
-        statusPublishedAt = now
         client.publish(topics.status, APIReply.line(id: nil, .status(daemon.status(now: now))), qos: 1, retain: true)
         flush()
     }
 
-    private func publishDiscovery() {
-        guard settings.discovery else { return }
+    private func publishDiscovery(now: Instant) {
+        discoveryPacing.done(now: now)
+        guard settings.discovery, isConnected else { return }
         let discovery = HomeAssistantDiscovery(node: topics.node, rig: settings.rig, topicPrefix: settings.topicPrefix,
                                                discoveryPrefix: settings.discoveryPrefix, board: daemon.board,
                                                liveViewURL: daemon.http.flatMap(Self.photoBaseURL))
@@ -340,10 +368,22 @@ final class MQTTNode {
 
     // MARK: - In
 
+    /// The largest payload the node reads on any topic, as the socket caps a request line; the
+    /// broker is asked for no larger packet (MQTT v5's Maximum Packet Size), and a broker that
+    /// ignores it finds what is larger refused by its size, never parsed.
+    static let maximumPayloadBytes = 64 * 1024
+
+    /// Why `payload` is not read, when it is over ``maximumPayloadBytes``.
+    static func sizeProblem(_ payload: [UInt8]) -> String? {
+        payload.count > maximumPayloadBytes ? "a payload of \(payload.count) bytes, more than the \(maximumPayloadBytes) the node reads" : nil
+    }
+
     private func received(_ message: MQTTClient.Message) {
         let topic = message.topic
         if topic == topics.command {
             command(message)
+        } else if let problem = Self.sizeProblem(message.payload) {
+            malformed(topic, problem)
         } else if topic == topics.shot {
             switch Self.parseShot(message.payload) {
             case .success(let shot): shotArrived(shot)
@@ -353,17 +393,39 @@ final class MQTTNode {
             rigControl(message.payload)
         } else if topic == "\(settings.discoveryPrefix)/status" {
             // Home Assistant restarted: it forgot the devices it did not read retained.
-            if HomeAssistantDiscovery.isBirth(message.payload) { publishDiscovery() }
+            if HomeAssistantDiscovery.isBirth(message.payload) { discoveryPacing.request(now: daemon.loop.clock.now) }
         } else if let (node, rest) = topics.nodeTopic(topic) {
-            if rest.count == 1, rest[0] == "availability" {
-                if message.payload == Array("online".utf8) { onlineNodes.insert(node) } else { onlineNodes.remove(node) }
+            if let problem = MQTTSettings.topicLevelProblem(node) {
+                malformed(topic, "a node's name \(problem)")
+            } else if rest.count == 1, rest[0] == "availability" {
+                availability(of: node, online: message.payload.elementsEqual("online".utf8))
             } else if rest.count == 2, rest[0] == "shot" {
                 guard book.isCollecting(String(rest[1])) else { return }
                 switch Self.parseResult(message.payload, node: node, shot: String(rest[1])) {
                 case .success(let result):
+                    roster.heard(from: node, now: daemon.loop.clock.now)
                     if let completion = book.record(result) { completed(completion) }
                 case .failure(let problem): malformed(topic, problem.description)
                 }
+            }
+        }
+    }
+
+    private func availability(of node: String, online: Bool) {
+        guard online else {
+            roster.offline(node)
+            return
+        }
+        switch roster.online(node, now: daemon.loop.clock.now) {
+        case .added:
+            rosterFullReported = false
+        case .known:
+            break
+        case .refused:
+            // Said once until the roster has room again: a flood of fake nodes must not flood the journal.
+            if !rosterFullReported {
+                Log.warning("shutter: mqtt: \(RigRoster.capacity) nodes of rig '\(settings.rig)' are online already; '\(node)' and any further one are ignored until one goes offline or stays silent for \(Int(RigRoster.silenceLimit.milliseconds / 1000)) s")
+                rosterFullReported = true
             }
         }
     }
@@ -387,6 +449,9 @@ final class MQTTNode {
             malformed(message.topic, "a retained command")
             reply = APIReply.failure(id: nil, CommandRefusal(.invalidRequest, "retained commands are not carried out (publish without retain); it was cleared"))
             client.publish(topics.command, "", qos: 1, retain: true)
+        } else if let problem = Self.sizeProblem(message.payload) {
+            malformed(message.topic, problem)
+            reply = APIReply.failure(id: nil, CommandRefusal(.invalidRequest, problem + "; not read"))
         } else {
             // The socket's parser: `subscribe` is no command here (events are the node's topics).
             switch APIRequest.parse(message.payload) {
@@ -427,9 +492,12 @@ final class MQTTNode {
     func originate(pressedAt: Instant) -> RigShot {
         let now = daemon.loop.clock.now
         let shot = RigShot(id: UUID().uuidString.lowercased(), at: realtimeMapping().realtime(of: pressedAt), origin: topics.node)
-        book.originate(shot, expecting: onlineNodes.union([topics.node]), now: now, timeout: settings.shotTimeout)
+        book.originate(shot, expecting: roster.nodes, now: now, timeout: settings.shotTimeout)
         daemon.capture.service.label(pressedAt: pressedAt, as: PhotoLabel(name: shotFileName(shot), digest: true, isRigShot: true))
-        shotsInFlight[pressedAt] = shot
+        if let displaced = shotsInFlight.updateValue(shot, forKey: pressedAt) {
+            // Another node's shot of this very instant: the press takes the frame, under its own shot's name.
+            missed(displaced, reason: "this node's own shot \(shot.id) of the same instant took the frame; one photo answers one shot", at: now)
+        }
         if isConnected {
             var line = JSONLine()
             line.add("shot", shot.id)
@@ -451,9 +519,11 @@ final class MQTTNode {
         let now = daemon.loop.clock.now
         let mapping = realtimeMapping()
         let pressedAt = mapping.instant(ofRealtime: shot.at)
-        if let reason = daemon.rigShotRefusal(pressedAt: pressedAt, now: now, maxAge: settings.maxShotAge) {
-            daemon.publish(DaemonEvent(.rig(.missed(shot, reason: reason, at: now))))
-            publishResult(RigShotResult(shot: shot.id, node: topics.node, outcome: .missed(reason: reason)), shot: shot)
+        // The capture service knows a shot by its instant alone: a second shot of an instant in
+        // flight is answered now, or the one photo would answer one of them and the other never.
+        if let reason = shotsInFlight[pressedAt].map({ "this node is taking shot \($0.id) of the same instant; one photo answers one shot" })
+            ?? daemon.rigShotRefusal(pressedAt: pressedAt, now: now, maxAge: settings.maxShotAge) {
+            missed(shot, reason: reason, at: now)
             return
         }
         daemon.capture.service.label(pressedAt: pressedAt, as: PhotoLabel(name: shotFileName(shot), digest: true, isRigShot: true))
@@ -481,8 +551,7 @@ final class MQTTNode {
         case .captureFailed(let failure):
             if failure.error.missesTheShot {
                 // This node could not take the instant, as a refused shot: missed, not failed.
-                daemon.publish(DaemonEvent(.rig(.missed(shot, reason: failure.error.description, at: failure.at))))
-                publishResult(RigShotResult(shot: shot.id, node: topics.node, outcome: .missed(reason: failure.error.description)), shot: shot)
+                missed(shot, reason: failure.error.description, at: failure.at)
             } else {
                 publishResult(RigShotResult(shot: shot.id, node: topics.node, outcome: .failed(reason: failure.error.description)), shot: shot)
             }
@@ -490,6 +559,12 @@ final class MQTTNode {
             break
         }
         return shot
+    }
+
+    /// Shot `shot` cannot be taken here: said as an event and as this node's result.
+    private func missed(_ shot: RigShot, reason: String, at: Instant) {
+        daemon.publish(DaemonEvent(.rig(.missed(shot, reason: reason, at: at))))
+        publishResult(RigShotResult(shot: shot.id, node: topics.node, outcome: .missed(reason: reason)), shot: shot)
     }
 
     private func publishResult(_ result: RigShotResult, shot: RigShot, details: (inout JSONLine) -> Void = { _ in }) {
@@ -563,7 +638,37 @@ final class MQTTNode {
     /// What `status` says of the node's broker.
     var statusSummary: DaemonStatus.MQTT {
         DaemonStatus.MQTT(broker: broker, state: isConnected ? "connected" : "disconnected", rig: settings.rig, node: topics.node,
-                          nodesOnline: onlineNodes.count)
+                          nodesOnline: isConnected ? roster.count : 0)
+    }
+}
+
+/// A message sent again after the events that call for it, at most once an interval: the
+/// requests within an interval of the last send make one send, at the interval's end.
+///
+/// A value that never reads a clock: the owner asks ``isDue(now:)`` at its deadline ``due``.
+struct PublishPacing {
+    let interval: Nanoseconds
+    /// When the next send is due; nil when none was asked for.
+    private(set) var due: Instant?
+    private var doneAt: Instant?
+
+    init(interval: Nanoseconds) {
+        self.interval = interval
+    }
+
+    /// A send is called for at `now`: due now, or when the interval since the last one ends.
+    mutating func request(now: Instant) {
+        let earliest = doneAt.map { $0 + interval } ?? now
+        due = Instant.earliest(due, max(now, earliest))
+    }
+
+    func isDue(now: Instant) -> Bool { due.map { now >= $0 } ?? false }
+
+    /// The message was sent at `now` (or there was no connection to send it on): what was
+    /// asked for before is answered.
+    mutating func done(now: Instant) {
+        due = nil
+        doneAt = now
     }
 }
 

@@ -28,6 +28,9 @@ Scenarios (each a group of checks):
   malformed    1000 malformed payloads on a cmd topic and 1000 on the shot topic: photo counts
                unchanged, daemons alive, an invalidRequest error reply on the reply topic for each
                cmd payload; a press afterwards still gives 3/3
+  bounds       a 60,000-byte request on a cmd topic is answered; a 20 MiB one is not delivered (the node
+               asks for packets of 64 KiB at most: MQTT v5's Maximum Packet Size), and the node answers the
+               next request at once, its RSS unchanged
   restart      the broker killed and restarted on the same port mid-session: the nodes say
                disconnected and reconnect, availability back online; a press during the outage
                makes the origin's photo only; no photo taken twice, no stale command replayed
@@ -37,7 +40,8 @@ Scenarios (each a group of checks):
                nor a retained capture command waiting on its cmd topic
   wrongpw      a node with a wrong password: a clear error on stderr, local capture goes on
   discovery    homeassistant/device/N/config read back with mosquitto_sub, checked by
-               Tests/MQTT/check-discovery.py when that file exists (else a "skip -" line)
+               Tests/MQTT/check-discovery.py when that file exists (else a "skip -" line); re-sent when
+               Home Assistant says online, but 2000 such messages re-send it at most twice
 
 Output: one line per check, "ok - ..." or "FAIL - ..." (details on "#" lines below a failure),
 then "mqtt: N passed, M failed"; exit status 1 on a failure. Without mosquitto it fails; with a
@@ -62,7 +66,7 @@ RIG = "testrig"
 PREFIX = "shutter"
 NODES = ("cam-a", "cam-b", "cam-c")
 FRAME_MS = 1000.0 / 30  # the synthetic camera
-SCENARIOS = ["startup", "press", "rigcapture", "cmdtopic", "duplicate", "oldshot", "malformed",
+SCENARIOS = ["startup", "press", "rigcapture", "cmdtopic", "duplicate", "oldshot", "malformed", "bounds",
              "restart", "will", "late", "wrongpw", "discovery"]
 
 
@@ -445,6 +449,44 @@ def malformed(c, s):
         check_results(c, s, e["shot"], NODES, "after the flood")
 
 
+def rss_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
+
+
+def bounds(c, s):
+    name = NODES[1]
+    node = s.nodes[name]
+    sub = rig.Sub(s.broker, [topic(name, "reply")])
+
+    def padded(ident, size):
+        return json.dumps({"id": ident, "cmd": "status"}) + " " * size
+
+    def reply(ident):
+        return sub.wait(lambda ms: next((x for x in ms if (x.json() or {}).get("id") == ident), None), 10)
+
+    rig.publish(s.broker, topic(name, "cmd"), padded("under", 60_000))
+    m = reply("under")
+    c.check(f"bounds: a 60,000-byte request is answered ({m.text[:40] if m else None}…)", m is not None and m.json().get("ok") is True)
+    rss = rss_kib(node.process.pid)
+    t0 = time.time()
+    rc, err = rig.publish(s.broker, topic(name, "cmd"), padded("big", 20 << 20), timeout=60)
+    published = time.time()
+    rig.publish(s.broker, topic(name, "cmd"), json.dumps({"id": "after", "cmd": "status"}))
+    m = reply("after")
+    answered = time.time()
+    c.check(f"bounds: a 20 MiB request published ({published - t0:.2f} s)", rc == 0, err)
+    c.check(f"bounds: {name} answers the next request {1000 * (answered - published):.0f} ms after the 20 MiB one went out",
+            m is not None and answered - published < 2, sub.snapshot())
+    time.sleep(1)
+    big = [x.text[:120] for x in sub.snapshot() if (x.json() or {}).get("id") == "big" or "bytes, more than" in x.text]
+    c.check("bounds: the 20 MiB request never reached the node (no reply, not even its refusal by size): the broker "
+            "honours the node's Maximum Packet Size", not big, big)
+    grown = rss_kib(node.process.pid) - rss
+    c.check(f"bounds: {name}'s RSS grew {grown} KiB", grown < 8 * 1024, (rss, grown))
+    sub.stop()
+
+
 def restart(c, s):
     origin = NODES[0]
     # Before: a capture command on the cmd topic (QoS 1) is acted on once.
@@ -633,6 +675,12 @@ def discovery(c, s):
     rig.publish(s.broker, "homeassistant/status", "online", qos=1)
     again = sub.wait(lambda ms: next((x for x in ms if x.topic == t and x.time >= t0), None), 10)
     c.check("discovery: re-sent when homeassistant/status says online", again is not None)
+    # Anyone may say Home Assistant's online: a flood is answered once more, ten seconds on.
+    t1 = time.time()
+    rc, err = rig.publish_lines(s.broker, "homeassistant/status", [b"online"] * 2000, qos=1)
+    time.sleep(12)
+    resent = [x for x in sub.snapshot(t) if x.time >= t1]
+    c.check(f"discovery: 2000 'online' births re-send it {len(resent)} time(s) in 12 s", rc == 0 and 1 <= len(resent) <= 2, err)
     sub.stop()
 
 

@@ -132,6 +132,20 @@ struct RigShotBookTests {
         #expect(answer10.isEmpty)
     }
 
+    /// Answers from nodes that were not asked (any client may publish on a node's result topic)
+    /// are counted only up to the roster's capacity.
+    @Test func answersFromNodesNotAskedAreBounded() {
+        var book = RigShotBook()
+        book.originate(RigShot(id: "s", at: 0, origin: "a"), expecting: ["a", "b"], now: at(0), timeout: .seconds(3))
+        for index in 0..<20_000 {
+            _ = book.record(RigShotResult(shot: "s", node: "fake-\(index)", outcome: .missed(reason: "")))
+        }
+        let done = book.record(RigShotResult(shot: "s", node: "b", outcome: .missed(reason: "")))
+        let expired = book.expire(now: at(3000))
+        #expect(done == nil && expired.count == 1)
+        #expect(expired.first.map { $0.nodes <= RigRoster.capacity && $0.missed < RigRoster.capacity && $0.silent == ["a"] } == true, "\(expired)")
+    }
+
     @Test func resultsOfOtherShotsAreIgnored() {
         var book = RigShotBook()
         book.originate(RigShot(id: "mine", at: 0, origin: "a"), expecting: ["a"], now: at(0), timeout: .seconds(1))
@@ -140,5 +154,36 @@ struct RigShotBookTests {
         #expect(book.isCollecting("mine"))
         let all = book.expireAll()
         #expect(all.map(\.shot) == ["mine"] && all[0].photos == 0 && all[0].spread == nil && all[0].silent == ["a"])
+    }
+}
+
+@Suite("Rig roster: the nodes online, bounded")
+struct RigRosterTests {
+    private func at(_ seconds: Double) -> Instant { Instant(rawValue: Int64(seconds * 1e9)) }
+
+    @Test func fullItRefusesNewNodesUntilOneLeaves() {
+        var roster = RigRoster(own: "me")
+        for index in 1..<RigRoster.capacity {
+            #expect(roster.online("n\(index)", now: at(0)) == .added)
+        }
+        #expect(roster.count == RigRoster.capacity)
+        #expect(roster.online("late", now: at(1)) == .refused)
+        #expect(roster.online("n1", now: at(1)) == .known)
+        #expect(roster.online("me", now: at(1)) == .known)
+        roster.offline("n2")
+        #expect(roster.online("late", now: at(2)) == .added)
+        #expect(roster.nodes.contains("me") && roster.nodes.contains("late") && !roster.nodes.contains("n2"))
+    }
+
+    @Test func aNodeSilentPastTheLimitIsForgotten() {
+        var roster = RigRoster(own: "me")
+        _ = roster.online("quiet", now: at(0))
+        _ = roster.online("talker", now: at(0))
+        #expect(roster.nextDeadline == at(0) + RigRoster.silenceLimit)
+        roster.heard(from: "talker", now: at(100))
+        roster.heard(from: "stranger", now: at(100))
+        #expect(roster.expire(now: at(0) + RigRoster.silenceLimit) == 1)
+        #expect(roster.nodes == ["me", "talker"])
+        #expect(roster.nextDeadline == at(100) + RigRoster.silenceLimit)
     }
 }

@@ -82,6 +82,8 @@ public struct RigShotBook: Sendable {
         var deadline: Instant
         var expected: Set<String>
         var results: [String: RigShotResult.Outcome] = [:]
+        /// The results from nodes not expected.
+        var unexpected = 0
     }
     /// The shots this node originated, oldest first (few: one per press, for `shotTimeoutMs`).
     private var collecting: [Collecting] = []
@@ -112,10 +114,16 @@ public struct RigShotBook: Sendable {
 
     /// A node's result: the shot's completion when it was the last one expected, else nil.
     /// Results of shots this node does not collect (another origin's, or finished) are ignored,
-    /// and so is a node's second answer.
+    /// and so is a node's second answer. Answers from nodes not expected count only while the
+    /// shot has heard of fewer than ``RigRoster/capacity`` nodes: anyone may publish on a
+    /// result topic.
     public mutating func record(_ result: RigShotResult) -> RigShotCompletion? {
         guard let index = collecting.firstIndex(where: { $0.shot.id == result.shot }) else { return nil }
         guard collecting[index].results[result.node] == nil else { return nil }
+        if !collecting[index].expected.contains(result.node) {
+            guard collecting[index].expected.count + collecting[index].unexpected < RigRoster.capacity else { return nil }
+            collecting[index].unexpected += 1
+        }
         collecting[index].results[result.node] = result.outcome
         guard collecting[index].expected.isSubset(of: collecting[index].results.keys) else { return nil }
         return Self.completion(of: collecting.remove(at: index))
