@@ -887,7 +887,7 @@ public struct FakeLibcameraScript: Hashable, Sendable {
     public var separatePlanes = false
     /// With ``raspberryPi``: the frames after the first start that complete as FrameStartup (not pictures).
     public var startupFrames = 0
-    /// Behaves as libcamera's Raspberry Pi pipeline does (backend.cpp's FakeCamera cites each
+    /// Behaves as libcamera's Raspberry Pi pipeline does (fake.cpp's FakeCamera cites each
     /// behaviour): placeholder ranges until configure, sizes as a range with the sensor's full
     /// size (`width` x `height`) as the default, SensorTimestamp at the start of readout with
     /// ExposureTime reported, sensor controls ``controlDelay`` frames late, an ExposureValue change

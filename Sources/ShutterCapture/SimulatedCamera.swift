@@ -23,7 +23,7 @@ import ShutterCore
 ///   there (src/ipa/rpi/controller/rpi/af.cpp, doPDAF) is cut to its last `step_frames` frames
 ///   (5 in imx708.json) once the phase error is under `pdaf_squelch`, as it is on a still scene.
 /// - Each frame reports ExposureTime 20 ms and the rest of IpaBase::reportMetadata as the
-///   fake's `raspberrypi` personality does (see backend.cpp's FakeCamera).
+///   fake's `raspberrypi` personality does (see fake.cpp's FakeCamera).
 public enum SimulatedCameraModule: String, CaseIterable, Hashable, Sendable {
     /// Camera Module 3, with autofocus.
     case imx708

@@ -3,9 +3,10 @@
 // One stable C interface over libcamera's C++ API: Debian 12's 0.0.3 and the newer API of
 // Debian trixie / Raspberry Pi OS (CLibcameraBackend's backend.cpp picks with #if on
 // <libcamera/version.h>). Swift only ever sees this file, through CLibcameraLoader, whose
-// loader.c forwards each function to the plugin backend.cpp is built into (shutter_lc_load must
-// have succeeded first; see shutter_libcamera_loader.h). A fake camera (shutter_lc_open_fake) sits behind the same
-// functions, so the Swift side is tested through its real code path without hardware.
+// loader.c forwards each function to the plugin CLibcameraBackend is built into (shutter_lc_load
+// must have succeeded first; see shutter_libcamera_loader.h). A fake camera (shutter_lc_open_fake,
+// fake.cpp) sits behind the same functions, so the Swift side is tested through its real code
+// path without hardware.
 // Functions that fail return NULL or a negative errno (-ENODEV, -EBUSY, ...).
 
 #include <stddef.h>
@@ -74,7 +75,7 @@ typedef struct {
     /// shutter's frame layout has them), to test cameras whose planes lie apart.
     uint32_t plane_gap;
     /// Behave as libcamera's Raspberry Pi pipeline handler and IPA do (pipeline/rpi/common,
-    /// ipa/rpi/common; each behaviour is cited in backend.cpp's FakeCamera): placeholder control
+    /// ipa/rpi/common; each behaviour is cited in fake.cpp's FakeCamera): placeholder control
     /// ranges and no ScalerCropMaximum until configure; sizes offered as a range, the sensor's
     /// full size (width x height) by default; SensorTimestamp at the start of readout, with
     /// ExposureTime, AnalogueGain, DigitalGain and ColourTemperature in the metadata; sensor
@@ -141,7 +142,7 @@ int shutter_lc_fake_buffer_syncs(shutter_lc_camera *camera, int request, int *st
 
 /// A fake system for tests, in place of libcamera's cameras: once installed, shutter_lc_list,
 /// shutter_lc_open and the camera manager behind them are the fake's. Its camera manager behaves
-/// as libcamera's does for hot-plug (see FakeManager in backend.cpp), and counts what tests check
+/// as libcamera's does for hot-plug (see FakeManager in fake.cpp), and counts what tests check
 /// of the managers (shutter_lc_fake_system_stats). 0, or -EBUSY while a camera is open.
 int shutter_lc_fake_system_install(void);
 /// Back to libcamera's own cameras, once no fake camera is open and no fake manager runs.
