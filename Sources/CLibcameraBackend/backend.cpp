@@ -857,6 +857,7 @@ struct RealCamera final : shutter_lc_camera {
         out->analogue_gain = metadata.get(controls::AnalogueGain).value_or(0.0f);
         out->digital_gain = metadata.get(controls::DigitalGain).value_or(0.0f);
         out->colour_temperature = metadata.get(controls::ColourTemperature).value_or(0);
+        out->frame_duration_us = metadata.get(controls::FrameDuration).value_or(0);
         if (auto crop = metadata.get(controls::ScalerCrop)) crop_reported(*crop);
         const BufferMemory::Planes &mapping = memory->requests[request->cookie()];
         out->plane_count = mapping.count;

@@ -132,10 +132,17 @@ struct FakeAgc {
 ///   interrupt, the start of readout), and each request reports ExposureTime, AnalogueGain,
 ///   DigitalGain, ColourTemperature and LensPosition (IpaBase::reportMetadata; DigitalGain from
 ///   the AGC's status, on every frame).
-/// - Sensor controls (ExposureValue through AGC, FrameDurationLimits through VBLANK) reach the
-///   frames through DelayedControls: `control_delay` frames after the request that carried them
-///   (camera_sensor_properties.cpp: imx708's exposure and gain delays are 2). ScalerCrop applies
-///   to the request's own frame (CameraData::applyScalerCrop, at the ISP).
+/// - Sensor controls reach the frames through DelayedControls, each its sensor's delay after the
+///   request that carried it (PipelineHandlerBase::registerCamera gives DelayedControls the
+///   sensor's delays: camera_sensor_properties.cpp from 0.4 on, the cam helpers' getDelays
+///   before): ExposureValue, through the AGC's exposure and gain, `control_delay` frames later
+///   (imx708's exposure and gain delays are 2), FrameDurationLimits, through VBLANK,
+///   `frame_duration_delay` frames later (imx708's and imx477's VBLANK delay is 3, imx219's 2).
+///   That frame is the first as long as the limits ask: it reports the new FrameDuration
+///   (IpaBase::reportMetadata, from the frame length DelayedControls says the sensor used), and
+///   the next frame's readout starts that much later. Controls given to Camera::start apply from
+///   the first frame. ScalerCrop applies to the request's own frame (CameraData::applyScalerCrop,
+///   at the ISP).
 /// - An ExposureValue change eases in over about ten frames, as the AGC filters its total exposure
 ///   toward the new target (FakeAgc below, from src/ipa/rpi/controller/rpi/agc_channel.cpp); the
 ///   frames report the ExposureTime, AnalogueGain and DigitalGain it divides the total into.
@@ -168,6 +175,7 @@ struct FakeCamera final : shutter_lc_camera {
         float analogue_gain = 0, digital_gain = 0;
         /// Completed as FrameStartup: not a picture.
         bool startup = false;
+        int64_t frame_duration_us = 0;
     };
     std::vector<Slot> slots;
     RequestFIFO<int> queued, done;
@@ -196,6 +204,10 @@ struct FakeCamera final : shutter_lc_camera {
     FakeAgc agc;
     /// How many controls the last start was given.
     int start_control_count = 0;
+    /// The frame durations the IPA allows now, µs (raspberrypi; see limit_frame_durations).
+    int64_t frame_limits[2] = {};
+    /// The last frame's timestamp and FrameDuration since the start (SHUTTER_LC_FAKE_AT_CADENCE).
+    int64_t last_timestamp = 0, last_frame_duration = 0;
     /// Sensor controls on their way through DelayedControls: (the frame sequence they show in, control, value).
     std::vector<std::tuple<uint32_t, int, float>> delayed;
     float lens = 1.0f;
@@ -365,6 +377,7 @@ struct FakeCamera final : shutter_lc_camera {
         }
         layout(w, h);
         configured = true;
+        limit_frame_durations(0, 0);
         if (script.raspberrypi) {
             // The fake's mode reads out the whole analogue crop, so ISP and sensor pixels are
             // the same size and scaleIspCrop only moves the crop to the analogue crop's origin.
@@ -491,7 +504,8 @@ struct FakeCamera final : shutter_lc_camera {
         // (firstStart_); pipeline_base.cpp marks that many frames FrameStartup.
         startup_left = started_once || !script.raspberrypi ? 0 : uint32_t(std::max(script.startup_frames, 0));
         started_once = true;
-        if (frame_duration_us > 0) applied[SHUTTER_LC_CONTROL_FRAME_DURATION_LIMITS] = float(frame_duration_us);
+        last_timestamp = last_frame_duration = 0;
+        if (frame_duration_us > 0) apply(SHUTTER_LC_CONTROL_FRAME_DURATION_LIMITS, float(frame_duration_us));
         for (const auto &[control, value] : pending) apply(control, value);
         if (pending_crop) {
             applied_crop = pending_crop_rect;
@@ -532,6 +546,7 @@ struct FakeCamera final : shutter_lc_camera {
         applied[control] = value;
         if (control == SHUTTER_LC_CONTROL_LENS_POSITION) lens = value;
         if (control == SHUTTER_LC_CONTROL_EXPOSURE_VALUE) agc.set_ev(value);
+        if (control == SHUTTER_LC_CONTROL_FRAME_DURATION_LIMITS) limit_frame_durations(int64_t(value), int64_t(value));
         if (control == SHUTTER_LC_CONTROL_AF_MODE && int(value) == 2 && script.has_autofocus) {
             // AfModeContinuous: scans by itself, then holds focus.
             af_state = SHUTTER_LC_AF_SCANNING;
@@ -548,11 +563,39 @@ struct FakeCamera final : shutter_lc_camera {
         }
     }
 
-    static bool is_sensor_control(int control) {
-        return control == SHUTTER_LC_CONTROL_EXPOSURE_VALUE || control == SHUTTER_LC_CONTROL_FRAME_DURATION_LIMITS;
+    /// The frame durations the IPA allows from now: `minimum` and `maximum` in µs, 0 for its
+    /// defaults (1/30 s and 250 s), each clamped to the mode's (IpaBase::applyFrameDurations,
+    /// which IpaBase::configure calls with the defaults).
+    void limit_frame_durations(int64_t minimum, int64_t maximum) {
+        int64_t low = 0, high = 0;
+        if (!frame_duration_range(low, high)) return;
+        frame_limits[0] = std::clamp<int64_t>(minimum > 0 ? minimum : 33333, low, high);
+        frame_limits[1] = std::clamp<int64_t>(maximum > 0 ? maximum : 250000000, low, high);
+    }
+
+    /// Puts FrameDurationLimits (both limits) on the next request queued.
+    int request_frame_duration(int64_t microseconds) {
+        int64_t low = 0, high = 0;
+        if (!frame_duration_range(low, high)) return -ENOTSUP;
+        pending[SHUTTER_LC_CONTROL_FRAME_DURATION_LIMITS] = float(microseconds);
+        return 0;
+    }
+
+    /// The frames between a request carrying `control` and the first frame it shows in (see above).
+    int delay_of(int control) const {
+        if (!script.raspberrypi) return 0;
+        if (control == SHUTTER_LC_CONTROL_EXPOSURE_VALUE) return script.control_delay;
+        if (control == SHUTTER_LC_CONTROL_FRAME_DURATION_LIMITS) return script.frame_duration_delay;
+        return 0;
     }
 
     int deliver(int64_t timestamp, uint8_t fill) {
+        if (timestamp == SHUTTER_LC_FAKE_AT_CADENCE) {
+            // The sensor starts reading a frame out one frame length after the last: the
+            // previous frame's FrameDuration, VBLANK included.
+            if (!script.raspberrypi || last_frame_duration <= 0) return -EINVAL;
+            timestamp = last_timestamp + last_frame_duration * 1000;
+        }
         if (!running || queued.empty()) return -EAGAIN;
         int index = queued.front();
         queued.pop_front();
@@ -563,8 +606,8 @@ struct FakeCamera final : shutter_lc_camera {
         if (auto mode = slot.controls.find(SHUTTER_LC_CONTROL_AF_MODE); mode != slot.controls.end()) apply(mode->first, mode->second);
         for (const auto &[control, value] : slot.controls) {
             if (control == SHUTTER_LC_CONTROL_AF_MODE) continue;
-            if (script.raspberrypi && is_sensor_control(control) && script.control_delay > 0)
-                delayed.emplace_back(frame + uint32_t(script.control_delay), control, value);
+            if (int delay = delay_of(control); delay > 0)
+                delayed.emplace_back(frame + uint32_t(delay), control, value);
             else
                 apply(control, value);
         }
@@ -582,6 +625,8 @@ struct FakeCamera final : shutter_lc_camera {
             slot.exposure_us = agc.divided ? agc.exposure_us : script.exposure_time_us;
             slot.analogue_gain = agc.divided ? agc.analogue : 2.0f;
             slot.digital_gain = agc.divided ? agc.digital : 1.0f;
+            // The frame is as long as the lower limit asks, longer for a longer exposure up to the upper.
+            slot.frame_duration_us = std::min(std::max(frame_limits[0], int64_t(slot.exposure_us)), frame_limits[1]);
         }
         // The autofocus script: a cycle (a start in AfModeAuto, or continuous) scans for
         // af_scan_frames frames, then ends; a cycle started by this very request counts from here.
@@ -594,7 +639,8 @@ struct FakeCamera final : shutter_lc_camera {
         for (uint32_t plane = 0; plane < mapped.count && !script.keeps_planes; plane++)
             memset(const_cast<uint8_t *>(mapped.planes[plane]), fill, mapped.bytes[plane]);
         if (mapped.vf && !script.keeps_planes) memset(const_cast<uint8_t *>(mapped.vf), fill, mapped.vf_bytes);
-        slot.timestamp = timestamp;
+        slot.timestamp = last_timestamp = timestamp;
+        last_frame_duration = slot.frame_duration_us;
         slot.startup = startup_left > 0;
         if (startup_left > 0) startup_left--;
         slot.sequence = sequence++;
@@ -637,6 +683,7 @@ struct FakeCamera final : shutter_lc_camera {
             out->analogue_gain = slot.analogue_gain;
             out->digital_gain = slot.digital_gain;
             out->colour_temperature = 4500;
+            out->frame_duration_us = slot.frame_duration_us;
         }
         if (!slot.reported_crop.isNull()) crop_reported(slot.reported_crop);
         out->plane_count = mapped.count;
@@ -840,6 +887,11 @@ shutter_lc_camera *shutter_lc_open_fake(const shutter_lc_fake_config *config) {
 int shutter_lc_fake_deliver(shutter_lc_camera *camera, int64_t timestamp_ns, uint8_t fill) {
     auto *fake = dynamic_cast<FakeCamera *>(camera);
     return fake ? fake->deliver(timestamp_ns, fill) : -EINVAL;
+}
+
+int shutter_lc_fake_request_frame_duration(shutter_lc_camera *camera, int64_t frame_duration_us) {
+    auto *fake = dynamic_cast<FakeCamera *>(camera);
+    return fake ? fake->request_frame_duration(frame_duration_us) : -EINVAL;
 }
 
 int shutter_lc_fake_applied(shutter_lc_camera *camera, int control, float *value) {

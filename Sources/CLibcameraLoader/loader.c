@@ -37,6 +37,7 @@ static const char *const plugin_name = "libshutter-libcamera.so";
     X(shutter_lc_open) \
     X(shutter_lc_open_fake) \
     X(shutter_lc_fake_deliver) \
+    X(shutter_lc_fake_request_frame_duration) \
     X(shutter_lc_fake_applied) \
     X(shutter_lc_fake_scaler_crop) \
     X(shutter_lc_fake_af_triggers) \
@@ -157,6 +158,10 @@ HIDDEN shutter_lc_camera *shutter_lc_open_fake(const shutter_lc_fake_config *con
 
 HIDDEN int shutter_lc_fake_deliver(shutter_lc_camera *camera, int64_t timestamp_ns, uint8_t fill) {
     return library.typed.shutter_lc_fake_deliver(camera, timestamp_ns, fill);
+}
+
+HIDDEN int shutter_lc_fake_request_frame_duration(shutter_lc_camera *camera, int64_t frame_duration_us) {
+    return library.typed.shutter_lc_fake_request_frame_duration(camera, frame_duration_us);
 }
 
 HIDDEN int shutter_lc_fake_applied(shutter_lc_camera *camera, int control, float *value) {

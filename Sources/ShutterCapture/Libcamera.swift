@@ -890,14 +890,17 @@ public struct FakeLibcameraScript: Hashable, Sendable {
     /// Behaves as libcamera's Raspberry Pi pipeline does (fake.cpp's FakeCamera cites each
     /// behaviour): placeholder ranges until configure, sizes as a range with the sensor's full
     /// size (`width` x `height`) as the default, SensorTimestamp at the start of readout with
-    /// ExposureTime reported, sensor controls ``controlDelay`` frames late, an ExposureValue change
+    /// ExposureTime reported, ExposureValue ``controlDelay`` and FrameDurationLimits
+    /// ``frameDurationDelay`` frames late, an ExposureValue change
     /// easing in over about ten frames (the AGC's filter), YUV420 rows padded to 64-byte
     /// alignment in one buffer (the HQ camera's 4056 pixels 4096 bytes apart).
     public var raspberryPi = false
     /// With ``raspberryPi``: the ExposureTime each frame reports until an ExposureValue change, in microseconds.
     public var exposureTimeMicroseconds = 20_000
-    /// With ``raspberryPi``: frames until a request's ExposureValue or FrameDurationLimits shows.
+    /// With ``raspberryPi``: frames until a request's ExposureValue shows.
     public var controlDelay = 2
+    /// With ``raspberryPi``: frames until a request's FrameDurationLimits shows (imx708's VBLANK delay).
+    public var frameDurationDelay = 3
     /// The libcamera id and model it reports instead of the fake's own (`nil`: keep them).
     public var id: String?
     public var model: String?
@@ -929,6 +932,7 @@ public struct FakeLibcameraScript: Hashable, Sendable {
         config.raspberrypi = raspberryPi ? 1 : 0
         config.exposure_time_us = Int32(exposureTimeMicroseconds)
         config.control_delay = Int32(controlDelay)
+        config.frame_duration_delay = Int32(frameDurationDelay)
         if let id { withUnsafeMutableBytes(of: &config.id) { Self.copy(id, into: $0) } }
         if let model { withUnsafeMutableBytes(of: &config.model) { Self.copy(model, into: $0) } }
         config.keeps_planes = keepsPlanes ? 1 : 0

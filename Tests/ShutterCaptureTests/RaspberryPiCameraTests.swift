@@ -1,3 +1,4 @@
+import CLibcameraLoader
 import Foundation
 import Testing
 import ShutterCore
@@ -371,6 +372,46 @@ struct RaspberryPiCameraTests {
         #expect(image.width == 640 && image.height == 480)
         let grey = image.pixel(x: 320, y: 240)
         #expect(abs(Int(grey.r) - 128) < 8 && abs(Int(grey.g) - 128) < 8 && abs(Int(grey.b) - 128) < 8, "the fake's 0x80 frame: \(grey)")
+    }
+
+    // MARK: Frame durations
+
+    /// Through the C interface: shutter gives FrameDurationLimits only to Camera::start.
+    @Test func aFrameDurationInARequestShowsThreeFramesLaterOneGivenToStartAtOnce() throws {
+        try loadLibcamera()
+        var config = smallPi().config
+        let camera = try #require(shutter_lc_open_fake(&config))
+        defer { shutter_lc_close(camera) }
+        var still = shutter_lc_stream_config()
+        #expect(shutter_lc_configure(camera, &still, nil, 4) == 0)
+        var asked: Int64 = 0
+        #expect(shutter_lc_set_frame_rate(camera, 20, &asked) == 0 && asked == 50_000_000)
+        #expect(shutter_lc_start(camera) == 0)
+        var frames: [(sequence: UInt32, timestamp: Int64, duration: Int64)] = []
+        /// Takes the frames completed, handing each request back (with the controls set since).
+        func take() {
+            var done = shutter_lc_completed()
+            while shutter_lc_next(camera, &done) == 1 {
+                frames.append((done.sequence, done.sensor_timestamp, done.frame_duration_us))
+                _ = shutter_lc_release(camera, done.request)
+            }
+        }
+        #expect(shutter_lc_fake_deliver(camera, ms(1000).rawValue, 0x80) == 0)
+        var done = shutter_lc_completed()
+        #expect(shutter_lc_next(camera, &done) == 1)
+        frames.append((done.sequence, done.sensor_timestamp, done.frame_duration_us))
+        // The request handed back now follows the three queued at start: frame 4 carries 100 ms.
+        #expect(shutter_lc_fake_request_frame_duration(camera, 100_000) == 0)
+        _ = shutter_lc_release(camera, done.request)
+        for _ in 0..<9 {
+            #expect(shutter_lc_fake_deliver(camera, Int64(SHUTTER_LC_FAKE_AT_CADENCE), 0x80) == 0)
+            take()
+        }
+        #expect(frames.map(\.sequence) == Array(0..<10))
+        // imx708's VBLANK delay is 3: frame 7 is the first 100 ms long.
+        #expect(frames.map(\.duration) == [Int64](repeating: 50_000, count: 7) + [Int64](repeating: 100_000, count: 3))
+        let spacing = zip(frames.dropFirst(), frames).map { ($0.timestamp - $1.timestamp) / 1_000 }
+        #expect(spacing == [Int64](repeating: 50_000, count: 7) + [Int64](repeating: 100_000, count: 2))
     }
 
     // MARK: Autofocus tracks its own request

@@ -78,19 +78,23 @@ typedef struct {
     /// ipa/rpi/common; each behaviour is cited in fake.cpp's FakeCamera): placeholder control
     /// ranges and no ScalerCropMaximum until configure; sizes offered as a range, the sensor's
     /// full size (width x height) by default; SensorTimestamp at the start of readout, with
-    /// ExposureTime, AnalogueGain, DigitalGain and ColourTemperature in the metadata; sensor
-    /// controls (ExposureValue, FrameDurationLimits) taking effect `control_delay` frames after the
-    /// request that carried them, an ExposureValue change then easing in over about ten frames as
-    /// the AGC filters its exposure; an AfTrigger start ignored while a scan is under way; YUV420
+    /// ExposureTime, AnalogueGain, DigitalGain, ColourTemperature and FrameDuration in the
+    /// metadata; an ExposureValue taking effect `control_delay` frames after the request that
+    /// carried it, then easing in over about ten frames as the AGC filters its exposure, and
+    /// FrameDurationLimits `frame_duration_delay` frames after (controls given to start apply from
+    /// the first frame); an AfTrigger start ignored while a scan is under way; YUV420
     /// rows 64-byte aligned (wider than the image when its width is not a multiple of 128), its
     /// three planes back to back in one buffer.
     int raspberrypi;
     /// With raspberrypi: the ExposureTime each frame reports until an ExposureValue change moves
     /// the exposure, in microseconds (default 20000), at an AnalogueGain of 2.
     int32_t exposure_time_us;
-    /// With raspberrypi: frames between a request and the first frame its sensor controls show in
+    /// With raspberrypi: frames between a request and the first frame its ExposureValue shows in
     /// (DelayedControls; imx708's exposure delay is 2).
     int control_delay;
+    /// With raspberrypi: frames between a request and the first frame as long as its
+    /// FrameDurationLimits ask (DelayedControls; imx708's and imx477's VBLANK delay is 3).
+    int frame_duration_delay;
     /// A libcamera id and properties::Model to report instead of the fake's own (empty: keep
     /// them): a simulated camera module says it is an imx708 at its device-tree path.
     char id[128];
@@ -123,6 +127,15 @@ shutter_lc_camera *shutter_lc_open_fake(const shutter_lc_fake_config *config);
 /// the autofocus script, and makes the poll descriptor readable. -EAGAIN when no request is
 /// queued (every buffer is held), -EINVAL for a real camera.
 int shutter_lc_fake_deliver(shutter_lc_camera *camera, int64_t timestamp_ns, uint8_t fill);
+/// A timestamp for shutter_lc_fake_deliver: the raspberrypi personality's sensor stamps the frame
+/// itself, its previous frame's timestamp plus that frame's FrameDuration. -EINVAL before the
+/// first frame since start, or without the raspberrypi personality.
+#define SHUTTER_LC_FAKE_AT_CADENCE (-1)
+/// Puts FrameDurationLimits, both limits at `frame_duration_us`, on the next request queued, as
+/// an application that changes the frame rate while streaming would (shutter gives it only to
+/// Camera::start: shutter_lc_set_frame_rate). 0, -ENOTSUP when the fake offers no
+/// FrameDurationLimits, -EINVAL for a real camera.
+int shutter_lc_fake_request_frame_duration(shutter_lc_camera *camera, int64_t frame_duration_us);
 /// The value the fake camera last applied for control `control` (SHUTTER_LC_CONTROL_*) as a
 /// float (ScalerCrop: see shutter_lc_fake_scaler_crop). -ENOENT if never set.
 int shutter_lc_fake_applied(shutter_lc_camera *camera, int control, float *value);
@@ -314,6 +327,7 @@ typedef struct {
     float analogue_gain;        // controls::AnalogueGain, or 0
     float digital_gain;         // controls::DigitalGain (the ISP's gain on top), or 0
     int32_t colour_temperature; // controls::ColourTemperature (K), or 0
+    int64_t frame_duration_us;  // controls::FrameDuration (the sensor's frame length), or 0
     /// How many ExposureValue changes had been set (shutter_lc_set_float) when this request was
     /// queued: its exposure answers the newest of them. Requests queued earlier show an older bias.
     uint32_t exposure_value_sets;
