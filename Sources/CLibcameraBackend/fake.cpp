@@ -107,6 +107,58 @@ struct FakeAgc {
     }
 };
 
+/// Continuous autofocus meeting a change of scene, as the Raspberry Pi IPA's meets one
+/// (src/ipa/rpi/controller/rpi/af.cpp at v0.7.1+rpt20260429, Af::doAF in AfModeContinuous, with
+/// the "normal" speed of imx708.json's `rpi.af`: dropout_frames 6, retrigger_delay 10,
+/// step_frames 5, step_coarse 1, step_fine 0.25, contrast_ratio 0.75):
+/// - While phase detection (PDAF) is confident, CAF follows it and does not scan. The new scene
+///   is one PDAF cannot measure (its confidence drops below conf_epsilon). Once that has lasted
+///   dropout_frames frames, CAF watches the contrast statistics instead, which show a frame's
+///   scene one frame late (Af::process stores them for the next frame's prepare): a change from
+///   the old scene by more than retrigger_ratio starts a count, and when the scene has held
+///   still for retrigger_delay frames of it CAF starts a programmed contrast scan
+///   (startProgrammedScan) and reports Scanning from that frame. The frames before still report
+///   the old scene's Focused.
+/// - The scan (doScan) samples the contrast one lens position at a time, waiting step_frames
+///   frames at each position for the statistics first: coarse steps until the contrast falls
+///   below contrast_ratio of the best (reversing once when the first sample was the best), then
+///   three fine steps, then a settle of step_frames frames before it reports Focused (or Failed).
+///   The fake's scenes are the shortest scan that brackets a peak: the sharpest focus where the
+///   lens stands, the contrast below contrast_ratio one coarse step either side. Coarse: there,
+///   one step back (the contrast drops: reverse, and that position sampled again at once), there
+///   again, one step on; fine: three; eight samples, all but the one after the reversal waiting.
+/// - doAF looks for a change only outside a scan: one during the scan goes unnoticed (the settle
+///   takes the scene as it then is), and so does one while CAF is off.
+struct FakeCaf {
+    static constexpr unsigned dropoutFrames = 6, retriggerDelay = 10, stepFrames = 5;
+    /// The frames that report Scanning: the scan's first, the samples with their waits, the settle.
+    static constexpr unsigned scanFrames = 1 + 7 * (stepFrames + 1) + 1 + stepFrames;
+    bool watching = false;      // PDAF cannot measure the scene: CAF watches the contrast
+    unsigned dropped = 0;       // frames PDAF has been out of this scene since the last scan
+    bool unseen = false;        // a change the contrast statistics have not shown yet
+    uint32_t changed_at = 0;    // that change's first frame
+    unsigned still = 0;         // frames the changed scene has held still (0: no change seen)
+
+    void scene_changed(uint32_t first_frame) {
+        watching = unseen = true;
+        changed_at = first_frame;
+    }
+
+    /// One frame of CAF outside a scan: whether a scan starts with it.
+    bool frame(uint32_t sequence) {
+        if (!watching || ++dropped < dropoutFrames) return false;
+        if (unseen && sequence > changed_at) {
+            unseen = false;
+            still = 1;
+        } else if (still > 0) {
+            still++;
+        }
+        if (still < retriggerDelay) return false;
+        still = dropped = 0;
+        return true;
+    }
+};
+
 /// The fake: one format, scripted autofocus, frames delivered by the test.
 ///
 /// With `raspberrypi`, it behaves as libcamera's Raspberry Pi pipeline handler and IPA do
@@ -146,6 +198,8 @@ struct FakeAgc {
 /// - An ExposureValue change eases in over about ten frames, as the AGC filters its total exposure
 ///   toward the new target (FakeAgc below, from src/ipa/rpi/controller/rpi/agc_channel.cpp); the
 ///   frames report the ExposureTime, AnalogueGain and DigitalGain it divides the total into.
+/// - Continuous autofocus scans again after a change of scene (shutter_lc_fake_scene_change), for
+///   as long as the IPA's scan takes (FakeCaf above), then reports the script's outcome.
 /// - Requests already queued when AfTrigger is set report the AfState of the cycle before: the
 ///   trigger is handled with the request that carries it (IpaBase::applyControls).
 /// - YUV420's three planes lie in separate buffers.
@@ -202,6 +256,7 @@ struct FakeCamera final : shutter_lc_camera {
     /// ExposureValue changes set (see shutter_lc_completed::exposure_value_sets).
     uint32_t exposure_value_sets = 0;
     FakeAgc agc;
+    FakeCaf caf;
     /// How many controls the last start was given.
     int start_control_count = 0;
     /// The frame durations the IPA allows now, µs (raspberrypi; see limit_frame_durations).
@@ -547,6 +602,8 @@ struct FakeCamera final : shutter_lc_camera {
         if (control == SHUTTER_LC_CONTROL_LENS_POSITION) lens = value;
         if (control == SHUTTER_LC_CONTROL_EXPOSURE_VALUE) agc.set_ev(value);
         if (control == SHUTTER_LC_CONTROL_FRAME_DURATION_LIMITS) limit_frame_durations(int64_t(value), int64_t(value));
+        // Af::setMode starts CAF over with PDAF (startAF), or stops it.
+        if (control == SHUTTER_LC_CONTROL_AF_MODE) caf = FakeCaf();
         if (control == SHUTTER_LC_CONTROL_AF_MODE && int(value) == 2 && script.has_autofocus) {
             // AfModeContinuous: scans by itself, then holds focus.
             af_state = SHUTTER_LC_AF_SCANNING;
@@ -579,6 +636,16 @@ struct FakeCamera final : shutter_lc_camera {
         if (!frame_duration_range(low, high)) return -ENOTSUP;
         pending[SHUTTER_LC_CONTROL_FRAME_DURATION_LIMITS] = float(microseconds);
         return 0;
+    }
+
+    bool continuous_autofocus() const {
+        auto mode = applied.find(SHUTTER_LC_CONTROL_AF_MODE);
+        return script.raspberrypi && script.has_autofocus && mode != applied.end() && int(mode->second) == 2;
+    }
+
+    /// The scene changes from the next frame on: CAF may scan again (see FakeCaf).
+    void scene_change() {
+        if (continuous_autofocus() && af_state != SHUTTER_LC_AF_SCANNING) caf.scene_changed(sequence);
     }
 
     /// The frames between a request carrying `control` and the first frame it shows in (see above).
@@ -627,6 +694,10 @@ struct FakeCamera final : shutter_lc_camera {
             slot.digital_gain = agc.divided ? agc.digital : 1.0f;
             // The frame is as long as the lower limit asks, longer for a longer exposure up to the upper.
             slot.frame_duration_us = std::min(std::max(frame_limits[0], int64_t(slot.exposure_us)), frame_limits[1]);
+        }
+        if (continuous_autofocus() && af_state != SHUTTER_LC_AF_SCANNING && caf.frame(frame)) {
+            af_state = SHUTTER_LC_AF_SCANNING;
+            af_frames_left = int(FakeCaf::scanFrames);
         }
         // The autofocus script: a cycle (a start in AfModeAuto, or continuous) scans for
         // af_scan_frames frames, then ends; a cycle started by this very request counts from here.
@@ -935,6 +1006,13 @@ int shutter_lc_fake_buffer_syncs(shutter_lc_camera *camera, int request, int *st
         ends[index] = found == fake->buffer_syncs.end() ? 0 : found->second.second;
     }
     return int(buffers.size());
+}
+
+int shutter_lc_fake_scene_change(shutter_lc_camera *camera) {
+    auto *fake = dynamic_cast<FakeCamera *>(camera);
+    if (!fake) return -EINVAL;
+    fake->scene_change();
+    return 0;
 }
 
 int shutter_lc_fake_system_install(void) {

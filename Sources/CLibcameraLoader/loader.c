@@ -43,6 +43,7 @@ static const char *const plugin_name = "libshutter-libcamera.so";
     X(shutter_lc_fake_af_triggers) \
     X(shutter_lc_fake_start_controls) \
     X(shutter_lc_fake_buffer_syncs) \
+    X(shutter_lc_fake_scene_change) \
     X(shutter_lc_fake_system_install) \
     X(shutter_lc_fake_system_remove) \
     X(shutter_lc_fake_system_plug) \
@@ -183,6 +184,8 @@ HIDDEN int shutter_lc_fake_start_controls(shutter_lc_camera *camera) {
 HIDDEN int shutter_lc_fake_buffer_syncs(shutter_lc_camera *camera, int request, int *starts, int *ends, int capacity) {
     return library.typed.shutter_lc_fake_buffer_syncs(camera, request, starts, ends, capacity);
 }
+
+HIDDEN int shutter_lc_fake_scene_change(shutter_lc_camera *camera) { return library.typed.shutter_lc_fake_scene_change(camera); }
 
 HIDDEN int shutter_lc_fake_system_install(void) { return library.typed.shutter_lc_fake_system_install(); }
 

@@ -840,6 +840,13 @@ public final class LibcameraCamera: Camera {
         return (0..<count).map { (Int(starts[$0]), Int(ends[$0])) }
     }
 
+    /// The scene in front of the fake camera changes from its next frame: continuous autofocus
+    /// on the `raspberryPi` personality scans again. The corresponding C function is `shutter_lc_fake_scene_change`.
+    public func changeFakeScene() {
+        guard let handle else { return }
+        _ = shutter_lc_fake_scene_change(handle)
+    }
+
     /// How many controls the fake camera's last start was given (`Camera::start(controls)`).
     public var fakeStartControlCount: Int {
         guard let handle else { return 0 }

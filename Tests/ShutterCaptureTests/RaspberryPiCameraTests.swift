@@ -471,6 +471,35 @@ struct RaspberryPiCameraTests {
         #expect(photo.focus == .scanning)
     }
 
+    @Test func continuousAutofocusScansAgainWhenTheSceneChanges() throws {
+        let harness = try LibcameraHarness(smallPi(autofocus: true), sensorSize)  // continuous by default
+        func time(ofFrame n: Int) -> Double { 1000 + Double(n) * 33 }
+        func frames(_ range: Range<Int>) -> [AfState?] {
+            range.map { n in
+                harness.frames(time(ofFrame: n))
+                return harness.camera.focusState(ofFrame: UInt32(n))
+            }
+        }
+        /// The focus of a photo pressed inside frame `n`'s exposure (20 ms before its readout).
+        func focusOfPhoto(inFrame n: Int) throws -> FocusOutcome {
+            harness.service.capture(pressedAt: ms(time(ofFrame: n) - 10), now: ms(time(ofFrame: n) + 1))
+            let photo = try #require(harness.finish().compactMap(\.photo).first)
+            #expect(photo.frameAt == ms(time(ofFrame: n) - 20))
+            return photo.focus
+        }
+        #expect(frames(0..<10).last == .focused, "the first scan is over")
+        harness.camera.changeFakeScene()
+        var states = frames(10..<30)
+        #expect(try focusOfPhoto(inFrame: 29) == .scanning)
+        states += frames(30..<80)
+        #expect(try focusOfPhoto(inFrame: 79) == .locked)
+        // af.cpp with imx708's tuning: phase detection out for 6 frames (dropout_frames), then the
+        // changed scene still for 10 (retrigger_delay) before the scan starts; the scan is 49 frames.
+        #expect(states.prefix(14).allSatisfy { $0 == .focused }, "\(states)")
+        #expect(states[14..<63].allSatisfy { $0 == .scanning }, "\(states)")
+        #expect(states[63...].allSatisfy { $0 == .focused }, "\(states)")
+    }
+
     @Test func manualFocusNeverTriggers() throws {
         let harness = try LibcameraHarness(FakeLibcameraScript()) { $0.autofocus = .manual }
         harness.frames(1000)

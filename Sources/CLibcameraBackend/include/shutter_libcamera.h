@@ -82,7 +82,8 @@ typedef struct {
     /// metadata; an ExposureValue taking effect `control_delay` frames after the request that
     /// carried it, then easing in over about ten frames as the AGC filters its exposure, and
     /// FrameDurationLimits `frame_duration_delay` frames after (controls given to start apply from
-    /// the first frame); an AfTrigger start ignored while a scan is under way; YUV420
+    /// the first frame); an AfTrigger start ignored while a scan is under way; continuous
+    /// autofocus scanning again after a scene change (shutter_lc_fake_scene_change); YUV420
     /// rows 64-byte aligned (wider than the image when its width is not a multiple of 128), its
     /// three planes back to back in one buffer.
     int raspberrypi;
@@ -152,6 +153,10 @@ int shutter_lc_fake_start_controls(shutter_lc_camera *camera);
 /// ones in `ends`. Returns the request's buffer count (may exceed capacity), -ENOENT for a request
 /// that does not exist, -EINVAL for a real camera.
 int shutter_lc_fake_buffer_syncs(shutter_lc_camera *camera, int request, int *starts, int *ends, int capacity);
+/// The scene in front of the fake camera changes from the next frame delivered on: with the
+/// raspberrypi personality under continuous autofocus, the autofocus scans again as the Raspberry
+/// Pi IPA's does (see FakeCaf in fake.cpp); nothing else notices. -EINVAL for a real camera.
+int shutter_lc_fake_scene_change(shutter_lc_camera *camera);
 
 /// A fake system for tests, in place of libcamera's cameras: once installed, shutter_lc_list,
 /// shutter_lc_open and the camera manager behind them are the fake's. Its camera manager behaves
