@@ -898,9 +898,10 @@ public struct FakeLibcameraScript: Hashable, Sendable {
     /// behaviour): placeholder ranges until configure, sizes as a range with the sensor's full
     /// size (`width` x `height`) as the default, SensorTimestamp at the start of readout with
     /// ExposureTime reported, ExposureValue ``controlDelay`` and FrameDurationLimits
-    /// ``frameDurationDelay`` frames late, an ExposureValue change
-    /// easing in over about ten frames (the AGC's filter), YUV420 rows padded to 64-byte
-    /// alignment in one buffer (the HQ camera's 4056 pixels 4096 bytes apart).
+    /// ``frameDurationDelay`` frames late, an ExposureValue change easing in over about ten frames
+    /// (the AGC's filter), continuous autofocus scanning again after ``LibcameraCamera/changeFakeScene()``,
+    /// YUV420 rows padded to 64-byte alignment in one buffer (the HQ camera's 4056 pixels 4096
+    /// bytes apart).
     public var raspberryPi = false
     /// With ``raspberryPi``: the ExposureTime each frame reports until an ExposureValue change, in microseconds.
     public var exposureTimeMicroseconds = 20_000
