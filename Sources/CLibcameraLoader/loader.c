@@ -37,11 +37,13 @@ static const char *const plugin_name = "libshutter-libcamera.so";
     X(shutter_lc_open) \
     X(shutter_lc_open_fake) \
     X(shutter_lc_fake_deliver) \
+    X(shutter_lc_fake_request_frame_duration) \
     X(shutter_lc_fake_applied) \
     X(shutter_lc_fake_scaler_crop) \
     X(shutter_lc_fake_af_triggers) \
     X(shutter_lc_fake_start_controls) \
     X(shutter_lc_fake_buffer_syncs) \
+    X(shutter_lc_fake_scene_change) \
     X(shutter_lc_fake_system_install) \
     X(shutter_lc_fake_system_remove) \
     X(shutter_lc_fake_system_plug) \
@@ -159,6 +161,10 @@ HIDDEN int shutter_lc_fake_deliver(shutter_lc_camera *camera, int64_t timestamp_
     return library.typed.shutter_lc_fake_deliver(camera, timestamp_ns, fill);
 }
 
+HIDDEN int shutter_lc_fake_request_frame_duration(shutter_lc_camera *camera, int64_t frame_duration_us) {
+    return library.typed.shutter_lc_fake_request_frame_duration(camera, frame_duration_us);
+}
+
 HIDDEN int shutter_lc_fake_applied(shutter_lc_camera *camera, int control, float *value) {
     return library.typed.shutter_lc_fake_applied(camera, control, value);
 }
@@ -178,6 +184,8 @@ HIDDEN int shutter_lc_fake_start_controls(shutter_lc_camera *camera) {
 HIDDEN int shutter_lc_fake_buffer_syncs(shutter_lc_camera *camera, int request, int *starts, int *ends, int capacity) {
     return library.typed.shutter_lc_fake_buffer_syncs(camera, request, starts, ends, capacity);
 }
+
+HIDDEN int shutter_lc_fake_scene_change(shutter_lc_camera *camera) { return library.typed.shutter_lc_fake_scene_change(camera); }
 
 HIDDEN int shutter_lc_fake_system_install(void) { return library.typed.shutter_lc_fake_system_install(); }
 

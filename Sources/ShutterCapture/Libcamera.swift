@@ -840,6 +840,13 @@ public final class LibcameraCamera: Camera {
         return (0..<count).map { (Int(starts[$0]), Int(ends[$0])) }
     }
 
+    /// The scene in front of the fake camera changes from its next frame: continuous autofocus
+    /// on the `raspberryPi` personality scans again. The corresponding C function is `shutter_lc_fake_scene_change`.
+    public func changeFakeScene() {
+        guard let handle else { return }
+        _ = shutter_lc_fake_scene_change(handle)
+    }
+
     /// How many controls the fake camera's last start was given (`Camera::start(controls)`).
     public var fakeStartControlCount: Int {
         guard let handle else { return 0 }
@@ -887,17 +894,21 @@ public struct FakeLibcameraScript: Hashable, Sendable {
     public var separatePlanes = false
     /// With ``raspberryPi``: the frames after the first start that complete as FrameStartup (not pictures).
     public var startupFrames = 0
-    /// Behaves as libcamera's Raspberry Pi pipeline does (backend.cpp's FakeCamera cites each
+    /// Behaves as libcamera's Raspberry Pi pipeline does (fake.cpp's FakeCamera cites each
     /// behaviour): placeholder ranges until configure, sizes as a range with the sensor's full
     /// size (`width` x `height`) as the default, SensorTimestamp at the start of readout with
-    /// ExposureTime reported, sensor controls ``controlDelay`` frames late, an ExposureValue change
-    /// easing in over about ten frames (the AGC's filter), YUV420 rows padded to 64-byte
-    /// alignment in one buffer (the HQ camera's 4056 pixels 4096 bytes apart).
+    /// ExposureTime reported, ExposureValue ``controlDelay`` and FrameDurationLimits
+    /// ``frameDurationDelay`` frames late, an ExposureValue change easing in over about ten frames
+    /// (the AGC's filter), continuous autofocus scanning again after ``LibcameraCamera/changeFakeScene()``,
+    /// YUV420 rows padded to 64-byte alignment in one buffer (the HQ camera's 4056 pixels 4096
+    /// bytes apart).
     public var raspberryPi = false
     /// With ``raspberryPi``: the ExposureTime each frame reports until an ExposureValue change, in microseconds.
     public var exposureTimeMicroseconds = 20_000
-    /// With ``raspberryPi``: frames until a request's ExposureValue or FrameDurationLimits shows.
+    /// With ``raspberryPi``: frames until a request's ExposureValue shows.
     public var controlDelay = 2
+    /// With ``raspberryPi``: frames until a request's FrameDurationLimits shows (imx708's VBLANK delay).
+    public var frameDurationDelay = 3
     /// The libcamera id and model it reports instead of the fake's own (`nil`: keep them).
     public var id: String?
     public var model: String?
@@ -929,6 +940,7 @@ public struct FakeLibcameraScript: Hashable, Sendable {
         config.raspberrypi = raspberryPi ? 1 : 0
         config.exposure_time_us = Int32(exposureTimeMicroseconds)
         config.control_delay = Int32(controlDelay)
+        config.frame_duration_delay = Int32(frameDurationDelay)
         if let id { withUnsafeMutableBytes(of: &config.id) { Self.copy(id, into: $0) } }
         if let model { withUnsafeMutableBytes(of: &config.model) { Self.copy(model, into: $0) } }
         config.keeps_planes = keepsPlanes ? 1 : 0

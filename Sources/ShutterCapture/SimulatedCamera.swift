@@ -15,15 +15,16 @@ import ShutterCore
 ///   imx219.c, as `rpicam-hello --list-cameras` prints them: 4608x2592 at 14.35 fps, 4056x3040
 ///   at 10 fps, 3280x2464 at 21.19 fps). libcamera itself does not carry the modes: its
 ///   pipeline reads them from the driver.
-/// - A request's ExposureValue and FrameDurationLimits show in the frames `exposureDelay` frames
-///   later: src/libcamera/sensor/camera_sensor_properties.cpp gives imx708, imx477 and imx219 an
-///   exposureDelay of 2.
+/// - A request's ExposureValue shows in the frames `exposureDelay` frames later, its
+///   FrameDurationLimits `vblankDelay` frames later: src/libcamera/sensor/camera_sensor_properties.cpp
+///   gives imx708, imx477 and imx219 an exposureDelay of 2, and imx708 and imx477 a vblankDelay
+///   of 3, imx219 one of 2.
 /// - Only the Camera Module 3 has a lens to drive: of the three, only imx708's tuning file
 ///   (src/ipa/rpi/pisp/data/imx708.json) has an `rpi.af` algorithm. A triggered PDAF cycle
 ///   there (src/ipa/rpi/controller/rpi/af.cpp, doPDAF) is cut to its last `step_frames` frames
 ///   (5 in imx708.json) once the phase error is under `pdaf_squelch`, as it is on a still scene.
 /// - Each frame reports ExposureTime 20 ms and the rest of IpaBase::reportMetadata as the
-///   fake's `raspberrypi` personality does (see backend.cpp's FakeCamera).
+///   fake's `raspberrypi` personality does (see fake.cpp's FakeCamera).
 public enum SimulatedCameraModule: String, CaseIterable, Hashable, Sendable {
     /// Camera Module 3, with autofocus.
     case imx708
@@ -62,6 +63,9 @@ public enum SimulatedCameraModule: String, CaseIterable, Hashable, Sendable {
     /// camera_sensor_properties.cpp's exposureDelay (2 for all three).
     var exposureDelay: Int { 2 }
 
+    /// camera_sensor_properties.cpp's vblankDelay.
+    var vblankDelay: Int { self == .imx219 ? 2 : 3 }
+
     /// The frames the IPA withholds after the first start (IpaBase::start, src/ipa/rpi/common/
     /// ipa_base.cpp): the larger of AGC's and AWB's convergence_frames (agc_channel.cpp's and
     /// awb.cpp's defaults, 6 and 3, which the three modules' tuning files keep), each plus the
@@ -88,6 +92,7 @@ public enum SimulatedCameraModule: String, CaseIterable, Hashable, Sendable {
         script.format = .yuv420
         script.frameDurationLimits = minimumFrameDurationMicroseconds...1_000_000
         script.controlDelay = exposureDelay
+        script.frameDurationDelay = vblankDelay
         script.hasAutofocus = hasAutofocus
         script.autofocusScanFrames = 5
         script.autofocusOutcome = .focused

@@ -1,3 +1,4 @@
+import CLibcameraLoader
 import Foundation
 import Testing
 import ShutterCore
@@ -373,6 +374,46 @@ struct RaspberryPiCameraTests {
         #expect(abs(Int(grey.r) - 128) < 8 && abs(Int(grey.g) - 128) < 8 && abs(Int(grey.b) - 128) < 8, "the fake's 0x80 frame: \(grey)")
     }
 
+    // MARK: Frame durations
+
+    /// Through the C interface: shutter gives FrameDurationLimits only to Camera::start.
+    @Test func aFrameDurationInARequestShowsThreeFramesLaterOneGivenToStartAtOnce() throws {
+        try loadLibcamera()
+        var config = smallPi().config
+        let camera = try #require(shutter_lc_open_fake(&config))
+        defer { shutter_lc_close(camera) }
+        var still = shutter_lc_stream_config()
+        #expect(shutter_lc_configure(camera, &still, nil, 4) == 0)
+        var asked: Int64 = 0
+        #expect(shutter_lc_set_frame_rate(camera, 20, &asked) == 0 && asked == 50_000_000)
+        #expect(shutter_lc_start(camera) == 0)
+        var frames: [(sequence: UInt32, timestamp: Int64, duration: Int64)] = []
+        /// Takes the frames completed, handing each request back (with the controls set since).
+        func take() {
+            var done = shutter_lc_completed()
+            while shutter_lc_next(camera, &done) == 1 {
+                frames.append((done.sequence, done.sensor_timestamp, done.frame_duration_us))
+                _ = shutter_lc_release(camera, done.request)
+            }
+        }
+        #expect(shutter_lc_fake_deliver(camera, ms(1000).rawValue, 0x80) == 0)
+        var done = shutter_lc_completed()
+        #expect(shutter_lc_next(camera, &done) == 1)
+        frames.append((done.sequence, done.sensor_timestamp, done.frame_duration_us))
+        // The request handed back now follows the three queued at start: frame 4 carries 100 ms.
+        #expect(shutter_lc_fake_request_frame_duration(camera, 100_000) == 0)
+        _ = shutter_lc_release(camera, done.request)
+        for _ in 0..<9 {
+            #expect(shutter_lc_fake_deliver(camera, Int64(SHUTTER_LC_FAKE_AT_CADENCE), 0x80) == 0)
+            take()
+        }
+        #expect(frames.map(\.sequence) == Array(0..<10))
+        // imx708's VBLANK delay is 3: frame 7 is the first 100 ms long.
+        #expect(frames.map(\.duration) == [Int64](repeating: 50_000, count: 7) + [Int64](repeating: 100_000, count: 3))
+        let spacing = zip(frames.dropFirst(), frames).map { ($0.timestamp - $1.timestamp) / 1_000 }
+        #expect(spacing == [Int64](repeating: 50_000, count: 7) + [Int64](repeating: 100_000, count: 2))
+    }
+
     // MARK: Autofocus tracks its own request
 
     @Test func aSecondShotWaitsForItsOwnFocusCycle() throws {
@@ -428,6 +469,35 @@ struct RaspberryPiCameraTests {
         harness.service.capture(pressedAt: ms(1040), now: ms(1041))
         let photo = try #require(harness.finish().compactMap(\.photo).first)
         #expect(photo.focus == .scanning)
+    }
+
+    @Test func continuousAutofocusScansAgainWhenTheSceneChanges() throws {
+        let harness = try LibcameraHarness(smallPi(autofocus: true), sensorSize)  // continuous by default
+        func time(ofFrame n: Int) -> Double { 1000 + Double(n) * 33 }
+        func frames(_ range: Range<Int>) -> [AfState?] {
+            range.map { n in
+                harness.frames(time(ofFrame: n))
+                return harness.camera.focusState(ofFrame: UInt32(n))
+            }
+        }
+        /// The focus of a photo pressed inside frame `n`'s exposure (20 ms before its readout).
+        func focusOfPhoto(inFrame n: Int) throws -> FocusOutcome {
+            harness.service.capture(pressedAt: ms(time(ofFrame: n) - 10), now: ms(time(ofFrame: n) + 1))
+            let photo = try #require(harness.finish().compactMap(\.photo).first)
+            #expect(photo.frameAt == ms(time(ofFrame: n) - 20))
+            return photo.focus
+        }
+        #expect(frames(0..<10).last == .focused, "the first scan is over")
+        harness.camera.changeFakeScene()
+        var states = frames(10..<30)
+        #expect(try focusOfPhoto(inFrame: 29) == .scanning)
+        states += frames(30..<80)
+        #expect(try focusOfPhoto(inFrame: 79) == .locked)
+        // af.cpp with imx708's tuning: phase detection out for 6 frames (dropout_frames), then the
+        // changed scene still for 10 (retrigger_delay) before the scan starts; the scan is 49 frames.
+        #expect(states.prefix(14).allSatisfy { $0 == .focused }, "\(states)")
+        #expect(states[14..<63].allSatisfy { $0 == .scanning }, "\(states)")
+        #expect(states[63...].allSatisfy { $0 == .focused }, "\(states)")
     }
 
     @Test func manualFocusNeverTriggers() throws {

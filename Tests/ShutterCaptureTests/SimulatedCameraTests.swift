@@ -124,7 +124,7 @@ struct SimulatedCameraTests {
     }
 
     /// The Pi 5's back end pads YUV420 rows to 64-byte alignment, the luma's twice the chroma's
-    /// (backend.cpp's FakeCamera.layout cites pisp.cpp), in one buffer: the HQ camera's 4056
+    /// (fake.cpp's FakeCamera.layout cites pisp.cpp), in one buffer: the HQ camera's 4056
     /// pixels are 4096 bytes apart. A photo that took the rows as `width` apart would shear the
     /// bars and take its chroma from the wrong place; each bar keeps its colour.
     @Test(arguments: [(SimulatedCameraModule.imx477, 4096), (.imx219, 3328), (.imx708, 4608)])

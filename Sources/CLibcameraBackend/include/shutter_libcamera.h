@@ -3,9 +3,10 @@
 // One stable C interface over libcamera's C++ API: Debian 12's 0.0.3 and the newer API of
 // Debian trixie / Raspberry Pi OS (CLibcameraBackend's backend.cpp picks with #if on
 // <libcamera/version.h>). Swift only ever sees this file, through CLibcameraLoader, whose
-// loader.c forwards each function to the plugin backend.cpp is built into (shutter_lc_load must
-// have succeeded first; see shutter_libcamera_loader.h). A fake camera (shutter_lc_open_fake) sits behind the same
-// functions, so the Swift side is tested through its real code path without hardware.
+// loader.c forwards each function to the plugin CLibcameraBackend is built into (shutter_lc_load
+// must have succeeded first; see shutter_libcamera_loader.h). A fake camera (shutter_lc_open_fake,
+// fake.cpp) sits behind the same functions, so the Swift side is tested through its real code
+// path without hardware.
 // Functions that fail return NULL or a negative errno (-ENODEV, -EBUSY, ...).
 
 #include <stddef.h>
@@ -74,22 +75,27 @@ typedef struct {
     /// shutter's frame layout has them), to test cameras whose planes lie apart.
     uint32_t plane_gap;
     /// Behave as libcamera's Raspberry Pi pipeline handler and IPA do (pipeline/rpi/common,
-    /// ipa/rpi/common; each behaviour is cited in backend.cpp's FakeCamera): placeholder control
+    /// ipa/rpi/common; each behaviour is cited in fake.cpp's FakeCamera): placeholder control
     /// ranges and no ScalerCropMaximum until configure; sizes offered as a range, the sensor's
     /// full size (width x height) by default; SensorTimestamp at the start of readout, with
-    /// ExposureTime, AnalogueGain, DigitalGain and ColourTemperature in the metadata; sensor
-    /// controls (ExposureValue, FrameDurationLimits) taking effect `control_delay` frames after the
-    /// request that carried them, an ExposureValue change then easing in over about ten frames as
-    /// the AGC filters its exposure; an AfTrigger start ignored while a scan is under way; YUV420
+    /// ExposureTime, AnalogueGain, DigitalGain, ColourTemperature and FrameDuration in the
+    /// metadata; an ExposureValue taking effect `control_delay` frames after the request that
+    /// carried it, then easing in over about ten frames as the AGC filters its exposure, and
+    /// FrameDurationLimits `frame_duration_delay` frames after (controls given to start apply from
+    /// the first frame); an AfTrigger start ignored while a scan is under way; continuous
+    /// autofocus scanning again after a scene change (shutter_lc_fake_scene_change); YUV420
     /// rows 64-byte aligned (wider than the image when its width is not a multiple of 128), its
     /// three planes back to back in one buffer.
     int raspberrypi;
     /// With raspberrypi: the ExposureTime each frame reports until an ExposureValue change moves
     /// the exposure, in microseconds (default 20000), at an AnalogueGain of 2.
     int32_t exposure_time_us;
-    /// With raspberrypi: frames between a request and the first frame its sensor controls show in
+    /// With raspberrypi: frames between a request and the first frame its ExposureValue shows in
     /// (DelayedControls; imx708's exposure delay is 2).
     int control_delay;
+    /// With raspberrypi: frames between a request and the first frame as long as its
+    /// FrameDurationLimits ask (DelayedControls; imx708's and imx477's VBLANK delay is 3).
+    int frame_duration_delay;
     /// A libcamera id and properties::Model to report instead of the fake's own (empty: keep
     /// them): a simulated camera module says it is an imx708 at its device-tree path.
     char id[128];
@@ -122,6 +128,15 @@ shutter_lc_camera *shutter_lc_open_fake(const shutter_lc_fake_config *config);
 /// the autofocus script, and makes the poll descriptor readable. -EAGAIN when no request is
 /// queued (every buffer is held), -EINVAL for a real camera.
 int shutter_lc_fake_deliver(shutter_lc_camera *camera, int64_t timestamp_ns, uint8_t fill);
+/// A timestamp for shutter_lc_fake_deliver: the raspberrypi personality's sensor stamps the frame
+/// itself, its previous frame's timestamp plus that frame's FrameDuration. -EINVAL before the
+/// first frame since start, or without the raspberrypi personality.
+#define SHUTTER_LC_FAKE_AT_CADENCE (-1)
+/// Puts FrameDurationLimits, both limits at `frame_duration_us`, on the next request queued, as
+/// an application that changes the frame rate while streaming would (shutter gives it only to
+/// Camera::start: shutter_lc_set_frame_rate). 0, -ENOTSUP when the fake offers no
+/// FrameDurationLimits, -EINVAL for a real camera.
+int shutter_lc_fake_request_frame_duration(shutter_lc_camera *camera, int64_t frame_duration_us);
 /// The value the fake camera last applied for control `control` (SHUTTER_LC_CONTROL_*) as a
 /// float (ScalerCrop: see shutter_lc_fake_scaler_crop). -ENOENT if never set.
 int shutter_lc_fake_applied(shutter_lc_camera *camera, int control, float *value);
@@ -138,10 +153,14 @@ int shutter_lc_fake_start_controls(shutter_lc_camera *camera);
 /// ones in `ends`. Returns the request's buffer count (may exceed capacity), -ENOENT for a request
 /// that does not exist, -EINVAL for a real camera.
 int shutter_lc_fake_buffer_syncs(shutter_lc_camera *camera, int request, int *starts, int *ends, int capacity);
+/// The scene in front of the fake camera changes from the next frame delivered on: with the
+/// raspberrypi personality under continuous autofocus, the autofocus scans again as the Raspberry
+/// Pi IPA's does (see FakeCaf in fake.cpp); nothing else notices. -EINVAL for a real camera.
+int shutter_lc_fake_scene_change(shutter_lc_camera *camera);
 
 /// A fake system for tests, in place of libcamera's cameras: once installed, shutter_lc_list,
 /// shutter_lc_open and the camera manager behind them are the fake's. Its camera manager behaves
-/// as libcamera's does for hot-plug (see FakeManager in backend.cpp), and counts what tests check
+/// as libcamera's does for hot-plug (see FakeManager in fake.cpp), and counts what tests check
 /// of the managers (shutter_lc_fake_system_stats). 0, or -EBUSY while a camera is open.
 int shutter_lc_fake_system_install(void);
 /// Back to libcamera's own cameras, once no fake camera is open and no fake manager runs.
@@ -313,6 +332,7 @@ typedef struct {
     float analogue_gain;        // controls::AnalogueGain, or 0
     float digital_gain;         // controls::DigitalGain (the ISP's gain on top), or 0
     int32_t colour_temperature; // controls::ColourTemperature (K), or 0
+    int64_t frame_duration_us;  // controls::FrameDuration (the sensor's frame length), or 0
     /// How many ExposureValue changes had been set (shutter_lc_set_float) when this request was
     /// queued: its exposure answers the newest of them. Requests queued earlier show an older bias.
     uint32_t exposure_value_sets;
