@@ -95,6 +95,19 @@ public struct SHA256: Sendable {
         return hash.finalize()
     }
 
+    /// HMAC-SHA-256 (RFC 2104) of `message` under `key`: a value only the key's holder can make.
+    public static func hmac<Key: Collection<UInt8>, Message: Collection<UInt8>>(key: Key, message: Message) -> [UInt8] {
+        var block = key.count > blockBytes ? digest(of: key) : Array(key)
+        block += repeatElement(0, count: blockBytes - block.count)
+        var inner = SHA256()
+        inner.update(block.map { $0 ^ 0x36 })
+        inner.update(message)
+        var outer = SHA256()
+        outer.update(block.map { $0 ^ 0x5C })
+        outer.update(inner.finalize())
+        return outer.finalize()
+    }
+
     /// `bytes` as lowercase hexadecimal, as `sha256sum` prints a digest.
     public static func hex<Bytes: Collection<UInt8>>(of bytes: Bytes) -> String {
         let digits = Array("0123456789abcdef".utf8)

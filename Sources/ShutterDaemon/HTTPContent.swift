@@ -127,7 +127,7 @@ enum HTTPPhotos {
 /// The pages served from the binary (no CDN, nothing fetched).
 enum HTTPPages {
     /// The only page served without the token: asks for it.
-    static func login(wrongToken: Bool) -> String {
+    static func login(wrongToken: Bool, slowed: Bool = false) -> String {
         """
         <!doctype html>
         <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
@@ -135,9 +135,9 @@ enum HTTPPages {
         <style>body{font:16px system-ui,sans-serif;margin:1em;max-width:30em}input{font:inherit;width:100%}</style>
         </head><body>
         <h1>shutter</h1>
-        <p>\(wrongToken ? "That token is not this rig's. " : "")Open the link <code>shutter run</code> printed, or enter the rig's token
+        <p>\(slowed ? "Too many wrong tokens in the last minute: wait a minute, then try again. " : wrongToken ? "That token is not this rig's. " : "")Open the link <code>shutter run</code> printed, or enter the rig's token
         (in the state directory, file <code>http-token</code>).</p>
-        <form method="get" action="/"><input name="token" autocomplete="off" autofocus><p><button>Open</button></p></form>
+        <form method="post" action="/login"><input name="token" autocomplete="off" autofocus><p><button>Open</button></p></form>
         </body></html>
 
         """

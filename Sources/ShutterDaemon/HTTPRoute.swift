@@ -25,6 +25,8 @@ enum HTTPRoute: Hashable, Sendable {
     case photo(String)
     /// `GET /thumbs/NAME`: a small JPEG of that photo.
     case thumbnail(String)
+    /// `POST /login`: the token form's answer (`token=…`, form-encoded).
+    case login
     /// Refused before anything runs: the status and why.
     case refused(HTTPRefusal)
 
@@ -39,6 +41,7 @@ enum HTTPRoute: Hashable, Sendable {
         }
         switch path {
         case "/": self = only("GET", .page)
+        case "/login": self = only("POST", .login)
         case "/api/status":
             // POST too, as every socket command comes (its body may carry an `id`).
             self = reading ? .status : method == "POST" ? .command("status") : .refused(.methodNotAllowed(allow: "GET, HEAD, POST"))
@@ -84,7 +87,7 @@ enum HTTPRoute: Hashable, Sendable {
         switch self {
         case .page, .status, .events, .stream, .snapshot, .photoList, .photo, .thumbnail: true
         case .command(let name): name == "status"
-        case .refused: false
+        case .login, .refused: false
         }
     }
 }
@@ -143,13 +146,16 @@ struct HTTPAccessPolicy: Hashable, Sendable {
     }
 
     /// - Parameters:
-    ///   - presented: the tokens the request carries (bearer, cookie), any of which may match.
+    ///   - presented: the tokens the request carries (bearer, the link's), any of which may match.
+    ///   - session: the session cookie (``HTTPToken/session``).
     ///   - host: the `Host` header.
-    func decide(_ route: HTTPRoute, presented: [String], host: String?) -> Decision {
+    func decide(_ route: HTTPRoute, presented: [String], session: String? = nil, host: String?) -> Decision {
         guard let token else {
             return Self.isLoopbackHost(host) ? .allowed : .forbiddenHost
         }
-        if presented.contains(where: token.matches) { return .allowed }
+        // The login form checks the token it is sent itself.
+        if route == .login { return .allowed }
+        if presented.contains(where: token.matches) || session.map(token.matchesSession) == true { return .allowed }
         if viewWithoutToken, route.onlyLooks { return .allowed }
         return .unauthorized
     }

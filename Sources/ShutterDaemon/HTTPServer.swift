@@ -292,16 +292,24 @@ public final class HTTPServer {
         settings.deallocate()
     }
 
-    /// Library messages logged in the current minute, and those left out.
+    /// Where the server's messages go: the daemon's log (standard error); a test gives its own
+    /// sink rather than capture the process's standard error, which every test shares.
+    var log: (_ message: String, _ priority: Log.Priority) -> Void = Log.write
+    /// Messages logged in the current minute, and those left out.
     private var logWindow: (start: Instant, logged: Int, suppressed: Int)?
-    /// Library messages logged per minute at most: each malformed request makes one, and a
-    /// flood of them must not flood the journal.
+    /// Messages logged per minute at most: each malformed request or wrong token makes one,
+    /// and a flood of them must not flood the journal.
     static let libraryLogLimit = 10
 
-    /// One of libmicrohttpd's messages, rate-limited. A viewer of a stream that leaves is how
-    /// every stream ends: the library's complaint that it could not send to it is not logged.
+    /// One of libmicrohttpd's messages. A viewer of a stream that leaves is how every stream
+    /// ends: the library's complaint that it could not send to it is not logged.
     fileprivate func libraryLog(_ text: String) {
         if text.contains("The socket is no longer available for sending") { return }
+        note(text)
+    }
+
+    /// Logs `text`, rate-limited.
+    private func note(_ text: String, priority: Log.Priority = .info) {
         let now = daemon.loop.clock.now
         if let window = logWindow, now - window.start < .seconds(60) {
             guard window.logged < Self.libraryLogLimit else {
@@ -311,11 +319,11 @@ public final class HTTPServer {
             logWindow?.logged += 1
         } else {
             if let suppressed = logWindow?.suppressed, suppressed > 0 {
-                Log.info("shutter: http: \(suppressed) more messages from libmicrohttpd in the last minute were not logged")
+                log("shutter: http: \(suppressed) more messages in the last minute were not logged", .info)
             }
             logWindow = (now, 1, 0)
         }
-        Log.info("shutter: http: \(text)")
+        log("shutter: http: \(text)", priority)
     }
 
     // MARK: - Running the library
@@ -354,7 +362,7 @@ public final class HTTPServer {
                 // EAGAIN: none left. Anything else (EMFILE, a connection reset while waiting)
                 // is the one connection's, and the loop watches the listener again.
                 if errno != EAGAIN && errno != EWOULDBLOCK && errno != ECONNABORTED && errno != EINTR {
-                    libraryLog("cannot accept a connection: \(Errno.current)")
+                    note("cannot accept a connection: \(Errno.current)", priority: .warning)
                 }
                 if errno == ECONNABORTED || errno == EINTR { continue }
                 return
@@ -362,7 +370,7 @@ public final class HTTPServer {
             switch admission.arrive(descriptor, at: daemon.loop.clock.now) {
             case .refuse(let reason):
                 Self.refuseAtOnce(descriptor)
-                libraryLog("refused a connection: \(reason)")
+                note("refused a connection: \(reason)")
             case .admit(let release):
                 if let release { letGo(release) }
                 let added = withUnsafePointer(to: &address) {
@@ -438,8 +446,9 @@ public final class HTTPServer {
             admission.requestComplete(CMicroHTTPD_connection_descriptor(connection))
             return refusal
         }
-        // A command waits for its body; everything else answers now.
+        // A command, and the login form, wait for their body; everything else answers now.
         if case .command = exchange.route { return .YES }
+        if exchange.route == .login { return .YES }
         return answer(exchange, on: connection)
     }
 
@@ -452,24 +461,28 @@ public final class HTTPServer {
         if let authorization = header("Authorization"), authorization.lowercased().hasPrefix("bearer ") {
             presented.append(String(authorization.dropFirst(7)).trimmingSpaces)
         }
-        if let cookie = Self.value(connection, .COOKIE_KIND, Self.cookieName) { presented.append(cookie) }
+        let session = Self.value(connection, .COOKIE_KIND, Self.cookieName)
         var linkToken: String?
         if route == .page, let query = Self.value(connection, .GET_ARGUMENT_KIND, "token") {
             linkToken = query
             presented.append(query)
         }
-        switch policy.decide(route, presented: presented, host: header("Host")) {
+        if let token = policy.token, !presented.isEmpty, session.map(token.matchesSession) != true,
+           let wait = wrongTokens.slowed(at: daemon.loop.clock.now) {
+            return refuseSlowed(connection, route: route, wait: wait)
+        }
+        switch policy.decide(route, presented: presented, session: session, host: header("Host")) {
         case .allowed:
             if let linkToken, let token = policy.token, token.matches(linkToken) {
-                // The link's token becomes a cookie, and the address bar loses it.
+                // The link's token becomes a session cookie, and the address bar loses it.
                 return respond(connection, status: 303, type: "text/plain; charset=utf-8", body: "see /\n", headers: [
-                    ("Location", "/"),
-                    ("Set-Cookie", "\(Self.cookieName)=\(token.text); Path=/; HttpOnly; SameSite=Strict; Max-Age=31536000"),
+                    ("Location", "/"), ("Set-Cookie", sessionCookie(token)),
                 ])
             }
         case .forbiddenHost:
             return refuse(connection, HTTPRefusal(status: 403, message: "this server answers only to localhost and loopback addresses; bind another address (with its token) to reach it by another name"))
         case .unauthorized:
+            if !presented.isEmpty { noteWrongToken(exchange) }
             if route == .page {
                 return respond(connection, status: 401, type: "text/html; charset=utf-8", body: HTTPPages.login(wrongToken: linkToken != nil))
             }
@@ -477,6 +490,13 @@ public final class HTTPServer {
                           headers: [("WWW-Authenticate", "Bearer realm=\"shutter\"")])
         }
         if case .refused(let refusal) = route { return refuse(connection, refusal) }
+        if route == .login {
+            let type = header("Content-Type")?.split(separator: ";").first.map { String($0).trimmingSpaces.lowercased() }
+            guard type == "application/x-www-form-urlencoded" else {
+                return refuse(connection, HTTPRefusal(status: 415, message: "the login form's body is 'application/x-www-form-urlencoded': token=…"))
+            }
+            return nil
+        }
         guard case .command = route else { return nil }
         let type = header("Content-Type")?.split(separator: ";").first.map { String($0).trimmingSpaces.lowercased() }
         guard type == "application/json" else {
@@ -519,9 +539,53 @@ public final class HTTPServer {
             return answerPhotoList(exchange, on: connection)
         case .photo(let name):
             return sendPhoto(name, on: connection)
+        case .login:
+            return answerLogin(exchange, on: connection)
         case .refused(let refusal):
             return refuse(connection, refusal)
         }
+    }
+
+    // MARK: - The token
+
+    /// Wrong tokens shown lately: a guesser is slowed, and each is logged.
+    private var wrongTokens = HTTPWrongTokens()
+
+    /// The cookie that keeps a browser's session: ``HTTPToken/session``, never the token.
+    private func sessionCookie(_ token: HTTPToken) -> String {
+        "\(Self.cookieName)=\(token.session); Path=/; HttpOnly; SameSite=Strict; Max-Age=\(30 * 86_400)"
+    }
+
+    /// `POST /login`: the form's token, checked; right, the session cookie and the page.
+    private func answerLogin(_ exchange: HTTPExchange, on connection: OpaquePointer) -> MHD_Result {
+        guard let token = policy.token else {
+            return respond(connection, status: 303, type: "text/plain; charset=utf-8", body: "see /\n", headers: [("Location", "/")])
+        }
+        if let wait = wrongTokens.slowed(at: daemon.loop.clock.now) { return refuseSlowed(connection, route: .login, wait: wait) }
+        let given = HTTPForm.value(of: "token", in: exchange.body)?.trimmingSpaces ?? ""
+        guard token.matches(given) else {
+            noteWrongToken(exchange)
+            return respond(connection, status: 401, type: "text/html; charset=utf-8", body: HTTPPages.login(wrongToken: true))
+        }
+        return respond(connection, status: 303, type: "text/plain; charset=utf-8", body: "see /\n", headers: [
+            ("Location", "/"), ("Set-Cookie", sessionCookie(token)),
+        ])
+    }
+
+    private func noteWrongToken(_ exchange: HTTPExchange) {
+        let count = wrongTokens.record(at: daemon.loop.clock.now)
+        note("a wrong token for \(exchange.method) \(exchange.path.prefix(80)) (\(count) in the last minute)", priority: .warning)
+    }
+
+    /// 429 to a request that shows a token while guessing is slowed.
+    private func refuseSlowed(_ connection: OpaquePointer, route: HTTPRoute, wait: Nanoseconds) -> MHD_Result {
+        let seconds = String(max(1, Int(wait.milliseconds / 1000) + 1))
+        if route == .page || route == .login {
+            return respond(connection, status: 429, type: "text/html; charset=utf-8", body: HTTPPages.login(wrongToken: true, slowed: true),
+                           headers: [("Retry-After", seconds)])
+        }
+        return refuse(connection, HTTPRefusal(status: 429, message: "\(HTTPWrongTokens.limit) wrong tokens in the last minute: tokens are not checked for \(seconds) s"),
+                      headers: [("Retry-After", seconds)])
     }
 
     /// The socket's request for the command `name`, its fields from the JSON object `body`
@@ -921,7 +985,7 @@ public final class HTTPServer {
     // MARK: - Responses
 
     static let json = "application/json"
-    static let cookieName = "shutter_token"
+    static let cookieName = "shutter_session"
 
     private func refuse(_ connection: OpaquePointer, _ refusal: HTTPRefusal, headers: [(String, String)] = []) -> MHD_Result {
         var headers = headers

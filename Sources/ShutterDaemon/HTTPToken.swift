@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import ShutterCore
 import ShutterGPIO
 
 /// The secret a browser or script shows to use live view from anywhere but loopback: 128 random
@@ -28,13 +29,26 @@ struct HTTPToken: Hashable, Sendable {
     }
 
     /// Whether `candidate` is this token, in time that does not depend on where they differ.
-    func matches(_ candidate: String) -> Bool {
-        let given = Array(candidate.utf8), own = Array(text.utf8)
+    func matches(_ candidate: String) -> Bool { Self.same(candidate, text) }
+
+    private static func same(_ candidate: String, _ secret: String) -> Bool {
+        let given = Array(candidate.utf8), own = Array(secret.utf8)
         guard given.count == own.count else { return false }
         var difference: UInt8 = 0
         for index in own.indices { difference |= given[index] ^ own[index] }
         return difference == 0
     }
+
+    /// What a browser's cookie holds once it has shown the token: HMAC-SHA-256 of a fixed text
+    /// under the token, as 64 hex digits. Not the token itself: browsers send a host's cookies
+    /// to every port of it, so another service on the rig sees the cookie, and it opens only
+    /// this server; a new token (the file removed, the daemon restarted) ends every session.
+    var session: String {
+        SHA256.hex(of: SHA256.hmac(key: Array(text.utf8), message: Array("shutter live view session".utf8)))
+    }
+
+    /// Whether `candidate` is this token's ``session``, in time that does not depend on where they differ.
+    func matchesSession(_ candidate: String) -> Bool { Self.same(candidate, session) }
 
     /// What a token file holds.
     private enum Stored {
@@ -121,5 +135,72 @@ struct HTTPToken: Hashable, Sendable {
 
     private static func failure(_ what: String, _ path: String) -> HTTPServer.Failure {
         HTTPServer.Failure("\(what) the HTTP token file \(path): \(Errno.current)")
+    }
+}
+
+/// Wrong tokens shown to the HTTP server in the last minute: past ``limit`` of them, tokens are
+/// not checked until the oldest is a minute old, so a guesser gets ``limit`` tries a minute (a
+/// 128-bit token is not guessed that way; the bound keeps the journal and the loop quiet too).
+/// A browser that already has its session cookie is not slowed.
+struct HTTPWrongTokens {
+    static let limit = 10
+    static let window = Nanoseconds.seconds(60)
+    /// The times of the last ``limit`` wrong tokens, oldest first.
+    private var times: [Instant] = []
+
+    /// Records a wrong token at `now`; returns how many there were in the last minute.
+    mutating func record(at now: Instant) -> Int {
+        times.removeAll { now - $0 >= Self.window }
+        times.append(now)
+        if times.count > Self.limit { times.removeFirst(times.count - Self.limit) }
+        return times.count
+    }
+
+    /// How long tokens are not checked from `now`, or nil when they are.
+    func slowed(at now: Instant) -> Nanoseconds? {
+        guard times.count >= Self.limit, let oldest = times.first, now - oldest < Self.window else { return nil }
+        return Nanoseconds(rawValue: Self.window.rawValue - (now - oldest).rawValue)
+    }
+}
+
+/// A form's fields, as a browser posts them (`application/x-www-form-urlencoded`).
+enum HTTPForm {
+    /// The value of the first field named `name` in `body`, decoded (`+` is a space, `%XX` a
+    /// byte), or nil when there is none or it is not UTF-8.
+    static func value(of name: String, in body: [UInt8]) -> String? {
+        for field in body.split(separator: UInt8(ascii: "&")) {
+            let parts = field.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
+            guard let key = decode(parts[0]), key == name else { continue }
+            return parts.count > 1 ? decode(parts[1]) : ""
+        }
+        return nil
+    }
+
+    private static func decode(_ bytes: ArraySlice<UInt8>) -> String? {
+        var decoded: [UInt8] = []
+        var index = bytes.startIndex
+        while index < bytes.endIndex {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "+") {
+                decoded.append(UInt8(ascii: " "))
+            } else if byte == UInt8(ascii: "%"), index + 2 < bytes.endIndex,
+                      let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2]) {
+                decoded.append(high << 4 | low)
+                index += 2
+            } else {
+                decoded.append(byte)
+            }
+            index += 1
+        }
+        return String(validating: decoded, as: UTF8.self)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
     }
 }

@@ -581,6 +581,14 @@ def run(base, sock, photos, state, writer, token_required):
     forms = fresh.find_elements('css selector', 'input[name=token]')
     check(len(forms) == 1 and not fresh.find_elements('id', 'overlay'), 'a fresh browser without the token sees the token form',
           fresh.title)
+    if forms:
+        forms[0].send_keys(token)
+        forms[0].submit()
+        opened = wait_for(lambda: fresh.find_elements('id', 'overlay'), 5)
+        cookie = fresh.get_cookie('shutter_session') or {}
+        check(opened and 'token' not in fresh.current_url and cookie.get('value') not in (None, token),
+              'the token form posts the token and the page opens, its cookie a session and not the token',
+              '%s, cookie %r' % (fresh.current_url, cookie.get('value')))
 
 
 def drag_scale(driver, sock, events, pointer):

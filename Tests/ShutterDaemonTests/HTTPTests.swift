@@ -432,19 +432,68 @@ import ShutterCore
 
         #expect(try rig.http("GET", "/api/status", headers: ["Authorization: Bearer \(token)"]).status == 200)
         #expect(try rig.http("POST", "/api/capture", body: "{}", headers: ["Authorization: Bearer \(token)"]).status == 202)
-        // The link sets the cookie and drops the token from the address.
+        // The link sets the session cookie and drops the token from the address.
         let link = try rig.http("GET", "/?token=\(token)")
         #expect(link.status == 303)
         #expect(link.headers["location"] == "/")
         let cookie = try #require(link.headers["set-cookie"])
-        #expect(cookie.hasPrefix("shutter_token=\(token);"))
+        let session = try #require(sessionValue(cookie))
         #expect(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"))
-        #expect(try rig.http("GET", "/", headers: ["Cookie: shutter_token=\(token)"]).status == 200)
-        #expect(try rig.http("GET", "/api/status", headers: ["Cookie: shutter_token=\(token)"]).status == 200)
+        #expect(try rig.http("GET", "/", headers: ["Cookie: shutter_session=\(session)"]).status == 200)
+        #expect(try rig.http("GET", "/api/status", headers: ["Cookie: shutter_session=\(session)"]).status == 200)
         // With the token, another host name is fine (the rig's address or name on the network).
         let named = try HTTPTestClient(rig)
         try named.send("GET /api/status HTTP/1.1\r\nHost: rig.local:8080\r\nAuthorization: Bearer \(token)\r\nConnection: close\r\n\r\n")
         #expect(try named.response().status == 200)
+    }
+
+    /// The login form posts the token (it never lands in the address or a proxy's log); the
+    /// cookie it sets holds a session value made from the token, not the token, which another
+    /// service on the host (browsers send it to every port) cannot use as the token.
+    @Test func theLoginFormPostsTheTokenAndTheCookieIsASessionNotTheToken() throws {
+        let rig = try TestRig.withHTTP(requiresToken: true)
+        defer { rig.close() }
+        let token = try #require(rig.daemon.http?.policy.token?.text)
+        let page = try rig.http("GET", "/")
+        #expect(page.status == 401 && page.body.contains(#"<form method="post" action="/login">"#))
+        let form = "application/x-www-form-urlencoded"
+        let login = try rig.http("POST", "/login", body: "token=\(token)", contentType: form)
+        #expect(login.status == 303 && login.headers["location"] == "/")
+        let cookie = try #require(login.headers["set-cookie"])
+        let session = try #require(sessionValue(cookie))
+        #expect(!cookie.contains(token) && session.utf8.count == 64)
+        #expect(try rig.http("GET", "/api/status", headers: ["Cookie: shutter_session=\(session)"]).status == 200)
+        // The token itself in the cookie, or the session as a bearer token, opens nothing.
+        #expect(try rig.http("GET", "/api/status", headers: ["Cookie: shutter_session=\(token)"]).status == 401)
+        #expect(try rig.http("GET", "/api/status", headers: ["Authorization: Bearer \(session)"]).status == 401)
+        #expect(try rig.http("POST", "/login", body: "token=0123", contentType: form).status == 401)
+        #expect(try rig.http("POST", "/login", body: "token=\(token)", contentType: "text/plain").status == 415)
+        #expect(try rig.http("GET", "/login", headers: ["Cookie: shutter_session=\(session)"]).status == 405)
+    }
+
+    /// Wrong tokens are logged (rate-limited) and, past ten a minute, tokens are not checked
+    /// until the oldest is a minute old: even the right one waits, but a browser that has its
+    /// session goes on.
+    @Test func wrongTokensAreLoggedAndGuessingIsSlowed() throws {
+        let rig = try TestRig.withHTTP(requiresToken: true)
+        defer { rig.close() }
+        let server = try #require(rig.daemon.http)
+        var logged: [String] = []
+        server.log = { message, _ in logged.append(message) }
+        let token = try #require(server.policy.token?.text)
+        let setCookie = try #require(try rig.http("GET", "/?token=\(token)").headers["set-cookie"])
+        let session = try #require(sessionValue(setCookie))
+        let form = "application/x-www-form-urlencoded"
+        for guess in 0..<10 {
+            #expect(try rig.http("POST", "/login", body: "token=guess\(guess)", contentType: form).status == 401)
+        }
+        #expect(logged.filter { $0.contains("a wrong token for POST /login") }.count == 10, "\(logged)")
+        let slowed = try rig.http("POST", "/login", body: "token=\(token)", contentType: form)
+        #expect(slowed.status == 429 && slowed.headers["retry-after"] != nil)
+        #expect(try rig.http("GET", "/api/status", headers: ["Authorization: Bearer \(token)"]).status == 429)
+        #expect(try rig.http("GET", "/api/status", headers: ["Cookie: shutter_session=\(session)"]).status == 200)
+        try rig.advance(by: .seconds(61))
+        #expect(try rig.http("POST", "/login", body: "token=\(token)", contentType: form).status == 303)
     }
 
     @Test func theTokenIsKeptAcrossRestarts() throws {
@@ -666,4 +715,10 @@ final class HeldJobs: @unchecked Sendable {
         let taken = lock.withLock { let taken = jobs; jobs = []; return taken }
         for job in taken { job() }
     }
+}
+
+/// The value of the session cookie a `Set-Cookie` header sets.
+func sessionValue(_ setCookie: String) -> String? {
+    guard setCookie.hasPrefix("shutter_session=") else { return nil }
+    return setCookie.dropFirst("shutter_session=".count).split(separator: ";").first.map(String.init)
 }
