@@ -468,7 +468,7 @@ public final class HTTPServer {
             presented.append(query)
         }
         if let token = policy.token, !presented.isEmpty, session.map(token.matchesSession) != true,
-           let wait = wrongTokens.slowed(at: daemon.loop.clock.now) {
+           let wait = wrongTokens.slowed(Self.peer(of: connection), at: daemon.loop.clock.now) {
             return refuseSlowed(connection, route: route, wait: wait)
         }
         switch policy.decide(route, presented: presented, session: session, host: header("Host")) {
@@ -482,7 +482,7 @@ public final class HTTPServer {
         case .forbiddenHost:
             return refuse(connection, HTTPRefusal(status: 403, message: "this server answers only to localhost and loopback addresses; bind another address (with its token) to reach it by another name"))
         case .unauthorized:
-            if !presented.isEmpty { noteWrongToken(exchange) }
+            if !presented.isEmpty { noteWrongToken(exchange, on: connection) }
             if route == .page {
                 return respond(connection, status: 401, type: "text/html; charset=utf-8", body: HTTPPages.login(wrongToken: linkToken != nil))
             }
@@ -561,10 +561,12 @@ public final class HTTPServer {
         guard let token = policy.token else {
             return respond(connection, status: 303, type: "text/plain; charset=utf-8", body: "see /\n", headers: [("Location", "/")])
         }
-        if let wait = wrongTokens.slowed(at: daemon.loop.clock.now) { return refuseSlowed(connection, route: .login, wait: wait) }
+        if let wait = wrongTokens.slowed(Self.peer(of: connection), at: daemon.loop.clock.now) {
+            return refuseSlowed(connection, route: .login, wait: wait)
+        }
         let given = HTTPForm.value(of: "token", in: exchange.body)?.trimmingSpaces ?? ""
         guard token.matches(given) else {
-            noteWrongToken(exchange)
+            noteWrongToken(exchange, on: connection)
             return respond(connection, status: 401, type: "text/html; charset=utf-8", body: HTTPPages.login(wrongToken: true))
         }
         return respond(connection, status: 303, type: "text/plain; charset=utf-8", body: "see /\n", headers: [
@@ -572,9 +574,27 @@ public final class HTTPServer {
         ])
     }
 
-    private func noteWrongToken(_ exchange: HTTPExchange) {
-        let count = wrongTokens.record(at: daemon.loop.clock.now)
-        note("a wrong token for \(exchange.method) \(exchange.path.prefix(80)) (\(count) in the last minute)", priority: .warning)
+    private func noteWrongToken(_ exchange: HTTPExchange, on connection: OpaquePointer) {
+        let peer = Self.peer(of: connection)
+        let count = wrongTokens.record(from: peer, at: daemon.loop.clock.now)
+        note("a wrong token for \(exchange.method) \(exchange.path.prefix(80)) from \(Self.describe(peer)) (\(count) from there in the last minute)",
+             priority: .warning)
+    }
+
+    /// Who `connection` comes from (``HTTPWrongTokens/Peer``).
+    private static func peer(of connection: OpaquePointer) -> HTTPWrongTokens.Peer {
+        var bytes = [UInt8](repeating: 0, count: 8)
+        let count = Int(CMicroHTTPD_connection_peer(connection, &bytes))
+        return Array(bytes.prefix(count))
+    }
+
+    /// An address as a log line shows it: `192.0.2.7`, or an IPv6 network `2001:db8:0:1::/64`.
+    private static func describe(_ peer: HTTPWrongTokens.Peer) -> String {
+        switch peer.count {
+        case 4: return peer.map(String.init).joined(separator: ".")
+        case 8: return stride(from: 0, to: 8, by: 2).map { String(UInt16(peer[$0]) << 8 | UInt16(peer[$0 + 1]), radix: 16) }.joined(separator: ":") + "::/64"
+        default: return "an unknown address"
+        }
     }
 
     /// 429 to a request that shows a token while guessing is slowed.

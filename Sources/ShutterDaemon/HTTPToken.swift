@@ -138,27 +138,37 @@ struct HTTPToken: Hashable, Sendable {
     }
 }
 
-/// Wrong tokens shown to the HTTP server in the last minute: past ``limit`` of them, tokens are
-/// not checked until the oldest is a minute old, so a guesser gets ``limit`` tries a minute (a
-/// 128-bit token is not guessed that way; the bound keeps the journal and the loop quiet too).
-/// A browser that already has its session cookie is not slowed.
+/// Wrong tokens shown to the HTTP server in the last minute, per client address: past
+/// ``limit`` from one address, that address's tokens are not checked until its oldest wrong one
+/// is a minute old, so a guesser gets ``limit`` tries a minute (a 128-bit token is not guessed
+/// that way; the bound keeps the journal and the loop quiet too). Other addresses, and a browser
+/// that already has its session cookie, are not slowed. An IPv6 client counts by its /64.
 struct HTTPWrongTokens {
+    /// An IPv4 address, or an IPv6 address's first 8 bytes.
+    typealias Peer = [UInt8]
+
     static let limit = 10
     static let window = Nanoseconds.seconds(60)
-    /// The times of the last ``limit`` wrong tokens, oldest first.
-    private var times: [Instant] = []
+    /// Addresses remembered at most; the one whose last wrong token is oldest is forgotten first.
+    static let peerLimit = 256
+    /// For each address, the times of its last ``limit`` wrong tokens, oldest first.
+    private(set) var times: [Peer: [Instant]] = [:]
 
-    /// Records a wrong token at `now`; returns how many there were in the last minute.
-    mutating func record(at now: Instant) -> Int {
-        times.removeAll { now - $0 >= Self.window }
-        times.append(now)
-        if times.count > Self.limit { times.removeFirst(times.count - Self.limit) }
-        return times.count
+    /// Records a wrong token from `peer` at `now`; returns how many it showed in the last minute.
+    mutating func record(from peer: Peer, at now: Instant) -> Int {
+        var recent = (times[peer] ?? []).filter { now - $0 < Self.window }
+        recent.append(now)
+        if recent.count > Self.limit { recent.removeFirst(recent.count - Self.limit) }
+        if times[peer] == nil, times.count >= Self.peerLimit {
+            times.removeValue(forKey: times.min { ($0.value.last ?? now) < ($1.value.last ?? now) }!.key)
+        }
+        times[peer] = recent
+        return recent.count
     }
 
-    /// How long tokens are not checked from `now`, or nil when they are.
-    func slowed(at now: Instant) -> Nanoseconds? {
-        guard times.count >= Self.limit, let oldest = times.first, now - oldest < Self.window else { return nil }
+    /// How long `peer`'s tokens are not checked from `now`, or nil when they are.
+    func slowed(_ peer: Peer, at now: Instant) -> Nanoseconds? {
+        guard let recent = times[peer], recent.count >= Self.limit, let oldest = recent.first, now - oldest < Self.window else { return nil }
         return Nanoseconds(rawValue: Self.window.rawValue - (now - oldest).rawValue)
     }
 }

@@ -81,4 +81,21 @@ struct HTTPAdmissionTests {
         let result12 = admission.overdue(at: start + .seconds(60))
         #expect(result12 == [11])
     }
+
+    /// Wrong tokens count per address, and the addresses remembered are bounded.
+    @Test func wrongTokensCountPerAddressWithinABound() {
+        var wrong = HTTPWrongTokens()
+        let guesser: HTTPWrongTokens.Peer = [10, 0, 0, 9], owner: HTTPWrongTokens.Peer = [10, 0, 0, 2]
+        for index in 0..<10 {
+            let count = wrong.record(from: guesser, at: start + .seconds(Double(index)))
+            #expect(count == index + 1)
+        }
+        #expect(wrong.slowed(guesser, at: start + .seconds(10)) == .seconds(50))
+        #expect(wrong.slowed(owner, at: start + .seconds(10)) == nil)
+        #expect(wrong.slowed(guesser, at: start + .seconds(60)) == nil)
+        for index in 0..<1000 {
+            _ = wrong.record(from: [UInt8(index >> 8), UInt8(index & 0xFF), 1, 1], at: start + .seconds(20))
+        }
+        #expect(wrong.times.count == HTTPWrongTokens.peerLimit)
+    }
 }

@@ -19,14 +19,25 @@ final class HTTPTestClient {
     /// Connects to the rig's HTTP server (on loopback, where a blocking connect completes at
     /// once: the kernel finishes the handshake before the server accepts).
     ///
-    /// - Parameter receiveBuffer: the socket's receive buffer, set before connecting so the
-    ///   window the server sees stays that small (a viewer that stops reading fills it at once).
-    init(_ rig: TestRig, receiveBuffer: CInt? = nil) throws {
+    /// - Parameters:
+    ///   - receiveBuffer: the socket's receive buffer, set before connecting so the window the
+    ///     server sees stays that small (a viewer that stops reading fills it at once).
+    ///   - source: another loopback address to connect from (`127.0.0.2`): another client.
+    init(_ rig: TestRig, receiveBuffer: CInt? = nil, from source: String? = nil) throws {
         self.rig = rig
         let port = try #require(rig.daemon.http?.endpoint.port)
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         if var size = receiveBuffer {
             setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<CInt>.size))
+        }
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            inet_pton(AF_INET, source, &local.sin_addr)
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            try #require(bound == 0, "bind to \(source): errno \(errno)")
         }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -143,9 +154,10 @@ extension TestRig {
     ///
     /// - Parameters:
     ///   - headers: extra header lines, each without its CRLF.
+    ///   - source: another loopback address to connect from (another client).
     func http(_ method: String, _ target: String, body: String? = nil, contentType: String? = "application/json",
-              headers: [String] = []) throws -> HTTPTestResponse {
-        let client = try HTTPTestClient(self)
+              headers: [String] = [], from source: String? = nil) throws -> HTTPTestResponse {
+        let client = try HTTPTestClient(self, from: source)
         var request = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
         for header in headers { request += header + "\r\n" }
         if let body {

@@ -471,9 +471,9 @@ import ShutterCore
         #expect(try rig.http("GET", "/login", headers: ["Cookie: shutter_session=\(session)"]).status == 405)
     }
 
-    /// Wrong tokens are logged (rate-limited) and, past ten a minute, tokens are not checked
-    /// until the oldest is a minute old: even the right one waits, but a browser that has its
-    /// session goes on.
+    /// Wrong tokens are logged (rate-limited) and, past ten a minute from one address, that
+    /// address's tokens are not checked until its oldest is a minute old: even the right one
+    /// waits there, while another address, and a browser that has its session, go on.
     @Test func wrongTokensAreLoggedAndGuessingIsSlowed() throws {
         let rig = try TestRig.withHTTP(requiresToken: true)
         defer { rig.close() }
@@ -481,19 +481,20 @@ import ShutterCore
         var logged: [String] = []
         server.log = { message, _ in logged.append(message) }
         let token = try #require(server.policy.token?.text)
-        let setCookie = try #require(try rig.http("GET", "/?token=\(token)").headers["set-cookie"])
+        let setCookie = try #require(try rig.http("GET", "/?token=\(token)", from: "127.0.0.2").headers["set-cookie"])
         let session = try #require(sessionValue(setCookie))
         let form = "application/x-www-form-urlencoded"
         for guess in 0..<10 {
-            #expect(try rig.http("POST", "/login", body: "token=guess\(guess)", contentType: form).status == 401)
+            #expect(try rig.http("POST", "/login", body: "token=guess\(guess)", contentType: form, from: "127.0.0.2").status == 401)
         }
-        #expect(logged.filter { $0.contains("a wrong token for POST /login") }.count == 10, "\(logged)")
-        let slowed = try rig.http("POST", "/login", body: "token=\(token)", contentType: form)
+        #expect(logged.filter { $0.contains("a wrong token for POST /login from 127.0.0.2") }.count == 10, "\(logged)")
+        let slowed = try rig.http("POST", "/login", body: "token=\(token)", contentType: form, from: "127.0.0.2")
         #expect(slowed.status == 429 && slowed.headers["retry-after"] != nil)
-        #expect(try rig.http("GET", "/api/status", headers: ["Authorization: Bearer \(token)"]).status == 429)
-        #expect(try rig.http("GET", "/api/status", headers: ["Cookie: shutter_session=\(session)"]).status == 200)
+        #expect(try rig.http("GET", "/api/status", headers: ["Authorization: Bearer \(token)"], from: "127.0.0.2").status == 429)
+        #expect(try rig.http("GET", "/api/status", headers: ["Cookie: shutter_session=\(session)"], from: "127.0.0.2").status == 200)
+        #expect(try rig.http("GET", "/api/status", headers: ["Authorization: Bearer \(token)"]).status == 200)
         try rig.advance(by: .seconds(61))
-        #expect(try rig.http("POST", "/login", body: "token=\(token)", contentType: form).status == 303)
+        #expect(try rig.http("POST", "/login", body: "token=\(token)", contentType: form, from: "127.0.0.2").status == 303)
     }
 
     @Test func theTokenIsKeptAcrossRestarts() throws {

@@ -21,6 +21,8 @@
 #include <stdio.h>
 #include <sys/types.h>
 #include <sys/socket.h>
+#include <netinet/in.h>
+#include <string.h>
 #include <microhttpd.h>
 
 /// Opens libmicrohttpd and resolves every function shutter calls, once: call it before the first
@@ -105,6 +107,25 @@ static inline int CMicroHTTPD_epoll_descriptor(struct MHD_Daemon *daemon) {
 static inline int CMicroHTTPD_connection_descriptor(struct MHD_Connection *connection) {
     const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
     return info == NULL ? -1 : (int)info->connect_fd;
+}
+
+/// Who a connection comes from, for counting wrong tokens per client: the IPv4 address (4 bytes)
+/// or the IPv6 address's first 8 bytes (one /64 network: a host has many addresses in it) into
+/// `out`; returns how many bytes, 0 when the library does not say.
+///
+/// The corresponding C function is `MHD_get_connection_info(MHD_CONNECTION_INFO_CLIENT_ADDRESS)` (variadic).
+static inline int CMicroHTTPD_connection_peer(struct MHD_Connection *connection, uint8_t out[8]) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    if (info == NULL || info->client_addr == NULL) return 0;
+    if (info->client_addr->sa_family == AF_INET) {
+        memcpy(out, &((const struct sockaddr_in *)info->client_addr)->sin_addr, 4);
+        return 4;
+    }
+    if (info->client_addr->sa_family == AF_INET6) {
+        memcpy(out, &((const struct sockaddr_in6 *)info->client_addr)->sin6_addr, 8);
+        return 8;
+    }
+    return 0;
 }
 
 /// The longest the caller may wait before calling MHD_run again, in milliseconds; -1: until a
