@@ -99,6 +99,8 @@ public final class HTTPServer {
     /// The listening socket: this server accepts, and ``admission`` decides who gets a slot.
     private let listener: CInt
     private var admission: HTTPAdmission
+    /// When the listener is watched again after running out of descriptors.
+    private var acceptResumes: Instant?
     /// When the library must be run again without input (its timeouts), on the loop's clock.
     private var runDue: Instant?
     /// Whether the library is running now: a stream is resumed after it returns, not inside it.
@@ -242,9 +244,9 @@ public final class HTTPServer {
 
     /// When the server next needs the loop without input: the library's timeout, a resumed
     /// stream, the heartbeat, the end of the snapshot pollers' lease, a parked request's
-    /// deadline, a connection's deadline to complete its request.
+    /// deadline, a connection's deadline to complete its request, the listener's rest.
     public var nextDeadline: Instant? {
-        let earliest = Instant.earliest(Instant.earliest(Instant.earliest(runDue, nextHeartbeat), snapshotLeaseEnd), admission.nextDeadline)
+        let earliest = [nextHeartbeat, snapshotLeaseEnd, admission.nextDeadline, acceptResumes].reduce(runDue, Instant.earliest)
         return parked.values.reduce(earliest) {
             Instant.earliest($0, $1.deadline)
         }
@@ -261,6 +263,10 @@ public final class HTTPServer {
         for request in parked.values where request.deadline <= now {
             request.exchange.waitedOut = true
             wake(request)
+        }
+        if let resumes = acceptResumes, resumes <= now {
+            acceptResumes = nil
+            daemon.loop.watch(listener) { [unowned self] in acceptConnections() }
         }
         let overdue = admission.overdue(at: now)
         for descriptor in overdue { letGo(descriptor) }
@@ -285,7 +291,7 @@ public final class HTTPServer {
         viewers.removeAll()
         updatePreviewWatching()
         daemon.loop.unwatch(epollDescriptor)
-        daemon.loop.unwatch(listener)
+        if acceptResumes == nil { daemon.loop.unwatch(listener) }
         _ = MHD_run(library)
         MHD_stop_daemon(library)
         Glibc.close(listener)
@@ -359,13 +365,21 @@ public final class HTTPServer {
                 }
             }
             guard descriptor >= 0 else {
-                // EAGAIN: none left. Anything else (EMFILE, a connection reset while waiting)
-                // is the one connection's, and the loop watches the listener again.
-                if errno != EAGAIN && errno != EWOULDBLOCK && errno != ECONNABORTED && errno != EINTR {
-                    note("cannot accept a connection: \(Errno.current)", priority: .warning)
+                let error = errno
+                switch error {
+                case EAGAIN, EWOULDBLOCK: return
+                case ECONNABORTED, EINTR: continue
+                case EMFILE, ENFILE:
+                    // Out of descriptors: the waiting connection stays readable, so the listener
+                    // rests (the loop would spin on it) until a connection may have closed.
+                    note("cannot accept a connection: \(Errno(rawValue: error)); resting 100 ms", priority: .warning)
+                    daemon.loop.unwatch(listener)
+                    acceptResumes = daemon.loop.clock.now + .milliseconds(100)
+                    return
+                default:
+                    note("cannot accept a connection: \(Errno(rawValue: error))", priority: .warning)
+                    return
                 }
-                if errno == ECONNABORTED || errno == EINTR { continue }
-                return
             }
             switch admission.arrive(descriptor, at: daemon.loop.clock.now) {
             case .refuse(let reason):
