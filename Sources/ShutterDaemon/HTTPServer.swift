@@ -89,7 +89,11 @@ public final class HTTPServer {
     /// Where the server listens, with the port the kernel chose when 0 was asked.
     public let endpoint: HTTPEndpoint
     public let limits: Limits
-    let policy: HTTPAccessPolicy
+    private(set) var policy: HTTPAccessPolicy
+    /// The token file, read again when it changes (``refreshToken()``).
+    private let tokenPath: String
+    private var tokenFile: [Int64]?
+    private var tokenFileCheckedAt: Instant?
     private unowned let daemon: Daemon
     /// The library's daemon (set once started, at the end of init).
     private var library: OpaquePointer!
@@ -167,6 +171,8 @@ public final class HTTPServer {
         let asked = configuration.settings.endpoint
         let token = try (configuration.requiresToken ?? configuration.settings.requiresToken) ? HTTPToken.loadOrCreate(path: configuration.tokenPath) : nil
         policy = HTTPAccessPolicy(token: token, viewWithoutToken: configuration.settings.viewWithoutToken)
+        tokenPath = configuration.tokenPath
+        tokenFile = token == nil ? nil : HTTPToken.fileVersion(at: configuration.tokenPath)
         let (listener, port) = try HTTPSocket.listen(asked, backlog: CInt(min(limits.maximumClients * 2, 128)),
                                                      sendBuffer: limits.sendBufferBytes)
         self.listener = listener
@@ -476,6 +482,7 @@ public final class HTTPServer {
             presented.append(String(authorization.dropFirst(7)).trimmingSpaces)
         }
         let session = Self.value(connection, .COOKIE_KIND, Self.cookieName)
+        refreshToken()
         var linkToken: String?
         if route == .page, let query = Self.value(connection, .GET_ARGUMENT_KIND, "token") {
             linkToken = query
@@ -564,6 +571,21 @@ public final class HTTPServer {
 
     /// Wrong tokens shown lately: a guesser is slowed, and each is logged.
     private var wrongTokens = HTTPWrongTokens()
+
+    /// Takes a new token written into the token file while the daemon runs (looked at once a
+    /// second at most, when a request comes): the old token and every session made with it open
+    /// nothing from then on. A file removed or damaged changes nothing until the next start.
+    private func refreshToken() {
+        guard policy.token != nil else { return }
+        let now = daemon.loop.clock.now
+        if let checked = tokenFileCheckedAt, now - checked < .seconds(1) { return }
+        tokenFileCheckedAt = now
+        guard let version = HTTPToken.fileVersion(at: tokenPath), version != tokenFile else { return }
+        tokenFile = version
+        guard let token = HTTPToken.stored(at: tokenPath), token != policy.token else { return }
+        policy.token = token
+        note("the HTTP token file \(tokenPath) holds a new token: the old one, and the sessions made with it, open nothing now", priority: .notice)
+    }
 
     /// The cookie that keeps a browser's session: ``HTTPToken/session``, never the token.
     private func sessionCookie(_ token: HTTPToken) -> String {

@@ -98,6 +98,22 @@ struct HTTPToken: Hashable, Sendable {
         return token
     }
 
+    /// Which file is at `path` and when it was last written, to see it replaced or rewritten;
+    /// nil when there is none.
+    ///
+    /// The corresponding C function is `stat`.
+    static func fileVersion(at path: String) -> [Int64]? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return [Int64(info.st_dev), Int64(info.st_ino), Int64(info.st_mtim.tv_sec), Int64(info.st_mtim.tv_nsec), Int64(info.st_size)]
+    }
+
+    /// The token the file at `path` holds, or nil (missing, damaged, unreadable).
+    static func stored(at path: String) -> HTTPToken? {
+        guard case .token(let token)? = try? load(path: path) else { return nil }
+        return token
+    }
+
     /// What the file at `path` holds.
     private static func load(path: String) throws(HTTPServer.Failure) -> Stored {
         let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)

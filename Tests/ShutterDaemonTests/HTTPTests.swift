@@ -497,6 +497,31 @@ import ShutterCore
         #expect(try rig.http("POST", "/login", body: "token=\(token)", contentType: form, from: "127.0.0.2").status == 303)
     }
 
+    /// A new token written into the token file while the daemon runs replaces the old one
+    /// within a second: the old token and its sessions open nothing, the new one does.
+    @Test func aNewTokenInTheFileEndsTheOldOneAndItsSessions() throws {
+        let rig = try TestRig.withHTTP(requiresToken: true)
+        defer { rig.close() }
+        let server = try #require(rig.daemon.http)
+        var logged: [String] = []
+        server.log = { message, _ in logged.append(message) }
+        let old = try #require(server.policy.token)
+        #expect(try rig.http("GET", "/api/status", headers: ["Cookie: shutter_session=\(old.session)"]).status == 200)
+        let new = HTTPToken.random()
+        let path = rig.directory + "/http-token"
+        try (new.text + "\n").write(toFile: path + ".new", atomically: false, encoding: .utf8)
+        #expect(rename(path + ".new", path) == 0)
+        try rig.advance(by: .seconds(1.1))
+        #expect(try rig.http("GET", "/api/status", headers: ["Authorization: Bearer \(old.text)"]).status == 401)
+        #expect(try rig.http("GET", "/api/status", headers: ["Cookie: shutter_session=\(old.session)"]).status == 401)
+        #expect(try rig.http("GET", "/api/status", headers: ["Authorization: Bearer \(new.text)"]).status == 200)
+        #expect(logged.contains { $0.contains("holds a new token") }, "\(logged)")
+        // Removed, the file changes nothing until the next start.
+        unlink(path)
+        try rig.advance(by: .seconds(1.1))
+        #expect(try rig.http("GET", "/api/status", headers: ["Authorization: Bearer \(new.text)"]).status == 200)
+    }
+
     @Test func theTokenIsKeptAcrossRestarts() throws {
         let first = try TestRig.withHTTP(requiresToken: true)
         let token = try #require(first.daemon.http?.policy.token)
