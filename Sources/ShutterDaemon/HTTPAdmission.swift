@@ -16,6 +16,8 @@ import ShutterCore
 ///   bounds a response the client does not read.
 /// - Streams (`/events`, `/stream`) are held for as long as the viewer likes, so they may take
 ///   only ``streamCapacity`` of the slots: the rest stay for requests.
+/// - With every slot being answered or streaming, a new connection waits in the listen backlog
+///   until a response ends or a connection closes (``hasRoom``).
 ///
 /// Slots are not counted per peer address: every viewer behind a reverse proxy, and every
 /// client on the rig itself, comes from one address, and would share one peer's few slots.
@@ -38,14 +40,6 @@ struct HTTPAdmission {
         var released = false
     }
 
-    /// What to do with a connection just accepted.
-    enum Admission: Equatable {
-        /// Hand it to the library; first let `release` go, if any.
-        case admit(release: CInt?)
-        /// Close it: every slot is taken by a connection being answered or a stream.
-        case refuse(reason: String)
-    }
-
     /// Connections at once (the board's `http.maxClients`).
     let capacity: Int
     /// Connections that may be streams.
@@ -66,19 +60,21 @@ struct HTTPAdmission {
     /// Streams holding a slot.
     var streaming: Int { connections.values.count { !$0.released && $0.phase == .streaming } }
 
-    /// A connection accepted at `now`: admitted (perhaps in the place of the connection that
-    /// has waited longest) or refused.
-    mutating func arrive(_ descriptor: CInt, at now: Instant) -> Admission {
+    /// Whether a new connection may be taken now: a slot is free, or held by a connection
+    /// waiting for its request. When none is, every slot is being answered or streaming, and
+    /// the server leaves new connections in the listen backlog until one is.
+    var hasRoom: Bool { holding < capacity || longestWaiting != nil }
+
+    /// A connection accepted at `now` (when ``hasRoom``), in the place of the connection that has
+    /// waited longest when every slot is held: that one is returned, to be let go.
+    mutating func arrive(_ descriptor: CInt, at now: Instant) -> CInt? {
         var release: CInt?
-        if holding >= capacity {
-            guard let longest = longestWaiting else {
-                return .refuse(reason: "all \(capacity) connections (http.maxClients) are being answered or streaming")
-            }
+        if holding >= capacity, let longest = longestWaiting {
             release = longest
             connections[longest]?.released = true
         }
         connections[descriptor] = Connection(phase: .waiting(since: now))
-        return .admit(release: release)
+        return release
     }
 
     /// The connection's request has fully come: it is answered now.

@@ -103,6 +103,10 @@ public final class HTTPServer {
     /// The listening socket: this server accepts, and ``admission`` decides who gets a slot.
     private let listener: CInt
     private var admission: HTTPAdmission
+    /// Whether the loop watches the listener: not while every slot is being answered or
+    /// streaming (new connections wait in the listen backlog), nor for a while after running
+    /// out of descriptors (``acceptResumes``).
+    private var accepting = false
     /// When the listener is watched again after running out of descriptors.
     private var acceptResumes: Instant?
     /// When the library must be run again without input (its timeouts), on the loop's clock.
@@ -225,7 +229,7 @@ public final class HTTPServer {
             throw Failure("http \(asked): libmicrohttpd has no epoll descriptor (built without epoll?)")
         }
         daemon.loop.watch(epollDescriptor) { [unowned self] in run() }
-        daemon.loop.watch(listener) { [unowned self] in acceptConnections() }
+        resumeAccepting()
         // Weak: the daemon keeps its observers for its whole life, and this server may go first.
         daemon.observeEvents { [weak self] event in
             self?.broadcast(event.line)
@@ -272,7 +276,7 @@ public final class HTTPServer {
         }
         if let resumes = acceptResumes, resumes <= now {
             acceptResumes = nil
-            daemon.loop.watch(listener) { [unowned self] in acceptConnections() }
+            resumeAccepting()
         }
         let overdue = admission.overdue(at: now)
         for descriptor in overdue { letGo(descriptor) }
@@ -297,7 +301,7 @@ public final class HTTPServer {
         viewers.removeAll()
         updatePreviewWatching()
         daemon.loop.unwatch(epollDescriptor)
-        if acceptResumes == nil { daemon.loop.unwatch(listener) }
+        pauseAccepting()
         _ = MHD_run(library)
         MHD_stop_daemon(library)
         Glibc.close(listener)
@@ -363,6 +367,20 @@ public final class HTTPServer {
     /// The corresponding C functions are `accept` and `MHD_add_connection`.
     private func acceptConnections() {
         while !closed {
+            guard admission.hasRoom else {
+                pauseAccepting()
+                return
+            }
+            // The connections let go keep their sockets, and their places in the library's own
+            // table (twice the slots), until its next pass closes them: make that pass before
+            // the table is full, or the library would refuse the next connection itself.
+            if admission.connections.count >= limits.maximumClients * 2 {
+                run()
+                guard admission.connections.count < limits.maximumClients * 2 else {
+                    runDue = daemon.loop.clock.now
+                    return
+                }
+            }
             var address = sockaddr_storage()
             var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
             let descriptor = withUnsafeMutablePointer(to: &address) {
@@ -379,7 +397,7 @@ public final class HTTPServer {
                     // Out of descriptors: the waiting connection stays readable, so the listener
                     // rests (the loop would spin on it) until a connection may have closed.
                     note("cannot accept a connection: \(Errno(rawValue: error)); resting 100 ms", priority: .warning)
-                    daemon.loop.unwatch(listener)
+                    pauseAccepting()
                     acceptResumes = daemon.loop.clock.now + .milliseconds(100)
                     return
                 default:
@@ -387,30 +405,29 @@ public final class HTTPServer {
                     return
                 }
             }
-            switch admission.arrive(descriptor, at: daemon.loop.clock.now) {
-            case .refuse(let reason):
-                Self.refuseAtOnce(descriptor)
-                note("refused a connection: \(reason)")
-            case .admit(let release):
-                if let release { letGo(release) }
-                let added = withUnsafePointer(to: &address) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { MHD_add_connection(library, descriptor, $0, length) }
-                }
-                // Refused, the library has closed the socket already.
-                if added != MHD_Result.YES { admission.closed(descriptor) }
-                runDue = daemon.loop.clock.now
+            if let release = admission.arrive(descriptor, at: daemon.loop.clock.now) { letGo(release) }
+            let added = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { MHD_add_connection(library, descriptor, $0, length) }
             }
+            // Refused, the library has closed the socket already.
+            if added != MHD_Result.YES { admission.closed(descriptor) }
+            runDue = daemon.loop.clock.now
         }
     }
 
-    /// Answers 503 to a connection that gets no slot, as far as its socket takes it without
-    /// waiting, and closes it.
-    ///
-    /// The corresponding C functions are `send` (`MSG_DONTWAIT`) and `close`.
-    private static func refuseAtOnce(_ descriptor: CInt) {
-        let answer = "HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nRetry-After: 1\r\nContent-Length: 0\r\n\r\n"
-        _ = answer.utf8.withContiguousStorageIfAvailable { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }
-        Glibc.close(descriptor)
+    /// Stops watching the listener: new connections wait in the listen backlog.
+    private func pauseAccepting() {
+        guard accepting else { return }
+        accepting = false
+        daemon.loop.unwatch(listener)
+    }
+
+    /// Watches the listener again, unless resting after running out of descriptors; the loop
+    /// reports it at once if connections wait.
+    private func resumeAccepting() {
+        guard !accepting, !closed, acceptResumes == nil else { return }
+        accepting = true
+        daemon.loop.watch(listener) { [unowned self] in acceptConnections() }
     }
 
     /// Lets go of a connection that has not completed a request: its socket is shut down, which
@@ -425,11 +442,13 @@ public final class HTTPServer {
     /// A response ended on `connection`: it now waits for its next request.
     fileprivate func responseEnded(on connection: OpaquePointer) {
         admission.responseEnded(CMicroHTTPD_connection_descriptor(connection), at: daemon.loop.clock.now)
+        resumeAccepting()
     }
 
     /// The library closed `connection`: its slot is free.
     fileprivate func connectionClosed(_ connection: OpaquePointer) {
         admission.closed(CMicroHTTPD_connection_descriptor(connection))
+        resumeAccepting()
     }
 
     private func scheduleRun() {

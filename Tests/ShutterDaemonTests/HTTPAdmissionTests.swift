@@ -10,40 +10,42 @@ struct HTTPAdmissionTests {
     @Test func aNewConnectionTakesTheSlotOfTheOneWaitingLongest() {
         var admission = HTTPAdmission(capacity: 3, requestDeadline: .seconds(10))
         let result1 = admission.arrive(10, at: start)
-        #expect(result1 == .admit(release: nil))
+        #expect(result1 == nil)
         let result2 = admission.arrive(11, at: start + .seconds(1))
-        #expect(result2 == .admit(release: nil))
+        #expect(result2 == nil)
         let result3 = admission.arrive(12, at: start + .seconds(2))
-        #expect(result3 == .admit(release: nil))
+        #expect(result3 == nil)
         admission.requestComplete(10)
         // 11 has waited longest for its request (10 is being answered).
         let result4 = admission.arrive(13, at: start + .seconds(3))
-        #expect(result4 == .admit(release: 11))
+        #expect(result4 == 11)
         #expect(admission.holding == 3)
         // A response ended: 10 waits again, from now, so 12 has waited longer.
         admission.responseEnded(10, at: start + .seconds(4))
         let result5 = admission.arrive(14, at: start + .seconds(5))
-        #expect(result5 == .admit(release: 12))
+        #expect(result5 == 12)
     }
 
-    @Test func whenEverySlotIsAnsweringOrStreamingANewConnectionIsRefused() {
+    @Test func whenEverySlotIsAnsweringOrStreamingThereIsNoRoom() {
         var admission = HTTPAdmission(capacity: 2, requestDeadline: .seconds(10))
         _ = admission.arrive(10, at: start)
         _ = admission.arrive(11, at: start)
+        #expect(admission.hasRoom)
         admission.requestComplete(10)
         admission.requestComplete(11)
-        let result6 = admission.beginStream(11)
-        #expect(result6)
-        guard case .refuse(let reason) = admission.arrive(12, at: start + .seconds(1)) else {
-            Issue.record("admitted beyond the capacity")
-            return
-        }
-        #expect(reason.contains("http.maxClients"))
-        #expect(admission.connections[12] == nil)
+        let streaming = admission.beginStream(11)
+        #expect(streaming)
+        #expect(!admission.hasRoom)
+        // A response ended: its connection waits for its next request, and may give its place.
+        admission.responseEnded(10, at: start + .seconds(1))
+        #expect(admission.hasRoom)
+        let released = admission.arrive(12, at: start + .seconds(2))
+        #expect(released == 10)
+        admission.requestComplete(12)
+        #expect(!admission.hasRoom)
         // The library closed one: there is room again.
-        admission.closed(10)
-        let result7 = admission.arrive(12, at: start + .seconds(2))
-        #expect(result7 == .admit(release: nil))
+        admission.closed(12)
+        #expect(admission.hasRoom)
     }
 
     @Test func streamsTakeThreeQuartersOfTheSlotsAtMost() {

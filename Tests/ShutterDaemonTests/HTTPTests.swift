@@ -604,6 +604,23 @@ import ShutterCore
         withExtendedLifetime(followers) {}
     }
 
+    /// With every slot streaming (or being answered) a new client waits in the listen backlog,
+    /// unanswered, and is served once a slot frees.
+    @Test func withEverySlotStreamingANewClientWaitsUntilOneLeaves() throws {
+        let rig = try TestRig.withHTTP(HTTPSettings(endpoint: HTTPEndpoint(address: "127.0.0.1", port: 0), maxClients: 1))
+        defer { rig.close() }
+        let viewer = try rig.followEvents()
+        let waiting = try HTTPTestClient(rig)
+        try waiting.send("GET /api/status HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        for _ in 0..<100 {
+            try rig.daemon.loop.runOnce(timeoutMilliseconds: 2)
+            waiting.pull()
+        }
+        #expect(HTTPTestResponse(waiting.received) == nil && !waiting.closedByServer, "served or refused beyond the limit: \(waiting.text.prefix(200))")
+        viewer.closeNow()
+        #expect(try waiting.response("the waiting client, once there is room").status == 200)
+    }
+
     /// Connections that never complete a request (a slowloris, a header byte now and then)
     /// cannot hold the slots: a client that asks gets one in the place of the one waiting
     /// longest, and is answered.
