@@ -159,8 +159,9 @@ public struct HTTPEndpoint: Hashable, Sendable, CustomStringConvertible {
 /// The board's `http` section: live view over HTTP. Present = served (as `shutter run --http`).
 public struct HTTPSettings: Hashable, Sendable {
     public var endpoint = HTTPEndpoint()
-    /// Connections at once; more are closed as they come.
-    public var maxClients = 16
+    /// Connections at once: the live view's viewers take three quarters of them at most (18),
+    /// the rest are kept for requests; more wait until one frees.
+    public var maxClients = 24
     /// Whether looking (the page, `/events`, `/api/status`, `/photos/`) needs no token when the
     /// token is required; the commands always need it.
     public var viewWithoutToken = false
@@ -168,7 +169,7 @@ public struct HTTPSettings: Hashable, Sendable {
     /// other machines' requests from 127.0.0.1); any other address always requires it.
     public var requireToken = false
 
-    public init(endpoint: HTTPEndpoint = HTTPEndpoint(), maxClients: Int = 16, viewWithoutToken: Bool = false,
+    public init(endpoint: HTTPEndpoint = HTTPEndpoint(), maxClients: Int = 24, viewWithoutToken: Bool = false,
                 requireToken: Bool = false) {
         self.endpoint = endpoint
         self.maxClients = maxClients

@@ -31,7 +31,7 @@ public final class HTTPServer {
     public struct Limits: Sendable {
         /// Connections at once (the board's `http.maxClients`); see ``HTTPAdmission`` for who
         /// keeps them.
-        public var maximumClients = 16
+        public var maximumClients = 24
         /// Seconds a connection may make no progress: a slow request, a viewer that stopped reading.
         public var connectionTimeoutSeconds = 10
         /// How long a connection may take to send a whole request, from its accept or the end

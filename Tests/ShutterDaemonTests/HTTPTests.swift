@@ -133,7 +133,7 @@ import ShutterCore
         let defaults = try #require(try board("{}").http)
         #expect(defaults == HTTPSettings())
         #expect(defaults.endpoint.description == "127.0.0.1:8080")
-        #expect(defaults.maxClients == 16 && !defaults.viewWithoutToken)
+        #expect(defaults.maxClients == 24 && !defaults.viewWithoutToken)
         let given = try #require(try board(#"{"address": "0.0.0.0", "port": 9000, "maxClients": 4, "viewWithoutToken": true}"#).http)
         #expect(given == HTTPSettings(endpoint: HTTPEndpoint(address: "0.0.0.0", port: 9000), maxClients: 4, viewWithoutToken: true))
         #expect(given.requiresToken && !defaults.requiresToken)
