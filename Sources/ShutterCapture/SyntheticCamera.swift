@@ -7,9 +7,9 @@ import Musl
 import ShutterCore
 
 /// A camera with no hardware: colour bars (vivid's order, 75 %) that move a few pixels per
-/// frame, stamped with real CLOCK_MONOTONIC times, in YUYV at any size. From 160×120 up it also
-/// shows a band with the frame's number and timestamp burned in and a test chart of fine detail
-/// and colour patches (``SyntheticScene``).
+/// frame, stamped on a fixed period of CLOCK_MONOTONIC as a sensor stamps its frames, in YUYV
+/// at any size. From 160×120 up it also shows a band with the frame's number and timestamp
+/// burned in and a test chart of fine detail and colour patches (``SyntheticScene``).
 ///
 /// It has one control, an exposure bias (as `V4L2_CID_AUTO_EXPOSURE_BIAS`, in 0.001 EV) that
 /// brightens or darkens the bars by 2^EV, so the simulator rig's exposure control does something.
@@ -36,7 +36,9 @@ public final class SyntheticCamera: Camera {
     private let wake: WakePipe
     /// Frames made by the timer and not read yet, at most ``queueLimit``, and how many came
     /// after those with nowhere to go.
-    private let pending = Locked<(times: [Instant], dropped: UInt32)>(([], 0))
+    private let pending = Locked<(frames: [PendingFrame], dropped: UInt32)>(([], 0))
+    /// A frame the timer made: its start, and how many frames the sensor dropped just before it.
+    private typealias PendingFrame = (at: Instant, droppedBefore: UInt32)
     /// The most frames waiting to be read. A V4L2 driver fills only the buffers queued to it
     /// and drops a frame when none is free, its sequence number skipped (the V4L2 spec's
     /// `v4l2_buffer.sequence`: gaps show frames lost); so a loop held for a while finds these
@@ -58,7 +60,7 @@ public final class SyntheticCamera: Camera {
     /// written), so streaming allocates nothing per frame. Grows to as many as are held at once.
     private var pool: [(buffer: FrameBuffer, start: UnsafeMutableRawPointer)] = []
     /// Frame times taken from the timer: storage kept between reads (the frames go into the caller's array).
-    private var takenTimes: [Instant] = []
+    private var takenFrames: [PendingFrame] = []
     /// The label burned into the frame being drawn (its storage kept between frames).
     private var labelText = ""
 
@@ -114,12 +116,26 @@ public final class SyntheticCamera: Camera {
         if let frameInterval {
             let source = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "shutter.synthetic-camera"))
             let nanos = Int(frameInterval.rawValue)
+            // Taken before the timer is set, so a firing on time is never before its slot.
+            let origin = monotonicNow().rawValue
             source.schedule(deadline: .now() + .nanoseconds(nanos), repeating: .nanoseconds(nanos), leeway: .microseconds(200))
             let pending = self.pending
             let wake = self.wake
+            let lastSlot = Locked<Int64>(0)
             source.setEventHandler {
-                let now = monotonicNow()
-                Self.queue(now, in: pending)
+                // A sensor starts its frames on a fixed period and stamps each with its start,
+                // however late the frame is delivered; a timer firing late must not stretch
+                // the spacing (the zero-shutter-lag pick and a rig's spread rely on it). A firing
+                // more than a period late has missed a frame's slot: that frame is dropped, its
+                // sequence number skipped, as a driver does when no buffer is free.
+                let slot = (monotonicNow().rawValue - origin) / Int64(nanos)
+                let skipped = lastSlot.withLock { last -> Int64? in
+                    guard slot > last else { return nil }
+                    defer { last = slot }
+                    return slot - last - 1
+                }
+                guard let skipped else { return }
+                Self.queue(Instant(rawValue: origin + slot * Int64(nanos)), droppedBefore: UInt32(clamping: skipped), in: pending)
                 wake.signal()
             }
             source.resume()
@@ -141,9 +157,14 @@ public final class SyntheticCamera: Camera {
         wake.signal()
     }
 
-    private static func queue(_ time: Instant, in pending: Locked<(times: [Instant], dropped: UInt32)>) {
+    private static func queue(_ time: Instant, droppedBefore skipped: UInt32 = 0,
+                              in pending: Locked<(frames: [PendingFrame], dropped: UInt32)>) {
         pending.withLock {
-            if $0.times.count < queueLimit { $0.times.append(time) } else { $0.dropped &+= 1 }
+            if $0.frames.count < queueLimit && $0.dropped == 0 {
+                $0.frames.append((time, skipped))
+            } else {
+                $0.dropped &+= skipped &+ 1
+            }
         }
     }
 
@@ -159,14 +180,17 @@ public final class SyntheticCamera: Camera {
             throw failure
         }
         guard isStreaming else { return }
-        takenTimes.removeAll(keepingCapacity: true)
+        takenFrames.removeAll(keepingCapacity: true)
         let dropped = pending.withLock { queued in
-            takenTimes.append(contentsOf: queued.times)
-            queued.times.removeAll(keepingCapacity: true)
+            takenFrames.append(contentsOf: queued.frames)
+            queued.frames.removeAll(keepingCapacity: true)
             defer { queued.dropped = 0 }
             return queued.dropped
         }
-        for time in takenTimes { frames.append(makeFrame(at: time)) }
+        for taken in takenFrames {
+            sequence &+= taken.droppedBefore
+            frames.append(makeFrame(at: taken.at))
+        }
         sequence &+= dropped
     }
 

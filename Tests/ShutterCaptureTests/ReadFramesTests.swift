@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import ShutterCore
 @testable import ShutterCapture
@@ -92,5 +93,31 @@ struct ReadFramesIntoTests {
         let newest = try #require(frames.last?.sequence)
         #expect(camera.focusState(ofFrame: newest) != nil)
         #expect(camera.focusState(ofFrame: newest - UInt32(LibcameraCamera.focusSlots)) == nil)
+    }
+}
+
+@Suite("The synthetic camera's timer frames")
+struct SyntheticCameraTimerTests {
+    /// A sensor stamps each frame with its start on a fixed period, however late the frame is
+    /// read; a late timer firing drops a frame (its sequence number skipped) but never stretches
+    /// the spacing, or a press near a frame's end finds no frame within one interval of it.
+    @Test func framesAreStampedOnTheSensorsPeriodAndASkippedSlotSkipsASequenceNumber() throws {
+        let interval = Nanoseconds.milliseconds(5)
+        let camera = try SyntheticCamera(width: 64, height: 48, frameInterval: interval)
+        defer { camera.close() }
+        try camera.start()
+        var frames: [Frame] = []
+        let deadline = monotonicNow() + .seconds(5)
+        while frames.count < 24, monotonicNow() < deadline {
+            usleep(7_000)  // slower than the frames at times, so some reads find several
+            try camera.readFrames(into: &frames)
+        }
+        #expect(frames.count >= 24)
+        for (earlier, later) in zip(frames, frames.dropFirst()) {
+            let gap = later.timestamp.rawValue - earlier.timestamp.rawValue
+            let slots = Int64(later.sequence &- earlier.sequence)
+            #expect(slots >= 1 && gap == slots * interval.rawValue,
+                    "frames \(earlier.sequence) and \(later.sequence) are \(gap) ns apart")
+        }
     }
 }
