@@ -25,9 +25,10 @@ public struct GestureTimings: Hashable, Sendable {
     public var coalescingInterval = Nanoseconds.milliseconds(50)
     /// A finger may leave every pad this long between two pads and still be one swipe.
     public var liftGrace = Nanoseconds.milliseconds(60)
-    /// A finger that lifts off a tap at least this long before landing on a neighbouring pad (within
-    /// the lift grace) may be tapping again; a shorter gap is a finger rolling over to the next pad.
-    public var secondTapGap = Nanoseconds.milliseconds(15)
+    /// A line or finger back less than this after letting go is the same press: a pad or a
+    /// button's contact dropping out for a few milliseconds, or a finger rolling over to the next
+    /// pad. No person presses again that soon, so a second press, tap or burst needs this gap.
+    public var secondPressGap = Nanoseconds.milliseconds(20)
     /// A line active this long without a change is stuck (water on a pad, a jammed button): it is
     /// reported once and ignored until it releases.
     public var stuckAfter = Nanoseconds.milliseconds(30_000)
@@ -73,7 +74,7 @@ extension GestureTimings: Decodable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case glitchFilterMs, lightPressMaxMs, doublePressWindowMs, tapMaxMs, prepareAfterMs
         case burst, burstAfterMs, burstIntervalMs, controlsIdleTimeoutMs, coalescingIntervalMs, liftGraceMs
-        case captureOn, secondaryAction, stuckAfterMs, padStuckAfterMs, secondTapGapMs, wakeAheadMs, holdCameraMs
+        case captureOn, secondaryAction, stuckAfterMs, padStuckAfterMs, secondPressGapMs, wakeAheadMs, holdCameraMs
     }
 
     public init(from decoder: any Decoder) throws {
@@ -93,7 +94,7 @@ extension GestureTimings: Decodable {
         coalescingInterval = try container.decodeMilliseconds(forKey: .coalescingIntervalMs, in: 0...1000)
             ?? defaults.coalescingInterval
         liftGrace = try container.decodeMilliseconds(forKey: .liftGraceMs, in: 0...1000) ?? defaults.liftGrace
-        secondTapGap = try container.decodeMilliseconds(forKey: .secondTapGapMs, in: 0...1000) ?? defaults.secondTapGap
+        secondPressGap = try container.decodeMilliseconds(forKey: .secondPressGapMs, in: 0...1000) ?? defaults.secondPressGap
         stuckAfter = try container.decodeMilliseconds(forKey: .stuckAfterMs, in: 1000...3_600_000) ?? defaults.stuckAfter
         padStuckAfter = try container.decodeMilliseconds(forKey: .padStuckAfterMs, in: 1000...3_600_000) ?? defaults.padStuckAfter
         captureOn = try container.decodeEnum(CapturePhase.self, forKey: .captureOn) ?? defaults.captureOn

@@ -203,7 +203,7 @@ struct Issue20Tests {
     }
 
     @Test func tapRollingOverToTheNextPadWithAShortGapIsOneTap() {
-        // Off pad1 for 5 ms (less than secondTapGapMs) on the way to pad2: one finger rolling, one tap.
+        // Off pad1 for 5 ms (less than secondPressGapMs) on the way to pad2: one finger rolling, one tap.
         var trace = TraceBuilder(Self.zero2w)
         trace.press("pad1", at: 100, for: 35); trace.press("pad2", at: 140, for: 40)
         #expect(IntentGenerator.recognized(trace.run()) == ["lightPress @100.0"])

@@ -113,7 +113,7 @@ struct SliderStrip: Sendable {
     let padCount: Int
     let tapMaximum: Nanoseconds
     let liftGrace: Nanoseconds
-    let secondTapGap: Nanoseconds
+    let secondPressGap: Nanoseconds
     /// Strip length in pads once the end dead bands are taken off.
     private let span: Double
 
@@ -137,7 +137,7 @@ struct SliderStrip: Sendable {
         self.padCount = padCount
         tapMaximum = timings.tapMaximum
         liftGrace = timings.liftGrace
-        secondTapGap = timings.secondTapGap
+        secondPressGap = timings.secondPressGap
         span = max(Double(padCount - 1) - 2 * Self.deadBand, 0.5)
         historyTimes = Array(repeating: .zero, count: Self.historyCapacity)
         historyPlaces = Array(repeating: 0, count: Self.historyCapacity)
@@ -228,7 +228,7 @@ struct SliderStrip: Sendable {
             guard active else { return .none }
             // Back within the grace (the rig fires the grace deadline before a later touch).
             if !touch.swiping, touch.secondContact == nil, liftedAt - touch.start <= tapMaximum,
-               since - liftedAt >= secondTapGap {
+               since - liftedAt >= secondPressGap {
                 // A tap's finger lifted and landing on another pad: a slide across a gap, or a second
                 // tap that drifted a pad. It is a second tap unless the finger moves on or stays.
                 touch.secondContact = SecondContact(firstReleasedAt: liftedAt, since: since)
