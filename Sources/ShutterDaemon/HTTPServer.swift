@@ -92,7 +92,7 @@ public final class HTTPServer {
     private(set) var policy: HTTPAccessPolicy
     /// The token file, read again when it changes (``refreshToken()``).
     private let tokenPath: String
-    private var tokenFile: [Int64]?
+    private var tokenFile: HTTPToken.FileVersion?
     private var tokenFileCheckedAt: Instant?
     private unowned let daemon: Daemon
     /// The library's daemon (set once started, at the end of init).
@@ -507,8 +507,10 @@ public final class HTTPServer {
             linkToken = query
             presented.append(query)
         }
-        if let token = policy.token, !presented.isEmpty, session.map(token.matchesSession) != true,
-           let wait = wrongTokens.slowed(Self.peer(of: connection), at: daemon.loop.clock.now) {
+        // Who asks, read only when a token is shown: it is what guessing is counted by.
+        let peer = presented.isEmpty ? nil : Self.peer(of: connection)
+        if let token = policy.token, let peer, session.map(token.matchesSession) != true,
+           let wait = wrongTokens.slowed(peer, at: daemon.loop.clock.now) {
             return refuseSlowed(connection, route: route, wait: wait)
         }
         switch policy.decide(route, presented: presented, session: session, host: header("Host")) {
@@ -522,7 +524,7 @@ public final class HTTPServer {
         case .forbiddenHost:
             return refuse(connection, HTTPRefusal(status: 403, message: "this server answers only to localhost and loopback addresses; bind another address (with its token) to reach it by another name"))
         case .unauthorized:
-            if !presented.isEmpty { noteWrongToken(exchange, on: connection) }
+            if let peer { noteWrongToken(exchange, from: peer) }
             if route == .page {
                 return respond(connection, status: 401, type: "text/html; charset=utf-8", body: HTTPPages.login(wrongToken: linkToken != nil))
             }
@@ -616,12 +618,13 @@ public final class HTTPServer {
         guard let token = policy.token else {
             return respond(connection, status: 303, type: "text/plain; charset=utf-8", body: "see /\n", headers: [("Location", "/")])
         }
-        if let wait = wrongTokens.slowed(Self.peer(of: connection), at: daemon.loop.clock.now) {
+        let peer = Self.peer(of: connection)
+        if let wait = wrongTokens.slowed(peer, at: daemon.loop.clock.now) {
             return refuseSlowed(connection, route: .login, wait: wait)
         }
         let given = HTTPForm.value(of: "token", in: exchange.body)?.trimmingSpaces ?? ""
         guard token.matches(given) else {
-            noteWrongToken(exchange, on: connection)
+            noteWrongToken(exchange, from: peer)
             return respond(connection, status: 401, type: "text/html; charset=utf-8", body: HTTPPages.login(wrongToken: true))
         }
         return respond(connection, status: 303, type: "text/plain; charset=utf-8", body: "see /\n", headers: [
@@ -629,8 +632,7 @@ public final class HTTPServer {
         ])
     }
 
-    private func noteWrongToken(_ exchange: HTTPExchange, on connection: OpaquePointer) {
-        let peer = Self.peer(of: connection)
+    private func noteWrongToken(_ exchange: HTTPExchange, from peer: HTTPWrongTokens.Peer) {
         let count = wrongTokens.record(from: peer, at: daemon.loop.clock.now)
         note("a wrong token for \(exchange.method) \(exchange.path.prefix(80)) from \(Self.describe(peer)) (\(count) from there in the last minute)",
              priority: .warning)

@@ -9,10 +9,17 @@ import ShutterGPIO
 struct HTTPToken: Hashable, Sendable {
     /// 32 lowercase hex digits.
     let text: String
+    /// What a browser's cookie holds once it has shown the token: HMAC-SHA-256 of a fixed text
+    /// under the token, as 64 hex digits. Not the token itself: browsers send a host's cookies
+    /// to every port of it, so another service on the rig sees the cookie, and it opens only
+    /// this server; a new token (the file removed, the daemon restarted) ends every session.
+    /// Made once with the token, since every request with a cookie compares against it.
+    let session: String
 
     init?(text: String) {
         guard text.utf8.count == 32, text.utf8.allSatisfy({ Self.hexDigits.contains($0) }) else { return nil }
         self.text = text
+        session = SHA256.hex(of: SHA256.hmac(key: Array(text.utf8), message: Array("shutter live view session".utf8)))
     }
 
     private static let hexDigits = Set("0123456789abcdef".utf8)
@@ -37,14 +44,6 @@ struct HTTPToken: Hashable, Sendable {
         var difference: UInt8 = 0
         for index in own.indices { difference |= given[index] ^ own[index] }
         return difference == 0
-    }
-
-    /// What a browser's cookie holds once it has shown the token: HMAC-SHA-256 of a fixed text
-    /// under the token, as 64 hex digits. Not the token itself: browsers send a host's cookies
-    /// to every port of it, so another service on the rig sees the cookie, and it opens only
-    /// this server; a new token (the file removed, the daemon restarted) ends every session.
-    var session: String {
-        SHA256.hex(of: SHA256.hmac(key: Array(text.utf8), message: Array("shutter live view session".utf8)))
     }
 
     /// Whether `candidate` is this token's ``session``, in time that does not depend on where they differ.
@@ -98,14 +97,24 @@ struct HTTPToken: Hashable, Sendable {
         return token
     }
 
-    /// Which file is at `path` and when it was last written, to see it replaced or rewritten;
-    /// nil when there is none.
+    /// Which file a path names and when it was last written: a token file replaced (a new
+    /// inode) or rewritten in place (a new time or size) has a new version.
+    struct FileVersion: Equatable, Sendable {
+        var device: UInt64
+        var inode: UInt64
+        var modifiedSeconds: Int64
+        var modifiedNanoseconds: Int64
+        var size: Int64
+    }
+
+    /// The version of the file at `path`, or nil when there is none.
     ///
     /// The corresponding C function is `stat`.
-    static func fileVersion(at path: String) -> [Int64]? {
+    static func fileVersion(at path: String) -> FileVersion? {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
-        return [Int64(info.st_dev), Int64(info.st_ino), Int64(info.st_mtim.tv_sec), Int64(info.st_mtim.tv_nsec), Int64(info.st_size)]
+        return FileVersion(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), modifiedSeconds: Int64(info.st_mtim.tv_sec),
+                           modifiedNanoseconds: Int64(info.st_mtim.tv_nsec), size: Int64(info.st_size))
     }
 
     /// The token the file at `path` holds, or nil (missing, damaged, unreadable).
