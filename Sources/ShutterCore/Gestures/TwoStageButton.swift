@@ -22,6 +22,9 @@ struct TwoStageButton: Sendable {
     /// A click confirmed while `half` was still confirming: its `half` press, when it confirms, is
     /// the click's. Cleared when that change of `half` confirms or is dropped.
     private var clickAwaitsHalf = false
+    /// The first edge of a `full` press taken as noise, while it is down: a `half` press whose first
+    /// edge came no later still makes it a click (both stages at one instant, fed `full` first).
+    private var noiseSince: Instant?
 
     init(timings: GestureTimings, hasHalf: Bool) {
         half = HalfButton(timings: timings)
@@ -34,7 +37,8 @@ struct TwoStageButton: Sendable {
     /// - Parameter halfConfirming: `half` is raw active and still being confirmed (its debounce
     ///   is longer, or it bounced later): the person is holding it.
     /// - Returns: whether the press is a click; noise is already set to be ignored with its release.
-    mutating func fullPressed(halfConfirming: Bool) -> FullPress {
+    mutating func fullPressed(since: Instant, halfConfirming: Bool) -> FullPress {
+        noiseSince = nil
         guard hasHalf else { return .click }
         if half.isPressed {
             half.fullClicked()
@@ -45,16 +49,29 @@ struct TwoStageButton: Sendable {
             return .click
         }
         full.ignore()
+        noiseSince = since
         return .noise
     }
 
-    /// `half`'s press confirmed.
-    mutating func halfPressed(since: Instant) {
+    /// `half`'s press confirmed, whose first edge was at `since`.
+    ///
+    /// - Returns: the first edge of a `full` press taken as noise that this press makes a click
+    ///   (it began no earlier than `half`: both at one instant, the order the lines were fed in
+    ///   must not decide); the owner begins its capture now. Nil otherwise.
+    mutating func halfPressed(since: Instant) -> Instant? {
         half.press(since: since)
         // `full` may confirm first (shorter debounce, less bounce): it was a click all the same, and
         // a `full` still down (even as noise) makes this press no light press.
         if clickAwaitsHalf || full.isDown { half.fullClicked() }
         clickAwaitsHalf = false
+        guard let fullSince = noiseSince, full.isDown, since <= fullSince else { return nil }
+        noiseSince = nil
+        return fullSince
+    }
+
+    /// `full`'s release confirmed: a press taken as noise is over.
+    mutating func fullReleased() {
+        noiseSince = nil
     }
 
     /// `half`'s release confirmed.
