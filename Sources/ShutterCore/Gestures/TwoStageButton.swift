@@ -5,8 +5,10 @@
 /// is released is noise. `half` may debounce longer than `full` and confirm after it: a `full` press
 /// confirmed while `half` is still confirming a press it is held in is a click, and that `half`
 /// press, when it confirms, belongs to the click (no light press, no prepare). If `half`'s change is
-/// dropped as a glitch instead, nothing is left waiting for it. On a rig without `half`, `full` is a
-/// one-stage button and every press is a click.
+/// dropped as a glitch instead, nothing is left waiting for it. With no debounce, both stages may
+/// close at one instant and be fed `full` first: a `full` press taken as noise becomes a click when a
+/// `half` press that began no later confirms, so the board's line order decides nothing. On a rig
+/// without `half`, `full` is a one-stage button and every press is a click.
 struct TwoStageButton: Sendable {
     /// What a confirmed `full` press is.
     enum FullPress: Hashable, Sendable {
