@@ -312,6 +312,7 @@ extension Board: Decodable {
         preview = try container.decodeIfPresent(PreviewSettings.self, forKey: .preview) ?? PreviewSettings()
         mqtt = try container.decodeIfPresent(MQTTSettings.self, forKey: .mqtt)
         try validateLines()
+        try validateHalfDebounce(rawLines)
         try validateControls()
         try validateFeedback()
     }
@@ -354,6 +355,19 @@ extension Board: Decodable {
             throw FieldError(path: root.element(pads[Board.maximumPads]).member("role"),
                              message: "a slider strip has at most \(Board.maximumPads) pads; this board has \(pads.count)")
         }
+    }
+
+    /// `half`'s debounce must be shorter than the longest light press: a press must hold for the
+    /// debounce to count at all, so a longer one would drop every light press as a glitch.
+    private func validateHalfDebounce(_ rawLines: [RawLine]) throws {
+        guard let index = lines.firstIndex(where: { $0.role == .half }),
+              lines[index].debounce >= gestures.lightPressMaximum else { return }
+        let path = rawLines[index].debounce != nil ? FieldPath("lines").element(index).member("debounceMs")
+                                                    : FieldPath("lineDefaults").member("debounceMs")
+        let debounce = lines[index].debounce.milliseconds.shortDescription
+        let maximum = gestures.lightPressMaximum.milliseconds.shortDescription
+        throw FieldError(path: path, message: "\(debounce) ms on the 'half' line must be shorter than gestures.lightPressMaxMs "
+            + "(\(maximum) ms): a press must hold this long to count, so every light press would be dropped")
     }
 
     /// Checks the controls against each other and against the lines that operate them.

@@ -19,6 +19,14 @@ public struct GestureTimings: Hashable, Sendable {
     public var burstAfter = Nanoseconds.milliseconds(500)
     /// The time between burst shots.
     public var burstInterval = Nanoseconds.milliseconds(200)
+    /// A burst takes at most this many shots: a `full` still held when the next would be due is
+    /// jammed (a person bursting for minutes is rarer than a button stuck down), reported once
+    /// and ignored until it releases.
+    public var burstMaxShots = 500
+    /// The same bound in time, counted from the press: no burst shot is due later than this.
+    /// With the defaults (500 ms to the first shot, one each 200 ms) it is the bound that stops
+    /// a burst, after 298 shots; `burstMaxShots` bounds quick intervals.
+    public var burstMaximum = Nanoseconds.milliseconds(60_000)
     /// Controls become inactive after this long without input.
     public var controlsIdleTimeout = Nanoseconds.milliseconds(5000)
     /// At most one control value update per this span during a swipe.
@@ -73,7 +81,7 @@ public enum SecondaryAction: String, CaseIterable, Hashable, Sendable {
 extension GestureTimings: Decodable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case glitchFilterMs, lightPressMaxMs, doublePressWindowMs, tapMaxMs, prepareAfterMs
-        case burst, burstAfterMs, burstIntervalMs, controlsIdleTimeoutMs, coalescingIntervalMs, liftGraceMs
+        case burst, burstAfterMs, burstIntervalMs, burstMaxShots, burstMaxMs, controlsIdleTimeoutMs, coalescingIntervalMs, liftGraceMs
         case captureOn, secondaryAction, stuckAfterMs, padStuckAfterMs, secondPressGapMs, wakeAheadMs, holdCameraMs
     }
 
@@ -89,6 +97,11 @@ extension GestureTimings: Decodable {
         burstEnabled = try container.decodeIfPresent(Bool.self, forKey: .burst) ?? defaults.burstEnabled
         burstAfter = try container.decodeMilliseconds(forKey: .burstAfterMs, in: 50...10_000) ?? defaults.burstAfter
         burstInterval = try container.decodeMilliseconds(forKey: .burstIntervalMs, in: 10...10_000) ?? defaults.burstInterval
+        burstMaxShots = try container.decodeIfPresent(Int.self, forKey: .burstMaxShots) ?? defaults.burstMaxShots
+        if !(1...100_000).contains(burstMaxShots) {
+            throw container.fail(.burstMaxShots, "must be between 1 and 100000")
+        }
+        burstMaximum = try container.decodeMilliseconds(forKey: .burstMaxMs, in: 1000...3_600_000) ?? defaults.burstMaximum
         controlsIdleTimeout = try container.decodeMilliseconds(forKey: .controlsIdleTimeoutMs, in: 100...600_000)
             ?? defaults.controlsIdleTimeout
         coalescingInterval = try container.decodeMilliseconds(forKey: .coalescingIntervalMs, in: 0...1000)
@@ -103,6 +116,10 @@ extension GestureTimings: Decodable {
         holdCamera = try container.decodeMilliseconds(forKey: .holdCameraMs, in: 0...100) ?? defaults.holdCamera
         if lightPressMaximum <= glitchFilter {
             throw container.fail(.lightPressMaxMs, "must be longer than glitchFilterMs (\(glitchFilter.milliseconds.shortDescription) ms)")
+        }
+        if burstMaximum < burstAfter {
+            throw container.fail(.burstMaxMs, "must be at least burstAfterMs (\(burstAfter.milliseconds.shortDescription) ms): "
+                + "a burst ends before its first shot")
         }
         if tapMaximum <= glitchFilter {
             throw container.fail(.tapMaxMs, "must be longer than glitchFilterMs (\(glitchFilter.milliseconds.shortDescription) ms)")

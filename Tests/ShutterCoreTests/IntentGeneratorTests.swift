@@ -153,7 +153,8 @@ struct IntentGeneratorTests {
             for _ in 0..<random.int(2...5) {
                 let first = random.ms(40...160)
                 if random.chance(0.5) {
-                    let gap = random.ms(15...290), second = random.ms(40...160)
+                    // A second press comes at least secondPressGapMs (20) after: sooner is the same press.
+                    let gap = random.ms(20...290), second = random.ms(40...160)
                     trace.press(line, at: t, for: first)
                     trace.press(line, at: t + first + gap, for: second)
                     meant.append("doubleLightPress @\(String(format: "%.1f", t))")

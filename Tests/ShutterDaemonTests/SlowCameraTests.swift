@@ -57,10 +57,12 @@ struct SlowCameraTests {
         options.keepsState = false
         let daemon = try Daemon(board: board, options: options, chip: chip, captureService: service, clock: clock)
         defer { daemon.finish() }
-        let glitchFilter = Nanoseconds.milliseconds(5), prepareAfter = Nanoseconds.milliseconds(300)
+        let prepareAfter = Nanoseconds.milliseconds(300)
+        // A release is confirmed once it has lasted the second-press gap (longer than the glitch filter).
+        let releaseConfirmed = max(board.gestures.glitchFilter, board.gestures.secondPressGap)
         let half = LineIndex(board.lines.firstIndex { $0.name == "half" }!)
         // Half presses, 400 ms down and 200 ms up, for 8 s: each makes `prepare began` once held
-        // `prepareAfterMs` (300 ms) and `prepare ended` once its release passes the glitch filter.
+        // `prepareAfterMs` (300 ms) and `prepare ended` once its release has lasted `secondPressGapMs`.
         let begin = monotonicNow() + .milliseconds(50)
         let edges = (0..<14).flatMap { index in
             let press = begin + .milliseconds(Double(index * 600))
@@ -82,7 +84,7 @@ struct SlowCameraTests {
             switch event.kind {
             case .capture: cameraEvents.append(event.name)
             case .gesture(.prepare(let phase, let pressedAt, _)):
-                let due = phase == .began ? pressedAt + prepareAfter : pressedAt + .milliseconds(400) + glitchFilter
+                let due = phase == .began ? pressedAt + prepareAfter : pressedAt + .milliseconds(400) + releaseConfirmed
                 delays.append(("prepare \(phase.rawValue)", now - due))
             default: break
             }

@@ -195,6 +195,9 @@ struct ControlsStateMachine: Sendable {
         guard hasEnabledControl else { return false }
         if !specs[current].enabled { current = specs.firstIndex(where: \.enabled)! }
         state = .active(adjusting: false)
+        // The idle timeout counts from here: the input that opened them (a light press waits out
+        // the double-press window first) may be much older, and the overlay must show its full time.
+        lastInput = now
         actions.append(.activated(control: specs[current].id, display: display(current)))
         return true
     }
@@ -204,6 +207,11 @@ struct ControlsStateMachine: Sendable {
         detent = 0
         actions.append(.chooser(.began))
         actions.append(.highlighted(control: specs[current].id))
+    }
+
+    /// A finger landed on the strip: a glide stops where it is (whatever the touch turns out to be).
+    mutating func touchBegan(at now: Instant, into actions: inout [Action]) {
+        if glide != nil { endAdjusting(at: now, into: &actions) }
     }
 
     mutating func swipeBegan(deltaPads: Double, padsPerSecond: Double, at now: Instant, into actions: inout [Action]) {

@@ -11,6 +11,9 @@ struct CaptureButton: Sendable {
         case ended(pressedAt: Instant, releasedAt: Instant, photo: Bool, shots: Int)
         /// The press cannot lead to a photo; a burst of `shots` (0: none) ends with it.
         case cancelled(pressedAt: Instant, reason: CancelReason, shots: Int)
+        /// The next burst shot was due past the burst's bound (`burstMaxShots`, `burstMaxMs`): the
+        /// button is still held, so it is jammed. No shot is taken; the owner ends the press as stuck.
+        case burstBoundReached(pressedAt: Instant, shots: Int)
     }
 
     private enum State: Sendable {
@@ -27,12 +30,17 @@ struct CaptureButton: Sendable {
     /// When to start a burst after the press, if bursts are enabled.
     let burstAfter: Nanoseconds?
     let burstInterval: Nanoseconds
+    /// The most shots of one burst, and the latest a shot may be due after the press.
+    let burstMaxShots: Int
+    let burstMaximum: Nanoseconds
 
     init(action: CaptureAction, timings: GestureTimings, burst: Bool) {
         self.action = action
         captureOn = timings.captureOn
         burstAfter = burst && timings.burstEnabled ? timings.burstAfter : nil
         burstInterval = timings.burstInterval
+        burstMaxShots = timings.burstMaxShots
+        burstMaximum = timings.burstMaximum
     }
 
     @inline(__always)
@@ -85,6 +93,11 @@ struct CaptureButton: Sendable {
     /// The next burst shot is due.
     mutating func fire() -> Action {
         guard case .pressed(let pressedAt, let shots, let nextShot?) = state else { return .none }
+        // Inclusive, as the other windows: a shot due exactly at the bound is still taken.
+        guard shots < burstMaxShots, nextShot <= pressedAt + burstMaximum else {
+            state = .pressed(pressedAt: pressedAt, shots: shots, nextShot: nil)
+            return .burstBoundReached(pressedAt: pressedAt, shots: shots)
+        }
         state = .pressed(pressedAt: pressedAt, shots: shots + 1, nextShot: nextShot + burstInterval)
         return .burstShot(pressedAt: pressedAt, shot: shots + 1)
     }

@@ -30,6 +30,10 @@ struct LineDebouncer: Sendable {
     private var raw = false
     /// How long a level must hold; zero passes edges straight through.
     let window: Nanoseconds
+    /// How long a release must hold, at least `window`: a button's contact back sooner than the
+    /// board's `secondPressGapMs` is the same press (no person presses again that soon), so a
+    /// dropout shorter than it is dropped like a glitch and the press goes on.
+    let releaseWindow: Nanoseconds
 
     /// How long the line must rest at its confirmed level between two pulses for the next pulse to
     /// start a new edge run: contact bounce flips back within a fraction of a millisecond, noise spikes
@@ -39,11 +43,17 @@ struct LineDebouncer: Sendable {
     /// The longest quiet gap: rest this long and the next edge starts a new run.
     static let maximumQuietGap = Nanoseconds.milliseconds(2)
 
-    init(window: Nanoseconds) {
+    /// - Parameter releaseWindow: how long a release must hold (nil: `window`); never shorter than `window`.
+    init(window: Nanoseconds, releaseWindow: Nanoseconds? = nil) {
         precondition(window >= .zero, "a debounce window cannot be negative")
         self.window = window
+        self.releaseWindow = max(window, releaseWindow ?? window)
         quietGap = Nanoseconds(rawValue: min(window.rawValue / 2, Self.maximumQuietGap.rawValue))
     }
+
+    /// The window of the change away from the confirmed level: a release's or a press's.
+    @inline(__always)
+    var pendingWindow: Nanoseconds { level ? releaseWindow : window }
 
     /// Sets the confirmed and raw level at once (after levels were read back from the chip), dropping
     /// anything pending. Returns the transition when the level changed.
@@ -60,7 +70,7 @@ struct LineDebouncer: Sendable {
     var deadline: Instant? {
         switch state {
         case .settled: nil
-        case .attempt(_, let lastEdge): lastEdge + window
+        case .attempt(_, let lastEdge): lastEdge + pendingWindow
         }
     }
 
@@ -89,10 +99,11 @@ struct LineDebouncer: Sendable {
         // A repeated level means the chip merged or lost an edge; the level is what counts.
         guard active != raw else { return nil }
         raw = active
-        if window == .zero {
+        if case .settled = state, pendingWindow == .zero {
             level = active
             return ConfirmedTransition(active: active, since: time)
         }
+        let window = pendingWindow
         switch state {
         case .settled:
             state = .attempt(start: time, lastEdge: time)

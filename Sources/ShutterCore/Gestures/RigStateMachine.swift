@@ -27,6 +27,8 @@ public struct RigStateMachine: Sendable {
     private let timings: GestureTimings
     private let kinds: [LineKind]
     private let halfLine: Int?
+    /// The `full` line (every board has one; nil only for a board built in code without it).
+    private let fullLine: Int?
     private let lineNames: [String]
     /// Stuck detection, by role: which lines are stuck and ignored until they release.
     private var stuckLines: StuckLines
@@ -83,6 +85,7 @@ public struct RigStateMachine: Sendable {
             }
         }
         halfLine = board.lines.firstIndex { $0.role == .half }
+        fullLine = board.lines.firstIndex { $0.role == .full }
         lineNames = board.lines.map(\.name)
         stuckLines = StuckLines(limits: board.lines.map { line in
             switch line.role {
@@ -95,7 +98,10 @@ public struct RigStateMachine: Sendable {
             let line = board.lines[index]
             let software = softwareDebounce.map { $0.contains(LineIndex(index)) } ?? (line.debounce > .zero)
             let window = software ? max(line.debounce, board.gestures.glitchFilter) : board.gestures.glitchFilter
-            return LineDebouncer(window: window)
+            // A button's release must last the second-press gap: a shorter dropout is the same press
+            // (one light press, one capture, a burst that goes on). Pads are the strip's to judge.
+            let isButton = line.role != .pad
+            return LineDebouncer(window: window, releaseWindow: isButton ? board.gestures.secondPressGap : nil)
         }
         // Board validation allows 64 pads and the three buttons; a board built in code must fit too.
         precondition(board.lines.count <= LineSet.capacity, "at most \(LineSet.capacity) lines, this board has \(board.lines.count)")
@@ -118,10 +124,11 @@ public struct RigStateMachine: Sendable {
         advance(to: edge.time, into: &events)
         quietUntil = nil
         let attempt = explanations != nil ? debouncers[index].pendingAttempt : nil
+        let attemptWindow = debouncers[index].pendingWindow
         if let transition = debounce(index, { $0.edge(active: edge.active, at: edge.time) }) {
             confirmed(line: index, transition, at: cursor, into: &events)
         } else if let attempt {
-            explainRestartedAttempt(line: index, attempt, at: cursor)
+            explainRestartedAttempt(line: index, attempt, window: attemptWindow, at: cursor)
         }
     }
 
@@ -338,7 +345,7 @@ public struct RigStateMachine: Sendable {
             guard let since = debouncers[index].pendingSince, since <= deadline,
                   let settles = debouncers[index].deadline, settles > due, canChange(timer, at: deadline, line: index)
             else { continue }
-            let window = debouncers[index].window
+            let window = debouncers[index].pendingWindow
             due = max(due, min(settles, deadline + window + window))
         }
         return due
@@ -369,11 +376,12 @@ public struct RigStateMachine: Sendable {
             if let line, line.time <= limit, line.time < Self.never, timerDue.map({ line.time <= $0 }) ?? true {
                 if line.time > cursor { cursor = line.time }
                 let attempt = explanations != nil ? debouncers[line.line].pendingAttempt : nil
+                let attemptWindow = debouncers[line.line].pendingWindow
                 if let transition = debounce(line.line, { $0.fire() }) {
                     confirmed(line: line.line, transition, at: cursor, into: &events)
                 } else {
                     if line.line == halfLine { button.halfDropped() }
-                    if let attempt { explainDropped(line: line.line, attempt, at: cursor) }
+                    if let attempt { explainDropped(line: line.line, attempt, window: attemptWindow, at: cursor) }
                 }
             } else if let timer, let due = timerDue, due <= limit, due < Self.never {
                 if due > cursor { cursor = due }
@@ -403,7 +411,12 @@ public struct RigStateMachine: Sendable {
                 explain(lineNames[halfLine], at: now, "held \(Explanation.setting("prepareAfterMs", timings.prepareAfter)): prepare began")
             }
         case .burst:
-            emit(button.full.fire(), of: button.full.action, at: now, into: &events)
+            let action = button.full.fire()
+            if case .burstBoundReached = action {
+                burstBoundReached(at: now, into: &events)
+            } else {
+                emit(action, of: button.full.action, at: now, into: &events)
+            }
         case .secondary:
             emit(secondary.fire(), of: secondary.action, at: now, into: &events)
         case .strip:
@@ -426,9 +439,28 @@ public struct RigStateMachine: Sendable {
         }
     }
 
+    /// `full` is still held when the next burst shot is due past the burst's bound: a jammed
+    /// button, not a person. Reported once as stuck, the press cancelled, ignored until it releases.
+    private mutating func burstBoundReached(at now: Instant, into events: inout [ShutterEvent]) {
+        guard let line = fullLine else { return }
+        stuckLines.stick(line)
+        events.append(.lineStuck(line: lineNames[line], at: now))
+        if explains {
+            explain(lineNames[line], at: now, "held past the burst's bound ("
+                + "burstMaxShots \(timings.burstMaxShots), \(Explanation.setting("burstMaxMs", timings.burstMaximum))): "
+                + "stuck, ignored until it releases")
+        }
+        forceRelease(line: line, reason: .stuck, at: now, into: &events)
+        noteHeldLines(at: now)
+    }
+
     // MARK: Routing
 
     private var lightPressSource: LightPressSource { halfLine == nil ? .strip : .half }
+
+    /// How long a tap may take to be known from its touch: its maximum, then the lift grace after it,
+    /// whose end is included (one nanosecond past it).
+    private var stripTapMaximum: Nanoseconds { timings.tapMaximum + timings.liftGrace + Nanoseconds(rawValue: 1) }
 
     /// Lets a confirmed change through stuck detection.
     ///
@@ -484,7 +516,14 @@ public struct RigStateMachine: Sendable {
         switch kinds[line] {
         case .half:
             if transition.active {
-                button.halfPressed(since: transition.since)
+                if let fullSince = button.halfPressed(since: transition.since) {
+                    // `full` came first within the same instant and was taken as noise: a click after all.
+                    if explains {
+                        explain(lineNames[line], at: now, "pressed at the same instant as full: a full click")
+                    }
+                    beginPrimaryCapture(since: fullSince, at: now, into: &events)
+                    return
+                }
                 startLightPress(since: transition.since, maximum: timings.lightPressMaximum, at: now, into: &events)
             } else {
                 let (prepare, release) = button.halfReleased(since: transition.since)
@@ -500,22 +539,19 @@ public struct RigStateMachine: Sendable {
         case .full:
             if transition.active {
                 let halfConfirming = halfLine.map { debouncers[$0].pendingSince != nil && debouncers[$0].rawLevel } ?? false
-                if button.fullPressed(halfConfirming: halfConfirming) == .noise {
+                if button.fullPressed(since: transition.since, halfConfirming: halfConfirming) == .noise {
                     if explains, let halfLine {
+                        // With no window on `full`, `half` pressed at this same instant may still come.
+                        let unless = debouncers[line].window == .zero
+                            ? " unless \(lineNames[halfLine]) is pressed at this same instant" : ""
                         explain(lineNames[line], at: now, "pressed while \(lineNames[halfLine]) is released: "
-                            + "a two-stage button cannot close its full stage alone, ignored as noise")
+                            + "a two-stage button cannot close its full stage alone, ignored as noise" + unless)
                     }
                     return
                 }
-                // A light press still waiting is reported now, though its `controlsActive` and the
-                // click's `controlsInactive` then come in one instant: it happened, and clients may
-                // count it (README, "Order within one instant").
-                resolvePendingLightPress(because: .fullPress, at: now, into: &events)
-                // The controls collapse only for a capture that begins.
-                if captureAvailable { controlsStep(at: now, into: &events) { $0.collapse(at: now, into: &$1) } }
-                emit(button.full.press(since: transition.since, available: captureAvailable), of: button.full.action, at: now, into: &events)
-                if !captureAvailable, explains { explain(lineNames[line], at: now, "pressed while capture is unavailable: cancelled") }
+                beginPrimaryCapture(since: transition.since, at: now, into: &events)
             } else {
+                button.fullReleased()
                 emit(button.full.release(since: transition.since), of: button.full.action, at: now, into: &events)
             }
         case .secondary:
@@ -544,15 +580,30 @@ public struct RigStateMachine: Sendable {
         }
     }
 
+    /// A `full` press that is a click, first edge at `since`: its capture begins.
+    private mutating func beginPrimaryCapture(since: Instant, at now: Instant, into events: inout [ShutterEvent]) {
+        // A light press still waiting is reported now, though its `controlsActive` and the
+        // click's `controlsInactive` then come in one instant: it happened, and clients may
+        // count it (README, "Order within one instant").
+        resolvePendingLightPress(because: .fullPress, at: now, into: &events)
+        // The controls collapse only for a capture that begins.
+        if captureAvailable { controlsStep(at: now, into: &events) { $0.collapse(at: now, into: &$1) } }
+        emit(button.full.press(since: since, available: captureAvailable), of: button.full.action, at: now, into: &events)
+        if !captureAvailable, explains, let line = fullLine {
+            explain(lineNames[line], at: now, "pressed while capture is unavailable: cancelled")
+        }
+    }
+
     private mutating func route(_ action: SliderStrip.Action, at now: Instant, into events: inout [ShutterEvent]) {
         switch action {
         case .none, .ignored:
             // A touch that was neither a tap nor a swipe already resolved any light press (`notTap`).
             break
         case .touchBegan(let since):
+            controlsStep(at: now, into: &events) { $0.touchBegan(at: now, into: &$1) }
             guard halfLine == nil else { return }
             // A tap is known only once the lift grace ran out after it: allow for it in the double's window.
-            startLightPress(since: since, maximum: timings.tapMaximum + timings.liftGrace, at: now, into: &events)
+            startLightPress(since: since, maximum: stripTapMaximum, at: now, into: &events)
         case .notTap:
             if halfLine == nil { resolvePendingLightPress(because: .touchNotTap, at: now, into: &events) }
         case .swipeBegan(let motion, _):
@@ -578,7 +629,7 @@ public struct RigStateMachine: Sendable {
             guard halfLine == nil else { return }
             // Both taps, in the order they happened: the double-press window decides as for any two.
             completeLightPress(pressedAt: pressedAt, releasedAt: firstReleasedAt, at: now, into: &events)
-            startLightPress(since: secondPressedAt, maximum: timings.tapMaximum + timings.liftGrace, at: now, into: &events)
+            startLightPress(since: secondPressedAt, maximum: stripTapMaximum, at: now, into: &events)
             completeLightPress(pressedAt: secondPressedAt, releasedAt: releasedAt, at: now, into: &events)
         }
     }
@@ -612,6 +663,9 @@ public struct RigStateMachine: Sendable {
             if shots > 0 { events.append(.burst(phase: .ended, pressedAt: pressedAt, shot: shots, at: now)) }
             events.append(.capture(phase: .cancelled, action: button, pressedAt: pressedAt, releasedAt: nil, photo: false,
                                    reason: reason, at: now))
+        case .burstBoundReached:
+            // Handled by the burst timer, which ends the press as stuck.
+            break
         }
     }
 
@@ -777,24 +831,28 @@ extension RigStateMachine {
         explanations?.append(Explanation(time: time, subject: subject, reason: reason))
     }
 
-    /// What a line's debounce window is called in explanations: the glitch filter or the debounce.
-    private func windowName(of line: Int) -> String {
-        let window = debouncers[line].window
-        return (window == timings.glitchFilter ? "glitch filter " : "debounce ") + Explanation.milliseconds(window)
+    /// What a debounce window is called in explanations: the glitch filter, the debounce, or (a
+    /// button's release) the second-press gap.
+    private func windowName(of line: Int, _ window: Nanoseconds) -> String {
+        if window == timings.glitchFilter { return "glitch filter " + Explanation.milliseconds(window) }
+        if window != debouncers[line].window { return Explanation.setting("secondPressGapMs", window) + ": the same press" }
+        return "debounce " + Explanation.milliseconds(window)
     }
 
     /// The debouncer dropped a change that did not hold for its window.
     @inline(never)
-    private mutating func explainDropped(line: Int, _ attempt: (start: Instant, lastEdge: Instant), at now: Instant) {
+    private mutating func explainDropped(line: Int, _ attempt: (start: Instant, lastEdge: Instant), window: Nanoseconds,
+                                         at now: Instant) {
         explain(lineNames[line], at: now,
-                "\(Explanation.milliseconds(attempt.lastEdge - attempt.start)) pulse dropped (\(windowName(of: line)))")
+                "\(Explanation.milliseconds(attempt.lastEdge - attempt.start)) pulse dropped (\(windowName(of: line, window)))")
     }
 
     /// An edge after a quiet gap started a new attempt: the pulses before it were glitches.
     @inline(never)
-    private mutating func explainRestartedAttempt(line: Int, _ attempt: (start: Instant, lastEdge: Instant), at now: Instant) {
+    private mutating func explainRestartedAttempt(line: Int, _ attempt: (start: Instant, lastEdge: Instant), window: Nanoseconds,
+                                                  at now: Instant) {
         guard let current = debouncers[line].pendingAttempt, current.start != attempt.start else { return }
-        explainDropped(line: line, attempt, at: now)
+        explainDropped(line: line, attempt, window: window, at: now)
     }
 
     @inline(never)

@@ -155,14 +155,15 @@ struct SliderStrip: Sendable {
                 max(touch.currentSince + Self.dwell, touch.contactStart + tapMaximum + Nanoseconds(rawValue: 1))
             }
             else { nil }
-        case .lifted(_, let liftedAt): liftedAt + liftGrace
+        case .lifted: graceDeadline
         }
     }
 
     /// The lift grace only: what must still run when input ends.
     @inline(__always)
     var graceDeadline: Instant? {
-        if case .lifted(_, let liftedAt) = state { return liftedAt + liftGrace }
+        // One nanosecond past the grace: a finger landing exactly at its end is still within it.
+        if case .lifted(_, let liftedAt) = state { return liftedAt + liftGrace + Nanoseconds(rawValue: 1) }
         return nil
     }
 

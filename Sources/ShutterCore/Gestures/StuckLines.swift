@@ -85,6 +85,14 @@ struct StuckLines: Sendable {
         return due
     }
 
+    /// `line` is stuck now, whatever its watch (a `full` held past the burst's bound): it is
+    /// released and ignored until it releases, as for a limit that ran out.
+    mutating func stick(_ line: Int) {
+        lines[line].stuck = true
+        lines[line].active = false
+        watch(line, since: nil)
+    }
+
     /// Input ended: no line is watched any more, so none becomes stuck later.
     mutating func stopWatching() {
         for index in lines.indices { lines[index].since = nil }
