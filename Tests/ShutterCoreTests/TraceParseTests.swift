@@ -142,3 +142,112 @@ struct TraceParseTests {
     }
 }
 
+
+/// The line reader that skips the decoder agrees with it on every line it reads, and leaves it
+/// every line it does not: random lines of the writer's shape, numbers of every form and length,
+/// then the same lines cut, doubled and garbled.
+@Suite("Trace lines read from their bytes")
+struct TraceLineScannerTests {
+    static func scan(_ line: String) -> TraceLineScanner.Fields? {
+        var line = line
+        line.makeContiguousUTF8()
+        return line.utf8.withContiguousStorageIfAvailable { TraceLineScanner.scan($0, 0, $0.count) }!
+    }
+
+    static func randomNumber(_ random: inout SplitMix64) -> String {
+        func digits(_ count: Int) -> String {
+            String((0..<count).map { _ in Character(String(random.next() % 10)) })
+        }
+        var text = random.next() % 8 == 0 ? "-" : ""
+        let whole = Int(random.next() % 25)
+        text += whole == 0 || random.next() % 3 == 0 ? "0" : String(1 + random.next() % 9) + digits(whole)
+        if random.next() % 2 == 0 { text += "." + digits(1 + Int(random.next() % 25)) }
+        if random.next() % 3 == 0 {
+            text += ["e", "E"][Int(random.next() % 2)] + ["", "+", "-"][Int(random.next() % 3)] + String(random.next() % 40)
+        }
+        if random.next() % 50 == 0 { text = ["1e400", "1e-400", "4.9e-324", "2.2250738585072014e-308", "1.7976931348623157e308", "-0", "0.0"][Int(random.next() % 7)] }
+        return text
+    }
+
+    static func randomLine(_ random: inout SplitMix64) -> String {
+        let space = { (random: inout SplitMix64) -> String in [" ", "", "", "\t", "  ", "\r"][Int(random.next() % 6)] }
+        let names = ["pad0", "pad1", "full", "zoom_é", "pad9", ""]
+        var members = [
+            "\"t\"" + space(&random) + ":" + space(&random) + randomNumber(&random),
+            "\"line\"" + space(&random) + ":" + space(&random) + "\"" + names[Int(random.next() % 6)] + "\"",
+            "\"active\"" + space(&random) + ":" + space(&random) + (random.next() % 2 == 0 ? "true" : "false"),
+        ]
+        for index in stride(from: 2, to: 0, by: -1) { members.swapAt(index, Int(random.next() % UInt64(index + 1))) }
+        return space(&random) + "{" + members.joined(separator: space(&random) + "," + space(&random)) + "}" + space(&random)
+    }
+
+    static func garbled(_ line: String, _ random: inout SplitMix64) -> String {
+        var bytes = Array(line.utf8)
+        let pieces = Array(#"{}[]":,. -+eE0123456789tlinacvrusfx\"#.utf8)
+        for _ in 0..<(1 + random.next() % 3) where !bytes.isEmpty {
+            let at = Int(random.next() % UInt64(bytes.count))
+            switch random.next() % 3 {
+            case 0: bytes.remove(at: at)
+            case 1: bytes.insert(pieces[Int(random.next() % UInt64(pieces.count))], at: at)
+            default: bytes[at] = pieces[Int(random.next() % UInt64(pieces.count))]
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    @Test("agrees with the decoder on 30 000 lines, garbled or not")
+    func agreesWithTheDecoder() {
+        var random = SplitMix64(seed: 45)
+        var read = 0
+        for round in 0..<30_000 {
+            var line = Self.randomLine(&random)
+            if round % 2 == 1 { line = Self.garbled(line, &random) }
+            guard let fields = Self.scan(line) else { continue }
+            read += 1
+            let name = line.utf8.withContiguousStorageIfAvailable { String(decoding: UnsafeBufferPointer(rebasing: $0[fields.name]), as: UTF8.self) }
+            switch Trace.decodeLine(line) {
+            case .failure(let refusal):
+                Issue.record("read \(line.debugDescription), which the decoder refuses: \(refusal.message)")
+            case .success(let decoded):
+                #expect(decoded.t.bitPattern == fields.t.bitPattern && decoded.line == name && decoded.active == fields.active,
+                        "\(line.debugDescription): \(decoded) by the decoder, \(fields.t) \(name ?? "") \(fields.active) read")
+            }
+        }
+        // Most lines of the writer's shape are read without the decoder.
+        #expect(read > 12_000, "\(read)")
+    }
+
+    @Test("a whole trace reads as the decoder reads each line")
+    func wholeTraces() {
+        var random = SplitMix64(seed: 4545)
+        for _ in 0..<300 {
+            var text = ""
+            var expected: [Edge] = []
+            var refusal: String?
+            var last = -Double.infinity
+            for number in 1...20 {
+                var line = Self.randomLine(&random)
+                if random.next() % 10 == 0 { line = Self.garbled(line, &random) }
+                // A carriage return before the line feed joins two lines (pinned above).
+                while line.hasSuffix("\r") { line.removeLast() }
+                text += line + "\n"
+                guard refusal == nil else { continue }
+                switch Trace.decodeLine(line.trimmingWhitespace()) {
+                case .failure(let why): refusal = "p.jsonl:\(number): \(why.message)"
+                case .success(let fields):
+                    guard fields.t.isFinite, fields.t >= 0, fields.t <= Instant.latestTraceSeconds, fields.t >= last,
+                          let index = TraceParseTests.board.line(named: fields.line)
+                    else { refusal = "p.jsonl:\(number):"; continue }
+                    last = fields.t
+                    expected.append(Edge(line: index, active: fields.active, time: .seconds(fields.t)))
+                }
+            }
+            do {
+                let trace = try Trace.parse(text, board: TraceParseTests.board, source: "p.jsonl")
+                #expect(refusal == nil && trace.edges == expected, "\(text)")
+            } catch {
+                #expect(refusal.map { error.description.hasPrefix($0) } == true, "\(error) \(refusal ?? "accepted")")
+            }
+        }
+    }
+}
