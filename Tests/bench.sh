@@ -13,7 +13,10 @@
 #
 # Parts (each appends rows to one TSV; the table and the JSON are rendered from it):
 #   recognizer  .build/release/shutter-bench: edges/s and ns/edge through the gesture and control
-#               machines on 6, 16 and 64 pads, and the per-edge cost of 64 pads over 6 (host)
+#               machines on 6, 16, 32 and 64 pads, next to the goal of 10 M edges/s, and the
+#               per-edge cost of each strip over 6 pads (the goal: within 2×); and `shutter replay`
+#               reading a 200 000-edge trace file on the simulator board, edges/s next to the goal
+#               of 1 M (a day of rig use replays in seconds) (host)
 #   daemon      .build/release/shutter-daemon-bench: start-up to READY=1, API round trip, event
 #               → subscriber with 1 and 64 subscribers, idle CPU and allocations, peak RSS,
 #               press → JPEG on disk (host, the synthetic camera)
@@ -91,15 +94,31 @@ part_recognizer() {
   say "recognizer: shutter-bench $passes"
   .build/release/shutter-bench "$passes" > "$work/recognizer.out" || { skip_part recognizer "shutter-bench" "it failed"; return; }
   # "generated-16-pads      16 pads    123456 edges  ...  13000000 edges/s   75.0 ns/edge"
-  # Each pad count's rows; ns/edge on 64 pads stands next to 6 pads' (the goal: within 2×).
+  # Each pad count's rows: edges/s next to the goal of 10 M, ns/edge next to 6 pads' (the goal: within 2×).
   awk -F'  +' '/^generated-/ {
       for (i = 1; i <= NF; i++) { if ($i ~ / pads$/) pads = $i + 0; if ($i ~ /edges\/s$/) rate[pads] = $i + 0; if ($i ~ /ns\/edge$/) ns[pads] = $i + 0 }
       order[++n] = pads }
     END { for (k = 1; k <= n; k++) { p = order[k]
-            printf "recognizer\tedges/s, %d pads\t%.0f\tedges/s\t-\t-\t-\n", p, rate[p]
+            printf "recognizer\tedges/s, %d pads\t%.0f\tedges/s\tgoal\t10000000\t%.2f\n", p, rate[p], rate[p] / 10000000
             if (p != 6 && ns[6] > 0) printf "recognizer\tns/edge, %d pads\t%.1f\tns\tns/edge, 6 pads\t%.1f\t%.2f\n", p, ns[p], ns[6], ns[p] / ns[6]
             else printf "recognizer\tns/edge, %d pads\t%.1f\tns\t-\t-\t-\n", p, ns[p] } }' \
     "$work/recognizer.out" >> "$rows"
+  # `shutter replay` on a trace file of the same gestures, 200 000 edges (best of 3; 1 with --short).
+  local edges=200000 runs=3 run start end best=
+  [ "$short" = yes ] && runs=1
+  .build/release/shutter-bench --trace "$work/replay.jsonl" "$edges" Boards/simulator.json ||
+    { skip_part recognizer "replay from a file" "shutter-bench --trace failed"; return; }
+  say "recognizer: shutter replay of $edges edges from a file, $runs run(s)"
+  for run in $(seq "$runs"); do
+    start=$(date +%s%N)
+    .build/release/shutter replay --board Boards/simulator.json --trace "$work/replay.jsonl" > /dev/null ||
+      { skip_part recognizer "replay from a file" "shutter replay failed"; return; }
+    end=$(date +%s%N)
+    if [ -z "$best" ] || [ $((end - start)) -lt "$best" ]; then best=$((end - start)); fi
+  done
+  awk -v edges="$edges" -v ns="$best" 'BEGIN {
+      rate = edges / (ns / 1e9)
+      printf "recognizer\treplay from a file, %d edges\t%.0f\tedges/s\tgoal\t1000000\t%.2f\n", edges, rate, rate / 1000000 }' >> "$rows"
 }
 
 part_daemon() {
@@ -272,7 +291,8 @@ missing = [r["name"] for r in rows if not r["skipped"] and (r["value"] is None o
 # Every figure each part must produce, as patterns of its row's name (a part that was skipped
 # says so in a row of its own instead).
 expected = {
-    "recognizer": [f"{what}, {pads} pads" for pads in (6, 16, 64) for what in ("edges/s", "ns/edge")],
+    "recognizer": [f"{what}, {pads} pads" for pads in (6, 16, 32, 64) for what in ("edges/s", "ns/edge")]
+                  + [r"replay from a file, \d+ edges"],
     "daemon": ["start-up to READY=1", "start-up to READY=1, camera stopped", "peak RSS",
                "CPU per idle second, camera streaming", "CPU per idle second, camera stopped"]
               + [f"{what} {p}" for what in (r"API round trip, status", r"API round trip, set",

@@ -3,21 +3,35 @@ import ShutterCore
 
 // Pushes a long synthetic trace (bounced full clicks, light presses, double presses, swipes across
 // the whole strip and back, and sub-glitch noise) through RigStateMachine, on the board given and
-// on generated copies of the simulator board with 6, 16 and 64 pads, and prints edges per second
+// on generated copies of the simulator board with 6, 16, 32 and 64 pads, and prints edges per second
 // and nanoseconds per edge for each, then the per-edge cost of 64 pads over 6: the recognizer's
-// cost per edge should not grow with the strip.
+// cost per edge should not grow with the strip. With --trace, writes the same trace as a trace
+// file instead, for timing `shutter replay` on it.
 
 let usage = """
     usage: shutter-bench [passes] [board]
+           shutter-bench --trace FILE EDGES [board]
       passes  measured passes of the trace on each board (default 20; one warm-up pass first)
       board   board file measured first (default Boards/simulator.json); then generated boards
-              with 6, 16 and 64 pads, and the ratio of ns/edge for 64 pads over 6
+              with 6, 16, 32 and 64 pads, and the ratio of ns/edge for 64 pads over 6
+      --trace writes the first EDGES edges of the trace on board, passes one after another, to
+              FILE as a trace file (`shutter replay --board board --trace FILE` reads it)
     Build with -c release for figures that mean anything.
     """
-let arguments = CommandLine.arguments
+var arguments = CommandLine.arguments
 if arguments.contains("--help") || arguments.contains("-h") {
     print(usage)
     exit(0)
+}
+var traceRequest: (path: String, edges: Int)?
+if arguments.count > 1, arguments[1] == "--trace" {
+    guard arguments.count >= 4, arguments.count <= 5, let edges = Int(arguments[3]), edges > 0 else {
+        FileHandle.standardError.write(Data("shutter-bench: --trace needs a file and a positive number of edges\n\(usage)\n".utf8))
+        exit(2)
+    }
+    traceRequest = (arguments[2], edges)
+    arguments.removeSubrange(1...3)
+    arguments.insert("1", at: 1)
 }
 guard arguments.count <= 3, let passes = arguments.count > 1 ? Int(arguments[1]) : 20, passes > 0 else {
     FileHandle.standardError.write(Data("shutter-bench: passes must be a positive number\n\(usage)\n".utf8))
@@ -146,7 +160,31 @@ func measure(_ board: Board) -> Double {
     return perEdge
 }
 
+/// Passes one after another, each shifted past the last, until `count` edges, as a trace file's lines.
+func writeTrace(board: Board, count: Int, to path: String) {
+    let pass = makePass(board: board)
+    let passLength = pass.last!.time.rawValue + 10_000_000_000
+    var text = ""
+    text.reserveCapacity(count * 48)
+    for index in 0..<count {
+        let edge = pass[index % pass.count]
+        let shifted = Edge(line: edge.line, active: edge.active,
+                           time: .nanoseconds(edge.time.rawValue + Int64(index / pass.count) * passLength))
+        text += Trace.line(for: shifted, origin: .zero, board: board)
+        text += "\n"
+    }
+    guard FileManager.default.createFile(atPath: path, contents: Data(text.utf8)) else {
+        FileHandle.standardError.write(Data("shutter-bench: cannot write \(path)\n".utf8))
+        exit(1)
+    }
+}
+
+if let traceRequest {
+    writeTrace(board: shipped, count: traceRequest.edges, to: traceRequest.path)
+    exit(0)
+}
+
 print("\(passes) passes per board (\(boardPath) first)")
 _ = measure(shipped)
-let perEdge = [6, 16, 64].map { measure(generatedBoard(pads: $0)) }
-print("per-edge cost, 64 pads / 6 pads: \(String(format: "%.2f", perEdge[2] / perEdge[0]))×")
+let perEdge = [6, 16, 32, 64].map { measure(generatedBoard(pads: $0)) }
+print("per-edge cost, 64 pads / 6 pads: \(String(format: "%.2f", perEdge[3] / perEdge[0]))×")

@@ -48,3 +48,14 @@ struct LineSet: Sendable {
         }
     }
 }
+
+extension LineSet {
+    /// The lines in both sets.
+    @inline(__always)
+    func intersection(_ other: LineSet) -> LineSet {
+        var both = self
+        both.low &= other.low
+        both.high &= other.high
+        return both
+    }
+}

@@ -29,6 +29,7 @@ public struct RigStateMachine: Sendable {
     private let halfLine: Int?
     /// The `full` line (every board has one; nil only for a board built in code without it).
     private let fullLine: Int?
+    private let timerHolds: TimerHolds
     private let lineNames: [String]
     /// Stuck detection, by role: which lines are stuck and ignored until they release.
     private var stuckLines: StuckLines
@@ -86,6 +87,7 @@ public struct RigStateMachine: Sendable {
         }
         halfLine = board.lines.firstIndex { $0.role == .half }
         fullLine = board.lines.firstIndex { $0.role == .full }
+        timerHolds = TimerHolds(kinds: kinds, halfLine: halfLine)
         lineNames = board.lines.map(\.name)
         stuckLines = StuckLines(limits: board.lines.map { line in
             switch line.role {
@@ -278,39 +280,77 @@ public struct RigStateMachine: Sendable {
         static let every: Holders = [.half, .full, .secondary, .pads]
     }
 
-    /// The one description of each timer: its deadline (while input ends, only timers that complete
-    /// what a person already did run, some with a deadline of their own) and the lines that can change
-    /// what it decides (the README's "Order within one instant" lists them). Adding a timer is a case
-    /// here and one in ``fire(_:at:into:)``.
+    /// The one description of each timer: its deadline here (while input ends, only timers that
+    /// complete what a person already did run, some with a deadline of their own), and the lines
+    /// that can change what it decides in ``holders(of:halfLine:)`` (the README's "Order within one
+    /// instant" lists them). Adding a timer is a case in both and one in ``fire(_:at:into:)``.
     @inline(__always)
-    private mutating func rule(of timer: Timer) -> (deadline: Instant?, holders: Holders) {
+    private mutating func deadline(of timer: Timer) -> Instant? {
         switch timer {
-        case .lightPress:
-            // The double-press window: a second press of whatever makes light presses.
-            return (lightPresses.deadline, halfLine == nil ? .pads : .half)
-        case .prepare:
-            // A release of `half` before it, or `full` pressed first.
-            return (finishing ? nil : button.half.deadline, [.half, .full])
-        case .burst:
-            // Burst shots: the release of `full`.
-            return (finishing ? nil : button.full.deadline, .full)
-        case .secondary:
-            return (finishing ? nil : secondary.deadline, .secondary)
-        case .strip:
-            // The tap window, the rest before a one-pad swipe, the lift grace (the only one while finishing).
-            return (finishing ? strip.graceDeadline : strip.deadline, .pads)
-        case .controls:
-            // The idle timeout: any input restarts it; coalescing and glide ticks wait for nothing.
-            // While finishing, only a coalesced value is sent.
-            return (finishing ? controls.flushDeadline : controls.deadline, [.every, .idleTimeoutOnly])
-        case .stuck:
-            // A line about to be stuck: its release.
-            return (finishing ? nil : stuckLines.deadline, [.every, .watchedOnly])
+        case .lightPress: lightPresses.deadline
+        case .prepare: finishing ? nil : button.half.deadline
+        case .burst: finishing ? nil : button.full.deadline
+        case .secondary: finishing ? nil : secondary.deadline
+        // The tap window, the rest before a one-pad swipe, the lift grace (the only one while finishing).
+        case .strip: finishing ? strip.graceDeadline : strip.deadline
+        // While finishing, only a coalesced value is sent.
+        case .controls: finishing ? controls.flushDeadline : controls.deadline
+        case .stuck: finishing ? nil : stuckLines.deadline
         }
     }
 
-    @inline(__always)
-    private mutating func deadline(of timer: Timer) -> Instant? { rule(of: timer).deadline }
+    /// Fixed for the board: the scans, which run for every edge, take them from ``timerHolds``.
+    private static func holders(of timer: Timer, halfLine: Int?) -> Holders {
+        switch timer {
+        // The double-press window: a second press of whatever makes light presses.
+        case .lightPress: halfLine == nil ? .pads : .half
+        // A release of `half` before it, or `full` pressed first.
+        case .prepare: [.half, .full]
+        // Burst shots: the release of `full`.
+        case .burst: .full
+        case .secondary: .secondary
+        case .strip: .pads
+        // The idle timeout: any input restarts it; coalescing and glide ticks wait for nothing.
+        case .controls: [.every, .idleTimeoutOnly]
+        // A line about to be stuck: its release.
+        case .stuck: [.every, .watchedOnly]
+        }
+    }
+
+    /// Each timer's holders as the board's lines, found once for the board: the scans run for every
+    /// edge, and so take a set of lines to intersect with the pending ones instead of building
+    /// option sets and asking each pending line's role.
+    private struct TimerHolds: Sendable {
+        /// By timer, the lines whose role can hold it.
+        private var lines: [LineSet]
+        /// By timer, the conditions on those lines (``Holders/watchedOnly``, ``Holders/idleTimeoutOnly``).
+        private var conditions: [Holders]
+
+        init(kinds: [LineKind], halfLine: Int?) {
+            let timers = (0...Timer.stuck.rawValue).map { Timer(rawValue: $0)! }
+            let holders = timers.map { RigStateMachine.holders(of: $0, halfLine: halfLine) }
+            conditions = holders.map { $0.intersection([.watchedOnly, .idleTimeoutOnly]) }
+            lines = holders.map { holders in
+                var set = LineSet()
+                for (line, kind) in kinds.enumerated() {
+                    let role: Holders = switch kind {
+                    case .half: .half
+                    case .full: .full
+                    case .secondary: .secondary
+                    case .pad: .pads
+                    }
+                    set.set(line, holders.contains(role))
+                }
+                return set
+            }
+        }
+
+        @inline(__always)
+        func lines(_ timer: Timer) -> LineSet { lines[timer.rawValue] }
+
+        @inline(__always)
+        func conditions(_ timer: Timer) -> Holders { conditions[timer.rawValue] }
+    }
 
     @inline(__always)
     private mutating func earliestTimer() -> (timer: Timer, deadline: Instant)? {
@@ -330,7 +370,7 @@ public struct RigStateMachine: Sendable {
 
     @inline(__always)
     private mutating func consider(_ timer: Timer, _ best: inout (timer: Timer, deadline: Instant)?) {
-        if let due = rule(of: timer).deadline, best.map({ due < $0.deadline }) ?? true { best = (timer, due) }
+        if let due = deadline(of: timer), best.map({ due < $0.deadline }) ?? true { best = (timer, due) }
     }
 
     /// A gesture deadline is held while a line that can change the timer's decision has an
@@ -341,7 +381,7 @@ public struct RigStateMachine: Sendable {
     @inline(__always)
     private mutating func effectiveDue(_ timer: Timer, _ deadline: Instant) -> Instant {
         var due = deadline
-        for index in pendingLines.members {
+        for index in pendingLines.intersection(timerHolds.lines(timer)).members {
             guard let since = debouncers[index].pendingSince, since <= deadline,
                   let settles = debouncers[index].deadline, settles > due, canChange(timer, at: deadline, line: index)
             else { continue }
@@ -351,19 +391,13 @@ public struct RigStateMachine: Sendable {
         return due
     }
 
-    /// Whether a change of `line` can change what `timer`, due at `deadline`, decides.
+    /// Whether a change of `line`, one whose role can hold `timer`, can change what `timer`, due at
+    /// `deadline`, decides.
     @inline(__always)
     private mutating func canChange(_ timer: Timer, at deadline: Instant, line: Int) -> Bool {
-        let holders = rule(of: timer).holders
-        let role: Holders = switch kinds[line] {
-        case .half: .half
-        case .full: .full
-        case .secondary: .secondary
-        case .pad: .pads
-        }
-        guard holders.contains(role) else { return false }
-        if holders.contains(.watchedOnly), !stuckLines.isWatched(line) { return false }
-        return !holders.contains(.idleTimeoutOnly) || controls.idleDeadline == deadline
+        let conditions = timerHolds.conditions(timer)
+        if conditions.contains(.watchedOnly), !stuckLines.isWatched(line) { return false }
+        return !conditions.contains(.idleTimeoutOnly) || controls.idleDeadline == deadline
     }
 
     /// Fires every deadline up to `limit` in time order; line confirmations first at equal instants.
