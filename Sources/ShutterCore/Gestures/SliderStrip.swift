@@ -125,8 +125,13 @@ struct SliderStrip: Sendable {
             reachedHigh = landedHigh
         }
 
-        /// Notes pad `index` arriving on the contact.
-        mutating func reach(_ index: Int) {
+        /// Notes pad `index` arriving on the contact at `time`: within `landing` of the touch's start
+        /// it is where the finger came down (a wide finger lands on its pads a few milliseconds apart).
+        mutating func reach(_ index: Int, at time: Instant, landing: Nanoseconds) {
+            if time - start < landing, secondContact == nil {
+                landedLow = min(landedLow, index)
+                landedHigh = max(landedHigh, index)
+            }
             reachedLow = min(reachedLow, index)
             reachedHigh = max(reachedHigh, index)
         }
@@ -288,7 +293,7 @@ struct SliderStrip: Sendable {
             }
             let pads = Self.run(of: index, in: touched)
             touch.contact = Contact(pads: pads)
-            touch.reach(index)
+            touch.reach(index, at: since, landing: secondPressGap)
             let action = move(&touch, to: Self.mean(pads), at: since)
             state = .touching(touch)
             return action
@@ -321,7 +326,7 @@ struct SliderStrip: Sendable {
             }
             touch.contact.pads = joined
             touch.contact.liftingSince = nil
-            touch.reach(index)
+            touch.reach(index, at: since, landing: secondPressGap)
             let place = Self.mean(joined)
             if swipeThreshold < 1, !touch.swiping, touch.secondContact == nil, since - touch.start < secondPressGap {
                 // Still landing: where the finger came down, not movement. Only on a strip too short
