@@ -11,8 +11,9 @@
 /// Touched pads that are not one run of neighbours are separate contacts (a thumb resting on one
 /// end, a finger elsewhere): the strip follows one of them, never their mean, and a followed
 /// contact that rests without being a tap or a swipe (a thumb) gives way to a finger landing
-/// elsewhere. A touch becomes a swipe once it moved ``swipeThreshold`` (1.5 pads), or 1 pad,
-/// outlived the tap window and rested there 50 ms: a tap that rolls over two neighbouring pads
+/// elsewhere. A touch becomes a swipe once it moved ``swipeThreshold`` (1.5 pads), or 1 pad with
+/// its leading edge two pads past where it landed (a wide finger flicking lifts before its mean
+/// moves more), or 1 pad, outlived the tap window and rested there 50 ms: a tap that rolls over two neighbouring pads
 /// (land on one, lift off the other) moves one pad at most and must stay a tap. Reversals need
 /// 0.75 pad (hysteresis) so a finger resting between two pads does not jitter the value.
 struct SliderStrip: Sendable {
