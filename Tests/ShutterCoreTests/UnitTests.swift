@@ -84,8 +84,9 @@ struct RigStateMachineTests {
             #"{"event": "swipe", "t": 1.09, "phase": "began", "position": 0.6111, "delta": 0.2222, "velocity": 1.852}"#,
             #"{"event": "controlHighlighted", "t": 1.09, "control": "exposure"}"#,
             #"{"event": "swipe", "t": 1.145, "phase": "changed", "position": 0.7222, "delta": 0.1111, "velocity": 1.111}"#,
-            #"{"event": "swipe", "t": 1.165, "phase": "changed", "position": 0.8333, "delta": 0.1111, "velocity": 1.852}"#,
-            #"{"event": "controlHighlighted", "t": 1.165, "control": "filter"}"#,
+            // Pad 3 left at 1.16 with pad 4 staying: movement once it stayed secondPressGapMs (20 ms).
+            #"{"event": "swipe", "t": 1.18, "phase": "changed", "position": 0.8333, "delta": 0.1111, "velocity": 1.852}"#,
+            #"{"event": "controlHighlighted", "t": 1.18, "control": "filter"}"#,
             // Lifted at 1.26, ended after the 60 ms lift grace; still for the last 100 ms, so no flick.
             #"{"event": "swipe", "t": 1.32, "phase": "ended", "position": 0.8333, "delta": 0, "velocity": 0, "flick": false}"#,
             #"{"event": "chooser", "t": 1.32, "phase": "ended"}"#,

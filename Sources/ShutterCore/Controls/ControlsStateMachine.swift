@@ -78,6 +78,9 @@ struct ControlsStateMachine: Sendable {
     /// The rest of the swipe in progress changes nothing: it woke the controls (as on the phone,
     /// the first touch only shows them), or they were closed on purpose under it (a capture, a toggle).
     private var restOfSwipeIgnored = false
+    /// The idle timeout closed the controls while a swipe adjusted them, the finger still down: its
+    /// next movement reopens them and adjusts on (a finger still on the strip is still adjusting).
+    private var resumesAdjusting = false
     private var lastInput = Instant.zero
     private var lastEmitted: Instant?
     private var unsentValue = false
@@ -217,6 +220,7 @@ struct ControlsStateMachine: Sendable {
     mutating func swipeBegan(deltaPads: Double, padsPerSecond: Double, at now: Instant, into actions: inout [Action]) {
         // A new touch stops a glide where it is.
         if glide != nil { endAdjusting(at: now, into: &actions) }
+        resumesAdjusting = false
         switch state {
         case .inactive:
             // As on the phone, the first touch only wakes the controls.
@@ -243,9 +247,19 @@ struct ControlsStateMachine: Sendable {
         guard !restOfSwipeIgnored else { return }
         switch state {
         case .inactive:
-            // Movement after the controls went inactive (idle, with the finger still down) wakes them
-            // as a swipe does: this swipe then changes nothing.
-            restOfSwipeIgnored = activate(at: now, into: &actions)
+            // Movement after the controls went inactive (idle, with the finger still down) wakes them;
+            // a swipe that was adjusting adjusts on, any other then changes nothing.
+            guard activate(at: now, into: &actions) else { return }
+            guard resumesAdjusting else {
+                restOfSwipeIgnored = true
+                return
+            }
+            resumesAdjusting = false
+            state = .active(adjusting: true)
+            actions.append(.adjusting(.began, control: specs[current].id))
+            position = scales[current].position(of: values[current])
+            detent = 0
+            adjust(deltaPads: deltaPads, padsPerSecond: padsPerSecond, at: now, into: &actions)
         case .active(adjusting: false):
             break
         case .active(adjusting: true):
@@ -257,6 +271,7 @@ struct ControlsStateMachine: Sendable {
 
     mutating func swipeEnded(flick: Bool, padsPerSecond: Double, at now: Instant, into actions: inout [Action]) {
         restOfSwipeIgnored = false
+        resumesAdjusting = false
         lastInput = now
         guard case .active(adjusting: true) = state else { return }
         // A flick of a slider carries on for a short glide that slows down; adjusting ends with it.
@@ -447,8 +462,11 @@ struct ControlsStateMachine: Sendable {
         case .inactive:
             return
         case .active(let adjusting):
+            // A glide is no finger on the strip: nothing resumes after it.
+            resumesAdjusting = adjusting && glide == nil && reason == .idle
             if adjusting { endAdjusting(at: now, into: &actions) }
         case .choosing:
+            resumesAdjusting = false
             actions.append(.chooser(.ended))
         }
         if unsentValue { emitValue(at: now, into: &actions) }

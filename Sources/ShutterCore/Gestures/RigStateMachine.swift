@@ -454,7 +454,10 @@ public struct RigStateMachine: Sendable {
         case .secondary:
             emit(secondary.fire(), of: secondary.action, at: now, into: &events)
         case .strip:
-            routeStrip({ $0.fire(at: now) }, at: now, into: &events)
+            // A lift settling and the tap window can fall due at one instant: each is one step.
+            repeat {
+                routeStrip({ $0.fire(at: now) }, at: now, into: &events)
+            } while (finishing ? strip.graceDeadline : strip.deadline).map { $0 <= now } ?? false
         case .controls:
             if finishing {
                 controlsStep(at: now, into: &events) { $0.flushValue(at: now, into: &$1) }
@@ -606,8 +609,9 @@ public struct RigStateMachine: Sendable {
                 emit(secondary.release(since: transition.since), of: secondary.action, at: now, into: &events)
             }
         case .pad(let pad):
-            // A finger that comes down again on a pad it just left is a second tap, not the same touch.
-            if transition.active, strip.landsWhereItLifted(pad) {
+            // A finger that comes down far from where it lifted, or again on a pad it left a while
+            // ago, begins another touch: the lifted one ends first.
+            if transition.active, strip.landingIsANewTouch(pad, at: transition.since) {
                 routeStrip({ $0.fire(at: now) }, at: now, into: &events)
             }
             routeStrip({ $0.pad(pad, active: transition.active, since: transition.since) }, at: now, into: &events)

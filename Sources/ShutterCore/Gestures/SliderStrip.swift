@@ -1,13 +1,21 @@
 /// Turns the pads' confirmed touch states into touches, taps and swipes.
 ///
-/// The finger's place is the mean index of the touched pads of its contact, so N pads
-/// give 2N−1 places (a finger on two neighbours sits between them). Touched pads that
-/// are not one contiguous run are separate contacts (a thumb resting on one end, a finger
-/// elsewhere): the strip follows one of them, never their mean. A touch becomes
-/// a swipe once it moved 1.5 pads, or 1 pad, outlived the tap window and rested
-/// there 50 ms: a tap that rolls over two neighbouring pads (land on one, lift
-/// off the other) moves exactly one pad and must stay a tap. Reversals need 0.75 pad (hysteresis)
-/// so a finger resting between two pads does not jitter the value.
+/// The strip follows one finger at a time as a *contact* with a life: it lands, moves (a pad arriving
+/// next to it moves it to the mean index of its pads, so N pads give 2N−1 places), lifts (pads
+/// leaving with none arriving), and is lifted once its last pad left. A pad leaving is no movement
+/// on its own: a finger lifting off two pads lets go of one a few milliseconds before the other,
+/// and a pad of a wide contact drops out for a few milliseconds mid-swipe. It is movement only once
+/// the rest of the contact stayed down ``secondPressGap`` (the finger rolled off it) or a pad
+/// arrived (the finger slid on); a contact that lifts is where it was before it began lifting.
+///
+/// Touched pads that are not one run of neighbours are separate contacts (a thumb resting on one
+/// end, a finger elsewhere): the strip follows one of them, never their mean, and a followed
+/// contact that rests without being a tap or a swipe (a thumb) gives way to a finger landing
+/// elsewhere. A touch becomes a swipe once it moved ``swipeThreshold`` (1.5 pads), or 1 pad with
+/// its leading edge two pads past where it landed (a wide finger flicking lifts before its mean
+/// moves more), or 1 pad, outlived the tap window and rested there 50 ms: a tap that rolls over two neighbouring pads
+/// (land on one, lift off the other) moves one pad at most and must stay a tap. Reversals need
+/// 0.75 pad (hysteresis) so a finger resting between two pads does not jitter the value.
 struct SliderStrip: Sendable {
     /// What one input meant; the rig routes it to the light-press recognizer and the controls.
     enum Action: Hashable, Sendable {
@@ -70,14 +78,30 @@ struct SliderStrip: Sendable {
         var since: Instant
     }
 
+    /// The finger a touch follows: its pads, and whether it is lifting (where it is and its last
+    /// movement are the touch's ``Touch/current`` and ``Touch/currentSince``).
+    private struct Contact: Sendable {
+        /// Its pads: one run of neighbours, or the runs it split into while a pad drops out.
+        var pads: UInt64
+        /// Since when pads have been leaving it with none arriving; nil while landed or moving.
+        var liftingSince: Instant?
+    }
+
     private struct Touch: Sendable {
         var start: Instant
         var anchor: Double
         var lowest: Double
         var highest: Double
-        /// Where the finger is now (mean index of the touched pads), and since when.
+        /// Where the finger is now (mean index of its pads as of its last movement), and since when.
         var current: Double
         var currentSince: Instant
+        var contact: Contact
+        /// The lowest and highest pad it landed on, and the lowest and highest its contact reached
+        /// since: a leading edge two pads past where it landed moved the finger, however wide it is.
+        var landedLow: Int
+        var landedHigh: Int
+        var reachedLow: Int
+        var reachedHigh: Int
         var swiping = false
         var tapExpired = false
         /// The last place reported, and the direction of travel (-1, 0, 1) for the hysteresis.
@@ -87,8 +111,41 @@ struct SliderStrip: Sendable {
         /// pad); cleared once it is a swipe or a third contact lands.
         var secondContact: SecondContact?
 
+        init(pads: UInt64, place: Double, at time: Instant) {
+            start = time
+            anchor = place
+            lowest = place
+            highest = place
+            current = place
+            currentSince = time
+            reported = place
+            contact = Contact(pads: pads)
+            landedLow = pads.trailingZeroBitCount
+            landedHigh = 63 - pads.leadingZeroBitCount
+            reachedLow = landedLow
+            reachedHigh = landedHigh
+        }
+
+        /// Notes pad `index` arriving on the contact at `time`: within `landing` of the touch's start
+        /// it is where the finger came down (a wide finger lands on its pads a few milliseconds apart).
+        mutating func reach(_ index: Int, at time: Instant, landing: Nanoseconds) {
+            if time - start < landing, secondContact == nil {
+                landedLow = min(landedLow, index)
+                landedHigh = max(landedHigh, index)
+            }
+            reachedLow = min(reachedLow, index)
+            reachedHigh = max(reachedHigh, index)
+        }
+
+        /// Whether the contact's leading edge went two pads past where it landed: a wide finger
+        /// sliding quickly, whose mean moves less before it lifts.
+        var advancedTwoPads: Bool { reachedHigh - landedHigh >= 2 || landedLow - reachedLow >= 2 }
+
         /// When the current contact landed: the tap window of a possible second tap runs from it.
         var contactStart: Instant { secondContact?.since ?? start }
+
+        /// Neither a tap nor a swipe, and not moving: a thumb resting, which gives way to another finger.
+        var isResting: Bool { tapExpired && !swiping && contact.liftingSince == nil }
     }
 
     private enum State: Sendable {
@@ -102,8 +159,6 @@ struct SliderStrip: Sendable {
     private var touched: UInt64 = 0
     /// The pads released since a pad was last touched: at a lift, the pads the finger left.
     private var leaving: UInt64 = 0
-    /// The touched pads of the contact the touch follows (one run of neighbours, or runs it split into).
-    private var followed: UInt64 = 0
     /// Recent reported places and their instants, for the velocity (a ring, allocated once).
     private var historyTimes: [Instant]
     private var historyPlaces: [Double]
@@ -116,7 +171,15 @@ struct SliderStrip: Sendable {
     let secondPressGap: Nanoseconds
     /// Strip length in pads once the end dead bands are taken off.
     private let span: Double
+    /// How far a touch must move to be a swipe: 1.5 pads, or on a strip too short for that (two
+    /// pads span one) its length less half a pad; a one-pad strip never swipes.
+    let swipeThreshold: Double
 
+    /// How far a touch moves to be a swipe on a strip long enough (``swipeThreshold``).
+    static let swipePads = 1.5
+    /// A finger landing within the lift grace this close (pads) to where it lifted slid across a
+    /// gap between pads and continues the touch; farther away it is another touch.
+    static let reach = 1.5
     /// Each end's dead band, in pads: the last quarter pad reads as the end, so the ends are easy to reach.
     static let deadBand = 0.25
     /// How long a finger must rest one pad from where it landed before that alone makes a swipe.
@@ -139,6 +202,7 @@ struct SliderStrip: Sendable {
         liftGrace = timings.liftGrace
         secondPressGap = timings.secondPressGap
         span = max(Double(padCount - 1) - 2 * Self.deadBand, 0.5)
+        swipeThreshold = padCount > 1 ? min(Self.swipePads, Double(padCount - 1) - 0.5) : .infinity
         historyTimes = Array(repeating: .zero, count: Self.historyCapacity)
         historyPlaces = Array(repeating: 0, count: Self.historyCapacity)
     }
@@ -146,16 +210,22 @@ struct SliderStrip: Sendable {
     @inline(__always)
     var deadline: Instant? {
         switch state {
-        case .idle: nil
+        case .idle: return nil
         case .touching(let touch):
-            if touch.swiping { nil }
+            var due: Instant?
+            if touch.swiping { due = nil }
             // One nanosecond past the window: a touch exactly as long as the window is still a tap.
-            else if !touch.tapExpired { touch.start + tapMaximum + Nanoseconds(rawValue: 1) }
+            else if !touch.tapExpired { due = touch.start + tapMaximum + Nanoseconds(rawValue: 1) }
             else if Self.restsAPadAway(touch) {
-                max(touch.currentSince + Self.dwell, touch.contactStart + tapMaximum + Nanoseconds(rawValue: 1))
+                due = max(touch.currentSince + Self.dwell, touch.contactStart + tapMaximum + Nanoseconds(rawValue: 1))
             }
-            else { nil }
-        case .lifted: graceDeadline
+            // A pad that left while the rest of the contact stays: movement once it stayed that long.
+            if let lifting = touch.contact.liftingSince {
+                let moved = lifting + secondPressGap
+                due = due.map { min($0, moved) } ?? moved
+            }
+            return due
+        case .lifted: return graceDeadline
         }
     }
 
@@ -172,15 +242,20 @@ struct SliderStrip: Sendable {
         return true
     }
 
-    /// Whether touching `pad` now lands on a pad the finger just lifted from, within the lift grace.
+    /// Whether touching `pad` at `since` begins a new touch rather than continuing the lifted one.
     ///
-    /// The grace is for a finger sliding on to the next pad across a gap; coming down again on the
-    /// pad it left is a second tap (the caller ends the lifted touch first with ``fire(at:)``). A
-    /// double tap cannot happen inside a swipe that has moved: there the finger sliding back onto
-    /// the pad it just left (a capacitive dropout) continues the swipe.
-    func landsWhereItLifted(_ pad: Int) -> Bool {
-        guard case .lifted(let touch, _) = state, !touch.swiping else { return false }
-        return leaving & (1 << UInt64(pad)) != 0
+    /// The grace is for a finger sliding on to the next pad across a gap, and for a dropout: a
+    /// landing within ``reach`` of where the finger lifted continues the touch. Farther away it is
+    /// another touch (a re-grip, a tap elsewhere): the lifted touch ends first (the caller ends it
+    /// with ``fire(at:)``, a swipe with its flick), and the jump is no movement. Coming down again on
+    /// the pad it left, at least ``secondPressGap`` after lifting, is a second tap; sooner, it is the
+    /// same press (a dropout). A double tap cannot happen inside a swipe that has moved: there the
+    /// finger sliding back onto the pad it just left continues the swipe.
+    func landingIsANewTouch(_ pad: Int, at since: Instant) -> Bool {
+        guard case .lifted(let touch, let liftedAt) = state else { return false }
+        let bit: UInt64 = 1 << UInt64(pad)
+        if abs(Self.mean(Self.run(of: pad, in: touched | bit)) - touch.current) > Self.reach { return true }
+        return !touch.swiping && leaving & bit != 0 && since - liftedAt >= secondPressGap
     }
 
     /// The place along the strip in [0, 1] for a mean pad index.
@@ -204,30 +279,12 @@ struct SliderStrip: Sendable {
         case .idle:
             // A contact left over from an earlier touch (a thumb still resting) starts nothing by lifting.
             guard active else { return .none }
-            followed = Self.run(of: index, in: touched)
-            let place = Self.mean(followed)
-            state = .touching(Touch(start: since, anchor: place, lowest: place, highest: place, current: place, currentSince: since, reported: place))
-            historyCount = 0
-            record(place, at: since)
-            return .touchBegan(since: since)
+            return begin(Self.run(of: index, in: touched), at: since)
         case .touching(var touch):
-            switch follow(index, active: active, touch: &touch) {
-            case .moved(let place):
-                let action = move(&touch, to: place, at: since)
-                state = .touching(touch)
-                return action
-            case .still:
-                state = .touching(touch)
-                return .none
-            case .lifted:
-                // The followed finger left the strip; another contact staying on it is not this touch.
-                followed = 0
-                state = .lifted(touch, liftedAt: since)
-                return .none
-            }
+            return change(index, active: active, since: since, touch: &touch)
         case .lifted(var touch, let liftedAt):
             guard active else { return .none }
-            // Back within the grace (the rig fires the grace deadline before a later touch).
+            // Back within the grace and within reach (the rig ends the lifted touch first otherwise).
             if !touch.swiping, touch.secondContact == nil, liftedAt - touch.start <= tapMaximum,
                since - liftedAt >= secondPressGap {
                 // A tap's finger lifted and landing on another pad: a slide across a gap, or a second
@@ -236,65 +293,79 @@ struct SliderStrip: Sendable {
             } else {
                 touch.secondContact = nil
             }
-            followed = Self.run(of: index, in: touched)
-            let action = move(&touch, to: Self.mean(followed), at: since)
+            let pads = Self.run(of: index, in: touched)
+            touch.contact = Contact(pads: pads)
+            touch.reach(index, at: since, landing: secondPressGap)
+            let action = move(&touch, to: Self.mean(pads), at: since)
             state = .touching(touch)
             return action
         }
     }
 
-    /// What a pad's change did to the followed contact.
-    private enum Follow {
-        /// The followed contact is now at this place.
-        case moved(Double)
-        /// Another contact landed or lifted: no movement.
-        case still
-        /// The followed contact left every pad.
-        case lifted
+    /// A new touch on the contact of `pads`, landed at `since`.
+    private mutating func begin(_ pads: UInt64, at since: Instant) -> Action {
+        let place = Self.mean(pads)
+        state = .touching(Touch(pads: pads, place: place, at: since))
+        historyCount = 0
+        record(place, at: since)
+        return .touchBegan(since: since)
     }
 
-    /// Follows the contact the touch is on through a change of pad `index` (already in ``touched``).
+    /// A change of pad `index` (already in ``touched``) while a finger is down.
     ///
-    /// A pad joining or leaving the followed run moves it. A second finger landing apart from it
-    /// (not a neighbour) is another contact and moves nothing; when that other contact moves, the
-    /// touch follows it from where it was, so the jump between the two is no movement.
-    private mutating func follow(_ index: Int, active: Bool, touch: inout Touch) -> Follow {
+    /// A pad arriving next to the followed contact moves it (or, within its landing, is part of
+    /// where it landed); a pad leaving it starts or continues its lift, which ``fire(at:)`` turns
+    /// into movement if the rest of the contact stays. A finger landing apart from it is another
+    /// contact: it moves nothing, unless the followed one is resting (a thumb), when it is a new touch.
+    private mutating func change(_ index: Int, active: Bool, since: Instant, touch: inout Touch) -> Action {
         let bit: UInt64 = 1 << UInt64(index)
-        let joined = Self.runs(in: touched, meeting: followed)
-        guard joined != 0 else { return .lifted }
-        if active ? joined & bit != 0 : followed & bit != 0 {
-            followed = joined
-            return .moved(Self.mean(joined))
-        }
-        let before: UInt64, after: UInt64
         if active {
-            after = Self.run(of: index, in: touched)
-            // A finger landing on its own: another contact, no movement.
-            guard after != bit else { return .still }
-            before = after & ~bit
-        } else {
-            let neighbours = touched & ((bit << 1) | (bit >> 1))
-            // The other finger lifted.
-            guard neighbours != 0 else { return .still }
-            after = Self.runs(in: touched, meeting: neighbours)
-            before = after | bit
+            let joined = Self.runs(in: touched, meeting: touch.contact.pads)
+            guard joined & bit != 0 else {
+                if touch.isResting { return begin(Self.run(of: index, in: touched), at: since) }
+                state = .touching(touch)
+                return .none
+            }
+            touch.contact.pads = joined
+            touch.contact.liftingSince = nil
+            touch.reach(index, at: since, landing: secondPressGap)
+            let place = Self.mean(joined)
+            if swipeThreshold < 1, !touch.swiping, touch.secondContact == nil, since - touch.start < secondPressGap {
+                // Still landing: where the finger came down, not movement. Only on a strip too short
+                // for a 1.5-pad threshold, where half a pad is a swipe: elsewhere a quick flick
+                // reaches the next pad as soon, and a finger landing on two pads moves less than a swipe.
+                touch.anchor = place
+                touch.lowest = place
+                touch.highest = place
+                touch.current = place
+                touch.reported = place
+                historyCount = 0
+                record(place, at: touch.start)
+                state = .touching(touch)
+                return .none
+            }
+            let action = move(&touch, to: place, at: since)
+            state = .touching(touch)
+            return action
         }
-        shift(&touch, by: Self.mean(before) - touch.current)
-        followed = after
-        return .moved(Self.mean(after))
-    }
-
-    /// Moves the whole touch (and its history) by `offset` pads: a switch of contact, not movement.
-    private mutating func shift(_ touch: inout Touch, by offset: Double) {
-        touch.anchor += offset
-        touch.lowest += offset
-        touch.highest += offset
-        touch.current += offset
-        touch.reported += offset
-        for slot in 0..<historyCount {
-            let index = (historyNext - 1 - slot + 2 * Self.historyCapacity) % Self.historyCapacity
-            historyPlaces[index] += offset
+        guard touch.contact.pads & bit != 0 else {
+            // Another contact's pad.
+            state = .touching(touch)
+            return .none
         }
+        let remaining = Self.runs(in: touched, meeting: touch.contact.pads & ~bit)
+        guard remaining != 0 else {
+            // The followed finger left the strip, where it was before it began lifting; another
+            // contact staying on the strip is not this touch.
+            touch.contact.pads = 0
+            touch.contact.liftingSince = nil
+            state = .lifted(touch, liftedAt: since)
+            return .none
+        }
+        touch.contact.pads = remaining
+        touch.contact.liftingSince = since
+        state = .touching(touch)
+        return .none
     }
 
     /// The run of neighbouring pads in `mask` that contains pad `index`.
@@ -359,11 +430,11 @@ struct SliderStrip: Sendable {
     private mutating func startSwipeIfMoved(_ touch: inout Touch, place: Double, at time: Instant) -> Action? {
         let range = touch.highest - touch.lowest
         // One pad of movement is a swipe only once it outlived the tap window and the finger rested
-        // at its new place: lifting a finger off two pads one after the other moves it one pad too.
-        guard range >= 1.5
+        // at its new place: a tap rolling over two pads moves one pad too.
+        guard range >= swipeThreshold || (touch.advancedTwoPads && range >= 1)
             || (Self.restsAPadAway(touch) && time - touch.contactStart > tapMaximum && time - touch.currentSince >= Self.dwell)
         else { return nil }
-        let reason: SwipeStart = range >= 1.5 ? .moved(pads: range, after: time - touch.start) : .rested(pads: range)
+        let reason: SwipeStart = range >= swipeThreshold || touch.advancedTwoPads ? .moved(pads: range, after: time - touch.start) : .rested(pads: range)
         touch.swiping = true
         touch.secondContact = nil
         touch.reported = place
@@ -388,6 +459,13 @@ struct SliderStrip: Sendable {
         case .idle:
             return .none
         case .touching(var touch):
+            if let lifting = touch.contact.liftingSince, lifting + secondPressGap <= now {
+                // The rest of the contact stayed down: the finger rolled off that pad, when it left.
+                touch.contact.liftingSince = nil
+                let action = move(&touch, to: Self.mean(touch.contact.pads), at: lifting)
+                state = .touching(touch)
+                return action
+            }
             let wasTapExpired = touch.tapExpired
             touch.tapExpired = true
             let action = startSwipeIfMoved(&touch, place: touch.current, at: now)
