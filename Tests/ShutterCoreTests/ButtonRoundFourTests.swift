@@ -76,8 +76,10 @@ struct ButtonRoundFourTests {
     @Test func touchStopsAGlideOnARigWithHalf() {
         var trace = TraceBuilder(Rigs.simulator)
         trace.press("half", at: 100, for: 100)      // controls open on zoom
-        trace.set("pad1", true, at: 1000); trace.set("pad2", true, at: 1040); trace.set("pad1", false, at: 1060)
-        trace.set("pad3", true, at: 1080); trace.set("pad2", false, at: 1100); trace.set("pad3", false, at: 1101)
+        // A flick over three pads in 70 ms (about 40 pads a second).
+        trace.set("pad0", true, at: 1000); trace.set("pad1", true, at: 1020); trace.set("pad0", false, at: 1030)
+        trace.set("pad2", true, at: 1040); trace.set("pad1", false, at: 1050); trace.set("pad3", true, at: 1060)
+        trace.set("pad2", false, at: 1070); trace.set("pad3", false, at: 1071)
         trace.set("pad3", true, at: 1191); trace.set("pad3", false, at: 1341)
         let events = trace.run()
         #expect(events.contains { $0.summary == "swipe ended flick" })

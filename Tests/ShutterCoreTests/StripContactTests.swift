@@ -144,6 +144,17 @@ struct StripContactTests {
         #expect(zooms == zooms.sorted(), "no reverse movement or glide: \(zooms)")
     }
 
+    /// A wide finger lands on two pads at once; they are confirmed one at a time, and the first is
+    /// within reach of where the finger lifted though the landing as a whole is not.
+    @Test func aLandingOnTwoPadsBeyondReachIsANewTouchThoughItsFirstPadIsWithin() {
+        let events = StripRigs.run("0.1 half+ 0.2 half- 1.0 pad0+ 1.0 pad1+ 1.1 pad2+ 1.12 pad0- 1.2 pad3+ 1.22 pad1- "
+            + "1.4 pad2- 1.4 pad3- 1.44 pad4+ 1.44 pad5+ 1.55 pad3+ 1.57 pad5- 1.65 pad2+ 1.67 pad4- 1.9 pad2- 1.9 pad3-",
+            board: Rigs.simulator)
+        #expect(events.filter { $0.summary == "swipe began" }.count == 2)
+        let swipes = events.filter { $0.name == "swipe" && $0.summary != "swipe changed" }.map(\.summary)
+        #expect(swipes.count == 4 && swipes.first == "swipe began" && swipes.last?.hasPrefix("swipe ended") == true, "\(swipes)")
+    }
+
     @Test func aLandingNextToTheLiftStillContinuesTheSwipe() {
         // Sliding up across a gap between pads 2 and 3: one swipe.
         let events = StripRigs.run("0.1 half+ 0.2 half- 1.0 pad0+ 1.05 pad1+ 1.08 pad0- 1.13 pad2+ 1.16 pad1- "

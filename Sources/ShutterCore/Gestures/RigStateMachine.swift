@@ -612,6 +612,7 @@ public struct RigStateMachine: Sendable {
             // A finger that comes down far from where it lifted, or again on a pad it left a while
             // ago, begins another touch: the lifted one ends first.
             if transition.active, strip.landingIsANewTouch(pad, at: transition.since) {
+                strip.undoResumption(at: transition.since)
                 routeStrip({ $0.fire(at: now) }, at: now, into: &events)
             }
             routeStrip({ $0.pad(pad, active: transition.active, since: transition.since) }, at: now, into: &events)

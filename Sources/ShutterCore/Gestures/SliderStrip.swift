@@ -164,6 +164,18 @@ struct SliderStrip: Sendable {
     private var historyPlaces: [Double]
     private var historyNext = 0
     private var historyCount = 0
+    /// A lifted touch a landing within reach resumed, kept while the rest of that landing may
+    /// still arrive (``secondPressGap``): pads landing together are confirmed one at a time, and
+    /// the whole landing may lie beyond reach though its first pad did not.
+    private var resumed: Resumed?
+
+    private struct Resumed: Sendable {
+        var touch: Touch
+        var liftedAt: Instant
+        var landedAt: Instant
+        var historyNext: Int
+        var historyCount: Int
+    }
 
     let padCount: Int
     let tapMaximum: Nanoseconds
@@ -252,8 +264,15 @@ struct SliderStrip: Sendable {
     /// same press (a dropout). A double tap cannot happen inside a swipe that has moved: there the
     /// finger sliding back onto the pad it just left continues the swipe.
     func landingIsANewTouch(_ pad: Int, at since: Instant) -> Bool {
-        guard case .lifted(let touch, let liftedAt) = state else { return false }
         let bit: UInt64 = 1 << UInt64(pad)
+        if case .touching(let touch) = state, let resumed, since - resumed.landedAt < secondPressGap,
+           touch.swiping == resumed.touch.swiping {
+            // More of the landing that resumed the touch: beyond reach as a whole, it is another
+            // touch (unless the landing already made the touch a swipe, which has been reported).
+            let landing = Self.runs(in: touched | bit, meeting: touch.contact.pads)
+            return landing & bit != 0 && abs(Self.mean(landing) - resumed.touch.current) > Self.reach
+        }
+        guard case .lifted(let touch, let liftedAt) = state else { return false }
         if abs(Self.mean(Self.run(of: pad, in: touched | bit)) - touch.current) > Self.reach { return true }
         return !touch.swiping && leaving & bit != 0 && since - liftedAt >= secondPressGap
     }
@@ -284,6 +303,8 @@ struct SliderStrip: Sendable {
             return change(index, active: active, since: since, touch: &touch)
         case .lifted(var touch, let liftedAt):
             guard active else { return .none }
+            resumed = Resumed(touch: touch, liftedAt: liftedAt, landedAt: since,
+                              historyNext: historyNext, historyCount: historyCount)
             // Back within the grace and within reach (the rig ends the lifted touch first otherwise).
             if !touch.swiping, touch.secondContact == nil, liftedAt - touch.start <= tapMaximum,
                since - liftedAt >= secondPressGap {
@@ -305,6 +326,7 @@ struct SliderStrip: Sendable {
     /// A new touch on the contact of `pads`, landed at `since`.
     private mutating func begin(_ pads: UInt64, at since: Instant) -> Action {
         let place = Self.mean(pads)
+        resumed = nil
         state = .touching(Touch(pads: pads, place: place, at: since))
         historyCount = 0
         record(place, at: since)
@@ -451,6 +473,17 @@ struct SliderStrip: Sendable {
     /// Whether the finger is a pad or more from where it landed (a swipe once it rests there).
     private static func restsAPadAway(_ touch: Touch) -> Bool {
         abs(touch.current - touch.anchor) >= 1
+    }
+
+    /// Takes back the landing that resumed a lifted touch (``landingIsANewTouch(_:at:)`` found the
+    /// whole landing beyond reach): the touch is lifted again as it was, for ``fire(at:)`` to end.
+    /// Its pads stay touched, so the next pad begins a new touch on all of them.
+    mutating func undoResumption(at since: Instant) {
+        guard case .touching = state, let resumed, since - resumed.landedAt < secondPressGap else { return }
+        self.resumed = nil
+        state = .lifted(resumed.touch, liftedAt: resumed.liftedAt)
+        historyNext = resumed.historyNext
+        historyCount = resumed.historyCount
     }
 
     /// The tap window, the rest or the lift grace ran out.
