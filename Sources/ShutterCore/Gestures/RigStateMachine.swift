@@ -123,8 +123,7 @@ public struct RigStateMachine: Sendable {
     public mutating func edge(_ edge: Edge, into events: inout [ShutterEvent]) {
         let index = edge.line.rawValue
         precondition(debouncers.indices.contains(index), "edge on line \(index), but the board has \(debouncers.count) lines")
-        advance(to: edge.time, into: &events)
-        quietUntil = nil
+        takeInput(at: edge.time, into: &events)
         let attempt = explanations != nil ? debouncers[index].pendingAttempt : nil
         let attemptWindow = debouncers[index].pendingWindow
         if let transition = debounce(index, { $0.edge(active: edge.active, at: edge.time) }) {
@@ -132,6 +131,14 @@ public struct RigStateMachine: Sendable {
         } else if let attempt {
             explainRestartedAttempt(line: index, attempt, window: attemptWindow, at: cursor)
         }
+    }
+
+    /// What every input does first: time passes to it (each deadline before it fires, at its own
+    /// time), and the quiet span the last scan found ends, since the input may change what is due.
+    @inline(__always)
+    private mutating func takeInput(at now: Instant, into events: inout [ShutterEvent]) {
+        advance(to: now, into: &events)
+        quietUntil = nil
     }
 
     /// Lets time pass to `now`: fires every deadline at or before it, in time order.
@@ -172,8 +179,7 @@ public struct RigStateMachine: Sendable {
     /// Capture became available or not (camera ready, interaction enabled). A press in progress is
     /// cancelled when it goes away, and presses while unavailable give `capture cancelled`.
     public mutating func setCaptureAvailable(_ available: Bool, at now: Instant, into events: inout [ShutterEvent]) {
-        advance(to: now, into: &events)
-        quietUntil = nil
+        takeInput(at: now, into: &events)
         if explains, available != captureAvailable {
             explain("capture", at: cursor, available ? "available: presses take photos"
                 : "unavailable (no camera, or disabled): presses are cancelled")
@@ -193,8 +199,7 @@ public struct RigStateMachine: Sendable {
     /// edge had come then: a press found released ends (a capture or burst as `cancelled`, reason
     /// `edgesLost`, since its photos after the lost release were not meant), a touch found lifted ends.
     public mutating func resynchronize(levels: [Bool], at now: Instant, into events: inout [ShutterEvent]) {
-        advance(to: now, into: &events)
-        quietUntil = nil
+        takeInput(at: now, into: &events)
         for line in debouncers.indices where line < levels.count {
             let time = cursor
             guard let transition = debounce(line, { $0.resynchronize(active: levels[line], at: time) }) else {
@@ -221,8 +226,7 @@ public struct RigStateMachine: Sendable {
     /// (`reason: interrupted`), a swipe ends, prepare ends, the controls become inactive. Holds do not
     /// start bursts or prepare here, so this terminates with a button held and bursts on.
     public mutating func finish(at now: Instant, into events: inout [ShutterEvent]) {
-        advance(to: now, into: &events)
-        quietUntil = nil
+        takeInput(at: now, into: &events)
         finishing = true
         run(until: Instant(rawValue: .max), into: &events)
         let time = cursor
@@ -778,8 +782,7 @@ extension RigStateMachine {
     /// - Returns: whether a photo was asked for.
     @discardableResult
     public mutating func remoteCapture(at now: Instant, into events: inout [ShutterEvent]) -> Bool {
-        advance(to: now, into: &events)
-        quietUntil = nil
+        takeInput(at: now, into: &events)
         guard captureAvailable else { return false }
         let onRelease = timings.captureOn == .ended
         events.append(.capture(phase: .began, action: .remote, pressedAt: cursor, releasedAt: nil, photo: !onRelease,
@@ -793,8 +796,7 @@ extension RigStateMachine {
     /// is emitted at once. A value outside the range or off the step is refused, not clamped.
     public mutating func setControl(_ id: String, to value: ControlValue, at now: Instant,
                                     into events: inout [ShutterEvent]) throws(ControlRefusal) {
-        advance(to: now, into: &events)
-        quietUntil = nil
+        takeInput(at: now, into: &events)
         // What the command did before it was refused (nothing today) is still said.
         defer { emitControlActions(at: cursor, into: &events) }
         try controls.set(id, to: value, at: cursor, into: &controlActions)
@@ -812,8 +814,7 @@ extension RigStateMachine {
 
     /// Makes `id` the current control (`controlSelected`; an open chooser closes).
     public mutating func selectControl(_ id: String, at now: Instant, into events: inout [ShutterEvent]) throws(ControlRefusal) {
-        advance(to: now, into: &events)
-        quietUntil = nil
+        takeInput(at: now, into: &events)
         // What the command did before it was refused (nothing today) is still said.
         defer { emitControlActions(at: cursor, into: &events) }
         try controls.select(id, at: cursor, into: &controlActions)
@@ -822,8 +823,7 @@ extension RigStateMachine {
     /// Enables or disables control `id`.
     public mutating func setControlEnabled(_ id: String, _ enabled: Bool, at now: Instant,
                                            into events: inout [ShutterEvent]) throws(ControlRefusal) {
-        advance(to: now, into: &events)
-        quietUntil = nil
+        takeInput(at: now, into: &events)
         // What the command did before it was refused (nothing today) is still said.
         defer { emitControlActions(at: cursor, into: &events) }
         try controls.setEnabled(id, enabled, at: cursor, into: &controlActions)
@@ -836,8 +836,7 @@ extension RigStateMachine {
     /// replaced (a reload, camera limits): `controlEnabled`, `controlValue` (a value clamped or
     /// reset) and `controlSelected`, each only where it changed.
     public mutating func reportChanges(since previous: ControlsSnapshot, at now: Instant, into events: inout [ShutterEvent]) {
-        advance(to: now, into: &events)
-        quietUntil = nil
+        takeInput(at: now, into: &events)
         let time = cursor
         controlsStep(at: time, into: &events) { $0.reportChanges(since: previous, at: time, into: &$1) }
     }
