@@ -2,10 +2,10 @@ import Foundation
 import Testing
 @testable import ShutterCore
 
-/// The buttons' and the controls' wrong decisions of the recognizer's fourth review, each as the
-/// trace that showed it.
-@Suite("Round four: buttons, bursts and the controls' idle timeout")
-struct ButtonRoundFourTests {
+/// Decisions a person would call wrong, on the buttons and the controls, each as the trace that
+/// showed it: what a press meant must not depend on a contact's dropout, a jam or a line's order.
+@Suite("Buttons: a dropout is the same press, a burst has a bound, a touch stops a glide, the idle timeout counts from opening")
+struct ButtonDropoutAndBoundTests {
     /// The times (ms) of the events named `name`.
     static func times(_ events: [ShutterEvent], _ name: String) -> [Double] {
         events.filter { $0.name == name }.map { Double($0.time.rawValue) / 1e6 }
