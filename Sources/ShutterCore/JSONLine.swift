@@ -21,11 +21,14 @@ public struct JSONLine: Sendable, CustomStringConvertible {
         bytes.reserveCapacity(Self.typicalLength)
     }
 
-    /// An event line: `{"event": name, "t": seconds`, which keeps its ``members``.
-    public init(event name: String, at time: Instant) {
+    /// An event line: `{"event": name, "t": seconds`, which keeps its ``members`` unless told not
+    /// to (a stream of lines that only ever go out as JSON).
+    public init(event name: String, at time: Instant, keepingMembers: Bool = true) {
         self.init()
-        members = []
-        members?.reserveCapacity(8)
+        if keepingMembers {
+            members = []
+            members?.reserveCapacity(8)
+        }
         add("event", name)
         add("t", time)
     }
@@ -62,17 +65,27 @@ public struct JSONLine: Sendable, CustomStringConvertible {
     }
 
     public mutating func add(_ name: String, _ value: Int) {
-        append(name, json: String(value))
+        guard members == nil else { return append(name, json: String(value)) }
+        appendKey(name)
+        JSONLine.appendDecimal(UInt64(value.magnitude), negative: value < 0, decimals: 0, to: &bytes)
     }
 
     /// A number, printed with at most `decimals` digits after the point and no trailing zeros.
     public mutating func add(_ name: String, _ value: Double, decimals: Int = 6) {
-        append(name, json: JSONLine.number(value, decimals: decimals))
+        guard members == nil, let scaled = JSONLine.scaled(value, decimals: decimals) else {
+            return append(name, json: JSONLine.number(value, decimals: decimals))
+        }
+        // Digits straight into the line: a replay writes millions of numbers and keeps no members.
+        appendKey(name)
+        JSONLine.appendDecimal(scaled.magnitude, negative: scaled < 0, decimals: decimals, to: &bytes)
     }
 
     /// An instant, as seconds on the monotonic clock with microsecond resolution.
     public mutating func add(_ name: String, _ value: Instant) {
-        append(name, json: JSONLine.seconds(value))
+        guard members == nil else { return append(name, json: JSONLine.seconds(value)) }
+        appendKey(name)
+        let micros = JSONLine.microseconds(value)
+        JSONLine.appendDecimal(micros.magnitude, negative: micros < 0, decimals: 6, to: &bytes)
     }
 
     /// A nested object.
@@ -96,6 +109,14 @@ public struct JSONLine: Sendable, CustomStringConvertible {
         }
     }
 
+    /// Appends the line, closed and ended with a line feed, to `out`: many lines as one text,
+    /// without a string made for each.
+    public func appendClosedLine(to out: inout [UInt8]) {
+        out.append(contentsOf: bytes)
+        out.append(UInt8(ascii: "}"))
+        out.append(UInt8(ascii: "\n"))
+    }
+
     /// Appends `string`'s UTF-8 to `bytes`: one copy of its storage when it has contiguous UTF-8
     /// (every native string does), byte by byte otherwise (a bridged one).
     private static func appendUTF8(_ string: String, to bytes: inout [UInt8]) {
@@ -105,21 +126,32 @@ public struct JSONLine: Sendable, CustomStringConvertible {
 
     /// `instant` in seconds, exactly to the microsecond: `0.12`, `3.000001`, `0`.
     public static func seconds(_ instant: Instant) -> String {
-        // Integer arithmetic so the same instant prints the same on every machine.
-        let micros = (instant.rawValue >= 0 ? instant.rawValue + 500 : instant.rawValue - 500) / 1_000
+        let micros = microseconds(instant)
         return decimal(micros.magnitude, negative: micros < 0, decimals: 6)
+    }
+
+    /// `instant` in whole microseconds, rounded half away from zero: integer arithmetic, so the
+    /// same instant prints the same on every machine.
+    private static func microseconds(_ instant: Instant) -> Int64 {
+        (instant.rawValue >= 0 ? instant.rawValue + 500 : instant.rawValue - 500) / 1_000
     }
 
     /// `value` with at most `decimals` decimals and no trailing zeros; non-finite values print as `null`.
     public static func number(_ value: Double, decimals: Int = 6) -> String {
-        guard value.isFinite else { return "null" }
+        guard let integer = scaled(value, decimals: decimals) else { return value.isFinite ? String(value) : "null" }
+        return decimal(integer.magnitude, negative: integer < 0, decimals: decimals)
+    }
+
+    /// `value` × 10^`decimals`, rounded, as ``decimal(_:negative:decimals:)`` prints it; nil when it
+    /// is not finite or too large for exact digits (printed as `null` or by `String(value)`).
+    private static func scaled(_ value: Double, decimals: Int) -> Int64? {
+        guard value.isFinite else { return nil }
         var scale = 1.0
         for _ in 0..<decimals { scale *= 10 }
         let scaled = (value * scale).rounded()
-        if scaled == 0 { return "0" }
-        if abs(scaled) >= 9e15 { return String(value) }
-        let integer = Int64(scaled)
-        return decimal(integer.magnitude, negative: integer < 0, decimals: decimals)
+        // Zero of either sign prints as `0`.
+        if scaled == 0 { return 0 }
+        return abs(scaled) >= 9e15 ? nil : Int64(scaled)
     }
 
     /// `magnitude` ÷ 10^`decimals` in decimal, after a minus sign when `negative`: at most
@@ -128,6 +160,16 @@ public struct JSONLine: Sendable, CustomStringConvertible {
     /// Written from the last digit back into a buffer on the stack: a line's numbers then cost
     /// one string each, and none an allocation (they fit Swift's small strings).
     static func decimal(_ magnitude: UInt64, negative: Bool, decimals: Int) -> String {
+        withDecimal(magnitude, negative: negative, decimals: decimals) { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// Appends ``decimal(_:negative:decimals:)``'s digits to `out`, with no string between.
+    private static func appendDecimal(_ magnitude: UInt64, negative: Bool, decimals: Int, to out: inout [UInt8]) {
+        withDecimal(magnitude, negative: negative, decimals: decimals) { out.append(contentsOf: $0) }
+    }
+
+    private static func withDecimal<T>(_ magnitude: UInt64, negative: Bool, decimals: Int,
+                                       _ body: (UnsafeMutableBufferPointer<UInt8>) -> T) -> T {
         // UInt64's 20 digits, the point and the sign; a point beyond them needs as many zeros.
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24 + max(0, decimals)) { buffer in
             var value = magnitude
@@ -153,7 +195,7 @@ public struct JSONLine: Sendable, CustomStringConvertible {
                 value /= 10
             } while value > 0
             if negative { put(UInt8(ascii: "-")) }
-            return String(decoding: UnsafeMutableBufferPointer(rebasing: buffer[start...]), as: UTF8.self)
+            return body(UnsafeMutableBufferPointer(rebasing: buffer[start...]))
         }
     }
 

@@ -11,7 +11,8 @@ public final class MockChip: GPIOChip, @unchecked Sendable {
     /// Edges queued a line before the oldest are dropped, as the kernel's kfifo does.
     public let queueCapacityPerLine: Int
 
-    private var watcher: MockWatcher?
+    /// Unchecked for exclusivity, as the watcher's queue: see ``MockWatcher``.
+    @exclusivity(unchecked) private var watcher: MockWatcher?
     /// Output lines' levels and their history (see `OutputLines.swift`).
     var outputLevels: [String: Bool] = [:]
     public internal(set) var outputHistory: [OutputChange] = []
@@ -49,62 +50,94 @@ public final class MockChip: GPIOChip, @unchecked Sendable {
 }
 
 /// The watcher ``MockChip`` hands out.
+///
+/// What changes is one value, reached once per call and unchecked for exclusivity: a replay
+/// injects and reads every edge of a trace here, and the run-time checks of a class's properties
+/// cost more than the queue's work. No access can overlap another: the queue's methods call
+/// nothing outside it, and the watcher belongs to one thread.
 final class MockWatcher: EdgeWatcher, @unchecked Sendable {
-    private unowned let chip: MockChip
-    private var levels: [Bool]
-    /// Edges injected but not yet read, in time order.
-    private var pending: [Edge] = []
-    private var pendingPerLine: [Int]
-    private var droppedSinceRead = 0
-    private var continuity: EdgeContinuity
-    private var closed = false
+    /// The chip's clock (the chip holds this watcher, so the watcher holds only what it reads).
+    private let clock: VirtualClock
+    private let capacity: Int
+    @exclusivity(unchecked) private var queue: Queue
+    @exclusivity(unchecked) private var closed = false
+
+    /// The lines' levels and the edges injected but not yet read, as the kernel's line queues.
+    private struct Queue {
+        var levels: [Bool]
+        /// Edges injected but not yet read, in time order; `head` is the first not yet read.
+        var pending: [Edge] = []
+        var head = 0
+        var pendingPerLine: [Int]
+        var droppedSinceRead = 0
+        var continuity: EdgeContinuity
+
+        init(lineCount: Int) {
+            levels = Array(repeating: false, count: lineCount)
+            pendingPerLine = Array(repeating: 0, count: lineCount)
+            continuity = EdgeContinuity(lineCount: lineCount)
+            for index in 0..<lineCount { continuity.setLevel(false, of: LineIndex(index)) }
+        }
+
+        mutating func inject(line: LineIndex, active: Bool, at time: Instant, capacity: Int) {
+            precondition(pending.last.map { $0.time <= time } ?? true, "edges must be injected in time order")
+            guard levels[line.rawValue] != active else { return }
+            levels[line.rawValue] = active
+            if pendingPerLine[line.rawValue] >= capacity {
+                // The kernel drops new events when a line's queue is full.
+                droppedSinceRead += 1
+                return
+            }
+            pendingPerLine[line.rawValue] += 1
+            pending.append(Edge(line: line, active: active, time: time))
+        }
+
+        mutating func read(until now: Instant, into edges: inout [Edge]) -> Int {
+            var lost = 0
+            while head < pending.count, pending[head].time <= now {
+                let edge = pending[head]
+                head += 1
+                pendingPerLine[edge.line.rawValue] -= 1
+                let verdict = continuity.check(edge)
+                lost += verdict.lost
+                if verdict.deliver { edges.append(edge) }
+            }
+            // Read edges are let go of once all are read (the usual case), or once they are most of
+            // the storage: removing them on every read would move the unread ones each time.
+            if head == pending.count {
+                pending.removeAll(keepingCapacity: true)
+                head = 0
+            } else if head > 64, head * 2 > pending.count {
+                pending.removeFirst(head)
+                head = 0
+            }
+            // A dropped edge the continuity check could not see (an even number lost) is still counted.
+            lost = max(lost, droppedSinceRead)
+            droppedSinceRead = 0
+            return lost
+        }
+    }
 
     init(lineCount: Int, chip: MockChip) {
-        self.chip = chip
-        levels = Array(repeating: false, count: lineCount)
-        pendingPerLine = Array(repeating: 0, count: lineCount)
-        continuity = EdgeContinuity(lineCount: lineCount)
-        for index in 0..<lineCount { continuity.setLevel(false, of: LineIndex(index)) }
+        clock = chip.clock
+        capacity = chip.queueCapacityPerLine
+        queue = Queue(lineCount: lineCount)
     }
 
     var pollDescriptors: [CInt] { [] }
     var kernelDebouncedLines: Set<LineIndex> { [] }
 
-    func currentLevels() throws -> [Bool] { levels }
+    func currentLevels() throws -> [Bool] { queue.levels }
 
-    func level(of line: LineIndex) -> Bool { levels[line.rawValue] }
+    func level(of line: LineIndex) -> Bool { queue.levels[line.rawValue] }
 
     func inject(line: LineIndex, active: Bool, at time: Instant) {
         precondition(!closed, "edge injected after close()")
-        precondition(pending.last.map { $0.time <= time } ?? true, "edges must be injected in time order")
-        guard levels[line.rawValue] != active else { return }
-        levels[line.rawValue] = active
-        if pendingPerLine[line.rawValue] >= chip.queueCapacityPerLine {
-            // The kernel drops new events when a line's queue is full.
-            droppedSinceRead += 1
-            return
-        }
-        pendingPerLine[line.rawValue] += 1
-        pending.append(Edge(line: line, active: active, time: time))
+        queue.inject(line: line, active: active, at: time, capacity: capacity)
     }
 
     func readEdges(into edges: inout [Edge]) throws -> Int {
-        let now = chip.clock.now
-        var lost = 0
-        var delivered = 0
-        for edge in pending {
-            guard edge.time <= now else { break }
-            delivered += 1
-            pendingPerLine[edge.line.rawValue] -= 1
-            let verdict = continuity.check(edge)
-            lost += verdict.lost
-            if verdict.deliver { edges.append(edge) }
-        }
-        pending.removeFirst(delivered)
-        // A dropped edge the continuity check could not see (an even number lost) is still counted.
-        lost = max(lost, droppedSinceRead)
-        droppedSinceRead = 0
-        return lost
+        queue.read(until: clock.now, into: &edges)
     }
 
     func close() { closed = true }

@@ -86,18 +86,30 @@ public struct Trace: Hashable, Sendable {
 /// Reads a trace's bytes line by line into edges.
 private struct TraceReader {
     let source: String
-    let board: Board
-    /// Each board line's name as UTF-8, and the line that name resolves to (the first line whose
-    /// name equals it, as `Board.line(named:)` finds).
-    let names: [(bytes: [UInt8], line: LineIndex)]
+    /// The board's name and its lines' names, for resolving and refusing names: the reader keeps
+    /// only these (a whole `Board` in it was copied for each method a trace line called).
+    let boardName: String
+    let lineNames: [String]
+    /// Every board line's name as UTF-8, one after another, and where each is in it with the line
+    /// that name resolves to (the first line whose name equals it, as `Board.line(named:)` finds):
+    /// compared byte for byte on every trace line, without an array or a retain per name.
+    let nameBytes: [UInt8]
+    let names: [(start: Int, count: Int, line: LineIndex)]
     var edges: [Edge] = []
     var lastTime: Double = -.infinity
     var lineNumber = 0
 
     init(board: Board, source: String) {
-        self.board = board
+        boardName = board.name
+        lineNames = board.lines.map(\.name)
         self.source = source
-        names = board.lines.map { line in (Array(line.name.utf8), board.line(named: line.name)!) }
+        var bytes: [UInt8] = []
+        names = board.lines.map { line in
+            let start = bytes.count
+            bytes += line.name.utf8
+            return (start, bytes.count - start, board.line(named: line.name)!)
+        }
+        nameBytes = bytes
     }
 
     func fail(_ message: String) -> Trace.ParseError { Trace.ParseError(source: source, line: lineNumber, message: message) }
@@ -144,11 +156,23 @@ private struct TraceReader {
         }
         try checkTime(fields.t)
         let name = UnsafeBufferPointer(rebasing: bytes[fields.name])
-        for entry in names where entry.bytes.count == name.count && entry.bytes.elementsEqual(name) {
-            return append(line: entry.line, active: fields.active, t: fields.t)
+        if let line = boardLine(named: name) {
+            return append(line: line, active: fields.active, t: fields.t)
         }
         // Not byte for byte a board name: the same name in another normalization still is one.
         try append(name: String(decoding: name, as: UTF8.self), active: fields.active, t: fields.t)
+    }
+
+    /// The board line whose name is byte for byte `name`.
+    func boardLine(named name: UnsafeBufferPointer<UInt8>) -> LineIndex? {
+        nameBytes.withUnsafeBufferPointer { all in
+            for entry in names where entry.count == name.count {
+                var offset = 0
+                while offset < name.count, all[entry.start + offset] == name[offset] { offset += 1 }
+                if offset == name.count { return entry.line }
+            }
+            return nil
+        }
     }
 
     /// A line `TraceLineScanner` does not read, through the decoder.
@@ -172,9 +196,10 @@ private struct TraceReader {
     }
 
     mutating func append(name: String, active: Bool, t: Double) throws(Trace.ParseError) {
-        guard let index = board.line(named: name) else {
-            let names = board.lines.map(\.name).joined(separator: ", ")
-            throw fail("unknown line '\(name)'; board '\(board.name)' has \(names)")
+        // The first line whose name equals it, as `Board.line(named:)` finds.
+        guard let index = lineNames.firstIndex(of: name).map({ LineIndex($0) }) else {
+            let names = lineNames.joined(separator: ", ")
+            throw fail("unknown line '\(name)'; board '\(boardName)' has \(names)")
         }
         append(line: index, active: active, t: t)
     }

@@ -4,19 +4,25 @@ import ShutterCore
 ///
 /// The same interpreter serves the daemon (real clock, real chip) and replay
 /// (virtual clock, mock chip): it never reads a clock itself, it is told the time.
+///
+/// Its stored properties that every edge reaches are `@exclusivity(unchecked)`: each access to a
+/// class's property is otherwise checked at run time, and those checks were a fifth of a replay's
+/// work. They are safe unchecked because no access overlaps another: the long ones (a machine
+/// fed an edge into ``events``) call only the machines, which are values and never call out, and
+/// the callbacks are called with no access under way.
 public final class Interpreter {
     public let board: Board
     public let watcher: any EdgeWatcher
-    public private(set) var machine: RigStateMachine
-    private var edges: [Edge] = []
-    private var events: [ShutterEvent] = []
+    @exclusivity(unchecked) public private(set) var machine: RigStateMachine
+    @exclusivity(unchecked) private var edges: [Edge] = []
+    @exclusivity(unchecked) private var events: [ShutterEvent] = []
     /// Receives every event, in order.
-    public var emit: (ShutterEvent) -> Void = { _ in }
+    @exclusivity(unchecked) public var emit: (ShutterEvent) -> Void = { _ in }
     /// Receives each raw edge before the state machines see it (`record`, `monitor`).
-    public var observeEdge: (Edge) -> Void = { _ in }
+    @exclusivity(unchecked) public var observeEdge: (Edge) -> Void = { _ in }
     /// Receives why the recognizer decided what it did (setup mode, `--explain`), before the events
     /// the decisions made; setting it turns explanations on, nil (the default) keeps them off.
-    public var explain: ((Explanation) -> Void)? {
+    @exclusivity(unchecked) public var explain: ((Explanation) -> Void)? {
         didSet {
             machine.explains = explain != nil
             prepared = nil  // made without (or with) explanations
@@ -40,7 +46,7 @@ public final class Interpreter {
         /// ``changes`` when it was made: any later change to the machines makes it stale.
         var madeAfter: UInt64
     }
-    private var prepared: PreparedDecision?
+    @exclusivity(unchecked) private var prepared: PreparedDecision?
     /// ``prepared`` while it stands: nothing has changed the machines since it was made.
     private var standingDecision: PreparedDecision? {
         guard let prepared, prepared.madeAfter == changes else { return nil }
@@ -56,7 +62,7 @@ public final class Interpreter {
     private(set) var adoptedDecisions = 0
     /// Counts the changes to ``machine`` (an edge, a deadline that passed, a command): a prepared
     /// decision stands only while this is what it was when the decision was made.
-    private var changes: UInt64 = 0
+    @exclusivity(unchecked) private var changes: UInt64 = 0
 
     public init(board: Board, watcher: any EdgeWatcher, initialValues: [String: ControlValue]? = nil) {
         self.board = board
@@ -73,7 +79,7 @@ public final class Interpreter {
 
     /// The next instant the state machines need to be woken at: found after every change to
     /// them, as the loop asks for it on every turn.
-    public private(set) var nextDeadline: Instant?
+    @exclusivity(unchecked) public private(set) var nextDeadline: Instant?
 
     /// Works out, ahead of time, what the state machines will decide at their next deadline if no
     /// edge comes before it (the end of a press's confirmation window), and hands those events to
@@ -127,7 +133,9 @@ public final class Interpreter {
             observeEdge(edge)
             // edge(_:into:) first fires every deadline due before the edge, at its own time.
             machine.edge(edge, into: &events)
-            flush()
+            // The deadline is found once, after the last step below: an edge's own scan would
+            // be overtaken by the next input.
+            flush(findingNextDeadline: false)
         }
         if lost > 0 {
             // The recognizer may believe a line is still down: read the levels and feed the differences.
@@ -136,7 +144,7 @@ public final class Interpreter {
             reportLostEdges(lost, now)
             if let levels {
                 machine.resynchronize(levels: levels, at: now, into: &events)
-                flush()
+                flush(findingNextDeadline: false)
             }
         }
         machine.advance(to: now, into: &events)

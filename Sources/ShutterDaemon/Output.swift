@@ -44,23 +44,31 @@ public enum Console {
     @discardableResult
     public static func write(_ text: String, to descriptor: CInt, waitsForRoom: Bool = false) -> Bool {
         var text = text
-        return text.withUTF8 { bytes in
-            var offset = 0
-            while offset < bytes.count {
-                let written = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    if errno == EAGAIN, waitsForRoom {
-                        var ready = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
-                        _ = poll(&ready, 1, 100)
-                        continue
-                    }
-                    return false
+        return text.withUTF8 { write(UnsafeRawBufferPointer($0), to: descriptor, waitsForRoom: waitsForRoom) }
+    }
+
+    /// Writes all of `bytes`, as ``write(_:to:waitsForRoom:)-(String,_,_)`` does a text's.
+    @discardableResult
+    public static func write(_ bytes: [UInt8], to descriptor: CInt, waitsForRoom: Bool = false) -> Bool {
+        bytes.withUnsafeBytes { write($0, to: descriptor, waitsForRoom: waitsForRoom) }
+    }
+
+    private static func write(_ bytes: UnsafeRawBufferPointer, to descriptor: CInt, waitsForRoom: Bool) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let written = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+            if written < 0 {
+                if errno == EINTR { continue }
+                if errno == EAGAIN, waitsForRoom {
+                    var ready = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
+                    _ = poll(&ready, 1, 100)
+                    continue
                 }
-                offset += written
+                return false
             }
-            return true
+            offset += written
         }
+        return true
     }
 }
 

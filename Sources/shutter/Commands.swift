@@ -434,10 +434,10 @@ func replayTrace(_ arguments: ParsedArguments) throws -> Int32 {
     } catch {
         throw CommandFailure(error.description)
     }
-    var output = ""
+    var output: [UInt8] = []
     let explain: ((Explanation) -> Void)? = arguments.has("--explain")
         ? { Console.error("why \(JSONLine.seconds($0.time)) s  \($0.line)") } : nil
-    try replay(trace, board: board, explain: explain) { output += $0.json.description + "\n" }
+    try replay(trace, board: board, explain: explain) { $0.appendJSONLine(to: &output) }
     guard Console.write(output, to: STDOUT_FILENO) else { throw CommandFailure("cannot write to standard output") }
     return ExitStatus.success
 }

@@ -139,8 +139,16 @@ public enum ShutterEvent: Hashable, Sendable {
     }
 
     /// The event as one line of JSON, `"event"` and `"t"` first; byte-identical on every run.
-    public var json: JSONLine {
-        var line = JSONLine(event: name, at: time)
+    public var json: JSONLine { json(keepingMembers: true) }
+
+    /// The event's JSON line appended to `out` with its line feed, as ``json`` prints it: for a
+    /// stream of many lines (`shutter replay`), without the members hooks read.
+    public func appendJSONLine(to out: inout [UInt8]) {
+        json(keepingMembers: false).appendClosedLine(to: &out)
+    }
+
+    private func json(keepingMembers: Bool) -> JSONLine {
+        var line = JSONLine(event: name, at: time, keepingMembers: keepingMembers)
         switch self {
         case .capture(let phase, let action, let pressedAt, let releasedAt, let photo, let reason, _):
             line.add("phase", phase.rawValue)

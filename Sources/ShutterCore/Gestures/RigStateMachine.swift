@@ -156,6 +156,7 @@ public struct RigStateMachine: Sendable {
     /// Reads a copy of the machine (the scan works in place); an owner that asks on every turn of
     /// its loop asks ``findNextDeadline()`` once after each change instead.
     public var nextDeadline: Instant? {
+        if let quietUntil { return Self.deadline(quietUntil: quietUntil) }
         var machine = self
         return machine.scanNextDeadline()
     }
@@ -163,8 +164,19 @@ public struct RigStateMachine: Sendable {
     /// ``nextDeadline``, found in place: no copy of the machine, whose arrays and sets each cost
     /// a retain and a release to copy (issue 23: the daemon's loop asked for the deadline two or
     /// three times a turn, and the copies were a quarter of its work on a turn with a deadline).
+    ///
+    /// After ``advance(to:into:)`` (the last step of every turn of an owner's loop) the scan that
+    /// found nothing more to fire already knows the answer: no second scan.
     public mutating func findNextDeadline() -> Instant? {
-        scanNextDeadline()
+        if let quietUntil { return Self.deadline(quietUntil: quietUntil) }
+        return scanNextDeadline()
+    }
+
+    /// The next deadline a quiet span ends at: ``never`` there means nothing will be due (a
+    /// deadline saturated at the clock's end never comes, so waiting for it is waiting for nothing).
+    @inline(__always)
+    private static func deadline(quietUntil: Instant) -> Instant? {
+        quietUntil == never ? nil : quietUntil
     }
 
     private mutating func scanNextDeadline() -> Instant? {
