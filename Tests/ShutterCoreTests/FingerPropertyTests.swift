@@ -115,3 +115,36 @@ struct FingerPropertyTests {
         #expect(failures == Self.seeds.count)
     }
 }
+
+/// The next deadline an owner sleeps until, taken from the scan that last found nothing to fire,
+/// against a scan of every machine made there and then: an owner told a later deadline would
+/// sleep through a decision, an earlier one would wake for nothing.
+@Suite("The next deadline after each turn")
+struct NextDeadlineTests {
+    @Test(arguments: [false, true])
+    func theDeadlineAfterATurnIsTheOneAScanFinds(thumb: Bool) {
+        for seed in FingerPropertyTests.seeds.prefix(30) {
+            var touches = FingerPropertyTests.swipes(seed: seed, thumb: thumb)
+            var model = FingerModel(seed: seed &+ 1000, thumb: thumb)
+            for tap in 0..<3 { touches.append(model.tap(at: touches.last!.end + 1000 + 900 * Double(tap))) }
+            let trace = FingerChecks.edges(touches, board: Rigs.simulator, thumb: thumb,
+                                           extra: FingerPropertyTests.lightPressFirst)
+            var machine = RigStateMachine(board: trace.board)
+            var events: [ShutterEvent] = []
+            var turns = 0
+            // As the interpreter turns: every edge of an instant, then time to that instant, then
+            // the deadline; and a turn at each deadline the machines name before the next edge.
+            for edge in trace.sorted {
+                while let due = machine.findNextDeadline(), due < edge.time {
+                    machine.advance(to: due, into: &events)
+                    turns += 1
+                    #expect(machine.findNextDeadline() == machine.scanNextDeadline(), "seed \(seed), at \(due)")
+                }
+                machine.edge(edge, into: &events)
+                machine.advance(to: edge.time, into: &events)
+                #expect(machine.findNextDeadline() == machine.scanNextDeadline(), "seed \(seed), edge at \(edge.time)")
+            }
+            #expect(turns > touches.count, "seed \(seed): the deadlines were woken for")
+        }
+    }
+}

@@ -179,7 +179,9 @@ public struct RigStateMachine: Sendable {
         quietUntil == never ? nil : quietUntil
     }
 
-    private mutating func scanNextDeadline() -> Instant? {
+    /// The next deadline found by scanning every machine, whatever the quiet span says: the
+    /// answer ``findNextDeadline()`` must agree with (tests compare the two).
+    mutating func scanNextDeadline() -> Instant? {
         var earliest = earliestLineDeadline()?.time
         if let timer = earliestTimer() {
             let due = effectiveDue(timer.timer, timer.deadline)
