@@ -29,6 +29,7 @@ public struct RigStateMachine: Sendable {
     private let halfLine: Int?
     /// The `full` line (every board has one; nil only for a board built in code without it).
     private let fullLine: Int?
+    private let secondaryLine: Int?
     private let timerHolds: TimerHolds
     private let lineNames: [String]
     /// Stuck detection, by role: which lines are stuck and ignored until they release.
@@ -87,6 +88,7 @@ public struct RigStateMachine: Sendable {
         }
         halfLine = board.lines.firstIndex { $0.role == .half }
         fullLine = board.lines.firstIndex { $0.role == .full }
+        secondaryLine = board.lines.firstIndex { $0.role == .secondary }
         timerHolds = TimerHolds(kinds: kinds, halfLine: halfLine)
         lineNames = board.lines.map(\.name)
         stuckLines = StuckLines(limits: board.lines.map { line in
@@ -204,7 +206,7 @@ public struct RigStateMachine: Sendable {
             let time = cursor
             guard let transition = debounce(line, { $0.resynchronize(active: levels[line], at: time) }) else {
                 // Whatever `half` was confirming is gone with the levels read back.
-                if line == halfLine { button.halfDropped() }
+                if line == halfLine { button.halfUnconfirmed(LineView(debouncers[line])) }
                 continue
             }
             guard admit(line: line, transition, at: cursor, into: &events) else { continue }
@@ -418,7 +420,7 @@ public struct RigStateMachine: Sendable {
                 if let transition = debounce(line.line, { $0.fire() }) {
                     confirmed(line: line.line, transition, at: cursor, into: &events)
                 } else {
-                    if line.line == halfLine { button.halfDropped() }
+                    if line.line == halfLine { button.halfUnconfirmed(LineView(debouncers[line.line])) }
                     if let attempt { explainDropped(line: line.line, attempt, window: attemptWindow, at: cursor) }
                 }
             } else if let timer, let due = timerDue, due <= limit, due < Self.never {
@@ -441,7 +443,7 @@ public struct RigStateMachine: Sendable {
     private mutating func fire(_ timer: Timer, at now: Instant, into events: inout [ShutterEvent]) {
         switch timer {
         case .lightPress:
-            if let outcome = lightPresses.fire() { report(outcome, at: now, into: &events) }
+            report(lightPresses.fire(), at: now, into: &events)
         case .prepare:
             let action = button.half.fire()
             emit(action, at: now, into: &events)
@@ -556,45 +558,15 @@ public struct RigStateMachine: Sendable {
                                 into events: inout [ShutterEvent]) {
         switch kinds[line] {
         case .half:
-            if transition.active {
-                if let fullSince = button.halfPressed(since: transition.since) {
-                    // `full` came first within the same instant and was taken as noise: a click after all.
-                    if explains {
-                        explain(lineNames[line], at: now, "pressed at the same instant as full: a full click")
-                    }
-                    beginPrimaryCapture(since: fullSince, at: now, into: &events)
-                    return
-                }
-                startLightPress(since: transition.since, maximum: timings.lightPressMaximum, at: now, into: &events)
-            } else {
-                let (prepare, release) = button.halfReleased(since: transition.since)
-                emit(prepare, at: now, into: &events)
-                if explanations != nil { explainHalfRelease(line: line, release, at: now) }
-                switch release {
-                case .lightPress(let pressedAt, let releasedAt, _):
-                    completeLightPress(pressedAt: pressedAt, releasedAt: releasedAt, at: now, into: &events)
-                case .notLight:
-                    resolvePendingLightPress(because: .pressNotLight, at: now, into: &events)
-                }
-            }
+            let action = transition.active ? button.halfPressed(since: transition.since, available: captureAvailable)
+                : button.halfReleased(since: transition.since)
+            emit(action, at: now, into: &events)
         case .full:
-            if transition.active {
-                let halfConfirming = halfLine.map { debouncers[$0].pendingSince != nil && debouncers[$0].rawLevel } ?? false
-                if button.fullPressed(since: transition.since, halfConfirming: halfConfirming) == .noise {
-                    if explains, let halfLine {
-                        // With no window on `full`, `half` pressed at this same instant may still come.
-                        let unless = debouncers[line].window == .zero
-                            ? " unless \(lineNames[halfLine]) is pressed at this same instant" : ""
-                        explain(lineNames[line], at: now, "pressed while \(lineNames[halfLine]) is released: "
-                            + "a two-stage button cannot close its full stage alone, ignored as noise" + unless)
-                    }
-                    return
-                }
-                beginPrimaryCapture(since: transition.since, at: now, into: &events)
-            } else {
-                button.fullReleased()
-                emit(button.full.release(since: transition.since), of: button.full.action, at: now, into: &events)
-            }
+            let action = transition.active
+                ? button.fullPressed(since: transition.since, halfLine: halfLine.map { LineView(debouncers[$0]) } ?? .absent,
+                                     fullWindowIsZero: debouncers[line].window == .zero, available: captureAvailable)
+                : button.fullReleased(since: transition.since)
+            emit(action, at: now, into: &events)
         case .secondary:
             if transition.active {
                 resolvePendingLightPress(because: .secondaryPress, at: now, into: &events)
@@ -603,7 +575,6 @@ public struct RigStateMachine: Sendable {
                     if captureAvailable { controlsStep(at: now, into: &events) { $0.collapse(at: now, into: &$1) } }
                     emit(secondary.press(since: transition.since, available: captureAvailable), of: secondary.action, at: now,
                          into: &events)
-                    if !captureAvailable, explains { explain(lineNames[line], at: now, "pressed while capture is unavailable: cancelled") }
                 case .toggleControls:
                     controlsStep(at: now, into: &events) { $0.toggle(at: now, into: &$1) }
                 case .nextControl:
@@ -623,18 +594,45 @@ public struct RigStateMachine: Sendable {
         }
     }
 
-    /// A `full` press that is a click, first edge at `since`: its capture begins.
-    private mutating func beginPrimaryCapture(since: Instant, at now: Instant, into events: inout [ShutterEvent]) {
+    /// The events of what the two-stage button did.
+    private mutating func emit(_ action: TwoStageButton.Action, at now: Instant, into events: inout [ShutterEvent]) {
+        switch action {
+        case .half(let half):
+            emit(half, at: now, into: &events)
+        case .full(let capture):
+            if case .began = capture {
+                startPrimaryCapture(capture, at: now, into: &events)
+            } else if case .refused = capture {
+                startPrimaryCapture(capture, at: now, into: &events)
+            } else {
+                emit(capture, of: .primary, at: now, into: &events)
+            }
+        case .fullNoise(let halfMayFollow):
+            if explains, let halfLine, let fullLine {
+                // With no window on `full`, `half` pressed at this same instant may still come.
+                let unless = halfMayFollow ? " unless \(lineNames[halfLine]) is pressed at this same instant" : ""
+                explain(lineNames[fullLine], at: now, "pressed while \(lineNames[halfLine]) is released: "
+                    + "a two-stage button cannot close its full stage alone, ignored as noise" + unless)
+            }
+        case .clickAfterHalf(let capture):
+            // `full` came first within the same instant and was taken as noise: a click after all.
+            if explains, let halfLine {
+                explain(lineNames[halfLine], at: now, "pressed at the same instant as full: a full click")
+            }
+            startPrimaryCapture(capture, at: now, into: &events)
+        }
+    }
+
+    /// A `full` press that is a click: its capture begins (or is refused).
+    private mutating func startPrimaryCapture(_ capture: CaptureButton.Action, at now: Instant,
+                                              into events: inout [ShutterEvent]) {
         // A light press still waiting is reported now, though its `controlsActive` and the
         // click's `controlsInactive` then come in one instant: it happened, and clients may
         // count it (README, "Order within one instant").
         resolvePendingLightPress(because: .fullPress, at: now, into: &events)
         // The controls collapse only for a capture that begins.
-        if captureAvailable { controlsStep(at: now, into: &events) { $0.collapse(at: now, into: &$1) } }
-        emit(button.full.press(since: since, available: captureAvailable), of: button.full.action, at: now, into: &events)
-        if !captureAvailable, explains, let line = fullLine {
-            explain(lineNames[line], at: now, "pressed while capture is unavailable: cancelled")
-        }
+        if case .began = capture { controlsStep(at: now, into: &events) { $0.collapse(at: now, into: &$1) } }
+        emit(capture, of: .primary, at: now, into: &events)
     }
 
     private mutating func route(_ action: SliderStrip.Action, at now: Instant, into events: inout [ShutterEvent]) {
@@ -706,6 +704,12 @@ public struct RigStateMachine: Sendable {
             if shots > 0 { events.append(.burst(phase: .ended, pressedAt: pressedAt, shot: shots, at: now)) }
             events.append(.capture(phase: .cancelled, action: button, pressedAt: pressedAt, releasedAt: nil, photo: false,
                                    reason: reason, at: now))
+        case .refused(let pressedAt):
+            if explains, let line = button == .primary ? fullLine : secondaryLine {
+                explain(lineNames[line], at: now, "pressed while capture is unavailable: cancelled")
+            }
+            events.append(.capture(phase: .cancelled, action: button, pressedAt: pressedAt, releasedAt: nil, photo: false,
+                                   reason: .unavailable, at: now))
         case .burstBoundReached:
             // Handled by the burst timer, which ends the press as stuck.
             break
@@ -734,18 +738,31 @@ public struct RigStateMachine: Sendable {
         controlActions.removeAll(keepingCapacity: true)
     }
 
-    /// The events of `half`'s prepare action.
+    /// The events of what `half` did.
     @inline(__always)
     private mutating func emit(_ action: HalfButton.Action, at now: Instant, into events: inout [ShutterEvent]) {
         switch action {
         case .none: break
         case .prepareBegan(let pressedAt): events.append(.prepare(phase: .began, pressedAt: pressedAt, at: now))
         case .prepareEnded(let pressedAt): events.append(.prepare(phase: .ended, pressedAt: pressedAt, at: now))
+        case .pressed(let since):
+            startLightPress(since: since, maximum: timings.lightPressMaximum, at: now, into: &events)
+        case .released(let preparedSince, let release):
+            if let preparedSince { events.append(.prepare(phase: .ended, pressedAt: preparedSince, at: now)) }
+            if explanations != nil, let halfLine { explainHalfRelease(line: halfLine, release, at: now) }
+            switch release {
+            case .lightPress(let pressedAt, let releasedAt, _):
+                completeLightPress(pressedAt: pressedAt, releasedAt: releasedAt, at: now, into: &events)
+            case .notLight:
+                resolvePendingLightPress(because: .pressNotLight, at: now, into: &events)
+            }
         }
     }
 
-    private mutating func report(_ outcome: LightPressOutcome, at now: Instant, into events: inout [ShutterEvent]) {
-        switch outcome {
+    private mutating func report(_ action: LightPressRecognizer.Action, at now: Instant, into events: inout [ShutterEvent]) {
+        switch action {
+        case .none, .secondPress, .waiting:
+            break
         case .single(let pressedAt, let releasedAt, let reason):
             if explanations != nil { explainSingle(reason, at: now) }
             events.append(.lightPress(source: lightPressSource, pressedAt: pressedAt, releasedAt: releasedAt, at: now))
@@ -916,20 +933,20 @@ extension RigStateMachine {
                                           into events: inout [ShutterEvent]) {
         let start = lightPresses.pressStarted(since: since, maximum: maximum)
         if explanations != nil { explainLightPressStart(start, at: now) }
-        if case .resolved(let outcome) = start { report(outcome, at: now, into: &events) }
+        report(start, at: now, into: &events)
     }
 
     @inline(never)
-    private mutating func explainLightPressStart(_ start: LightPressRecognizer.Start, at now: Instant) {
+    private mutating func explainLightPressStart(_ start: LightPressRecognizer.Action, at now: Instant) {
         let window = Explanation.setting("doublePressWindowMs", lightPresses.window)
         switch start {
         case .secondPress(let gap):
             explain(lightPressSubject, at: now, "pressed again \(Explanation.milliseconds(gap)) after a light press ≤ \(window): "
                 + "a double light press if this one is light too")
-        case .resolved(.single(_, _, .pressedAgainLate(let gap))):
+        case .single(_, _, .pressedAgainLate(let gap)):
             explain(lightPressSubject, at: now, "pressed again \(Explanation.milliseconds(gap)) after a light press > \(window): "
                 + "that light press was single")
-        case .unrelated, .resolved:
+        case .none, .waiting, .single, .double:
             break
         }
     }
@@ -941,12 +958,12 @@ extension RigStateMachine {
         if explanations != nil {
             explainCompletedLightPress(outcome, at: now)
         }
-        if let outcome { report(outcome, at: now, into: &events) }
+        report(outcome, at: now, into: &events)
     }
 
     @inline(never)
-    private mutating func explainCompletedLightPress(_ outcome: LightPressOutcome?, at now: Instant) {
-        if case .double? = outcome {
+    private mutating func explainCompletedLightPress(_ outcome: LightPressRecognizer.Action, at now: Instant) {
+        if case .double = outcome {
             explain(lightPressSubject, at: now, "second light press inside the window: a double light press")
         } else {
             explain(lightPressSubject, at: now, "light press waits \(Explanation.setting("doublePressWindowMs", lightPresses.window)) "
@@ -955,17 +972,16 @@ extension RigStateMachine {
     }
 
     /// Something other than a second light press came: a light press still waiting is reported as single.
-    private mutating func resolvePendingLightPress(because cause: LightPressOutcome.Interruption, at now: Instant,
+    private mutating func resolvePendingLightPress(because cause: LightPressRecognizer.Interruption, at now: Instant,
                                                    into events: inout [ShutterEvent]) {
-        guard let outcome = lightPresses.resolve(because: cause) else { return }
-        report(outcome, at: now, into: &events)
+        report(lightPresses.resolve(because: cause), at: now, into: &events)
     }
 
     /// Explains why a light press is single (a double needs nothing more than
     /// ``explainCompletedLightPress(_:at:)``); a light press resolved by a late press was explained
     /// when that press started.
     @inline(never)
-    private mutating func explainSingle(_ reason: LightPressOutcome.SingleReason, at now: Instant) {
+    private mutating func explainSingle(_ reason: LightPressRecognizer.SingleReason, at now: Instant) {
         switch reason {
         case .interrupted(let cause):
             let text = switch cause {
