@@ -188,8 +188,8 @@ public struct RigStateMachine: Sendable {
         }
         captureAvailable = available
         if !available {
-            emit(button.full.cancel(reason: .unavailable), of: button.full.action, at: cursor, into: &events)
-            emit(secondary.cancel(reason: .unavailable), of: secondary.action, at: cursor, into: &events)
+            apply(.capture(button.full.cancel(reason: .unavailable), of: .primary), at: cursor, into: &events)
+            apply(.capture(secondary.cancel(reason: .unavailable), of: .secondary), at: cursor, into: &events)
             noteHeldLines(at: cursor)
         }
     }
@@ -232,11 +232,11 @@ public struct RigStateMachine: Sendable {
         finishing = true
         run(until: Instant(rawValue: .max), into: &events)
         let time = cursor
-        resolvePendingLightPress(because: .inputEnded, at: time, into: &events)
-        routeStrip({ $0.finish(at: time) }, at: time, into: &events)
-        emit(button.half.finish(), at: time, into: &events)
-        emit(button.full.finish(), of: button.full.action, at: time, into: &events)
-        emit(secondary.finish(), of: secondary.action, at: time, into: &events)
+        apply(.lightPress(lightPresses.resolve(because: .inputEnded)), at: time, into: &events)
+        apply(.strip(strip.finish(at: time)), at: time, into: &events)
+        apply(.button(.half(button.half.finish())), at: time, into: &events)
+        apply(.capture(button.full.finish(), of: .primary), at: time, into: &events)
+        apply(.capture(secondary.finish(), of: .secondary), at: time, into: &events)
         controlsStep(at: time, into: &events) { $0.finish(at: time, into: &$1) }
         // Input is over: a line still held is no longer watched, so it cannot become stuck later.
         stuckLines.stopWatching()
@@ -443,26 +443,17 @@ public struct RigStateMachine: Sendable {
     private mutating func fire(_ timer: Timer, at now: Instant, into events: inout [ShutterEvent]) {
         switch timer {
         case .lightPress:
-            report(lightPresses.fire(), at: now, into: &events)
+            apply(.lightPress(lightPresses.fire()), at: now, into: &events)
         case .prepare:
-            let action = button.half.fire()
-            emit(action, at: now, into: &events)
-            if explanations != nil, let halfLine, case .prepareBegan = action {
-                explain(lineNames[halfLine], at: now, "held \(Explanation.setting("prepareAfterMs", timings.prepareAfter)): prepare began")
-            }
+            apply(.button(.half(button.half.fire())), at: now, into: &events)
         case .burst:
-            let action = button.full.fire()
-            if case .burstBoundReached = action {
-                burstBoundReached(at: now, into: &events)
-            } else {
-                emit(action, of: button.full.action, at: now, into: &events)
-            }
+            apply(.capture(button.full.fire(), of: .primary), at: now, into: &events)
         case .secondary:
-            emit(secondary.fire(), of: secondary.action, at: now, into: &events)
+            apply(.capture(secondary.fire(), of: .secondary), at: now, into: &events)
         case .strip:
             // A lift settling and the tap window can fall due at one instant: each is one step.
             repeat {
-                routeStrip({ $0.fire(at: now) }, at: now, into: &events)
+                apply(.strip(strip.fire(at: now)), at: now, into: &events)
             } while (finishing ? strip.graceDeadline : strip.deadline).map { $0 <= now } ?? false
         case .controls:
             if finishing {
@@ -480,21 +471,6 @@ public struct RigStateMachine: Sendable {
                 forceRelease(line: line, reason: .stuck, at: now, into: &events)
             }
         }
-    }
-
-    /// `full` is still held when the next burst shot is due past the burst's bound: a jammed
-    /// button, not a person. Reported once as stuck, the press cancelled, ignored until it releases.
-    private mutating func burstBoundReached(at now: Instant, into events: inout [ShutterEvent]) {
-        guard let line = fullLine else { return }
-        stuckLines.stick(line)
-        events.append(.lineStuck(line: lineNames[line], at: now))
-        if explains {
-            explain(lineNames[line], at: now, "held past the burst's bound ("
-                + "burstMaxShots \(timings.burstMaxShots), \(Explanation.setting("burstMaxMs", timings.burstMaximum))): "
-                + "stuck, ignored until it releases")
-        }
-        forceRelease(line: line, reason: .stuck, at: now, into: &events)
-        noteHeldLines(at: now)
     }
 
     // MARK: Routing
@@ -539,8 +515,8 @@ public struct RigStateMachine: Sendable {
     private mutating func forceRelease(line: Int, reason: CancelReason, at now: Instant, into events: inout [ShutterEvent]) {
         let release = ConfirmedTransition(active: false, since: now)
         switch kinds[line] {
-        case .full: emit(button.full.cancel(reason: reason), of: button.full.action, at: now, into: &events)
-        case .secondary: emit(secondary.cancel(reason: reason), of: secondary.action, at: now, into: &events)
+        case .full: apply(.capture(button.full.cancel(reason: reason), of: .primary), at: now, into: &events)
+        case .secondary: apply(.capture(secondary.cancel(reason: reason), of: .secondary), at: now, into: &events)
         case .half, .pad: break
         }
         route(line: line, release, at: now, into: &events)
@@ -554,140 +530,166 @@ public struct RigStateMachine: Sendable {
         noteHeldLines(at: now)
     }
 
+    /// Hands a confirmed change of `line` to the machine that owns the line, and applies what it decided.
     private mutating func route(line: Int, _ transition: ConfirmedTransition, at now: Instant,
                                 into events: inout [ShutterEvent]) {
+        let since = transition.since
         switch kinds[line] {
         case .half:
-            let action = transition.active ? button.halfPressed(since: transition.since, available: captureAvailable)
-                : button.halfReleased(since: transition.since)
-            emit(action, at: now, into: &events)
+            let action = transition.active ? button.halfPressed(since: since, available: captureAvailable)
+                : button.halfReleased(since: since)
+            apply(.button(action), at: now, into: &events)
         case .full:
             let action = transition.active
-                ? button.fullPressed(since: transition.since, halfLine: halfLine.map { LineView(debouncers[$0]) } ?? .absent,
+                ? button.fullPressed(since: since, halfLine: halfLine.map { LineView(debouncers[$0]) } ?? .absent,
                                      fullWindowIsZero: debouncers[line].window == .zero, available: captureAvailable)
-                : button.fullReleased(since: transition.since)
-            emit(action, at: now, into: &events)
+                : button.fullReleased(since: since)
+            apply(.button(action), at: now, into: &events)
         case .secondary:
-            if transition.active {
-                resolvePendingLightPress(because: .secondaryPress, at: now, into: &events)
-                switch timings.secondaryAction {
-                case .capture:
-                    if captureAvailable { controlsStep(at: now, into: &events) { $0.collapse(at: now, into: &$1) } }
-                    emit(secondary.press(since: transition.since, available: captureAvailable), of: secondary.action, at: now,
-                         into: &events)
-                case .toggleControls:
-                    controlsStep(at: now, into: &events) { $0.toggle(at: now, into: &$1) }
-                case .nextControl:
-                    controlsStep(at: now, into: &events) { $0.next(at: now, into: &$1) }
-                }
+            if !transition.active {
+                apply(.capture(secondary.release(since: since), of: .secondary), at: now, into: &events)
+            } else if timings.secondaryAction == .capture {
+                apply(.capture(secondary.press(since: since, available: captureAvailable), of: .secondary), at: now,
+                      into: &events)
             } else {
-                emit(secondary.release(since: transition.since), of: secondary.action, at: now, into: &events)
+                apply(.secondaryPressed(timings.secondaryAction), at: now, into: &events)
             }
         case .pad(let pad):
             // A finger that comes down far from where it lifted, or again on a pad it left a while
             // ago, begins another touch: the lifted one ends first.
-            if transition.active, strip.landingIsANewTouch(pad, at: transition.since) {
-                strip.undoResumption(at: transition.since)
-                routeStrip({ $0.fire(at: now) }, at: now, into: &events)
+            if transition.active, strip.landingIsANewTouch(pad, at: since) {
+                strip.undoResumption(at: since)
+                apply(.strip(strip.fire(at: now)), at: now, into: &events)
             }
-            routeStrip({ $0.pad(pad, active: transition.active, since: transition.since) }, at: now, into: &events)
-        }
-    }
-
-    /// The events of what the two-stage button did.
-    private mutating func emit(_ action: TwoStageButton.Action, at now: Instant, into events: inout [ShutterEvent]) {
-        switch action {
-        case .half(let half):
-            emit(half, at: now, into: &events)
-        case .full(let capture):
-            if case .began = capture {
-                startPrimaryCapture(capture, at: now, into: &events)
-            } else if case .refused = capture {
-                startPrimaryCapture(capture, at: now, into: &events)
-            } else {
-                emit(capture, of: .primary, at: now, into: &events)
-            }
-        case .fullNoise(let halfMayFollow):
-            if explains, let halfLine, let fullLine {
-                // With no window on `full`, `half` pressed at this same instant may still come.
-                let unless = halfMayFollow ? " unless \(lineNames[halfLine]) is pressed at this same instant" : ""
-                explain(lineNames[fullLine], at: now, "pressed while \(lineNames[halfLine]) is released: "
-                    + "a two-stage button cannot close its full stage alone, ignored as noise" + unless)
-            }
-        case .clickAfterHalf(let capture):
-            // `full` came first within the same instant and was taken as noise: a click after all.
-            if explains, let halfLine {
-                explain(lineNames[halfLine], at: now, "pressed at the same instant as full: a full click")
-            }
-            startPrimaryCapture(capture, at: now, into: &events)
-        }
-    }
-
-    /// A `full` press that is a click: its capture begins (or is refused).
-    private mutating func startPrimaryCapture(_ capture: CaptureButton.Action, at now: Instant,
-                                              into events: inout [ShutterEvent]) {
-        // A light press still waiting is reported now, though its `controlsActive` and the
-        // click's `controlsInactive` then come in one instant: it happened, and clients may
-        // count it (README, "Order within one instant").
-        resolvePendingLightPress(because: .fullPress, at: now, into: &events)
-        // The controls collapse only for a capture that begins.
-        if case .began = capture { controlsStep(at: now, into: &events) { $0.collapse(at: now, into: &$1) } }
-        emit(capture, of: .primary, at: now, into: &events)
-    }
-
-    private mutating func route(_ action: SliderStrip.Action, at now: Instant, into events: inout [ShutterEvent]) {
-        switch action {
-        case .none, .ignored:
-            // A touch that was neither a tap nor a swipe already resolved any light press (`notTap`).
-            break
-        case .touchBegan(let since):
-            controlsStep(at: now, into: &events) { $0.touchBegan(at: now, into: &$1) }
-            guard halfLine == nil else { return }
-            // A tap is known only once the lift grace ran out after it: allow for it in the double's window.
-            startLightPress(since: since, maximum: stripTapMaximum, at: now, into: &events)
-        case .notTap:
-            if halfLine == nil { resolvePendingLightPress(because: .touchNotTap, at: now, into: &events) }
-        case .swipeBegan(let motion, _):
-            // A light press followed by a swipe: show the controls, then adjust. During a burst this
-            // reopens the controls the capture closed: a new swipe is a deliberate input (zoom while
-            // shooting), and the burst is not interrupted.
-            resolvePendingLightPress(because: .swipe, at: now, into: &events)
-            events.append(.swipe(phase: .began, position: motion.position, delta: motion.delta,
-                                 velocity: motion.velocity, flick: false, at: now))
-            controlsStep(at: now, into: &events) { $0.swipeBegan(deltaPads: motion.deltaPads, padsPerSecond: motion.padsPerSecond, at: now, into: &$1) }
-        case .swipeChanged(let motion):
-            events.append(.swipe(phase: .changed, position: motion.position, delta: motion.delta,
-                                 velocity: motion.velocity, flick: false, at: now))
-            controlsStep(at: now, into: &events) { $0.swipeChanged(deltaPads: motion.deltaPads, padsPerSecond: motion.padsPerSecond, at: now, into: &$1) }
-        case .swipeEnded(let motion, let end):
-            events.append(.swipe(phase: .ended, position: motion.position, delta: motion.delta,
-                                 velocity: motion.velocity, flick: end.isFlick, at: now))
-            controlsStep(at: now, into: &events) { $0.swipeEnded(flick: end.isFlick, padsPerSecond: motion.padsPerSecond, at: now, into: &$1) }
-        case .tap(let pressedAt, let releasedAt, _):
-            guard halfLine == nil else { return }
-            completeLightPress(pressedAt: pressedAt, releasedAt: releasedAt, at: now, into: &events)
-        case .doubleTap(let pressedAt, let firstReleasedAt, let secondPressedAt, let releasedAt):
-            guard halfLine == nil else { return }
-            // Both taps, in the order they happened: the double-press window decides as for any two.
-            completeLightPress(pressedAt: pressedAt, releasedAt: firstReleasedAt, at: now, into: &events)
-            startLightPress(since: secondPressedAt, maximum: stripTapMaximum, at: now, into: &events)
-            completeLightPress(pressedAt: secondPressedAt, releasedAt: releasedAt, at: now, into: &events)
+            apply(.strip(strip.pad(pad, active: transition.active, since: since)), at: now, into: &events)
         }
     }
 
     // MARK: Events
 
-    // The sub-machines return actions; only the functions below (and `report`, `route(_:)` for the
-    // strip) turn them into events, each action's events in the README's "Order within one instant":
-    // `burst ended` just before `capture ended`/`cancelled`. Across machines the order is the order
-    // `route` runs them in: a pending `lightPress` first (`resolvePendingLightPress`), then the
-    // controls' `controlsInactive` (`collapse`) before `capture began`; `prepare ended` before what
-    // the release of `half` meant.
+    /// What one of the rig's machines decided: ``apply(_:at:into:)`` turns each into events, and
+    /// into the inputs of the machines it concerns (a tap is a light press, a light press opens the controls).
+    enum Decision: Hashable, Sendable {
+        /// What the two-stage button (`half`, `full`) did.
+        case button(TwoStageButton.Action)
+        /// What `half`'s release meant, once its prepare ended.
+        case halfReleased(HalfButton.Release)
+        /// What a capture button did: `full` (`primary`) or `secondary`.
+        case capture(CaptureButton.Action, of: CaptureAction)
+        /// The secondary button, mapped to the controls, was pressed.
+        case secondaryPressed(SecondaryAction)
+        case lightPress(LightPressRecognizer.Action)
+        case strip(SliderStrip.Action)
+        case controls(ControlsStateMachine.Action)
 
-    /// The events of the action of the capture button whose presses are `button` (its `action`).
+        var isCapture: Bool {
+            if case .capture = self { return true }
+            return false
+        }
+    }
+
+    /// What comes before a decision's own events at its instant.
+    struct Precedence: Hashable, Sendable {
+        /// A light press still waiting is resolved as single, for this cause, and reported first.
+        var resolvesLightPress: LightPressRecognizer.Interruption?
+        /// The controls collapse (`controlsInactive`, `capture`) first.
+        var collapsesControls = false
+
+        static let none = Precedence(resolvesLightPress: nil)
+    }
+
+    /// The README's "Order within one instant" as data: what a decision's events follow.
+    ///
+    /// A pending `lightPress` comes first, then `controlsInactive` before `capture began`. A light
+    /// press still waiting when a full click comes is reported then (it happened, and a client may
+    /// count it), so its `controlsActive` and the click's `controlsInactive` share the instant. The
+    /// other orders are within one machine's action: `burst ended` before `capture ended`/`cancelled`,
+    /// `prepare ended` before what the release of `half` meant, the controls' actions as they come.
+    /// - Parameter stripMakesLightPresses: the rig has no `half`, so the strip's taps are its light presses.
+    static func precedence(of decision: Decision, stripMakesLightPresses: Bool) -> Precedence {
+        switch decision {
+        case .capture(.began, let button):
+            Precedence(resolvesLightPress: button == .primary ? .fullPress : .secondaryPress, collapsesControls: true)
+        case .capture(.refused, let button):
+            Precedence(resolvesLightPress: button == .primary ? .fullPress : .secondaryPress)
+        case .secondaryPressed:
+            Precedence(resolvesLightPress: .secondaryPress)
+        case .halfReleased(.notLight):
+            Precedence(resolvesLightPress: .pressNotLight)
+        // A light press followed by a swipe: show the controls, then adjust.
+        case .strip(.swipeBegan):
+            Precedence(resolvesLightPress: .swipe)
+        // A touch that was neither a tap nor a swipe already resolved any light press here.
+        case .strip(.notTap):
+            stripMakesLightPresses ? Precedence(resolvesLightPress: .touchNotTap) : .none
+        case .button, .halfReleased, .capture, .lightPress, .strip, .controls:
+            .none
+        }
+    }
+
+    /// Turns what a machine decided into events (explained in setup mode), after what
+    /// ``precedence(of:stripMakesLightPresses:)`` puts first, and feeds the machines it concerns.
+    private mutating func apply(_ decision: Decision, at now: Instant, into events: inout [ShutterEvent]) {
+        // A capture's explanation (a press refused) is about its own event: it comes with it, below.
+        if explanations != nil, !decision.isCapture { explain(decision, at: now) }
+        let precedence = Self.precedence(of: decision, stripMakesLightPresses: halfLine == nil)
+        if let cause = precedence.resolvesLightPress {
+            apply(.lightPress(lightPresses.resolve(because: cause)), at: now, into: &events)
+        }
+        if precedence.collapsesControls { controlsStep(at: now, into: &events) { $0.collapse(at: now, into: &$1) } }
+        switch decision {
+        case .button(let action):
+            apply(action, at: now, into: &events)
+        case .halfReleased(let release):
+            if case .lightPress(let pressedAt, let releasedAt, _) = release {
+                apply(.lightPress(lightPresses.lightPress(pressedAt: pressedAt, releasedAt: releasedAt)), at: now,
+                      into: &events)
+            }
+        case .capture(let action, let button):
+            if explanations != nil { explain(decision, at: now) }
+            apply(action, of: button, at: now, into: &events)
+        case .secondaryPressed(let action):
+            if action == .toggleControls {
+                controlsStep(at: now, into: &events) { $0.toggle(at: now, into: &$1) }
+            } else {
+                controlsStep(at: now, into: &events) { $0.next(at: now, into: &$1) }
+            }
+        case .lightPress(let action):
+            apply(action, at: now, into: &events)
+        case .strip(let action):
+            apply(action, at: now, into: &events)
+        case .controls(let action):
+            events.append(action.event(at: now))
+        }
+    }
+
+    /// The two-stage button's part of ``apply(_:at:into:)``.
+    private mutating func apply(_ action: TwoStageButton.Action, at now: Instant, into events: inout [ShutterEvent]) {
+        switch action {
+        case .half(.none):
+            break
+        case .half(.prepareBegan(let pressedAt)):
+            events.append(.prepare(phase: .began, pressedAt: pressedAt, at: now))
+        case .half(.prepareEnded(let pressedAt)):
+            events.append(.prepare(phase: .ended, pressedAt: pressedAt, at: now))
+        case .half(.pressed(let since)):
+            let start = lightPresses.pressStarted(since: since, maximum: timings.lightPressMaximum)
+            apply(.lightPress(start), at: now, into: &events)
+        case .half(.released(let preparedSince, let release)):
+            if let preparedSince { events.append(.prepare(phase: .ended, pressedAt: preparedSince, at: now)) }
+            apply(.halfReleased(release), at: now, into: &events)
+        case .full(let capture), .clickAfterHalf(let capture):
+            apply(.capture(capture, of: .primary), at: now, into: &events)
+        case .fullNoise:
+            break
+        }
+    }
+
+    /// A capture button's part of ``apply(_:at:into:)``: `burst ended` just before `capture ended`
+    /// or `cancelled`.
     @inline(__always)
-    private mutating func emit(_ action: CaptureButton.Action, of button: CaptureAction, at now: Instant,
-                      into events: inout [ShutterEvent]) {
+    private mutating func apply(_ action: CaptureButton.Action, of button: CaptureAction, at now: Instant,
+                                into events: inout [ShutterEvent]) {
         switch action {
         case .none:
             break
@@ -705,18 +707,83 @@ public struct RigStateMachine: Sendable {
             events.append(.capture(phase: .cancelled, action: button, pressedAt: pressedAt, releasedAt: nil, photo: false,
                                    reason: reason, at: now))
         case .refused(let pressedAt):
-            if explains, let line = button == .primary ? fullLine : secondaryLine {
-                explain(lineNames[line], at: now, "pressed while capture is unavailable: cancelled")
-            }
             events.append(.capture(phase: .cancelled, action: button, pressedAt: pressedAt, releasedAt: nil, photo: false,
                                    reason: .unavailable, at: now))
         case .burstBoundReached:
-            // Handled by the burst timer, which ends the press as stuck.
-            break
+            // `full` is still held when the next burst shot is due past the burst's bound: a jammed
+            // button, not a person. Reported once as stuck, the press cancelled, ignored until it releases.
+            guard let line = fullLine else { return }
+            stuckLines.stick(line)
+            events.append(.lineStuck(line: lineNames[line], at: now))
+            forceRelease(line: line, reason: .stuck, at: now, into: &events)
+            noteHeldLines(at: now)
         }
     }
 
-    /// Runs one step of the controls and emits what it did.
+    /// The light-press recognizer's part of ``apply(_:at:into:)``: singles and doubles are
+    /// reported, and open the controls or the chooser.
+    private mutating func apply(_ action: LightPressRecognizer.Action, at now: Instant, into events: inout [ShutterEvent]) {
+        switch action {
+        case .none, .secondPress, .waiting:
+            break
+        case .single(let pressedAt, let releasedAt, _):
+            events.append(.lightPress(source: lightPressSource, pressedAt: pressedAt, releasedAt: releasedAt, at: now))
+            controlsStep(at: now, into: &events) { $0.lightPress(at: now, into: &$1) }
+        case .double(let pressedAt):
+            events.append(.doubleLightPress(source: lightPressSource, pressedAt: pressedAt, at: now))
+            controlsStep(at: now, into: &events) { $0.doubleLightPress(at: now, into: &$1) }
+        }
+    }
+
+    /// The strip's part of ``apply(_:at:into:)``: swipes move the controls; on a rig without `half`,
+    /// taps are light presses.
+    @inline(__always)
+    private mutating func apply(_ action: SliderStrip.Action, at now: Instant, into events: inout [ShutterEvent]) {
+        switch action {
+        case .none, .ignored, .notTap:
+            break
+        case .touchBegan(let since):
+            // A touch stops a glide, whatever it turns out to be.
+            controlsStep(at: now, into: &events) { $0.touchBegan(at: now, into: &$1) }
+            guard halfLine == nil else { return }
+            // A tap is known only once the lift grace ran out after it: allow for it in the double's window.
+            apply(.lightPress(lightPresses.pressStarted(since: since, maximum: stripTapMaximum)), at: now, into: &events)
+        case .swipeBegan(let motion, _):
+            // During a burst this reopens the controls the capture closed: a new swipe is a deliberate
+            // input (zoom while shooting), and the burst is not interrupted.
+            events.append(.swipe(phase: .began, position: motion.position, delta: motion.delta,
+                                 velocity: motion.velocity, flick: false, at: now))
+            controlsStep(at: now, into: &events) {
+                $0.swipeBegan(deltaPads: motion.deltaPads, padsPerSecond: motion.padsPerSecond, at: now, into: &$1)
+            }
+        case .swipeChanged(let motion):
+            events.append(.swipe(phase: .changed, position: motion.position, delta: motion.delta,
+                                 velocity: motion.velocity, flick: false, at: now))
+            controlsStep(at: now, into: &events) {
+                $0.swipeChanged(deltaPads: motion.deltaPads, padsPerSecond: motion.padsPerSecond, at: now, into: &$1)
+            }
+        case .swipeEnded(let motion, let end):
+            events.append(.swipe(phase: .ended, position: motion.position, delta: motion.delta,
+                                 velocity: motion.velocity, flick: end.isFlick, at: now))
+            controlsStep(at: now, into: &events) {
+                $0.swipeEnded(flick: end.isFlick, padsPerSecond: motion.padsPerSecond, at: now, into: &$1)
+            }
+        case .tap(let pressedAt, let releasedAt, _):
+            guard halfLine == nil else { return }
+            apply(.lightPress(lightPresses.lightPress(pressedAt: pressedAt, releasedAt: releasedAt)), at: now, into: &events)
+        case .doubleTap(let pressedAt, let firstReleasedAt, let secondPressedAt, let releasedAt):
+            guard halfLine == nil else { return }
+            // Both taps, in the order they happened: the double-press window decides as for any two.
+            apply(.lightPress(lightPresses.lightPress(pressedAt: pressedAt, releasedAt: firstReleasedAt)), at: now,
+                  into: &events)
+            apply(.lightPress(lightPresses.pressStarted(since: secondPressedAt, maximum: stripTapMaximum)), at: now,
+                  into: &events)
+            apply(.lightPress(lightPresses.lightPress(pressedAt: secondPressedAt, releasedAt: releasedAt)), at: now,
+                  into: &events)
+        }
+    }
+
+    /// Runs one step of the controls and applies what it did, in its order.
     @inline(__always)
     private mutating func controlsStep(at now: Instant, into events: inout [ShutterEvent],
                                        _ step: (inout ControlsStateMachine, inout [ControlsStateMachine.Action]) -> Void) {
@@ -724,53 +791,14 @@ public struct RigStateMachine: Sendable {
         emitControlActions(at: now, into: &events)
     }
 
-    /// The events of the controls' actions, in their order; the idle timeout is explained.
+    /// Applies the controls' actions in their order (the buffer is kept, so a step allocates nothing once it has grown).
     @inline(__always)
     private mutating func emitControlActions(at now: Instant, into events: inout [ShutterEvent]) {
         guard !controlActions.isEmpty else { return }
         for action in controlActions {
-            events.append(action.event(at: now))
-            if explanations != nil, case .closed(.idle) = action {
-                explain("controls", at: now,
-                        "no input for \(Explanation.setting("controlsIdleTimeoutMs", timings.controlsIdleTimeout)): inactive")
-            }
+            apply(.controls(action), at: now, into: &events)
         }
         controlActions.removeAll(keepingCapacity: true)
-    }
-
-    /// The events of what `half` did.
-    @inline(__always)
-    private mutating func emit(_ action: HalfButton.Action, at now: Instant, into events: inout [ShutterEvent]) {
-        switch action {
-        case .none: break
-        case .prepareBegan(let pressedAt): events.append(.prepare(phase: .began, pressedAt: pressedAt, at: now))
-        case .prepareEnded(let pressedAt): events.append(.prepare(phase: .ended, pressedAt: pressedAt, at: now))
-        case .pressed(let since):
-            startLightPress(since: since, maximum: timings.lightPressMaximum, at: now, into: &events)
-        case .released(let preparedSince, let release):
-            if let preparedSince { events.append(.prepare(phase: .ended, pressedAt: preparedSince, at: now)) }
-            if explanations != nil, let halfLine { explainHalfRelease(line: halfLine, release, at: now) }
-            switch release {
-            case .lightPress(let pressedAt, let releasedAt, _):
-                completeLightPress(pressedAt: pressedAt, releasedAt: releasedAt, at: now, into: &events)
-            case .notLight:
-                resolvePendingLightPress(because: .pressNotLight, at: now, into: &events)
-            }
-        }
-    }
-
-    private mutating func report(_ action: LightPressRecognizer.Action, at now: Instant, into events: inout [ShutterEvent]) {
-        switch action {
-        case .none, .secondPress, .waiting:
-            break
-        case .single(let pressedAt, let releasedAt, let reason):
-            if explanations != nil { explainSingle(reason, at: now) }
-            events.append(.lightPress(source: lightPressSource, pressedAt: pressedAt, releasedAt: releasedAt, at: now))
-            controlsStep(at: now, into: &events) { $0.lightPress(at: now, into: &$1) }
-        case .double(let pressedAt):
-            events.append(.doubleLightPress(source: lightPressSource, pressedAt: pressedAt, at: now))
-            controlsStep(at: now, into: &events) { $0.doubleLightPress(at: now, into: &$1) }
-        }
     }
 }
 
@@ -880,6 +908,49 @@ extension RigStateMachine {
         return taken
     }
 
+    /// Explains `decision`, with the figures that ride on it.
+    @inline(never)
+    private mutating func explain(_ decision: Decision, at now: Instant) {
+        switch decision {
+        case .button(.half(.prepareBegan)):
+            guard let halfLine else { return }
+            explain(lineNames[halfLine], at: now, "held \(Explanation.setting("prepareAfterMs", timings.prepareAfter)): prepare began")
+        case .button(.fullNoise(let halfMayFollow)):
+            guard let halfLine, let fullLine else { return }
+            // With no window on `full`, `half` pressed at this same instant may still come.
+            let unless = halfMayFollow ? " unless \(lineNames[halfLine]) is pressed at this same instant" : ""
+            explain(lineNames[fullLine], at: now, "pressed while \(lineNames[halfLine]) is released: "
+                + "a two-stage button cannot close its full stage alone, ignored as noise" + unless)
+        case .button(.clickAfterHalf):
+            // `full` came first within the same instant and was taken as noise: a click after all.
+            guard let halfLine else { return }
+            explain(lineNames[halfLine], at: now, "pressed at the same instant as full: a full click")
+        case .button:
+            break
+        case .halfReleased(let release):
+            if let halfLine { explainHalfRelease(line: halfLine, release, at: now) }
+        case .capture(.refused, let button):
+            guard let line = button == .primary ? fullLine : secondaryLine else { return }
+            explain(lineNames[line], at: now, "pressed while capture is unavailable: cancelled")
+        case .capture(.burstBoundReached, _):
+            guard let line = fullLine else { return }
+            explain(lineNames[line], at: now, "held past the burst's bound ("
+                + "burstMaxShots \(timings.burstMaxShots), \(Explanation.setting("burstMaxMs", timings.burstMaximum))): "
+                + "stuck, ignored until it releases")
+        case .capture, .secondaryPressed:
+            break
+        case .lightPress(let action):
+            explainLightPress(action, at: now)
+        case .strip(let action):
+            explainStrip(action, at: now)
+        case .controls(.closed(.idle)):
+            explain("controls", at: now,
+                    "no input for \(Explanation.setting("controlsIdleTimeoutMs", timings.controlsIdleTimeout)): inactive")
+        case .controls:
+            break
+        }
+    }
+
     /// Records one explanation. Callers check ``explains`` first, so no text is built while off.
     @inline(never)
     private mutating func explain(_ subject: String, at time: Instant, _ reason: String) {
@@ -928,62 +999,25 @@ extension RigStateMachine {
     /// What light presses come from: the half line, or the strip's taps.
     private var lightPressSubject: String { halfLine.map { lineNames[$0] } ?? "strip" }
 
-    /// A press that may be light began: it may make a double with a light press waiting.
-    private mutating func startLightPress(since: Instant, maximum: Nanoseconds, at now: Instant,
-                                          into events: inout [ShutterEvent]) {
-        let start = lightPresses.pressStarted(since: since, maximum: maximum)
-        if explanations != nil { explainLightPressStart(start, at: now) }
-        report(start, at: now, into: &events)
-    }
-
+    /// Says what the light-press recognizer decided, and why a light press is single.
     @inline(never)
-    private mutating func explainLightPressStart(_ start: LightPressRecognizer.Action, at now: Instant) {
+    private mutating func explainLightPress(_ action: LightPressRecognizer.Action, at now: Instant) {
         let window = Explanation.setting("doublePressWindowMs", lightPresses.window)
-        switch start {
+        switch action {
+        case .none:
+            break
         case .secondPress(let gap):
             explain(lightPressSubject, at: now, "pressed again \(Explanation.milliseconds(gap)) after a light press ≤ \(window): "
                 + "a double light press if this one is light too")
         case .single(_, _, .pressedAgainLate(let gap)):
             explain(lightPressSubject, at: now, "pressed again \(Explanation.milliseconds(gap)) after a light press > \(window): "
                 + "that light press was single")
-        case .none, .waiting, .single, .double:
-            break
-        }
-    }
-
-    /// A light press (or tap) completed: the first of a double waits for its window, the second makes it.
-    private mutating func completeLightPress(pressedAt: Instant, releasedAt: Instant, at now: Instant,
-                                             into events: inout [ShutterEvent]) {
-        let outcome = lightPresses.lightPress(pressedAt: pressedAt, releasedAt: releasedAt)
-        if explanations != nil {
-            explainCompletedLightPress(outcome, at: now)
-        }
-        report(outcome, at: now, into: &events)
-    }
-
-    @inline(never)
-    private mutating func explainCompletedLightPress(_ outcome: LightPressRecognizer.Action, at now: Instant) {
-        if case .double = outcome {
+        // The first of two light presses is single only because this one completed: this one waits.
+        case .waiting, .single(_, _, .anotherLightPress):
+            explain(lightPressSubject, at: now, "light press waits \(window) for a second one before it is reported")
+        case .double:
             explain(lightPressSubject, at: now, "second light press inside the window: a double light press")
-        } else {
-            explain(lightPressSubject, at: now, "light press waits \(Explanation.setting("doublePressWindowMs", lightPresses.window)) "
-                + "for a second one before it is reported")
-        }
-    }
-
-    /// Something other than a second light press came: a light press still waiting is reported as single.
-    private mutating func resolvePendingLightPress(because cause: LightPressRecognizer.Interruption, at now: Instant,
-                                                   into events: inout [ShutterEvent]) {
-        report(lightPresses.resolve(because: cause), at: now, into: &events)
-    }
-
-    /// Explains why a light press is single (a double needs nothing more than
-    /// ``explainCompletedLightPress(_:at:)``); a light press resolved by a late press was explained
-    /// when that press started.
-    @inline(never)
-    private mutating func explainSingle(_ reason: LightPressRecognizer.SingleReason, at now: Instant) {
-        switch reason {
-        case .interrupted(let cause):
+        case .single(_, _, .interrupted(let cause)):
             let text = switch cause {
             case .inputEnded: "input ended"
             case .pressNotLight: "a press that was not light"
@@ -993,23 +1027,11 @@ extension RigStateMachine {
             case .swipe: "a swipe"
             }
             explain(lightPressSubject, at: now, "\(text) came instead of a second light press: the light press is single")
-        case .secondPressNotLight:
+        case .single(_, _, .secondPressNotLight):
             explain(lightPressSubject, at: now, "second press held too long to be light: no double, the light press is single")
-        case .noSecondPress:
-            let window = Explanation.setting("doublePressWindowMs", lightPresses.window)
+        case .single(_, _, .noSecondPress):
             explain(lightPressSubject, at: now, "no second press within \(window): a single light press")
-        case .pressedAgainLate, .anotherLightPress:
-            break
         }
-    }
-
-    /// Runs one step of the strip and routes what it meant, explaining taps and swipes.
-    @inline(__always)
-    private mutating func routeStrip(_ step: (inout SliderStrip) -> SliderStrip.Action, at now: Instant,
-                                     into events: inout [ShutterEvent]) {
-        let action = step(&strip)
-        if explanations != nil { explainStrip(action, at: now) }
-        route(action, at: now, into: &events)
     }
 
     /// Says why the strip decided `action`: the figures ride on the action.
