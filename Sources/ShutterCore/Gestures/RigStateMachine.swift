@@ -10,11 +10,6 @@ public struct RigStateMachine: Sendable {
     private enum LineKind: Sendable {
         case half, full, secondary
         case pad(Int)
-
-        var isPad: Bool {
-            if case .pad = self { return true }
-            return false
-        }
     }
 
     /// The timers of the gesture machines, in the order they fire when due at the same instant:
@@ -56,6 +51,8 @@ public struct RigStateMachine: Sendable {
     private var finishing = false
     /// Setup mode's explanations not yet taken; nil while ``explains`` is off, so nothing is built.
     private var explanations: [Explanation]?
+    /// Makes the explanations' text from the decisions' reasons.
+    private let explainer: Explanation.Formatter
 
     /// The clock's last instant: a deadline that saturated there is never due.
     static let never = Instant(rawValue: .max)
@@ -117,6 +114,7 @@ public struct RigStateMachine: Sendable {
         strip = SliderStrip(padCount: padNumber, timings: board.gestures)
         controls = ControlsStateMachine(controls: board.controls, padCount: padNumber, timings: board.gestures,
                                         initialValues: initialValues)
+        explainer = Explanation.Formatter(board: board, windows: debouncers.map(\.window))
     }
 
     // MARK: Inputs
@@ -182,10 +180,7 @@ public struct RigStateMachine: Sendable {
     /// cancelled when it goes away, and presses while unavailable give `capture cancelled`.
     public mutating func setCaptureAvailable(_ available: Bool, at now: Instant, into events: inout [ShutterEvent]) {
         takeInput(at: now, into: &events)
-        if explains, available != captureAvailable {
-            explain("capture", at: cursor, available ? "available: presses take photos"
-                : "unavailable (no camera, or disabled): presses are cancelled")
-        }
+        if explains, available != captureAvailable { explain(explainer.captureAvailability(available), at: cursor) }
         captureAvailable = available
         if !available {
             apply(.capture(button.full.cancel(reason: .unavailable), of: .primary), at: cursor, into: &events)
@@ -421,7 +416,7 @@ public struct RigStateMachine: Sendable {
                     confirmed(line: line.line, transition, at: cursor, into: &events)
                 } else {
                     if line.line == halfLine { button.halfUnconfirmed(LineView(debouncers[line.line])) }
-                    if let attempt { explainDropped(line: line.line, attempt, window: attemptWindow, at: cursor) }
+                    if let attempt { explain(explainer.dropped(line: line.line, attempt, window: attemptWindow), at: cursor) }
                 }
             } else if let timer, let due = timerDue, due <= limit, due < Self.never {
                 if due > cursor { cursor = due }
@@ -464,10 +459,7 @@ public struct RigStateMachine: Sendable {
         case .stuck:
             for line in stuckLines.fire(at: now) {
                 events.append(.lineStuck(line: lineNames[line], at: now))
-                if explains, let limit = stuckLines.limit(of: line) {
-                    let setting = kinds[line].isPad ? "padStuckAfterMs" : "stuckAfterMs"
-                    explain(lineNames[line], at: now, "active for \(Explanation.setting(setting, limit)): stuck, ignored until it releases")
-                }
+                if explains, let limit = stuckLines.limit(of: line) { explain(explainer.stuck(line: line, limit: limit), at: now) }
                 forceRelease(line: line, reason: .stuck, at: now, into: &events)
             }
         }
@@ -908,163 +900,25 @@ extension RigStateMachine {
         return taken
     }
 
-    /// Explains `decision`, with the figures that ride on it.
+    /// Explains `decision` with the figures that ride on it. Callers check ``explains`` first, so
+    /// no text is built while off.
     @inline(never)
     private mutating func explain(_ decision: Decision, at now: Instant) {
-        switch decision {
-        case .button(.half(.prepareBegan)):
-            guard let halfLine else { return }
-            explain(lineNames[halfLine], at: now, "held \(Explanation.setting("prepareAfterMs", timings.prepareAfter)): prepare began")
-        case .button(.fullNoise(let halfMayFollow)):
-            guard let halfLine, let fullLine else { return }
-            // With no window on `full`, `half` pressed at this same instant may still come.
-            let unless = halfMayFollow ? " unless \(lineNames[halfLine]) is pressed at this same instant" : ""
-            explain(lineNames[fullLine], at: now, "pressed while \(lineNames[halfLine]) is released: "
-                + "a two-stage button cannot close its full stage alone, ignored as noise" + unless)
-        case .button(.clickAfterHalf):
-            // `full` came first within the same instant and was taken as noise: a click after all.
-            guard let halfLine else { return }
-            explain(lineNames[halfLine], at: now, "pressed at the same instant as full: a full click")
-        case .button:
-            break
-        case .halfReleased(let release):
-            if let halfLine { explainHalfRelease(line: halfLine, release, at: now) }
-        case .capture(.refused, let button):
-            guard let line = button == .primary ? fullLine : secondaryLine else { return }
-            explain(lineNames[line], at: now, "pressed while capture is unavailable: cancelled")
-        case .capture(.burstBoundReached, _):
-            guard let line = fullLine else { return }
-            explain(lineNames[line], at: now, "held past the burst's bound ("
-                + "burstMaxShots \(timings.burstMaxShots), \(Explanation.setting("burstMaxMs", timings.burstMaximum))): "
-                + "stuck, ignored until it releases")
-        case .capture, .secondaryPressed:
-            break
-        case .lightPress(let action):
-            explainLightPress(action, at: now)
-        case .strip(let action):
-            explainStrip(action, at: now)
-        case .controls(.closed(.idle)):
-            explain("controls", at: now,
-                    "no input for \(Explanation.setting("controlsIdleTimeoutMs", timings.controlsIdleTimeout)): inactive")
-        case .controls:
-            break
-        }
+        guard let text = explainer.text(of: decision) else { return }
+        explanations?.append(Explanation(time: now, subject: text.subject, reason: text.reason))
     }
 
-    /// Records one explanation. Callers check ``explains`` first, so no text is built while off.
+    /// Records one explanation made by ``explainer``.
     @inline(never)
-    private mutating func explain(_ subject: String, at time: Instant, _ reason: String) {
-        explanations?.append(Explanation(time: time, subject: subject, reason: reason))
-    }
-
-    /// What a debounce window is called in explanations: the glitch filter, the debounce, or (a
-    /// button's release) the second-press gap.
-    private func windowName(of line: Int, _ window: Nanoseconds) -> String {
-        if window == timings.glitchFilter { return "glitch filter " + Explanation.milliseconds(window) }
-        if window != debouncers[line].window { return Explanation.setting("secondPressGapMs", window) + ": the same press" }
-        return "debounce " + Explanation.milliseconds(window)
-    }
-
-    /// The debouncer dropped a change that did not hold for its window.
-    @inline(never)
-    private mutating func explainDropped(line: Int, _ attempt: (start: Instant, lastEdge: Instant), window: Nanoseconds,
-                                         at now: Instant) {
-        explain(lineNames[line], at: now,
-                "\(Explanation.milliseconds(attempt.lastEdge - attempt.start)) pulse dropped (\(windowName(of: line, window)))")
+    private mutating func explain(_ text: Explanation.Text, at now: Instant) {
+        explanations?.append(Explanation(time: now, subject: text.subject, reason: text.reason))
     }
 
     /// An edge after a quiet gap started a new attempt: the pulses before it were glitches.
     @inline(never)
-    private mutating func explainRestartedAttempt(line: Int, _ attempt: (start: Instant, lastEdge: Instant), window: Nanoseconds,
-                                                  at now: Instant) {
+    private mutating func explainRestartedAttempt(line: Int, _ attempt: (start: Instant, lastEdge: Instant),
+                                                  window: Nanoseconds, at now: Instant) {
         guard let current = debouncers[line].pendingAttempt, current.start != attempt.start else { return }
-        explainDropped(line: line, attempt, window: window, at: now)
-    }
-
-    @inline(never)
-    private mutating func explainHalfRelease(line: Int, _ release: HalfButton.Release, at now: Instant) {
-        let maximum = Explanation.setting("lightPressMaxMs", timings.lightPressMaximum)
-        switch release {
-        case .lightPress(_, _, let held):
-            explain(lineNames[line], at: now, "held \(Explanation.milliseconds(held)) ≤ \(maximum): a light press")
-        case .notLight(.fullClicked):
-            explain(lineNames[line], at: now, "released after a full click: not a light press")
-        case .notLight(.heldLongerThanMaximum(let held)):
-            explain(lineNames[line], at: now, "held \(Explanation.milliseconds(held)) > \(maximum): not a light press")
-        case .notLight(.notPressed):
-            break
-        }
-    }
-
-    /// What light presses come from: the half line, or the strip's taps.
-    private var lightPressSubject: String { halfLine.map { lineNames[$0] } ?? "strip" }
-
-    /// Says what the light-press recognizer decided, and why a light press is single.
-    @inline(never)
-    private mutating func explainLightPress(_ action: LightPressRecognizer.Action, at now: Instant) {
-        let window = Explanation.setting("doublePressWindowMs", lightPresses.window)
-        switch action {
-        case .none:
-            break
-        case .secondPress(let gap):
-            explain(lightPressSubject, at: now, "pressed again \(Explanation.milliseconds(gap)) after a light press ≤ \(window): "
-                + "a double light press if this one is light too")
-        case .single(_, _, .pressedAgainLate(let gap)):
-            explain(lightPressSubject, at: now, "pressed again \(Explanation.milliseconds(gap)) after a light press > \(window): "
-                + "that light press was single")
-        // The first of two light presses is single only because this one completed: this one waits.
-        case .waiting, .single(_, _, .anotherLightPress):
-            explain(lightPressSubject, at: now, "light press waits \(window) for a second one before it is reported")
-        case .double:
-            explain(lightPressSubject, at: now, "second light press inside the window: a double light press")
-        case .single(_, _, .interrupted(let cause)):
-            let text = switch cause {
-            case .inputEnded: "input ended"
-            case .pressNotLight: "a press that was not light"
-            case .fullPress: "a full press"
-            case .secondaryPress: "a secondary press"
-            case .touchNotTap: "a touch that is no tap"
-            case .swipe: "a swipe"
-            }
-            explain(lightPressSubject, at: now, "\(text) came instead of a second light press: the light press is single")
-        case .single(_, _, .secondPressNotLight):
-            explain(lightPressSubject, at: now, "second press held too long to be light: no double, the light press is single")
-        case .single(_, _, .noSecondPress):
-            explain(lightPressSubject, at: now, "no second press within \(window): a single light press")
-        }
-    }
-
-    /// Says why the strip decided `action`: the figures ride on the action.
-    @inline(never)
-    private mutating func explainStrip(_ action: SliderStrip.Action, at now: Instant) {
-        let tapMaximum = Explanation.setting("tapMaxMs", timings.tapMaximum)
-        switch action {
-        case .tap(let pressedAt, let releasedAt, let moved):
-            explain("strip", at: now, "moved \(Explanation.pads(moved)) in "
-                + "\(Explanation.milliseconds(releasedAt - pressedAt)) ≤ \(tapMaximum): a tap")
-        case .doubleTap(let pressedAt, let firstReleasedAt, let secondPressedAt, let releasedAt):
-            explain("strip", at: now, "a tap of \(Explanation.milliseconds(firstReleasedAt - pressedAt)), then one of "
-                + "\(Explanation.milliseconds(releasedAt - secondPressedAt)) ≤ \(tapMaximum) on the next pad "
-                + "\(Explanation.milliseconds(secondPressedAt - firstReleasedAt)) later: two taps")
-        case .notTap(let moved):
-            explain("strip", at: now, "touched longer than \(tapMaximum), moved \(Explanation.pads(moved)): not a tap")
-        case .swipeBegan(_, .moved(let pads, let after)):
-            explain("strip", at: now, "moved \(Explanation.pads(pads)) in \(Explanation.milliseconds(after)): a swipe")
-        case .swipeBegan(_, .rested(let pads)):
-            explain("strip", at: now, "moved \(Explanation.pads(pads)) and rested there "
-                + "\(Explanation.milliseconds(SliderStrip.dwell)) after \(tapMaximum): a swipe")
-        case .swipeEnded(_, .inputEnded):
-            explain("strip", at: now, "input ended: the swipe ends without a flick")
-        case .swipeEnded(let motion, .lifted(let flick)):
-            let speed = JSONLine.number(abs(motion.padsPerSecond), decimals: 1)
-            let limit = JSONLine.number(SliderStrip.flickPadsPerSecond, decimals: 1)
-            explain("strip", at: now, flick ? "lifted at \(speed) pads/s ≥ \(limit): a flick"
-                                            : "lifted at \(speed) pads/s < \(limit): the swipe ends, no flick")
-        case .ignored(let pressedAt, let releasedAt, let moved):
-            explain("strip", at: now, "touch of \(Explanation.milliseconds(releasedAt - pressedAt)) > \(tapMaximum) "
-                + "that moved \(Explanation.pads(moved)): neither a tap nor a swipe")
-        case .none, .touchBegan, .swipeChanged:
-            break
-        }
+        explain(explainer.dropped(line: line, attempt, window: window), at: now)
     }
 }
