@@ -1,8 +1,8 @@
 /// Why the recognizer decided what it did, one line for people: setup mode (`--explain`).
 ///
-/// The recognizer makes these at its decision points, with the figures the decision was made on
-/// ("full: 3.2 ms pulse dropped (glitch filter 5 ms)"), only while ``RigStateMachine/explains``
-/// is on: off, no text is built and nothing is stored.
+/// The recognizer makes these from its decisions, whose reasons carry the figures the decision was
+/// made on ("full: 3.2 ms pulse dropped (glitch filter 5 ms)"), with ``Formatter``, only while
+/// ``RigStateMachine/explains`` is on: off, no text is built and nothing is stored.
 public struct Explanation: Hashable, Sendable {
     /// When the decision was made (the recognizer's time, as events are stamped).
     public var time: Instant
@@ -88,7 +88,8 @@ extension Explanation {
             case .strip(let action):
                 return text(of: action).map { ("strip", $0) }
             case .controls(.closed(.idle)):
-                return ("controls", "no input for \(setting("controlsIdleTimeoutMs", timings.controlsIdleTimeout)): inactive")
+                let timeout = setting("controlsIdleTimeoutMs", timings.controlsIdleTimeout)
+                return ("controls", "no input for \(timeout): inactive")
             case .controls:
                 return nil
             }
@@ -172,7 +173,8 @@ extension Explanation {
             case .tap(let pressedAt, let releasedAt, let moved):
                 return "moved \(pads(moved)) in \(milliseconds(releasedAt - pressedAt)) ≤ \(tapMaximum): a tap"
             case .doubleTap(let pressedAt, let firstReleasedAt, let secondPressedAt, let releasedAt):
-                let first = milliseconds(firstReleasedAt - pressedAt), second = milliseconds(releasedAt - secondPressedAt)
+                let first = milliseconds(firstReleasedAt - pressedAt)
+                let second = milliseconds(releasedAt - secondPressedAt)
                 return "a tap of \(first), then one of \(second) ≤ \(tapMaximum) on the next pad "
                     + "\(milliseconds(secondPressedAt - firstReleasedAt)) later: two taps"
             case .notTap(let moved):
@@ -180,7 +182,8 @@ extension Explanation {
             case .swipeBegan(_, .moved(let distance, let after)):
                 return "moved \(pads(distance)) in \(milliseconds(after)): a swipe"
             case .swipeBegan(_, .rested(let distance)):
-                return "moved \(pads(distance)) and rested there \(milliseconds(SliderStrip.dwell)) after \(tapMaximum): a swipe"
+                let dwell = milliseconds(SliderStrip.dwell)
+                return "moved \(pads(distance)) and rested there \(dwell) after \(tapMaximum): a swipe"
             case .swipeEnded(_, .inputEnded):
                 return "input ended: the swipe ends without a flick"
             case .swipeEnded(let motion, .lifted(let flick)):
@@ -198,7 +201,8 @@ extension Explanation {
 
         /// The debouncer dropped a change of `line` that did not hold for `window`.
         func dropped(line: Int, _ attempt: (start: Instant, lastEdge: Instant), window: Nanoseconds) -> Text {
-            (lineNames[line], "\(milliseconds(attempt.lastEdge - attempt.start)) pulse dropped (\(windowName(of: line, window)))")
+            let pulse = milliseconds(attempt.lastEdge - attempt.start)
+            return (lineNames[line], "\(pulse) pulse dropped (\(windowName(of: line, window)))")
         }
 
         /// What a debounce window is called: the glitch filter, the debounce, or (a button's

@@ -416,7 +416,9 @@ public struct RigStateMachine: Sendable {
                     confirmed(line: line.line, transition, at: cursor, into: &events)
                 } else {
                     if line.line == halfLine { button.halfUnconfirmed(LineView(debouncers[line.line])) }
-                    if let attempt { explain(explainer.dropped(line: line.line, attempt, window: attemptWindow), at: cursor) }
+                    if let attempt {
+                        explain(explainer.dropped(line: line.line, attempt, window: attemptWindow), at: cursor)
+                    }
                 }
             } else if let timer, let due = timerDue, due <= limit, due < Self.never {
                 if due > cursor { cursor = due }
@@ -459,7 +461,9 @@ public struct RigStateMachine: Sendable {
         case .stuck:
             for line in stuckLines.fire(at: now) {
                 events.append(.lineStuck(line: lineNames[line], at: now))
-                if explains, let limit = stuckLines.limit(of: line) { explain(explainer.stuck(line: line, limit: limit), at: now) }
+                if explains, let limit = stuckLines.limit(of: line) {
+                    explain(explainer.stuck(line: line, limit: limit), at: now)
+                }
                 forceRelease(line: line, reason: .stuck, at: now, into: &events)
             }
         }
@@ -611,7 +615,7 @@ public struct RigStateMachine: Sendable {
         // A light press followed by a swipe: show the controls, then adjust.
         case .strip(.swipeBegan):
             Precedence(resolvesLightPress: .swipe)
-        // A touch that was neither a tap nor a swipe already resolved any light press here.
+        // A touch that outlived the tap window is no second light press (on a rig whose taps are light presses).
         case .strip(.notTap):
             stripMakesLightPresses ? Precedence(resolvesLightPress: .touchNotTap) : .none
         case .button, .halfReleased, .capture, .lightPress, .strip, .controls:
@@ -699,8 +703,8 @@ public struct RigStateMachine: Sendable {
             events.append(.capture(phase: .cancelled, action: button, pressedAt: pressedAt, releasedAt: nil, photo: false,
                                    reason: reason, at: now))
         case .refused(let pressedAt):
-            events.append(.capture(phase: .cancelled, action: button, pressedAt: pressedAt, releasedAt: nil, photo: false,
-                                   reason: .unavailable, at: now))
+            events.append(.capture(phase: .cancelled, action: button, pressedAt: pressedAt, releasedAt: nil,
+                                   photo: false, reason: .unavailable, at: now))
         case .burstBoundReached:
             // `full` is still held when the next burst shot is due past the burst's bound: a jammed
             // button, not a person. Reported once as stuck, the press cancelled, ignored until it releases.
@@ -714,7 +718,8 @@ public struct RigStateMachine: Sendable {
 
     /// The light-press recognizer's part of ``apply(_:at:into:)``: singles and doubles are
     /// reported, and open the controls or the chooser.
-    private mutating func apply(_ action: LightPressRecognizer.Action, at now: Instant, into events: inout [ShutterEvent]) {
+    private mutating func apply(_ action: LightPressRecognizer.Action, at now: Instant,
+                                into events: inout [ShutterEvent]) {
         switch action {
         case .none, .secondPress, .waiting:
             break
@@ -732,6 +737,7 @@ public struct RigStateMachine: Sendable {
     @inline(__always)
     private mutating func apply(_ action: SliderStrip.Action, at now: Instant, into events: inout [ShutterEvent]) {
         switch action {
+        // A touch that was neither a tap nor a swipe already resolved any light press (`notTap`).
         case .none, .ignored, .notTap:
             break
         case .touchBegan(let since):
@@ -739,7 +745,8 @@ public struct RigStateMachine: Sendable {
             controlsStep(at: now, into: &events) { $0.touchBegan(at: now, into: &$1) }
             guard halfLine == nil else { return }
             // A tap is known only once the lift grace ran out after it: allow for it in the double's window.
-            apply(.lightPress(lightPresses.pressStarted(since: since, maximum: stripTapMaximum)), at: now, into: &events)
+            let start = lightPresses.pressStarted(since: since, maximum: stripTapMaximum)
+            apply(.lightPress(start), at: now, into: &events)
         case .swipeBegan(let motion, _):
             // During a burst this reopens the controls the capture closed: a new swipe is a deliberate
             // input (zoom while shooting), and the burst is not interrupted.
@@ -762,7 +769,8 @@ public struct RigStateMachine: Sendable {
             }
         case .tap(let pressedAt, let releasedAt, _):
             guard halfLine == nil else { return }
-            apply(.lightPress(lightPresses.lightPress(pressedAt: pressedAt, releasedAt: releasedAt)), at: now, into: &events)
+            let completed = lightPresses.lightPress(pressedAt: pressedAt, releasedAt: releasedAt)
+            apply(.lightPress(completed), at: now, into: &events)
         case .doubleTap(let pressedAt, let firstReleasedAt, let secondPressedAt, let releasedAt):
             guard halfLine == nil else { return }
             // Both taps, in the order they happened: the double-press window decides as for any two.
@@ -780,12 +788,13 @@ public struct RigStateMachine: Sendable {
     private mutating func controlsStep(at now: Instant, into events: inout [ShutterEvent],
                                        _ step: (inout ControlsStateMachine, inout [ControlsStateMachine.Action]) -> Void) {
         step(&controls, &controlActions)
-        emitControlActions(at: now, into: &events)
+        applyControlActions(at: now, into: &events)
     }
 
-    /// Applies the controls' actions in their order (the buffer is kept, so a step allocates nothing once it has grown).
+    /// Applies the controls' actions in their order (the buffer is kept, so a step allocates
+    /// nothing once it has grown).
     @inline(__always)
-    private mutating func emitControlActions(at now: Instant, into events: inout [ShutterEvent]) {
+    private mutating func applyControlActions(at now: Instant, into events: inout [ShutterEvent]) {
         guard !controlActions.isEmpty else { return }
         for action in controlActions {
             apply(.controls(action), at: now, into: &events)
@@ -835,7 +844,7 @@ extension RigStateMachine {
                                     into events: inout [ShutterEvent]) throws(ControlRefusal) {
         takeInput(at: now, into: &events)
         // What the command did before it was refused (nothing today) is still said.
-        defer { emitControlActions(at: cursor, into: &events) }
+        defer { applyControlActions(at: cursor, into: &events) }
         try controls.set(id, to: value, at: cursor, into: &controlActions)
     }
 
@@ -853,7 +862,7 @@ extension RigStateMachine {
     public mutating func selectControl(_ id: String, at now: Instant, into events: inout [ShutterEvent]) throws(ControlRefusal) {
         takeInput(at: now, into: &events)
         // What the command did before it was refused (nothing today) is still said.
-        defer { emitControlActions(at: cursor, into: &events) }
+        defer { applyControlActions(at: cursor, into: &events) }
         try controls.select(id, at: cursor, into: &controlActions)
     }
 
@@ -862,7 +871,7 @@ extension RigStateMachine {
                                            into events: inout [ShutterEvent]) throws(ControlRefusal) {
         takeInput(at: now, into: &events)
         // What the command did before it was refused (nothing today) is still said.
-        defer { emitControlActions(at: cursor, into: &events) }
+        defer { applyControlActions(at: cursor, into: &events) }
         try controls.setEnabled(id, enabled, at: cursor, into: &controlActions)
     }
 
