@@ -11,6 +11,8 @@ struct CaptureButton: Sendable {
         case ended(pressedAt: Instant, releasedAt: Instant, photo: Bool, shots: Int)
         /// The press cannot lead to a photo; a burst of `shots` (0: none) ends with it.
         case cancelled(pressedAt: Instant, reason: CancelReason, shots: Int)
+        /// A press while capture is unavailable: cancelled as it begins, its release ignored.
+        case refused(pressedAt: Instant)
         /// The next burst shot was due past the burst's bound (`burstMaxShots`, `burstMaxMs`): the
         /// button is still held, so it is jammed. No shot is taken; the owner ends the press as stuck.
         case burstBoundReached(pressedAt: Instant, shots: Int)
@@ -67,11 +69,11 @@ struct CaptureButton: Sendable {
         state = .ignored
     }
 
-    /// A confirmed press: `.began`, or `.cancelled` at once when capture is unavailable.
+    /// A confirmed press: `.began`, or `.refused` when capture is unavailable.
     mutating func press(since: Instant, available: Bool) -> Action {
         guard available else {
             state = .ignored
-            return .cancelled(pressedAt: since, reason: .unavailable, shots: 0)
+            return .refused(pressedAt: since)
         }
         state = .pressed(pressedAt: since, shots: 0, nextShot: burstAfter.map { since + $0 })
         return .began(pressedAt: since, photo: captureOn == .began)

@@ -1,10 +1,17 @@
 /// The first stage of a two-stage button: light press and prepare (focus, metering).
 struct HalfButton: Sendable {
-    /// What a step of `half` means for prepare; the rig turns it into `prepare` events.
+    /// What a step of `half` means; the rig turns it into `prepare` events and light presses.
     enum Action: Hashable, Sendable {
         case none
+        /// Held `prepareAfterMs`: prepare (focus, metering) begins.
         case prepareBegan(pressedAt: Instant)
+        /// Input ended with prepare running.
         case prepareEnded(pressedAt: Instant)
+        /// The press confirmed, first edge at `since`: it may be light, or a double's second.
+        case pressed(since: Instant)
+        /// The release confirmed: prepare ends first when the press had started it (`preparedSince`,
+        /// the press's first edge), then what the release meant.
+        case released(preparedSince: Instant?, Release)
     }
 
     /// What a release of `half` meant.
@@ -53,8 +60,11 @@ struct HalfButton: Sendable {
         return false
     }
 
-    mutating func press(since: Instant) {
-        state = .pressed(since: since, fullClicked: false, prepared: false)
+    /// The confirmed press, whose first edge was at `since`; `inClick` when `full` clicked first
+    /// (the press is then no light press when it releases, and prepare does not start).
+    mutating func press(since: Instant, inClick: Bool) -> Action {
+        state = .pressed(since: since, fullClicked: inClick, prepared: false)
+        return .pressed(since: since)
     }
 
     /// The full press came: this half press is a click, not a light press, and prepare no longer starts.
@@ -71,24 +81,24 @@ struct HalfButton: Sendable {
         return .prepareBegan(pressedAt: since)
     }
 
-    /// The confirmed release, whose first edge was at `releasedAt`.
-    ///
-    /// - Returns: `.prepareEnded` when the press had started prepare (the rig reports it before
-    ///   anything the release means), and what the release meant.
-    mutating func release(since releasedAt: Instant) -> (prepare: Action, release: Release) {
+    /// The confirmed release, whose first edge was at `releasedAt`: `.released`, saying whether
+    /// prepare ends with it (the rig reports that before anything the release means) and what it meant.
+    mutating func release(since releasedAt: Instant) -> Action {
         guard case .pressed(let since, let fullClicked, let prepared) = state else {
-            return (.none, .notLight(reason: .notPressed))
+            return .released(preparedSince: nil, .notLight(reason: .notPressed))
         }
         state = .released
-        let prepare = prepared ? Action.prepareEnded(pressedAt: since) : .none
-        if fullClicked { return (prepare, .notLight(reason: .fullClicked)) }
+        let prepare = prepared ? since : nil
+        if fullClicked { return .released(preparedSince: prepare, .notLight(reason: .fullClicked)) }
         // Inclusive: a press exactly as long as the maximum is still light. A press that started
         // prepare (prepareAfter may be shorter than the maximum, as the defaults are: 300 and
         // 350 ms) is still light: the board's maximum says what a light press is, and prepare
         // (focus, metering) held a little longer did no harm.
         let held = releasedAt - since
-        guard held <= lightPressMaximum else { return (prepare, .notLight(reason: .heldLongerThanMaximum(held: held))) }
-        return (prepare, .lightPress(pressedAt: since, releasedAt: releasedAt, held: held))
+        guard held <= lightPressMaximum else {
+            return .released(preparedSince: prepare, .notLight(reason: .heldLongerThanMaximum(held: held)))
+        }
+        return .released(preparedSince: prepare, .lightPress(pressedAt: since, releasedAt: releasedAt, held: held))
     }
 
     /// Input ended with `half` down: prepare ends, nothing else.

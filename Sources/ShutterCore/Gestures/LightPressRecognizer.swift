@@ -1,30 +1,3 @@
-/// What the light-press recognizer decided.
-enum LightPressOutcome: Hashable, Sendable {
-    /// A light press alone, and why it is known to be single.
-    case single(pressedAt: Instant, releasedAt: Instant, because: SingleReason)
-    case double(pressedAt: Instant)
-
-    /// Why a light press is single.
-    enum SingleReason: Hashable, Sendable {
-        /// The double-press window ran out with no second press.
-        case noSecondPress
-        /// The second press was held past its maximum: it is no light press.
-        case secondPressNotLight
-        /// The next press started `gap` after the release, beyond the window.
-        case pressedAgainLate(gap: Nanoseconds)
-        /// Something else came first.
-        case interrupted(by: Interruption)
-        /// Another light press completed without its start being seen (defensive: every press
-        /// start is reported first today); the first stands alone.
-        case anotherLightPress
-    }
-
-    /// What came instead of a second light press.
-    enum Interruption: Hashable, Sendable {
-        case inputEnded, pressNotLight, fullPress, secondaryPress, touchNotTap, swipe
-    }
-}
-
 /// Tells a light press from the first half of a double light press.
 ///
 /// A light press is only reported once the double-press window has passed
@@ -56,21 +29,45 @@ struct LightPressRecognizer: Sendable {
         }
     }
 
-    /// What a press that started meant for a light press waiting.
-    enum Start: Hashable, Sendable {
-        /// No light press was waiting for a second one.
-        case unrelated
-        /// It came `gap` after the waiting light press, inside the window: a double if it is light too.
+    /// What a step of the recognizer decided; the rig reports singles and doubles as events.
+    enum Action: Hashable, Sendable {
+        /// Nothing to say: no light press was waiting, or none was completed.
+        case none
+        /// A press started `gap` after the light press waiting, inside the window: a double if it is light too.
         case secondPress(gap: Nanoseconds)
-        /// It came too late: the waiting light press is single.
-        case resolved(LightPressOutcome)
+        /// A light press completed and waits for a second one before it is reported.
+        case waiting
+        /// A light press alone, and why it is known to be single.
+        case single(pressedAt: Instant, releasedAt: Instant, because: SingleReason)
+        /// The second light press completed inside the window.
+        case double(pressedAt: Instant)
+    }
+
+    /// Why a light press is single.
+    enum SingleReason: Hashable, Sendable {
+        /// The double-press window ran out with no second press.
+        case noSecondPress
+        /// The second press was held past its maximum: it is no light press.
+        case secondPressNotLight
+        /// The next press started `gap` after the release, beyond the window.
+        case pressedAgainLate(gap: Nanoseconds)
+        /// Something else came first.
+        case interrupted(by: Interruption)
+        /// Another light press completed without its start being seen (defensive: every press
+        /// start is reported first today); the first stands alone.
+        case anotherLightPress
+    }
+
+    /// What came instead of a second light press.
+    enum Interruption: Hashable, Sendable {
+        case inputEnded, pressNotLight, fullPress, secondaryPress, touchNotTap, swipe
     }
 
     /// A press that may become a light press started at `since` (first edge).
-    mutating func pressStarted(since: Instant, maximum: Nanoseconds) -> Start {
+    mutating func pressStarted(since: Instant, maximum: Nanoseconds) -> Action {
         switch state {
         case .idle, .secondDown:
-            return .unrelated
+            return .none
         case .waiting(let pressedAt, let releasedAt):
             let gap = since - releasedAt
             // Inclusive: a press exactly at the window's end still makes a double.
@@ -79,16 +76,16 @@ struct LightPressRecognizer: Sendable {
                 return .secondPress(gap: gap)
             }
             state = .idle
-            return .resolved(.single(pressedAt: pressedAt, releasedAt: releasedAt, because: .pressedAgainLate(gap: gap)))
+            return .single(pressedAt: pressedAt, releasedAt: releasedAt, because: .pressedAgainLate(gap: gap))
         }
     }
 
     /// A light press completed.
-    mutating func lightPress(pressedAt: Instant, releasedAt: Instant) -> LightPressOutcome? {
+    mutating func lightPress(pressedAt: Instant, releasedAt: Instant) -> Action {
         switch state {
         case .idle:
             state = .waiting(pressedAt: pressedAt, releasedAt: releasedAt)
-            return nil
+            return .waiting
         case .secondDown(let firstPressedAt, _, _, _):
             state = .idle
             return .double(pressedAt: firstPressedAt)
@@ -100,10 +97,10 @@ struct LightPressRecognizer: Sendable {
     }
 
     /// Something else happened (a full click, a swipe, input ended): a waiting light press is single.
-    mutating func resolve(because interruption: LightPressOutcome.Interruption) -> LightPressOutcome? {
+    mutating func resolve(because interruption: Interruption) -> Action {
         switch state {
         case .idle:
-            return nil
+            return .none
         case .waiting(let pressedAt, let releasedAt), .secondDown(let pressedAt, let releasedAt, _, _):
             state = .idle
             return .single(pressedAt: pressedAt, releasedAt: releasedAt, because: .interrupted(by: interruption))
@@ -111,10 +108,10 @@ struct LightPressRecognizer: Sendable {
     }
 
     /// The deadline came: the window ran out, or the second press was held too long to be light.
-    mutating func fire() -> LightPressOutcome? {
+    mutating func fire() -> Action {
         switch state {
         case .idle:
-            return nil
+            return .none
         case .waiting(let pressedAt, let releasedAt):
             state = .idle
             return .single(pressedAt: pressedAt, releasedAt: releasedAt, because: .noSecondPress)

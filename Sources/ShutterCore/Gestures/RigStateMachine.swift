@@ -10,11 +10,6 @@ public struct RigStateMachine: Sendable {
     private enum LineKind: Sendable {
         case half, full, secondary
         case pad(Int)
-
-        var isPad: Bool {
-            if case .pad = self { return true }
-            return false
-        }
     }
 
     /// The timers of the gesture machines, in the order they fire when due at the same instant:
@@ -29,6 +24,7 @@ public struct RigStateMachine: Sendable {
     private let halfLine: Int?
     /// The `full` line (every board has one; nil only for a board built in code without it).
     private let fullLine: Int?
+    private let secondaryLine: Int?
     private let timerHolds: TimerHolds
     private let lineNames: [String]
     /// Stuck detection, by role: which lines are stuck and ignored until they release.
@@ -55,6 +51,8 @@ public struct RigStateMachine: Sendable {
     private var finishing = false
     /// Setup mode's explanations not yet taken; nil while ``explains`` is off, so nothing is built.
     private var explanations: [Explanation]?
+    /// Makes the explanations' text from the decisions' reasons.
+    private let explainer: Explanation.Formatter
 
     /// The clock's last instant: a deadline that saturated there is never due.
     static let never = Instant(rawValue: .max)
@@ -87,6 +85,7 @@ public struct RigStateMachine: Sendable {
         }
         halfLine = board.lines.firstIndex { $0.role == .half }
         fullLine = board.lines.firstIndex { $0.role == .full }
+        secondaryLine = board.lines.firstIndex { $0.role == .secondary }
         timerHolds = TimerHolds(kinds: kinds, halfLine: halfLine)
         lineNames = board.lines.map(\.name)
         stuckLines = StuckLines(limits: board.lines.map { line in
@@ -115,6 +114,7 @@ public struct RigStateMachine: Sendable {
         strip = SliderStrip(padCount: padNumber, timings: board.gestures)
         controls = ControlsStateMachine(controls: board.controls, padCount: padNumber, timings: board.gestures,
                                         initialValues: initialValues)
+        explainer = Explanation.Formatter(board: board, windows: debouncers.map(\.window))
     }
 
     // MARK: Inputs
@@ -194,14 +194,11 @@ public struct RigStateMachine: Sendable {
     /// cancelled when it goes away, and presses while unavailable give `capture cancelled`.
     public mutating func setCaptureAvailable(_ available: Bool, at now: Instant, into events: inout [ShutterEvent]) {
         takeInput(at: now, into: &events)
-        if explains, available != captureAvailable {
-            explain("capture", at: cursor, available ? "available: presses take photos"
-                : "unavailable (no camera, or disabled): presses are cancelled")
-        }
+        if explains, available != captureAvailable { explain(explainer.captureAvailability(available), at: cursor) }
         captureAvailable = available
         if !available {
-            emit(button.full.cancel(reason: .unavailable), of: button.full.action, at: cursor, into: &events)
-            emit(secondary.cancel(reason: .unavailable), of: secondary.action, at: cursor, into: &events)
+            apply(.capture(button.full.cancel(reason: .unavailable), of: .primary), at: cursor, into: &events)
+            apply(.capture(secondary.cancel(reason: .unavailable), of: .secondary), at: cursor, into: &events)
             noteHeldLines(at: cursor)
         }
     }
@@ -218,7 +215,7 @@ public struct RigStateMachine: Sendable {
             let time = cursor
             guard let transition = debounce(line, { $0.resynchronize(active: levels[line], at: time) }) else {
                 // Whatever `half` was confirming is gone with the levels read back.
-                if line == halfLine { button.halfDropped() }
+                if line == halfLine { button.halfUnconfirmed(LineView(debouncers[line])) }
                 continue
             }
             guard admit(line: line, transition, at: cursor, into: &events) else { continue }
@@ -244,11 +241,11 @@ public struct RigStateMachine: Sendable {
         finishing = true
         run(until: Instant(rawValue: .max), into: &events)
         let time = cursor
-        resolvePendingLightPress(because: .inputEnded, at: time, into: &events)
-        routeStrip({ $0.finish(at: time) }, at: time, into: &events)
-        emit(button.half.finish(), at: time, into: &events)
-        emit(button.full.finish(), of: button.full.action, at: time, into: &events)
-        emit(secondary.finish(), of: secondary.action, at: time, into: &events)
+        apply(.lightPress(lightPresses.resolve(because: .inputEnded)), at: time, into: &events)
+        apply(.strip(strip.finish(at: time)), at: time, into: &events)
+        apply(.button(.half(button.half.finish())), at: time, into: &events)
+        apply(.capture(button.full.finish(), of: .primary), at: time, into: &events)
+        apply(.capture(secondary.finish(), of: .secondary), at: time, into: &events)
         controlsStep(at: time, into: &events) { $0.finish(at: time, into: &$1) }
         // Input is over: a line still held is no longer watched, so it cannot become stuck later.
         stuckLines.stopWatching()
@@ -432,8 +429,10 @@ public struct RigStateMachine: Sendable {
                 if let transition = debounce(line.line, { $0.fire() }) {
                     confirmed(line: line.line, transition, at: cursor, into: &events)
                 } else {
-                    if line.line == halfLine { button.halfDropped() }
-                    if let attempt { explainDropped(line: line.line, attempt, window: attemptWindow, at: cursor) }
+                    if line.line == halfLine { button.halfUnconfirmed(LineView(debouncers[line.line])) }
+                    if let attempt {
+                        explain(explainer.dropped(line: line.line, attempt, window: attemptWindow), at: cursor)
+                    }
                 }
             } else if let timer, let due = timerDue, due <= limit, due < Self.never {
                 if due > cursor { cursor = due }
@@ -455,26 +454,17 @@ public struct RigStateMachine: Sendable {
     private mutating func fire(_ timer: Timer, at now: Instant, into events: inout [ShutterEvent]) {
         switch timer {
         case .lightPress:
-            if let outcome = lightPresses.fire() { report(outcome, at: now, into: &events) }
+            apply(.lightPress(lightPresses.fire()), at: now, into: &events)
         case .prepare:
-            let action = button.half.fire()
-            emit(action, at: now, into: &events)
-            if explanations != nil, let halfLine, case .prepareBegan = action {
-                explain(lineNames[halfLine], at: now, "held \(Explanation.setting("prepareAfterMs", timings.prepareAfter)): prepare began")
-            }
+            apply(.button(.half(button.half.fire())), at: now, into: &events)
         case .burst:
-            let action = button.full.fire()
-            if case .burstBoundReached = action {
-                burstBoundReached(at: now, into: &events)
-            } else {
-                emit(action, of: button.full.action, at: now, into: &events)
-            }
+            apply(.capture(button.full.fire(), of: .primary), at: now, into: &events)
         case .secondary:
-            emit(secondary.fire(), of: secondary.action, at: now, into: &events)
+            apply(.capture(secondary.fire(), of: .secondary), at: now, into: &events)
         case .strip:
             // A lift settling and the tap window can fall due at one instant: each is one step.
             repeat {
-                routeStrip({ $0.fire(at: now) }, at: now, into: &events)
+                apply(.strip(strip.fire(at: now)), at: now, into: &events)
             } while (finishing ? strip.graceDeadline : strip.deadline).map { $0 <= now } ?? false
         case .controls:
             if finishing {
@@ -486,27 +476,11 @@ public struct RigStateMachine: Sendable {
             for line in stuckLines.fire(at: now) {
                 events.append(.lineStuck(line: lineNames[line], at: now))
                 if explains, let limit = stuckLines.limit(of: line) {
-                    let setting = kinds[line].isPad ? "padStuckAfterMs" : "stuckAfterMs"
-                    explain(lineNames[line], at: now, "active for \(Explanation.setting(setting, limit)): stuck, ignored until it releases")
+                    explain(explainer.stuck(line: line, limit: limit), at: now)
                 }
                 forceRelease(line: line, reason: .stuck, at: now, into: &events)
             }
         }
-    }
-
-    /// `full` is still held when the next burst shot is due past the burst's bound: a jammed
-    /// button, not a person. Reported once as stuck, the press cancelled, ignored until it releases.
-    private mutating func burstBoundReached(at now: Instant, into events: inout [ShutterEvent]) {
-        guard let line = fullLine else { return }
-        stuckLines.stick(line)
-        events.append(.lineStuck(line: lineNames[line], at: now))
-        if explains {
-            explain(lineNames[line], at: now, "held past the burst's bound ("
-                + "burstMaxShots \(timings.burstMaxShots), \(Explanation.setting("burstMaxMs", timings.burstMaximum))): "
-                + "stuck, ignored until it releases")
-        }
-        forceRelease(line: line, reason: .stuck, at: now, into: &events)
-        noteHeldLines(at: now)
     }
 
     // MARK: Routing
@@ -551,8 +525,8 @@ public struct RigStateMachine: Sendable {
     private mutating func forceRelease(line: Int, reason: CancelReason, at now: Instant, into events: inout [ShutterEvent]) {
         let release = ConfirmedTransition(active: false, since: now)
         switch kinds[line] {
-        case .full: emit(button.full.cancel(reason: reason), of: button.full.action, at: now, into: &events)
-        case .secondary: emit(secondary.cancel(reason: reason), of: secondary.action, at: now, into: &events)
+        case .full: apply(.capture(button.full.cancel(reason: reason), of: .primary), at: now, into: &events)
+        case .secondary: apply(.capture(secondary.cancel(reason: reason), of: .secondary), at: now, into: &events)
         case .half, .pad: break
         }
         route(line: line, release, at: now, into: &events)
@@ -566,144 +540,166 @@ public struct RigStateMachine: Sendable {
         noteHeldLines(at: now)
     }
 
+    /// Hands a confirmed change of `line` to the machine that owns the line, and applies what it decided.
     private mutating func route(line: Int, _ transition: ConfirmedTransition, at now: Instant,
                                 into events: inout [ShutterEvent]) {
+        let since = transition.since
         switch kinds[line] {
         case .half:
-            if transition.active {
-                if let fullSince = button.halfPressed(since: transition.since) {
-                    // `full` came first within the same instant and was taken as noise: a click after all.
-                    if explains {
-                        explain(lineNames[line], at: now, "pressed at the same instant as full: a full click")
-                    }
-                    beginPrimaryCapture(since: fullSince, at: now, into: &events)
-                    return
-                }
-                startLightPress(since: transition.since, maximum: timings.lightPressMaximum, at: now, into: &events)
-            } else {
-                let (prepare, release) = button.halfReleased(since: transition.since)
-                emit(prepare, at: now, into: &events)
-                if explanations != nil { explainHalfRelease(line: line, release, at: now) }
-                switch release {
-                case .lightPress(let pressedAt, let releasedAt, _):
-                    completeLightPress(pressedAt: pressedAt, releasedAt: releasedAt, at: now, into: &events)
-                case .notLight:
-                    resolvePendingLightPress(because: .pressNotLight, at: now, into: &events)
-                }
-            }
+            let action = transition.active ? button.halfPressed(since: since, available: captureAvailable)
+                : button.halfReleased(since: since)
+            apply(.button(action), at: now, into: &events)
         case .full:
-            if transition.active {
-                let halfConfirming = halfLine.map { debouncers[$0].pendingSince != nil && debouncers[$0].rawLevel } ?? false
-                if button.fullPressed(since: transition.since, halfConfirming: halfConfirming) == .noise {
-                    if explains, let halfLine {
-                        // With no window on `full`, `half` pressed at this same instant may still come.
-                        let unless = debouncers[line].window == .zero
-                            ? " unless \(lineNames[halfLine]) is pressed at this same instant" : ""
-                        explain(lineNames[line], at: now, "pressed while \(lineNames[halfLine]) is released: "
-                            + "a two-stage button cannot close its full stage alone, ignored as noise" + unless)
-                    }
-                    return
-                }
-                beginPrimaryCapture(since: transition.since, at: now, into: &events)
-            } else {
-                button.fullReleased()
-                emit(button.full.release(since: transition.since), of: button.full.action, at: now, into: &events)
-            }
+            let action = transition.active
+                ? button.fullPressed(since: since, halfLine: halfLine.map { LineView(debouncers[$0]) } ?? .absent,
+                                     fullWindowIsZero: debouncers[line].window == .zero, available: captureAvailable)
+                : button.fullReleased(since: since)
+            apply(.button(action), at: now, into: &events)
         case .secondary:
-            if transition.active {
-                resolvePendingLightPress(because: .secondaryPress, at: now, into: &events)
-                switch timings.secondaryAction {
-                case .capture:
-                    if captureAvailable { controlsStep(at: now, into: &events) { $0.collapse(at: now, into: &$1) } }
-                    emit(secondary.press(since: transition.since, available: captureAvailable), of: secondary.action, at: now,
-                         into: &events)
-                    if !captureAvailable, explains { explain(lineNames[line], at: now, "pressed while capture is unavailable: cancelled") }
-                case .toggleControls:
-                    controlsStep(at: now, into: &events) { $0.toggle(at: now, into: &$1) }
-                case .nextControl:
-                    controlsStep(at: now, into: &events) { $0.next(at: now, into: &$1) }
-                }
+            if !transition.active {
+                apply(.capture(secondary.release(since: since), of: .secondary), at: now, into: &events)
+            } else if timings.secondaryAction == .capture {
+                apply(.capture(secondary.press(since: since, available: captureAvailable), of: .secondary), at: now,
+                      into: &events)
             } else {
-                emit(secondary.release(since: transition.since), of: secondary.action, at: now, into: &events)
+                apply(.secondaryPressed(timings.secondaryAction), at: now, into: &events)
             }
         case .pad(let pad):
             // A finger that comes down far from where it lifted, or again on a pad it left a while
             // ago, begins another touch: the lifted one ends first.
-            if transition.active, strip.landingIsANewTouch(pad, at: transition.since) {
-                strip.undoResumption(at: transition.since)
-                routeStrip({ $0.fire(at: now) }, at: now, into: &events)
+            if transition.active, strip.landingIsANewTouch(pad, at: since) {
+                strip.undoResumption(at: since)
+                apply(.strip(strip.fire(at: now)), at: now, into: &events)
             }
-            routeStrip({ $0.pad(pad, active: transition.active, since: transition.since) }, at: now, into: &events)
-        }
-    }
-
-    /// A `full` press that is a click, first edge at `since`: its capture begins.
-    private mutating func beginPrimaryCapture(since: Instant, at now: Instant, into events: inout [ShutterEvent]) {
-        // A light press still waiting is reported now, though its `controlsActive` and the
-        // click's `controlsInactive` then come in one instant: it happened, and clients may
-        // count it (README, "Order within one instant").
-        resolvePendingLightPress(because: .fullPress, at: now, into: &events)
-        // The controls collapse only for a capture that begins.
-        if captureAvailable { controlsStep(at: now, into: &events) { $0.collapse(at: now, into: &$1) } }
-        emit(button.full.press(since: since, available: captureAvailable), of: button.full.action, at: now, into: &events)
-        if !captureAvailable, explains, let line = fullLine {
-            explain(lineNames[line], at: now, "pressed while capture is unavailable: cancelled")
-        }
-    }
-
-    private mutating func route(_ action: SliderStrip.Action, at now: Instant, into events: inout [ShutterEvent]) {
-        switch action {
-        case .none, .ignored:
-            // A touch that was neither a tap nor a swipe already resolved any light press (`notTap`).
-            break
-        case .touchBegan(let since):
-            controlsStep(at: now, into: &events) { $0.touchBegan(at: now, into: &$1) }
-            guard halfLine == nil else { return }
-            // A tap is known only once the lift grace ran out after it: allow for it in the double's window.
-            startLightPress(since: since, maximum: stripTapMaximum, at: now, into: &events)
-        case .notTap:
-            if halfLine == nil { resolvePendingLightPress(because: .touchNotTap, at: now, into: &events) }
-        case .swipeBegan(let motion, _):
-            // A light press followed by a swipe: show the controls, then adjust. During a burst this
-            // reopens the controls the capture closed: a new swipe is a deliberate input (zoom while
-            // shooting), and the burst is not interrupted.
-            resolvePendingLightPress(because: .swipe, at: now, into: &events)
-            events.append(.swipe(phase: .began, position: motion.position, delta: motion.delta,
-                                 velocity: motion.velocity, flick: false, at: now))
-            controlsStep(at: now, into: &events) { $0.swipeBegan(deltaPads: motion.deltaPads, padsPerSecond: motion.padsPerSecond, at: now, into: &$1) }
-        case .swipeChanged(let motion):
-            events.append(.swipe(phase: .changed, position: motion.position, delta: motion.delta,
-                                 velocity: motion.velocity, flick: false, at: now))
-            controlsStep(at: now, into: &events) { $0.swipeChanged(deltaPads: motion.deltaPads, padsPerSecond: motion.padsPerSecond, at: now, into: &$1) }
-        case .swipeEnded(let motion, let end):
-            events.append(.swipe(phase: .ended, position: motion.position, delta: motion.delta,
-                                 velocity: motion.velocity, flick: end.isFlick, at: now))
-            controlsStep(at: now, into: &events) { $0.swipeEnded(flick: end.isFlick, padsPerSecond: motion.padsPerSecond, at: now, into: &$1) }
-        case .tap(let pressedAt, let releasedAt, _):
-            guard halfLine == nil else { return }
-            completeLightPress(pressedAt: pressedAt, releasedAt: releasedAt, at: now, into: &events)
-        case .doubleTap(let pressedAt, let firstReleasedAt, let secondPressedAt, let releasedAt):
-            guard halfLine == nil else { return }
-            // Both taps, in the order they happened: the double-press window decides as for any two.
-            completeLightPress(pressedAt: pressedAt, releasedAt: firstReleasedAt, at: now, into: &events)
-            startLightPress(since: secondPressedAt, maximum: stripTapMaximum, at: now, into: &events)
-            completeLightPress(pressedAt: secondPressedAt, releasedAt: releasedAt, at: now, into: &events)
+            apply(.strip(strip.pad(pad, active: transition.active, since: since)), at: now, into: &events)
         }
     }
 
     // MARK: Events
 
-    // The sub-machines return actions; only the functions below (and `report`, `route(_:)` for the
-    // strip) turn them into events, each action's events in the README's "Order within one instant":
-    // `burst ended` just before `capture ended`/`cancelled`. Across machines the order is the order
-    // `route` runs them in: a pending `lightPress` first (`resolvePendingLightPress`), then the
-    // controls' `controlsInactive` (`collapse`) before `capture began`; `prepare ended` before what
-    // the release of `half` meant.
+    /// What one of the rig's machines decided: ``apply(_:at:into:)`` turns each into events, and
+    /// into the inputs of the machines it concerns (a tap is a light press, a light press opens the controls).
+    enum Decision: Hashable, Sendable {
+        /// What the two-stage button (`half`, `full`) did.
+        case button(TwoStageButton.Action)
+        /// What `half`'s release meant, once its prepare ended.
+        case halfReleased(HalfButton.Release)
+        /// What a capture button did: `full` (`primary`) or `secondary`.
+        case capture(CaptureButton.Action, of: CaptureAction)
+        /// The secondary button, mapped to the controls, was pressed.
+        case secondaryPressed(SecondaryAction)
+        case lightPress(LightPressRecognizer.Action)
+        case strip(SliderStrip.Action)
+        case controls(ControlsStateMachine.Action)
 
-    /// The events of the action of the capture button whose presses are `button` (its `action`).
+        var isCapture: Bool {
+            if case .capture = self { return true }
+            return false
+        }
+    }
+
+    /// What comes before a decision's own events at its instant.
+    struct Precedence: Hashable, Sendable {
+        /// A light press still waiting is resolved as single, for this cause, and reported first.
+        var resolvesLightPress: LightPressRecognizer.Interruption?
+        /// The controls collapse (`controlsInactive`, `capture`) first.
+        var collapsesControls = false
+
+        static let none = Precedence(resolvesLightPress: nil)
+    }
+
+    /// The README's "Order within one instant" as data: what a decision's events follow.
+    ///
+    /// A pending `lightPress` comes first, then `controlsInactive` before `capture began`. A light
+    /// press still waiting when a full click comes is reported then (it happened, and a client may
+    /// count it), so its `controlsActive` and the click's `controlsInactive` share the instant. The
+    /// other orders are within one machine's action: `burst ended` before `capture ended`/`cancelled`,
+    /// `prepare ended` before what the release of `half` meant, the controls' actions as they come.
+    /// - Parameter stripMakesLightPresses: the rig has no `half`, so the strip's taps are its light presses.
+    static func precedence(of decision: Decision, stripMakesLightPresses: Bool) -> Precedence {
+        switch decision {
+        case .capture(.began, let button):
+            Precedence(resolvesLightPress: button == .primary ? .fullPress : .secondaryPress, collapsesControls: true)
+        case .capture(.refused, let button):
+            Precedence(resolvesLightPress: button == .primary ? .fullPress : .secondaryPress)
+        case .secondaryPressed:
+            Precedence(resolvesLightPress: .secondaryPress)
+        case .halfReleased(.notLight):
+            Precedence(resolvesLightPress: .pressNotLight)
+        // A light press followed by a swipe: show the controls, then adjust.
+        case .strip(.swipeBegan):
+            Precedence(resolvesLightPress: .swipe)
+        // A touch that outlived the tap window is no second light press (on a rig whose taps are light presses).
+        case .strip(.notTap):
+            stripMakesLightPresses ? Precedence(resolvesLightPress: .touchNotTap) : .none
+        case .button, .halfReleased, .capture, .lightPress, .strip, .controls:
+            .none
+        }
+    }
+
+    /// Turns what a machine decided into events (explained in setup mode), after what
+    /// ``precedence(of:stripMakesLightPresses:)`` puts first, and feeds the machines it concerns.
+    private mutating func apply(_ decision: Decision, at now: Instant, into events: inout [ShutterEvent]) {
+        // A capture's explanation (a press refused) is about its own event: it comes with it, below.
+        if explanations != nil, !decision.isCapture { explain(decision, at: now) }
+        let precedence = Self.precedence(of: decision, stripMakesLightPresses: halfLine == nil)
+        if let cause = precedence.resolvesLightPress {
+            apply(.lightPress(lightPresses.resolve(because: cause)), at: now, into: &events)
+        }
+        if precedence.collapsesControls { controlsStep(at: now, into: &events) { $0.collapse(at: now, into: &$1) } }
+        switch decision {
+        case .button(let action):
+            apply(action, at: now, into: &events)
+        case .halfReleased(let release):
+            if case .lightPress(let pressedAt, let releasedAt, _) = release {
+                apply(.lightPress(lightPresses.lightPress(pressedAt: pressedAt, releasedAt: releasedAt)), at: now,
+                      into: &events)
+            }
+        case .capture(let action, let button):
+            if explanations != nil { explain(decision, at: now) }
+            apply(action, of: button, at: now, into: &events)
+        case .secondaryPressed(let action):
+            if action == .toggleControls {
+                controlsStep(at: now, into: &events) { $0.toggle(at: now, into: &$1) }
+            } else {
+                controlsStep(at: now, into: &events) { $0.next(at: now, into: &$1) }
+            }
+        case .lightPress(let action):
+            apply(action, at: now, into: &events)
+        case .strip(let action):
+            apply(action, at: now, into: &events)
+        case .controls(let action):
+            events.append(action.event(at: now))
+        }
+    }
+
+    /// The two-stage button's part of ``apply(_:at:into:)``.
+    private mutating func apply(_ action: TwoStageButton.Action, at now: Instant, into events: inout [ShutterEvent]) {
+        switch action {
+        case .half(.none):
+            break
+        case .half(.prepareBegan(let pressedAt)):
+            events.append(.prepare(phase: .began, pressedAt: pressedAt, at: now))
+        case .half(.prepareEnded(let pressedAt)):
+            events.append(.prepare(phase: .ended, pressedAt: pressedAt, at: now))
+        case .half(.pressed(let since)):
+            let start = lightPresses.pressStarted(since: since, maximum: timings.lightPressMaximum)
+            apply(.lightPress(start), at: now, into: &events)
+        case .half(.released(let preparedSince, let release)):
+            if let preparedSince { events.append(.prepare(phase: .ended, pressedAt: preparedSince, at: now)) }
+            apply(.halfReleased(release), at: now, into: &events)
+        case .full(let capture), .clickAfterHalf(let capture):
+            apply(.capture(capture, of: .primary), at: now, into: &events)
+        case .fullNoise:
+            break
+        }
+    }
+
+    /// A capture button's part of ``apply(_:at:into:)``: `burst ended` just before `capture ended`
+    /// or `cancelled`.
     @inline(__always)
-    private mutating func emit(_ action: CaptureButton.Action, of button: CaptureAction, at now: Instant,
-                      into events: inout [ShutterEvent]) {
+    private mutating func apply(_ action: CaptureButton.Action, of button: CaptureAction, at now: Instant,
+                                into events: inout [ShutterEvent]) {
         switch action {
         case .none:
             break
@@ -720,54 +716,104 @@ public struct RigStateMachine: Sendable {
             if shots > 0 { events.append(.burst(phase: .ended, pressedAt: pressedAt, shot: shots, at: now)) }
             events.append(.capture(phase: .cancelled, action: button, pressedAt: pressedAt, releasedAt: nil, photo: false,
                                    reason: reason, at: now))
+        case .refused(let pressedAt):
+            events.append(.capture(phase: .cancelled, action: button, pressedAt: pressedAt, releasedAt: nil,
+                                   photo: false, reason: .unavailable, at: now))
         case .burstBoundReached:
-            // Handled by the burst timer, which ends the press as stuck.
-            break
+            // `full` is still held when the next burst shot is due past the burst's bound: a jammed
+            // button, not a person. Reported once as stuck, the press cancelled, ignored until it releases.
+            guard let line = fullLine else { return }
+            stuckLines.stick(line)
+            events.append(.lineStuck(line: lineNames[line], at: now))
+            forceRelease(line: line, reason: .stuck, at: now, into: &events)
+            noteHeldLines(at: now)
         }
     }
 
-    /// Runs one step of the controls and emits what it did.
-    @inline(__always)
-    private mutating func controlsStep(at now: Instant, into events: inout [ShutterEvent],
-                                       _ step: (inout ControlsStateMachine, inout [ControlsStateMachine.Action]) -> Void) {
-        step(&controls, &controlActions)
-        emitControlActions(at: now, into: &events)
-    }
-
-    /// The events of the controls' actions, in their order; the idle timeout is explained.
-    @inline(__always)
-    private mutating func emitControlActions(at now: Instant, into events: inout [ShutterEvent]) {
-        guard !controlActions.isEmpty else { return }
-        for action in controlActions {
-            events.append(action.event(at: now))
-            if explanations != nil, case .closed(.idle) = action {
-                explain("controls", at: now,
-                        "no input for \(Explanation.setting("controlsIdleTimeoutMs", timings.controlsIdleTimeout)): inactive")
-            }
-        }
-        controlActions.removeAll(keepingCapacity: true)
-    }
-
-    /// The events of `half`'s prepare action.
-    @inline(__always)
-    private mutating func emit(_ action: HalfButton.Action, at now: Instant, into events: inout [ShutterEvent]) {
+    /// The light-press recognizer's part of ``apply(_:at:into:)``: singles and doubles are
+    /// reported, and open the controls or the chooser.
+    private mutating func apply(_ action: LightPressRecognizer.Action, at now: Instant,
+                                into events: inout [ShutterEvent]) {
         switch action {
-        case .none: break
-        case .prepareBegan(let pressedAt): events.append(.prepare(phase: .began, pressedAt: pressedAt, at: now))
-        case .prepareEnded(let pressedAt): events.append(.prepare(phase: .ended, pressedAt: pressedAt, at: now))
-        }
-    }
-
-    private mutating func report(_ outcome: LightPressOutcome, at now: Instant, into events: inout [ShutterEvent]) {
-        switch outcome {
-        case .single(let pressedAt, let releasedAt, let reason):
-            if explanations != nil { explainSingle(reason, at: now) }
+        case .none, .secondPress, .waiting:
+            break
+        case .single(let pressedAt, let releasedAt, _):
             events.append(.lightPress(source: lightPressSource, pressedAt: pressedAt, releasedAt: releasedAt, at: now))
             controlsStep(at: now, into: &events) { $0.lightPress(at: now, into: &$1) }
         case .double(let pressedAt):
             events.append(.doubleLightPress(source: lightPressSource, pressedAt: pressedAt, at: now))
             controlsStep(at: now, into: &events) { $0.doubleLightPress(at: now, into: &$1) }
         }
+    }
+
+    /// The strip's part of ``apply(_:at:into:)``: swipes move the controls; on a rig without `half`,
+    /// taps are light presses.
+    @inline(__always)
+    private mutating func apply(_ action: SliderStrip.Action, at now: Instant, into events: inout [ShutterEvent]) {
+        switch action {
+        // A touch that was neither a tap nor a swipe already resolved any light press (`notTap`).
+        case .none, .ignored, .notTap:
+            break
+        case .touchBegan(let since):
+            // A touch stops a glide, whatever it turns out to be.
+            controlsStep(at: now, into: &events) { $0.touchBegan(at: now, into: &$1) }
+            guard halfLine == nil else { return }
+            // A tap is known only once the lift grace ran out after it: allow for it in the double's window.
+            let start = lightPresses.pressStarted(since: since, maximum: stripTapMaximum)
+            apply(.lightPress(start), at: now, into: &events)
+        case .swipeBegan(let motion, _):
+            // During a burst this reopens the controls the capture closed: a new swipe is a deliberate
+            // input (zoom while shooting), and the burst is not interrupted.
+            events.append(.swipe(phase: .began, position: motion.position, delta: motion.delta,
+                                 velocity: motion.velocity, flick: false, at: now))
+            controlsStep(at: now, into: &events) {
+                $0.swipeBegan(deltaPads: motion.deltaPads, padsPerSecond: motion.padsPerSecond, at: now, into: &$1)
+            }
+        case .swipeChanged(let motion):
+            events.append(.swipe(phase: .changed, position: motion.position, delta: motion.delta,
+                                 velocity: motion.velocity, flick: false, at: now))
+            controlsStep(at: now, into: &events) {
+                $0.swipeChanged(deltaPads: motion.deltaPads, padsPerSecond: motion.padsPerSecond, at: now, into: &$1)
+            }
+        case .swipeEnded(let motion, let end):
+            events.append(.swipe(phase: .ended, position: motion.position, delta: motion.delta,
+                                 velocity: motion.velocity, flick: end.isFlick, at: now))
+            controlsStep(at: now, into: &events) {
+                $0.swipeEnded(flick: end.isFlick, padsPerSecond: motion.padsPerSecond, at: now, into: &$1)
+            }
+        case .tap(let pressedAt, let releasedAt, _):
+            guard halfLine == nil else { return }
+            let completed = lightPresses.lightPress(pressedAt: pressedAt, releasedAt: releasedAt)
+            apply(.lightPress(completed), at: now, into: &events)
+        case .doubleTap(let pressedAt, let firstReleasedAt, let secondPressedAt, let releasedAt):
+            guard halfLine == nil else { return }
+            // Both taps, in the order they happened: the double-press window decides as for any two.
+            apply(.lightPress(lightPresses.lightPress(pressedAt: pressedAt, releasedAt: firstReleasedAt)), at: now,
+                  into: &events)
+            apply(.lightPress(lightPresses.pressStarted(since: secondPressedAt, maximum: stripTapMaximum)), at: now,
+                  into: &events)
+            apply(.lightPress(lightPresses.lightPress(pressedAt: secondPressedAt, releasedAt: releasedAt)), at: now,
+                  into: &events)
+        }
+    }
+
+    /// Runs one step of the controls and applies what it did, in its order.
+    @inline(__always)
+    private mutating func controlsStep(at now: Instant, into events: inout [ShutterEvent],
+                                       _ step: (inout ControlsStateMachine, inout [ControlsStateMachine.Action]) -> Void) {
+        step(&controls, &controlActions)
+        applyControlActions(at: now, into: &events)
+    }
+
+    /// Applies the controls' actions in their order (the buffer is kept, so a step allocates
+    /// nothing once it has grown).
+    @inline(__always)
+    private mutating func applyControlActions(at now: Instant, into events: inout [ShutterEvent]) {
+        guard !controlActions.isEmpty else { return }
+        for action in controlActions {
+            apply(.controls(action), at: now, into: &events)
+        }
+        controlActions.removeAll(keepingCapacity: true)
     }
 }
 
@@ -812,7 +858,7 @@ extension RigStateMachine {
                                     into events: inout [ShutterEvent]) throws(ControlRefusal) {
         takeInput(at: now, into: &events)
         // What the command did before it was refused (nothing today) is still said.
-        defer { emitControlActions(at: cursor, into: &events) }
+        defer { applyControlActions(at: cursor, into: &events) }
         try controls.set(id, to: value, at: cursor, into: &controlActions)
     }
 
@@ -830,7 +876,7 @@ extension RigStateMachine {
     public mutating func selectControl(_ id: String, at now: Instant, into events: inout [ShutterEvent]) throws(ControlRefusal) {
         takeInput(at: now, into: &events)
         // What the command did before it was refused (nothing today) is still said.
-        defer { emitControlActions(at: cursor, into: &events) }
+        defer { applyControlActions(at: cursor, into: &events) }
         try controls.select(id, at: cursor, into: &controlActions)
     }
 
@@ -839,7 +885,7 @@ extension RigStateMachine {
                                            into events: inout [ShutterEvent]) throws(ControlRefusal) {
         takeInput(at: now, into: &events)
         // What the command did before it was refused (nothing today) is still said.
-        defer { emitControlActions(at: cursor, into: &events) }
+        defer { applyControlActions(at: cursor, into: &events) }
         try controls.setEnabled(id, enabled, at: cursor, into: &controlActions)
     }
 
@@ -877,170 +923,25 @@ extension RigStateMachine {
         return taken
     }
 
-    /// Records one explanation. Callers check ``explains`` first, so no text is built while off.
+    /// Explains `decision` with the figures that ride on it. Callers check ``explains`` first, so
+    /// no text is built while off.
     @inline(never)
-    private mutating func explain(_ subject: String, at time: Instant, _ reason: String) {
-        explanations?.append(Explanation(time: time, subject: subject, reason: reason))
+    private mutating func explain(_ decision: Decision, at now: Instant) {
+        guard let text = explainer.text(of: decision) else { return }
+        explanations?.append(Explanation(time: now, subject: text.subject, reason: text.reason))
     }
 
-    /// What a debounce window is called in explanations: the glitch filter, the debounce, or (a
-    /// button's release) the second-press gap.
-    private func windowName(of line: Int, _ window: Nanoseconds) -> String {
-        if window == timings.glitchFilter { return "glitch filter " + Explanation.milliseconds(window) }
-        if window != debouncers[line].window { return Explanation.setting("secondPressGapMs", window) + ": the same press" }
-        return "debounce " + Explanation.milliseconds(window)
-    }
-
-    /// The debouncer dropped a change that did not hold for its window.
+    /// Records one explanation made by ``explainer``.
     @inline(never)
-    private mutating func explainDropped(line: Int, _ attempt: (start: Instant, lastEdge: Instant), window: Nanoseconds,
-                                         at now: Instant) {
-        explain(lineNames[line], at: now,
-                "\(Explanation.milliseconds(attempt.lastEdge - attempt.start)) pulse dropped (\(windowName(of: line, window)))")
+    private mutating func explain(_ text: Explanation.Text, at now: Instant) {
+        explanations?.append(Explanation(time: now, subject: text.subject, reason: text.reason))
     }
 
     /// An edge after a quiet gap started a new attempt: the pulses before it were glitches.
     @inline(never)
-    private mutating func explainRestartedAttempt(line: Int, _ attempt: (start: Instant, lastEdge: Instant), window: Nanoseconds,
-                                                  at now: Instant) {
+    private mutating func explainRestartedAttempt(line: Int, _ attempt: (start: Instant, lastEdge: Instant),
+                                                  window: Nanoseconds, at now: Instant) {
         guard let current = debouncers[line].pendingAttempt, current.start != attempt.start else { return }
-        explainDropped(line: line, attempt, window: window, at: now)
-    }
-
-    @inline(never)
-    private mutating func explainHalfRelease(line: Int, _ release: HalfButton.Release, at now: Instant) {
-        let maximum = Explanation.setting("lightPressMaxMs", timings.lightPressMaximum)
-        switch release {
-        case .lightPress(_, _, let held):
-            explain(lineNames[line], at: now, "held \(Explanation.milliseconds(held)) ≤ \(maximum): a light press")
-        case .notLight(.fullClicked):
-            explain(lineNames[line], at: now, "released after a full click: not a light press")
-        case .notLight(.heldLongerThanMaximum(let held)):
-            explain(lineNames[line], at: now, "held \(Explanation.milliseconds(held)) > \(maximum): not a light press")
-        case .notLight(.notPressed):
-            break
-        }
-    }
-
-    /// What light presses come from: the half line, or the strip's taps.
-    private var lightPressSubject: String { halfLine.map { lineNames[$0] } ?? "strip" }
-
-    /// A press that may be light began: it may make a double with a light press waiting.
-    private mutating func startLightPress(since: Instant, maximum: Nanoseconds, at now: Instant,
-                                          into events: inout [ShutterEvent]) {
-        let start = lightPresses.pressStarted(since: since, maximum: maximum)
-        if explanations != nil { explainLightPressStart(start, at: now) }
-        if case .resolved(let outcome) = start { report(outcome, at: now, into: &events) }
-    }
-
-    @inline(never)
-    private mutating func explainLightPressStart(_ start: LightPressRecognizer.Start, at now: Instant) {
-        let window = Explanation.setting("doublePressWindowMs", lightPresses.window)
-        switch start {
-        case .secondPress(let gap):
-            explain(lightPressSubject, at: now, "pressed again \(Explanation.milliseconds(gap)) after a light press ≤ \(window): "
-                + "a double light press if this one is light too")
-        case .resolved(.single(_, _, .pressedAgainLate(let gap))):
-            explain(lightPressSubject, at: now, "pressed again \(Explanation.milliseconds(gap)) after a light press > \(window): "
-                + "that light press was single")
-        case .unrelated, .resolved:
-            break
-        }
-    }
-
-    /// A light press (or tap) completed: the first of a double waits for its window, the second makes it.
-    private mutating func completeLightPress(pressedAt: Instant, releasedAt: Instant, at now: Instant,
-                                             into events: inout [ShutterEvent]) {
-        let outcome = lightPresses.lightPress(pressedAt: pressedAt, releasedAt: releasedAt)
-        if explanations != nil {
-            explainCompletedLightPress(outcome, at: now)
-        }
-        if let outcome { report(outcome, at: now, into: &events) }
-    }
-
-    @inline(never)
-    private mutating func explainCompletedLightPress(_ outcome: LightPressOutcome?, at now: Instant) {
-        if case .double? = outcome {
-            explain(lightPressSubject, at: now, "second light press inside the window: a double light press")
-        } else {
-            explain(lightPressSubject, at: now, "light press waits \(Explanation.setting("doublePressWindowMs", lightPresses.window)) "
-                + "for a second one before it is reported")
-        }
-    }
-
-    /// Something other than a second light press came: a light press still waiting is reported as single.
-    private mutating func resolvePendingLightPress(because cause: LightPressOutcome.Interruption, at now: Instant,
-                                                   into events: inout [ShutterEvent]) {
-        guard let outcome = lightPresses.resolve(because: cause) else { return }
-        report(outcome, at: now, into: &events)
-    }
-
-    /// Explains why a light press is single (a double needs nothing more than
-    /// ``explainCompletedLightPress(_:at:)``); a light press resolved by a late press was explained
-    /// when that press started.
-    @inline(never)
-    private mutating func explainSingle(_ reason: LightPressOutcome.SingleReason, at now: Instant) {
-        switch reason {
-        case .interrupted(let cause):
-            let text = switch cause {
-            case .inputEnded: "input ended"
-            case .pressNotLight: "a press that was not light"
-            case .fullPress: "a full press"
-            case .secondaryPress: "a secondary press"
-            case .touchNotTap: "a touch that is no tap"
-            case .swipe: "a swipe"
-            }
-            explain(lightPressSubject, at: now, "\(text) came instead of a second light press: the light press is single")
-        case .secondPressNotLight:
-            explain(lightPressSubject, at: now, "second press held too long to be light: no double, the light press is single")
-        case .noSecondPress:
-            let window = Explanation.setting("doublePressWindowMs", lightPresses.window)
-            explain(lightPressSubject, at: now, "no second press within \(window): a single light press")
-        case .pressedAgainLate, .anotherLightPress:
-            break
-        }
-    }
-
-    /// Runs one step of the strip and routes what it meant, explaining taps and swipes.
-    @inline(__always)
-    private mutating func routeStrip(_ step: (inout SliderStrip) -> SliderStrip.Action, at now: Instant,
-                                     into events: inout [ShutterEvent]) {
-        let action = step(&strip)
-        if explanations != nil { explainStrip(action, at: now) }
-        route(action, at: now, into: &events)
-    }
-
-    /// Says why the strip decided `action`: the figures ride on the action.
-    @inline(never)
-    private mutating func explainStrip(_ action: SliderStrip.Action, at now: Instant) {
-        let tapMaximum = Explanation.setting("tapMaxMs", timings.tapMaximum)
-        switch action {
-        case .tap(let pressedAt, let releasedAt, let moved):
-            explain("strip", at: now, "moved \(Explanation.pads(moved)) in "
-                + "\(Explanation.milliseconds(releasedAt - pressedAt)) ≤ \(tapMaximum): a tap")
-        case .doubleTap(let pressedAt, let firstReleasedAt, let secondPressedAt, let releasedAt):
-            explain("strip", at: now, "a tap of \(Explanation.milliseconds(firstReleasedAt - pressedAt)), then one of "
-                + "\(Explanation.milliseconds(releasedAt - secondPressedAt)) ≤ \(tapMaximum) on the next pad "
-                + "\(Explanation.milliseconds(secondPressedAt - firstReleasedAt)) later: two taps")
-        case .notTap(let moved):
-            explain("strip", at: now, "touched longer than \(tapMaximum), moved \(Explanation.pads(moved)): not a tap")
-        case .swipeBegan(_, .moved(let pads, let after)):
-            explain("strip", at: now, "moved \(Explanation.pads(pads)) in \(Explanation.milliseconds(after)): a swipe")
-        case .swipeBegan(_, .rested(let pads)):
-            explain("strip", at: now, "moved \(Explanation.pads(pads)) and rested there "
-                + "\(Explanation.milliseconds(SliderStrip.dwell)) after \(tapMaximum): a swipe")
-        case .swipeEnded(_, .inputEnded):
-            explain("strip", at: now, "input ended: the swipe ends without a flick")
-        case .swipeEnded(let motion, .lifted(let flick)):
-            let speed = JSONLine.number(abs(motion.padsPerSecond), decimals: 1)
-            let limit = JSONLine.number(SliderStrip.flickPadsPerSecond, decimals: 1)
-            explain("strip", at: now, flick ? "lifted at \(speed) pads/s ≥ \(limit): a flick"
-                                            : "lifted at \(speed) pads/s < \(limit): the swipe ends, no flick")
-        case .ignored(let pressedAt, let releasedAt, let moved):
-            explain("strip", at: now, "touch of \(Explanation.milliseconds(releasedAt - pressedAt)) > \(tapMaximum) "
-                + "that moved \(Explanation.pads(moved)): neither a tap nor a swipe")
-        case .none, .touchBegan, .swipeChanged:
-            break
-        }
+        explain(explainer.dropped(line: line, attempt, window: window), at: now)
     }
 }
