@@ -98,20 +98,20 @@ stage "simulator (demo session, keys under tmux)" env SHUTTER=.build/debug/shutt
 stage "simulated Pi rig (run, keys under tmux, check, capture --simulate through the libcamera backend)" env SHUTTER=.build/debug/shutter Tests/Simulator/test-simulate.sh
 # Hundreds of clients that flood and never read, stuck subscribers, pipelined-then-close, a low
 # descriptor limit, idle clients in every slot: the daemon's memory, a status probe and the
-# watchdog held to limits (issue 18); prints its figures.
+# watchdog held to limits; prints its figures.
 stage "API abuse (clients that exhaust the daemon)" env SHUTTER_BENCH_ONLY=abuse .build/debug/shutter-daemon-bench .build/debug/shutter
 # 16 viewers on /stream while a burst of photos is taken, 2000 bad requests, a viewer that stops
-# reading for 30 s (issue 21): every photo saved, memory bounded; prints latency and CPU figures.
+# reading for 30 s: every photo saved, memory bounded; prints latency and CPU figures.
 stage "live view load (HTTP: viewers, bad requests, a stuck viewer)" env SHUTTER_BENCH_ONLY=http .build/debug/shutter-daemon-bench .build/debug/shutter
 # The live-view page in headless Chromium against `shutter run` on the simulator board: the
 # picture changes, a light press and a swipe show on the overlay within 300 ms, the page's shutter
 # and scale, the token; screenshots in the run's artefacts.
 stage "browser (live-view page in Chromium)" env SHUTTER=.build/debug/shutter ARTIFACTS="$PWD/.build/artifacts/browser" Tests/Browser/run.sh
-# The rig over MQTT (issue 22) against Debian's mosquitto on a loopback port: three daemons,
+# The rig over MQTT against Debian's mosquitto on a loopback port: three daemons,
 # a broker restart, a late node, a wrong password, malformed payloads, discovery; the scale
 # bench short (5 nodes, 3 shots).
 stage "MQTT rig (three daemons and a loopback broker)" env SHUTTER=.build/debug/shutter Tests/MQTT/run.sh
-# The benchmark's short run (issue 23): a release build, every host figure produced once.
+# The benchmark's short run: a release build, every host figure produced once.
 stage "bench (short: every figure produced)" Tests/bench.sh --short
 stage "Debian 13 (swiftlang 6.0.3, libgpiod 2.2, libcamera 0.4): build and unit tests" debian_root trixie
 # The newest libcamera API (string_view strings, FrameStartup), which Raspberry Pi OS's own
@@ -120,7 +120,7 @@ stage "Debian sid (swiftlang 6.2, libcamera 0.7): build and unit tests" debian_r
 if [ "$vm" = yes ]; then
   stage "VM tests (libgpiod 1.6)" vm_tests .build/debug/shutter
   stage "VM tests (UVC webcam)" uvc_tests
-  # A rig on a poor network (issue 22): namespaces, veth pairs and netem, which the host kernel lacks.
+  # A rig on a poor network: namespaces, veth pairs and netem, which the host kernel lacks.
   stage "VM tests (MQTT rig on a poor network: netns, netem)" env SHUTTER=.build/debug/shutter Tests/MQTT/test-netns.sh
   # systemd as the guest's PID 1: what libcamera needs (the DMA heap, udev's netlink socket)
   # and the photo encode's batch policy, under Deploy/systemd/shutter.service's own sandbox,

@@ -1,4 +1,4 @@
-// The libcamera backend, opened when a board's camera may be a libcamera one (issue 23): the
+// The libcamera backend, opened when a board's camera may be a libcamera one: the
 // functions of shutter_libcamera.h, each forwarding to the plugin's own, resolved by
 // shutter_lc_load.
 //

@@ -1,4 +1,4 @@
-// libmicrohttpd, opened when the board has an `http` section (issue 23): the functions shutter
+// libmicrohttpd, opened when the board has an `http` section: the functions shutter
 // and shim.h's helpers call, each forwarding to the library's own, resolved by CMicroHTTPD_load.
 //
 // Every function is resolved in CMicroHTTPD_load, so a library without one is refused there,

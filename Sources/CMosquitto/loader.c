@@ -1,4 +1,4 @@
-// libmosquitto, opened when the board has an `mqtt` section (issue 23): the functions shutter
+// libmosquitto, opened when the board has an `mqtt` section: the functions shutter
 // calls, each forwarding to the library's own, resolved by CMosquitto_load.
 //
 // Every function is resolved in CMosquitto_load, so a library without one is refused there,

@@ -44,7 +44,7 @@ public struct FileNameTemplate: Hashable, Sendable {
         let ms = String(time.milliseconds)
         let seq = String(sequence)
         // Byte replacement, not _StringProcessing's `replacing`: this runs on the loop at every
-        // press, and the latter cost it about 80 000 instructions a photo (issue 23, callgrind).
+        // press, and the latter cost it about 80 000 instructions a photo.
         var text = template
             .replacingEvery("{ms}", with: String(repeating: "0", count: max(0, 3 - ms.count)) + ms)
             .replacingEvery("{seq}", with: String(repeating: "0", count: max(0, 4 - seq.count)) + seq)

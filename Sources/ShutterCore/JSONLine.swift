@@ -54,7 +54,7 @@ public struct JSONLine: Sendable, CustomStringConvertible {
 
     public mutating func add(_ name: String, _ value: String) {
         // Quoted straight into the line: every event has a few strings, and each a string of
-        // its own cost an allocation on the way from a press to its subscribers (issue 23).
+        // its own cost an allocation on the way from a press to its subscribers.
         appendKey(name)
         JSONLine.appendQuoted(value, to: &bytes)
         members?.append((name, value))

@@ -240,7 +240,7 @@ public final class HTTPServer {
 
     /// Opens libmicrohttpd when the first server is made (`CMicroHTTPD_load`, idempotent): it is
     /// not linked, so a board without an `http` section never maps it nor GnuTLS and the rest it
-    /// brings (issue 23, peak RSS). `SHUTTER_LIBMICROHTTPD` names another file to open instead of
+    /// brings. `SHUTTER_LIBMICROHTTPD` names another file to open instead of
     /// `libmicrohttpd.so.12`; the tests point it at one that is missing.
     ///
     /// - Throws: ``Failure`` naming the library and dlerror's text (not installed, or a function missing).

@@ -86,7 +86,7 @@ public final class Interpreter {
     /// ``prepareEvents``. Called when a wake-up's work is done: at the deadline ``pump(now:)``
     /// then adopts the result, and the press's decision costs a read of the lines and a write,
     /// not a run of the recognizer and the making of its lines on code that went cold while the
-    /// loop slept (issue 23). Does nothing when the decision is already prepared or there is no deadline.
+    /// loop slept. Does nothing when the decision is already prepared or there is no deadline.
     public func prepareNextDecision() {
         guard let deadline = nextDeadline else {
             prepared = nil

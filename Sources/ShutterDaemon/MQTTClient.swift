@@ -115,7 +115,7 @@ final class MQTTClient: MQTTConnection {
 
     /// Opens libmosquitto when the first client is made (`CMosquitto_load`, idempotent): it is not
     /// linked, so a board without an `mqtt` section never maps it nor the libssl and libcrypto it
-    /// brings (issue 23, peak RSS). `SHUTTER_LIBMOSQUITTO` names another file to open instead of
+    /// brings. `SHUTTER_LIBMOSQUITTO` names another file to open instead of
     /// `libmosquitto.so.1`; the tests point it at one that is missing.
     ///
     /// - Throws: ``Failure`` naming the library and dlerror's text (not installed, or a function missing).

@@ -4,7 +4,7 @@ import Glibc
 import Foundation
 import ShutterDaemon
 
-// SHUTTER_BENCH_ONLY=abuse: the daemon against clients that exhaust it (issue 18), on the
+// SHUTTER_BENCH_ONLY=abuse: the daemon against clients that exhaust it, on the
 // simulator board with the synthetic camera streaming and a 2 s watchdog:
 //   1. flood: hundreds of clients send `status` requests as fast as their sockets take them and
 //      never read a reply; meanwhile a probe asks `status` every second and a remote capture's

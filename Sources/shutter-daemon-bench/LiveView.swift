@@ -4,7 +4,7 @@ import Glibc
 import Foundation
 import ShutterDaemon
 
-// SHUTTER_BENCH_ONLY=http: live view's cost and its limits (issue 21), against a real `shutter run`
+// SHUTTER_BENCH_ONLY=http: live view's cost and its limits, against a real `shutter run`
 // with the HTTP server on 127.0.0.1 (the token required, as for a phone on the rig's Wi-Fi), the
 // synthetic camera at 1280x720 and 30 fps, previews at the defaults (640 px, 15 fps):
 //   1. viewer latency (the part's X-Timestamp, the frame's CLOCK_MONOTONIC time, to the part's

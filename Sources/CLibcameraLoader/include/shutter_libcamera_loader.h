@@ -1,7 +1,7 @@
 #ifndef SHUTTER_LIBCAMERA_LOADER_H
 #define SHUTTER_LIBCAMERA_LOADER_H
 // The libcamera backend is a plugin, libshutter-libcamera.so, opened with dlopen when a board's
-// camera may be a libcamera one (issue 23, peak RSS): linked, libcamera mapped lttng-ust, libdw,
+// camera may be a libcamera one: linked, libcamera would map lttng-ust, libdw,
 // libunwind, libyaml, udev and GnuTLS, about 5 MiB resident, into every daemon, a simulator's
 // or a USB webcam's too. loader.c defines the functions of shutter_libcamera.h, forwarding to
 // the plugin's; Swift calls them once shutter_lc_load has succeeded.

@@ -11,7 +11,7 @@
 // the difference is hidden here behind MHD_VERSION.
 //
 // The library is not linked: it brings GnuTLS and its helpers (p11-kit, nettle, gmp, idn2, …),
-// which were mapped and partly resident in every daemon (issue 23, peak RSS) though only a
+// which would be mapped and partly resident in every daemon though only a
 // board with an `http` section uses them. loader.c defines each MHD_* function shutter calls,
 // forwarding to the library that CMicroHTTPD_load opened; Swift and the helpers below call them
 // as declared in <microhttpd.h>.

@@ -7,8 +7,8 @@
 // Swift cannot import the macros it needs (MQTT_PROTOCOL_V5, the MQTT v5 property identifiers
 // are an enum and import as they are), so they are copied here under CMosquitto_ names.
 //
-// The library is not linked: it brings libssl and libcrypto, which were mapped and partly
-// resident in every daemon (issue 23, peak RSS) though only a board with an `mqtt` section uses
+// The library is not linked: it brings libssl and libcrypto, which would be mapped and partly
+// resident in every daemon though only a board with an `mqtt` section uses
 // them. loader.c
 // defines each mosquitto_* function shutter calls, forwarding to the library that
 // CMosquitto_load opened; Swift calls them as declared in <mosquitto.h>.

@@ -124,7 +124,7 @@ static inline int CShutterSystem_nameCallingThread(const char *name) {
     return prctl(PR_SET_NAME, name, 0, 0, 0);
 }
 
-// A library opened on first use (libmosquitto, libmicrohttpd: issue 23), by a loader that
+// A library opened on first use (libmosquitto, libmicrohttpd), by a loader that
 // forwards each function shutter calls to the library's own. Initialise with
 // CSHUTTERSYSTEM_LAZY_LIBRARY.
 struct CShutterSystem_LazyLibrary {

@@ -162,8 +162,7 @@ public struct RigStateMachine: Sendable {
     }
 
     /// ``nextDeadline``, found in place: no copy of the machine, whose arrays and sets each cost
-    /// a retain and a release to copy (issue 23: the daemon's loop asked for the deadline two or
-    /// three times a turn, and the copies were a quarter of its work on a turn with a deadline).
+    /// a retain and a release to copy, on every turn of the owner's loop.
     ///
     /// After ``advance(to:into:)`` (the last step of every turn of an owner's loop) the scan that
     /// found nothing more to fire already knows the answer: no second scan.
