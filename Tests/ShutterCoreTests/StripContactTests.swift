@@ -223,6 +223,13 @@ struct StripContactTests {
         #expect(zoom != nil && zoom == zoomAlone, "zoom \(String(describing: zoom)), without the thumb \(String(describing: zoomAlone))")
     }
 
+    /// Thumb and finger land together, the thumb's pad confirmed first; the finger taps.
+    @Test func aThumbLandingWithTheFingerDoesNotHideItsTap() {
+        let events = StripRigs.run("1.0 pad0+ 1.003 pad3+ 1.08 pad3- 3.0 pad0-", board: StripRigs.zero2w)
+        let presses = events.map(\.summary).filter { $0 == "lightPress" || $0 == "doubleLightPress" }
+        #expect(presses == ["lightPress"])
+    }
+
     // MARK: Pausing mid-swipe
 
     @Test func movingOnAfterAPauseMidSwipeStillAdjusts() {

@@ -11,8 +11,8 @@
 /// Touched pads that are not one run of neighbours are separate contacts (a thumb resting on one
 /// end, a finger elsewhere), each known by when it landed: the touch follows one of them, never
 /// their mean. A followed contact that rests without being a tap or a swipe (a thumb) gives way to
-/// a finger landing elsewhere, and one that has not moved yet gives way to another that moves (a
-/// thumb and a finger landing together). A contact already on the strip that becomes the touch (the
+/// a finger landing elsewhere, and one that has not moved yet gives way to another that moves or
+/// taps (a thumb and a finger landing together). A contact already on the strip that becomes the touch (the
 /// thumb moving once the finger's touch is over) is no landing: it is where and when it landed, and
 /// no tap once it has rested past the tap window.
 ///
@@ -444,7 +444,14 @@ struct SliderStrip: Sendable {
             return action
         }
         guard touch.contact.pads & bit != 0 else {
-            // Another contact's pad.
+            // Another contact's pad. Two contacts landed together and this one lifted off whole
+            // within the tap window, the followed one unmoved: it was the finger, and it tapped.
+            let landed = contactLanded[index]
+            if touch.hasNotMoved, !touch.tapExpired, Self.run(of: index, in: touched | bit) == bit,
+               since - landed <= tapMaximum {
+                state = .lifted(Touch(pads: bit, place: Double(index), at: landed), liftedAt: since)
+                return .none
+            }
             state = .touching(touch)
             return .none
         }
