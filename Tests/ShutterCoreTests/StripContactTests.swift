@@ -66,6 +66,11 @@ enum StripRigs {
         RigStateMachine.replay(edges(text, board: board), board: board)
     }
 
+    /// The light presses and double light presses `text` makes on the strip-only Zero 2 W board.
+    static func lightPresses(_ text: String) -> [String] {
+        run(text, board: zero2w).map(\.summary).filter { $0 == "lightPress" || $0 == "doubleLightPress" }
+    }
+
     /// The value of control `id` once `before` has run and time reached `rest` seconds, and once
     /// `after` has run too and input ended.
     static func value(_ id: String, board: Board, before: String, rest: Double, after: String) -> (ControlValue?, ControlValue?) {
@@ -196,8 +201,7 @@ struct StripContactTests {
     /// The thumb rolls onto the next pad as it lifts, after a finger's tap elsewhere: it has rested
     /// there for seconds, so its lift is no tap.
     @Test func aRestingThumbRollingOffAfterATapIsNoSecondTap() {
-        let events = StripRigs.run("0.5 pad0+ 2.0 pad3+ 2.1 pad3- 3.0 pad1+ 3.05 pad0- 3.1 pad1-", board: StripRigs.zero2w)
-        let presses = events.map(\.summary).filter { $0 == "lightPress" || $0 == "doubleLightPress" }
+        let presses = StripRigs.lightPresses("0.5 pad0+ 2.0 pad3+ 2.1 pad3- 3.0 pad1+ 3.05 pad0- 3.1 pad1-")
         #expect(presses == ["lightPress"])
     }
 
@@ -225,9 +229,7 @@ struct StripContactTests {
 
     /// Thumb and finger land together, the thumb's pad confirmed first; the finger taps.
     @Test func aThumbLandingWithTheFingerDoesNotHideItsTap() {
-        let events = StripRigs.run("1.0 pad0+ 1.003 pad3+ 1.08 pad3- 3.0 pad0-", board: StripRigs.zero2w)
-        let presses = events.map(\.summary).filter { $0 == "lightPress" || $0 == "doubleLightPress" }
-        #expect(presses == ["lightPress"])
+        #expect(StripRigs.lightPresses("1.0 pad0+ 1.003 pad3+ 1.08 pad3- 3.0 pad0-") == ["lightPress"])
     }
 
     // MARK: Pausing mid-swipe
