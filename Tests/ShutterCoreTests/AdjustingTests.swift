@@ -286,11 +286,11 @@ struct DeadlineTieTests {
         controls.step(at: ms(100)) { $0.swipeBegan(deltaPads: 0.5, padsPerSecond: 1, at: ms(100), into: &$1) }      // +⅓ sent at once
         controls.step(at: ms(110)) { $0.swipeChanged(deltaPads: 0.5, padsPerSecond: 1, at: ms(110), into: &$1) }    // +⅔ held
         controls.step(at: ms(120)) { $0.swipeChanged(deltaPads: -0.5, padsPerSecond: -1, at: ms(120), into: &$1) }  // back to +⅓: nothing to send
-        controls.step(at: ms(150)) { $0.fire(at: ms(150), into: &$1) }
+        controls.step(at: ms(150)) { $0.fireTick(at: ms(150), into: &$1) }
         controls.step(at: ms(160)) { $0.swipeChanged(deltaPads: 0.5, padsPerSecond: 1, at: ms(160), into: &$1) }    // +⅔ sent (interval over)
         controls.step(at: ms(170)) { $0.swipeChanged(deltaPads: 0.5, padsPerSecond: 1, at: ms(170), into: &$1) }    // +1 held
         controls.step(at: ms(180)) { $0.swipeChanged(deltaPads: 0.5, padsPerSecond: 1, at: ms(180), into: &$1) }    // +1⅓ held
-        controls.step(at: ms(210)) { $0.fire(at: ms(210), into: &$1) }                                               // +1⅓ sent
+        controls.step(at: ms(210)) { $0.fireTick(at: ms(210), into: &$1) }                                           // +1⅓ sent
         controls.step(at: ms(300)) { $0.swipeEnded(flick: false, padsPerSecond: 0, at: ms(300), into: &$1) }
         let sent = controls.events.compactMap { event -> String? in
             if case .controlValue(_, _, let display, let at) = event { return "\(display.text)@\(at.rawValue / 1_000_000)" }

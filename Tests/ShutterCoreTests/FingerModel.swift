@@ -143,11 +143,30 @@ enum FingerChecks {
         for touch in touches {
             for edge in touch.edges(padCount: 6) { trace.set("pad\(edge.pad)", edge.active, at: edge.ms) }
         }
-        if thumb {
-            trace.set("pad0", true, at: 10)
-            trace.set("pad0", false, at: (touches.last?.end ?? 0) + 2000)
-        }
+        if thumb { restingThumb(&trace, from: 10, touches: touches) }
         return trace
+    }
+
+    /// When the resting thumb starts to roll off: the touches are over by then.
+    static func thumbLift(_ touches: [FingerTouch]) -> Double { (touches.last?.end ?? 0) + 2000 }
+
+    /// A thumb on pad 0 from `landing` ms, rolling onto pad 1 as it lifts after the touches.
+    static func restingThumb(_ trace: inout TraceBuilder, from landing: Double, touches: [FingerTouch]) {
+        let lift = thumbLift(touches)
+        trace.set("pad0", true, at: landing)
+        trace.set("pad1", true, at: lift)
+        trace.set("pad0", false, at: lift + 30)
+        trace.set("pad1", false, at: lift + 60)
+    }
+
+    /// The resting contact never changes the value or makes a tap: from its roll off the strip
+    /// on, no light press, swipe or value.
+    static func restingContactDoesNothing(_ touches: [FingerTouch], events: [ShutterEvent]) -> String? {
+        let lift = Instant.nanoseconds(Int64(thumbLift(touches) * 1e6))
+        let made = events.filter { event in
+            event.time >= lift && ["lightPress", "doubleLightPress", "swipe", "controlValue"].contains(event.name)
+        }
+        return made.isEmpty ? nil : "the resting thumb made \(made.map(\.summary))"
     }
 
     /// Value unchanged by a lift: each touch's control value once it rested, just before its lift

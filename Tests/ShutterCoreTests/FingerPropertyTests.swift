@@ -60,7 +60,34 @@ struct FingerPropertyTests {
         }
     }
 
+    /// A thumb resting on pad 0 through swipes (a rig with `half`) or taps (a strip-only rig), rolling
+    /// off over pad 1 once they are over: it changes no value and makes no tap.
+    @Test(arguments: [false, true])
+    func aRestingThumbChangesNothing(taps: Bool) {
+        let board = taps ? Rigs.board(withoutHalf: true) : Rigs.simulator
+        for seed in Self.seeds {
+            let touches = taps ? Self.taps(seed: seed, thumb: true) : Self.swipes(seed: seed, thumb: true)
+            let events = FingerChecks.edges(touches, board: board, thumb: true,
+                                            extra: taps ? { _ in } : Self.lightPressFirst).run()
+            let failure = FingerChecks.restingContactDoesNothing(touches, events: events)
+            #expect(failure == nil, "seed \(seed): \(failure ?? "")")
+        }
+    }
+
     // MARK: Each check fails on a wrong trace
+
+    /// A thumb that lands just before it rolls off is a tap, not a resting contact.
+    @Test func theRestingThumbCheckFailsWhenTheThumbTaps() {
+        let board = Rigs.board(withoutHalf: true)
+        var failures = 0
+        for seed in Self.seeds {
+            let touches = Self.taps(seed: seed, thumb: true)
+            var trace = FingerChecks.edges(touches, board: board, thumb: false)
+            FingerChecks.restingThumb(&trace, from: FingerChecks.thumbLift(touches) - 60, touches: touches)
+            if FingerChecks.restingContactDoesNothing(touches, events: trace.run()) != nil { failures += 1 }
+        }
+        #expect(failures == Self.seeds.count)
+    }
 
     /// Lifting off the pads one at a time 60 ms apart is no lift but a roll (the finger moves): the
     /// value changes, and the check says so.

@@ -66,6 +66,11 @@ enum StripRigs {
         RigStateMachine.replay(edges(text, board: board), board: board)
     }
 
+    /// The light presses and double light presses `text` makes on the strip-only Zero 2 W board.
+    static func lightPresses(_ text: String) -> [String] {
+        run(text, board: zero2w).map(\.summary).filter { $0 == "lightPress" || $0 == "doubleLightPress" }
+    }
+
     /// The value of control `id` once `before` has run and time reached `rest` seconds, and once
     /// `after` has run too and input ended.
     static func value(_ id: String, board: Board, before: String, rest: Double, after: String) -> (ControlValue?, ControlValue?) {
@@ -191,6 +196,40 @@ struct StripContactTests {
         let events = StripRigs.run("0.5 pad0+ 3.0 pad3+ 3.05 pad2+ 3.075 pad3- 3.276 pad2- 9.0 pad0-",
                                    board: StripRigs.zero2w)
         #expect(events.map(\.summary).contains("swipe began"))
+    }
+
+    /// The thumb rolls onto the next pad as it lifts, after a finger's tap elsewhere: it has rested
+    /// there for seconds, so its lift is no tap.
+    @Test func aRestingThumbRollingOffAfterATapIsNoSecondTap() {
+        let presses = StripRigs.lightPresses("0.5 pad0+ 2.0 pad3+ 2.1 pad3- 3.0 pad1+ 3.05 pad0- 3.1 pad1-")
+        #expect(presses == ["lightPress"])
+    }
+
+    /// The thumb that rested on pad 0 swipes to pad 3 once the finger's tap is over: the swipe runs
+    /// from where the thumb rested, the whole strip.
+    @Test func aRestingThumbSwipingAfterATapSwipesFromWhereItRested() {
+        let events = StripRigs.run("0.5 pad0+ 2.0 pad3+ 2.1 pad3- 3.0 pad1+ 3.05 pad0- 3.1 pad2+ 3.15 pad1- "
+            + "3.2 pad3+ 3.25 pad2- 3.5 pad3-", board: StripRigs.zero2w)
+        let deltas = events.compactMap { event -> Double? in
+            if case .swipe(let phase, _, let delta, _, _, _) = event, phase != .ended { return delta }
+            return nil
+        }
+        #expect(abs(deltas.reduce(0, +) - 1) < 1e-9, "swipe deltas \(deltas)")
+    }
+
+    /// Thumb and finger land together, the thumb's pad confirmed first; the finger swipes up at once.
+    @Test func aThumbLandingWithTheFingerDoesNotHideItsSwipe() {
+        let swipe = "1.003 pad2+ 1.04 pad3+ 1.06 pad2- 1.08 pad4+ 1.1 pad3- 1.12 pad5+ 1.14 pad4- 1.3 pad5-"
+        let events = StripRigs.run("0.1 half+ 0.2 half- 1.0 pad0+ " + swipe + " 1.5 pad0-", board: Rigs.simulator)
+        let alone = StripRigs.run("0.1 half+ 0.2 half- " + swipe + " 1.5 pad1+ 1.6 pad1-", board: Rigs.simulator)
+        #expect(events.filter { $0.summary == "swipe began" }.count == 1)
+        let zoom = StripRigs.numbers(events, "zoom").last?.value, zoomAlone = StripRigs.numbers(alone, "zoom").last?.value
+        #expect(zoom != nil && zoom == zoomAlone, "zoom \(String(describing: zoom)), without the thumb \(String(describing: zoomAlone))")
+    }
+
+    /// Thumb and finger land together, the thumb's pad confirmed first; the finger taps.
+    @Test func aThumbLandingWithTheFingerDoesNotHideItsTap() {
+        #expect(StripRigs.lightPresses("1.0 pad0+ 1.003 pad3+ 1.08 pad3- 3.0 pad0-") == ["lightPress"])
     }
 
     // MARK: Pausing mid-swipe

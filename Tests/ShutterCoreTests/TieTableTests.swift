@@ -59,9 +59,13 @@ struct TieTableTests {
         controls.step(at: ms(100)) { $0.swipeBegan(deltaPads: 0.5, padsPerSecond: 1, at: ms(100), into: &$1) }
         // Let time pass as the rig does: every deadline up to the change fires first.
         let change = ms(100 + row.offset)
-        while let due = controls.machine.deadline, due <= change { controls.step(at: due) { $0.fire(at: due, into: &$1) } }
+        while let due = controls.machine.tickDeadline, due <= change {
+            controls.step(at: due) { $0.fireTick(at: due, into: &$1) }
+        }
         controls.step(at: change) { $0.swipeChanged(deltaPads: 0.5, padsPerSecond: 1, at: change, into: &$1) }
-        while let due = controls.machine.deadline, due <= ms(1000) { controls.step(at: due) { $0.fire(at: due, into: &$1) } }
+        while let due = controls.machine.tickDeadline, due <= ms(1000) {
+            controls.step(at: due) { $0.fireTick(at: due, into: &$1) }
+        }
         let sent = controls.events.compactMap { event -> String? in
             if case .controlValue(_, _, let display, let at) = event { return "\(display.text)@\(at.rawValue / 1_000_000)" }
             return nil

@@ -142,21 +142,21 @@ struct ControlsStateMachine: Sendable {
         return true
     }
 
+    /// When a value tick is next due: a glide's next step or the send of a coalesced value. Ticks
+    /// finish what a swipe or a flick asked for, so they also run while input ends.
     @inline(__always)
-    var deadline: Instant? {
-        var earliest: Instant?
-        if unsentValue, let lastEmitted { earliest = lastEmitted + coalescingInterval }
-        if let glide { earliest = earliest.map { min($0, glide.next) } ?? glide.next }
-        // The idle timeout runs while adjusting too: a finger resting on the strip (or a stuck pad)
-        // must not keep the controls open for ever.
-        if isActive {
-            let idle = lastInput + idleTimeout
-            earliest = earliest.map { min($0, idle) } ?? idle
+    var tickDeadline: Instant? {
+        var earliest = glide?.next
+        if unsentValue, let lastEmitted {
+            let send = lastEmitted + coalescingInterval
+            earliest = earliest.map { min($0, send) } ?? send
         }
         return earliest
     }
 
-    /// When the idle timeout runs out, while the controls are active.
+    /// When the idle timeout runs out, while the controls are active. It runs while adjusting too:
+    /// a finger resting on the strip (or a stuck pad) must not keep the controls open for ever.
+    @inline(__always)
     var idleDeadline: Instant? { isActive ? lastInput + idleTimeout : nil }
 
     /// Any confirmed input restarts the idle timeout.
@@ -426,31 +426,15 @@ struct ControlsStateMachine: Sendable {
         actions.append(.selected(control: specs[current].id, display: display(current)))
     }
 
-    /// The coalescing interval or the idle timeout ran out.
-    mutating func fire(at now: Instant, into actions: inout [Action]) {
-        if let glide, glide.next <= now { glideStep(at: now, into: &actions) }
-        if unsentValue, let lastEmitted, lastEmitted + coalescingInterval <= now {
-            emitValue(at: now, into: &actions)
-        }
-        if isActive, lastInput + idleTimeout <= now { close(reason: .idle, at: now, into: &actions) }
-    }
-
-    /// Flushes only the coalesced value (used while input is ending, where the idle timeout does not run).
-    mutating func flushValue(at now: Instant, into actions: inout [Action]) {
-        // A glide is what the flick already asked for: it runs to its end.
+    /// A glide's step or the coalescing interval came (``tickDeadline``).
+    mutating func fireTick(at now: Instant, into actions: inout [Action]) {
         if let glide, glide.next <= now { glideStep(at: now, into: &actions) }
         if unsentValue, let lastEmitted, lastEmitted + coalescingInterval <= now { emitValue(at: now, into: &actions) }
     }
 
-    /// The deadlines that must still run when input ends (a glide, the coalescing flush), if any.
-    @inline(__always)
-    var flushDeadline: Instant? {
-        var earliest = glide?.next
-        if unsentValue, let lastEmitted {
-            let flush = lastEmitted + coalescingInterval
-            earliest = earliest.map { min($0, flush) } ?? flush
-        }
-        return earliest
+    /// The idle timeout ran out (``idleDeadline``).
+    mutating func fireIdle(at now: Instant, into actions: inout [Action]) {
+        if isActive, lastInput + idleTimeout <= now { close(reason: .idle, at: now, into: &actions) }
     }
 
     mutating func finish(at now: Instant, into actions: inout [Action]) {

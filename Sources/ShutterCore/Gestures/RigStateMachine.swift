@@ -14,9 +14,10 @@ public struct RigStateMachine: Sendable {
 
     /// The timers of the gesture machines, in the order they fire when due at the same instant:
     /// the double-press window, prepare (`half` held), the next burst shot (`full` held), the
-    /// secondary button, the strip, the controls and stuck lines.
+    /// secondary button, the strip, the controls' ticks (a glide's step, a coalesced value's send),
+    /// the controls' idle timeout and stuck lines.
     private enum Timer: Int, Sendable {
-        case lightPress, prepare, burst, secondary, strip, controls, stuck
+        case lightPress, prepare, burst, secondary, strip, tick, idle, stuck
     }
 
     private let timings: GestureTimings
@@ -289,27 +290,37 @@ public struct RigStateMachine: Sendable {
         static let pads = Holders(rawValue: 1 << 3)
         /// Of the lines above, only those stuck detection watches.
         static let watchedOnly = Holders(rawValue: 1 << 4)
-        /// Only while the deadline is the controls' idle timeout.
-        static let idleTimeoutOnly = Holders(rawValue: 1 << 5)
         static let every: Holders = [.half, .full, .secondary, .pads]
     }
 
-    /// The one description of each timer: its deadline here (while input ends, only timers that
-    /// complete what a person already did run, some with a deadline of their own), and the lines
-    /// that can change what it decides in ``holders(of:halfLine:)`` (the README's "Order within one
-    /// instant" lists them). Adding a timer is a case in both and one in ``fire(_:at:into:)``.
+    /// The one description of each timer: its deadline here and in ``finishingDeadline(of:)``, and
+    /// the lines that can change what it decides in ``holders(of:halfLine:)`` (the README's "Order
+    /// within one instant" lists them). Adding a timer is a case in these three and one in ``fire(_:at:into:)``.
     @inline(__always)
     private mutating func deadline(of timer: Timer) -> Instant? {
+        if finishing { return finishingDeadline(of: timer) }
+        switch timer {
+        case .lightPress: return lightPresses.deadline
+        case .prepare: return button.half.deadline
+        case .burst: return button.full.deadline
+        case .secondary: return secondary.deadline
+        case .strip: return strip.deadline
+        case .tick: return controls.tickDeadline
+        case .idle: return controls.idleDeadline
+        case .stuck: return stuckLines.deadline
+        }
+    }
+
+    /// While input ends, only timers that complete what a person already did run: a light press
+    /// waits out its window, a lifted finger its grace, a glide and a coalesced value run to their end.
+    /// Holds start nothing, the controls do not time out, and no line becomes stuck.
+    @inline(__always)
+    private mutating func finishingDeadline(of timer: Timer) -> Instant? {
         switch timer {
         case .lightPress: lightPresses.deadline
-        case .prepare: finishing ? nil : button.half.deadline
-        case .burst: finishing ? nil : button.full.deadline
-        case .secondary: finishing ? nil : secondary.deadline
-        // The tap window, the rest before a one-pad swipe, the lift grace (the only one while finishing).
-        case .strip: finishing ? strip.graceDeadline : strip.deadline
-        // While finishing, only a coalesced value is sent.
-        case .controls: finishing ? controls.flushDeadline : controls.deadline
-        case .stuck: finishing ? nil : stuckLines.deadline
+        case .strip: strip.graceDeadline
+        case .tick: controls.tickDeadline
+        case .prepare, .burst, .secondary, .idle, .stuck: nil
         }
     }
 
@@ -324,8 +335,10 @@ public struct RigStateMachine: Sendable {
         case .burst: .full
         case .secondary: .secondary
         case .strip: .pads
-        // The idle timeout: any input restarts it; coalescing and glide ticks wait for nothing.
-        case .controls: [.every, .idleTimeoutOnly]
+        // Coalescing and glide ticks wait for nothing.
+        case .tick: []
+        // The idle timeout: any input restarts it.
+        case .idle: .every
         // A line about to be stuck: its release.
         case .stuck: [.every, .watchedOnly]
         }
@@ -337,13 +350,13 @@ public struct RigStateMachine: Sendable {
     private struct TimerHolds: Sendable {
         /// By timer, the lines whose role can hold it.
         private var lines: [LineSet]
-        /// By timer, the conditions on those lines (``Holders/watchedOnly``, ``Holders/idleTimeoutOnly``).
+        /// By timer, the condition on those lines (``Holders/watchedOnly``).
         private var conditions: [Holders]
 
         init(kinds: [LineKind], halfLine: Int?) {
             let timers = (0...Timer.stuck.rawValue).map { Timer(rawValue: $0)! }
             let holders = timers.map { RigStateMachine.holders(of: $0, halfLine: halfLine) }
-            conditions = holders.map { $0.intersection([.watchedOnly, .idleTimeoutOnly]) }
+            conditions = holders.map { $0.intersection(.watchedOnly) }
             lines = holders.map { holders in
                 var set = LineSet()
                 for (line, kind) in kinds.enumerated() {
@@ -377,7 +390,8 @@ public struct RigStateMachine: Sendable {
         consider(.burst, &best)
         consider(.secondary, &best)
         consider(.strip, &best)
-        consider(.controls, &best)
+        consider(.tick, &best)
+        consider(.idle, &best)
         consider(.stuck, &best)
         return best
     }
@@ -397,7 +411,7 @@ public struct RigStateMachine: Sendable {
         var due = deadline
         for index in pendingLines.intersection(timerHolds.lines(timer)).members {
             guard let since = debouncers[index].pendingSince, since <= deadline,
-                  let settles = debouncers[index].deadline, settles > due, canChange(timer, at: deadline, line: index)
+                  let settles = debouncers[index].deadline, settles > due, canChange(timer, line: index)
             else { continue }
             let window = debouncers[index].pendingWindow
             due = max(due, min(settles, deadline + window + window))
@@ -405,13 +419,10 @@ public struct RigStateMachine: Sendable {
         return due
     }
 
-    /// Whether a change of `line`, one whose role can hold `timer`, can change what `timer`, due at
-    /// `deadline`, decides.
+    /// Whether a change of `line`, one whose role can hold `timer`, can change what `timer` decides.
     @inline(__always)
-    private mutating func canChange(_ timer: Timer, at deadline: Instant, line: Int) -> Bool {
-        let conditions = timerHolds.conditions(timer)
-        if conditions.contains(.watchedOnly), !stuckLines.isWatched(line) { return false }
-        return !conditions.contains(.idleTimeoutOnly) || controls.idleDeadline == deadline
+    private mutating func canChange(_ timer: Timer, line: Int) -> Bool {
+        !timerHolds.conditions(timer).contains(.watchedOnly) || stuckLines.isWatched(line)
     }
 
     /// Fires every deadline up to `limit` in time order; line confirmations first at equal instants.
@@ -464,13 +475,11 @@ public struct RigStateMachine: Sendable {
             // A lift settling and the tap window can fall due at one instant: each is one step.
             repeat {
                 apply(.strip(strip.fire(at: now)), at: now, into: &events)
-            } while (finishing ? strip.graceDeadline : strip.deadline).map { $0 <= now } ?? false
-        case .controls:
-            if finishing {
-                controlsStep(at: now, into: &events) { $0.flushValue(at: now, into: &$1) }
-            } else {
-                controlsStep(at: now, into: &events) { $0.fire(at: now, into: &$1) }
-            }
+            } while deadline(of: .strip).map { $0 <= now } ?? false
+        case .tick:
+            controlsStep(at: now, into: &events) { $0.fireTick(at: now, into: &$1) }
+        case .idle:
+            controlsStep(at: now, into: &events) { $0.fireIdle(at: now, into: &$1) }
         case .stuck:
             for line in stuckLines.fire(at: now) {
                 events.append(.lineStuck(line: lineNames[line], at: now))

@@ -9,12 +9,17 @@
 /// arrived (the finger slid on); a contact that lifts is where it was before it began lifting.
 ///
 /// Touched pads that are not one run of neighbours are separate contacts (a thumb resting on one
-/// end, a finger elsewhere): the strip follows one of them, never their mean, and a followed
-/// contact that rests without being a tap or a swipe (a thumb) gives way to a finger landing
-/// elsewhere. A touch becomes a swipe once it moved ``swipeThreshold`` (1.5 pads), or 1 pad with
-/// its leading edge two pads past where it landed (a wide finger flicking lifts before its mean
-/// moves more), or 1 pad, outlived the tap window and rested there 50 ms: a tap that rolls over two neighbouring pads
-/// (land on one, lift off the other) moves one pad at most and must stay a tap. Reversals need
+/// end, a finger elsewhere), each known by when it landed: the touch follows one of them, never
+/// their mean. A followed contact that rests without being a tap or a swipe (a thumb) gives way to
+/// a finger landing elsewhere, and one that has not moved yet gives way to another that moves or
+/// taps (a thumb and a finger landing together). A contact already on the strip that becomes the touch (the
+/// thumb moving once the finger's touch is over) is no landing: it is where and when it landed, and
+/// no tap once it has rested past the tap window.
+///
+/// A touch becomes a swipe once it moved ``swipeThreshold`` (1.5 pads), or 1 pad with its leading
+/// edge two pads past where it landed (a wide finger flicking lifts before its mean moves more), or
+/// 1 pad, outlived the tap window and rested there 50 ms: a tap that rolls over two neighbouring
+/// pads (land on one, lift off the other) moves one pad at most and must stay a tap. Reversals need
 /// 0.75 pad (hysteresis) so a finger resting between two pads does not jitter the value.
 struct SliderStrip: Sendable {
     /// What one input meant; the rig routes it to the light-press recognizer and the controls.
@@ -146,6 +151,10 @@ struct SliderStrip: Sendable {
 
         /// Neither a tap nor a swipe, and not moving: a thumb resting, which gives way to another finger.
         var isResting: Bool { tapExpired && !swiping && contact.liftingSince == nil }
+
+        /// Not moved since it landed, nor a swipe or a possible second tap: another contact that
+        /// moves first is the finger (two landing together).
+        var hasNotMoved: Bool { !swiping && secondContact == nil && highest == lowest && contact.liftingSince == nil }
     }
 
     private enum State: Sendable {
@@ -159,6 +168,9 @@ struct SliderStrip: Sendable {
     private var touched: UInt64 = 0
     /// The pads released since a pad was last touched: at a lift, the pads the finger left.
     private var leaving: UInt64 = 0
+    /// By pad, while touched: when its contact landed (a pad arriving next to touched pads joins
+    /// their contact). A contact's landing is its earliest pad's. Allocated once.
+    private var contactLanded: [Instant]
     /// Recent reported places and their instants, for the velocity (a ring, allocated once).
     private var historyTimes: [Instant]
     private var historyPlaces: [Double]
@@ -217,6 +229,7 @@ struct SliderStrip: Sendable {
         swipeThreshold = padCount > 1 ? min(Self.swipePads, Double(padCount - 1) - 0.5) : .infinity
         historyTimes = Array(repeating: .zero, count: Self.historyCapacity)
         historyPlaces = Array(repeating: 0, count: Self.historyCapacity)
+        contactLanded = Array(repeating: .zero, count: max(padCount, 1))
     }
 
     @inline(__always)
@@ -287,6 +300,10 @@ struct SliderStrip: Sendable {
         let bit: UInt64 = 1 << UInt64(index)
         if active {
             guard touched & bit == 0 else { return .none }
+            var landed = since
+            if index > 0, touched & (bit >> 1) != 0 { landed = min(landed, contactLanded[index - 1]) }
+            if index + 1 < padCount, touched & (bit << 1) != 0 { landed = min(landed, contactLanded[index + 1]) }
+            contactLanded[index] = landed
             touched |= bit
             leaving = 0
         } else {
@@ -298,7 +315,7 @@ struct SliderStrip: Sendable {
         case .idle:
             // A contact left over from an earlier touch (a thumb still resting) starts nothing by lifting.
             guard active else { return .none }
-            return begin(Self.run(of: index, in: touched), at: since)
+            return begin(on: index, at: since)
         case .touching(var touch):
             return change(index, active: active, since: since, touch: &touch)
         case .lifted(var touch, let liftedAt):
@@ -323,6 +340,54 @@ struct SliderStrip: Sendable {
         }
     }
 
+    /// A new touch on the contact pad `index` arrived on at `since`. Pads of that contact touched
+    /// ``secondPressGap`` or more before are a contact already on the strip (a thumb that rested
+    /// while another touch went on): the touch begins where and when that contact landed, and the
+    /// pad arriving is its movement.
+    private mutating func begin(on index: Int, at since: Instant) -> Action {
+        let pads = Self.run(of: index, in: touched)
+        let earlier = pads & ~(1 << UInt64(index))
+        let landed = landing(of: earlier)
+        guard earlier != 0, since - landed >= secondPressGap else { return begin(pads, at: since) }
+        resumed = nil
+        var touch = Touch(pads: earlier, place: Self.mean(earlier), at: landed)
+        // Rested past the tap window: no tap, and no touch begins now (it began long ago).
+        touch.tapExpired = since - landed > tapMaximum
+        let action = moveOn(touch, landed: landed, to: pads, arrived: index, at: since)
+        return action != .none || touch.tapExpired ? action : .touchBegan(since: landed)
+    }
+
+    /// The touch is now `touch`, on a contact that landed at `landed` and was still since: pad
+    /// `index` arriving at `since` moves it onto `pads`.
+    private mutating func moveOn(_ touch: Touch, landed: Instant, to pads: UInt64, arrived index: Int,
+                                 at since: Instant) -> Action {
+        var touch = touch
+        historyCount = 0
+        record(touch.current, at: landed)
+        follow(pads, arrived: index, at: since, touch: &touch)
+        let action = move(&touch, to: Self.mean(pads), at: since)
+        state = .touching(touch)
+        return action
+    }
+
+    /// When the contact of `pads` landed: its earliest pad's landing.
+    private func landing(of pads: UInt64) -> Instant {
+        var earliest = Instant(rawValue: .max)
+        var remaining = pads
+        while remaining != 0 {
+            earliest = min(earliest, contactLanded[remaining.trailingZeroBitCount])
+            remaining &= remaining - 1
+        }
+        return earliest
+    }
+
+    /// The touch follows the contact of `pads`, pad `index` having arrived on it at `since`.
+    private func follow(_ pads: UInt64, arrived index: Int, at since: Instant, touch: inout Touch) {
+        touch.contact.pads = pads
+        touch.contact.liftingSince = nil
+        touch.reach(index, at: since, landing: secondPressGap)
+    }
+
     /// A new touch on the contact of `pads`, landed at `since`.
     private mutating func begin(_ pads: UInt64, at since: Instant) -> Action {
         let place = Self.mean(pads)
@@ -338,19 +403,27 @@ struct SliderStrip: Sendable {
     /// A pad arriving next to the followed contact moves it (or, within its landing, is part of
     /// where it landed); a pad leaving it starts or continues its lift, which ``fire(at:)`` turns
     /// into movement if the rest of the contact stays. A finger landing apart from it is another
-    /// contact: it moves nothing, unless the followed one is resting (a thumb), when it is a new touch.
+    /// contact: it moves nothing, unless the followed one is resting (a thumb), when it is a new
+    /// touch, or has not moved yet while the other one moves, when the touch follows that one.
     private mutating func change(_ index: Int, active: Bool, since: Instant, touch: inout Touch) -> Action {
         let bit: UInt64 = 1 << UInt64(index)
         if active {
             let joined = Self.runs(in: touched, meeting: touch.contact.pads)
             guard joined & bit != 0 else {
-                if touch.isResting { return begin(Self.run(of: index, in: touched), at: since) }
+                if touch.isResting { return begin(on: index, at: since) }
+                let other = Self.run(of: index, in: touched)
+                let earlier = other & ~bit
+                if touch.hasNotMoved, earlier != 0, since - landing(of: earlier) >= secondPressGap {
+                    // Two contacts landed together and this one moves first: it is the finger. The
+                    // touch (begun when the first of them landed) follows it from where it landed.
+                    var finger = Touch(pads: earlier, place: Self.mean(earlier), at: touch.start)
+                    finger.tapExpired = touch.tapExpired
+                    return moveOn(finger, landed: landing(of: earlier), to: other, arrived: index, at: since)
+                }
                 state = .touching(touch)
                 return .none
             }
-            touch.contact.pads = joined
-            touch.contact.liftingSince = nil
-            touch.reach(index, at: since, landing: secondPressGap)
+            follow(joined, arrived: index, at: since, touch: &touch)
             let place = Self.mean(joined)
             if swipeThreshold < 1, !touch.swiping, touch.secondContact == nil, since - touch.start < secondPressGap {
                 // Still landing: where the finger came down, not movement. Only on a strip too short
@@ -371,7 +444,14 @@ struct SliderStrip: Sendable {
             return action
         }
         guard touch.contact.pads & bit != 0 else {
-            // Another contact's pad.
+            // Another contact's pad. Two contacts landed together and this one lifted off whole
+            // within the tap window, the followed one unmoved: it was the finger, and it tapped.
+            let landed = contactLanded[index]
+            if touch.hasNotMoved, !touch.tapExpired, Self.run(of: index, in: touched | bit) == bit,
+               since - landed <= tapMaximum {
+                state = .lifted(Touch(pads: bit, place: Double(index), at: landed), liftedAt: since)
+                return .none
+            }
             state = .touching(touch)
             return .none
         }
