@@ -434,11 +434,22 @@ func replayTrace(_ arguments: ParsedArguments) throws -> Int32 {
     } catch {
         throw CommandFailure(error.description)
     }
+    // Lines go out in chunks as they are made: a day's trace makes more lines than are worth
+    // holding, and a reader sees the first ones at once.
+    let chunk = 1 << 16
     var output: [UInt8] = []
+    output.reserveCapacity(chunk + 4096)
+    var written = true
     let explain: ((Explanation) -> Void)? = arguments.has("--explain")
         ? { Console.error("why \(JSONLine.seconds($0.time)) s  \($0.line)") } : nil
-    try replay(trace, board: board, explain: explain) { $0.appendJSONLine(to: &output) }
-    guard Console.write(output, to: STDOUT_FILENO) else { throw CommandFailure("cannot write to standard output") }
+    try replay(trace, board: board, explain: explain) { event in
+        event.appendJSONLine(to: &output)
+        if output.count >= chunk {
+            written = written && Console.write(output, to: STDOUT_FILENO)
+            output.removeAll(keepingCapacity: true)
+        }
+    }
+    guard written, Console.write(output, to: STDOUT_FILENO) else { throw CommandFailure("cannot write to standard output") }
     return ExitStatus.success
 }
 
