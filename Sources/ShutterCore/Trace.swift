@@ -87,7 +87,7 @@ public struct Trace: Hashable, Sendable {
 private struct TraceReader {
     let source: String
     /// The board's name and its lines' names, for resolving and refusing names: the reader keeps
-    /// only these (a whole `Board` in it was copied for each method a trace line called).
+    /// only these, as a whole `Board` in it would be copied for each method a trace line calls.
     let boardName: String
     let lineNames: [String]
     /// Every board line's name as UTF-8, one after another, and where each is in it with the line

@@ -6,8 +6,8 @@ import ShutterCore
 /// (virtual clock, mock chip): it never reads a clock itself, it is told the time.
 ///
 /// Its stored properties that every edge reaches are `@exclusivity(unchecked)`: each access to a
-/// class's property is otherwise checked at run time, and those checks were a fifth of a replay's
-/// work. They are safe unchecked because no access overlaps another: the long ones (a machine
+/// class's property is otherwise checked at run time, at a cost comparable to the work done per
+/// edge. They are safe unchecked because no access overlaps another: the long ones (a machine
 /// fed an edge into ``events``) call only the machines, which are values and never call out, and
 /// the callbacks are called with no access under way.
 public final class Interpreter {
