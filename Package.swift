@@ -119,27 +119,33 @@ let package = Package(
         /// Pure logic: board model, state machines, events, clock, trace format. No C imports but
         /// the C library's (maths, and the board file's bounded read), which Foundation used to bring.
         .target(name: "ShutterCore", exclude: ["Events/EVENTS.md"]),
+        /// The operating system in small typed wrappers: errno, clocks, the event loop and its
+        /// mailbox, Unix sockets, standard output's writer, the log, systemd notification.
+        .target(
+            name: "ShutterSystem",
+            dependencies: ["ShutterCore", "CShutterSystem"]
+        ),
         /// GPIO through libgpiod: the only Swift code that calls `gpiod_*` (through the backend).
         .target(
             name: "ShutterGPIO",
-            dependencies: ["ShutterCore", "CGPIODBackend"]
+            dependencies: ["ShutterCore", "ShutterSystem", "CGPIODBackend"]
         ),
         /// Stills: V4L2 cameras and the synthetic one, the zero-shutter-lag ring, JPEG and EXIF,
         /// atomic photo files. The only Swift code that calls V4L2, libv4lconvert, TurboJPEG and libexif.
         .target(
             name: "ShutterCapture",
-            dependencies: ["ShutterCore", "CV4L2", "CTurboJPEG", "CExif", "CYUV", "CLibcameraLoader", "CShutterSystem"]
+            dependencies: ["ShutterCore", "ShutterSystem", "CV4L2", "CTurboJPEG", "CExif", "CYUV", "CLibcameraLoader", "CShutterSystem"]
         ),
         /// A small driver for the capture module's VM checks and benchmark, until the CLI wires it in.
         .executableTarget(
             name: "shutter-capture-check",
-            dependencies: ["ShutterCore", "ShutterCapture"]
+            dependencies: ["ShutterCore", "ShutterSystem", "ShutterCapture"]
         ),
         /// The service: one event loop around the state machines, the camera, the local API,
         /// hooks and systemd notification. Tests drive it with the mock chip and synthetic camera.
         .target(
             name: "ShutterDaemon",
-            dependencies: ["ShutterCore", "ShutterGPIO", "ShutterCapture", "CShutterSystem", "CMicroHTTPD", "CQRencode", "CMosquitto"]
+            dependencies: ["ShutterCore", "ShutterSystem", "ShutterGPIO", "ShutterCapture", "CShutterSystem", "CMicroHTTPD", "CQRencode", "CMosquitto"]
         ),
         /// The command-line tool: thin commands over the daemon module.
         ///
@@ -151,7 +157,7 @@ let package = Package(
         /// libraries inside; statically they are archives of their own, named here.
         .executableTarget(
             name: "shutter",
-            dependencies: ["ShutterCore", "ShutterGPIO", "ShutterCapture", "ShutterDaemon", "CShutterSystem"],
+            dependencies: ["ShutterCore", "ShutterSystem", "ShutterGPIO", "ShutterCapture", "ShutterDaemon", "CShutterSystem"],
             linkerSettings: [
                 .unsafeFlags(["-static-stdlib"], .when(configuration: .release)),
                 // Linked by lld (in the toolchain: swift.org's and Debian's swiftlang alike) with
@@ -176,7 +182,7 @@ let package = Package(
         /// event → subscriber delay, RSS, idle CPU (release build).
         .executableTarget(
             name: "shutter-daemon-bench",
-            dependencies: ["ShutterDaemon"]
+            dependencies: ["ShutterSystem"]
         ),
 
         // MARK: Tests
@@ -184,7 +190,7 @@ let package = Package(
         /// What both capture and daemon tests use: a camera to subclass, a sleep.
         .target(
             name: "ShutterTestSupport",
-            dependencies: ["ShutterCore", "ShutterCapture"],
+            dependencies: ["ShutterCore", "ShutterSystem", "ShutterCapture"],
             path: "Tests/ShutterTestSupport"
         ),
         .testTarget(
@@ -193,11 +199,11 @@ let package = Package(
         ),
         .testTarget(
             name: "ShutterCaptureTests",
-            dependencies: ["ShutterCore", "ShutterCapture", "ShutterTestSupport"]
+            dependencies: ["ShutterCore", "ShutterSystem", "ShutterCapture", "ShutterTestSupport"]
         ),
         .testTarget(
             name: "ShutterDaemonTests",
-            dependencies: ["ShutterCore", "ShutterCapture", "ShutterDaemon", "ShutterTestSupport"]
+            dependencies: ["ShutterCore", "ShutterSystem", "ShutterCapture", "ShutterDaemon", "ShutterTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6],

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import ShutterCore
+import ShutterSystem
 
 /// The library side of `shutter cameras` and `shutter capture`.
 public enum CameraCommands {

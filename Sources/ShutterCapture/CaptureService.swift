@@ -1,5 +1,6 @@
 import Dispatch
 import ShutterCore
+import ShutterSystem
 
 /// Opens the camera a board names; the service calls it again to reopen a camera that went away.
 public typealias CameraFactory = (CameraSettings) throws(CaptureError) -> any Camera

@@ -1,4 +1,5 @@
 import ShutterCore
+import ShutterSystem
 
 /// One photo's background work: encode, EXIF, atomic write.
 struct PhotoJob: Sendable {

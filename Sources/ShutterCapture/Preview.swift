@@ -1,5 +1,6 @@
 import Dispatch
 import ShutterCore
+import ShutterSystem
 import Synchronization
 
 /// One live-view JPEG: what `/snapshot` serves and `/stream` sends as a part.

@@ -5,6 +5,7 @@ import CLibcameraLoader
 import CShutterSystem
 import CYUV
 import ShutterCore
+import ShutterSystem
 
 /// A Raspberry Pi camera module that `--simulate` stands in for: the libcamera backend's fake
 /// camera with its `raspberrypi` personality, scripted as the module's sensor.

@@ -5,6 +5,7 @@ import Glibc
 import Musl
 #endif
 import ShutterCore
+import ShutterSystem
 
 /// A camera with no hardware: colour bars (vivid's order, 75 %) that move a few pixels per
 /// frame, stamped on a fixed period of CLOCK_MONOTONIC as a sensor stamps its frames, in YUYV

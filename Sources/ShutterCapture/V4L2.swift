@@ -5,6 +5,7 @@ import CV4L2
 import Dispatch
 import ShutterCore
 import Synchronization
+import ShutterSystem
 
 /// One format a V4L2 device offers, with its frame sizes.
 public struct V4L2FormatInfo: Hashable, Sendable {

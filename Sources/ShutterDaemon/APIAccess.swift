@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import ShutterCore
-import ShutterGPIO
+import ShutterSystem
 
 /// What an API client may do: everything, or only look.
 public enum APIRole: String, Hashable, Sendable {

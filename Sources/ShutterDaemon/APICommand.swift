@@ -1,4 +1,3 @@
-import ShutterCapture
 import ShutterCore
 
 /// One request of the daemon's API, whatever carried it (the Unix socket today; HTTP and MQTT

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import ShutterCore
-import ShutterGPIO
+import ShutterSystem
 
 /// The local API on a Unix socket: one JSON object a line each way.
 ///
@@ -132,7 +132,11 @@ public final class APIServer {
         self.limits = limits
         self.access = access
         readsLeft = limits.requestsPerTurn
-        listener = try UnixSocket.listen(at: path, mode: access.socketMode)
+        do throws(UnixSocket.ListenFailure) {
+            listener = try UnixSocket.listen(at: path, mode: access.socketMode)
+        } catch {
+            throw Failure(error.description)
+        }
         reserveDescriptor = open("/dev/null", O_RDONLY | O_CLOEXEC)
         daemon.loop.watch(listener) { [unowned self] in acceptClients() }
         daemon.observeEvents { [unowned self] event in broadcast(event.line) }

@@ -1,3 +1,4 @@
+import ShutterSystem
 extension Daemon {
     /// The command model for a transport that runs on a thread of its own (an HTTP server's,
     /// an MQTT client's): ``submit(_:reply:)`` from that thread, the command runs on the loop
@@ -60,12 +61,4 @@ extension Daemon {
             .refused(CommandRefusal(.busy, "shutter is busy: too many requests wait for its loop; try again later"))
         }
     }
-}
-
-/// A weak reference to an object of the loop, carried through other threads but read only on
-/// the loop's thread (in work the loop's mailbox runs): hence unchecked.
-struct LoopBound<Object: AnyObject>: @unchecked Sendable {
-    weak var object: Object?
-
-    init(_ object: Object) { self.object = object }
 }

@@ -8,7 +8,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import ShutterCore
-import ShutterGPIO
+import ShutterSystem
 
 /// Where the daemon keeps control values between runs, saved off the event loop.
 public final class ControlState: @unchecked Sendable {

@@ -9,6 +9,7 @@ import Foundation
 import ShutterCapture
 import ShutterCore
 import ShutterGPIO
+import ShutterSystem
 
 /// How `shutter run` was asked to run the daemon.
 public struct DaemonOptions: Sendable {

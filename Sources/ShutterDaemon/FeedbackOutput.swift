@@ -1,5 +1,6 @@
 import ShutterCore
 import ShutterGPIO
+import ShutterSystem
 
 /// Drives the board's LED and buzzer from a ``FeedbackStateMachine``: the machine decides the
 /// levels and its next deadline; this writes a line only when its level changes.

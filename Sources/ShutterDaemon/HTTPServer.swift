@@ -5,7 +5,7 @@ import CMicroHTTPD
 import Dispatch
 import ShutterCapture
 import ShutterCore
-import ShutterGPIO
+import ShutterSystem
 
 /// Live view over HTTP: libmicrohttpd run inside the daemon's one loop, no thread of its own.
 ///

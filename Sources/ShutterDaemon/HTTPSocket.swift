@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import ShutterCore
-import ShutterGPIO
+import ShutterSystem
 
 /// The HTTP server's listening TCP socket, made here (not by libmicrohttpd) so that binding
 /// fails with errno and the address named, and port 0 tells which port the kernel chose.

@@ -6,9 +6,8 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import ShutterCapture
 import ShutterCore
-import ShutterGPIO
+import ShutterSystem
 
 /// Runs the board's hooks: argument vectors started with `posix_spawn` (no shell), event fields in
 /// the environment, output and exit status to the log, reaped on SIGCHLD from the loop.

@@ -8,6 +8,7 @@ import Foundation
 #endif
 import ShutterCapture
 import ShutterCore
+import ShutterSystem
 
 /// The topics of one node of a rig: `<prefix>/<rig>/<node>/…` and the rig's own.
 struct RigTopics: Hashable, Sendable {

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import CShutterSystem
 import ShutterCore
+import ShutterSystem
 
 /// The rig's shared clock, CLOCK_REALTIME, against the loop's monotonic clock.
 ///
@@ -39,11 +40,4 @@ struct RealtimeMapping: Hashable, Sendable {
         let synchronized = CShutterSystem_clockDiscipline(&microseconds) != 0
         return (synchronized, microseconds >= 0 ? .milliseconds(Double(microseconds) / 1000) : nil)
     }
-}
-
-/// `clock_gettime(clock)` in nanoseconds.
-func clockNanoseconds(_ clock: clockid_t) -> Int64 {
-    var time = timespec()
-    clock_gettime(clock, &time)
-    return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
 }

@@ -7,6 +7,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import ShutterCore
+import ShutterSystem
 
 /// Reads simulated edges from standard input for the simulator board, line by line,
 /// and drives the mock chip with them at their time after start.

@@ -4,6 +4,7 @@ import Glibc
 import ShutterCapture
 import ShutterCore
 import Synchronization
+import ShutterSystem
 
 /// The bottom lines of a terminal kept for the overlay, with other lines scrolling above it.
 ///

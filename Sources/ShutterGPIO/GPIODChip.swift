@@ -3,6 +3,7 @@ import ShutterCore
 
 #if canImport(Glibc)
 import Glibc
+import ShutterSystem
 #endif
 
 /// The version of libgpiod shutter was built against and the one it runs with.

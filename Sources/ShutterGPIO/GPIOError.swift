@@ -1,4 +1,5 @@
 import ShutterCore
+import ShutterSystem
 
 /// A chip as the system lists it: what a user can put in a board's `chip` field.
 public struct ChipSummary: Hashable, Sendable, CustomStringConvertible {

@@ -9,6 +9,7 @@
 import Foundation
 import ShutterCapture
 import ShutterCore
+import ShutterSystem
 
 let arguments = Array(CommandLine.arguments.dropFirst(2))
 let command = CommandLine.arguments.count > 1 ? CommandLine.arguments[1] : "help"

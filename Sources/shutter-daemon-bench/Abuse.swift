@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import Foundation
-import ShutterDaemon
+import ShutterSystem
 
 // SHUTTER_BENCH_ONLY=abuse: the daemon against clients that exhaust it, on the
 // simulator board with the synthetic camera streaming and a 2 s watchdog:

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import Foundation
-import ShutterDaemon
+import ShutterSystem
 
 // SHUTTER_BENCH_ONLY=http: live view's cost and its limits, against a real `shutter run`
 // with the HTTP server on 127.0.0.1 (the token required, as for a phone on the rig's Wi-Fi), the

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import Foundation
-import ShutterDaemon
+import ShutterSystem
 
 // Measures the daemon as a service, against a real `shutter run` process on the simulator board
 // with the synthetic camera: start-up to READY=1, API round trip, event → subscriber delay with 1

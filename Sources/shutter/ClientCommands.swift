@@ -8,6 +8,7 @@ import Foundation
 #endif
 import ShutterCore
 import ShutterDaemon
+import ShutterSystem
 
 /// The API socket the client commands use unless `--socket` says otherwise.
 let defaultSocketPath = ProcessInfo.processInfo.environment["SHUTTER_SOCKET"] ?? "/run/shutter/shutter.sock"

@@ -10,6 +10,7 @@ import ShutterCore
 import ShutterGPIO
 import ShutterCapture
 import ShutterDaemon
+import ShutterSystem
 
 /// The version printed by `shutter --version`.
 let shutterVersion = "0.1.0"

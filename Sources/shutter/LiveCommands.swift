@@ -9,6 +9,7 @@ import Foundation
 import ShutterCore
 import ShutterGPIO
 import ShutterDaemon
+import ShutterSystem
 
 // MARK: - record
 

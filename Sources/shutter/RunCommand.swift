@@ -8,6 +8,7 @@ import Foundation
 #endif
 import ShutterCore
 import ShutterDaemon
+import ShutterSystem
 
 // MARK: - run
 

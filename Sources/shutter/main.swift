@@ -3,6 +3,7 @@ import Glibc
 #endif
 import ShutterGPIO
 import ShutterDaemon
+import ShutterSystem
 
 /// Parses the command line, runs the command, and turns failures into messages and exit statuses.
 func main() -> Int32 {

@@ -3,6 +3,7 @@ import Testing
 import ShutterCore
 @testable import ShutterCapture
 import ShutterTestSupport
+@testable import ShutterSystem
 
 /// A service whose camera is the file at `node` under a fresh directory: the factory "opens" it
 /// (a synthetic camera) once the file exists and counts every attempt. The service runs as the

@@ -3,6 +3,7 @@ import Testing
 import ShutterCore
 @testable import ShutterCapture
 import ShutterTestSupport
+@testable import ShutterSystem
 
 private func ms(_ value: Double) -> Instant { Instant(rawValue: Int64(value * 1_000_000)) }
 

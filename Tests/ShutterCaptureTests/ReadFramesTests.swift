@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import ShutterCore
 @testable import ShutterCapture
+@testable import ShutterSystem
 
 extension Camera {
     /// The frames ready now, in an array of their own: the old shape of the read, for tests that

@@ -5,6 +5,7 @@ import Foundation
 import Testing
 import ShutterCore
 @testable import ShutterDaemon
+@testable import ShutterSystem
 
 /// The process's own groups: its primary group and its supplementary ones.
 func ownGroups() -> Set<gid_t> {

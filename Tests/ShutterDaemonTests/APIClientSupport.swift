@@ -5,6 +5,7 @@ import Foundation
 import Testing
 import ShutterCore
 @testable import ShutterDaemon
+@testable import ShutterSystem
 
 /// A test's client of the daemon's socket: the daemon runs on the same thread, so every wait
 /// turns the rig's loop while looking for the reply.

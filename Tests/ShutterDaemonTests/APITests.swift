@@ -6,6 +6,7 @@ import Testing
 import ShutterCapture
 import ShutterCore
 @testable import ShutterDaemon
+@testable import ShutterSystem
 
 @Suite struct APIRequestTests {
     @Test(arguments: [

@@ -3,6 +3,7 @@ import Testing
 import ShutterCore
 import CShutterSystem
 @testable import ShutterDaemon
+@testable import ShutterSystem
 
 /// The loop keeps its poll set between wake-ups (so an idle loop allocates nothing): these check
 /// that what it polls still follows every watch, unwatch and dynamic source as it changes.

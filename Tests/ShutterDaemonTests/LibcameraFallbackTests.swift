@@ -4,6 +4,7 @@ import Testing
 import ShutterCore
 @testable import ShutterDaemon
 import ShutterTestSupport
+@testable import ShutterSystem
 
 /// A webcam at `/dev/video7`, as V4L2 would open it: the synthetic camera under a V4L2 name.
 private final class WebcamStandIn: ForwardingCamera, @unchecked Sendable {

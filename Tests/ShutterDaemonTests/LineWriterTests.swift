@@ -3,6 +3,7 @@ import Testing
 import ShutterCapture
 import ShutterCore
 @testable import ShutterDaemon
+@testable import ShutterSystem
 
 @Suite("LineWriter: standard output never blocks the loop")
 struct LineWriterTests {

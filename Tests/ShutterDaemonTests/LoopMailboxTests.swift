@@ -5,6 +5,7 @@ import Foundation
 import Testing
 import ShutterCore
 @testable import ShutterDaemon
+@testable import ShutterSystem
 
 /// A value shared between the test's threads and the loop, behind a lock.
 final class Shared<Value>: @unchecked Sendable {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import ShutterCore
 @testable import ShutterDaemon
+@testable import ShutterSystem
 
 @Suite("MQTT: topics, messages, clocks")
 struct MQTTNodeTests {

@@ -3,6 +3,7 @@ import Testing
 import ShutterCapture
 import ShutterCore
 @testable import ShutterDaemon
+@testable import ShutterSystem
 
 @Suite(.serialized) struct ShutdownTests {
     /// A rig whose camera streams and has held frames, and a full click whose press is newer than

@@ -4,6 +4,7 @@ import ShutterCapture
 import ShutterCore
 @testable import ShutterDaemon
 import ShutterTestSupport
+@testable import ShutterSystem
 
 /// A synthetic camera (real frames on a timer) whose `start` blocks, as a USB webcam's
 /// `VIDIOC_STREAMON` or libcamera's `Camera::start` can.

@@ -2,7 +2,6 @@
 import Glibc
 #endif
 import CShutterSystem
-import ShutterGPIO
 
 /// Unix stream sockets for the API: small typed calls over the C ones, errno kept.
 public enum UnixSocket {
@@ -14,8 +13,15 @@ public enum UnixSocket {
         public var description: String { "\(path): \(call) failed: \(errno)" }
     }
 
+    /// A listening socket that could not be made, said as the daemon's user reads it (what
+    /// exists at the path, what to do).
+    public struct ListenFailure: Error, CustomStringConvertible {
+        public var description: String
+        public init(_ description: String) { self.description = description }
+    }
+
     /// `path` as a `sockaddr_un`, or nil when it does not fit (107 bytes).
-    static func address(_ path: String) -> sockaddr_un? {
+    public static func address(_ path: String) -> sockaddr_un? {
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         let bytes = Array(path.utf8)
@@ -30,7 +36,7 @@ public enum UnixSocket {
     /// A new stream socket, close-on-exec, optionally non-blocking.
     ///
     /// The corresponding C function is `socket`.
-    static func make(nonBlocking: Bool, path: String) throws(Failure) -> CInt {
+    public static func make(nonBlocking: Bool, path: String) throws(Failure) -> CInt {
         var type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
         if nonBlocking { type |= Int32(SOCK_NONBLOCK.rawValue) }
         let descriptor = socket(AF_UNIX, type, 0)
@@ -41,7 +47,7 @@ public enum UnixSocket {
     /// Connects `descriptor` to `path`.
     ///
     /// The corresponding C function is `connect`.
-    static func connect(_ descriptor: CInt, to path: String) throws(Failure) {
+    public static func connect(_ descriptor: CInt, to path: String) throws(Failure) {
         guard var address = address(path) else { throw Failure(call: "connect", path: path, errno: Errno(rawValue: ENAMETOOLONG)) }
         let result = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
@@ -67,7 +73,7 @@ public enum UnixSocket {
     /// too), non-blocking and close-on-exec, or -1 with errno set; its address into `address`.
     ///
     /// The corresponding C function is `accept` (Glibc's module leaves out `accept4`).
-    static func accept(_ listener: CInt, address: UnsafeMutablePointer<sockaddr>? = nil, length: UnsafeMutablePointer<socklen_t>? = nil) -> CInt {
+    public static func accept(_ listener: CInt, address: UnsafeMutablePointer<sockaddr>? = nil, length: UnsafeMutablePointer<socklen_t>? = nil) -> CInt {
         let descriptor = Glibc.accept(listener, address, length)
         guard descriptor >= 0 else { return descriptor }
         _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
@@ -106,7 +112,7 @@ public enum UnixSocket {
     ///
     /// The corresponding C call is `getsockopt(SO_PEERCRED)`, which fills a `struct ucred`
     /// (`pid`, `uid`, `gid`; Glibc's module leaves the struct out, its layout is three 32-bit fields).
-    static func peerCredentials(_ descriptor: CInt) -> PeerCredentials? {
+    public static func peerCredentials(_ descriptor: CInt) -> PeerCredentials? {
         var credentials: (pid: Int32, uid: UInt32, gid: UInt32) = (0, 0, 0)
         var size = socklen_t(MemoryLayout.size(ofValue: credentials))
         guard getsockopt(descriptor, SOL_SOCKET, SO_PEERCRED, &credentials, &size) == 0,
@@ -121,7 +127,7 @@ public enum UnixSocket {
     ///
     /// The corresponding C call is `getsockopt(SO_PEERGROUPS)`; a buffer too small fails with
     /// `ERANGE` and says the size it needs.
-    static func peerGroups(_ descriptor: CInt) -> [gid_t]? {
+    public static func peerGroups(_ descriptor: CInt) -> [gid_t]? {
         var groups = [gid_t](repeating: 0, count: 64)
         for _ in 0..<2 {
             var size = socklen_t(groups.count * MemoryLayout<gid_t>.size)
@@ -138,7 +144,7 @@ public enum UnixSocket {
     /// The name of `user` in the user database, or nil when it has none.
     ///
     /// The corresponding C function is `getpwuid_r`.
-    static func userName(_ user: uid_t) -> String? {
+    public static func userName(_ user: uid_t) -> String? {
         var size = 4096
         while size <= 1 << 20 {
             var entry = passwd()
@@ -160,7 +166,7 @@ public enum UnixSocket {
     /// user has no name there.
     ///
     /// The corresponding C function is `getgrouplist` (the name from ``userName(_:)``).
-    static func groups(ofUser user: uid_t, primaryGroup: gid_t) -> [gid_t]? {
+    public static func groups(ofUser user: uid_t, primaryGroup: gid_t) -> [gid_t]? {
         guard let name = userName(user) else { return nil }
         var count: CInt = 64
         var groups = [gid_t](repeating: 0, count: Int(count))
@@ -173,7 +179,7 @@ public enum UnixSocket {
     }
 
     /// Whether a daemon answers on `path` (a connect succeeds).
-    static func isAnswering(_ path: String) -> Bool {
+    public static func isAnswering(_ path: String) -> Bool {
         guard let descriptor = try? make(nonBlocking: true, path: path) else { return false }
         defer { close(descriptor) }
         do throws(Failure) {
@@ -190,26 +196,26 @@ public enum UnixSocket {
     /// not a socket, is refused.
     ///
     /// The corresponding C functions are `bind` and `listen`.
-    static func listen(at path: String, mode: mode_t = 0o660, backlog: CInt = 128) throws(APIServer.Failure) -> CInt {
+    public static func listen(at path: String, mode: mode_t = 0o660, backlog: CInt = 128) throws(ListenFailure) -> CInt {
         var info = stat()
         if lstat(path, &info) == 0 {
             guard info.st_mode & S_IFMT == S_IFSOCK else {
-                throw APIServer.Failure("\(path) exists and is not a socket; remove it or choose another --socket path")
+                throw ListenFailure("\(path) exists and is not a socket; remove it or choose another --socket path")
             }
             if isAnswering(path) {
-                throw APIServer.Failure("\(path): another shutter daemon is already answering on this socket (stop it, or give this one another --socket path)")
+                throw ListenFailure("\(path): another shutter daemon is already answering on this socket (stop it, or give this one another --socket path)")
             }
             // A socket file left by a daemon that died without removing it.
             unlink(path)
         }
         guard var address = address(path) else {
-            throw APIServer.Failure("\(path): a socket path must be 1 to 107 bytes")
+            throw ListenFailure("\(path): a socket path must be 1 to 107 bytes")
         }
         let descriptor: CInt
         do throws(Failure) {
             descriptor = try make(nonBlocking: true, path: path)
         } catch {
-            throw APIServer.Failure(error.description)
+            throw ListenFailure(error.description)
         }
         // The socket file gets its mode from the umask at bind(), so it is never more open than
         // `mode`, even for the moment before the chmod below.
@@ -223,7 +229,7 @@ public enum UnixSocket {
         umask(oldMask)
         guard bound == 0 else {
             close(descriptor)
-            throw APIServer.Failure("\(path): cannot create the API socket: \(bindErrno)"
+            throw ListenFailure("\(path): cannot create the API socket: \(bindErrno)"
                 + (bindErrno.rawValue == ENOENT ? " (its directory does not exist)" : ""))
         }
         chmod(path, mode)
@@ -231,7 +237,7 @@ public enum UnixSocket {
             let error = Errno.current
             close(descriptor)
             unlink(path)
-            throw APIServer.Failure("\(path): listen failed: \(error)")
+            throw ListenFailure("\(path): listen failed: \(error)")
         }
         return descriptor
     }

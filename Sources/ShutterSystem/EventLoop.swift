@@ -2,8 +2,6 @@
 import Glibc
 #endif
 import CShutterSystem
-import ShutterCapture
-import ShutterGPIO
 import ShutterCore
 
 /// One poll loop for everything: line descriptors, the camera, stdin, sockets, signals and one deadline.
@@ -118,14 +116,14 @@ public final class EventLoop {
         signal(SIGPIPE, SIG_IGN)
         signalDescriptor = signalfd(-1, &signals, CShutterSystem_SFD_CLOEXEC | CShutterSystem_SFD_NONBLOCK)
         guard signalDescriptor >= 0 else {
-            throw CommandFailure("cannot receive signals: signalfd failed, errno \(errno)")
+            throw LoopFailure("cannot receive signals: signalfd failed, errno \(errno)")
         }
         if clock is SystemMonotonicClock {
             deadlineTimer = CShutterSystem_deadlineTimerCreate()
             guard deadlineTimer >= 0 else {
                 let failure = Errno.current
                 close(signalDescriptor)
-                throw CommandFailure("cannot make the loop's deadline timer: timerfd_create failed: \(failure)")
+                throw LoopFailure("cannot make the loop's deadline timer: timerfd_create failed: \(failure)")
             }
         } else {
             deadlineTimer = -1
@@ -324,7 +322,7 @@ public final class EventLoop {
         }
         if ready < 0 {
             if errno == EINTR { return }
-            throw CommandFailure("poll failed: \(Errno.current)")
+            throw LoopFailure("poll failed: \(Errno.current)")
         }
         let timerFired = pollSet[Self.deadlineSlot].revents != 0
         if ready == 0 || (ready == 1 && timerFired) {
@@ -385,7 +383,7 @@ public final class EventLoop {
     /// The corresponding C function is `timerfd_settime`.
     private func setDeadlineTimer(_ deadline: Instant?) throws {
         guard CShutterSystem_deadlineTimerSet(deadlineTimer, deadline == nil ? 0 : 1, deadline?.rawValue ?? 0) == 0 else {
-            throw CommandFailure("cannot set the loop's deadline timer: timerfd_settime failed: \(Errno.current)")
+            throw LoopFailure("cannot set the loop's deadline timer: timerfd_settime failed: \(Errno.current)")
         }
         armedDeadline = deadline
     }
@@ -406,4 +404,10 @@ public final class EventLoop {
             if deadline <= now { try deadlineReached(now) }
         }
     }
+}
+
+/// The loop, its mailbox or its deadline timer could not be set up or polled: the call and errno.
+public struct LoopFailure: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
 }

@@ -3,7 +3,6 @@ import Glibc
 #endif
 import CShutterSystem
 import ShutterCore
-import ShutterGPIO
 
 /// The one way into the loop from another thread: a queue of work under a lock and an eventfd
 /// that wakes the loop when the queue stops being empty.
@@ -61,7 +60,7 @@ public final class LoopMailbox: @unchecked Sendable {
     /// - Parameters:
     ///   - batchLimit: the most items one wake-up runs.
     ///   - capacity: the most items that wait; a post beyond is refused.
-    /// - Throws: ``CommandFailure`` naming `eventfd` and errno.
+    /// - Throws: ``LoopFailure`` naming `eventfd` and errno.
     ///
     /// The corresponding C function is `eventfd`.
     public init(batchLimit: Int = 64, capacity: Int = 4096) throws {
@@ -70,7 +69,7 @@ public final class LoopMailbox: @unchecked Sendable {
         self.capacity = capacity
         let descriptor = eventfd(0, CShutterSystem_EFD_CLOEXEC | CShutterSystem_EFD_NONBLOCK)
         guard descriptor >= 0 else {
-            throw CommandFailure("cannot make the loop's mailbox: eventfd failed: \(Errno.current)")
+            throw LoopFailure("cannot make the loop's mailbox: eventfd failed: \(Errno.current)")
         }
         waiting = Locked(Waiting(descriptor: descriptor))
     }
