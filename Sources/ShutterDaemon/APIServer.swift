@@ -52,7 +52,7 @@ public final class APIServer {
     /// Who may control and who may only look (``APIAccess``): checked before a request runs.
     public let access: APIAccess
     private let listener: CInt
-    private unowned let daemon: Daemon
+    private let service: any ServicePort
     private var sessions: [CInt: Session] = [:]
     private var readBuffer = [UInt8](repeating: 0, count: 16 * 1024)
     /// Clients with a request to run, in turn order: those that had none waiting first (a
@@ -126,9 +126,9 @@ public final class APIServer {
     /// - Parameter access: who controls; by default every client that can connect.
     /// - Throws: ``Failure`` when another daemon answers on `path`, `path` is not a socket, or its
     ///   directory cannot be written.
-    public init(path: String, daemon: Daemon, limits: Limits = Limits(), access: APIAccess = .everyoneControls) throws(Failure) {
+    public init(path: String, service: any ServicePort, limits: Limits = Limits(), access: APIAccess = .everyoneControls) throws(Failure) {
         self.path = path
-        self.daemon = daemon
+        self.service = service
         self.limits = limits
         self.access = access
         readsLeft = limits.requestsPerTurn
@@ -138,8 +138,8 @@ public final class APIServer {
             throw Failure(error.description)
         }
         reserveDescriptor = open("/dev/null", O_RDONLY | O_CLOEXEC)
-        daemon.loop.watch(listener) { [unowned self] in acceptClients() }
-        daemon.observeEvents { [unowned self] event in broadcast(event.line) }
+        service.loop.watch(listener) { [unowned self] in acceptClients() }
+        service.observeEvents { [unowned self] event in broadcast(event.line) }
     }
 
     /// Connected clients.
@@ -159,7 +159,7 @@ public final class APIServer {
     public func advance(to now: Instant) {
         if let resumes = listenerResumes, resumes <= now {
             listenerResumes = nil
-            daemon.loop.watch(listener) { [unowned self] in acceptClients() }
+            service.loop.watch(listener) { [unowned self] in acceptClients() }
         }
         if let sweep = nextIdleSweep, sweep <= now { closeIdleClients(now: now) }
         runTurn()
@@ -170,7 +170,7 @@ public final class APIServer {
     /// Closes every client and the socket, and removes the socket file.
     public func close() {
         for descriptor in sessions.keys.sorted() { drop(descriptor) }
-        daemon.loop.unwatch(listener)
+        service.loop.unwatch(listener)
         Glibc.close(listener)
         if reserveDescriptor >= 0 { Glibc.close(reserveDescriptor) }
         unlink(path)
@@ -209,8 +209,8 @@ public final class APIServer {
             reserveDescriptor = open("/dev/null", O_RDONLY | O_CLOEXEC)
         }
         if listenerResumes == nil {
-            daemon.loop.unwatch(listener)
-            listenerResumes = daemon.loop.clock.now + limits.acceptBackoff
+            service.loop.unwatch(listener)
+            listenerResumes = service.loop.clock.now + limits.acceptBackoff
         }
     }
 
@@ -240,12 +240,12 @@ public final class APIServer {
             refuse(descriptor, "too many clients (\(limits.maximumClients)); try again later")
             return
         }
-        let now = daemon.loop.clock.now
+        let now = service.loop.clock.now
         let session = Session(descriptor: descriptor, credentials: credentials, role: role,
                               eventLimit: limits.subscriberQueueLimit, now: now)
         sessions[descriptor] = session
         if nextIdleSweep == nil { nextIdleSweep = now + limits.idleTimeout }
-        daemon.loop.watch(descriptor, events: Int16(POLLIN)) { [unowned self] events in
+        service.loop.watch(descriptor, events: Int16(POLLIN)) { [unowned self] events in
             handle(events, on: descriptor)
         }
     }
@@ -309,7 +309,7 @@ public final class APIServer {
             session.readClosed = true
             return
         }
-        session.lastActive = daemon.loop.clock.now
+        session.lastActive = service.loop.clock.now
         if session.consumed > 0 {
             session.input.removeFirst(session.consumed)
             session.consumed = 0
@@ -370,7 +370,7 @@ public final class APIServer {
         if !session.output.isEmpty, !session.writeClosed { events |= Int16(POLLOUT) }
         // Read only when the last read's requests have all run and the replies are being taken.
         if !session.readClosed, !session.hasLine, session.output.replyBytes <= limits.replyBacklogLimit { events |= Int16(POLLIN) }
-        daemon.loop.setEvents(events, for: session.descriptor)
+        service.loop.setEvents(events, for: session.descriptor)
     }
 
     /// Runs waiting requests in turn: a few per client, a bounded number in all; the rest wait
@@ -448,7 +448,7 @@ public final class APIServer {
                 enqueueReply(APIReply.failure(id: request.id, refusal), to: session)
                 return
             }
-            enqueueReply(APIReply.line(id: request.id, daemon.execute(request)), to: session)
+            enqueueReply(APIReply.line(id: request.id, service.execute(request)), to: session)
         }
     }
 
@@ -463,7 +463,7 @@ public final class APIServer {
 
     /// Whether an event line went to a subscriber since the last call (then false again): the
     /// daemon lets a subscriber it woke run (``EventLoop/yieldToWokenReader()``).
-    func takeEventLineWritten() -> Bool {
+    public func takeEventLineWritten() -> Bool {
         defer { wroteEventLine = false }
         return wroteEventLine
     }
@@ -490,7 +490,7 @@ public final class APIServer {
                 break
             }
             session.output.consume(written)
-            session.lastActive = daemon.loop.clock.now
+            session.lastActive = service.loop.clock.now
             wrote = true
         }
         settle(session)
@@ -506,11 +506,21 @@ public final class APIServer {
     /// Stops serving `descriptor` (closed by the caller).
     private func forget(_ descriptor: CInt) {
         guard let session = sessions.removeValue(forKey: descriptor) else { return }
-        daemon.loop.unwatch(descriptor)
+        service.loop.unwatch(descriptor)
         if session.isReady {
             ready.removeAll { $0 === session }
             backlogged.removeAll { $0 === session }
         }
         if sessions.isEmpty { nextIdleSweep = nil }
     }
+}
+
+extension APIServer: ServiceTransport {
+    /// Who is listening: a script can wait until its `events` follower is subscribed before it
+    /// presses, instead of sleeping and hoping the follower has started.
+    public func report(into status: inout DaemonStatus) {
+        status.clients = DaemonStatus.Clients(connected: clientCount, subscribed: subscriberCount)
+    }
+
+    public var statusLinePart: String? { "; API \(path)" }
 }

@@ -68,7 +68,7 @@ public struct DaemonCounters: Hashable, Sendable {
 /// are written on background queues that report back through descriptors). Tests build one with
 /// the mock chip, the synthetic camera and a virtual clock, and turn the loop with
 /// ``EventLoop/runOnce(timeoutMilliseconds:)``.
-public final class Daemon {
+public final class Daemon: ServicePort {
     public let loop: EventLoop
     public private(set) var board: Board
     public let options: DaemonOptions
@@ -103,6 +103,8 @@ public final class Daemon {
     public private(set) var http: HTTPServer?
     /// This node of a multi-camera rig on MQTT, when the board has an `mqtt` section.
     private(set) var mqtt: MQTTNode?
+    /// The transports, in the order they were attached: the API, HTTP, MQTT.
+    private(set) var transports: [any ServiceTransport] = []
     /// Set while a command's capture is the origin of a rig shot (`capture` with `"rig": true`).
     var originatesRigShot = false
     /// The shot this node originated last, for the reply to a rig capture.
@@ -201,9 +203,8 @@ public final class Daemon {
             earliest = Instant.earliest(earliest, hooks?.nextDeadline)
             earliest = Instant.earliest(earliest, feedback?.nextDeadline)
             for runner in retiredHooks { earliest = Instant.earliest(earliest, runner.nextDeadline) }
-            earliest = Instant.earliest(earliest, http?.nextDeadline)
-            earliest = Instant.earliest(earliest, mqtt?.nextDeadline)
-            return Instant.earliest(earliest, api?.nextDeadline)
+            for transport in transports { earliest = Instant.earliest(earliest, transport.nextDeadline) }
+            return earliest
         }
         loop.awaitedDeadline = { [unowned self] in interpreter.awaitedDeadline }
         loop.deadlineReached = { [unowned self] now in
@@ -214,9 +215,7 @@ public final class Daemon {
             hooks?.advance(to: now)
             for runner in retiredHooks { runner.advance(to: now) }
             // Last: the gestures and photos of this wake-up go first, clients' requests after.
-            api?.advance(to: now)
-            http?.advance(to: now)
-            mqtt?.advance(to: now)
+            for transport in transports { transport.advance(to: now) }
         }
         if !board.hooks.isEmpty {
             hooks = HookRunner(settings: board.hooks, loop: loop)
@@ -234,7 +233,9 @@ public final class Daemon {
         if let path = options.socketPath ?? board.api.socket {
             let access = try options.apiAccess ?? APIAccess(controlGroupNamed: options.controlGroup, viewGroupNamed: options.viewGroup)
             do throws(APIServer.Failure) {
-                api = try APIServer(path: path, daemon: self, limits: options.apiLimits, access: access)
+                let server = try APIServer(path: path, service: self, limits: options.apiLimits, access: access)
+                api = server
+                attach(server)
             } catch {
                 throw CommandFailure(error.description)
             }
@@ -252,7 +253,9 @@ public final class Daemon {
                 Log.notice("shutter: live view on loopback asks for the token: the API's control group '\(controlGroup)' decides who commands the rig")
             }
             do throws(HTTPServer.Failure) {
-                http = try HTTPServer(configuration: configuration, daemon: self)
+                let server = try HTTPServer(configuration: configuration, service: self)
+                http = server
+                attach(server)
             } catch {
                 api?.close()
                 throw CommandFailure(error.description)
@@ -266,7 +269,9 @@ public final class Daemon {
                 throw CommandFailure("the rig's node name '\(node)' \(problem) (set mqtt.node in the board, or --mqtt-node)")
             }
             do {
-                mqtt = try MQTTNode(settings: settings, node: node, daemon: self)
+                let node = try MQTTNode(settings: settings, node: node, daemon: self)
+                mqtt = node
+                attach(node)
             } catch {
                 api?.close()
                 http?.close()
@@ -278,7 +283,7 @@ public final class Daemon {
         // process (posix_spawn) takes the loop far longer than writing a line to every subscriber.
         observeEvents { [unowned self] event in hooks?.handle(event, now: loop.clock.now) }
         loop.standardOutputClosed = { [unowned self] in
-            if api == nil && http == nil && mqtt == nil {
+            if transports.isEmpty {
                 Log.notice("standard output was closed (its reader went away): nobody hears the events; stopping")
                 loop.stop()
             } else {
@@ -287,7 +292,7 @@ public final class Daemon {
         }
         // A simulator run with no API, HTTP or MQTT ends once its input has ended, nothing is
         // scheduled and every photo is saved. With an API socket the daemon keeps serving until SIGTERM.
-        let endsWhenPlayed = api == nil && http == nil && mqtt == nil ? simulator : nil
+        let endsWhenPlayed = transports.isEmpty ? simulator : nil
         loop.afterWake = { [unowned self] in
             // The decision at the recognizer's next deadline is worked out ahead, while the loop
             // has time (at the deadline it wakes to code that went cold while it slept).
@@ -339,6 +344,10 @@ public final class Daemon {
         try interpreter.pump(now: now ?? loop.clock.now)
     }
 
+    public func attach(_ transport: any ServiceTransport) {
+        transports.append(transport)
+    }
+
     /// Registers a receiver of every event, its line as standard output prints it.
     public func observeEvents(_ observer: @escaping (DaemonEvent) -> Void) {
         eventObservers.append(observer)
@@ -353,7 +362,9 @@ public final class Daemon {
         if options.printsEvents { Console.out(event.line) }
         // A subscriber woken by its line waits on the loop's CPU for the rest of the wake-up
         // otherwise (the press handed to the camera, the timer rearmed).
-        if api?.takeEventLineWritten() == true { loop.yieldToWokenReader() }
+        var wokeAReader = false
+        for transport in transports where transport.takeEventLineWritten() { wokeAReader = true }
+        if wokeAReader { loop.yieldToWokenReader() }
     }
 
     private func handle(_ event: ShutterEvent) {
@@ -462,8 +473,7 @@ public final class Daemon {
         let camera = cameraState
         return "board \(board.name); camera \(board.camera.deviceDescription) \(camera.name); \(counters.photos) photos"
             + (counters.failures > 0 ? ", \(counters.failures) failed" : "")
-            + (api.map { "; API \($0.path)" } ?? "")
-            + (http.map { "; HTTP \($0.endpoint)" } ?? "")
+            + transports.compactMap(\.statusLinePart).joined()
     }
 
     /// Tells systemd the daemon is ready: the lines are requested and the camera is open or known absent.
@@ -541,11 +551,11 @@ public final class Daemon {
         retiredCaptures.removeAll()
         hooks?.stopAll()
         for runner in retiredHooks { runner.stopAll() }
-        api?.close()
+        // The transports hold this service: dropping them here ends that cycle.
+        for transport in transports { transport.close() }
+        transports.removeAll()
         api = nil
-        http?.close()
         http = nil
-        mqtt?.close()
         mqtt = nil
         feedback?.close()
         feedback = nil

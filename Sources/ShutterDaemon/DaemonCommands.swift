@@ -95,7 +95,7 @@ extension Daemon {
     /// The daemon's state now, for `status`.
     public func status(now: Instant) -> DaemonStatus {
         let snapshot = interpreter.machine.controlsSnapshot
-        return DaemonStatus(
+        var status = DaemonStatus(
             board: board.name,
             uptime: now - startedAt,
             // A board naming no camera reports the one found (none while it is looked for).
@@ -111,10 +111,9 @@ extension Daemon {
             },
             counters: counters,
             lastPhoto: lastPhotoPath,
-            // Who is listening: a script can wait until its `events` follower is subscribed before
-            // it presses, instead of sleeping and hoping the follower has started.
-            clients: api.map { DaemonStatus.Clients(connected: $0.clientCount, subscribed: $0.subscriberCount) },
-            mqtt: mqtt?.statusSummary)
+            clients: nil)
+        for transport in transports { transport.report(into: &status) }
+        return status
     }
 }
 

@@ -94,7 +94,7 @@ public final class HTTPServer {
     private let tokenPath: String
     private var tokenFile: HTTPToken.FileVersion?
     private var tokenFileCheckedAt: Instant?
-    private unowned let daemon: Daemon
+    private let service: any ServicePort
     /// The library's daemon (set once started, at the end of init).
     private var library: OpaquePointer!
     /// The library's settings: it reads them (the logger's context) until it is stopped.
@@ -163,9 +163,9 @@ public final class HTTPServer {
     ///   library refuses to start.
     ///
     /// The corresponding C functions are `socket`, `bind`, `listen` and `MHD_start_daemon`.
-    public init(configuration: Configuration, daemon: Daemon) throws(Failure) {
+    public init(configuration: Configuration, service: any ServicePort) throws(Failure) {
         try Self.loadLibrary()
-        self.daemon = daemon
+        self.service = service
         var limits = configuration.limits
         limits.maximumClients = configuration.settings.maxClients
         self.limits = limits
@@ -228,10 +228,10 @@ public final class HTTPServer {
             settings.deallocate()
             throw Failure("http \(asked): libmicrohttpd has no epoll descriptor (built without epoll?)")
         }
-        daemon.loop.watch(epollDescriptor) { [unowned self] in run() }
+        service.loop.watch(epollDescriptor) { [unowned self] in run() }
         resumeAccepting()
         // Weak: the daemon keeps its observers for its whole life, and this server may go first.
-        daemon.observeEvents { [weak self] event in
+        service.observeEvents { [weak self] event in
             self?.broadcast(event.line)
             if event.name == "photo" { self?.photoGeneration += 1 }
         }
@@ -300,7 +300,7 @@ public final class HTTPServer {
         snapshotLeaseEnd = nil
         viewers.removeAll()
         updatePreviewWatching()
-        daemon.loop.unwatch(epollDescriptor)
+        service.loop.unwatch(epollDescriptor)
         pauseAccepting()
         _ = MHD_run(library)
         MHD_stop_daemon(library)
@@ -326,7 +326,7 @@ public final class HTTPServer {
 
     /// Logs `text`, rate-limited.
     private func note(_ text: String, priority: Log.Priority = .info) {
-        let now = daemon.loop.clock.now
+        let now = service.loop.clock.now
         if let window = logWindow, now - window.start < .seconds(60) {
             guard window.logged < Self.libraryLogLimit else {
                 logWindow?.suppressed += 1
@@ -357,7 +357,7 @@ public final class HTTPServer {
         for stream in waiting { resume(stream) }
         scheduleRun()
         // A resumed stream is served on the next pass, at once.
-        if !waiting.isEmpty { runDue = daemon.loop.clock.now }
+        if !waiting.isEmpty { runDue = service.loop.clock.now }
     }
 
     // MARK: - Connections
@@ -377,7 +377,7 @@ public final class HTTPServer {
             if admission.connections.count >= limits.maximumClients * 2 {
                 run()
                 guard admission.connections.count < limits.maximumClients * 2 else {
-                    runDue = daemon.loop.clock.now
+                    runDue = service.loop.clock.now
                     return
                 }
             }
@@ -398,20 +398,20 @@ public final class HTTPServer {
                     // rests (the loop would spin on it) until a connection may have closed.
                     note("cannot accept a connection: \(Errno(rawValue: error)); resting 100 ms", priority: .warning)
                     pauseAccepting()
-                    acceptResumes = daemon.loop.clock.now + .milliseconds(100)
+                    acceptResumes = service.loop.clock.now + .milliseconds(100)
                     return
                 default:
                     note("cannot accept a connection: \(Errno(rawValue: error))", priority: .warning)
                     return
                 }
             }
-            if let release = admission.arrive(descriptor, at: daemon.loop.clock.now) { letGo(release) }
+            if let release = admission.arrive(descriptor, at: service.loop.clock.now) { letGo(release) }
             let added = withUnsafePointer(to: &address) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { MHD_add_connection(library, descriptor, $0, length) }
             }
             // Refused, the library has closed the socket already.
             if added != MHD_Result.YES { admission.closed(descriptor) }
-            runDue = daemon.loop.clock.now
+            runDue = service.loop.clock.now
         }
     }
 
@@ -419,7 +419,7 @@ public final class HTTPServer {
     private func pauseAccepting() {
         guard accepting else { return }
         accepting = false
-        daemon.loop.unwatch(listener)
+        service.loop.unwatch(listener)
     }
 
     /// Watches the listener again, unless resting after running out of descriptors; the loop
@@ -427,7 +427,7 @@ public final class HTTPServer {
     private func resumeAccepting() {
         guard !accepting, !closed, acceptResumes == nil else { return }
         accepting = true
-        daemon.loop.watch(listener) { [unowned self] in acceptConnections() }
+        service.loop.watch(listener) { [unowned self] in acceptConnections() }
     }
 
     /// Lets go of a connection that has not completed a request: its socket is shut down, which
@@ -441,7 +441,7 @@ public final class HTTPServer {
 
     /// A response ended on `connection`: it now waits for its next request.
     fileprivate func responseEnded(on connection: OpaquePointer) {
-        admission.responseEnded(CMicroHTTPD_connection_descriptor(connection), at: daemon.loop.clock.now)
+        admission.responseEnded(CMicroHTTPD_connection_descriptor(connection), at: service.loop.clock.now)
         resumeAccepting()
     }
 
@@ -453,7 +453,7 @@ public final class HTTPServer {
 
     private func scheduleRun() {
         let milliseconds = CMicroHTTPD_timeout_milliseconds(library)
-        runDue = milliseconds < 0 ? nil : daemon.loop.clock.now + .milliseconds(Double(min(milliseconds, 86_400_000)))
+        runDue = milliseconds < 0 ? nil : service.loop.clock.now + .milliseconds(Double(min(milliseconds, 86_400_000)))
     }
 
     // MARK: - Requests
@@ -510,7 +510,7 @@ public final class HTTPServer {
         // Who asks, read only when a token is shown: it is what guessing is counted by.
         let peer = presented.isEmpty ? nil : Self.peer(of: connection)
         if let token = policy.token, let peer, session.map(token.matchesSession) != true,
-           let wait = wrongTokens.slowed(peer, at: daemon.loop.clock.now) {
+           let wait = wrongTokens.slowed(peer, at: service.loop.clock.now) {
             return refuseSlowed(connection, route: route, wait: wait)
         }
         switch policy.decide(route, presented: presented, session: session, host: header("Host")) {
@@ -598,7 +598,7 @@ public final class HTTPServer {
     /// nothing from then on. A file removed or damaged changes nothing until the next start.
     private func refreshToken() {
         guard policy.token != nil else { return }
-        let now = daemon.loop.clock.now
+        let now = service.loop.clock.now
         if let checked = tokenFileCheckedAt, now - checked < .seconds(1) { return }
         tokenFileCheckedAt = now
         guard let version = HTTPToken.fileVersion(at: tokenPath), version != tokenFile else { return }
@@ -619,7 +619,7 @@ public final class HTTPServer {
             return respond(connection, status: 303, type: "text/plain; charset=utf-8", body: "see /\n", headers: [("Location", "/")])
         }
         let peer = Self.peer(of: connection)
-        if let wait = wrongTokens.slowed(peer, at: daemon.loop.clock.now) {
+        if let wait = wrongTokens.slowed(peer, at: service.loop.clock.now) {
             return refuseSlowed(connection, route: .login, wait: wait)
         }
         let given = HTTPForm.value(of: "token", in: exchange.body)?.trimmingSpaces ?? ""
@@ -633,7 +633,7 @@ public final class HTTPServer {
     }
 
     private func noteWrongToken(_ exchange: HTTPExchange, from peer: HTTPWrongTokens.Peer) {
-        let count = wrongTokens.record(from: peer, at: daemon.loop.clock.now)
+        let count = wrongTokens.record(from: peer, at: service.loop.clock.now)
         note("a wrong token for \(exchange.method) \(exchange.path.prefix(80)) from \(Self.describe(peer)) (\(count) from there in the last minute)",
              priority: .warning)
     }
@@ -690,7 +690,7 @@ public final class HTTPServer {
 
     /// Runs `request` through the daemon's command model and answers with its reply line.
     private func reply(_ request: APIRequest, on connection: OpaquePointer) -> MHD_Result {
-        let result = daemon.execute(request)
+        let result = service.execute(request)
         let status: Int
         switch result {
         case .refused(let refusal): status = refusal.kind.httpStatus
@@ -708,7 +708,7 @@ public final class HTTPServer {
     ///
     /// The corresponding C functions are `openat` (with `O_NOFOLLOW`) and `MHD_create_response_from_fd`.
     private func sendPhoto(_ name: String, on connection: OpaquePointer) -> MHD_Result {
-        guard let descriptor = HTTPPhotos.open(name, in: daemon.board.output.directory) else {
+        guard let descriptor = HTTPPhotos.open(name, in: service.board.output.directory) else {
             return refuse(connection, .notFound("no photo \(name.prefix(80))"))
         }
         var info = stat()
@@ -765,7 +765,7 @@ public final class HTTPServer {
         stream.queue.appendReply(": shutter events")
         return startStreaming(stream, blockSize: 4096, type: "text/event-stream", on: connection) {
             streams[ObjectIdentifier(stream)] = stream
-            if nextHeartbeat == nil { nextHeartbeat = daemon.loop.clock.now + limits.heartbeat }
+            if nextHeartbeat == nil { nextHeartbeat = service.loop.clock.now + limits.heartbeat }
         }
     }
 
@@ -816,7 +816,7 @@ public final class HTTPServer {
 
     private func stopWatchingSocket(of response: SuspendableResponse) {
         if response.watched {
-            daemon.loop.unwatch(response.descriptor)
+            service.loop.unwatch(response.descriptor)
             response.watched = false
         }
     }
@@ -836,7 +836,7 @@ public final class HTTPServer {
             if !resumes.contains(where: { $0 === response }) { resumes.append(response) }
         } else {
             resume(response)
-            runDue = daemon.loop.clock.now
+            runDue = service.loop.clock.now
         }
     }
 
@@ -858,7 +858,7 @@ public final class HTTPServer {
     func watchWhileSuspended(_ response: SuspendableResponse) {
         guard response.descriptor >= 0, !response.watched else { return }
         response.watched = true
-        daemon.loop.watch(response.descriptor, events: Int16(POLLIN)) { [unowned self, unowned response] _ in
+        service.loop.watch(response.descriptor, events: Int16(POLLIN)) { [unowned self, unowned response] _ in
             guard response.suspended else { return }
             response.ended = true
             wake(response)
@@ -880,7 +880,7 @@ public final class HTTPServer {
     /// one its socket has room for.
     private func startPreviewStream(on connection: OpaquePointer) -> MHD_Result {
         if let refusal = streamRefusal(on: connection) { return refusal }
-        let viewer = PreviewViewer(connection: connection, feed: daemon.preview, server: self)
+        let viewer = PreviewViewer(connection: connection, feed: service.preview, server: self)
         // A block of 64 KiB: a 640-pixel preview goes to the library in one or two reads.
         return startStreaming(viewer, blockSize: 64 * 1024, type: MJPEGPart.contentType, on: connection) {
             viewers[ObjectIdentifier(viewer)] = viewer
@@ -892,10 +892,10 @@ public final class HTTPServer {
     /// waits for the next (up to ``Limits/snapshotWait``). Each poll keeps previews coming for
     /// ``Limits/snapshotLease``.
     private func answerSnapshot(_ exchange: HTTPExchange, on connection: OpaquePointer) -> MHD_Result {
-        let now = daemon.loop.clock.now
+        let now = service.loop.clock.now
         snapshotLeaseEnd = now + limits.snapshotLease
         updatePreviewWatching()
-        if let frame = daemon.preview.latest(), frame.number > stalePreviews || exchange.waitedOut {
+        if let frame = service.preview.latest(), frame.number > stalePreviews || exchange.waitedOut {
             return respond(connection, status: 200, type: "image/jpeg", bytes: frame.jpeg, headers: [
                 ("X-Timestamp", JSONLine.seconds(frame.timestamp)), ("X-Frame", String(frame.number))])
         }
@@ -912,21 +912,21 @@ public final class HTTPServer {
         let wanted = !closed && (!viewers.isEmpty || snapshotLeaseEnd != nil)
         guard wanted != watchingPreviews else { return }
         watchingPreviews = wanted
-        let feed = daemon.preview
+        let feed = service.preview
         if wanted {
             stalePreviews = feed.latest()?.number ?? 0
             feed.drainReady()
-            daemon.loop.watch(feed.readyDescriptor) { [unowned self] in previewReady() }
+            service.loop.watch(feed.readyDescriptor) { [unowned self] in previewReady() }
             feed.startWatching()
         } else {
             feed.stopWatching()
-            daemon.loop.unwatch(feed.readyDescriptor)
+            service.loop.unwatch(feed.readyDescriptor)
         }
     }
 
     /// The feed published a preview: every viewer waiting for one, and every snapshot, gets it.
     private func previewReady() {
-        daemon.preview.drainReady()
+        service.preview.drainReady()
         for viewer in viewers.values where viewer.suspended { wake(viewer) }
         for request in parked.values where request.exchange.route == .snapshot { wake(request) }
     }
@@ -955,7 +955,7 @@ public final class HTTPServer {
         if exchange.waitedOut {
             return refuse(connection, HTTPRefusal(status: 503, message: "the thumbnail took longer than \(limits.thumbnailWait)"))
         }
-        guard let descriptor = HTTPPhotos.open(name, in: daemon.board.output.directory) else {
+        guard let descriptor = HTTPPhotos.open(name, in: service.board.output.directory) else {
             return refuse(connection, .notFound("no photo \(name.prefix(80))"))
         }
         guard let version = HTTPPhotos.version(of: descriptor) else {
@@ -966,8 +966,8 @@ public final class HTTPServer {
             Glibc.close(descriptor)
             return respond(connection, status: 200, type: "image/jpeg", bytes: jpeg, headers: headers)
         }
-        park(exchange, on: connection, until: daemon.loop.clock.now + limits.thumbnailWait)
-        let server = LoopBound(self), waiting = LoopBound(exchange), mailbox = daemon.loop.mailbox
+        park(exchange, on: connection, until: service.loop.clock.now + limits.thumbnailWait)
+        let server = LoopBound(self), waiting = LoopBound(exchange), mailbox = service.loop.mailbox
         thumbnailQueue.async {
             let made = HTTPPhotos.thumbnail(reading: descriptor, size: Int(version.size))
             // Back on the loop; dropped only when the loop is closing, when the request is
@@ -1013,7 +1013,7 @@ public final class HTTPServer {
         if exchange.waitedOut {
             return refuse(connection, HTTPRefusal(status: 503, message: "listing the photos took longer than \(limits.thumbnailWait)"))
         }
-        park(exchange, on: connection, until: daemon.loop.clock.now + limits.thumbnailWait)
+        park(exchange, on: connection, until: service.loop.clock.now + limits.thumbnailWait)
         startPhotoScan()
         return .YES
     }
@@ -1022,14 +1022,14 @@ public final class HTTPServer {
     /// its top changes it).
     private var outputDirectoryChanged: timespec? {
         var info = stat()
-        return stat(daemon.board.output.directory, &info) == 0 ? info.st_mtim : nil
+        return stat(service.board.output.directory, &info) == 0 ? info.st_mtim : nil
     }
 
     /// The last listing, if no photo was saved since it was made, the output directory has not
     /// changed, and it is younger than ``Limits/photoListAge``.
     private func currentPhotoListing() -> HTTPPhotos.Listing? {
         guard let made = photoListing, made.generation == photoGeneration,
-              daemon.loop.clock.now - made.madeAt < limits.photoListAge else { return nil }
+              service.loop.clock.now - made.madeAt < limits.photoListAge else { return nil }
         let now = outputDirectoryChanged
         guard now?.tv_sec == made.directory?.tv_sec, now?.tv_nsec == made.directory?.tv_nsec else { return nil }
         return made.listing
@@ -1038,9 +1038,9 @@ public final class HTTPServer {
     private func startPhotoScan() {
         guard !photoScanRunning else { return }
         photoScanRunning = true
-        let directory = daemon.board.output.directory
-        let generation = photoGeneration, changed = outputDirectoryChanged, startedAt = daemon.loop.clock.now
-        let server = LoopBound(self), mailbox = daemon.loop.mailbox
+        let directory = service.board.output.directory
+        let generation = photoGeneration, changed = outputDirectoryChanged, startedAt = service.loop.clock.now
+        let server = LoopBound(self), mailbox = service.loop.mailbox
         runPhotoScan {
             let listing = HTTPPhotos.scan(directory)
             _ = mailbox.post {
@@ -1144,4 +1144,8 @@ extension String {
         while let last = text.last, last == " " || last == "\t" { text.removeLast() }
         return String(text)
     }
+}
+
+extension HTTPServer: ServiceTransport {
+    public var statusLinePart: String? { "; HTTP \(endpoint)" }
 }

@@ -690,3 +690,9 @@ extension MQTTSettings {
         ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "shutter"
     }
 }
+
+extension MQTTNode: ServiceTransport {
+    public func report(into status: inout DaemonStatus) {
+        status.mqtt = statusSummary
+    }
+}

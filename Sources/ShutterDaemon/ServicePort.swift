@@ -1,0 +1,53 @@
+import ShutterCapture
+import ShutterCore
+import ShutterSystem
+
+/// The service as a transport (the API socket, HTTP, MQTT) sees it: commands in, events and
+/// status out, the board, the live view, and the loop everything runs on.
+///
+/// A transport holds the port, never the service's parts: it does not reach into the camera,
+/// the recognizer or another transport, so each can be read, tested and replaced alone. Every
+/// member is used on the loop's thread.
+public protocol ServicePort: AnyObject {
+    /// The loop the transport watches its descriptors on, reads the clock from, and posts to
+    /// from other threads (its ``EventLoop/mailbox``).
+    var loop: EventLoop { get }
+    /// The board the service runs now: a reload (SIGHUP) replaces it.
+    var board: Board { get }
+    /// The live view's previews: one feed for the service's life.
+    var preview: PreviewFeed { get }
+    /// Runs one command of the command model and returns its result; the same for every transport.
+    func execute(_ request: APIRequest) -> CommandResult
+    /// Registers a receiver of every event, its line as standard output prints it. Receivers hear
+    /// each event in the order they registered.
+    func observeEvents(_ observer: @escaping (DaemonEvent) -> Void)
+    /// The service's state now, for `status`, with each attached transport's part.
+    func status(now: Instant) -> DaemonStatus
+    /// Makes `transport` part of the loop's turn until the service finishes (see ``ServiceTransport``).
+    func attach(_ transport: any ServiceTransport)
+}
+
+/// A transport as the service drives it: its deadline joins the loop's, it runs after the
+/// gestures and photos of each wake-up (clients' requests never go before a press), it adds its
+/// part to `status`, and it is closed when the service finishes.
+public protocol ServiceTransport: AnyObject {
+    /// When it next needs the loop without input; nil: only on input.
+    var nextDeadline: Instant? { get }
+    /// Does what falls due at `now`.
+    func advance(to now: Instant)
+    /// Closes its sockets and clients; it is not advanced again.
+    func close()
+    /// Adds its part to the service's status (connected clients, the rig).
+    func report(into status: inout DaemonStatus)
+    /// Its part of systemd's one-line status (`; API /run/shutter.sock`), or nil.
+    var statusLinePart: String? { get }
+    /// Whether an event line went to a reader waiting on this transport since it was last
+    /// asked: the loop then gives that reader its CPU before going on.
+    func takeEventLineWritten() -> Bool
+}
+
+extension ServiceTransport {
+    public func report(into status: inout DaemonStatus) {}
+    public var statusLinePart: String? { nil }
+    public func takeEventLineWritten() -> Bool { false }
+}
