@@ -60,7 +60,7 @@ check "api: subscriber lines are exactly standard output's" \
   bash -c "grep -F -x -q \"\$(grep -m1 '\"event\": \"photo\"' '$work/subscriber')\" '$work/events'"
 # The loop polls the streaming camera through an epoll instance watching the device alone: a
 # V4L2 driver's poll takes its queue's lock, which vivid holds while it fills a frame, and a loop
-# woken by an edge polled the device again before it read the edge (README, Performance).
+# woken by an edge polled the device again before it read the edge (Docs/Performance.md).
 video_fd=$(for fd in /proc/$daemon/fd/*; do [[ $(readlink "$fd") == /dev/video* ]] && basename "$fd"; done | head -n 1)
 check "camera: the loop polls the video device (descriptor ${video_fd:-none}) through an epoll instance" \
   bash -c "[ -n '$video_fd' ] && grep -q -E '^tfd: +$video_fd events: +[0-9a-f]+ ' /proc/$daemon/fdinfo/*"
