@@ -78,6 +78,7 @@ public final class Daemon: ServicePort {
     /// The live view's previews (for the HTTP server): one feed for the daemon's life, handed to
     /// every capture service a reload makes, so viewers keep watching across a camera change.
     public var preview: PreviewFeed { capture.service.preview }
+    public var liveView: LiveView { LiveView(feed: preview) }
     public private(set) var interpreter: Interpreter
     let state: ControlState?
     public private(set) var counters = DaemonCounters()

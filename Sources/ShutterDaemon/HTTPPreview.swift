@@ -2,7 +2,6 @@
 import Glibc
 #endif
 import CMicroHTTPD
-import ShutterCapture
 import ShutterCore
 
 /// A response the library holds suspended while it has nothing to send: an event stream with
@@ -56,7 +55,7 @@ enum MJPEGPart {
     /// The part's head: the boundary, `Content-Type`, `Content-Length`, and `X-Timestamp` (the
     /// frame's CLOCK_MONOTONIC time in seconds, the clock of the events' `t`, so a viewer can
     /// tell how old what it shows is) and `X-Frame` (the preview's number in its feed).
-    static func head(of frame: PreviewFrame) -> [UInt8] {
+    static func head(of frame: LiveView.Picture) -> [UInt8] {
         Array(("--\(boundary)\r\nContent-Type: image/jpeg\r\nContent-Length: \(frame.jpeg.count)\r\n"
                + "X-Timestamp: \(JSONLine.seconds(frame.timestamp))\r\nX-Frame: \(frame.number)\r\n\r\n").utf8)
     }
@@ -69,7 +68,7 @@ enum MJPEGPart {
 /// socket is slow is asked for more only when the library's buffer has gone out, and then gets
 /// the newest preview: previews it had no room for are skipped, never queued.
 final class PreviewViewer: SuspendableResponse {
-    let feed: PreviewFeed
+    let feed: LiveView
     /// The part in progress: its head, the JPEG (the feed's own bytes, shared, not copied) and
     /// its tail, and how much of the three has gone to the library.
     private var head: [UInt8] = []
@@ -80,7 +79,7 @@ final class PreviewViewer: SuspendableResponse {
     /// Previews sent.
     private(set) var sentCount = 0
 
-    init(connection: OpaquePointer, feed: PreviewFeed, server: HTTPServer) {
+    init(connection: OpaquePointer, feed: LiveView, server: HTTPServer) {
         self.feed = feed
         super.init(connection: connection, server: server)
     }
@@ -203,7 +202,7 @@ extension HTTPPhotos {
     /// the whole file and decodes it at a reduced scale).
     ///
     /// The corresponding C functions are `read` and `close`; TurboJPEG's scaled decode
-    /// (``makeThumbnail(ofJPEG:width:quality:)``).
+    /// (``LiveView/thumbnail(ofJPEG:width:quality:)``).
     static func thumbnail(reading descriptor: CInt, size: Int) -> Result<[UInt8], HTTPRefusal> {
         defer { close(descriptor) }
         guard size <= thumbnailSourceLimit else {
@@ -220,8 +219,8 @@ extension HTTPPhotos {
         guard filled == size else {
             return .failure(HTTPRefusal(status: 500, message: "the photo could not be read whole (errno \(errno))"))
         }
-        do throws(CaptureError) {
-            return .success(try makeThumbnail(ofJPEG: bytes, width: thumbnailWidth, quality: 75).jpeg)
+        do throws(LiveView.ThumbnailFailure) {
+            return .success(try LiveView.thumbnail(ofJPEG: bytes, width: thumbnailWidth, quality: 75))
         } catch {
             return .failure(HTTPRefusal(status: 415, message: "no thumbnail: \(error)"))
         }

@@ -3,7 +3,6 @@ import Glibc
 #endif
 import CMicroHTTPD
 import Dispatch
-import ShutterCapture
 import ShutterCore
 import ShutterSystem
 
@@ -880,7 +879,7 @@ public final class HTTPServer {
     /// one its socket has room for.
     private func startPreviewStream(on connection: OpaquePointer) -> MHD_Result {
         if let refusal = streamRefusal(on: connection) { return refusal }
-        let viewer = PreviewViewer(connection: connection, feed: service.preview, server: self)
+        let viewer = PreviewViewer(connection: connection, feed: service.liveView, server: self)
         // A block of 64 KiB: a 640-pixel preview goes to the library in one or two reads.
         return startStreaming(viewer, blockSize: 64 * 1024, type: MJPEGPart.contentType, on: connection) {
             viewers[ObjectIdentifier(viewer)] = viewer
@@ -895,7 +894,7 @@ public final class HTTPServer {
         let now = service.loop.clock.now
         snapshotLeaseEnd = now + limits.snapshotLease
         updatePreviewWatching()
-        if let frame = service.preview.latest(), frame.number > stalePreviews || exchange.waitedOut {
+        if let frame = service.liveView.latest(), frame.number > stalePreviews || exchange.waitedOut {
             return respond(connection, status: 200, type: "image/jpeg", bytes: frame.jpeg, headers: [
                 ("X-Timestamp", JSONLine.seconds(frame.timestamp)), ("X-Frame", String(frame.number))])
         }
@@ -912,7 +911,7 @@ public final class HTTPServer {
         let wanted = !closed && (!viewers.isEmpty || snapshotLeaseEnd != nil)
         guard wanted != watchingPreviews else { return }
         watchingPreviews = wanted
-        let feed = service.preview
+        let feed = service.liveView
         if wanted {
             stalePreviews = feed.latest()?.number ?? 0
             feed.drainReady()
@@ -926,7 +925,7 @@ public final class HTTPServer {
 
     /// The feed published a preview: every viewer waiting for one, and every snapshot, gets it.
     private func previewReady() {
-        service.preview.drainReady()
+        service.liveView.drainReady()
         for viewer in viewers.values where viewer.suspended { wake(viewer) }
         for request in parked.values where request.exchange.route == .snapshot { wake(request) }
     }

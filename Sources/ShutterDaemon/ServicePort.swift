@@ -1,4 +1,3 @@
-import ShutterCapture
 import ShutterCore
 import ShutterSystem
 
@@ -14,8 +13,8 @@ public protocol ServicePort: AnyObject {
     var loop: EventLoop { get }
     /// The board the service runs now: a reload (SIGHUP) replaces it.
     var board: Board { get }
-    /// The live view's previews: one feed for the service's life.
-    var preview: PreviewFeed { get }
+    /// The live view's previews and photo thumbnails.
+    var liveView: LiveView { get }
     /// Runs one command of the command model and returns its result; the same for every transport.
     func execute(_ request: APIRequest) -> CommandResult
     /// Registers a receiver of every event, its line as standard output prints it. Receivers hear
