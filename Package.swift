@@ -53,7 +53,7 @@ let package = Package(
         /// from the daemon's own loop through its epoll descriptor.
         ///
         /// Not linked: opened with `dlopen` when the board has an `http` section, so a board without
-        /// one does not map GnuTLS and the rest it brings (issue 23, peak RSS). The target defines
+        /// one does not map GnuTLS and the rest it brings (peak RSS). The target defines
         /// the `MHD_*` functions shutter calls, forwarding to the library; the header is
         /// libmicrohttpd-dev's, in /usr/include (no pkg-config flags needed).
         .target(
@@ -72,7 +72,7 @@ let package = Package(
         /// the daemon's own loop through its socket.
         ///
         /// Not linked: opened with `dlopen` when the board has an `mqtt` section, so a board without
-        /// one does not map libssl and libcrypto (issue 23, peak RSS). The target defines the
+        /// one does not map libssl and libcrypto (peak RSS). The target defines the
         /// `mosquitto_*` functions shutter calls, forwarding to the library; the header is
         /// libmosquitto-dev's, in /usr/include (no pkg-config flags needed).
         .target(
@@ -101,7 +101,7 @@ let package = Package(
         ),
         /// The libcamera backend's C interface, each function forwarding to the plugin, opened with
         /// `dlopen` when a board's camera may be a libcamera one, so that a simulator board or a
-        /// USB webcam's does not map libcamera and the libraries it links (issue 23, peak RSS).
+        /// USB webcam's does not map libcamera and the libraries it links (peak RSS).
         .target(
             name: "CLibcameraLoader",
             dependencies: ["CShutterSystem"]
@@ -136,7 +136,8 @@ let package = Package(
             name: "ShutterCapture",
             dependencies: ["ShutterCore", "ShutterSystem", "CV4L2", "CTurboJPEG", "CExif", "CYUV", "CLibcameraLoader", "CShutterSystem"]
         ),
-        /// A small driver for the capture module's VM checks and benchmark, until the CLI wires it in.
+        /// A small driver of the capture module alone, for its VM checks and the press → JPEG benchmark
+        /// (`Tests/VM/bench-press.sh`): no daemon, no GPIO.
         .executableTarget(
             name: "shutter-capture-check",
             dependencies: ["ShutterCore", "ShutterSystem", "ShutterCapture"]
@@ -151,8 +152,8 @@ let package = Package(
         ///
         /// Its release build links the Swift standard library, Dispatch and FoundationEssentials
         /// statically: only the code it uses is mapped, which lowers the streaming daemon's peak
-        /// RSS by about 3 MiB (35.7 → 32.7 MiB on the simulator board, issue 23) and start-up by
-        /// a third; the debug build and the tests keep the shared libraries. The modules are
+        /// RSS (about 3 MiB on the simulator board) and its start-up time; the debug build and the
+        /// tests keep the shared libraries. The modules are
         /// compiled against the shared FoundationEssentials, which carries its two helper
         /// libraries inside; statically they are archives of their own, named here.
         .executableTarget(
@@ -161,8 +162,8 @@ let package = Package(
             linkerSettings: [
                 .unsafeFlags(["-static-stdlib"], .when(configuration: .release)),
                 // Linked by lld (in the toolchain: swift.org's and Debian's swiftlang alike) with
-                // its 40 000 relative relocations packed (DT_RELR, glibc 2.36): their 947 KiB table
-                // was read whole at every start; 8 KiB now, and peak RSS 0.7 MiB lower (issue 23).
+                // its 40 000 relative relocations packed (DT_RELR, glibc 2.36), so their table is
+                // 8 KiB, not 947 KiB read whole at every start (0.7 MiB of peak RSS).
                 // Nor does it export its 6 000 symbols (the driver's -export-dynamic: nothing looks
                 // them up; the libraries it opens call only their own): 0.4 MiB more.
                 .unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",

@@ -31,7 +31,7 @@ struct YUVRangeTests {
     }
 
     /// A webcam's black (Y 16) and white (Y 235) come out as JPEG's black and white, not as
-    /// grey 16 and 235 (the washed-out photos of issue 17).
+    /// grey 16 and 235 (washed-out photos).
     @Test(arguments: [PixelFormat.yuyv, .uyvy, .nv12, .yuv420])
     func limitedBlackAndWhiteEncodeToFullBlackAndWhite(format: PixelFormat) throws {
         let encoder = try JPEGEncoder()

@@ -156,7 +156,7 @@ struct AdjustingTests {
         #expect(ControlDisplay.exposure(ev) == text)
     }
 
-    /// Issue 20, defect 10: nothing a value can be traps the text, and a number beyond what the
+    /// Nothing a value can be traps the text, and a number beyond what the
     /// digits hold reads as itself, not as 1000000000000000.
     static let extremeTexts: [(Double, String, String)] = [
         (-1e308, "\u{2212}1e+308", "\u{2212}1e+308 EV"), (1e19, "1e+19", "+1e+19 EV"), (-1e19, "\u{2212}1e+19", "\u{2212}1e+19 EV"),

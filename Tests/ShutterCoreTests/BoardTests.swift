@@ -168,7 +168,7 @@ struct BoardTests {
          "gestures.holdCameraMs", "outside 0...100 ms"),
         ("camera size half given", board(with: "camera", "{\"width\": 640}"), "camera.height", "both width and height"),
         ("output template with a slash", board(with: "output", "{\"template\": \"a/b.jpg\"}"), "output.template", "without '/'"),
-        // Issue 20, defect 10: boards `check` accepted that trapped the daemon.
+        // Boards whose numbers would trap the daemon if `check` let them through.
         ("65 pads", minimalBoard.replacingOccurrences(of: "{\"name\": \"pad1\", \"role\": \"pad\"}",
                                                      with: (1..<65).map { "{\"name\": \"pad\($0)\", \"role\": \"pad\"}" }.joined(separator: ",\n    ")),
          "lines[65].role", "at most 64 pads; this board has 65"),

@@ -1,7 +1,7 @@
 import Testing
 @testable import ShutterCore
 
-/// The terminal's overlay (issue 21): the control over a scale as the phone draws it, the chooser,
+/// The terminal's overlay: the control over a scale as the phone draws it, the chooser,
 /// the status line, never wider than the terminal.
 @Suite("Controls overlay in a terminal")
 struct ControlsOverlayTests {

@@ -203,8 +203,8 @@ struct DecisionTests {
         #expect((positions.first ?? 1) < 0.5)
     }
 
-    /// Issue 20 changed this one: a `full` held in a burst (with `half` under it) is a person, not a
-    /// stuck line, so the burst runs until the release (it was `cancelled`, reason `stuck`, after 1 s).
+    /// A `full` held in a burst (with `half` under it) is a person, not a stuck line, so the burst
+    /// runs until the release (not `cancelled`, reason `stuck`, after 1 s).
     /// A jammed `full` that is no capture is still stuck (Issue20Tests).
     @Test func fullHeldInABurstIsNotStuck() {
         let board = DecisionRigs.board(gestures: #"{"stuckAfterMs": 1000, "burst": true, "burstIntervalMs": 200}"#)

@@ -1,7 +1,7 @@
 import Testing
 @testable import ShutterCore
 
-/// A control disabled through the API (issue 20, defect 9) is skipped and cannot be adjusted,
+/// A control disabled through the API (defect 9) is skipped and cannot be adjusted,
 /// whatever the controls are doing when it goes: Boards/README's promise.
 @Suite("Controls: a disabled control is skipped and never adjusted")
 struct DisabledControlTests {

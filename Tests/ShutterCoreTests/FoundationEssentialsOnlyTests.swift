@@ -3,7 +3,7 @@ import Testing
 
 /// The `shutter` executable's modules import FoundationEssentials, never full Foundation, whose
 /// libraries (libFoundation, libFoundationInternationalization, lib_FoundationICU: 6.1 MiB of a
-/// streaming daemon's peak RSS) would then be mapped into it (issue 23). Full Foundation stays
+/// streaming daemon's peak RSS) would then be mapped into it. Full Foundation stays
 /// only as the fallback of `#if canImport(FoundationEssentials)`.
 @Suite("FoundationEssentials only")
 struct FoundationEssentialsOnlyTests {

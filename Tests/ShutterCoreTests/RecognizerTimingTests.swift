@@ -71,7 +71,7 @@ struct KernelDebounceTests {
     }
 }
 
-/// Issue 20, defect 10: windows a board may state against the recognizer's settle hold
+/// Windows a board may state against the recognizer's settle hold
 /// (`RigStateMachine.settleLimit`, 50 ms): the longest debounce and glitch filter must not trap it.
 @Suite("Longest board windows")
 struct LongestWindowTests {

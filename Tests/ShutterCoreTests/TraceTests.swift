@@ -85,8 +85,8 @@ struct JSONLineTests {
         #expect(JSONLine.number(value) == text)
     }
 
-    /// The digits as the string arithmetic the line used before printed them (issue 23 replaced
-    /// it with a writer on the stack): whole part, point, fraction zero-padded, zeros trimmed.
+    /// The digits as plain string arithmetic prints them, to check the line's writer on the stack
+    /// against: whole part, point, fraction zero-padded, zeros trimmed.
     static func referenceDecimal(_ magnitude: UInt64, negative: Bool, decimals: Int) -> String {
         var divisor: UInt64 = 1
         for _ in 0..<decimals { divisor *= 10 }

@@ -80,7 +80,7 @@ struct RigStateMachineTests {
             #"{"event": "controlHighlighted", "t": 0.47, "control": "zoom"}"#,
             // One pad from where it landed, past the tap window, resting there 50 ms (1.04 + 0.05 s).
             // Velocity: 1 pad from 2 (left no earlier than 0.92 s, 100 ms before it reached 2.5) to 3 at
-            // 1.04 s (issue 20 defect 5: it was 1.587, which counted the rest on pad2 since 0.9 s).
+            // 1.04 s (not 1.587, which would count the rest on pad2 since 0.9 s).
             #"{"event": "swipe", "t": 1.09, "phase": "began", "position": 0.6111, "delta": 0.2222, "velocity": 1.852}"#,
             #"{"event": "controlHighlighted", "t": 1.09, "control": "exposure"}"#,
             #"{"event": "swipe", "t": 1.145, "phase": "changed", "position": 0.7222, "delta": 0.1111, "velocity": 1.111}"#,

@@ -6,7 +6,7 @@ import Testing
 import ShutterCore
 @testable import ShutterDaemon
 
-/// Clients that would exhaust the daemon (issue 18): each bounded, none delaying the others.
+/// Clients that would exhaust the daemon: each bounded, none delaying the others.
 @Suite(.serialized) struct APIAbuseTests {
     /// Small limits, so a test reaches them with a handful of sockets.
     static func options(_ change: (inout APIServer.Limits) -> Void = { _ in }) -> DaemonOptions {

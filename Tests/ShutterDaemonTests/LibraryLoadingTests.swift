@@ -3,7 +3,7 @@ import Testing
 
 /// libmosquitto and libmicrohttpd are opened when the board asks for MQTT or HTTP, and the
 /// libcamera backend (the plugin libshutter-libcamera.so, which links libcamera) when its camera
-/// may be a libcamera one, not linked (issue 23, peak RSS): the built `shutter run` on the
+/// may be a libcamera one, not linked (peak RSS): the built `shutter run` on the
 /// simulator board, its /proc/PID/maps read while it runs, and the daemon's message when a
 /// library cannot be loaded.
 ///

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import ShutterDaemon
 
-/// The QR code of the live view's link (issue 21): what a phone scans off the terminal.
+/// The QR code of the live view's link: what a phone scans off the terminal.
 @Suite("QR code of the live view's link")
 struct QRCodeTests {
     static let link = "http://192.0.2.10:8080/?token=0123456789abcdef0123456789abcdef"

@@ -3,7 +3,7 @@ import Testing
 import ShutterCore
 @testable import ShutterDaemon
 
-/// The events as `shutter run` tells them in a terminal (issue 21): in words, stamped as `monitor`
+/// The events as `shutter run` tells them in a terminal: in words, stamped as `monitor`
 /// stamps its lines, a photo as a flash line.
 @Suite("Terminal overlay: events in words")
 struct TerminalOverlayTests {

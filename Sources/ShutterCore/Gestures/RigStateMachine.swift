@@ -294,7 +294,7 @@ public struct RigStateMachine: Sendable {
     }
 
     /// The one description of each timer: its deadline here and in ``finishingDeadline(of:)``, and
-    /// the lines that can change what it decides in ``holders(of:halfLine:)`` (the README's "Order
+    /// the lines that can change what it decides in ``holders(of:halfLine:)`` (Docs/Events.md's "Order
     /// within one instant" lists them). Adding a timer is a case in these three and one in ``fire(_:at:into:)``.
     @inline(__always)
     private mutating func deadline(of timer: Timer) -> Instant? {
@@ -616,7 +616,7 @@ public struct RigStateMachine: Sendable {
         static let none = Precedence(resolvesLightPress: nil)
     }
 
-    /// The README's "Order within one instant" as data: what a decision's events follow.
+    /// Docs/Events.md's "Order within one instant" as data: what a decision's events follow.
     ///
     /// A pending `lightPress` comes first, then `controlsInactive` before `capture began`. A light
     /// press still waiting when a full click comes is reported then (it happened, and a client may
