@@ -392,7 +392,7 @@ public final class Daemon {
                 startsRigShot = asked.rig
             }
         }
-        var shot: Shot
+        let shot: Shot
         if let mqtt, startsRigShot {
             let rigShot = mqtt.originate(pressedAt: instant)
             shot = shots.shot(pressedAt: instant, request: request, rigShot: rigShot, fileName: mqtt.shotFileName(rigShot), digest: true)
