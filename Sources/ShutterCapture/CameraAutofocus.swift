@@ -15,23 +15,23 @@ public protocol CameraAutofocus: AnyObject {
     /// Sends the trigger ``requestCycle(at:)`` asked for; a failure ends the cycle.
     func sendTrigger() throws(CaptureError)
 
-    /// Whether a press at `pressedAt` waits for the lens: it is then held here until a frame
-    /// serves it (``frameArrived(_:now:)``); otherwise its photo's focus is noted for ``focusOfShot(pressedAt:frame:served:)``.
-    func holdsPress(_ pressedAt: Instant) -> Bool
+    /// Whether `shot` waits for the lens: it is then held here until a frame serves it
+    /// (``frameArrived(_:now:)``); otherwise its photo's focus is noted for ``focusOfShot(_:frame:served:)``.
+    func holdsPress(_ shot: Shot) -> Bool
 
-    /// Takes in what `frame` said of focus; returns the held presses it serves now, with how
+    /// Takes in what `frame` said of focus; returns the held shots it serves now, with how
     /// they were focused, or `nil` when they wait on.
-    func frameArrived(_ frame: Frame, now: Instant) -> (presses: [Instant], focus: ShotFocus)?
+    func frameArrived(_ frame: Frame, now: Instant) -> (presses: [Shot], focus: ShotFocus)?
 
-    /// How the photo of the press at `pressedAt` from `frame` was focused (`served` when
-    /// ``frameArrived(_:now:)`` served it); the shot is taken, so the next one focuses again.
-    func focusOfShot(pressedAt: Instant, frame: Frame, served: ShotFocus?) -> ShotFocus
+    /// How the photo of `shot` from `frame` was focused (`served` when ``frameArrived(_:now:)``
+    /// served it); the shot is taken, so the next one focuses again.
+    func focusOfShot(_ shot: Shot, frame: Frame, served: ShotFocus?) -> ShotFocus
 
     /// How many presses wait for the lens.
     var heldCount: Int { get }
 
-    /// Lets go of every held press (to be failed: the camera is going) and of the cycle.
-    func releaseHeld() -> [Instant]
+    /// Lets go of every held shot (to be failed: the camera is going) and of the cycle.
+    func releaseHeld() -> [Shot]
 
     /// The light press ended without a shot: the next shot focuses again, unless a press still
     /// waits on this cycle.

@@ -216,7 +216,7 @@ public enum CameraCommands {
             }
             if !pressed, service.framesReceived >= warmup {
                 let now = monotonicNow()
-                service.capture(pressedAt: now, now: now)
+                service.capture(Shot(pressedAt: now), now: now)
                 pressed = true
             }
         }

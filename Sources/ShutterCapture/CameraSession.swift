@@ -7,15 +7,15 @@ protocol CameraSessionDelegate: AnyObject {
     /// `camera` is the session's now, not streaming yet (or streaming already, when it was handed
     /// in so): set it up (its controls) and say it is ready.
     func session(adopted camera: any Camera)
-    /// The state machine gave the press at `pressedAt` the frame `frame`: take its photo.
-    func session(save frame: Frame, pressedAt: Instant)
+    /// The state machine gave `shot` the frame `frame`: take its photo.
+    func session(save frame: Frame, shot: Shot)
     /// `frame` went into the ring.
     func session(kept frame: Frame)
     /// An event for the loop (a failure of a press, of the stream, of an open).
     func session(report event: CaptureEvent)
-    /// The camera is going (lost, or the service is being replaced): the presses the owner holds
+    /// The camera is going (lost, or the service is being replaced): the shots the owner holds
     /// back from the state machine (waiting for the lens), to be failed with the rest.
-    func sessionReleasesCamera() -> [Instant]
+    func sessionReleasesCamera() -> [Shot]
 }
 
 /// One camera's life for a capture service: opening it off the loop (and looking for it again
@@ -178,7 +178,7 @@ final class CameraSession {
 
     private func openFailed(_ error: CaptureError) {
         if lastOpenError != error {  // report each new reason once, not every retry
-            delegate?.session(report: .captureFailed(CaptureFailure(at: clock.now, pressedAt: nil, error: error)))
+            delegate?.session(report: .captureFailed(CaptureFailure(at: clock.now, shot: nil, error: error)))
             wake.signal()
         }
         lastOpenError = error
@@ -248,17 +248,17 @@ final class CameraSession {
 
     // MARK: - Losing and closing
 
-    /// The camera failed: fail waiting presses, close it and look for it again.
-    func lost(_ error: CaptureError, pressedAt: Instant?) {
+    /// The camera failed: fail waiting shots, close it and look for it again.
+    func lost(_ error: CaptureError, shot: Shot?) {
         let now = clock.now
         let waiting = machine.streamStopped() + (delegate?.sessionReleasesCamera() ?? [])
-        if let pressedAt {
-            report(CaptureFailure(at: now, pressedAt: pressedAt, error: error))
+        if let shot {
+            report(CaptureFailure(at: now, shot: shot, error: error))
         } else if waiting.isEmpty {
-            report(CaptureFailure(at: now, pressedAt: nil, error: error))
+            report(CaptureFailure(at: now, shot: nil, error: error))
         }
         for press in waiting {
-            report(CaptureFailure(at: now, pressedAt: press, error: error))
+            report(CaptureFailure(at: now, shot: press, error: error))
         }
         ring.removeAll()
         // Work for the camera still waiting stays queued: it reaches the reopened camera once it has settled.
@@ -273,9 +273,9 @@ final class CameraSession {
         delegate?.session(report: .captureFailed(failure))
     }
 
-    /// Stops without waiting, for a service being replaced: returns the presses still waiting for
-    /// a frame (the owner's held presses with them), and closes the camera on the lifecycle queue.
-    func retire() -> [Instant] {
+    /// Stops without waiting, for a service being replaced: returns the shots still waiting for
+    /// a frame (the owner's held shots with them), and closes the camera on the lifecycle queue.
+    func retire() -> [Shot] {
         guard !isShutDown, !isRetired else { return [] }
         isRetired = true
         stopTimers()
@@ -336,9 +336,9 @@ final class CameraSession {
 
     // MARK: - The stream
 
-    /// A press at `pressedAt`, given to the state machine (`inFlight` photos are being saved).
-    func press(at pressedAt: Instant, inFlight: Int, rigShot: Bool = false) {
-        perform(machine.press(at: pressedAt, now: clock.now, inFlight: inFlight, rigShot: rigShot))
+    /// A press of `shot`, given to the state machine (`inFlight` photos are being saved).
+    func press(_ shot: Shot, inFlight: Int) {
+        perform(machine.press(shot, now: clock.now, inFlight: inFlight))
     }
 
     /// Starts the camera ahead of a press, when the board stops it between shots.
@@ -360,9 +360,9 @@ final class CameraSession {
     private func perform(_ actions: [CaptureStateMachine.Action], warmupFrames: Int? = nil) {
         for action in actions {
             switch action {
-            case .save(let number, let pressedAt):
-                if let frame = ring.frames.last(where: { $0.sequence == number }) { delegate?.session(save: frame, pressedAt: pressedAt) }
-            case .fail(let pressedAt, let failure):
+            case .save(let number, let shot):
+                if let frame = ring.frames.last(where: { $0.sequence == number }) { delegate?.session(save: frame, shot: shot) }
+            case .fail(let shot, let failure):
                 let error: CaptureError = switch failure {
                 case .backlog(let limit): .notReady(reason: "\(limit) photos are still being saved")
                 case .stalled(let silence): .stalled(device: camera?.info.path ?? settings.deviceDescription, seconds: Double(silence.rawValue) / 1e9)
@@ -371,7 +371,7 @@ final class CameraSession {
                 case .instantNotHeld(let after): .instantNotHeld(oldestHeldAfter: after)
                 case .rigShotBacklog(let limit): .rigShotBacklog(limit: limit)
                 }
-                report(CaptureFailure(at: clock.now, pressedAt: pressedAt, error: error))
+                report(CaptureFailure(at: clock.now, shot: shot, error: error))
                 wake.signal()
             case .startStream:
                 if let camera { startStream(camera, warmupFrames: warmupFrames ?? settings.warmupFrames, restart: false) }
@@ -450,7 +450,7 @@ final class CameraSession {
         guard lifecycleJobs == 0, let camera, !isShutDown else { return }
         if let failure = lifecycleFailure {
             lifecycleFailure = nil
-            lost(failure, pressedAt: nil)
+            lost(failure, shot: nil)
             return
         }
         perform(machine.settled(streaming: camera.isStreaming, at: clock.now, warmupFrames: startWarmup))
@@ -474,7 +474,7 @@ final class CameraSession {
         do throws(CaptureError) {
             try camera.readFrames(into: &frameBatch)
         } catch {
-            lost(error, pressedAt: nil)
+            lost(error, shot: nil)
             return
         }
         // A camera without a board rate measures its interval from its frames (libcamera): the
@@ -505,7 +505,7 @@ final class CameraSession {
                 try camera.returnUnusedBuffers()
             }
         } catch {
-            lost(error, pressedAt: nil)
+            lost(error, shot: nil)
         }
     }
 

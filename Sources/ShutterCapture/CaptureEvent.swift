@@ -5,7 +5,8 @@ public struct Photo: Hashable, Sendable {
     /// When it was on disk (CLOCK_MONOTONIC).
     public var at: Instant
     public var path: String
-    public var pressedAt: Instant
+    /// The shot the photo answers.
+    public var shot: Shot
     /// The frame's time: the start of its exposure, or see ``frameAtIs``.
     public var frameAt: Instant
     /// Which instant of the frame ``frameAt`` is.
@@ -35,7 +36,7 @@ public struct Photo: Hashable, Sendable {
     /// Whether the system clock was synchronised (NTP, GPS) when the photo was taken: when not,
     /// its EXIF date (and a strftime file name) may be off.
     public var clockSynchronized = true
-    /// The file's SHA-256 in hex, when it was asked for (``PhotoLabel/digest``).
+    /// The file's SHA-256 in hex, when it was asked for (``Shot/digest``).
     public var sha256: String? = nil
     /// How the frame was exposed, as the camera reported it (libcamera); empty otherwise.
     public var exposure = FrameExposure()
@@ -44,39 +45,28 @@ public struct Photo: Hashable, Sendable {
     /// The bias the frame's exposure shows, in EV (see ``ExposureSettling/biasReached(by:)``).
     public var exposureBias: Double? = nil
 
+    /// The instant of the shot: the press, the release, the burst's slot, the rig's instant.
+    public var pressedAt: Instant { shot.pressedAt }
+
     /// Frame time minus press time: negative when the frame was taken before the press.
     public var offset: Nanoseconds { frameAt - pressedAt }
-}
-
-/// How the photo of one press is saved instead of by the board's template (a rig's shot).
-public struct PhotoLabel: Hashable, Sendable {
-    /// The file name in the output directory; one folder below it is made when missing.
-    public var name: String
-    /// Whether the photo's SHA-256 is computed as it is written.
-    public var digest: Bool
-    /// Whether the press is a rig's shot: its frame is the one of its instant, even if another
-    /// press saved that frame already (``CaptureStateMachine/press(at:now:inFlight:rigShot:)``).
-    public var isRigShot: Bool
-
-    public init(name: String, digest: Bool, isRigShot: Bool = false) {
-        self.name = name
-        self.digest = digest
-        self.isRigShot = isRigShot
-    }
 }
 
 /// Why a press made no photo, or why the camera stopped.
 public struct CaptureFailure: Hashable, Sendable {
     public var at: Instant
-    /// The press, when the failure belongs to one.
-    public var pressedAt: Instant?
+    /// The shot, when the failure belongs to one.
+    public var shot: Shot?
     public var error: CaptureError
 
-    public init(at: Instant, pressedAt: Instant?, error: CaptureError) {
+    public init(at: Instant, shot: Shot?, error: CaptureError) {
         self.at = at
-        self.pressedAt = pressedAt
+        self.shot = shot
         self.error = error
     }
+
+    /// The instant of the shot the failure belongs to.
+    public var pressedAt: Instant? { shot?.pressedAt }
 }
 
 /// What the capture service reports to the event loop.
@@ -91,14 +81,17 @@ public enum CaptureEvent: Hashable, Sendable {
     /// A `lensPosition` slider took the lens from the board's autofocus, or gave it back.
     case focusMode(FocusModeChange)
 
-    /// The press this event answers: a photo's, or a failed press's (nil for a camera's failure or readiness).
-    public var pressedAt: Instant? {
+    /// The shot this event answers: a photo's, or a failed shot's (nil for a camera's failure or readiness).
+    public var shot: Shot? {
         switch self {
-        case .photo(let photo): photo.pressedAt
-        case .captureFailed(let failure): failure.pressedAt
+        case .photo(let photo): photo.shot
+        case .captureFailed(let failure): failure.shot
         case .cameraReady, .focusMode: nil
         }
     }
+
+    /// The instant of the shot this event answers.
+    public var pressedAt: Instant? { shot?.pressedAt }
 
     /// The event as one JSON line:
     /// `{"event":"focusMode","t":…,"mode":…,"boardMode":…,"control":…,"until":…,"reason":…}`, or

@@ -14,7 +14,7 @@ typealias ChoosingFactory = (CameraSettings) throws(CaptureError) -> (camera: an
 ///
 /// Use from one thread (the event loop). Poll every descriptor of ``pollDescriptors`` for
 /// readable (re-read the list after each call: the camera's descriptor comes and goes with the
-/// camera) and call ``handleReadable()`` when any is; call ``capture(pressedAt:now:)`` on a full press.
+/// camera) and call ``handleReadable()`` when any is; call ``capture(_:now:)`` with the shot of a full press.
 ///
 /// Three parts: the ``CameraSession`` (the camera's lifecycle off the loop, the state machine
 /// that gives each press its frame, the ring), the camera's ``CameraControlAdapter`` (zoom,
@@ -34,8 +34,6 @@ public final class CaptureService {
     private var events: [CaptureEvent] = []
     private var sequence = 0
     private var inFlight = 0
-    /// Names given ahead to the photos of particular presses (a rig's shots), by press instant.
-    private var labels: [Instant: PhotoLabel] = [:]
     private var zoomFactor = 1.0
     /// The photo effect the board's effect picker chose.
     private var effect = PhotoEffect.none
@@ -194,8 +192,8 @@ public final class CaptureService {
     /// ``shutdown()`` then has nothing left to wait for.
     public func retire(reason: String = "the camera is being replaced") {
         guard !session.isShutDown, !isRetired else { return }
-        for press in session.retire() {
-            fail(pressedAt: press, .notReady(reason: reason))
+        for shot in session.retire() {
+            fail(shot, .notReady(reason: reason))
         }
         wake.signal()
     }
@@ -340,54 +338,53 @@ public final class CaptureService {
         session.retryNow()
     }
 
-    /// Names the photo of the press at `pressedAt` (call before ``capture(pressedAt:now:)``, or
-    /// before the event that makes it): a rig's shot is saved as `<shot>/<node>.jpg`, not by the
-    /// board's template, and its result carries the file's SHA-256. At most 64 wait; the oldest
-    /// goes first (a press whose event never came).
-    public func label(pressedAt: Instant, as label: PhotoLabel) {
-        if labels.count >= 64, let oldest = labels.keys.min() { labels[oldest] = nil }
-        labels[pressedAt] = label
-    }
-
     /// The earliest frame time the ring still holds, nil when it holds none (the camera is not streaming).
     public var oldestFrameAt: Instant? { session.ring.frames.first?.timestamp }
 
     /// The frame interval the service assumes (the camera's, or the median it measured); nil when unknown.
     public var frameInterval: Nanoseconds? { session.machine.frameInterval }
 
-    /// Takes the photo for a press at `pressedAt` (the kernel's edge timestamp): the held frame
-    /// whose exposure covers the press, or the next frame when the press is newer than that.
-    /// Encoding and writing happen on a background queue; the result comes from ``handleReadable()``.
-    public func capture(pressedAt: Instant, now: Instant) {
+    /// Takes the photo of `shot`, of the frame at its `pressedAt` (the kernel's edge timestamp):
+    /// the held frame whose exposure covers that instant, or the next frame when the instant is
+    /// newer than that. A rig's shot (``Shot/takesSavedFrame``) takes the frame of its instant,
+    /// even one saved already for another press; a shot with a ``Shot/fileName`` is saved under
+    /// it, not by the board's template. Encoding and writing happen on a background queue; the
+    /// photo or failure, carrying `shot`, comes from ``handleReadable()``.
+    public func capture(_ shot: Shot, now: Instant) {
         guard !session.isShutDown else { return }
         guard session.camera != nil else {
             let reason = isRetired ? "the camera is being replaced"
                 : session.isOpening && session.lastOpenError == nil ? "the camera is being opened" : session.lastOpenError?.description ?? "no camera"
-            fail(pressedAt: pressedAt, .notReady(reason: reason))
+            fail(shot, .notReady(reason: reason))
             return
         }
         if session.cameraOnLoop != nil, session.machine.isStreaming {
             session.pumpFrames()
             guard session.camera != nil else {
-                fail(pressedAt: pressedAt, .notReady(reason: session.lastOpenError?.description ?? "no camera"))
+                fail(shot, .notReady(reason: session.lastOpenError?.description ?? "no camera"))
                 return
             }
         }
         // No light press before (`onPrepare`): focus now; the photo may wait for the lens.
         startAutofocus()
-        if autofocus?.holdsPress(pressedAt) == true {
+        if autofocus?.holdsPress(shot) == true {
             if !session.machine.isStreaming { session.prepare() }
             if !events.isEmpty { wake.signal() }
             return
         }
         // Made after an exposure-bias change the frames do not show settled yet: wait for one that does.
-        if session.machine.isStreaming, exposureSettling.holdsPress(pressedAt, now: clock.now) {
+        if session.machine.isStreaming, exposureSettling.holdsPress(shot, now: clock.now) {
             if !events.isEmpty { wake.signal() }
             return
         }
-        // A rig's shot takes the frame of its instant, even one saved already for another press.
-        session.press(at: pressedAt, inFlight: inFlight, rigShot: labels[pressedAt]?.isRigShot ?? false)
+        session.press(shot, inFlight: inFlight)
         if !events.isEmpty { wake.signal() }
+    }
+
+    /// Takes the photo of a press at `pressedAt` as a shot of its own, unnumbered (a command's or
+    /// a test's single press): see ``capture(_:now:)``.
+    public func capture(pressedAt: Instant, now: Instant) {
+        capture(Shot(pressedAt: pressedAt), now: now)
     }
 
     /// The open camera's own autofocus, when it focuses itself (a libcamera camera with AfMode/AfTrigger).
@@ -415,12 +412,12 @@ public final class CaptureService {
         let now = clock.now
         let exposed = exposureSettling.frame(frame.exposure, at: frame.timestamp, now: now)
         if let served = autofocus?.frameArrived(frame, now: now) {
-            for pressedAt in served.presses where !exposureSettling.holdsPress(pressedAt, now: now, focus: served.focus) {
-                submit(frame, pressedAt: pressedAt, focus: served.focus)
+            for shot in served.presses where !exposureSettling.holdsPress(shot, now: now, focus: served.focus) {
+                submit(frame, shot: shot, focus: served.focus)
             }
         }
         guard let exposed else { return }
-        for press in exposed.presses { submit(frame, pressedAt: press.pressedAt, focus: press.focus, exposure: exposed.outcome) }
+        for press in exposed.presses { submit(frame, shot: press.shot, focus: press.focus, exposure: exposed.outcome) }
     }
 
     /// Starts the camera ahead of a press, when the board stops it between shots; a half press
@@ -604,7 +601,7 @@ public final class CaptureService {
 
     /// Reports a control the camera refused, as an event of no press.
     private func reportFailure(_ error: CaptureError) {
-        events.append(.captureFailed(CaptureFailure(at: clock.now, pressedAt: nil, error: error)))
+        events.append(.captureFailed(CaptureFailure(at: clock.now, shot: nil, error: error)))
         wake.signal()
     }
 
@@ -660,9 +657,8 @@ public final class CaptureService {
 
     // MARK: - Internals
 
-    private func fail(pressedAt: Instant, _ error: CaptureError) {
-        labels[pressedAt] = nil
-        events.append(.captureFailed(CaptureFailure(at: clock.now, pressedAt: pressedAt, error: error)))
+    private func fail(_ shot: Shot, _ error: CaptureError) {
+        events.append(.captureFailed(CaptureFailure(at: clock.now, shot: shot, error: error)))
         wake.signal()
     }
 
@@ -675,13 +671,14 @@ public final class CaptureService {
     /// Whether photos may claim a date; tests replace it.
     var clockIsSynchronized: () -> Bool = PhotoMetadata.systemClockIsSynchronized
 
-    /// Hands `frame` to the background queue for encoding and writing; `exposure` is how its
-    /// exposure stood when a press waited for it.
-    private func submit(_ frame: Frame, pressedAt: Instant, focus: ShotFocus? = nil, exposure: ExposureSettling.Outcome? = nil) {
+    /// Hands `frame` to the background queue for encoding and writing as the photo of `shot`;
+    /// `exposure` is how its exposure stood when the shot waited for it.
+    private func submit(_ frame: Frame, shot: Shot, focus: ShotFocus? = nil, exposure: ExposureSettling.Outcome? = nil) {
         guard let camera = session.camera else { return }
-        let focus = autofocus?.focusOfShot(pressedAt: pressedAt, frame: frame, served: focus) ?? focus ?? ShotFocus(outcome: .none)
-        let label = labels.removeValue(forKey: pressedAt)
-        if label == nil { sequence += 1 }
+        let pressedAt = shot.pressedAt
+        let focus = autofocus?.focusOfShot(shot, frame: frame, served: focus) ?? focus ?? ShotFocus(outcome: .none)
+        // {seq} counts the photos named by the template only.
+        if shot.fileName == nil { sequence += 1 }
         inFlight += 1
         let now = clock.now
         let wallNow = WallTime.now()
@@ -696,11 +693,11 @@ public final class CaptureService {
         metadata.clockSynchronized = clockIsSynchronized()
         metadata.exposure = frame.exposure
         let settling = exposure ?? exposureSettling.outcome(ofFrameAt: frame.timestamp, exposure: frame.exposure)
-        let job = PhotoJob(frame: frame, pressedAt: pressedAt, focus: focus, exposureSettling: settling,
+        let job = PhotoJob(frame: frame, shot: shot, focus: focus, exposureSettling: settling,
                            exposureBias: exposureSettling.biasReached(by: frame.exposure), bracket: session.ring.bracket(around: pressedAt),
                            frameInterval: session.machine.frameInterval, processing: photoProcessing,
-                           quality: settings.quality, name: label?.name ?? template.name(at: taken, sequence: sequence),
-                           metadata: metadata, digest: label?.digest ?? false)
+                           quality: settings.quality, name: shot.fileName ?? template.name(at: taken, sequence: sequence),
+                           metadata: metadata)
         let writer = self.writer, finished = self.finished, wake = self.wake, encoder = self.encoder
         // Handed over in a box the block empties: the job (and its frame, which may hold a camera
         // buffer) is let go before the loop is woken, not when the block itself is freed, so the
@@ -738,7 +735,7 @@ extension CaptureService: CameraSessionDelegate {
             try controls.applyFocusMode()
             if let lensSlider { try controls.setLensPosition(lensSlider.value, range: lensSlider.range) }
         } catch {
-            events.append(.captureFailed(CaptureFailure(at: clock.now, pressedAt: nil, error: error)))
+            events.append(.captureFailed(CaptureFailure(at: clock.now, shot: nil, error: error)))
         }
         if let waiting = lensSliderAwaitingCamera {
             lensSliderAwaitingCamera = nil
@@ -748,8 +745,8 @@ extension CaptureService: CameraSessionDelegate {
         if let exposureBias { setExposureBias(exposureBias) }
     }
 
-    func session(save frame: Frame, pressedAt: Instant) {
-        submit(frame, pressedAt: pressedAt)
+    func session(save frame: Frame, shot: Shot) {
+        submit(frame, shot: shot)
     }
 
     func session(kept frame: Frame) {
@@ -761,8 +758,8 @@ extension CaptureService: CameraSessionDelegate {
         events.append(event)
     }
 
-    /// The presses waiting for the lens; the camera's controls adapter and its choice go with the camera.
-    func sessionReleasesCamera() -> [Instant] {
+    /// The shots waiting for the lens or the exposure; the camera's controls adapter and its choice go with the camera.
+    func sessionReleasesCamera() -> [Shot] {
         defer {
             controlAdapter = nil
             cameraChoice = nil

@@ -6,7 +6,7 @@ import ShutterCore
 /// A value type fed timestamped inputs (frames by start of exposure and sequence number, presses
 /// by their kernel edge time, the time now) that returns the actions to carry out, with an
 /// explicit deadline (``nextDeadline``), as `RigStateMachine` is. ``CaptureService`` keeps the I/O:
-/// it holds the frames' bytes, starts and stops the camera, and encodes what ``Action/save(sequence:pressedAt:)`` names.
+/// it holds the frames' bytes, starts and stops the camera, and encodes what ``Action/save(sequence:shot:)`` names.
 public struct CaptureStateMachine: Sendable {
     /// What the machine knows of a frame: when its exposure started and the driver's number for it.
     public struct Stamp: Hashable, Sendable {
@@ -35,22 +35,16 @@ public struct CaptureStateMachine: Sendable {
 
     /// What the service must do.
     public enum Action: Hashable, Sendable {
-        /// Encode and write the held frame numbered `sequence` for the press at `pressedAt`.
-        case save(sequence: UInt32, pressedAt: Instant)
-        /// Report `captureFailed` for the press at `pressedAt` (`nil`: for the stream).
-        case fail(pressedAt: Instant?, Failure)
+        /// Encode and write the held frame numbered `sequence` for `shot`.
+        case save(sequence: UInt32, shot: Shot)
+        /// Report `captureFailed` for `shot` (`nil`: for the stream).
+        case fail(shot: Shot?, Failure)
         /// Start the camera streaming; once it has (off the event loop), call ``settled(streaming:at:warmupFrames:)``.
         case startStream
         /// Stop the camera and start it again; once done, call ``settled(streaming:at:warmupFrames:)``.
         case restartStream
         /// Stop the camera: nothing needs frames (then call ``streamStopped()``).
         case stopStream
-    }
-
-    /// A press waiting for a frame.
-    struct Waiting: Hashable, Sendable {
-        var pressedAt: Instant
-        var rigShot = false
     }
 
     /// Whether the board keeps the camera streaming between shots.
@@ -86,7 +80,8 @@ public struct CaptureStateMachine: Sendable {
     /// A light press started the camera: keep it until a shot or ``standby()``.
     public private(set) var isPrepared = false
     private var warmupRemaining = 0
-    private var waiting: [Waiting] = []
+    /// The shots waiting for a frame, in the order they came.
+    private var waiting: [Shot] = []
     /// The newest frame already saved for a press, since the stream started: never saved again.
     private var lastSaved: UInt32?
     /// When the last frame arrived (or the stream started): the watchdog's reference.
@@ -168,16 +163,16 @@ public struct CaptureStateMachine: Sendable {
         framesPastWarmup = 0
     }
 
-    /// The camera stopped (or went away): frames held are gone; presses still waiting are
+    /// The camera stopped (or went away): frames held are gone; shots still waiting are
     /// returned for the service to fail with its reason.
-    public mutating func streamStopped() -> [Instant] {
+    public mutating func streamStopped() -> [Shot] {
         isStreaming = false
         startEnded()
         held.removeAll()
         warmupRemaining = 0
         lastArrival = nil
         defer { waiting.removeAll() }
-        return waiting.map(\.pressedAt)
+        return waiting
     }
 
     /// A frame arrived at `now`. Returns whether the service keeps it in its ring (warm-up frames
@@ -196,8 +191,8 @@ public struct CaptureStateMachine: Sendable {
         var actions: [Action] = []
         var index = 0
         while index < waiting.count {
-            if let chosen = choice(for: waiting[index].pressedAt, reusingSavedFrames: waiting[index].rigShot) {
-                actions.append(save(chosen, pressedAt: waiting.remove(at: index).pressedAt))
+            if let chosen = choice(for: waiting[index].pressedAt, reusingSavedFrames: waiting[index].takesSavedFrame) {
+                actions.append(save(chosen, for: waiting.remove(at: index)))
             } else {
                 index += 1
             }
@@ -213,37 +208,38 @@ public struct CaptureStateMachine: Sendable {
         if dropped > 0 { held.removeFirst(dropped) }
     }
 
-    /// A press at `pressedAt` (the kernel's edge time), with `inFlight` photos being saved now.
+    /// A press: `shot`, of the frame at its `pressedAt` (the kernel's edge time), with `inFlight`
+    /// photos being saved now.
     ///
-    /// - Parameter rigShot: whether the press is a rig's shot, which wants the frame of its
-    ///   instant and no other: a frame already saved for another press may serve it (another shot,
-    ///   or one that arrived out of order, saved it or a later one first; a burst never reuses
-    ///   one), and when the ring no longer holds that frame the shot fails
-    ///   (``Failure/instantNotHeld(oldestHeldAfter:)``) rather than take a later one, whose
-    ///   photo would not be of the rig's instant.
-    public mutating func press(at pressedAt: Instant, now: Instant, inFlight: Int, rigShot: Bool = false) -> [Action] {
-        let rigShotsWaiting = waiting.count { $0.rigShot }
+    /// A rig's shot (``Shot/takesSavedFrame``) wants the frame of its instant and no other: a
+    /// frame already saved for another press may serve it (another shot, or one that arrived out
+    /// of order, saved it or a later one first; a burst never reuses one), and when the ring no
+    /// longer holds that frame the shot fails (``Failure/instantNotHeld(oldestHeldAfter:)``)
+    /// rather than take a later one, whose photo would not be of the rig's instant.
+    public mutating func press(_ shot: Shot, now: Instant, inFlight: Int) -> [Action] {
+        let pressedAt = shot.pressedAt, rigShot = shot.takesSavedFrame
+        let rigShotsWaiting = waiting.count { $0.takesSavedFrame }
         if rigShot, rigShotsWaiting >= rigShotLimit {
-            return [.fail(pressedAt: pressedAt, .rigShotBacklog(limit: rigShotLimit))]
+            return [.fail(shot: shot, .rigShotBacklog(limit: rigShotLimit))]
         }
         if inFlight + waiting.count - rigShotsWaiting >= maximumInFlight {
-            return [.fail(pressedAt: pressedAt, .backlog(limit: maximumInFlight))]
+            return [.fail(shot: shot, .backlog(limit: maximumInFlight))]
         }
         isPrepared = false
         if !isStreaming {
             // A cold camera: the frames before the press are gone; the first after the warm-up serves it.
-            waiting.append(Waiting(pressedAt: pressedAt, rigShot: rigShot))
+            waiting.append(shot)
             if isStarting { return [] }  // the start already asked for serves this press too (or it fails at the next tick when overdue)
             askStart(at: now)
             return [.startStream]
         }
         if rigShot, warmupRemaining == 0, let oldest = held.first?.timestamp, pressedAt < oldest {
-            return [.fail(pressedAt: pressedAt, .instantNotHeld(oldestHeldAfter: oldest - pressedAt))]
+            return [.fail(shot: shot, .instantNotHeld(oldestHeldAfter: oldest - pressedAt))]
         }
         if warmupRemaining == 0, let chosen = choice(for: pressedAt, reusingSavedFrames: rigShot) {
-            return [save(chosen, pressedAt: pressedAt)] + standbyIfIdle()
+            return [save(chosen, for: shot)] + standbyIfIdle()
         }
-        waiting.append(Waiting(pressedAt: pressedAt, rigShot: rigShot))
+        waiting.append(shot)
         return []
     }
 
@@ -299,16 +295,16 @@ public struct CaptureStateMachine: Sendable {
     public mutating func tick(now: Instant) -> [Action] {
         if isStarting, let startAskedAt, now - startAskedAt >= startTimeout {
             let failure = Failure.startOverdue(waited: now - startAskedAt)
-            var actions = waiting.map { Action.fail(pressedAt: $0.pressedAt, failure) }
-            if waiting.isEmpty, !startOverdueReported { actions.append(.fail(pressedAt: nil, failure)) }
+            var actions = waiting.map { Action.fail(shot: $0, failure) }
+            if waiting.isEmpty, !startOverdueReported { actions.append(.fail(shot: nil, failure)) }
             startOverdueReported = true
             waiting.removeAll()
             return actions
         }
         guard isStreaming, let lastArrival, now - lastArrival >= currentStallLimit else { return [] }
         let failure = Failure.stalled(silence: now - lastArrival)
-        var actions = waiting.map { Action.fail(pressedAt: $0.pressedAt, failure) }
-        if waiting.isEmpty, !stallReported { actions.append(.fail(pressedAt: nil, failure)) }
+        var actions = waiting.map { Action.fail(shot: $0, failure) }
+        if waiting.isEmpty, !stallReported { actions.append(.fail(shot: nil, failure)) }
         stallReported = true
         waiting.removeAll()
         held.removeAll()
@@ -336,9 +332,9 @@ public struct CaptureStateMachine: Sendable {
         }
     }
 
-    private mutating func save(_ stamp: Stamp, pressedAt: Instant) -> Action {
+    private mutating func save(_ stamp: Stamp, for shot: Shot) -> Action {
         lastSaved = max(lastSaved ?? stamp.sequence, stamp.sequence)
-        return .save(sequence: stamp.sequence, pressedAt: pressedAt)
+        return .save(sequence: stamp.sequence, shot: shot)
     }
 
     private mutating func standbyIfIdle() -> [Action] {

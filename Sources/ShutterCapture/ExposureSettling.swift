@@ -34,8 +34,11 @@ public struct ExposureSettling: Hashable, Sendable {
 
     /// A press waiting for the exposure, with how its focus ended when autofocus held it first.
     public struct Held: Hashable, Sendable {
-        public var pressedAt: Instant
+        public var shot: Shot
         public var focus: ShotFocus?
+
+        /// The instant of the shot held.
+        public var pressedAt: Instant { shot.pressedAt }
     }
 
     /// How close to the bias asked for counts as settled, in EV: the AGC stops moving within 2%
@@ -100,17 +103,18 @@ public struct ExposureSettling: Hashable, Sendable {
         }
     }
 
-    /// Whether a press at `pressedAt`, handled at `now`, waits for the exposure: it was made after
-    /// a change that had not settled by then. It is held here until ``frame(_:at:now:)`` serves it.
+    /// Whether `shot`, handled at `now`, waits for the exposure: its instant came after a change
+    /// that had not settled by then. It is held here until ``frame(_:at:now:)`` serves it.
     /// `focus` is how its focus ended, when autofocus held it first.
-    public mutating func holdsPress(_ pressedAt: Instant, now: Instant, focus: ShotFocus? = nil) -> Bool {
+    public mutating func holdsPress(_ shot: Shot, now: Instant, focus: ShotFocus? = nil) -> Bool {
+        let pressedAt = shot.pressedAt
         guard let change, pressedAt >= change.at else { return false }
         if let settledAt = change.settledAt {
             if pressedAt >= settledAt { return false }
         } else if now >= change.deadline {
             return false
         }
-        held.append(Held(pressedAt: pressedAt, focus: focus))
+        held.append(Held(shot: shot, focus: focus))
         return true
     }
 
@@ -164,10 +168,10 @@ public struct ExposureSettling: Hashable, Sendable {
         return reference.bias + Self.stops(total, reference.total)
     }
 
-    /// Lets go of every held press (the camera is going).
-    public mutating func releaseHeld() -> [Instant] {
+    /// Lets go of every held shot (the camera is going).
+    public mutating func releaseHeld() -> [Shot] {
         defer { held.removeAll() }
-        return held.map(\.pressedAt)
+        return held.map(\.shot)
     }
 
     private mutating func serveAll(_ outcome: Outcome) -> (presses: [Held], outcome: Outcome)? {

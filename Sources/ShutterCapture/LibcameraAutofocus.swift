@@ -156,10 +156,10 @@ public final class LibcameraAutofocus: CameraAutofocus {
     public let mode: AutofocusMode
     /// The cycle of the next shot (`onPrepare`).
     private var sequence: AutofocusSequence
-    /// Presses waiting for the lens to lock (not yet handed to the capture state machine).
-    private var held: [Instant] = []
-    /// How focus ended for presses handed to the state machine, by press time.
-    private var focusOfPress: [Instant: ShotFocus] = [:]
+    /// Shots waiting for the lens to lock (not yet handed to the capture state machine).
+    private var held: [Shot] = []
+    /// How focus ended for shots handed to the state machine.
+    private var focusOfPress: [Shot: ShotFocus] = [:]
 
     /// The autofocus of `camera` (one that focuses itself) as the board's camera `settings` ask.
     init(camera: LibcameraCamera, settings: CameraSettings) {
@@ -191,19 +191,19 @@ public final class LibcameraAutofocus: CameraAutofocus {
         }
     }
 
-    public func holdsPress(_ pressedAt: Instant) -> Bool {
+    public func holdsPress(_ shot: Shot) -> Bool {
         guard mode == .onPrepare else { return false }
         if sequence.isScanning {
-            held.append(pressedAt)
+            held.append(shot)
             return true
         }
-        focusOfPress[pressedAt] = ShotFocus(outcome: sequence.outcome, frames: sequence.framesWaited)
+        focusOfPress[shot] = ShotFocus(outcome: sequence.outcome, frames: sequence.framesWaited)
         return false
     }
 
     /// Feeds the frame's AfState to the sequence, counting it only when its request answers the
     /// newest trigger (the camera knows which request carried it).
-    public func frameArrived(_ frame: Frame, now: Instant) -> (presses: [Instant], focus: ShotFocus)? {
+    public func frameArrived(_ frame: Frame, now: Instant) -> (presses: [Shot], focus: ShotFocus)? {
         let report = camera.focusReport(ofFrame: frame.sequence)
         sequence.frame(report?.state, at: frame.timestamp, answersTrigger: report?.answersTrigger ?? false)
         guard !held.isEmpty, case .take(let outcome) = sequence.decide(frameAt: frame.timestamp, now: now) else { return nil }
@@ -211,10 +211,10 @@ public final class LibcameraAutofocus: CameraAutofocus {
         return (held, ShotFocus(outcome: outcome, frames: sequence.framesWaited))
     }
 
-    public func focusOfShot(pressedAt: Instant, frame: Frame, served: ShotFocus?) -> ShotFocus {
+    public func focusOfShot(_ shot: Shot, frame: Frame, served: ShotFocus?) -> ShotFocus {
         // Continuous autofocus: the frame's own AfState says how it was focused.
         let continuous = mode == .continuous ? ShotFocus(outcome: FocusOutcome(continuous: camera.focusState(ofFrame: frame.sequence))) : nil
-        let focus = served ?? focusOfPress.removeValue(forKey: pressedAt) ?? continuous ?? ShotFocus(outcome: .none)
+        let focus = served ?? focusOfPress.removeValue(forKey: shot) ?? continuous ?? ShotFocus(outcome: .none)
         // The next shot focuses again, unless a press still waits on this cycle.
         if held.isEmpty, focus.outcome != .none { sequence.reset() }
         return focus
@@ -222,7 +222,7 @@ public final class LibcameraAutofocus: CameraAutofocus {
 
     public var heldCount: Int { held.count }
 
-    public func releaseHeld() -> [Instant] {
+    public func releaseHeld() -> [Shot] {
         defer {
             held.removeAll()
             focusOfPress.removeAll()

@@ -4,7 +4,8 @@ import ShutterSystem
 /// One photo's background work: encode, EXIF, atomic write.
 struct PhotoJob: Sendable {
     var frame: Frame
-    var pressedAt: Instant
+    /// The shot the photo answers; its file name and digest, when it asks for them, go with it.
+    var shot: Shot
     var focus: ShotFocus
     var exposureSettling = ExposureSettling.Outcome.none
     var exposureBias: Double?
@@ -15,8 +16,6 @@ struct PhotoJob: Sendable {
     var quality: Int
     var name: String
     var metadata: PhotoMetadata
-    /// Whether the photo's SHA-256 is computed (a rig's shot result carries it).
-    var digest = false
 
     /// The finished photo, or why there is none. Runs on the encode worker's thread, the only
     /// user of `encoder`.
@@ -33,14 +32,14 @@ struct PhotoJob: Sendable {
             let encoded = monotonicNow()
             let path = try writer.write(jpeg, name: name)
             let written = monotonicNow()
-            return .photo(Photo(at: written, path: path, pressedAt: pressedAt, frameAt: frame.timestamp, frameAtIs: frame.instant, width: width,
+            return .photo(Photo(at: written, path: path, shot: shot, frameAt: frame.timestamp, frameAtIs: frame.instant, width: width,
                                 height: height, bytes: jpeg.count, frameSequence: frame.sequence, bracket: bracket, frameInterval: frameInterval,
                                 encodeTime: encoded - started, writeTime: written - encoded, focus: focus.outcome,
                                 focusFrames: focus.frames,
-                                clockSynchronized: metadata.clockSynchronized, sha256: digest ? SHA256.hexDigest(of: jpeg) : nil,
+                                clockSynchronized: metadata.clockSynchronized, sha256: shot.digest ? SHA256.hexDigest(of: jpeg) : nil,
                                 exposure: frame.exposure, exposureSettling: exposureSettling, exposureBias: exposureBias))
         } catch {
-            return .captureFailed(CaptureFailure(at: monotonicNow(), pressedAt: pressedAt, error: error))
+            return .captureFailed(CaptureFailure(at: monotonicNow(), shot: shot, error: error))
         }
     }
 }

@@ -3,9 +3,9 @@ import ShutterCore
 
 /// Carries out what the recognizer's events mean for the camera.
 ///
-/// The recognizer decides *that* a photo is due and stamps the press; the capture
-/// service picks the frame from that instant and saves it off the event loop.
-/// Nothing here blocks: every call on the service returns at once.
+/// The recognizer decides *that* a photo is due and stamps the press; the daemon makes the
+/// ``Shot`` of it there, and the capture service picks the frame from its instant and saves it
+/// off the event loop. Nothing here blocks: every call on the service returns at once.
 public final class CaptureBridge {
     public let service: CaptureService
     /// Whether the recognizer was last told a photo can be taken.
@@ -16,15 +16,18 @@ public final class CaptureBridge {
         available = service.isReady
     }
 
-    /// Acts on one recognizer event.
+    /// Takes the photo of `shot` (a press, a release, a burst's slot, a remote capture, a rig's
+    /// shot), decided at `now`; its photo or failure comes back from ``readable()`` carrying it.
+    public func take(_ shot: Shot, now: Instant) {
+        service.capture(shot, now: now)
+    }
+
+    /// Acts on one recognizer event, but for the photos it decides: those come as shots (``take(_:now:)``).
     ///
     /// - Parameter currentControl: for a double light press, the control current when it came
     ///   (it may give the lens back from the focus slider).
     public func handle(_ event: ShutterEvent, currentControl: @autoclosure () -> String? = nil) {
         switch event {
-        case .capture, .burst:
-            // The press for `captureOn: began`, the release for `ended`, the scheduled instant of a burst shot.
-            if let instant = event.photoInstant { service.capture(pressedAt: instant, now: event.time) }
         case .prepare(.began, _, _):
             service.prepare()
         case .controlsActive:

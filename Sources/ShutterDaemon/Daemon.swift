@@ -84,8 +84,8 @@ public final class Daemon: ServicePort {
     public private(set) var counters = DaemonCounters()
     /// The newest photo on disk.
     public private(set) var lastPhotoPath: String?
-    /// The accepted remote captures whose photo has not been reported yet.
-    var captureRequests = CaptureRequests()
+    /// The shots in flight, from the decision to take each to the photo or failure that answers it.
+    var shots = ShotDesk()
     /// When the daemon started, on the loop's clock.
     public let startedAt: Instant
     /// Whether capture is enabled through the API (`disable capture` turns it off).
@@ -106,10 +106,9 @@ public final class Daemon: ServicePort {
     private(set) var mqtt: MQTTNode?
     /// The transports, in the order they were attached: the API, HTTP, MQTT.
     private(set) var transports: [any ServiceTransport] = []
-    /// Set while a command's capture is the origin of a rig shot (`capture` with `"rig": true`).
-    var originatesRigShot = false
-    /// The shot this node originated last, for the reply to a rig capture.
-    private(set) var lastOriginatedShot: RigShot?
+    /// The `capture` request being carried out (``execute(_:)``): what the shot its press makes
+    /// in ``handle(_:)`` carries, and that shot once made, for the reply.
+    var remoteCapture: RemoteCapture?
     /// The LED and buzzer, when the board has them.
     private var feedback: FeedbackOutput?
     /// The board's hooks, when it has any.
@@ -377,11 +376,12 @@ public final class Daemon: ServicePort {
         } else {
             publish(DaemonEvent(.gesture(event)))
         }
-        // A press that takes a photo starts a shot for the whole rig; a remote capture only when
-        // asked with "rig": true. Named before the capture service sees the press.
-        if let mqtt, case .capture(_, let action, _, _, _, _, _) = event, let instant = event.photoInstant,
-           action != .remote || originatesRigShot {
-            lastOriginatedShot = mqtt.originate(pressedAt: instant)
+        // The press for `captureOn: began`, the release for `ended`, the scheduled instant of a burst shot.
+        switch event {
+        case .capture, .burst:
+            if let instant = event.photoInstant { capture.take(shot(of: event, at: instant), now: event.time) }
+        default:
+            break
         }
         capture.handle(event, currentControl: interpreter.machine.controlsSnapshot.current)
         feedback?.handle(event, now: loop.clock.now)
@@ -389,6 +389,33 @@ public final class Daemon: ServicePort {
         if Self.eventsEndingAnAdjustment.contains(event.name) {
             saveState()
         }
+    }
+
+    /// The shot of the photo `event` decides at `instant`. A press that takes a photo starts a
+    /// shot for the whole rig, and a remote capture does when asked with "rig": true: originated
+    /// here, before the capture service sees the press, so the rig hears of it first.
+    private func shot(of event: ShutterEvent, at instant: Instant) -> Shot {
+        var request: RequestID?
+        var startsRigShot = false
+        if case .capture(_, let action, _, _, _, _, _) = event {
+            if action != .remote {
+                startsRigShot = true
+            } else if let asked = remoteCapture, asked.shot == nil {
+                request = asked.request
+                startsRigShot = asked.rig
+            }
+        }
+        let shot: Shot
+        if let mqtt, startsRigShot {
+            let rigShot = mqtt.originate(pressedAt: instant)
+            shot = shots.shot(pressedAt: instant, request: request, rigShot: rigShot, fileName: mqtt.shotFileName(rigShot), digest: true)
+        } else {
+            shot = shots.shot(pressedAt: instant, request: request)
+        }
+        if case .capture(_, .remote, _, _, _, _, _) = event, remoteCapture != nil, remoteCapture?.shot == nil {
+            remoteCapture?.shot = shot
+        }
+        return shot
     }
 
     /// The events after which control values are saved (a set made once, not an array per event).
@@ -429,10 +456,11 @@ public final class Daemon: ServicePort {
     }
 
     private func report(_ event: CaptureEvent) {
+        // The photo or failure carries its shot: it is answered, and what it carries says whom to tell.
+        if let shot = event.shot { _ = shots.answer(shot.id) }
         if case .captureFailed(let failure) = event, failure.error.missesTheShot {
             // Only a rig's shot fails so, and the rig node reports it missed, as a shot refused
             // on arrival; this camera did not fail.
-            _ = event.pressedAt.flatMap { captureRequests.take(pressedAt: $0) }
             _ = mqtt?.captureReported(event)
             return
         }
@@ -450,7 +478,7 @@ public final class Daemon: ServicePort {
             break
         }
         // The remote capture this photo answers, for the client that asked for it.
-        let request = event.pressedAt.flatMap { captureRequests.take(pressedAt: $0) }
+        let request = event.shot?.request.map(JSONValue.init)
         let shot = mqtt?.captureReported(event)
         publish(DaemonEvent(.capture(event, request: request), shot: shot?.id))
     }

@@ -26,16 +26,16 @@ extension Daemon {
             if rig && mqtt == nil {
                 return .refused(CommandRefusal(.unavailable, "no rig: the board has no 'mqtt' section (a capture with \"rig\": true needs one)"))
             }
-            // The press this capture makes starts a shot for the whole rig (``handle(_:)`` publishes it).
-            originatesRigShot = rig
-            defer { originatesRigShot = false }
+            // The shot of the press this capture makes carries its id, and starts a shot for the
+            // whole rig when asked (``handle(_:)`` makes it, and publishes the rig's).
+            remoteCapture = RemoteCapture(request: request.id.map(RequestID.init), rig: rig)
+            defer { remoteCapture = nil }
             guard interpreter.perform({ machine, events in machine.remoteCapture(at: now, into: &events) }) else {
                 return captureEnabled
                     ? .refused(CommandRefusal(.unavailable, "capture is unavailable: \(cameraState.reason ?? "the camera is not ready")"))
                     : .refused(CommandRefusal(.disabled, "capture is disabled (send {\"cmd\":\"enable\",\"capture\":true})"))
             }
-            if let id = request.id { captureRequests.remember(id, pressedAt: now) }
-            return .captureAccepted(pressedAt: now, shot: rig ? lastOriginatedShot?.id : nil)
+            return .captureAccepted(pressedAt: now, shot: remoteCapture?.shot?.rigShot?.id)
         case .set(let control, let given):
             do throws(ControlRefusal) {
                 let value: ControlValue
@@ -114,6 +114,33 @@ extension Daemon {
             clients: nil)
         for transport in transports { transport.report(into: &status) }
         return status
+    }
+}
+
+/// A `capture` request being carried out: the `id` its photo or failure answers, whether it
+/// starts a rig shot, and the shot its press made.
+struct RemoteCapture {
+    var request: RequestID?
+    var rig: Bool
+    var shot: Shot?
+}
+
+extension RequestID {
+    /// The `id` of a request, as its answer's line gives it back.
+    init(_ id: JSONValue) {
+        let text: String? = if case .string(let string) = id { string } else { nil }
+        self.init(json: id.text, text: text)
+    }
+}
+
+extension JSONValue {
+    /// The request `id` a shot carries, as the request gave it.
+    init(_ request: RequestID) {
+        if let text = request.text {
+            self = .string(text)
+        } else {
+            self = (try? JSONValue.parse(request.json.utf8)) ?? .null
+        }
     }
 }
 

@@ -92,8 +92,6 @@ final class MQTTNode {
     /// When this node next says `online` again, so that the others keep it.
     private var announceDue: Instant?
     private var book = RigShotBook()
-    /// The rig's shots this node is taking, by the press instant the capture service was given.
-    private var shotsInFlight: [Instant: RigShot] = [:]
     /// The status is published again at most this often, after the events that change it.
     static let statusInterval = Nanoseconds.milliseconds(250)
     private var statusPacing = PublishPacing(interval: MQTTNode.statusInterval)
@@ -488,17 +486,13 @@ final class MQTTNode {
         settings.shotTemplate.replacingEvery("{shot}", with: shot.id).replacingEvery("{node}", with: topics.node)
     }
 
-    /// A press on this node (or a rig capture asked for here): the shot goes to the rig, and this
-    /// node's own photo of it is named and reported as every node's is.
+    /// A press on this node (or a rig capture asked for here): the shot goes to the rig. This
+    /// node's own photo of it is the daemon's shot that carries it (named ``shotFileName(_:)``),
+    /// reported as every node's is.
     func originate(pressedAt: Instant) -> RigShot {
         let now = daemon.loop.clock.now
         let shot = RigShot(id: UUID().uuidString.lowercased(), at: realtimeMapping().realtime(of: pressedAt), origin: topics.node)
         book.originate(shot, expecting: roster.nodes, now: now, timeout: settings.shotTimeout)
-        daemon.capture.service.label(pressedAt: pressedAt, as: PhotoLabel(name: shotFileName(shot), digest: true, isRigShot: true))
-        if let displaced = shotsInFlight.updateValue(shot, forKey: pressedAt) {
-            // Another node's shot of this very instant: the press takes the frame, under its own shot's name.
-            missed(displaced, reason: "this node's own shot \(shot.id) of the same instant took the frame; one photo answers one shot", at: now)
-        }
         if isConnected {
             var line = JSONLine()
             line.add("shot", shot.id)
@@ -520,22 +514,20 @@ final class MQTTNode {
         let now = daemon.loop.clock.now
         let mapping = realtimeMapping()
         let pressedAt = mapping.instant(ofRealtime: shot.at)
-        // The capture service knows a shot by its instant alone: a second shot of an instant in
-        // flight is answered now, or the one photo would answer one of them and the other never.
-        if let reason = shotsInFlight[pressedAt].map({ "this node is taking shot \($0.id) of the same instant; one photo answers one shot" })
+        // The rig gets one photo of each node per instant: a rig shot of this one in flight answers it.
+        if let reason = daemon.shots.refusal(ofRigShotAt: pressedAt)
             ?? daemon.rigShotRefusal(pressedAt: pressedAt, now: now, maxAge: settings.maxShotAge) {
             missed(shot, reason: reason, at: now)
             return
         }
-        daemon.capture.service.label(pressedAt: pressedAt, as: PhotoLabel(name: shotFileName(shot), digest: true, isRigShot: true))
-        shotsInFlight[pressedAt] = shot
+        let taken = daemon.shots.shot(pressedAt: pressedAt, rigShot: shot, fileName: shotFileName(shot), digest: true)
         daemon.publish(DaemonEvent(.rig(.shot(shot, pressedAt: pressedAt, at: now))))
-        daemon.capture.service.capture(pressedAt: pressedAt, now: now)
+        daemon.capture.take(taken, now: now)
     }
 
-    /// The shot a photo or failure answers, if it was one; its result is published.
+    /// The rig's shot a photo or failure answers, if its shot carries one; its result is published.
     func captureReported(_ event: CaptureEvent) -> RigShot? {
-        guard let pressedAt = event.pressedAt, let shot = shotsInFlight.removeValue(forKey: pressedAt) else { return nil }
+        guard let shot = event.shot?.rigShot else { return nil }
         switch event {
         case .photo(let photo):
             let frameAt = realtimeMapping().realtime(of: photo.frameAt)

@@ -217,7 +217,7 @@ case "run":
             let pressedAt = now - .milliseconds(Double.random(in: 0...40, using: &generator))
             if stoppedSincePress { stoppedBetweenShots += 1 }
             stoppedSincePress = false
-            service.capture(pressedAt: pressedAt, now: now)
+            service.capture(Shot(pressedAt: pressedAt), now: now)
             presses += 1
             nextPress = now + .milliseconds(every)
         }

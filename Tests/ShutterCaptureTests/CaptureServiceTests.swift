@@ -116,7 +116,7 @@ struct CaptureServiceTests {
         (Nanoseconds?.some(.milliseconds(66.5)), #", "bracketMs": 66.5}"#), (nil, #""focus": "none"}"#),
     ])
     func photoEventBracket(bracket: Nanoseconds?, ending: String) {
-        let photo = Photo(at: ms(2000), path: "/tmp/IMG_0001.jpg", pressedAt: ms(1040), frameAt: ms(1033), width: 64, height: 48,
+        let photo = Photo(at: ms(2000), path: "/tmp/IMG_0001.jpg", shot: Shot(pressedAt: ms(1040)), frameAt: ms(1033), width: 64, height: 48,
                           bytes: 1000, frameSequence: 1, bracket: bracket, encodeTime: .zero, writeTime: .zero)
         #expect(CaptureEvent.photo(photo).json.description.hasSuffix(ending))
     }

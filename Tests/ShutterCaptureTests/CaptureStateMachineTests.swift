@@ -46,13 +46,16 @@ private struct Table: Sendable, CustomTestStringConvertible {
     var testDescription: String { name }
 }
 
+/// The rig shot a press takes part in, for presses that want the frame of their instant.
+private let aRigShot = RigShot(id: "d4abe817-adb1-4ecb-9166-b47f8ea689e8", at: 0, origin: "cam-b")
+
 private func render(_ action: CaptureStateMachine.Action) -> String {
     func time(_ instant: Instant) -> String { JSONLine.number(Double(instant.rawValue) / 1e6, decimals: 0) }
     switch action {
-    case .save(let number, let pressedAt): return "save #\(number) for \(time(pressedAt))"
-    case .fail(let pressedAt, let failure):
+    case .save(let number, let shot): return "save #\(number) for \(time(shot.pressedAt))"
+    case .fail(let shot, let failure):
         let kind = switch failure { case .stalled: "stalled"; case .backlog: "backlog"; case .startOverdue: "startOverdue"; case .instantNotHeld: "instantNotHeld"; case .rigShotBacklog: "rigShotBacklog" }
-        return "fail \(pressedAt.map(time) ?? "stream") \(kind)"
+        return "fail \(shot.map { time($0.pressedAt) } ?? "stream") \(kind)"
     case .startStream: return "start"
     case .restartStream: return "restart"
     case .stopStream: return "stop"
@@ -194,7 +197,7 @@ struct CaptureStateMachineTests {
             switch step {
             case .frame(let start, let number, let arrives):
                 started(machine.frame(.init(timestamp: ms(start), sequence: number), at: ms(arrives)).actions, at: arrives)
-            case .press(let time, let at): started(machine.press(at: ms(time), now: ms(at), inFlight: 0), at: at)
+            case .press(let time, let at): started(machine.press(Shot(pressedAt: ms(time)), now: ms(at), inFlight: 0), at: at)
             case .tick(let time): started(machine.tick(now: ms(time)), at: time)
             case .prepare: started(machine.prepare(at: ms(0)), at: 0)
             case .standby: started(machine.standby(), at: 0)
@@ -223,7 +226,7 @@ struct CaptureStateMachineTests {
         #expect(machine.nextDeadline == ms(3100))
         _ = machine.tick(now: ms(3100))
         #expect(machine.nextDeadline == nil)  // reported; nobody waits
-        _ = machine.press(at: ms(3200), now: ms(3200), inFlight: 0)
+        _ = machine.press(Shot(pressedAt: ms(3200)), now: ms(3200), inFlight: 0)
         #expect(machine.nextDeadline == ms(3100))  // overdue: the press fails at the next tick
         machine.streamStarted(at: ms(4000), warmupFrames: 0)
         #expect(machine.nextDeadline == ms(9000))  // the watchdog's start-up grace from here
@@ -238,15 +241,15 @@ struct CaptureStateMachineTests {
             machine.streamStarted(at: ms(0), warmupFrames: 0)
             for number in 0..<6 { _ = machine.frame(.init(timestamp: ms(10 + 33 * Double(number)), sequence: UInt32(number)), at: ms(20 + 33 * Double(number))) }
             // The later shot, at 180 ms, came first and saved frame 5 (175 ms).
-            #expect(machine.press(at: ms(180), now: ms(190), inFlight: 0, rigShot: true).map(render) == ["save #5 for 180"])
+            #expect(machine.press(Shot(pressedAt: ms(180), rigShot: aRigShot), now: ms(190), inFlight: 0).map(render) == ["save #5 for 180"])
             return machine
         }
         var rig = streaming()
         // The earlier shot, at 80 ms, arrives now: frame 2 (76 ms) covers it.
-        #expect(rig.press(at: ms(80), now: ms(195), inFlight: 0, rigShot: true).map(render) == ["save #2 for 80"])
+        #expect(rig.press(Shot(pressedAt: ms(80), rigShot: aRigShot), now: ms(195), inFlight: 0).map(render) == ["save #2 for 80"])
         var burst = streaming()
         // Without reuse (a burst) it waits for a frame newer than 5: 100+ ms off.
-        #expect(burst.press(at: ms(80), now: ms(195), inFlight: 0).map(render) == [])
+        #expect(burst.press(Shot(pressedAt: ms(80)), now: ms(195), inFlight: 0).map(render) == [])
     }
 
     /// A rig's shot that comes after the ring let go of the frame exposing at its instant (a link
@@ -263,11 +266,11 @@ struct CaptureStateMachineTests {
         }
         var rig = streaming()
         // Frame 1 (43 ms) exposed at 50 ms; the oldest held, frame 2, began 26 ms after it.
-        #expect(rig.press(at: ms(50), now: ms(200), inFlight: 0, rigShot: true).map(render) == ["fail 50 instantNotHeld"])
+        #expect(rig.press(Shot(pressedAt: ms(50), rigShot: aRigShot), now: ms(200), inFlight: 0).map(render) == ["fail 50 instantNotHeld"])
         // Its own instant is still held: frame 2 (76 ms) covers 80 ms.
-        #expect(rig.press(at: ms(80), now: ms(200), inFlight: 0, rigShot: true).map(render) == ["save #2 for 80"])
+        #expect(rig.press(Shot(pressedAt: ms(80), rigShot: aRigShot), now: ms(200), inFlight: 0).map(render) == ["save #2 for 80"])
         var local = streaming()
-        #expect(local.press(at: ms(50), now: ms(200), inFlight: 0).map(render) == ["save #2 for 50"])
+        #expect(local.press(Shot(pressedAt: ms(50)), now: ms(200), inFlight: 0).map(render) == ["save #2 for 50"])
     }
 
     /// Rig shots whose instant is still to come wait for their frames within a budget of their
@@ -279,17 +282,17 @@ struct CaptureStateMachineTests {
         _ = machine.frame(.init(timestamp: ms(10), sequence: 0), at: ms(20))
         var answers: [String] = []
         for shot in 0..<8 {
-            answers += machine.press(at: ms(4800 + Double(shot)), now: ms(30), inFlight: 0, rigShot: true).map(render)
+            answers += machine.press(Shot(pressedAt: ms(4800 + Double(shot)), rigShot: aRigShot), now: ms(30), inFlight: 0).map(render)
         }
         #expect(answers == ["fail 4804 rigShotBacklog", "fail 4805 rigShotBacklog", "fail 4806 rigShotBacklog", "fail 4807 rigShotBacklog"])
         #expect(machine.waitingCount == 4)
         // The button: a press now gets the frame exposing at its instant, and so do seven more
         // waiting for frames to come.
-        #expect(machine.press(at: ms(15), now: ms(30), inFlight: 0).map(render) == ["save #0 for 15"])
+        #expect(machine.press(Shot(pressedAt: ms(15)), now: ms(30), inFlight: 0).map(render) == ["save #0 for 15"])
         for press in 0..<7 {
-            #expect(machine.press(at: ms(40 + Double(press)), now: ms(40), inFlight: 1).isEmpty)
+            #expect(machine.press(Shot(pressedAt: ms(40 + Double(press))), now: ms(40), inFlight: 1).isEmpty)
         }
-        #expect(machine.press(at: ms(60), now: ms(60), inFlight: 1).map(render) == ["fail 60 backlog"])
+        #expect(machine.press(Shot(pressedAt: ms(60)), now: ms(60), inFlight: 1).map(render) == ["fail 60 backlog"])
         // The rig shots' frames come in their time.
         _ = machine.frame(.init(timestamp: ms(43), sequence: 1), at: ms(53))
         let (_, shotsFrame) = machine.frame(.init(timestamp: ms(4790), sequence: 2), at: ms(4800))
@@ -299,7 +302,7 @@ struct CaptureStateMachineTests {
     @Test func aBacklogFailsTheExtraPressAtOnce() {
         var machine = CaptureStateMachine(ringCapacity: 4, keepStreaming: true, maximumInFlight: 2)
         machine.streamStarted(at: ms(0), warmupFrames: 0)
-        #expect(machine.press(at: ms(10), now: ms(10), inFlight: 2).map(render) == ["fail 10 backlog"])
+        #expect(machine.press(Shot(pressedAt: ms(10)), now: ms(10), inFlight: 2).map(render) == ["fail 10 backlog"])
         #expect(machine.waitingCount == 0)
     }
 }

@@ -18,7 +18,7 @@ struct ExposureSettlingTests {
         var served = settling.frame(exposed(40_000), at: ms(1000), now: ms(1000))
         #expect(served == nil)
         settling.biasChanged(to: 1, at: ms(1010))
-        var held = settling.holdsPress(ms(1020), now: ms(1020))
+        var held = settling.holdsPress(Shot(pressedAt: ms(1020)), now: ms(1020))
         #expect(held)
         // A request queued before the change: the old bias, the new baseline.
         served = settling.frame(exposed(40_000, answers: false), at: ms(1033), now: ms(1040))
@@ -31,7 +31,7 @@ struct ExposureSettlingTests {
         #expect(served?.outcome == .settled)
         let reached = settling.biasReached(by: exposed(79_000)) ?? 0
         #expect(abs(reached - 1) < ExposureSettling.tolerance)
-        held = settling.holdsPress(ms(1110), now: ms(1110))
+        held = settling.holdsPress(Shot(pressedAt: ms(1110)), now: ms(1110))
         #expect(!held, "once settled, a press takes the ring's frame")
     }
 
@@ -39,7 +39,7 @@ struct ExposureSettlingTests {
         var settling = ExposureSettling(timeout: .milliseconds(1000))
         _ = settling.frame(exposed(40_000), at: ms(1000), now: ms(1000))
         settling.biasChanged(to: -1, at: ms(1010))
-        let held = settling.holdsPress(ms(1005), now: ms(1012))
+        let held = settling.holdsPress(Shot(pressedAt: ms(1005)), now: ms(1012))
         #expect(!held)
         #expect(settling.outcome(ofFrameAt: ms(1000), exposure: exposed(40_000)) == .settled)
     }
@@ -48,7 +48,7 @@ struct ExposureSettlingTests {
         var settling = ExposureSettling(timeout: .milliseconds(100))
         _ = settling.frame(exposed(40_000), at: ms(1000), now: ms(1000))
         settling.biasChanged(to: 1, at: ms(1010))
-        let held = settling.holdsPress(ms(1020), now: ms(1020))
+        let held = settling.holdsPress(Shot(pressedAt: ms(1020)), now: ms(1020))
         #expect(held)
         var served = settling.frame(exposed(48_000), at: ms(1066), now: ms(1070))
         #expect(served == nil)
@@ -60,7 +60,7 @@ struct ExposureSettlingTests {
         var settling = ExposureSettling(timeout: .milliseconds(1000))
         _ = settling.frame(exposed(40_000), at: ms(1000), now: ms(1000))
         settling.biasChanged(to: 2, at: ms(1010))
-        let held = settling.holdsPress(ms(1020), now: ms(1020))
+        let held = settling.holdsPress(Shot(pressedAt: ms(1020)), now: ms(1020))
         #expect(held)
         var served = settling.frame(exposed(100_000), at: ms(1033), now: ms(1040))
         #expect(served == nil)
@@ -72,7 +72,7 @@ struct ExposureSettlingTests {
         var settling = ExposureSettling(timeout: .milliseconds(1000))
         _ = settling.frame(FrameExposure(), at: ms(1000), now: ms(1000))
         settling.biasChanged(to: 1, at: ms(1010))
-        let held = settling.holdsPress(ms(1020), now: ms(1020))
+        let held = settling.holdsPress(Shot(pressedAt: ms(1020)), now: ms(1020))
         #expect(!held)
         #expect(settling.outcome(ofFrameAt: ms(1033), exposure: FrameExposure()) == .none)
     }

@@ -58,7 +58,7 @@ struct PhotoRecordTests {
 
     @Test("a synchronised clock says so in the photo event")
     func synchronisedClock() {
-        let photo = Photo(at: ms(2000), path: "/tmp/IMG_0001.jpg", pressedAt: ms(1040), frameAt: ms(1033), width: 64, height: 48,
+        let photo = Photo(at: ms(2000), path: "/tmp/IMG_0001.jpg", shot: Shot(pressedAt: ms(1040)), frameAt: ms(1033), width: 64, height: 48,
                           bytes: 1000, frameSequence: 1, bracket: nil, encodeTime: .zero, writeTime: .zero)
         #expect(CaptureEvent.photo(photo).json.description.contains(#""clockSynchronized": true, "focus": "none""#))
     }

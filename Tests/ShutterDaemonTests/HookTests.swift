@@ -203,7 +203,7 @@ final class LogLines {
     /// A hook's fields come from the typed event, not from its line read back; they are what
     /// reading the line back gives (strings unquoted, numbers as written, nested values as JSON).
     @Test func anEventsFieldsAreItsLinesMembers() throws {
-        let failure = CaptureFailure(at: .seconds(2), pressedAt: .seconds(1), error: .notReady(reason: "a \"quoted\" {reason}"))
+        let failure = CaptureFailure(at: .seconds(2), shot: Shot(pressedAt: .seconds(1)), error: .notReady(reason: "a \"quoted\" {reason}"))
         let events = [
             DaemonEvent(.gesture(.controlEnabled(control: "zoom", enabled: false, at: .seconds(1)))),
             DaemonEvent(.gesture(.capture(phase: .ended, action: .remote, pressedAt: .seconds(1), releasedAt: .seconds(1),

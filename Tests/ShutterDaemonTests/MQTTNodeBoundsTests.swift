@@ -92,7 +92,8 @@ struct MQTTNodeBoundsTests {
         connected.fake.deliver(connected.topics.shot, ConnectedNode.shot(second, at: at))
         let answer = connected.fake.payloads(on: connected.topics.result(second))
         #expect(answer.count == 1 && answer.first?.contains(#""result": "missed""#) == true, "\(answer)")
-        let failure = CaptureFailure(at: connected.rig.chip.clock.now, pressedAt: at, error: .notReady(reason: "test"))
+        let shot = try #require(connected.rig.daemon.shots.inFlight.first { $0.pressedAt == at })
+        let failure = CaptureFailure(at: connected.rig.chip.clock.now, shot: shot, error: .notReady(reason: "test"))
         #expect(connected.node.captureReported(.captureFailed(failure))?.id == first)
     }
 

@@ -10,7 +10,7 @@ struct TerminalOverlayTests {
     private static func at(_ milliseconds: Int64) -> Instant { Instant(rawValue: milliseconds * 1_000_000) }
 
     @Test func aPhotoIsAFlashLineNamingItsFile() {
-        let photo = Photo(at: Self.at(2000), path: "photos/IMG_0001.jpg", pressedAt: Self.at(1040), frameAt: Self.at(1033),
+        let photo = Photo(at: Self.at(2000), path: "photos/IMG_0001.jpg", shot: Shot(pressedAt: Self.at(1040)), frameAt: Self.at(1033),
                           width: 1280, height: 720, bytes: 126_976, frameSequence: 1, bracket: nil,
                           encodeTime: .zero, writeTime: .zero)
         let text = TerminalOverlay.text(of: DaemonEvent(.capture(.photo(photo), request: nil)), since: Self.at(500))
