@@ -104,6 +104,8 @@ public final class Daemon: ServicePort {
     public private(set) var http: HTTPServer?
     /// This node of a multi-camera rig on MQTT, when the board has an `mqtt` section.
     private(set) var mqtt: MQTTNode?
+    /// The rig's transport (the MQTT node), when the board has a rig.
+    public var rigParticipant: (any RigParticipant)?
     /// The transports, in the order they were attached: the API, HTTP, MQTT.
     private(set) var transports: [any ServiceTransport] = []
     /// The `capture` request being carried out (``execute(_:)``): what the shot its press makes
@@ -269,8 +271,9 @@ public final class Daemon: ServicePort {
                 throw CommandFailure("the rig's node name '\(node)' \(problem) (set mqtt.node in the board, or --mqtt-node)")
             }
             do {
-                let node = try MQTTNode(settings: settings, node: node, daemon: self)
+                let node = try MQTTNode(settings: settings, node: node, service: self, liveViewURL: http?.photoBaseURL)
                 mqtt = node
+                rigParticipant = node
                 attach(node)
             } catch {
                 api?.close()
@@ -348,6 +351,22 @@ public final class Daemon: ServicePort {
         transports.append(transport)
     }
 
+    public func announce(_ event: RigEvent) {
+        publish(DaemonEvent(.rig(event)))
+    }
+
+    public func takeRigShot(_ rigShot: RigShot, pressedAt: Instant, fileName: String, maxAge: Nanoseconds) -> String? {
+        let now = loop.clock.now
+        // The rig gets one photo of each node per instant: a rig shot of this one in flight answers it.
+        if let reason = shots.refusal(ofRigShotAt: pressedAt) ?? rigShotRefusal(pressedAt: pressedAt, now: now, maxAge: maxAge) {
+            return reason
+        }
+        let shot = shots.shot(pressedAt: pressedAt, rigShot: rigShot, fileName: fileName, digest: true)
+        announce(.shot(rigShot, pressedAt: pressedAt, at: now))
+        capture.take(shot, now: now)
+        return nil
+    }
+
     /// Registers a receiver of every event, its line as standard output prints it.
     public func observeEvents(_ observer: @escaping (DaemonEvent) -> Void) {
         eventObservers.append(observer)
@@ -406,9 +425,9 @@ public final class Daemon: ServicePort {
             }
         }
         let shot: Shot
-        if let mqtt, startsRigShot {
-            let rigShot = mqtt.originate(pressedAt: instant)
-            shot = shots.shot(pressedAt: instant, request: request, rigShot: rigShot, fileName: mqtt.shotFileName(rigShot), digest: true)
+        if let rigParticipant, startsRigShot {
+            let rigShot = rigParticipant.originate(pressedAt: instant)
+            shot = shots.shot(pressedAt: instant, request: request, rigShot: rigShot, fileName: rigParticipant.fileName(of: rigShot), digest: true)
         } else {
             shot = shots.shot(pressedAt: instant, request: request)
         }
@@ -458,10 +477,11 @@ public final class Daemon: ServicePort {
     private func report(_ event: CaptureEvent) {
         // The photo or failure carries its shot: it is answered, and what it carries says whom to tell.
         if let shot = event.shot { _ = shots.answer(shot.id) }
+        let rigShot = event.shot?.rigShot
         if case .captureFailed(let failure) = event, failure.error.missesTheShot {
-            // Only a rig's shot fails so, and the rig node reports it missed, as a shot refused
-            // on arrival; this camera did not fail.
-            _ = mqtt?.captureReported(event)
+            // Only a rig's shot fails so, and the rig reports it missed, as a shot refused on
+            // arrival; this camera did not fail.
+            tellRig(rigShot, of: event)
             return
         }
         switch event {
@@ -478,9 +498,14 @@ public final class Daemon: ServicePort {
             break
         }
         // The remote capture this photo answers, for the client that asked for it.
+        tellRig(rigShot, of: event)
         let request = event.shot?.request.map(JSONValue.init)
-        let shot = mqtt?.captureReported(event)
-        publish(DaemonEvent(.capture(event, request: request), shot: shot?.id))
+        publish(DaemonEvent(.capture(event, request: request), shot: rigParticipant == nil ? nil : rigShot?.id))
+    }
+
+    /// Tells the rig what came of this node's part in `rigShot`.
+    private func tellRig(_ rigShot: RigShot?, of event: CaptureEvent) {
+        if let rigShot, let rigParticipant, let outcome = ShotOutcome(event) { rigParticipant.answered(rigShot, with: outcome) }
     }
 
     /// Tells the state machines whether a photo can be taken: the camera is ready and capture is enabled.
@@ -583,6 +608,7 @@ public final class Daemon: ServicePort {
         // The transports hold this service: dropping them here ends that cycle.
         for transport in transports { transport.close() }
         transports.removeAll()
+        rigParticipant = nil
         api = nil
         http = nil
         mqtt = nil
@@ -770,5 +796,19 @@ public func watchLines(of board: Board, consumer: String) throws -> (any GPIOChi
         return (chip, try chip.watch(board.lines, consumer: consumer))
     } catch let error as GPIOError {
         throw CommandFailure(error.description)
+    }
+}
+
+extension ShotOutcome {
+    /// What `event` says of its shot; nil for an event that answers no shot.
+    init?(_ event: CaptureEvent) {
+        switch event {
+        case .photo(let photo):
+            self = .photo(frameAt: photo.frameAt, path: photo.path, bytes: photo.bytes, sha256: photo.sha256)
+        case .captureFailed(let failure):
+            self = .failed(reason: failure.error.description, missesTheShot: failure.error.missesTheShot, at: failure.at)
+        case .cameraReady, .focusMode:
+            return nil
+        }
     }
 }

@@ -23,7 +23,7 @@ extension Daemon {
             }
         case .capture, .rigCapture:
             let rig = request.command == .rigCapture
-            if rig && mqtt == nil {
+            if rig && rigParticipant == nil {
                 return .refused(CommandRefusal(.unavailable, "no rig: the board has no 'mqtt' section (a capture with \"rig\": true needs one)"))
             }
             // The shot of the press this capture makes carries its id, and starts a shot for the

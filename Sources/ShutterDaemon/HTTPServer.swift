@@ -1,6 +1,11 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import CMicroHTTPD
 import Dispatch
 import ShutterCore
@@ -1147,4 +1152,14 @@ extension String {
 
 extension HTTPServer: ServiceTransport {
     public var statusLinePart: String? { "; HTTP \(endpoint)" }
+
+    /// Where Home Assistant can fetch the node's photos: live view's address when it serves
+    /// photos without a token (loopback without `requireToken`, or `viewWithoutToken`); a
+    /// wildcard address is replaced by the host's name.
+    public var photoBaseURL: String? {
+        guard !requiresToken || policy.viewWithoutToken else { return nil }
+        let wildcard = endpoint.address == "0.0.0.0" || endpoint.address == "::"
+        let host = wildcard ? ProcessInfo.processInfo.hostName : endpoint.description.dropLast(":\(endpoint.port)".count).description
+        return "http://\(host):\(endpoint.port)"
+    }
 }

@@ -6,7 +6,6 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import ShutterCapture
 import ShutterCore
 import ShutterSystem
 
@@ -66,7 +65,9 @@ struct RigTopics: Hashable, Sendable {
 final class MQTTNode {
     let settings: MQTTSettings
     let topics: RigTopics
-    private unowned let daemon: Daemon
+    private let service: any ServicePort
+    /// Where Home Assistant fetches the node's photos (``HTTPServer/photoBaseURL``); nil: nowhere.
+    private let liveViewURL: String?
     private let client: any MQTTConnection
     private let password: String?
 
@@ -111,9 +112,11 @@ final class MQTTNode {
     /// - Parameter connection: the broker connection to use instead of libmosquitto's (a test's fake).
     /// - Throws: ``CommandFailure`` when the password file cannot be read, libmosquitto cannot be
     ///   loaded or refuses a setting (a TLS file).
-    init(settings: MQTTSettings, node: String, daemon: Daemon, connection: (any MQTTConnection)? = nil) throws {
+    init(settings: MQTTSettings, node: String, service: any ServicePort, liveViewURL: String? = nil,
+         connection: (any MQTTConnection)? = nil) throws {
         self.settings = settings
-        self.daemon = daemon
+        self.service = service
+        self.liveViewURL = liveViewURL
         topics = RigTopics(prefix: settings.topicPrefix, rig: settings.rig, node: node)
         roster = RigRoster(own: node)
         if let file = settings.passwordFile {
@@ -136,7 +139,7 @@ final class MQTTNode {
                 throw CommandFailure("mqtt: \(error)")
             }
         }
-        state = .waiting(retryAt: daemon.loop.clock.now)
+        state = .waiting(retryAt: service.loop.clock.now)
         client.connected = { [unowned self] reason in connected(reason: reason) }
         client.disconnected = { [unowned self] reason in
             // libmosquitto's own error code here (MOSQ_ERR_*), not an MQTT reason code.
@@ -206,7 +209,7 @@ final class MQTTNode {
         let descriptor = client.socket
         guard descriptor >= 0 else { retryLater("no socket", now: now); return }
         state = .connecting(since: now, descriptor: descriptor)
-        daemon.loop.watch(descriptor, events: Int16(POLLIN | POLLOUT)) { [unowned self] revents in socketReady(revents) }
+        service.loop.watch(descriptor, events: Int16(POLLIN | POLLOUT)) { [unowned self] revents in socketReady(revents) }
     }
 
     private func socketReady(_ revents: Int16) {
@@ -226,11 +229,11 @@ final class MQTTNode {
         guard !client.isInCallback else { return }
         if client.wantsWrite, let failure = client.write() { lost(failure.description); return }
         guard client.socket == descriptor else { lost("the connection was closed"); return }
-        daemon.loop.setEvents(Int16(POLLIN) | (client.wantsWrite ? Int16(POLLOUT) : 0), for: descriptor)
+        service.loop.setEvents(Int16(POLLIN) | (client.wantsWrite ? Int16(POLLOUT) : 0), for: descriptor)
     }
 
     private func connected(reason: CInt) {
-        let now = daemon.loop.clock.now
+        let now = service.loop.clock.now
         guard reason == 0 else {
             // Refused: a wrong password, a client the broker does not allow. Said once per outage, clearly.
             let hint = [134, 135, 4, 5].contains(reason) ? " (check mqtt.username and mqtt.passwordFile)" : ""
@@ -257,16 +260,16 @@ final class MQTTNode {
         client.publish(topics.availability, "online", qos: 1, retain: true)
         publishStatus(now: now)
         if settings.discovery { publishDiscovery(now: now) }
-        daemon.publish(DaemonEvent(.rig(.connection(connected: true, broker: broker, reason: nil, at: now))))
+        service.announce(.connection(connected: true, broker: broker, reason: nil, at: now))
     }
 
     private func lost(_ reason: String) {
         // The disconnect callback and the failed read that ran it both report one loss.
         if case .waiting = state { return }
-        let now = daemon.loop.clock.now
+        let now = service.loop.clock.now
         let wasConnected = isConnected
         switch state {
-        case .connecting(_, let descriptor), .connected(let descriptor): daemon.loop.unwatch(descriptor)
+        case .connecting(_, let descriptor), .connected(let descriptor): service.loop.unwatch(descriptor)
         case .waiting: break
         }
         // Drops the socket so the next attempt starts clean (no disconnect packet reaches a dead link).
@@ -276,7 +279,7 @@ final class MQTTNode {
         roster.removeAll()
         retryLater(reason, now: now)
         if wasConnected {
-            daemon.publish(DaemonEvent(.rig(.connection(connected: false, broker: broker, reason: reason, at: now))))
+            service.announce(.connection(connected: false, broker: broker, reason: reason, at: now))
         }
     }
 
@@ -303,9 +306,9 @@ final class MQTTNode {
                 _ = poll(&entry, 1, 50)
                 if client.write() != nil { break }
             }
-            daemon.loop.unwatch(descriptor)
+            service.loop.unwatch(descriptor)
         } else if case .connecting(_, let descriptor) = state {
-            daemon.loop.unwatch(descriptor)
+            service.loop.unwatch(descriptor)
         }
         client.disconnect()
         state = .waiting(retryAt: .init(rawValue: .max))
@@ -319,7 +322,7 @@ final class MQTTNode {
         client.publish(topics.event, event.line)
         if Self.eventsChangingStatus.contains(event.name) { statusChanged() }
         if settings.syncControls, !applyingRigControl, case .gesture(.controlValue(let control, let value, _, _)) = event.kind,
-           let spec = daemon.board.controls.first(where: { $0.id == control }), spec.isSyncedAcrossRig,
+           let spec = service.board.controls.first(where: { $0.id == control }), spec.isSyncedAcrossRig,
            case .number(let number) = value {
             var line = JSONLine()
             line.add("origin", topics.node)
@@ -336,13 +339,13 @@ final class MQTTNode {
     ]
 
     private func statusChanged() {
-        statusPacing.request(now: daemon.loop.clock.now)
+        statusPacing.request(now: service.loop.clock.now)
     }
 
     private func publishStatus(now: Instant) {
         statusPacing.done(now: now)
         guard isConnected else { return }
-        client.publish(topics.status, APIReply.line(id: nil, .status(daemon.status(now: now))), qos: 1, retain: true)
+        client.publish(topics.status, APIReply.line(id: nil, .status(service.status(now: now))), qos: 1, retain: true)
         flush()
     }
 
@@ -350,19 +353,9 @@ final class MQTTNode {
         discoveryPacing.done(now: now)
         guard settings.discovery, isConnected else { return }
         let discovery = HomeAssistantDiscovery(node: topics.node, rig: settings.rig, topicPrefix: settings.topicPrefix,
-                                               discoveryPrefix: settings.discoveryPrefix, board: daemon.board,
-                                               liveViewURL: daemon.http.flatMap(Self.photoBaseURL))
+                                               discoveryPrefix: settings.discoveryPrefix, board: service.board,
+                                               liveViewURL: liveViewURL)
         client.publish(discovery.topic, discovery.text, qos: 1, retain: true)
-    }
-
-    /// Where Home Assistant can fetch the node's photos: live view's address when it serves
-    /// photos without a token (loopback without `requireToken`, or `viewWithoutToken`); a
-    /// wildcard address is replaced by the host's name.
-    static func photoBaseURL(_ http: HTTPServer) -> String? {
-        guard !http.requiresToken || http.policy.viewWithoutToken else { return nil }
-        let wildcard = http.endpoint.address == "0.0.0.0" || http.endpoint.address == "::"
-        let host = wildcard ? ProcessInfo.processInfo.hostName : http.endpoint.description.dropLast(":\(http.endpoint.port)".count).description
-        return "http://\(host):\(http.endpoint.port)"
     }
 
     // MARK: - In
@@ -392,7 +385,7 @@ final class MQTTNode {
             rigControl(message.payload)
         } else if topic == "\(settings.discoveryPrefix)/status" {
             // Home Assistant restarted: it forgot the devices it did not read retained.
-            if HomeAssistantDiscovery.isBirth(message.payload) { discoveryPacing.request(now: daemon.loop.clock.now) }
+            if HomeAssistantDiscovery.isBirth(message.payload) { discoveryPacing.request(now: service.loop.clock.now) }
         } else if let (node, rest) = topics.nodeTopic(topic) {
             if let problem = MQTTSettings.topicLevelProblem(node) {
                 malformed(topic, "a node's name \(problem)")
@@ -402,7 +395,7 @@ final class MQTTNode {
                 guard book.isCollecting(String(rest[1])) else { return }
                 switch Self.parseResult(message.payload, node: node, shot: String(rest[1])) {
                 case .success(let result):
-                    roster.heard(from: node, now: daemon.loop.clock.now)
+                    roster.heard(from: node, now: service.loop.clock.now)
                     if let completion = book.record(result) { completed(completion) }
                 case .failure(let problem): malformed(topic, problem.description)
                 }
@@ -415,7 +408,7 @@ final class MQTTNode {
             roster.offline(node)
             return
         }
-        switch roster.online(node, now: daemon.loop.clock.now) {
+        switch roster.online(node, now: service.loop.clock.now) {
         case .added:
             rosterFullReported = false
         case .known:
@@ -458,7 +451,7 @@ final class MQTTNode {
                 malformed(message.topic, error.message)
                 reply = APIReply.failure(id: error.id, CommandRefusal(.invalidRequest, error.message))
             case .success(let request):
-                reply = APIReply.line(id: request.id, daemon.execute(request))
+                reply = APIReply.line(id: request.id, service.execute(request))
             }
         }
         client.publish(topics.replyTopic(for: message.responseTopic), reply, qos: 1, correlationData: message.correlationData)
@@ -473,7 +466,7 @@ final class MQTTNode {
         guard origin != topics.node else { return }
         applyingRigControl = true
         defer { applyingRigControl = false }
-        if case .refused(let refusal) = daemon.execute(APIRequest(id: nil, command: .set(control: control, to: .value(value)))) {
+        if case .refused(let refusal) = service.execute(APIRequest(id: nil, command: .set(control: control, to: .value(value)))) {
             Log.info("shutter: mqtt: \(origin)'s \(control) \(value) not applied here: \(refusal.message)")
         }
     }
@@ -482,7 +475,7 @@ final class MQTTNode {
 
     /// The name of this node's photo of `shot`: ``MQTTSettings/shotTemplate`` with `{shot}` and
     /// `{node}` filled in.
-    func shotFileName(_ shot: RigShot) -> String {
+    func fileName(of shot: RigShot) -> String {
         settings.shotTemplate.replacingEvery("{shot}", with: shot.id).replacingEvery("{node}", with: topics.node)
     }
 
@@ -490,7 +483,7 @@ final class MQTTNode {
     /// node's own photo of it is the daemon's shot that carries it (named ``shotFileName(_:)``),
     /// reported as every node's is.
     func originate(pressedAt: Instant) -> RigShot {
-        let now = daemon.loop.clock.now
+        let now = service.loop.clock.now
         let shot = RigShot(id: UUID().uuidString.lowercased(), at: realtimeMapping().realtime(of: pressedAt), origin: topics.node)
         book.originate(shot, expecting: roster.nodes, now: now, timeout: settings.shotTimeout)
         if isConnected {
@@ -504,59 +497,49 @@ final class MQTTNode {
             client.publish(topics.shot, line.description, qos: 1, expirySeconds: 5)
             flush()
         }
-        daemon.publish(DaemonEvent(.rig(.shot(shot, pressedAt: pressedAt, at: now))))
+        service.announce(.shot(shot, pressedAt: pressedAt, at: now))
         return shot
     }
 
     /// Another node's shot: take the frame of its instant from the ring, or say why not.
     private func shotArrived(_ shot: RigShot) {
         guard shot.origin != topics.node, book.firstSighting(of: shot.id) else { return }
-        let now = daemon.loop.clock.now
+        let now = service.loop.clock.now
         let mapping = realtimeMapping()
         let pressedAt = mapping.instant(ofRealtime: shot.at)
-        // The rig gets one photo of each node per instant: a rig shot of this one in flight answers it.
-        if let reason = daemon.shots.refusal(ofRigShotAt: pressedAt)
-            ?? daemon.rigShotRefusal(pressedAt: pressedAt, now: now, maxAge: settings.maxShotAge) {
+        if let reason = service.takeRigShot(shot, pressedAt: pressedAt, fileName: fileName(of: shot), maxAge: settings.maxShotAge) {
             missed(shot, reason: reason, at: now)
-            return
         }
-        let taken = daemon.shots.shot(pressedAt: pressedAt, rigShot: shot, fileName: shotFileName(shot), digest: true)
-        daemon.publish(DaemonEvent(.rig(.shot(shot, pressedAt: pressedAt, at: now))))
-        daemon.capture.take(taken, now: now)
     }
 
-    /// The rig's shot a photo or failure answers, if its shot carries one; its result is published.
-    func captureReported(_ event: CaptureEvent) -> RigShot? {
-        guard let shot = event.shot?.rigShot else { return nil }
-        switch event {
-        case .photo(let photo):
-            let frameAt = realtimeMapping().realtime(of: photo.frameAt)
+    /// This node's photo or failure of its part in `shot`: published as its result.
+    func answered(_ shot: RigShot, with outcome: ShotOutcome) {
+        switch outcome {
+        case .photo(let photoFrameAt, let path, let bytes, let sha256):
+            let frameAt = realtimeMapping().realtime(of: photoFrameAt)
             let clock = RealtimeMapping.discipline()
             publishResult(RigShotResult(shot: shot.id, node: topics.node, outcome: .photo(frameAt: frameAt)), shot: shot) { line in
                 line.add("frameAt", json: String(frameAt))
                 line.add("offsetMs", Double(frameAt - shot.at) / 1e6, decimals: 3)
                 line.add("clockSynchronized", clock.synchronized)
                 line.add("clockErrorMs", json: clock.estimatedError.map { JSONLine.number($0.milliseconds, decimals: 3) } ?? "null")
-                line.add("path", photo.path)
-                line.add("bytes", photo.bytes)
-                if let sha256 = photo.sha256 { line.add("sha256", sha256) }
+                line.add("path", path)
+                line.add("bytes", bytes)
+                if let sha256 { line.add("sha256", sha256) }
             }
-        case .captureFailed(let failure):
-            if failure.error.missesTheShot {
+        case .failed(let reason, let missesTheShot, let at):
+            if missesTheShot {
                 // This node could not take the instant, as a refused shot: missed, not failed.
-                missed(shot, reason: failure.error.description, at: failure.at)
+                missed(shot, reason: reason, at: at)
             } else {
-                publishResult(RigShotResult(shot: shot.id, node: topics.node, outcome: .failed(reason: failure.error.description)), shot: shot)
+                publishResult(RigShotResult(shot: shot.id, node: topics.node, outcome: .failed(reason: reason)), shot: shot)
             }
-        case .cameraReady, .focusMode:
-            break
         }
-        return shot
     }
 
     /// Shot `shot` cannot be taken here: said as an event and as this node's result.
     private func missed(_ shot: RigShot, reason: String, at: Instant) {
-        daemon.publish(DaemonEvent(.rig(.missed(shot, reason: reason, at: at))))
+        service.announce(.missed(shot, reason: reason, at: at))
         publishResult(RigShotResult(shot: shot.id, node: topics.node, outcome: .missed(reason: reason)), shot: shot)
     }
 
@@ -583,7 +566,7 @@ final class MQTTNode {
     }
 
     private func completed(_ completion: RigShotCompletion) {
-        daemon.publish(DaemonEvent(.rig(.complete(completion, at: daemon.loop.clock.now))))
+        service.announce(.complete(completion, at: service.loop.clock.now))
     }
 
     /// What is wrong with a message from the broker.
@@ -683,7 +666,7 @@ extension MQTTSettings {
     }
 }
 
-extension MQTTNode: ServiceTransport {
+extension MQTTNode: ServiceTransport, RigParticipant {
     public func report(into status: inout DaemonStatus) {
         status.mqtt = statusSummary
     }

@@ -24,6 +24,36 @@ public protocol ServicePort: AnyObject {
     func status(now: Instant) -> DaemonStatus
     /// Makes `transport` part of the loop's turn until the service finishes (see ``ServiceTransport``).
     func attach(_ transport: any ServiceTransport)
+    /// Tells every observer one of the rig's events (a shot taken, missed or complete, the broker).
+    func announce(_ event: RigEvent)
+    /// Another node's shot of `pressedAt` (on this node's clock): its frame is taken from the
+    /// ring into the photo named `fileName`, and the rig's `shot` event is announced; or nothing
+    /// is taken and the reason is returned (too old, too far ahead, capture unavailable, the
+    /// instant already shot for the rig).
+    func takeRigShot(_ shot: RigShot, pressedAt: Instant, fileName: String, maxAge: Nanoseconds) -> String?
+    /// The rig's transport, asked at each decision that starts a shot for the whole rig and told
+    /// each photo or failure of a rig shot; nil: the board has no rig.
+    var rigParticipant: (any RigParticipant)? { get set }
+}
+
+/// The rig's side of a shot, as the service asks it on the loop.
+public protocol RigParticipant: AnyObject {
+    /// A press on this node, or a `capture` asked for with `"rig": true`: names the rig's shot of
+    /// `pressedAt`, sends it to the rig and announces it, before the camera sees the press.
+    func originate(pressedAt: Instant) -> RigShot
+    /// The name of this node's photo of `shot`, in the output directory.
+    func fileName(of shot: RigShot) -> String
+    /// This node's photo or failure of its part in `shot`.
+    func answered(_ shot: RigShot, with outcome: ShotOutcome)
+}
+
+/// What came of one shot on this node, as the rig reports it.
+public enum ShotOutcome: Sendable {
+    /// The photo: its frame's time (start of exposure, on the loop's clock), file, size and digest.
+    case photo(frameAt: Instant, path: String, bytes: Int, sha256: String?)
+    /// No photo. `missesTheShot`: the instant could not be taken here (a rig shot refused on
+    /// arrival is reported so), not a failure of the camera.
+    case failed(reason: String, missesTheShot: Bool, at: Instant)
 }
 
 /// A transport as the service drives it: its deadline joins the loop's, it runs after the

@@ -14,7 +14,7 @@ final class ConnectedNode {
 
     init(cameras: ManualCameras? = nil) throws {
         rig = try TestRig(cameraFactory: cameras?.open)
-        node = try MQTTNode(settings: MQTTSettings(host: "127.0.0.1", rig: "bench"), node: "cam-a", daemon: rig.daemon,
+        node = try MQTTNode(settings: MQTTSettings(host: "127.0.0.1", rig: "bench"), node: "cam-a", service: rig.daemon,
                             connection: fake)
         node.realtimeMapping = { RealtimeMapping(offset: 0) }
         node.advance(to: rig.chip.clock.now)
@@ -93,8 +93,12 @@ struct MQTTNodeBoundsTests {
         let answer = connected.fake.payloads(on: connected.topics.result(second))
         #expect(answer.count == 1 && answer.first?.contains(#""result": "missed""#) == true, "\(answer)")
         let shot = try #require(connected.rig.daemon.shots.inFlight.first { $0.pressedAt == at })
+        let rigShot = try #require(shot.rigShot)
+        #expect(rigShot.id == first)
         let failure = CaptureFailure(at: connected.rig.chip.clock.now, shot: shot, error: .notReady(reason: "test"))
-        #expect(connected.node.captureReported(.captureFailed(failure))?.id == first)
+        connected.node.answered(rigShot, with: try #require(ShotOutcome(.captureFailed(failure))))
+        let result = connected.fake.payloads(on: connected.topics.result(first))
+        #expect(result.count == 1 && result.first?.contains(#""result": "failed""#) == true, "\(result)")
     }
 
     /// Every topic the node reads: a payload over 64 KiB is refused by its size, never parsed.
