@@ -198,6 +198,10 @@ let package = Package(
             dependencies: ["ShutterCore"]
         ),
         .testTarget(
+            name: "ShutterSystemTests",
+            dependencies: ["ShutterSystem", "ShutterCore"]
+        ),
+        .testTarget(
             name: "ShutterCaptureTests",
             dependencies: ["ShutterCore", "ShutterSystem", "ShutterCapture", "ShutterTestSupport"]
         ),
