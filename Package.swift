@@ -119,8 +119,9 @@ let package = Package(
         /// Pure logic: board model, state machines, events, clock, trace format. No C imports but
         /// the C library's (maths, and the board file's bounded read), which Foundation used to bring.
         .target(name: "ShutterCore", exclude: ["Events/EVENTS.md"]),
-        /// The operating system in small typed wrappers: errno, clocks, the event loop and its
-        /// mailbox, Unix sockets, standard output's writer, the log, systemd notification.
+        /// The operating system in small typed wrappers: errno and the one EINTR retry, file
+        /// descriptors, atomic files, clocks, the event loop and its mailbox, Unix sockets,
+        /// standard output's writer, the log, systemd notification.
         .target(
             name: "ShutterSystem",
             dependencies: ["ShutterCore", "CShutterSystem"]
@@ -197,6 +198,10 @@ let package = Package(
         .testTarget(
             name: "ShutterCoreTests",
             dependencies: ["ShutterCore"]
+        ),
+        .testTarget(
+            name: "ShutterSystemTests",
+            dependencies: ["ShutterSystem", "ShutterCore"]
         ),
         .testTarget(
             name: "ShutterCaptureTests",

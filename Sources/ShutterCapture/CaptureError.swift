@@ -1,4 +1,5 @@
 import ShutterCore
+import ShutterSystem
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -173,16 +174,10 @@ public enum CaptureError: Error, Hashable, Sendable, CustomStringConvertible {
     }
 }
 
-/// Runs a system call, retrying while it fails with EINTR; returns its result or throws with `call` and `context`.
-///
-/// The one place that retries EINTR, as swift-system does.
-@discardableResult
-func retryingEINTR<T: BinaryInteger>(_ call: String, _ context: @autoclosure () -> String, _ body: () -> T) throws(CaptureError) -> T {
-    while true {
-        let result = body()
-        if result >= 0 { return result }
-        let code = Glibc.errno
-        if code == EINTR { continue }
-        throw CaptureError.system(call: call, errno: code, context: context())
+extension CaptureError {
+    /// `call` on `context` failed with `errno`: the system error as ``system(call:errno:context:)``
+    /// says it, for a call made through ShutterSystem's `valueOrErrno` or ``FileDescriptor``.
+    static func system(_ call: String, _ errno: Errno, _ context: String) -> CaptureError {
+        .system(call: call, errno: errno.rawValue, context: context)
     }
 }

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CShutterSystem
+import ShutterSystem
 
 /// A non-blocking, close-on-exec pipe used as a wake-up: a writer thread writes a byte, the event
 /// loop polls the read end and drains it.
@@ -13,7 +14,7 @@ final class WakePipe: @unchecked Sendable {
     /// The corresponding C function is `pipe`.
     init() throws(CaptureError) {
         var fds: [CInt] = [-1, -1]
-        try retryingEINTR("pipe", "wake-up pipe") { pipe(&fds) }
+        try nothingOrErrno { pipe(&fds) }.mapError { CaptureError.system("pipe", $0, "wake-up pipe") }.get()
         for fd in fds {
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
@@ -25,19 +26,14 @@ final class WakePipe: @unchecked Sendable {
     /// Makes the read end readable. A full pipe already is, so EAGAIN is fine.
     func signal() {
         var byte: UInt8 = 1
-        while write(writeEnd, &byte, 1) < 0, errno == EINTR {}
+        _ = valueOrErrno { write(writeEnd, &byte, 1) }
     }
 
     /// Empties the pipe so that poll stops reporting it.
     func drain() {
         // On the stack: the loop drains on every wake-up, and a heap buffer would be an allocation each time.
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 256) { buffer in
-            while true {
-                let count = read(readEnd, buffer.baseAddress, buffer.count)
-                if count > 0 { continue }
-                if count < 0, errno == EINTR { continue }
-                return
-            }
+            while case .success(let count) = valueOrErrno({ read(readEnd, buffer.baseAddress, buffer.count) }), count > 0 {}
         }
     }
 

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Dispatch
 import ShutterCore
+import ShutterSystem
 
 // MARK: - inotify
 
@@ -51,16 +52,16 @@ final class Inotify {
 
     /// The corresponding C function is `inotify_init1` (`IN_NONBLOCK | IN_CLOEXEC`).
     init() throws(CaptureError) {
-        descriptor = try retryingEINTR("inotify_init1", "watching for the camera's device node") {
-            inotify_init1(CInt(IN_NONBLOCK | IN_CLOEXEC))
-        }
+        descriptor = try valueOrErrno { inotify_init1(CInt(IN_NONBLOCK | IN_CLOEXEC)) }
+            .mapError { CaptureError.system("inotify_init1", $0, "watching for the camera's device node") }.get()
     }
 
     /// Watches `path` for `events`.
     ///
     /// The corresponding C function is `inotify_add_watch`.
     func addWatch(_ path: String, for events: InotifyEvents) throws(CaptureError) -> InotifyWatch {
-        InotifyWatch(rawValue: try retryingEINTR("inotify_add_watch", path) { inotify_add_watch(descriptor, path, events.rawValue) })
+        InotifyWatch(rawValue: try valueOrErrno { inotify_add_watch(descriptor, path, events.rawValue) }
+            .mapError { CaptureError.system("inotify_add_watch", $0, path) }.get())
     }
 
     /// Stops `watch`; a watch the kernel dropped already is no error.
@@ -76,14 +77,13 @@ final class Inotify {
     func readEvents(_ body: (InotifyEvent) -> Void) throws(CaptureError) {
         let header = MemoryLayout<inotify_event>.size
         // Room for a few events with the longest names (the kernel refuses a read too small for the next one).
-        let failure: CInt? = withUnsafeTemporaryAllocation(byteCount: 4 * (header + Int(NAME_MAX) + 1),
-                                                          alignment: MemoryLayout<inotify_event>.alignment) { buffer in
+        let failure: Errno? = withUnsafeTemporaryAllocation(byteCount: 4 * (header + Int(NAME_MAX) + 1),
+                                                           alignment: MemoryLayout<inotify_event>.alignment) { buffer in
             while true {
-                let count = read(descriptor, buffer.baseAddress, buffer.count)
-                if count < 0 {
-                    let code = errno
-                    if code == EINTR { continue }
-                    return code == EAGAIN || code == EWOULDBLOCK ? nil : code
+                let count: Int
+                switch valueOrErrno({ read(descriptor, buffer.baseAddress, buffer.count) }) {
+                case .success(let read): count = read
+                case .failure(let errno): return errno == .wouldBlock ? nil : errno
                 }
                 if count == 0 { return nil }
                 var offset = 0
@@ -99,7 +99,7 @@ final class Inotify {
                 }
             }
         }
-        if let failure { throw CaptureError.system(call: "read", errno: failure, context: "inotify events") }
+        if let failure { throw CaptureError.system("read", failure, "inotify events") }
     }
 
     deinit { close(descriptor) }

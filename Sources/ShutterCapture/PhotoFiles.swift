@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import ShutterCore
+import ShutterSystem
 
 /// A wall-clock time for file names and EXIF: seconds since the epoch and the millisecond.
 public struct WallTime: Hashable, Sendable {
@@ -151,8 +152,8 @@ public struct FileNameTemplate: Hashable, Sendable {
 
 /// Writes photos so that a crash, a full disk or a failed write never leaves a partial photo.
 ///
-/// Each photo goes to a temporary file in the output directory, is fsynced, linked to its final
-/// name (which fails rather than overwrite) and the directory fsynced; `latest.jpg` is a symlink
+/// Each photo is an `AtomicFile`: a temporary file in the output directory, fsynced, linked to
+/// its final name (which fails rather than overwrite) and the directory fsynced; `latest.jpg` is a symlink
 /// replaced by rename, or on file systems without symlinks (FAT) a hard link, or else a copy
 /// written the same atomic way. Temporary files carry the writer's process id, so a second
 /// process (`shutter capture` next to the daemon) never removes a photo in flight.
@@ -166,13 +167,13 @@ public struct PhotoWriter: Sendable {
     public static let latestName = "latest.jpg"
 
     /// Writes `count` bytes to a descriptor, like `write`; tests replace it to simulate a full disk.
-    public typealias WriteFunction = @Sendable (CInt, UnsafeRawPointer, Int) -> Int
+    public typealias WriteFunction = AtomicFile.WriteFunction
     let writeFunction: WriteFunction
     /// `symlink`, like the C function; tests replace it to act as FAT does.
     public typealias LinkFunction = @Sendable (String, String) -> CInt
     /// `linkat` without flags (from a directory descriptor and name to another); tests replace it
     /// to act as FAT does.
-    public typealias LinkAtFunction = @Sendable (CInt, String, CInt, String) -> CInt
+    public typealias LinkAtFunction = AtomicFile.LinkFunction
     let symlinkFunction: LinkFunction
     let linkFunction: LinkAtFunction
     /// Whether each photo repoints `latest.jpg` (not for `shutter capture --out`).
@@ -230,22 +231,25 @@ public struct PhotoWriter: Sendable {
     /// Returns the descriptor to link into (the caller closes both).
     ///
     /// The corresponding C functions are `open`, `mkdirat` and `openat`.
-    private func openFolder(_ folder: String?) throws(CaptureError) -> (directory: CInt, folder: CInt) {
-        let directoryFD = try retryingEINTR("open", directory) { open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+    private func openFolder(_ folder: String?) throws(CaptureError) -> (directory: FileDescriptor, folder: FileDescriptor) {
+        let directoryFD: FileDescriptor
+        do throws(Errno) {
+            directoryFD = try FileDescriptor.openDirectory(directory)
+        } catch {
+            throw CaptureError.system("open", error, directory)
+        }
         guard let folder else { return (directoryFD, directoryFD) }
-        if mkdirat(directoryFD, folder, 0o755) != 0, Glibc.errno != EEXIST {
-            let code = Glibc.errno
-            Glibc.close(directoryFD)
-            throw CaptureError.system(call: "mkdirat", errno: code, context: path(folder))
+        if case .failure(let errno) = nothingOrErrno({ mkdirat(directoryFD.rawValue, folder, 0o755) }), errno != .fileExists {
+            try? directoryFD.close()
+            throw CaptureError.system("mkdirat", errno, path(folder))
         }
-        let folderFD = openat(directoryFD, folder, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-        if folderFD < 0 {
-            let code = Glibc.errno
-            Glibc.close(directoryFD)
+        do throws(Errno) {
+            return (directoryFD, try FileDescriptor.open(folder, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, in: directoryFD))
+        } catch {
+            try? directoryFD.close()
             // ELOOP: the folder is a symbolic link; ENOTDIR: it is a file.
-            throw CaptureError.system(call: "openat (O_NOFOLLOW)", errno: code, context: path(folder))
+            throw CaptureError.system("openat (O_NOFOLLOW)", error, path(folder))
         }
-        return (directoryFD, folderFD)
     }
 
     /// Removes temporary files that processes which no longer run left behind (a crash); files of
@@ -296,62 +300,50 @@ public struct PhotoWriter: Sendable {
     public func write(_ bytes: [UInt8], name: String) throws(CaptureError) -> String {
         let (folder, _) = try Self.parts(of: name)
         let temporary = path("\(Self.temporaryPrefix)\(getpid())-\(UInt32.random(in: 0...UInt32.max)).jpg")
-        let fd = try retryingEINTR("open", temporary) { open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644) }
-        var finished = false
+        let file: AtomicFile
+        do throws(AtomicFile.Failure) {
+            file = try AtomicFile(temporary: temporary, bytes: bytes, mode: 0o644, write: writeFunction)
+        } catch {
+            throw CaptureError.system(error.call, error.errno, temporary)
+        }
+        var named = false
         defer {
-            if !finished { unlink(temporary) }
-        }
-        // (call, errno) of the first failure, or nil.
-        let failure: (String, CInt)? = bytes.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let chunk = writeFunction(fd, buffer.baseAddress! + offset, buffer.count - offset)
-                if chunk < 0 {
-                    let code = Glibc.errno
-                    if code == EINTR { continue }
-                    return ("write", code)
-                }
-                if chunk == 0 { return ("write", EIO) }
-                offset += chunk
-            }
-            while fsync(fd) != 0 {
-                if Glibc.errno != EINTR { return ("fsync", Glibc.errno) }
-            }
-            return nil
-        }
-        if let (call, code) = failure {
-            Glibc.close(fd)
-            throw CaptureError.system(call: call, errno: code, context: temporary)
-        }
-        if Glibc.close(fd) != 0, Glibc.errno != EINTR {
-            throw CaptureError.system(call: "close", errno: Glibc.errno, context: temporary)
+            if !named { file.discard() }
         }
         // A rig's shot goes to a folder of its own (`<shot>/<node>.jpg`), made by whichever photo comes first.
         let (directoryFD, folderFD) = try openFolder(folder)
         defer {
-            if folderFD != directoryFD { Glibc.close(folderFD) }
-            Glibc.close(directoryFD)
+            if folderFD != directoryFD { try? folderFD.close() }
+            try? directoryFD.close()
         }
         var finalName = name
         var attempt = 1
         while true {
             finalName = FileNameTemplate.variant(of: name, attempt: attempt)
-            let file = try Self.parts(of: finalName).file
-            if linkFunction(AT_FDCWD, temporary, folderFD, file) == 0 { break }
-            let code = Glibc.errno
-            if code == EEXIST { attempt += 1; continue }
-            if code == EPERM || code == ENOTSUP || code == EOPNOTSUPP {
-                // A filesystem without hard links (FAT): check, then rename.
-                if faccessat(folderFD, file, F_OK, AT_SYMLINK_NOFOLLOW) == 0 { attempt += 1; continue }
-                try retryingEINTR("rename", path(finalName)) { renameat(AT_FDCWD, temporary, folderFD, file) }
-                break
+            let fileName = try Self.parts(of: finalName).file
+            // Never over another photo: a name that exists is passed over for its next variant.
+            let placed: Bool
+            do throws(AtomicFile.Failure) {
+                placed = try file.link(as: fileName, in: folderFD, renamingWithoutLinks: true, link: linkFunction)
+            } catch {
+                throw CaptureError.system(error.call, error.errno, path(finalName))
             }
-            throw CaptureError.system(call: "link", errno: code, context: path(finalName))
+            if placed { break }
+            attempt += 1
         }
-        unlink(temporary)
-        finished = true
-        if folderFD != directoryFD { try retryingEINTR("fsync", path(folder ?? "")) { fsync(folderFD) } }
-        try retryingEINTR("fsync", directory) { fsync(directoryFD) }
+        // The temporary name goes before the directories are synced, so its removal lasts too.
+        file.discard()
+        named = true
+        do throws(Errno) {
+            if folderFD != directoryFD { try folderFD.sync() }
+        } catch {
+            throw CaptureError.system("fsync", error, path(folder ?? ""))
+        }
+        do throws(Errno) {
+            try directoryFD.sync()
+        } catch {
+            throw CaptureError.system("fsync", error, directory)
+        }
         if updatesLatest, (try? updateLatest(to: finalName, bytes: bytes)) == nil {
             // The photo is safe; a latest.jpg that cannot follow it is removed rather than left stale.
             unlink(path(Self.latestName))
@@ -376,46 +368,23 @@ public struct PhotoWriter: Sendable {
                 throw CaptureError.system(call: "rename", errno: code, context: latest)
             }
         } else {
-            try writeCopy(bytes, to: temporary)
-            if rename(temporary, latest) != 0 {
-                let code = Glibc.errno
-                unlink(temporary)
-                throw CaptureError.system(call: "rename", errno: code, context: latest)
+            // A name only this process uses, removed just before: rewritten rather than refused.
+            do throws(AtomicFile.Failure) {
+                let copy = try AtomicFile(temporary: temporary, bytes: bytes, mode: 0o644, exclusive: false, write: writeFunction)
+                try copy.rename(to: latest)
+            } catch {
+                throw CaptureError.system(error.call, error.errno, error.call == "rename" ? latest : temporary)
             }
         }
         try syncDirectory()
     }
 
-    /// Writes `bytes` to a new file at `temporary` and fsyncs it; removes it on failure.
-    private func writeCopy(_ bytes: [UInt8], to temporary: String) throws(CaptureError) {
-        let fd = try retryingEINTR("open", temporary) { open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644) }
-        let failure: (String, CInt)? = bytes.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let chunk = writeFunction(fd, buffer.baseAddress! + offset, buffer.count - offset)
-                if chunk < 0 {
-                    if Glibc.errno == EINTR { continue }
-                    return ("write", Glibc.errno)
-                }
-                if chunk == 0 { return ("write", EIO) }
-                offset += chunk
-            }
-            while fsync(fd) != 0 {
-                if Glibc.errno != EINTR { return ("fsync", Glibc.errno) }
-            }
-            return nil
-        }
-        Glibc.close(fd)
-        if let (call, code) = failure {
-            unlink(temporary)
-            throw CaptureError.system(call: call, errno: code, context: temporary)
-        }
-    }
-
     /// Syncs the output directory (a rename in it made durable).
     func syncDirectory() throws(CaptureError) {
-        let fd = try retryingEINTR("open", directory) { open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
-        defer { Glibc.close(fd) }
-        try retryingEINTR("fsync", directory) { fsync(fd) }
+        do throws(AtomicFile.Failure) {
+            try AtomicFile.syncDirectory(directory)
+        } catch {
+            throw CaptureError.system(error.call, error.errno, directory)
+        }
     }
 }

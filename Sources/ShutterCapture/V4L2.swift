@@ -100,17 +100,16 @@ public final class V4L2Device {
     init(path: String, calls: V4L2DeviceCalls) throws(CaptureError) {
         self.path = path
         self.closeDescriptor = calls.close
-        var fd: CInt = -1
-        while true {
-            fd = CV4L2_open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC)
-            if fd >= 0 { break }
-            let code = errno
-            if code == EINTR { continue }
-            switch code {
+        let fd: CInt
+        switch valueOrErrno({ CV4L2_open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC) }) {
+        case .success(let opened):
+            fd = opened
+        case .failure(let errno):
+            switch errno.rawValue {
             case EACCES, EPERM: throw CaptureError.permissionDenied(device: path)
             case EBUSY: throw CaptureError.deviceBusy(device: path)
             case ENOENT, ENODEV, ENXIO: throw CaptureError.noDevice(requested: path, available: V4L2Device.listCaptureDevices())
-            default: throw CaptureError.system(call: "open", errno: code, context: path)
+            default: throw CaptureError.system("open", errno, path)
             }
         }
         self.fd = fd
@@ -179,14 +178,11 @@ public final class V4L2Device {
     ///
     /// The corresponding C function is `ioctl`.
     static func ioctl(_ fd: CInt, _ request: UInt, _ argument: UnsafeMutableRawPointer, _ name: String, _ device: String) throws(CaptureError) {
-        while CV4L2_ioctl(fd, request, argument) < 0 {
-            let code = errno
-            if code == EINTR { continue }
-            switch code {
-            case ENODEV: throw CaptureError.deviceVanished(device: device)
-            case EBUSY: throw CaptureError.deviceBusy(device: device)
-            default: throw CaptureError.system(call: name, errno: code, context: device)
-            }
+        guard case .failure(let errno) = nothingOrErrno({ CV4L2_ioctl(fd, request, argument) }) else { return }
+        switch errno.rawValue {
+        case ENODEV: throw CaptureError.deviceVanished(device: device)
+        case EBUSY: throw CaptureError.deviceBusy(device: device)
+        default: throw CaptureError.system(name, errno, device)
         }
     }
 
@@ -677,12 +673,8 @@ public final class V4L2Camera: Camera {
         while true {
             // Ask poll first, so an empty queue costs no ioctl (and no EAGAIN) on every wake-up.
             var ready = pollfd(fd: device.fd, events: Int16(POLLIN), revents: 0)
-            let polled = poll(&ready, 1, 0)
+            let polled = try valueOrErrno { poll(&ready, 1, 0) }.mapError { CaptureError.system("poll", $0, device.path) }.get()
             if polled == 0 { return }
-            if polled < 0 {
-                if errno == EINTR { continue }
-                throw CaptureError.system(call: "poll", errno: errno, context: device.path)
-            }
             if ready.revents & Int16(POLLIN) == 0 {
                 if ready.revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0 {
                     // vb2 reports a stream error or a disconnected device as POLLERR; DQBUF says which.
@@ -693,12 +685,10 @@ public final class V4L2Camera: Camera {
             var buffer = v4l2_buffer()
             buffer.type = CV4L2_BUF_TYPE_VIDEO_CAPTURE
             buffer.memory = CV4L2_MEMORY_MMAP
-            if CV4L2_ioctl(device.fd, CV4L2_VIDIOC_DQBUF, &buffer) < 0 {
-                let code = errno
-                if code == EINTR { continue }
-                if code == EAGAIN { return }
-                if code == ENODEV { throw CaptureError.deviceVanished(device: device.path) }
-                throw CaptureError.system(call: "VIDIOC_DQBUF", errno: code, context: device.path)
+            if case .failure(let errno) = nothingOrErrno({ CV4L2_ioctl(device.fd, CV4L2_VIDIOC_DQBUF, &buffer) }) {
+                if errno == .wouldBlock { return }
+                if errno.rawValue == ENODEV { throw CaptureError.deviceVanished(device: device.path) }
+                throw CaptureError.system("VIDIOC_DQBUF", errno, device.path)
             }
             let index = Int(buffer.index)
             guard index < mapping.regions.count else { continue }

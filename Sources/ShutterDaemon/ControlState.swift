@@ -55,13 +55,22 @@ public final class ControlState: @unchecked Sendable {
     public func save(_ values: [String: ControlValue]) {
         queue.async { [self] in
             guard values != lastSaved else { return }
-            do {
-                try ControlStateFile.save(values, path: path)
+            do throws(AtomicFile.Failure) {
+                try Self.write(values, to: path)
                 lastSaved = values
             } catch {
-                Log.warning("shutter: cannot save control values to \(path): \(fileErrorText(error))")
+                Log.warning("shutter: cannot save control values to \(path): \(error.errno)")
             }
         }
+    }
+
+    /// Writes `values` to `path` whole or not at all: a power cut leaves the old file or the new
+    /// one, never half of one, and the new one lasts once this returns (its directory is synced).
+    /// Mode 0666 less the umask, as a file the daemon makes.
+    ///
+    /// - Throws: ``AtomicFile/Failure`` naming the call that failed.
+    static func write(_ values: [String: ControlValue], to path: String) throws(AtomicFile.Failure) {
+        try AtomicFile.replace(path, with: Array(ControlStateFile.text(of: values).utf8), mode: 0o666)
     }
 
     public func waitUntilSaved() { queue.sync {} }

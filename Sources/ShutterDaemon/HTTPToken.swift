@@ -59,7 +59,7 @@ struct HTTPToken: Hashable, Sendable {
 
     /// The token kept at `path`, or a new one saved there when there is none (or it is damaged).
     ///
-    /// Saved as the photo writer saves photos: a temporary file (0600) written and synced, then
+    /// Saved as an `AtomicFile`, as photos are: a temporary file (0600) written and synced, then
     /// linked into place (so two daemons starting at once agree on one token) and the directory
     /// synced; a damaged file is replaced by renaming over it, and the log says so. A token file
     /// readable by others is narrowed to 0600.
@@ -71,29 +71,37 @@ struct HTTPToken: Hashable, Sendable {
         try makeDirectory(directory(of: path))
         let token = random()
         let temporary = directory(of: path) + "/.http-token.\(getpid()).tmp"
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw failure("cannot create", temporary) }
-        let bytes = Array((token.text + "\n").utf8)
-        let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-        let synced = fsync(descriptor)
-        let saved = written == bytes.count && synced == 0
-        let writeError = Errno.current
-        close(descriptor)
-        defer { unlink(temporary) }
-        guard saved else { throw HTTPServer.Failure("cannot write the HTTP token to \(temporary): \(writeError)") }
+        let file: AtomicFile
+        do throws(AtomicFile.Failure) {
+            file = try AtomicFile(temporary: temporary, bytes: Array((token.text + "\n").utf8), mode: 0o600)
+        } catch let error where error.call == "open" {
+            throw failure("cannot create", temporary, error.errno)
+        } catch {
+            throw HTTPServer.Failure("cannot write the HTTP token to \(temporary): \(error.errno)")
+        }
+        defer { file.discard() }
         if case .damaged = stored {
-            guard rename(temporary, path) == 0 else { throw failure("cannot replace the damaged", path) }
+            do throws(AtomicFile.Failure) {
+                try file.rename(to: path)
+            } catch {
+                throw failure("cannot replace the damaged", path, error.errno)
+            }
             Log.warning("shutter: the HTTP token file \(path) held no token; replaced it with a new one")
-        } else if link(temporary, path) != 0 {
-            // Another daemon made it first: use that one.
-            if errno == EEXIST, case .token(let existing) = try load(path: path) { return existing }
-            throw failure("cannot save", path)
+        } else {
+            let linked: Bool
+            do throws(AtomicFile.Failure) {
+                linked = try file.link(as: path)
+            } catch {
+                throw failure("cannot save", path, error.errno)
+            }
+            if !linked {
+                // Another daemon made it first: use that one.
+                if case .token(let existing) = try load(path: path) { return existing }
+                throw failure("cannot save", path, .fileExists)
+            }
         }
-        let directoryDescriptor = open(directory(of: path), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if directoryDescriptor >= 0 {
-            fsync(directoryDescriptor)
-            close(directoryDescriptor)
-        }
+        // The token is saved; a directory that cannot be synced costs only its name on a power cut.
+        try? AtomicFile.syncDirectory(directory(of: path))
         return token
     }
 
@@ -158,8 +166,8 @@ struct HTTPToken: Hashable, Sendable {
         return slash == path.startIndex ? "/" : String(path[..<slash])
     }
 
-    private static func failure(_ what: String, _ path: String) -> HTTPServer.Failure {
-        HTTPServer.Failure("\(what) the HTTP token file \(path): \(Errno.current)")
+    private static func failure(_ what: String, _ path: String, _ errno: Errno = .current) -> HTTPServer.Failure {
+        HTTPServer.Failure("\(what) the HTTP token file \(path): \(errno)")
     }
 }
 

@@ -232,13 +232,16 @@ public final class HookRunner {
         var chunk = [UInt8](repeating: 0, count: 4096)
         var ended = false
         while true {
-            let count = read(process.output, &chunk, chunk.count)
-            if count > 0 {
+            switch valueOrErrno({ read(process.output, &chunk, chunk.count) }) {
+            case .success(let count) where count > 0:
                 process.pending.append(contentsOf: chunk[..<count])
                 if process.pending.count > 64 * 1024 { process.pending.removeFirst(process.pending.count - 64 * 1024) }
                 continue
+            case .success:
+                ended = true
+            case .failure(let errno):
+                ended = errno != .wouldBlock
             }
-            ended = count == 0 || (errno != EAGAIN && errno != EINTR)
             break
         }
         while let newline = process.pending.firstIndex(of: UInt8(ascii: "\n")) {

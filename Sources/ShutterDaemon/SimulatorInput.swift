@@ -32,13 +32,17 @@ public final class SimulatorInput {
     /// Reads what standard input has; parse errors are reported and the line skipped.
     public func readAvailable() {
         var chunk = [UInt8](repeating: 0, count: 4096)
-        let count = read(STDIN_FILENO, &chunk, chunk.count)
-        if count <= 0 {
-            if count == 0 || (errno != EAGAIN && errno != EINTR) { ended = true }
-            if ended, !buffer.isEmpty { parse(line: buffer); buffer.removeAll() }
+        switch valueOrErrno({ read(STDIN_FILENO, &chunk, chunk.count) }) {
+        case .success(let count) where count > 0:
+            buffer.append(contentsOf: chunk.prefix(count))
+        case .failure(let errno) where errno == .wouldBlock:
+            return
+        case .success, .failure:
+            // The end of the input, or a read that failed: the last line counts without its newline.
+            ended = true
+            if !buffer.isEmpty { parse(line: buffer); buffer.removeAll() }
             return
         }
-        buffer.append(contentsOf: chunk.prefix(count))
         while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
             parse(line: Array(buffer[..<newline]))
             buffer.removeFirst(newline + 1)

@@ -228,9 +228,11 @@ final class GPIODWatcher: EdgeWatcher {
         // with an edge and again at each deadline (a press's decision waited for all of them).
         let asksFirst = pollDescriptors.count > 1
         if asksFirst {
-            let ready = readiness.withUnsafeMutableBufferPointer { poll($0.baseAddress, nfds_t($0.count), 0) }
-            if ready == 0 { return 0 }
-            if ready < 0 { for index in readiness.indices { readiness[index].revents = Int16(POLLIN) } }  // EINTR: read them all
+            switch valueOrErrno({ readiness.withUnsafeMutableBufferPointer { poll($0.baseAddress, nfds_t($0.count), 0) } }) {
+            case .success(0): return 0
+            case .success: break
+            case .failure: for index in readiness.indices { readiness[index].revents = Int16(POLLIN) }  // poll failed: read them all
+            }
         }
         for fdIndex in pollDescriptors.indices {
             // Also on an error or hang-up (revents other than POLLIN): the read reports it.

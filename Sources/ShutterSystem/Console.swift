@@ -53,17 +53,16 @@ public enum Console {
     private static func write(_ bytes: UnsafeRawBufferPointer, to descriptor: CInt, waitsForRoom: Bool) -> Bool {
         var offset = 0
         while offset < bytes.count {
-            let written = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
-            if written < 0 {
-                if errno == EINTR { continue }
-                if errno == EAGAIN, waitsForRoom {
-                    var ready = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
-                    _ = poll(&ready, 1, 100)
-                    continue
-                }
+            switch valueOrErrno({ Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset) }) {
+            case .success(let written):
+                offset += written
+            case .failure(let errno) where errno == .wouldBlock && waitsForRoom:
+                var ready = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
+                _ = poll(&ready, 1, 100)
+            case .failure:
+                // errno stays the write's, for a caller that says why.
                 return false
             }
-            offset += written
         }
         return true
     }

@@ -19,6 +19,10 @@ public struct Errno: RawRepresentable, Error, Hashable, Sendable, CustomStringCo
     public static let noSuchFile = Errno(rawValue: ENOENT)
     public static let invalidArgument = Errno(rawValue: EINVAL)
     public static let notSupported = Errno(rawValue: EOPNOTSUPP)
+    public static let interrupted = Errno(rawValue: EINTR)
+    public static let wouldBlock = Errno(rawValue: EAGAIN)
+    public static let fileExists = Errno(rawValue: EEXIST)
+    public static let ioError = Errno(rawValue: EIO)
 
     public var description: String { String(cString: strerror(rawValue)) + " (errno \(rawValue))" }
 }

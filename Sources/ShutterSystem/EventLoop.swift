@@ -309,20 +309,25 @@ public final class EventLoop {
             timeout = timeout < 0 ? limit : min(timeout, limit)
             awakeUntil = awakeUntil.map { min($0, clock.now + Nanoseconds(rawValue: limit)) }
         }
-        let ready = pollSet.withUnsafeMutableBufferPointer { entries in
-            guard let awakeUntil else { return CShutterSystem_ppoll(entries.baseAddress, UInt(entries.count), timeout) }
-            // Awake until the deadline: each pass asks the descriptors without waiting, and the
-            // first that is ready ends the wait as a sleep would (its handler runs now, and the
-            // next turn waits again).
-            var ready: CInt
-            repeat {
-                ready = CShutterSystem_ppoll(entries.baseAddress, UInt(entries.count), 0)
-            } while ready == 0 && clock.now < awakeUntil
-            return ready
+        // Not retried on EINTR: the turn ends, and the next one works out its wait again.
+        let polled = valueOrErrno(retryOnInterrupt: false) {
+            pollSet.withUnsafeMutableBufferPointer { entries in
+                guard let awakeUntil else { return CShutterSystem_ppoll(entries.baseAddress, UInt(entries.count), timeout) }
+                // Awake until the deadline: each pass asks the descriptors without waiting, and the
+                // first that is ready ends the wait as a sleep would (its handler runs now, and the
+                // next turn waits again).
+                var ready: CInt
+                repeat {
+                    ready = CShutterSystem_ppoll(entries.baseAddress, UInt(entries.count), 0)
+                } while ready == 0 && clock.now < awakeUntil
+                return ready
+            }
         }
-        if ready < 0 {
-            if errno == EINTR { return }
-            throw LoopFailure("poll failed: \(Errno.current)")
+        let ready: CInt
+        switch polled {
+        case .success(let count): ready = count
+        case .failure(let errno) where errno == .interrupted: return
+        case .failure(let errno): throw LoopFailure("poll failed: \(errno)")
         }
         let timerFired = pollSet[Self.deadlineSlot].revents != 0
         if ready == 0 || (ready == 1 && timerFired) {

@@ -39,22 +39,24 @@ public enum UnixSocket {
     public static func make(nonBlocking: Bool, path: String) throws(Failure) -> CInt {
         var type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
         if nonBlocking { type |= Int32(SOCK_NONBLOCK.rawValue) }
-        let descriptor = socket(AF_UNIX, type, 0)
-        guard descriptor >= 0 else { throw Failure(call: "socket", path: path, errno: .current) }
-        return descriptor
+        return try valueOrErrno { socket(AF_UNIX, type, 0) }.mapError { Failure(call: "socket", path: path, errno: $0) }.get()
     }
 
     /// Connects `descriptor` to `path`.
     ///
+    /// Not retried on `EINTR`: the connection goes on being made, and a second `connect` would
+    /// fail (`EALREADY`) rather than wait for it.
+    ///
     /// The corresponding C function is `connect`.
     public static func connect(_ descriptor: CInt, to path: String) throws(Failure) {
         guard var address = address(path) else { throw Failure(call: "connect", path: path, errno: Errno(rawValue: ENAMETOOLONG)) }
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+        try nothingOrErrno(retryOnInterrupt: false) {
+            withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+                }
             }
-        }
-        guard result == 0 else { throw Failure(call: "connect", path: path, errno: .current) }
+        }.mapError { Failure(call: "connect", path: path, errno: $0) }.get()
     }
 
     /// Connects a blocking client socket to `path` (the command-line client).

@@ -65,10 +65,10 @@ final class APIConnection {
                 buffer.removeFirst(newline + 1)
                 return line
             }
-            let count = recv(descriptor, &chunk, chunk.count, 0)
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw CommandFailure("\(path): reading the reply failed: \(String(cString: strerror(errno)))")
+            let count: Int
+            switch valueOrErrno({ recv(descriptor, &chunk, chunk.count, 0) }) {
+            case .success(let received): count = received
+            case .failure(let errno): throw CommandFailure("\(path): reading the reply failed: \(String(cString: strerror(errno.rawValue)))")
             }
             if count == 0 { return nil }
             buffer.append(contentsOf: chunk[..<count])

@@ -489,13 +489,10 @@ func readStandardInput() throws(CommandFailure) -> [UInt8] {
     var bytes: [UInt8] = []
     var chunk = [UInt8](repeating: 0, count: 1 << 16)
     while true {
-        let count = read(STDIN_FILENO, &chunk, chunk.count)
-        if count > 0 {
-            bytes += chunk[..<count]
-        } else if count == 0 {
-            return bytes
-        } else if errno != EINTR {
-            throw CommandFailure("standard input: cannot read the trace (\(Errno.current))")
+        switch valueOrErrno({ read(STDIN_FILENO, &chunk, chunk.count) }) {
+        case .success(0): return bytes
+        case .success(let count): bytes += chunk[..<count]
+        case .failure(let errno): throw CommandFailure("standard input: cannot read the trace (\(errno))")
         }
     }
 }

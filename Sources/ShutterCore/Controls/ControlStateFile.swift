@@ -7,9 +7,9 @@ import Foundation
 /// The small file that keeps each control's last value across restarts.
 ///
 /// One JSON object, keys sorted so the file is stable: a slider's value is a
-/// number, a picker's is `{"index": n}`. Written atomically (a temporary file in
-/// the same directory, then a rename), so a power cut leaves the old file or
-/// the new one, never half of one. Never used by `shutter replay`.
+/// number, a picker's is `{"index": n}`. The daemon writes it whole or not at all
+/// (its `ControlState`, through ShutterSystem's `AtomicFile`): Core reads and
+/// encodes, and makes no system calls of its own. Never used by `shutter replay`.
 public enum ControlStateFile {
     /// The values stored at `path`; empty when the file is missing or unreadable,
     /// so a damaged state file never stops the rig (the board's initial values apply).
@@ -39,10 +39,8 @@ public enum ControlStateFile {
         }
     }
 
-    /// Writes `values` to `path` atomically.
-    ///
-    /// - Throws: Foundation's error naming the file when the directory cannot be written.
-    public static func save(_ values: [String: ControlValue], path: String) throws {
+    /// What the file holds for `values`: one line of JSON.
+    public static func text(of values: [String: ControlValue]) -> String {
         var line = JSONLine()
         for id in values.keys.sorted() {
             switch values[id]! {
@@ -55,8 +53,6 @@ public enum ControlStateFile {
                 line.add(id, nested)
             }
         }
-        let text = line.description + "\n"
-        // `.atomic` writes a temporary file beside `path` and renames it over `path`.
-        try Data(text.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+        return line.description + "\n"
     }
 }
