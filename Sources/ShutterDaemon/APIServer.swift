@@ -181,16 +181,17 @@ public final class APIServer {
     private func acceptClients() {
         // A bounded number per wake-up: thousands connecting at once do not hold the loop.
         for _ in 0..<limits.requestsPerTurn {
-            let descriptor = UnixSocket.accept(listener)
-            if descriptor < 0 {
-                switch errno {
+            switch valueOrErrno({ UnixSocket.accept(listener) }) {
+            case .success(let descriptor):
+                admit(descriptor)
+            case .failure(let error):
+                switch error.rawValue {
                 case EMFILE, ENFILE, ENOBUFS, ENOMEM: outOfDescriptors()
-                case EINTR, ECONNABORTED: continue
+                case ECONNABORTED: continue
                 default: break  // EAGAIN: none left
                 }
                 return
             }
-            admit(descriptor)
         }
     }
 
@@ -298,9 +299,11 @@ public final class APIServer {
 
     /// One read; the lines it completes run in turn (``runTurn()``), never here.
     private func read(_ session: Session) {
-        let count = recv(session.descriptor, &readBuffer, readBuffer.count, 0)
-        if count < 0 {
-            if errno == EAGAIN || errno == EINTR { return }
+        let count: Int
+        switch valueOrErrno({ recv(session.descriptor, &readBuffer, readBuffer.count, 0) }) {
+        case .success(let received): count = received
+        case .failure(.wouldBlock): return
+        case .failure:
             session.readClosed = true
             session.stopWriting()
             return
@@ -478,15 +481,13 @@ public final class APIServer {
     private func flush(_ session: Session) -> Bool {
         var wrote = false
         while !session.writeClosed {
-            let written = session.output.withNextBytes { bytes in
-                send(session.descriptor, bytes.baseAddress!, bytes.count, Int32(MSG_NOSIGNAL))
+            let sent = session.output.withNextBytes { bytes in
+                valueOrErrno { send(session.descriptor, bytes.baseAddress!, bytes.count, Int32(MSG_NOSIGNAL)) }
             }
-            guard let written else { break }
-            if written < 0 {
-                if errno == EINTR { continue }
-                if errno == EAGAIN { break }
-                // Gone: what it owes is forgotten, what it sent and is whole still runs.
-                session.stopWriting()
+            guard let sent else { break }
+            guard case .success(let written) = sent else {
+                // Full for now (EAGAIN), or gone: what it owes is forgotten, what it sent and is whole still runs.
+                if case .failure(let error) = sent, error != .wouldBlock { session.stopWriting() }
                 break
             }
             session.output.consume(written)

@@ -31,9 +31,8 @@ extension Daemon {
             remoteCapture = RemoteCapture(request: request.id.map(RequestID.init), rig: rig)
             defer { remoteCapture = nil }
             guard interpreter.perform({ machine, events in machine.remoteCapture(at: now, into: &events) }) else {
-                return captureEnabled
-                    ? .refused(CommandRefusal(.unavailable, "capture is unavailable: \(cameraState.reason ?? "the camera is not ready")"))
-                    : .refused(CommandRefusal(.disabled, "capture is disabled (send {\"cmd\":\"enable\",\"capture\":true})"))
+                let refusal = captureRefusal
+                return .refused(CommandRefusal(refusal.code, refusal.reason + (refusal.code == .disabled ? " (send {\"cmd\":\"enable\",\"capture\":true})" : "")))
             }
             return .captureAccepted(pressedAt: now, shot: remoteCapture?.shot?.rigShot?.id)
         case .set(let control, let given):
@@ -156,7 +155,7 @@ extension Daemon {
             return "the shot's instant is \(Int(-age.milliseconds)) ms ahead of this node's clock: are the rig's clocks synchronised?"
         }
         guard interpreter.machine.isCaptureAvailable else {
-            return captureEnabled ? "capture is unavailable: \(cameraState.reason ?? "the camera is not ready")" : "capture is disabled"
+            return captureRefusal.reason
         }
         guard capture.service.isStreaming, capture.service.oldestFrameAt != nil else {
             return "the camera was not streaming at the shot's instant (it streams only around a light press on this board)"
@@ -164,5 +163,15 @@ extension Daemon {
         // Whether the ring still holds the instant is the capture state machine's to say, after
         // it has read the frames queued meanwhile (which may let the instant's frame go).
         return nil
+    }
+}
+
+extension Daemon {
+    /// Why no photo can be taken now, for a remote capture and a rig shot alike: capture turned
+    /// off through the API, or the camera not ready (and why).
+    var captureRefusal: (code: CommandRefusal.Kind, reason: String) {
+        captureEnabled
+            ? (.unavailable, "capture is unavailable: \(cameraState.reason ?? "the camera is not ready")")
+            : (.disabled, "capture is disabled")
     }
 }

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import CMicroHTTPD
 import ShutterCore
+import ShutterSystem
 
 /// A response the library holds suspended while it has nothing to send: an event stream with
 /// an empty queue, an MJPEG viewer that has the newest preview already, a request waiting for a
@@ -210,14 +211,19 @@ extension HTTPPhotos {
         }
         var bytes = [UInt8](repeating: 0, count: size)
         var filled = 0
+        var failure: Errno?
         while filled < size {
-            let count = bytes[filled...].withUnsafeMutableBytes { read(descriptor, $0.baseAddress!, $0.count) }
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else { break }
+            let read = bytes[filled...].withUnsafeMutableBytes { buffer in
+                valueOrErrno { Glibc.read(descriptor, buffer.baseAddress!, buffer.count) }
+            }
+            guard case .success(let count) = read, count > 0 else {
+                if case .failure(let error) = read { failure = error }
+                break
+            }
             filled += count
         }
         guard filled == size else {
-            return .failure(HTTPRefusal(status: 500, message: "the photo could not be read whole (errno \(errno))"))
+            return .failure(HTTPRefusal(status: 500, message: "the photo could not be read whole (\(failure?.description ?? "it ended early"))"))
         }
         do throws(LiveView.ThumbnailFailure) {
             return .success(try LiveView.thumbnail(ofJPEG: bytes, width: thumbnailWidth, quality: 75))

@@ -387,16 +387,17 @@ public final class HTTPServer {
             }
             var address = sockaddr_storage()
             var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-            let descriptor = withUnsafeMutablePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    UnixSocket.accept(listener, address: $0, length: &length)
+            let accepted = withUnsafeMutablePointer(to: &address) { address in
+                address.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
+                    valueOrErrno { UnixSocket.accept(listener, address: socketAddress, length: &length) }
                 }
             }
-            guard descriptor >= 0 else {
-                let error = errno
+            guard case .success(let descriptor) = accepted else {
+                guard case .failure(let failure) = accepted else { return }
+                let error = failure.rawValue
                 switch error {
                 case EAGAIN, EWOULDBLOCK: return
-                case ECONNABORTED, EINTR: continue
+                case ECONNABORTED: continue
                 case EMFILE, ENFILE:
                     // Out of descriptors: the waiting connection stays readable, so the listener
                     // rests (the loop would spin on it) until a connection may have closed.
