@@ -144,7 +144,7 @@ struct JSONReader {
             guard current == UInt8(ascii: ":") else { throw fail(.expectedColon) }
             index += 1
             skipSpace()
-            do {
+            do throws(Failure) {
                 let member = try value(depth: depth + 1)
                 if let key { members[key] = member }
             } catch {
@@ -171,7 +171,7 @@ struct JSONReader {
             skipSpace()
             // Only after a comma: the first element is never missing (`[]` ended above).
             if current == UInt8(ascii: "]") { throw fail(.trailingComma(closing: UInt8(ascii: "]"))) }
-            do {
+            do throws(Failure) {
                 let item = try value(depth: depth + 1)
                 if buildsValues { items.append(item) }
             } catch {

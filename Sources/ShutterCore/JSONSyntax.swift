@@ -23,7 +23,7 @@ public enum JSONSyntax {
     /// The first syntax error in `text`, or `nil` when it is valid JSON.
     public static func firstError(in text: String) -> Failure? {
         var reader = JSONReader(bytes: Array(text.utf8), maximumDepth: maximumDepth, buildsValues: false, refusesLeadingZeros: false)
-        do {
+        do throws(JSONReader.Failure) {
             _ = try reader.document()
             return nil
         } catch {

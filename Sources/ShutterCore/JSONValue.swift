@@ -70,7 +70,7 @@ public enum JSONValue: Hashable, Sendable {
     /// Parses one JSON value from `bytes` (surrounding white space allowed).
     public static func parse<Bytes: Collection<UInt8>>(_ bytes: Bytes) throws(SyntaxError) -> JSONValue {
         var reader = JSONReader(bytes: Array(bytes), maximumDepth: maximumDepth, buildsValues: true, refusesLeadingZeros: true)
-        do {
+        do throws(JSONReader.Failure) {
             return try reader.document()
         } catch {
             throw SyntaxError(error)
