@@ -177,7 +177,7 @@ let package = Package(
         /// Throughput of the gesture state machines on a long synthetic trace (release build).
         .executableTarget(
             name: "shutter-bench",
-            dependencies: ["ShutterCore"]
+            dependencies: ["ShutterCore", "ShutterSystem"]
         ),
 
         /// The daemon as a service, measured against a real `shutter run`: start-up, API round trip,

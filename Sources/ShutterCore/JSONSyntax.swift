@@ -2,8 +2,8 @@
 ///
 /// Foundation's decoder only says "The given data was not valid JSON"; a person
 /// editing a board file or a trace needs to know where. This checks syntax only
-/// (RFC 8259), and finds numbers too large for a Double, which Foundation refuses as
-/// invalid JSON without saying why.
+/// (RFC 8259) through ``JSONReader``, and finds numbers too large for a Double, which
+/// Foundation refuses as invalid JSON without saying why.
 public enum JSONSyntax {
     /// A syntax error: where and what.
     public struct Failure: Error, Hashable, Sendable {
@@ -17,180 +17,72 @@ public enum JSONSyntax {
         public var path = ""
     }
 
+    /// How deep a board or a trace line may nest: only a bound on the reader's recursion.
+    static let maximumDepth = 512
+
     /// The first syntax error in `text`, or `nil` when it is valid JSON.
     public static func firstError(in text: String) -> Failure? {
-        var scanner = Scanner(bytes: Array(text.utf8))
-        do throws(Failure) {
-            scanner.skipSpace()
-            try scanner.value(depth: 0)
-            scanner.skipSpace()
-            if scanner.index < scanner.bytes.count { throw scanner.failure("unexpected text after the end of the JSON value") }
+        var reader = JSONReader(bytes: Array(text.utf8), maximumDepth: maximumDepth, buildsValues: false, refusesLeadingZeros: false)
+        do throws(JSONReader.Failure) {
+            _ = try reader.document()
             return nil
         } catch {
-            return error
+            return Failure(error, in: reader.bytes)
         }
     }
+}
 
-    private struct Scanner {
-        let bytes: [UInt8]
-        var index = 0
-        /// The keys and indices leading to the value being read.
-        var path: [String] = []
-
-        init(bytes: [UInt8]) { self.bytes = bytes }
-
-        func failure(_ message: String) -> Failure {
-            var line = 1, column = 1
-            for byte in bytes[..<min(index, bytes.count)] {
-                if byte == UInt8(ascii: "\n") { line += 1; column = 1 } else if byte & 0xC0 != 0x80 { column += 1 }
-            }
-            var rendered = ""
-            for part in path { rendered += part.hasPrefix("[") || rendered.isEmpty ? part : "." + part }
-            return Failure(line: line, column: column, message: message, path: rendered)
+extension JSONSyntax.Failure {
+    /// A reader's failure in the words of a person editing the file: its line and column
+    /// (counted in characters), and a hint at the likely slip.
+    init(_ failure: JSONReader.Failure, in bytes: [UInt8]) {
+        var offset = failure.offset
+        var isNumberOutOfRange = false
+        let message: String
+        switch failure.problem {
+        case .tooDeep: message = "nested too deeply"
+        case .endInsteadOfValue: message = "unexpected end of text, expected a value"
+        case .unexpectedCharacter(let byte): message = "unexpected character '\(Self.character(byte))', expected a value"
+        case .literal(let word, let start):
+            offset = start   // the word, not the byte inside it
+            message = "expected '\(word)'"
+        case .expectedKey: message = "expected a key in double quotes"
+        case .trailingComma(let closing): message = "trailing comma before '\(Self.character(closing))'"
+        case .repeatedKey(let key): message = "'\(key)' is given twice"
+        case .expectedColon: message = "expected ':' after the key"
+        case .expectedSeparator(let closing, let atEnd):
+            message = atEnd ? "unexpected end of text, expected ',' or '\(Self.character(closing))'"
+                : "expected ',' or '\(Self.character(closing))' (is a comma missing?)"
+        case .unterminatedString: message = "unterminated string"
+        case .unknownEscape(let byte): message = "bad escape '\\\(Self.character(byte))'"
+        case .badHexDigit: message = "bad \\u escape"
+        case .loneSurrogate: message = "a lone surrogate in \\u escape"
+        case .controlCharacter: message = "control character in a string (a line break inside quotes?)"
+        case .invalidUTF8: message = "the string is not valid UTF-8"
+        case .expectedDigit: message = "expected a digit"
+        case .expectedFractionDigit: message = "expected a digit after '.'"
+        case .expectedExponentDigit: message = "expected a digit in the exponent"
+        case .leadingZero: message = "a number must not start with 0"
+        case .numberOutOfRange(let text, let start):
+            offset = start
+            isNumberOutOfRange = true
+            message = "\(text) is too large for a number (a number's magnitude must be below 1.8e308)"
+        case .textAfterValue: message = "unexpected text after the end of the JSON value"
         }
-
-        var current: UInt8? { index < bytes.count ? bytes[index] : nil }
-
-        mutating func skipSpace() {
-            while let byte = current, byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 { index += 1 }
+        var line = 1, column = 1
+        for byte in bytes[..<min(offset, bytes.count)] {
+            if byte == UInt8(ascii: "\n") { line += 1; column = 1 } else if byte & 0xC0 != 0x80 { column += 1 }
         }
-
-        mutating func expect(_ literal: String) throws(Failure) {
-            let start = index
-            for byte in literal.utf8 {
-                guard current == byte else {
-                    index = start   // point at the word, not into it
-                    throw failure("expected '\(literal)'")
-                }
-                index += 1
+        var rendered = ""
+        for part in failure.reversedPath.reversed() {
+            let name = switch part {
+            case .key(let range): String(decoding: bytes[range], as: UTF8.self)
+            case .index(let index): "[\(index)]"
             }
+            rendered += name.hasPrefix("[") || rendered.isEmpty ? name : "." + name
         }
-
-        mutating func value(depth: Int) throws(Failure) {
-            guard depth < 512 else { throw failure("nested too deeply") }
-            guard let byte = current else { throw failure("unexpected end of text, expected a value") }
-            switch byte {
-            case UInt8(ascii: "{"): try object(depth: depth)
-            case UInt8(ascii: "["): try array(depth: depth)
-            case UInt8(ascii: "\""): try string()
-            case UInt8(ascii: "t"): try expect("true")
-            case UInt8(ascii: "f"): try expect("false")
-            case UInt8(ascii: "n"): try expect("null")
-            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): try number()
-            default:
-                throw failure("unexpected character '\(Character(Unicode.Scalar(byte)))', expected a value")
-            }
-        }
-
-        mutating func object(depth: Int) throws(Failure) {
-            index += 1
-            skipSpace()
-            if current == UInt8(ascii: "}") { index += 1; return }
-            while true {
-                skipSpace()
-                guard current == UInt8(ascii: "\"") else {
-                    throw failure(current == UInt8(ascii: "}") ? "trailing comma before '}'" : "expected a key in double quotes")
-                }
-                let keyStart = index + 1
-                try string()
-                let key = String(decoding: bytes[keyStart..<(index - 1)], as: UTF8.self)
-                skipSpace()
-                guard current == UInt8(ascii: ":") else { throw failure("expected ':' after the key") }
-                index += 1
-                skipSpace()
-                path.append(key)
-                try value(depth: depth + 1)
-                path.removeLast()
-                skipSpace()
-                switch current {
-                case UInt8(ascii: ","): index += 1
-                case UInt8(ascii: "}"): index += 1; return
-                case nil: throw failure("unexpected end of text, expected ',' or '}'")
-                default: throw failure("expected ',' or '}' (is a comma missing?)")
-                }
-            }
-        }
-
-        mutating func array(depth: Int) throws(Failure) {
-            index += 1
-            skipSpace()
-            if current == UInt8(ascii: "]") { index += 1; return }
-            var element = 0
-            while true {
-                skipSpace()
-                if current == UInt8(ascii: "]") { throw failure("trailing comma before ']'") }
-                path.append("[\(element)]")
-                try value(depth: depth + 1)
-                path.removeLast()
-                element += 1
-                skipSpace()
-                switch current {
-                case UInt8(ascii: ","): index += 1
-                case UInt8(ascii: "]"): index += 1; return
-                case nil: throw failure("unexpected end of text, expected ',' or ']'")
-                default: throw failure("expected ',' or ']' (is a comma missing?)")
-                }
-            }
-        }
-
-        mutating func string() throws(Failure) {
-            index += 1
-            while let byte = current {
-                switch byte {
-                case UInt8(ascii: "\""): index += 1; return
-                case UInt8(ascii: "\\"):
-                    index += 1
-                    guard let escaped = current else { break }
-                    if escaped == UInt8(ascii: "u") {
-                        index += 1
-                        for _ in 0..<4 {
-                            guard let hex = current, (hex >= 0x30 && hex <= 0x39) || (hex | 0x20 >= 0x61 && hex | 0x20 <= 0x66)
-                            else { throw failure("bad \\u escape") }
-                            index += 1
-                        }
-                    } else if "\"\\/bfnrt".utf8.contains(escaped) {
-                        index += 1
-                    } else {
-                        throw failure("bad escape '\\\(Character(Unicode.Scalar(escaped)))'")
-                    }
-                case 0..<0x20: throw failure("control character in a string (a line break inside quotes?)")
-                default: index += 1
-                }
-            }
-            throw failure("unterminated string")
-        }
-
-        mutating func number() throws(Failure) {
-            let start = index
-            try numberSyntax()
-            // RFC 8259 lets a reader limit the range; Foundation refuses a number a Double cannot
-            // hold with "not valid JSON", so find it here and name it.
-            let text = String(decoding: bytes[start..<index], as: UTF8.self)
-            if let value = Double(text), !value.isFinite {
-                index = start
-                var failure = failure("\(text) is too large for a number (a number's magnitude must be below 1.8e308)")
-                failure.isNumberOutOfRange = true
-                throw failure
-            }
-        }
-
-        mutating func numberSyntax() throws(Failure) {
-            func digits() -> Int {
-                let start = index
-                while let byte = current, byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") { index += 1 }
-                return index - start
-            }
-            if current == UInt8(ascii: "-") { index += 1 }
-            if current == UInt8(ascii: "0") { index += 1 } else if digits() == 0 { throw failure("expected a digit") }
-            if current == UInt8(ascii: ".") {
-                index += 1
-                if digits() == 0 { throw failure("expected a digit after '.'") }
-            }
-            if current == UInt8(ascii: "e") || current == UInt8(ascii: "E") {
-                index += 1
-                if current == UInt8(ascii: "+") || current == UInt8(ascii: "-") { index += 1 }
-                if digits() == 0 { throw failure("expected a digit in the exponent") }
-            }
-        }
+        self.init(line: line, column: column, message: message, isNumberOutOfRange: isNumberOutOfRange, path: rendered)
     }
+
+    private static func character(_ byte: UInt8) -> Character { Character(Unicode.Scalar(byte)) }
 }

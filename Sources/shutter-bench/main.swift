@@ -1,5 +1,6 @@
 import Foundation
 import ShutterCore
+import ShutterSystem
 
 // Pushes a long synthetic trace (bounced full clicks, light presses, double presses, swipes across
 // the whole strip and back, and sub-glitch noise) through RigStateMachine, on the board given and
@@ -18,26 +19,43 @@ let usage = """
               FILE as a trace file (`shutter replay --board board --trace FILE` reads it)
     Build with -c release for figures that mean anything.
     """
-var arguments = CommandLine.arguments
-if arguments.contains("--help") || arguments.contains("-h") {
+let spec = CommandSpec(
+    program: "shutter-bench", name: "", summary: "Throughput of the gesture state machines.", synopsis: "[passes] [board]",
+    options: [OptionSpec(name: "--trace", valueName: "FILE", help: "write the trace to FILE instead of measuring it")],
+    optionalPositionals: ["passes", "board"])
+/// Refuses the command line: the reason, then the usage, exit status 2.
+func refuse(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("shutter-bench: \(message)\n\(usage)\n".utf8))
+    exit(2)
+}
+let arguments: ParsedArguments
+do {
+    arguments = try ParsedArguments(Array(CommandLine.arguments.dropFirst()), spec: spec)
+} catch let error as UsageError {
+    refuse(error.message)
+} catch {
+    refuse("\(error)")
+}
+if arguments.wantsHelp {
     print(usage)
     exit(0)
 }
 var traceRequest: (path: String, edges: Int)?
-if arguments.count > 1, arguments[1] == "--trace" {
-    guard arguments.count >= 4, arguments.count <= 5, let edges = Int(arguments[3]), edges > 0 else {
-        FileHandle.standardError.write(Data("shutter-bench: --trace needs a file and a positive number of edges\n\(usage)\n".utf8))
-        exit(2)
+let passes: Int
+if let path = arguments.value("--trace") {
+    // With --trace, the first word is EDGES, and the trace is one pass after another.
+    guard let edges = arguments.positionals.first.flatMap({ Int($0) }), edges > 0 else {
+        refuse("--trace needs a file and a positive number of edges")
     }
-    traceRequest = (arguments[2], edges)
-    arguments.removeSubrange(1...3)
-    arguments.insert("1", at: 1)
+    traceRequest = (path, edges)
+    passes = 1
+} else {
+    guard let given = arguments.positionals.first.map({ Int($0) }) ?? 20, given > 0 else {
+        refuse("passes must be a positive number")
+    }
+    passes = given
 }
-guard arguments.count <= 3, let passes = arguments.count > 1 ? Int(arguments[1]) : 20, passes > 0 else {
-    FileHandle.standardError.write(Data("shutter-bench: passes must be a positive number\n\(usage)\n".utf8))
-    exit(2)
-}
-let boardPath = arguments.count > 2 ? arguments[2] : "Boards/simulator.json"
+let boardPath = arguments.positionals.count > 1 ? arguments.positionals[1] : "Boards/simulator.json"
 let shipped: Board
 do {
     shipped = try Board.load(path: boardPath)

@@ -1,5 +1,6 @@
 // shutter-capture-check: drives the capture module from the command line for the VM checks and
-// the benchmark, until `shutter` wires in `cameras` and `capture`.
+// the benchmark, until `shutter` wires in `cameras` and `capture`. Its command line is read as
+// `shutter`'s is (ParsedArguments): an option a command does not take is refused, exit status 2.
 //
 // `shutter-capture-check --help` (or `--help` after any command) lists the commands and their
 // options (`usage` below). `preview` measures the live view's cost: S seconds streaming
@@ -11,8 +12,45 @@ import ShutterCapture
 import ShutterCore
 import ShutterSystem
 
-let arguments = Array(CommandLine.arguments.dropFirst(2))
 let command = CommandLine.arguments.count > 1 ? CommandLine.arguments[1] : "help"
+
+/// Each command's options. Their help is `usage` below, so none carries its own.
+let commandOptions: [String: [OptionSpec]] = {
+    func value(_ name: String, _ valueName: String) -> OptionSpec { OptionSpec(name: name, valueName: valueName, help: "") }
+    func flag(_ name: String) -> OptionSpec { OptionSpec(name: name, valueName: nil, help: "") }
+    let board = value("--board", "B")
+    let overrides = [value("--device", "D"), value("--size", "WxH"), value("--format", "FOURCC"), value("--fps", "N"),
+                     value("--dir", "DIR"), value("--ring", "N"), value("--warmup", "N"), flag("--low-power"),
+                     value("--bind", "ID=NAME"), value("--digital-zoom", "scale|crop")]
+    return [
+        "cameras": [],
+        "check": [board] + overrides,
+        "capture": [board, value("--out", "PATH")] + overrides,
+        "run": [board, value("--seconds", "S"), value("--press-every-ms", "M"), value("--zoom", "F"),
+                value("--stop-file", "PATH"), flag("--one-at-a-time")] + overrides,
+        "verify": [value("--jpeg", "PATH"), value("--width", "W"), value("--height", "H"), flag("--bars"),
+                   value("--zoom", "F"), value("--exif", "TEXT")],
+        "bench": [board, value("--shots", "N")] + overrides,
+        "encode": [value("--size", "WxH"), value("--format", "FOURCC"), value("--range", "full|limited"),
+                   value("--strips", "N"), value("--shots", "N"), value("--zoom", "F"), flag("--crop"), value("--effect", "E")],
+        "preview": [board, value("--seconds", "S"), value("--width", "W"), value("--quality", "Q"),
+                    value("--preview-fps", "N")] + overrides,
+        "control": [board, value("--set", "ID=VALUE")] + overrides,
+    ]
+}()
+
+/// The command's options; nil for `help` and a command not known, which show the usage.
+let arguments: ParsedArguments? = {
+    guard let options = commandOptions[command] else { return nil }
+    let spec = CommandSpec(program: "shutter-capture-check", name: command, summary: "", synopsis: "", options: options)
+    do {
+        return try ParsedArguments(Array(CommandLine.arguments.dropFirst(2)), spec: spec)
+    } catch let error as UsageError {
+        fail(error.message)
+    } catch {
+        fail("\(error)")
+    }
+}()
 
 /// Writes a line to stdout at once (not buffered): the VM checks watch events as they come.
 func out(_ item: Any, newline: Bool = true) {
@@ -25,14 +63,9 @@ func out(_ item: Any, newline: Bool = true) {
     }
 }
 
-func value(_ name: String) -> String? {
-    guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count else { return nil }
-    return arguments[index + 1]
-}
-func values(_ name: String) -> [String] {
-    arguments.indices.filter { arguments[$0] == name && $0 + 1 < arguments.count }.map { arguments[$0 + 1] }
-}
-func flag(_ name: String) -> Bool { arguments.contains(name) }
+func value(_ name: String) -> String? { arguments?.value(name) }
+func values(_ name: String) -> [String] { arguments?.values(name) ?? [] }
+func flag(_ name: String) -> Bool { arguments?.has(name) ?? false }
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("shutter-capture-check: \(message)\n".utf8))
     exit(2)
@@ -114,7 +147,7 @@ let usage = """
     """
 // `help`, `--help` or `-h` as the command, or `--help` after any command, shows the usage
 // rather than running it.
-if ["help", "--help", "-h"].contains(command) || arguments.contains("--help") || arguments.contains("-h") {
+if ["help", "--help", "-h"].contains(command) || arguments?.wantsHelp == true {
     out(usage)
     exit(0)
 }

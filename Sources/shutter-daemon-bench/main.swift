@@ -16,10 +16,30 @@ import ShutterSystem
 // SHUTTER_BENCH_SHORT=1: a tenth of the requests, events and photos (CI's `Tests/bench.sh --short`:
 // every figure produced in seconds, none of them meaningful).
 
-let arguments = CommandLine.arguments
-let binary = arguments.count > 1 ? arguments[1]
-    : URL(fileURLWithPath: arguments[0]).deletingLastPathComponent().appendingPathComponent("shutter").path
-let idleSeconds = arguments.count > 2 ? Double(arguments[2]) ?? 10 : 10
+let usage = """
+    usage: shutter-daemon-bench [shutter] [idle-seconds]
+      shutter       the shutter binary to measure (default: the one beside this tool)
+      idle-seconds  how long the idle CPU and allocation figures are taken over (default 10)
+    Environment: SHUTTER_BENCH_ONLY=press|abuse|http runs one part; SHUTTER_BENCH_SHORT=1 a tenth
+    of each; SHUTTER_MALLOC_COUNT names a built Deploy/vm/malloc-count.c.
+    Build with -c release for figures that mean anything.
+    """
+let arguments: ParsedArguments
+do {
+    let spec = CommandSpec(program: "shutter-daemon-bench", name: "", summary: "The daemon measured as a service.",
+                           synopsis: "[shutter] [idle-seconds]", options: [], optionalPositionals: ["shutter", "idle-seconds"])
+    arguments = try ParsedArguments(Array(CommandLine.arguments.dropFirst()), spec: spec)
+} catch {
+    FileHandle.standardError.write(Data("shutter-daemon-bench: \((error as? UsageError)?.message ?? "\(error)")\n\(usage)\n".utf8))
+    exit(2)
+}
+if arguments.wantsHelp {
+    FileHandle.standardOutput.write(Data((usage + "\n").utf8))
+    exit(0)
+}
+let binary = arguments.positionals.first
+    ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("shutter").path
+let idleSeconds = arguments.positionals.count > 1 ? Double(arguments.positionals[1]) ?? 10 : 10
 /// The one part to run, from $SHUTTER_BENCH_ONLY (`press`); every part when unset.
 let onlyPart = ProcessInfo.processInfo.environment["SHUTTER_BENCH_ONLY"]
 /// How many of each: a tenth under $SHUTTER_BENCH_SHORT.
