@@ -143,13 +143,35 @@ let package = Package(
             name: "shutter-capture-check",
             dependencies: ["ShutterCore", "ShutterSystem", "ShutterCapture"]
         ),
-        /// The service: one event loop around the state machines, the camera, the local API,
-        /// hooks and systemd notification. Tests drive it with the mock chip and synthetic camera.
+        /// The service: the lines, the state machines, the camera, hooks, feedback and systemd
+        /// around one event loop, and the port its transports use (commands, events, status, the
+        /// live view). It knows no transport. Tests drive it with the mock chip and synthetic camera.
         .target(
-            name: "ShutterDaemon",
-            dependencies: ["ShutterCore", "ShutterSystem", "ShutterGPIO", "ShutterCapture", "CShutterSystem", "CMicroHTTPD", "CQRencode", "CMosquitto"]
+            name: "ShutterService",
+            dependencies: ["ShutterCore", "ShutterSystem", "ShutterGPIO", "ShutterCapture", "CShutterSystem", "CQRencode"]
         ),
-        /// The command-line tool: thin commands over the daemon module.
+        /// The local API: a Unix socket of JSON lines, who may control and who may only look.
+        .target(
+            name: "ShutterAPI",
+            dependencies: ["ShutterCore", "ShutterSystem", "ShutterService"]
+        ),
+        /// Live view over HTTP: the page, MJPEG previews, photos and thumbnails, the token.
+        .target(
+            name: "ShutterHTTP",
+            dependencies: ["ShutterCore", "ShutterSystem", "ShutterService", "CMicroHTTPD"]
+        ),
+        /// A rig's node on MQTT: shots between nodes, results, Home Assistant discovery.
+        .target(
+            name: "ShutterMQTT",
+            dependencies: ["ShutterCore", "ShutterSystem", "ShutterService", "CMosquitto"]
+        ),
+        /// One node as `shutter run` runs it: the service and the transports the board and the
+        /// options ask for, made in one place.
+        .target(
+            name: "ShutterNode",
+            dependencies: ["ShutterCore", "ShutterSystem", "ShutterCapture", "ShutterService", "ShutterAPI", "ShutterHTTP", "ShutterMQTT"]
+        ),
+        /// The command-line tool: thin commands over the node, the service and the modules under them.
         ///
         /// Its release build links the Swift standard library, Dispatch and FoundationEssentials
         /// statically: only the code it uses is mapped, which lowers the streaming daemon's peak
@@ -159,7 +181,7 @@ let package = Package(
         /// libraries inside; statically they are archives of their own, named here.
         .executableTarget(
             name: "shutter",
-            dependencies: ["ShutterCore", "ShutterSystem", "ShutterGPIO", "ShutterCapture", "ShutterDaemon", "CShutterSystem"],
+            dependencies: ["ShutterCore", "ShutterSystem", "ShutterGPIO", "ShutterCapture", "ShutterService", "ShutterAPI", "ShutterHTTP", "ShutterMQTT", "ShutterNode", "CShutterSystem"],
             linkerSettings: [
                 .unsafeFlags(["-static-stdlib"], .when(configuration: .release)),
                 // Linked by lld (in the toolchain: swift.org's and Debian's swiftlang alike) with
@@ -208,8 +230,9 @@ let package = Package(
             dependencies: ["ShutterCore", "ShutterSystem", "ShutterCapture", "ShutterTestSupport"]
         ),
         .testTarget(
-            name: "ShutterDaemonTests",
-            dependencies: ["ShutterCore", "ShutterSystem", "ShutterCapture", "ShutterDaemon", "ShutterTestSupport"]
+            name: "ShutterServiceTests",
+            dependencies: ["ShutterCore", "ShutterSystem", "ShutterCapture", "ShutterService", "ShutterAPI", "ShutterHTTP",
+                           "ShutterMQTT", "ShutterNode", "ShutterTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6],

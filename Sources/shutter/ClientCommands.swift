@@ -7,7 +7,11 @@ import FoundationEssentials
 import Foundation
 #endif
 import ShutterCore
-import ShutterDaemon
+import ShutterAPI
+import ShutterHTTP
+import ShutterMQTT
+import ShutterNode
+import ShutterService
 import ShutterSystem
 
 /// The API socket the client commands use unless `--socket` says otherwise.

@@ -9,7 +9,11 @@ import Foundation
 import ShutterCore
 import ShutterGPIO
 import ShutterCapture
-import ShutterDaemon
+import ShutterAPI
+import ShutterHTTP
+import ShutterMQTT
+import ShutterNode
+import ShutterService
 import ShutterSystem
 
 /// The version printed by `shutter --version`.

@@ -8,7 +8,11 @@ import Foundation
 #endif
 import ShutterCore
 import ShutterGPIO
-import ShutterDaemon
+import ShutterAPI
+import ShutterHTTP
+import ShutterMQTT
+import ShutterNode
+import ShutterService
 import ShutterSystem
 
 // MARK: - record

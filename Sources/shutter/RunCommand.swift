@@ -7,7 +7,11 @@ import FoundationEssentials
 import Foundation
 #endif
 import ShutterCore
-import ShutterDaemon
+import ShutterAPI
+import ShutterHTTP
+import ShutterMQTT
+import ShutterNode
+import ShutterService
 import ShutterSystem
 
 // MARK: - run
@@ -22,7 +26,7 @@ func runDaemon(_ arguments: ParsedArguments) throws -> Int32 {
     } else if let directory = arguments.value("--output") {
         board.output.directory = directory
     }
-    var options = DaemonOptions()
+    var options = NodeOptions()
     options.boardPath = boardPath
     options.statePath = arguments.value("--state")
     options.keepsState = !arguments.has("--no-state")
@@ -48,7 +52,8 @@ func runDaemon(_ arguments: ParsedArguments) throws -> Int32 {
     // In a terminal the overlay shows the events in words; JSON lines are for a pipe or a file.
     let drawsOverlay = isatty(STDOUT_FILENO) == 1
     if drawsOverlay { options.printsEvents = false }
-    let daemon = try Daemon(board: board, options: options, cameraFactory: rig?.cameraFactory)
+    let node = try Node(board: board, options: options, cameraFactory: rig?.cameraFactory)
+    let daemon = node.service
     daemon.notifier = SystemdNotifier.fromEnvironment()
     let overlay = drawsOverlay ? TerminalOverlay(daemon: daemon) : nil
     defer { overlay?.close() }
@@ -67,7 +72,7 @@ func runDaemon(_ arguments: ParsedArguments) throws -> Int32 {
         }
     }
     defer { terminal?.restore() }
-    try withExtendedLifetime(gestures) { try daemon.run() }
+    try withExtendedLifetime(gestures) { try node.run() }
     return ExitStatus.success
 }
 

@@ -2,7 +2,11 @@
 import Glibc
 #endif
 import ShutterGPIO
-import ShutterDaemon
+import ShutterAPI
+import ShutterHTTP
+import ShutterMQTT
+import ShutterNode
+import ShutterService
 import ShutterSystem
 
 /// Parses the command line, runs the command, and turns failures into messages and exit statuses.

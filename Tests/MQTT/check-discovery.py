@@ -18,7 +18,7 @@ discovery schema:
   https://www.home-assistant.io/integrations/select.mqtt/
   https://www.home-assistant.io/integrations/sensor.mqtt/
   https://www.home-assistant.io/integrations/image.mqtt/
-Tests/ShutterDaemonTests/HomeAssistantDiscoveryTests.swift keeps the same table.
+Tests/ShutterServiceTests/HomeAssistantDiscoveryTests.swift keeps the same table.
 """
 
 import json

@@ -10,7 +10,8 @@ struct FoundationEssentialsOnlyTests {
     static let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Sources")
 
-    @Test(arguments: ["ShutterCore", "ShutterGPIO", "ShutterCapture", "ShutterDaemon", "shutter"])
+    @Test(arguments: ["ShutterCore", "ShutterSystem", "ShutterGPIO", "ShutterCapture", "ShutterService", "ShutterAPI", "ShutterHTTP",
+                     "ShutterMQTT", "ShutterNode", "shutter"])
     func moduleImportsNoFullFoundation(module: String) throws {
         let directory = Self.sources.appendingPathComponent(module)
         let files = try #require(FileManager.default.enumerator(atPath: directory.path)).compactMap { $0 as? String }
