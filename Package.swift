@@ -148,7 +148,7 @@ let package = Package(
         /// live view). It knows no transport. Tests drive it with the mock chip and synthetic camera.
         .target(
             name: "ShutterService",
-            dependencies: ["ShutterCore", "ShutterSystem", "ShutterGPIO", "ShutterCapture", "CShutterSystem", "CQRencode"]
+            dependencies: ["ShutterCore", "ShutterSystem", "ShutterGPIO", "ShutterCapture", "CShutterSystem"]
         ),
         /// The local API: a Unix socket of JSON lines, who may control and who may only look.
         .target(
@@ -166,10 +166,12 @@ let package = Package(
             dependencies: ["ShutterCore", "ShutterSystem", "ShutterService", "CMosquitto"]
         ),
         /// One node as `shutter run` runs it: the service and the transports the board and the
-        /// options ask for, made in one place.
+        /// options ask for, made in one place; the terminal's overlay, the simulator's keys and
+        /// demo, the simulated Pi rig, and the live view's QR code.
         .target(
             name: "ShutterNode",
-            dependencies: ["ShutterCore", "ShutterSystem", "ShutterCapture", "ShutterService", "ShutterAPI", "ShutterHTTP", "ShutterMQTT"]
+            dependencies: ["ShutterCore", "ShutterSystem", "ShutterCapture", "ShutterService", "ShutterAPI", "ShutterHTTP", "ShutterMQTT",
+                           "CQRencode"]
         ),
         /// The command-line tool: thin commands over the node, the service and the modules under them.
         ///

@@ -2,8 +2,8 @@
 import Glibc
 #endif
 import ShutterCore
-import ShutterSystem
 import ShutterService
+import ShutterSystem
 
 /// What an API client may do: everything, or only look.
 public enum APIRole: String, Hashable, Sendable {

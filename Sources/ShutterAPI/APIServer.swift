@@ -2,8 +2,8 @@
 import Glibc
 #endif
 import ShutterCore
-import ShutterSystem
 import ShutterService
+import ShutterSystem
 
 /// The local API on a Unix socket: one JSON object a line each way.
 ///

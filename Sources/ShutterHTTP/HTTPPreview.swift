@@ -3,8 +3,8 @@ import Glibc
 #endif
 import CMicroHTTPD
 import ShutterCore
-import ShutterSystem
 import ShutterService
+import ShutterSystem
 
 /// A response the library holds suspended while it has nothing to send: an event stream with
 /// an empty queue, an MJPEG viewer that has the newest preview already, a request waiting for a

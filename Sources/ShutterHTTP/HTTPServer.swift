@@ -9,8 +9,8 @@ import Foundation
 import CMicroHTTPD
 import Dispatch
 import ShutterCore
-import ShutterSystem
 import ShutterService
+import ShutterSystem
 
 /// Live view over HTTP: libmicrohttpd run inside the daemon's one loop, no thread of its own.
 ///

@@ -2,8 +2,8 @@
 import Glibc
 #endif
 import ShutterCore
-import ShutterSystem
 import ShutterService
+import ShutterSystem
 
 /// The HTTP server's listening TCP socket, made here (not by libmicrohttpd) so that binding
 /// fails with errno and the address named, and port 0 tells which port the kernel chose.

@@ -2,8 +2,8 @@
 import Glibc
 #endif
 import ShutterCore
-import ShutterSystem
 import ShutterService
+import ShutterSystem
 
 /// The secret a browser or script shows to use live view from anywhere but loopback: 128 random
 /// bits as 32 hex digits, made on first start and kept in the state directory (mode 0600).

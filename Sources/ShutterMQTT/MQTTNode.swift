@@ -7,8 +7,8 @@ import FoundationEssentials
 import Foundation
 #endif
 import ShutterCore
-import ShutterSystem
 import ShutterService
+import ShutterSystem
 
 /// The topics of one node of a rig: `<prefix>/<rig>/<node>/…` and the rig's own.
 struct RigTopics: Hashable, Sendable {

@@ -3,8 +3,8 @@ import Glibc
 #endif
 import CShutterSystem
 import ShutterCore
-import ShutterSystem
 import ShutterService
+import ShutterSystem
 
 /// The rig's shared clock, CLOCK_REALTIME, against the loop's monotonic clock.
 ///

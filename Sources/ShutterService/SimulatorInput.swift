@@ -81,7 +81,7 @@ extension MockChip {
     /// Brings the chip's clock to `now` and sets every edge of `scheduled` (in time order) due by
     /// then, at its own time, removing it; returns how many were set.
     @discardableResult
-    func deliver(_ scheduled: inout [Edge], upTo now: Instant) -> Int {
+    public func deliver(_ scheduled: inout [Edge], upTo now: Instant) -> Int {
         clock.advance(to: max(clock.now, now))
         var delivered = 0
         for edge in scheduled where edge.time <= now {

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import ShutterCore
+import ShutterService
 import ShutterSystem
 
 /// The simulator's keys in a terminal: each plays a gesture on the mock chip.

@@ -3,8 +3,9 @@ import Glibc
 #endif
 import ShutterCapture
 import ShutterCore
-import Synchronization
+import ShutterService
 import ShutterSystem
+import Synchronization
 
 /// The bottom lines of a terminal kept for the overlay, with other lines scrolling above it.
 ///

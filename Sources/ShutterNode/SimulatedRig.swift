@@ -1,5 +1,6 @@
 import ShutterCapture
 import ShutterCore
+import ShutterService
 
 /// A board run with `--simulate`: its lines on the mock chip (names and roles kept, so the
 /// simulator's keys, traces and demo session drive them as on the simulator board) and its
