@@ -520,8 +520,8 @@ public final class APIServer {
 extension APIServer: ServiceTransport {
     /// Who is listening: a script can wait until its `events` follower is subscribed before it
     /// presses, instead of sleeping and hoping the follower has started.
-    public func report(into status: inout DaemonStatus) {
-        status.clients = DaemonStatus.Clients(connected: clientCount, subscribed: subscriberCount)
+    public func report(into status: inout ServiceStatus) {
+        status.clients = ServiceStatus.Clients(connected: clientCount, subscribed: subscriberCount)
     }
 
     public var statusLinePart: String? { "; API \(path)" }

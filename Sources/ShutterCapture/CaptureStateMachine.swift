@@ -5,7 +5,7 @@ import ShutterCore
 ///
 /// A value type fed timestamped inputs (frames by start of exposure and sequence number, presses
 /// by their kernel edge time, the time now) that returns the actions to carry out, with an
-/// explicit deadline (``nextDeadline``), as `RigStateMachine` is. ``CaptureService`` keeps the I/O:
+/// explicit deadline (``nextDeadline``), as `GestureStateMachine` is. ``CaptureService`` keeps the I/O:
 /// it holds the frames' bytes, starts and stops the camera, and encodes what ``Action/save(sequence:shot:)`` names.
 public struct CaptureStateMachine: Sendable {
     /// What the machine knows of a frame: when its exposure started and the driver's number for it.

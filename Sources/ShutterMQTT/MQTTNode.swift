@@ -325,7 +325,7 @@ public final class MQTTNode {
     // MARK: - Out
 
     /// Every event line goes to the node's event topic; those that change the status make it due.
-    func eventPublished(_ event: DaemonEvent) {
+    func eventPublished(_ event: ServiceEvent) {
         guard isConnected else { return }
         client.publish(topics.event, event.line)
         if Self.eventsChangingStatus.contains(event.name) { statusChanged() }
@@ -620,8 +620,8 @@ public final class MQTTNode {
     }
 
     /// What `status` says of the node's broker.
-    var statusSummary: DaemonStatus.MQTT {
-        DaemonStatus.MQTT(broker: broker, state: isConnected ? "connected" : "disconnected", rig: settings.rig, node: topics.node,
+    var statusSummary: ServiceStatus.MQTT {
+        ServiceStatus.MQTT(broker: broker, state: isConnected ? "connected" : "disconnected", rig: settings.rig, node: topics.node,
                           nodesOnline: isConnected ? roster.count : 0)
     }
 }
@@ -675,7 +675,7 @@ extension MQTTSettings {
 }
 
 extension MQTTNode: ServiceTransport, RigParticipant {
-    public func report(into status: inout DaemonStatus) {
+    public func report(into status: inout ServiceStatus) {
         status.mqtt = statusSummary
     }
 }

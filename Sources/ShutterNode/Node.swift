@@ -12,7 +12,7 @@ import ShutterSystem
 /// How `shutter run` was asked to run: the service's options and its transports'.
 public struct NodeOptions: Sendable {
     /// The service's own: board file, state, what it prints.
-    public var service = DaemonOptions()
+    public var service = ServiceOptions()
     /// The API socket (`--socket`, or the board's `api.socket`); nil = no API.
     public var socketPath: String?
     /// What API clients may cost the daemon (tests make the limits small).
@@ -41,32 +41,32 @@ public struct NodeOptions: Sendable {
 
     public init() {}
 
-    /// ``DaemonOptions/boardPath``.
+    /// ``ServiceOptions/boardPath``.
     public var boardPath: String? {
         get { service.boardPath }
         set { service.boardPath = newValue }
     }
-    /// ``DaemonOptions/statePath``.
+    /// ``ServiceOptions/statePath``.
     public var statePath: String? {
         get { service.statePath }
         set { service.statePath = newValue }
     }
-    /// ``DaemonOptions/keepsState``.
+    /// ``ServiceOptions/keepsState``.
     public var keepsState: Bool {
         get { service.keepsState }
         set { service.keepsState = newValue }
     }
-    /// ``DaemonOptions/readsSimulatorInput``.
+    /// ``ServiceOptions/readsSimulatorInput``.
     public var readsSimulatorInput: Bool {
         get { service.readsSimulatorInput }
         set { service.readsSimulatorInput = newValue }
     }
-    /// ``DaemonOptions/printsEvents``.
+    /// ``ServiceOptions/printsEvents``.
     public var printsEvents: Bool {
         get { service.printsEvents }
         set { service.printsEvents = newValue }
     }
-    /// ``DaemonOptions/explains``.
+    /// ``ServiceOptions/explains``.
     public var explains: Bool {
         get { service.explains }
         set { service.explains = newValue }

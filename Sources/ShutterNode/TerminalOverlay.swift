@@ -117,7 +117,7 @@ public final class TerminalOverlay {
 
     /// One event in words, stamped with the seconds since `origin`, as `monitor` stamps lines; a
     /// photo is a flash line (inverse video) that names the file.
-    public static func text(of event: DaemonEvent, since origin: Instant) -> String {
+    public static func text(of event: ServiceEvent, since origin: Instant) -> String {
         let stamp = event.time.map { time -> String in
             // Always three decimals, so the stamps line up as the lines scroll.
             let milliseconds = (time - origin).rawValue / 1_000_000
@@ -136,7 +136,7 @@ public final class TerminalOverlay {
     }
 
     /// What an event says, in words.
-    static func words(for event: DaemonEvent) -> String {
+    static func words(for event: ServiceEvent) -> String {
         switch event.kind {
         case .gesture(let event):
             return words(for: event)
@@ -197,13 +197,13 @@ public final class TerminalOverlay {
     }
 
     /// The event's name and members, `key value`, for events without words of their own.
-    private static func generic(_ event: DaemonEvent) -> String {
+    private static func generic(_ event: ServiceEvent) -> String {
         ([event.name] + event.fields.filter { $0.key != "event" && $0.key != "t" }.map { "\($0.key) \($0.text)" })
             .joined(separator: "  ")
     }
 }
 
-extension DaemonEvent {
+extension ServiceEvent {
     /// When the event happened, when it says.
     public var time: Instant? {
         switch kind {

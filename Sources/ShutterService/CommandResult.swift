@@ -10,7 +10,7 @@ public enum CommandResult: Hashable, Sendable {
     /// Done, nothing more to say (`set`, `select`, `enable`, `disable`).
     case done
     /// The daemon's state, as `status` reports it.
-    case status(DaemonStatus)
+    case status(ServiceStatus)
     /// A remote capture was accepted: the press is stamped `pressedAt`. Accepted is not saved:
     /// the photo (or its `captureFailed`) follows as an event, carrying the request's `id` as
     /// `request` when the request had one.
@@ -85,7 +85,7 @@ public struct CommandRefusal: Error, Hashable, Sendable, CustomStringConvertible
 
 /// The daemon's state as `status` reports it: the board, the camera, capture, the controls,
 /// the counters and who is listening.
-public struct DaemonStatus: Hashable, Sendable {
+public struct ServiceStatus: Hashable, Sendable {
     /// One control: its spec, its value and that value as the events write it.
     public struct Control: Hashable, Sendable {
         public var spec: ControlSpec
@@ -122,7 +122,7 @@ public struct DaemonStatus: Hashable, Sendable {
     public var currentControl: String?
     public var highlightedControl: String?
     public var controls: [Control]
-    public var counters: DaemonCounters
+    public var counters: ServiceCounters
     public var lastPhoto: String?
     /// Nil when the daemon serves no socket.
     public var clients: Clients?
@@ -187,7 +187,7 @@ public struct DaemonStatus: Hashable, Sendable {
     }
 }
 
-extension DaemonStatus.Control {
+extension ServiceStatus.Control {
     /// The control as `status` lists it.
     public var json: JSONLine {
         var line = JSONLine()

@@ -38,7 +38,7 @@ public final class ControlState: @unchecked Sendable {
     }
 
     /// The directory the daemon keeps its state in: that of `--state FILE` when given, else the default.
-    public static func stateDirectory(for options: DaemonOptions) -> String {
+    public static func stateDirectory(for options: ServiceOptions) -> String {
         guard let path = options.statePath else { return defaultDirectory }
         let directory = path.parentPath
         return directory.isEmpty ? "." : directory

@@ -12,7 +12,7 @@ import ShutterGPIO
 import ShutterSystem
 
 /// How the service was asked to run: its board file, its state, and what it prints.
-public struct DaemonOptions: Sendable {
+public struct ServiceOptions: Sendable {
     /// The board file, for messages and for reloading on SIGHUP.
     public var boardPath: String?
     /// Where control values are kept; nil = the default place (``ControlState``).
@@ -30,7 +30,7 @@ public struct DaemonOptions: Sendable {
 }
 
 /// What the daemon has counted since it started, for `status`.
-public struct DaemonCounters: Hashable, Sendable {
+public struct ServiceCounters: Hashable, Sendable {
     public var presses = 0
     public var photos = 0
     public var failures = 0
@@ -46,17 +46,17 @@ public struct DaemonCounters: Hashable, Sendable {
 public final class Daemon: ServicePort {
     public let loop: EventLoop
     public private(set) var board: Board
-    public let options: DaemonOptions
+    public let options: ServiceOptions
     public let chip: any GPIOChip
     public private(set) var watcher: any EdgeWatcher
-    public private(set) var capture: CaptureBridge
+    public private(set) var capture: CameraDirector
     /// The live view's previews (for the HTTP server): one feed for the daemon's life, handed to
     /// every capture service a reload makes, so viewers keep watching across a camera change.
     public var preview: PreviewFeed { capture.service.preview }
     public var liveView: LiveView { LiveView(feed: preview) }
-    public private(set) var interpreter: Interpreter
+    public private(set) var interpreter: GestureDriver
     let state: ControlState?
-    public private(set) var counters = DaemonCounters()
+    public private(set) var counters = ServiceCounters()
     /// The newest photo on disk.
     public private(set) var lastPhotoPath: String?
     /// The shots in flight, from the decision to take each to the photo or failure that answers it.
@@ -66,12 +66,12 @@ public final class Daemon: ServicePort {
     /// Whether capture is enabled through the API (`disable capture` turns it off).
     public private(set) var captureEnabled = true
     /// Receive every event, its line exactly as standard output gets it (API subscribers, hooks).
-    private var eventObservers: [(DaemonEvent) -> Void] = []
+    private var eventObservers: [(ServiceEvent) -> Void] = []
     /// The events the recognizer will emit at its next deadline if no edge comes first, each with
-    /// its line already made (``Interpreter/prepareNextDecision()``): a press's decision then
+    /// its line already made (``GestureDriver/prepareNextDecision()``): a press's decision then
     /// writes a line made while the loop had time. A line depends only on its event, so one made
     /// for a prediction that did not come true is simply not used.
-    private var preparedEvents: [(event: ShutterEvent, published: DaemonEvent)] = []
+    private var preparedEvents: [(event: ShutterEvent, published: ServiceEvent)] = []
     private(set) var simulator: SimulatorInput?
     /// The rig's transport (the MQTT node), when the board has a rig.
     public var rigParticipant: (any RigParticipant)?
@@ -109,7 +109,7 @@ public final class Daemon: ServicePort {
     ///     reload; nil opens the one the board names.
     ///   - clock: the loop's clock (a virtual one in tests).
     /// - Throws: ``CommandFailure`` naming the line, camera directory or state file that failed.
-    public init(board: Board, options: DaemonOptions = DaemonOptions(), chip: (any GPIOChip)? = nil,
+    public init(board: Board, options: ServiceOptions = ServiceOptions(), chip: (any GPIOChip)? = nil,
                 captureService: CaptureService? = nil, cameraFactory: CameraFactory? = nil,
                 clock: (any MonotonicClock)? = nil) throws {
         self.options = options
@@ -127,19 +127,19 @@ public final class Daemon: ServicePort {
         // The camera opens now (or keeps being looked for in the background); the controls it
         // cannot serve are disabled before the recognizer sees the board.
         if let captureService {
-            capture = CaptureBridge(service: captureService)
+            capture = CameraDirector(service: captureService)
         } else {
             do throws(CaptureError) {
-                capture = CaptureBridge(service: try CaptureService(board: board, factory: cameraFactory, clock: loop.clock))
+                capture = CameraDirector(service: try CaptureService(board: board, factory: cameraFactory, clock: loop.clock))
             } catch {
                 throw CommandFailure(error.description)
             }
         }
-        let (board, notes) = CaptureBridge.boardWithCameraLimits(board, service: capture.service)
+        let (board, notes) = CameraDirector.boardWithCameraLimits(board, service: capture.service)
         for note in notes { Log.notice("shutter: \(note)") }
         self.board = board
         state = options.keepsState ? try ControlState(board: board, path: options.statePath) : nil
-        interpreter = Interpreter(board: board, watcher: watcher, initialValues: state?.load())
+        interpreter = GestureDriver(board: board, watcher: watcher, initialValues: state?.load())
         wireInterpreter()
         // Bring the camera to the values the controls start from (saved, or the board's).
         for (id, value) in interpreter.machine.controlValues.sorted(by: { $0.key < $1.key }) {
@@ -233,7 +233,7 @@ public final class Daemon: ServicePort {
     /// control disabled, another current control) is emitted, so `status` never changes unannounced.
     private func replaceInterpreter(at now: Instant) {
         let previous = interpreter.machine.controlsSnapshot
-        interpreter = Interpreter(board: board, watcher: watcher, initialValues: interpreter.machine.controlValues)
+        interpreter = GestureDriver(board: board, watcher: watcher, initialValues: interpreter.machine.controlValues)
         wireInterpreter()
         interpreter.perform { machine, events in machine.reportChanges(since: previous, at: now, into: &events) }
     }
@@ -244,7 +244,7 @@ public final class Daemon: ServicePort {
         interpreter.emit = { [unowned self] event in handle(event) }
         interpreter.prepareEvents = { [unowned self] events in
             preparedEvents.removeAll(keepingCapacity: true)
-            for event in events { preparedEvents.append((event, DaemonEvent(.gesture(event)))) }
+            for event in events { preparedEvents.append((event, ServiceEvent(.gesture(event)))) }
         }
         if options.explains {
             interpreter.explain = { [unowned self] explanation in
@@ -253,7 +253,7 @@ public final class Daemon: ServicePort {
         }
         interpreter.reportLostEdges = { [unowned self] count, time in
             counters.lostEdges += count
-            publish(DaemonEvent(.edgesLost(count: count, resynchronised: interpreter.resynchronised, at: time)))
+            publish(ServiceEvent(.edgesLost(count: count, resynchronised: interpreter.resynchronised, at: time)))
         }
     }
 
@@ -267,7 +267,7 @@ public final class Daemon: ServicePort {
     }
 
     public func announce(_ event: RigEvent) {
-        publish(DaemonEvent(.rig(event)))
+        publish(ServiceEvent(.rig(event)))
     }
 
     public func takeRigShot(_ rigShot: RigShot, pressedAt: Instant, fileName: String, maxAge: Nanoseconds) -> String? {
@@ -283,12 +283,12 @@ public final class Daemon: ServicePort {
     }
 
     /// Registers a receiver of every event, its line as standard output prints it.
-    public func observeEvents(_ observer: @escaping (DaemonEvent) -> Void) {
+    public func observeEvents(_ observer: @escaping (ServiceEvent) -> Void) {
         eventObservers.append(observer)
     }
 
     /// Sends one event to every observer and to standard output.
-    func publish(_ event: DaemonEvent) {
+    func publish(_ event: ServiceEvent) {
         // The observers first: the API's subscribers are written here and now, while standard
         // output's line is handed to its writer's thread, and waking that thread (a futex, then
         // a thread that wants a CPU) delayed the subscribers' line on a two-core board.
@@ -311,7 +311,7 @@ public final class Daemon: ServicePort {
             publish(first.published)
             preparedEvents.removeFirst()
         } else {
-            publish(DaemonEvent(.gesture(event)))
+            publish(ServiceEvent(.gesture(event)))
         }
         // The press for `captureOn: began`, the release for `ended`, the scheduled instant of a burst shot.
         switch event {
@@ -418,7 +418,7 @@ public final class Daemon: ServicePort {
         // The remote capture this photo answers, for the client that asked for it.
         tellRig(rigShot, of: event)
         let request = event.shot?.request.map(JSONValue.init)
-        publish(DaemonEvent(.capture(event, request: request), shot: rigParticipant == nil ? nil : rigShot?.id))
+        publish(ServiceEvent(.capture(event, request: request), shot: rigParticipant == nil ? nil : rigShot?.id))
     }
 
     /// Tells the rig what came of this node's part in `rigShot`.
@@ -617,7 +617,7 @@ extension Daemon {
             old.retire()
             retiredCaptures.append(old)
             replacement.openCamera(after: old)
-            capture = CaptureBridge(service: replacement)
+            capture = CameraDirector(service: replacement)
         }
         // Whatever was in progress ends as at shutdown, then the new machine starts from the kept values.
         interpreter.finish(at: now)
@@ -626,7 +626,7 @@ extension Daemon {
             board = next
             cameraLimitsPending = true
         } else {
-            let (limited, notes) = CaptureBridge.boardWithCameraLimits(next, service: capture.service)
+            let (limited, notes) = CameraDirector.boardWithCameraLimits(next, service: capture.service)
             for note in notes { Log.notice("shutter: \(note)") }
             board = limited
             capture.service.previewSettings = next.preview  // the camera stays: only how previews are made changes
@@ -662,7 +662,7 @@ extension Daemon {
     /// recognizer is rebuilt (keeping the control values) only when one is disabled.
     func applyCameraLimits() {
         cameraLimitsPending = false
-        let (limited, notes) = CaptureBridge.boardWithCameraLimits(board, service: capture.service)
+        let (limited, notes) = CameraDirector.boardWithCameraLimits(board, service: capture.service)
         guard !notes.isEmpty else { return }
         for note in notes { Log.notice("shutter: \(note)") }
         let now = loop.clock.now

@@ -92,13 +92,13 @@ extension Daemon {
     }
 
     /// The daemon's state now, for `status`.
-    public func status(now: Instant) -> DaemonStatus {
+    public func status(now: Instant) -> ServiceStatus {
         let snapshot = interpreter.machine.controlsSnapshot
-        var status = DaemonStatus(
+        var status = ServiceStatus(
             board: board.name,
             uptime: now - startedAt,
             // A board naming no camera reports the one found (none while it is looked for).
-            camera: DaemonStatus.Camera(device: board.camera.device ?? capture.service.currentCamera?.info.path, state: cameraState.name),
+            camera: ServiceStatus.Camera(device: board.camera.device ?? capture.service.currentCamera?.info.path, state: cameraState.name),
             captureAvailable: interpreter.machine.isCaptureAvailable,
             captureEnabled: captureEnabled,
             controlsState: snapshot.state,
@@ -106,7 +106,7 @@ extension Daemon {
             highlightedControl: snapshot.highlighted,
             // The events' formatter, so a subscriber reads the same text in `status` as in `controlValue`.
             controls: snapshot.controls.map { spec, value in
-                DaemonStatus.Control(spec: spec, value: value, text: ControlDisplay(value, of: spec).text)
+                ServiceStatus.Control(spec: spec, value: value, text: ControlDisplay(value, of: spec).text)
             },
             counters: counters,
             lastPhoto: lastPhotoPath,

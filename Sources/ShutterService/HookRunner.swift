@@ -56,7 +56,7 @@ public final class HookRunner {
     public var nextDeadline: Instant? { queue.nextDeadline }
 
     /// The jobs an event asks for (none when no hook wants it).
-    public static func jobs(for event: DaemonEvent, settings: HookSettings) -> [Job] {
+    public static func jobs(for event: ServiceEvent, settings: HookSettings) -> [Job] {
         jobs(for: event.name, fields: event.fields, line: event.line, settings: settings)
     }
 
@@ -111,7 +111,7 @@ public final class HookRunner {
     }
 
     /// Queues the hooks an event asks for.
-    public func handle(_ event: DaemonEvent, now: Instant) {
+    public func handle(_ event: ServiceEvent, now: Instant) {
         for job in Self.jobs(for: event, settings: settings) {
             perform(queue.submit(job, at: now), now: now)
         }

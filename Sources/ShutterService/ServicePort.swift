@@ -19,9 +19,9 @@ public protocol ServicePort: AnyObject {
     func execute(_ request: APIRequest) -> CommandResult
     /// Registers a receiver of every event, its line as standard output prints it. Receivers hear
     /// each event in the order they registered.
-    func observeEvents(_ observer: @escaping (DaemonEvent) -> Void)
+    func observeEvents(_ observer: @escaping (ServiceEvent) -> Void)
     /// The service's state now, for `status`, with each attached transport's part.
-    func status(now: Instant) -> DaemonStatus
+    func status(now: Instant) -> ServiceStatus
     /// Makes `transport` part of the loop's turn until the service finishes (see ``ServiceTransport``).
     func attach(_ transport: any ServiceTransport)
     /// Tells every observer one of the rig's events (a shot taken, missed or complete, the broker).
@@ -67,7 +67,7 @@ public protocol ServiceTransport: AnyObject {
     /// Closes its sockets and clients; it is not advanced again.
     func close()
     /// Adds its part to the service's status (connected clients, the rig).
-    func report(into status: inout DaemonStatus)
+    func report(into status: inout ServiceStatus)
     /// Its part of systemd's one-line status (`; API /run/shutter.sock`), or nil.
     var statusLinePart: String? { get }
     /// Whether an event line went to a reader waiting on this transport since it was last
@@ -76,7 +76,7 @@ public protocol ServiceTransport: AnyObject {
 }
 
 extension ServiceTransport {
-    public func report(into status: inout DaemonStatus) {}
+    public func report(into status: inout ServiceStatus) {}
     public var statusLinePart: String? { nil }
     public func takeEventLineWritten() -> Bool { false }
 }

@@ -3,7 +3,7 @@ import ShutterCore
 import ShutterSystem
 
 // Pushes a long synthetic trace (bounced full clicks, light presses, double presses, swipes across
-// the whole strip and back, and sub-glitch noise) through RigStateMachine, on the board given and
+// the whole strip and back, and sub-glitch noise) through GestureStateMachine, on the board given and
 // on generated copies of the simulator board with 6, 16, 32 and 64 pads, and prints edges per second
 // and nanoseconds per edge for each, then the per-edge cost of 64 pads over 6: the recognizer's
 // cost per edge should not grow with the strip. With --trace, writes the same trace as a trace
@@ -141,7 +141,7 @@ func makePass(board: Board) -> [Edge] {
 
 /// Feeds one pass shifted by `offset` ns, the way the daemon does: advance, then the edge.
 @inline(never)
-func run(pass: [Edge], offset: Int64, machine: inout RigStateMachine, events: inout [ShutterEvent],
+func run(pass: [Edge], offset: Int64, machine: inout GestureStateMachine, events: inout [ShutterEvent],
          eventCount: inout Int) {
     for edge in pass {
         let shifted = Edge(line: edge.line, active: edge.active, time: .nanoseconds(edge.time.rawValue + offset))
@@ -156,7 +156,7 @@ func run(pass: [Edge], offset: Int64, machine: inout RigStateMachine, events: in
 func measure(_ board: Board) -> Double {
     let pass = makePass(board: board)
     let passLength = pass.last!.time.rawValue + 10_000_000_000
-    var machine = RigStateMachine(board: board)
+    var machine = GestureStateMachine(board: board)
     var events: [ShutterEvent] = []
     events.reserveCapacity(64)
     var eventCount = 0

@@ -463,7 +463,7 @@ func replay(_ trace: Trace, board: Board, explain: ((Explanation) -> Void)? = ni
             emit: @escaping (ShutterEvent) -> Void) throws {
     let chip = MockChip()
     let watcher = try chip.watch(board.lines, consumer: "shutter-replay")
-    let interpreter = Interpreter(board: board, watcher: watcher)
+    let interpreter = GestureDriver(board: board, watcher: watcher)
     interpreter.emit = emit
     interpreter.explain = explain
     interpreter.reportLostEdges = { count, time in

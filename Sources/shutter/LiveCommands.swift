@@ -84,7 +84,7 @@ func monitorLines(_ arguments: ParsedArguments) throws -> Int32 {
     let loop = try EventLoop()
     let origin = loop.clock.now
     let end = seconds.map { origin + .seconds($0) }
-    let interpreter = Interpreter(board: board, watcher: watcher)
+    let interpreter = GestureDriver(board: board, watcher: watcher)
     let nameWidth = board.lines.map(\.name.count).max() ?? 0
     func stamp(_ time: Instant) -> String {
         let seconds = JSONLine.number((time - origin).milliseconds / 1000, decimals: 3)

@@ -308,7 +308,7 @@ struct SwipeTraceTests {
             .appendingPathComponent("Tests/Traces/\(name).jsonl").path
         let text = try String(contentsOfFile: path, encoding: .utf8)
         let trace = try Trace.parse(text, board: Rigs.simulator, source: name)
-        return RigStateMachine.replay(trace.edges, board: Rigs.simulator).compactMap { event in
+        return GestureStateMachine.replay(trace.edges, board: Rigs.simulator).compactMap { event in
             if case .controlValue(_, let value, _, _) = event { return value }
             return nil
         }

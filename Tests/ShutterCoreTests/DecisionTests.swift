@@ -133,7 +133,7 @@ struct DecisionTests {
         before(&first)
         var second = TraceBuilder(board)
         after(&second)
-        var machine = RigStateMachine(board: board)
+        var machine = GestureStateMachine(board: board)
         var events: [ShutterEvent] = []
         for edge in first.sorted { machine.edge(edge, into: &events) }
         let read = board.lines.map { levels[$0.name] ?? false }
@@ -272,7 +272,7 @@ struct DecisionTests {
         """
         let board = DecisionRigs.board(gestures: #"{"burst": true}"#)
         let trace = try Trace.parse(text, board: board, source: "late.jsonl")
-        let events = RigStateMachine.replay(trace.edges, board: board)
+        let events = GestureStateMachine.replay(trace.edges, board: board)
         #expect(events.map(\.summary).prefix(1) == ["capture began primary"])
         var last = Instant(rawValue: .min)
         for event in events {
@@ -288,7 +288,7 @@ struct DecisionTests {
         #expect(end + .milliseconds(5) == end)
         #expect(Instant(rawValue: .min) - .milliseconds(5) == Instant(rawValue: .min))
         #expect(end - Instant(rawValue: .min) == Nanoseconds(rawValue: .max))
-        var machine = RigStateMachine(board: DecisionRigs.board(gestures: #"{"burst": true}"#))
+        var machine = GestureStateMachine(board: DecisionRigs.board(gestures: #"{"burst": true}"#))
         var events: [ShutterEvent] = []
         machine.edge(Edge(line: LineIndex(0), active: true, time: end - .milliseconds(100)), into: &events)
         machine.edge(Edge(line: LineIndex(1), active: true, time: end - .milliseconds(60)), into: &events)

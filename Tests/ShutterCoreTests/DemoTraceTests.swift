@@ -15,7 +15,7 @@ struct DemoTraceTests {
     func demo() throws {
         let board = try Board.decode(Data(try Self.load("Boards/simulator.json").utf8), file: "simulator.json")
         let trace = try Trace.parse(try Self.load("Tests/Traces/demo.jsonl"), board: board, source: "demo.jsonl")
-        let events = RigStateMachine.replay(trace.edges, board: board)
+        let events = GestureStateMachine.replay(trace.edges, board: board)
         let lines = events.filter { $0.name != "swipe" && $0.name != "controlValue" }.map { event -> String in
             let json = event.json.description
             // Keep the name and the phase, control or action: the shape of the session.

@@ -7,7 +7,7 @@ import Testing
 struct DisabledControlTests {
     /// The chooser open (a double light press) with its highlight moved one control on, to
     /// `exposure`, by a swipe of one pad that rests there; the current control is still `zoom`.
-    static func chooserOnExposure() -> RigStateMachine {
+    static func chooserOnExposure() -> GestureStateMachine {
         var machine = ControlsSituation.choosing.machine()
         var trace = TraceBuilder(Rigs.board())
         trace.swipe([0, 1], at: 1100, perPad: 400, overlap: 100)

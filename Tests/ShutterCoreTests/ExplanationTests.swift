@@ -6,7 +6,7 @@ extension TraceBuilder {
     /// Runs the trace as ``run(available:finish:)`` does, with explanations on: the events and the
     /// explanation lines, in order.
     func explained(available: Bool = true) -> (events: [ShutterEvent], lines: [String]) {
-        var machine = RigStateMachine(board: board)
+        var machine = GestureStateMachine(board: board)
         machine.explains = true
         let events = run(on: &machine, available: available)
         return (events, machine.takeExplanations().map(\.line))
@@ -129,7 +129,7 @@ struct ExplanationTests {
         var builder = TraceBuilder()
         builder.set("full", true, at: 100); builder.set("full", false, at: 103)
         builder.press("half", at: 200, for: 500)
-        var machine = RigStateMachine(board: builder.board)
+        var machine = GestureStateMachine(board: builder.board)
         var events: [ShutterEvent] = []
         for edge in builder.sorted { machine.edge(edge, into: &events) }
         machine.finish(at: ms(2000), into: &events)
@@ -148,7 +148,7 @@ struct ExplanationTests {
 
     @Test("explanations carry the instant of their decision")
     func stamped() {
-        var machine = RigStateMachine(board: Rigs.simulator)
+        var machine = GestureStateMachine(board: Rigs.simulator)
         machine.explains = true
         var events: [ShutterEvent] = []
         let full = Rigs.simulator.line(named: "full")!

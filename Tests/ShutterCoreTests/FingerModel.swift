@@ -172,7 +172,7 @@ enum FingerChecks {
     /// Value unchanged by a lift: each touch's control value once it rested, just before its lift
     /// began, equals the value once it lifted and the grace ran out.
     static func liftKeepsValue(_ touches: [FingerTouch], trace: TraceBuilder) -> String? {
-        var machine = RigStateMachine(board: trace.board)
+        var machine = GestureStateMachine(board: trace.board)
         var events: [ShutterEvent] = []
         let edges = trace.sorted
         var next = 0

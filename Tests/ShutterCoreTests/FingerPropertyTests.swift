@@ -156,7 +156,7 @@ struct NextDeadlineTests {
             for tap in 0..<3 { touches.append(model.tap(at: touches.last!.end + 1000 + 900 * Double(tap))) }
             let trace = FingerChecks.edges(touches, board: Rigs.simulator, thumb: thumb,
                                            extra: FingerPropertyTests.lightPressFirst)
-            var machine = RigStateMachine(board: trace.board)
+            var machine = GestureStateMachine(board: trace.board)
             var events: [ShutterEvent] = []
             var turns = 0
             // As the interpreter turns: every edge of an instant, then time to that instant, then

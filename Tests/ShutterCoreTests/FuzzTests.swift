@@ -15,7 +15,7 @@ struct FuzzTests {
     /// With `api`, controls are also enabled and disabled through the API between edges.
     static func runWithAfter(seed: UInt64, board: Board, api: Bool = false) -> (events: [ShutterEvent], after: [ShutterEvent]) {
         var random = SplitMix64(seed: seed)
-        var machine = RigStateMachine(board: board)
+        var machine = GestureStateMachine(board: board)
         var events: [ShutterEvent] = []
         var levels = Array(repeating: false, count: board.lines.count)
         var time: Int64 = random.chance(0.1) ? Int64.max - 50_000_000_000 : 0

@@ -135,7 +135,7 @@ struct GeneratedBoardTests {
     /// Feeds `run` through a machine for `board`, the edges the way the daemon does (advance, then
     /// the edge) with each API call at its time.
     static func events(_ run: Run, board: Board) -> [ShutterEvent] {
-        var machine = RigStateMachine(board: board)
+        var machine = GestureStateMachine(board: board)
         var events: [ShutterEvent] = []
         var calls = run.calls[...]
         func call(until time: Instant) {

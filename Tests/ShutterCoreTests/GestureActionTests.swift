@@ -71,7 +71,7 @@ import Testing
 
     @Test("what comes first at one instant is a table from decision to rule")
     func precedence() {
-        typealias Rig = RigStateMachine
+        typealias Rig = GestureStateMachine
         let began = CaptureButton.Action.began(pressedAt: Self.at(0), photo: true)
         #expect(Rig.precedence(of: .capture(began, of: .primary), stripMakesLightPresses: false)
             == Rig.Precedence(resolvesLightPress: .fullPress, collapsesControls: true))

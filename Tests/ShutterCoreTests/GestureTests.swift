@@ -147,7 +147,7 @@ struct ButtonGestureTests {
     }
 
     @Test func captureBecomingUnavailableCancelsAPressInProgress() {
-        var machine = RigStateMachine(board: Rigs.simulator)
+        var machine = GestureStateMachine(board: Rigs.simulator)
         var events: [ShutterEvent] = []
         let half = Rigs.simulator.line(named: "half")!, full = Rigs.simulator.line(named: "full")!
         machine.edge(Edge(line: half, active: true, time: ms(100)), into: &events)

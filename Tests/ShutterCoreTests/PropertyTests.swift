@@ -158,7 +158,7 @@ enum CleanTraces {
     }
 
     static func run(_ trace: TraceBuilder) -> (events: [ShutterEvent], values: [String: ControlValue]) {
-        var machine = RigStateMachine(board: trace.board)
+        var machine = GestureStateMachine(board: trace.board)
         var events: [ShutterEvent] = []
         let edges = trace.sorted
         for edge in edges {

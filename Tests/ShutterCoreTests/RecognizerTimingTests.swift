@@ -72,7 +72,7 @@ struct KernelDebounceTests {
 }
 
 /// Windows a board may state against the recognizer's settle hold
-/// (`RigStateMachine.settleLimit`, 50 ms): the longest debounce and glitch filter must not trap it.
+/// (`GestureStateMachine.settleLimit`, 50 ms): the longest debounce and glitch filter must not trap it.
 @Suite("Longest board windows")
 struct LongestWindowTests {
     static func board(debounceMs: Int, glitchFilterMs: Int) -> Board {

@@ -6,8 +6,8 @@ enum ControlsSituation: String, CaseIterable, Sendable {
     case inactive, active, choosing
 
     /// The machine brought there by a light press (active) or a double light press (choosing).
-    func machine(_ board: Board = Rigs.board()) -> RigStateMachine {
-        var machine = RigStateMachine(board: board)
+    func machine(_ board: Board = Rigs.board()) -> GestureStateMachine {
+        var machine = GestureStateMachine(board: board)
         var trace = TraceBuilder(board)
         switch self {
         case .inactive: break
@@ -24,12 +24,12 @@ enum ControlsSituation: String, CaseIterable, Sendable {
 }
 
 /// Commands through the local API: each says what it changed, and a refused one says nothing.
-@Suite("RigStateMachine: remote commands")
+@Suite("GestureStateMachine: remote commands")
 struct RemoteCommandTests {
     @Test(arguments: [CapturePhase.began, .ended])
     func aRemoteCaptureBeginsThenEnds(captureOn: CapturePhase) {
         let board = Rigs.board(gestures: #"{"captureOn": "\#(captureOn.rawValue)"}"#)
-        var machine = RigStateMachine(board: board)
+        var machine = GestureStateMachine(board: board)
         var events: [ShutterEvent] = []
         #expect(machine.remoteCapture(at: ms(500), into: &events))
         #expect(events.map(\.summary) == ["capture began remote", "capture ended remote"])
@@ -41,7 +41,7 @@ struct RemoteCommandTests {
     }
 
     @Test func aRefusedRemoteCaptureEmitsNothing() {
-        var machine = RigStateMachine(board: Rigs.board())
+        var machine = GestureStateMachine(board: Rigs.board())
         var events: [ShutterEvent] = []
         machine.setCaptureAvailable(false, at: ms(100), into: &events)
         events.removeAll()

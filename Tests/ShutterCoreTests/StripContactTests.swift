@@ -55,7 +55,7 @@ enum StripRigs {
     }
 
     /// Runs `edges` on `machine` as `shutter replay` does, without finishing.
-    static func feed(_ edges: [Edge], _ machine: inout RigStateMachine, into events: inout [ShutterEvent]) {
+    static func feed(_ edges: [Edge], _ machine: inout GestureStateMachine, into events: inout [ShutterEvent]) {
         for edge in edges {
             machine.advance(to: edge.time, into: &events)
             machine.edge(edge, into: &events)
@@ -63,7 +63,7 @@ enum StripRigs {
     }
 
     static func run(_ text: String, board: Board) -> [ShutterEvent] {
-        RigStateMachine.replay(edges(text, board: board), board: board)
+        GestureStateMachine.replay(edges(text, board: board), board: board)
     }
 
     /// The light presses and double light presses `text` makes on the strip-only Zero 2 W board.
@@ -74,7 +74,7 @@ enum StripRigs {
     /// The value of control `id` once `before` has run and time reached `rest` seconds, and once
     /// `after` has run too and input ended.
     static func value(_ id: String, board: Board, before: String, rest: Double, after: String) -> (ControlValue?, ControlValue?) {
-        var machine = RigStateMachine(board: board)
+        var machine = GestureStateMachine(board: board)
         var events: [ShutterEvent] = []
         feed(edges(before, board: board), &machine, into: &events)
         machine.advance(to: .nanoseconds(Int64((rest * 1e9).rounded())), into: &events)

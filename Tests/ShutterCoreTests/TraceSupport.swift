@@ -89,12 +89,12 @@ struct TraceBuilder {
 
     /// Runs the trace the way `shutter replay` does.
     func run(available: Bool = true, finish: Bool = true) -> [ShutterEvent] {
-        var machine = RigStateMachine(board: board)
+        var machine = GestureStateMachine(board: board)
         return run(on: &machine, available: available, finish: finish)
     }
 
     /// Runs the trace through `machine` as ``run(available:finish:)`` does.
-    func run(on machine: inout RigStateMachine, available: Bool = true, finish: Bool = true) -> [ShutterEvent] {
+    func run(on machine: inout GestureStateMachine, available: Bool = true, finish: Bool = true) -> [ShutterEvent] {
         var events: [ShutterEvent] = []
         if !available { machine.setCaptureAvailable(false, at: .zero, into: &events) }
         let trace = sorted

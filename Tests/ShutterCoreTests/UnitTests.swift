@@ -34,11 +34,11 @@ struct LineDebouncerTests {
     }
 }
 
-@Suite("RigStateMachine: time and JSON")
+@Suite("GestureStateMachine: time and JSON")
 struct RigStateMachineTests {
     @Test func nextDeadlineDrivesTheDaemonsTimer() {
         let board = Rigs.simulator
-        var machine = RigStateMachine(board: board)
+        var machine = GestureStateMachine(board: board)
         var events: [ShutterEvent] = []
         #expect(machine.nextDeadline == nil)
         machine.edge(Edge(line: board.line(named: "half")!, active: true, time: ms(100)), into: &events)
@@ -99,7 +99,7 @@ struct RigStateMachineTests {
         trace.press("half", at: 100, for: 120, bounces: 3)
         trace.swipe([0, 1, 2, 3], at: 600)
         trace.fullClick(at: 1500, bounces: 3)
-        #expect(RigStateMachine.replay(trace.sorted, board: trace.board) == trace.run())
+        #expect(GestureStateMachine.replay(trace.sorted, board: trace.board) == trace.run())
     }
 
     @Test func pickerValueJSON() {
@@ -109,10 +109,10 @@ struct RigStateMachineTests {
     }
 
     @Test func persistedValuesAreRestoredValidated() {
-        let machine = RigStateMachine(board: Rigs.simulator, initialValues: [
+        let machine = GestureStateMachine(board: Rigs.simulator, initialValues: [
             "zoom": .number(3.5), "exposure": .number(0.4), "filter": .index(9), "gone": .number(1),
         ])
-        #expect(RigStateMachine(board: Rigs.simulator, initialValues: ["exposure": .number(0.01)])
+        #expect(GestureStateMachine(board: Rigs.simulator, initialValues: ["exposure": .number(0.01)])
             .controlValues["exposure"] == .number(0))
         #expect(machine.controlValues["zoom"] == .number(3.5))
         #expect(machine.controlValues["exposure"] == .number(0.333333333333))
@@ -142,7 +142,7 @@ struct RigStateMachineTests {
     func kernelDebouncedLinesStillHaveTheGlitchFilter(_ row: GlitchCase) {
         let board = Rigs.board(gestures: #"{"glitchFilterMs": \#(row.glitchFilterMs)}"#)
         #expect(board.gestures.glitchFilter == .milliseconds(row.glitchFilterMs))
-        var machine = RigStateMachine(board: board, softwareDebounce: [])
+        var machine = GestureStateMachine(board: board, softwareDebounce: [])
         var events: [ShutterEvent] = []
         let half = board.line(named: "half")!, full = board.line(named: "full")!
         machine.edge(Edge(line: half, active: true, time: ms(100)), into: &events)

@@ -8,18 +8,18 @@ import ShutterCore
 @testable import ShutterService
 
 /// `--explain` through the interpreter the daemon, monitor and replay share.
-@Suite("Interpreter explanations (setup mode)")
+@Suite("GestureDriver explanations (setup mode)")
 struct ExplainTests {
     /// The interpreter on the simulator board's mock chip, recording what it hands on, in order.
     final class Recorder {
         let chip = MockChip()
         let board: Board
-        let interpreter: Interpreter
+        let interpreter: GestureDriver
         var lines: [String] = []
 
         init(explaining: Bool) throws {
             board = try Board.decode(Data(TestRig.simulatorBoard.utf8), file: "test-board.json")
-            interpreter = Interpreter(board: board, watcher: try chip.watch(board.lines, consumer: "explain-test"))
+            interpreter = GestureDriver(board: board, watcher: try chip.watch(board.lines, consumer: "explain-test"))
             interpreter.emit = { [unowned self] event in lines.append("event \(event.name)") }
             if explaining { interpreter.explain = { [unowned self] in lines.append("why \($0.line)") } }
         }

@@ -194,12 +194,12 @@ final class LogLines {
         var settings = HookSettings()
         settings.event = ["/bin/echo", "{control}", "{enabled}"]
         settings.events = ["controlEnabled", "captureEnabled"]
-        let control = DaemonEvent(.gesture(.controlEnabled(control: "zoom", enabled: false, at: .seconds(1))))
+        let control = ServiceEvent(.gesture(.controlEnabled(control: "zoom", enabled: false, at: .seconds(1))))
         let job = try #require(HookRunner.jobs(for: control, settings: settings).first)
         #expect(job.arguments == ["/bin/echo", "zoom", "false"])
         #expect(job.environment["SHUTTER_ENABLED"] == "false")
         #expect(job.environment["SHUTTER_JSON"] == control.line)
-        let capture = DaemonEvent(.gesture(.captureEnabled(enabled: true, at: .seconds(1))))
+        let capture = ServiceEvent(.gesture(.captureEnabled(enabled: true, at: .seconds(1))))
         let captureJob = try #require(HookRunner.jobs(for: capture, settings: settings).first)
         #expect(captureJob.environment["SHUTTER_ENABLED"] == "true")
     }
@@ -209,12 +209,12 @@ final class LogLines {
     @Test func anEventsFieldsAreItsLinesMembers() throws {
         let failure = CaptureFailure(at: .seconds(2), shot: Shot(pressedAt: .seconds(1)), error: .notReady(reason: "a \"quoted\" {reason}"))
         let events = [
-            DaemonEvent(.gesture(.controlEnabled(control: "zoom", enabled: false, at: .seconds(1)))),
-            DaemonEvent(.gesture(.capture(phase: .ended, action: .remote, pressedAt: .seconds(1), releasedAt: .seconds(1),
+            ServiceEvent(.gesture(.controlEnabled(control: "zoom", enabled: false, at: .seconds(1)))),
+            ServiceEvent(.gesture(.capture(phase: .ended, action: .remote, pressedAt: .seconds(1), releasedAt: .seconds(1),
                                           photo: true, reason: nil, at: .seconds(1)))),
-            DaemonEvent(.capture(.captureFailed(failure), request: .string("shot-1"))),
-            DaemonEvent(.capture(.captureFailed(failure), request: .number(7, text: "7"))),
-            DaemonEvent(.edgesLost(count: 3, resynchronised: true, at: .seconds(3))),
+            ServiceEvent(.capture(.captureFailed(failure), request: .string("shot-1"))),
+            ServiceEvent(.capture(.captureFailed(failure), request: .number(7, text: "7"))),
+            ServiceEvent(.edgesLost(count: 3, resynchronised: true, at: .seconds(3))),
         ]
         for event in events {
             guard case .object(let members)? = try? JSONValue.parse(Array(event.line.utf8)) else {

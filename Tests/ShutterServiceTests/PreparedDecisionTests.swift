@@ -7,7 +7,7 @@ import ShutterCore
 @testable import ShutterNode
 @testable import ShutterService
 
-/// The decision at a deadline worked out ahead (``Interpreter/prepareNextDecision()``) and
+/// The decision at a deadline worked out ahead (``GestureDriver/prepareNextDecision()``) and
 /// adopted when the deadline passes: the same events, in the same order, as running the state
 /// machines at the deadline, whatever came between.
 @Suite("Prepared decisions")
@@ -17,12 +17,12 @@ struct PreparedDecisionTests {
     final class Rig {
         let chip = MockChip()
         let board: Board
-        let interpreter: Interpreter
+        let interpreter: GestureDriver
         var lines: [String] = []
 
         init(edges: [Edge], explaining: Bool) throws {
             board = try Board.decode(Data(TestRig.simulatorBoard.utf8), file: "test-board.json")
-            interpreter = Interpreter(board: board, watcher: try chip.watch(board.lines, consumer: "prepared-test"))
+            interpreter = GestureDriver(board: board, watcher: try chip.watch(board.lines, consumer: "prepared-test"))
             interpreter.emit = { [unowned self] event in lines.append("\(event)") }
             if explaining { interpreter.explain = { [unowned self] in lines.append("why \($0.line)") } }
             for edge in edges { chip.set(edge.line, active: edge.active, at: edge.time) }

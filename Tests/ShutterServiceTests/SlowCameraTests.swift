@@ -56,7 +56,7 @@ struct SlowCameraTests {
                 throw CaptureError.noDevice(requested: "slow", available: [])
             }
         }, clock: clock)
-        var options = DaemonOptions()
+        var options = ServiceOptions()
         options.readsSimulatorInput = false
         options.printsEvents = false
         options.keepsState = false

@@ -17,7 +17,7 @@ struct TerminalOverlayTests {
         let photo = Photo(at: Self.at(2000), path: "photos/IMG_0001.jpg", shot: Shot(pressedAt: Self.at(1040)), frameAt: Self.at(1033),
                           width: 1280, height: 720, bytes: 126_976, frameSequence: 1, bracket: nil,
                           encodeTime: .zero, writeTime: .zero)
-        let text = TerminalOverlay.text(of: DaemonEvent(.capture(.photo(photo), request: nil)), since: Self.at(500))
+        let text = TerminalOverlay.text(of: ServiceEvent(.capture(.photo(photo), request: nil)), since: Self.at(500))
         #expect(text == "    1.500 s  \u{1B}[7m ◉ PHOTO \u{1B}[0m photos/IMG_0001.jpg (1280×720, 124 kB, frame -7 ms from the press)")
     }
 
@@ -33,11 +33,11 @@ struct TerminalOverlayTests {
         (.lineStuck(line: "pad3", at: .zero), "line pad3 stuck: ignored until it releases"),
     ])
     func aGestureEventInWords(event: ShutterEvent, words: String) {
-        #expect(TerminalOverlay.text(of: DaemonEvent(.gesture(event)), since: .zero) == "    0.000 s  " + words)
+        #expect(TerminalOverlay.text(of: ServiceEvent(.gesture(event)), since: .zero) == "    0.000 s  " + words)
     }
 
     @Test func aLostEdgeCountSaysWhatHappened() {
-        let event = DaemonEvent(.edgesLost(count: 3, resynchronised: true, at: Self.at(12_345)))
+        let event = ServiceEvent(.edgesLost(count: 3, resynchronised: true, at: Self.at(12_345)))
         #expect(TerminalOverlay.text(of: event, since: .zero) == "   12.345 s  3 edges lost (the kernel's queue overflowed); lines read again")
     }
 }

@@ -2,7 +2,7 @@
 ///
 /// The recognizer makes these from its decisions, whose reasons carry the figures the decision was
 /// made on ("full: 3.2 ms pulse dropped (glitch filter 5 ms)"), with ``Formatter``, only while
-/// ``RigStateMachine/explains`` is on: off, no text is built and nothing is stored.
+/// ``GestureStateMachine/explains`` is on: off, no text is built and nothing is stored.
 public struct Explanation: Hashable, Sendable {
     /// When the decision was made (the recognizer's time, as events are stamped).
     public var time: Instant
@@ -68,7 +68,7 @@ extension Explanation {
         }
 
         /// Why the recognizer decided `decision`; nil for a decision that needs no word.
-        func text(of decision: RigStateMachine.Decision) -> Text? {
+        func text(of decision: GestureStateMachine.Decision) -> Text? {
             switch decision {
             case .button(let action):
                 return text(of: action)

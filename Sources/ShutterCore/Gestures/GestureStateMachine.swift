@@ -6,7 +6,7 @@
 /// ``edge(_:into:)``, let time pass with ``advance(to:into:)`` (the daemon arms a
 /// timer for ``nextDeadline``), and end with ``finish(at:into:)``. The same input
 /// always gives the same events.
-public struct RigStateMachine: Sendable {
+public struct GestureStateMachine: Sendable {
     private enum LineKind: Sendable {
         case half, full, secondary
         case pad(Int)
@@ -355,7 +355,7 @@ public struct RigStateMachine: Sendable {
 
         init(kinds: [LineKind], halfLine: Int?) {
             let timers = (0...Timer.stuck.rawValue).map { Timer(rawValue: $0)! }
-            let holders = timers.map { RigStateMachine.holders(of: $0, halfLine: halfLine) }
+            let holders = timers.map { GestureStateMachine.holders(of: $0, halfLine: halfLine) }
             conditions = holders.map { $0.intersection(.watchedOnly) }
             lines = holders.map { holders in
                 var set = LineSet()
@@ -825,11 +825,11 @@ public struct RigStateMachine: Sendable {
     }
 }
 
-extension RigStateMachine {
+extension GestureStateMachine {
     /// Runs a whole trace as `shutter replay` does: for each edge, `advance(to:)` its time, then the
     /// edge; then `finish(at:)` the last edge's time. Edges must be in non-decreasing time order.
     public static func replay(_ edges: [Edge], board: Board) -> [ShutterEvent] {
-        var machine = RigStateMachine(board: board)
+        var machine = GestureStateMachine(board: board)
         var events: [ShutterEvent] = []
         for edge in edges {
             machine.edge(edge, into: &events)
@@ -841,7 +841,7 @@ extension RigStateMachine {
 
 // MARK: - Remote commands (the local API)
 
-extension RigStateMachine {
+extension GestureStateMachine {
     /// A photo asked for through the API, taken as a press would be: `capture` with action
     /// `remote`, `began` then `ended` at the same instant (a press and its release with no time
     /// between), `photo: true` on the phase the board's `captureOn` names. While capture is
@@ -915,7 +915,7 @@ extension RigStateMachine {
 
 // MARK: - Setup mode (explanations)
 
-extension RigStateMachine {
+extension GestureStateMachine {
     /// Whether the recognizer explains its decisions (`shutter run --explain`): each glitch dropped,
     /// each press classified, each tap, swipe and double-press window decided gives an
     /// ``Explanation``, taken with ``takeExplanations()``. Off (the default), none is built.

@@ -6,7 +6,7 @@ import ShutterCore
 /// Standard output, the socket's subscribers, the hooks and the simulator's terminal all get this
 /// value: the line to print or send, and what it is, so no receiver reads meaning back out of the
 /// text (a hook takes its fields from ``fields``, a front-end may switch on ``kind``).
-public struct DaemonEvent: Sendable {
+public struct ServiceEvent: Sendable {
     /// What happened, as its producer said it.
     public enum Kind: Sendable {
         /// The gesture recognizer and the controls: captures, presses, control values.

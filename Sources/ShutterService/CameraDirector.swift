@@ -6,7 +6,7 @@ import ShutterCore
 /// The recognizer decides *that* a photo is due and stamps the press; the daemon makes the
 /// ``Shot`` of it there, and the capture service picks the frame from its instant and saves it
 /// off the event loop. Nothing here blocks: every call on the service returns at once.
-public final class CaptureBridge {
+public final class CameraDirector {
     public let service: CaptureService
     /// Whether the recognizer was last told a photo can be taken.
     public private(set) var available: Bool

@@ -10,10 +10,10 @@ import ShutterCore
 /// edge. They are safe unchecked because no access overlaps another: the long ones (a machine
 /// fed an edge into ``events``) call only the machines, which are values and never call out, and
 /// the callbacks are called with no access under way.
-public final class Interpreter {
+public final class GestureDriver {
     public let board: Board
     public let watcher: any EdgeWatcher
-    @exclusivity(unchecked) public private(set) var machine: RigStateMachine
+    @exclusivity(unchecked) public private(set) var machine: GestureStateMachine
     @exclusivity(unchecked) private var edges: [Edge] = []
     @exclusivity(unchecked) private var events: [ShutterEvent] = []
     /// Receives every event, in order.
@@ -57,7 +57,7 @@ public final class Interpreter {
     /// without a copy, so that no reference is counted and no storage freed before the decision's
     /// events go out (each touches memory that went cold while the loop slept). The machines it
     /// replaced stay here until the next decision is prepared.
-    private var machineAhead: RigStateMachine
+    private var machineAhead: GestureStateMachine
     /// How many prepared decisions were adopted at their deadline (the others were overtaken).
     private(set) var adoptedDecisions = 0
     /// Counts the changes to ``machine`` (an edge, a deadline that passed, a command): a prepared
@@ -70,7 +70,7 @@ public final class Interpreter {
         let software = Set(board.lines.indices.map { LineIndex($0) }.filter {
             board[$0].debounce > .zero && !watcher.kernelDebouncedLines.contains($0)
         })
-        machine = RigStateMachine(board: board, softwareDebounce: software, initialValues: initialValues)
+        machine = GestureStateMachine(board: board, softwareDebounce: software, initialValues: initialValues)
         machineAhead = machine
         edges.reserveCapacity(256)
         events.reserveCapacity(64)
@@ -177,10 +177,10 @@ public final class Interpreter {
     }
 }
 
-extension Interpreter {
+extension GestureDriver {
     /// Runs a command on the state machines (a remote capture, a control set through the API) and
     /// hands on the events it made, also when it throws.
-    public func perform<T, E: Error>(_ body: (inout RigStateMachine, inout [ShutterEvent]) throws(E) -> T) throws(E) -> T {
+    public func perform<T, E: Error>(_ body: (inout GestureStateMachine, inout [ShutterEvent]) throws(E) -> T) throws(E) -> T {
         var made: [ShutterEvent] = []
         changes &+= 1
         defer {
