@@ -5,8 +5,6 @@ import Foundation
 import Testing
 import ShutterCore
 @testable import ShutterAPI
-@testable import ShutterHTTP
-@testable import ShutterMQTT
 @testable import ShutterNode
 @testable import ShutterService
 

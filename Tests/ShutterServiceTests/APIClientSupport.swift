@@ -4,10 +4,6 @@ import Glibc
 import Foundation
 import Testing
 import ShutterCore
-@testable import ShutterAPI
-@testable import ShutterHTTP
-@testable import ShutterMQTT
-@testable import ShutterNode
 @testable import ShutterService
 @testable import ShutterSystem
 

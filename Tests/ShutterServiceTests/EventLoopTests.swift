@@ -2,10 +2,6 @@ import Foundation
 import Testing
 import ShutterCore
 import CShutterSystem
-@testable import ShutterAPI
-@testable import ShutterHTTP
-@testable import ShutterMQTT
-@testable import ShutterNode
 @testable import ShutterService
 @testable import ShutterSystem
 

@@ -1,10 +1,6 @@
 import Foundation
 import Testing
 import ShutterCore
-@testable import ShutterAPI
-@testable import ShutterHTTP
-@testable import ShutterMQTT
-@testable import ShutterNode
 @testable import ShutterService
 
 /// `--explain` through the interpreter the daemon, monitor and replay share.

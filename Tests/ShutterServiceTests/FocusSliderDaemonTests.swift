@@ -2,10 +2,6 @@ import Foundation
 import Testing
 import ShutterCapture
 import ShutterCore
-@testable import ShutterAPI
-@testable import ShutterHTTP
-@testable import ShutterMQTT
-@testable import ShutterNode
 @testable import ShutterService
 
 /// The fake libcamera Camera Module 3 a rig opens, kept for the test to deliver its frames.

@@ -1,9 +1,6 @@
 import Testing
 import ShutterCore
-@testable import ShutterAPI
 @testable import ShutterHTTP
-@testable import ShutterMQTT
-@testable import ShutterNode
 @testable import ShutterService
 
 /// Who keeps the HTTP server's slots, decided without sockets.

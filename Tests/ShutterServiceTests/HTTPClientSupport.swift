@@ -4,9 +4,7 @@ import Glibc
 import Foundation
 import Testing
 import ShutterCore
-@testable import ShutterAPI
 @testable import ShutterHTTP
-@testable import ShutterMQTT
 @testable import ShutterNode
 @testable import ShutterService
 

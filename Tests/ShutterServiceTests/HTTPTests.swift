@@ -6,7 +6,6 @@ import Testing
 import ShutterCore
 @testable import ShutterAPI
 @testable import ShutterHTTP
-@testable import ShutterMQTT
 @testable import ShutterNode
 @testable import ShutterService
 

@@ -1,10 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-@testable import ShutterAPI
-@testable import ShutterHTTP
 @testable import ShutterMQTT
-@testable import ShutterNode
 @testable import ShutterService
 
 /// A broker connection that records what the node publishes, and hands it

@@ -1,8 +1,5 @@
 import Foundation
 import Testing
-@testable import ShutterAPI
-@testable import ShutterHTTP
-@testable import ShutterMQTT
 @testable import ShutterNode
 @testable import ShutterService
 

@@ -1,9 +1,6 @@
 import Testing
 @testable import ShutterCapture
 import ShutterCore
-@testable import ShutterAPI
-@testable import ShutterHTTP
-@testable import ShutterMQTT
 @testable import ShutterNode
 @testable import ShutterService
 

@@ -2,9 +2,6 @@ import Foundation
 import Testing
 import ShutterCapture
 import ShutterCore
-@testable import ShutterAPI
-@testable import ShutterHTTP
-@testable import ShutterMQTT
 @testable import ShutterNode
 @testable import ShutterService
 
