@@ -328,7 +328,7 @@ public final class MQTTNode {
     func eventPublished(_ event: ServiceEvent) {
         guard isConnected else { return }
         client.publish(topics.event, event.line)
-        if Self.eventsChangingStatus.contains(event.name) { statusChanged() }
+        if event.changesStatus { statusChanged() }
         if settings.syncControls, !applyingRigControl, case .gesture(.controlValue(let control, let value, _, _)) = event.kind,
            let spec = service.board.controls.first(where: { $0.id == control }), spec.isSyncedAcrossRig,
            case .number(let number) = value {
@@ -340,11 +340,6 @@ public final class MQTTNode {
         }
         flush()
     }
-
-    private static let eventsChangingStatus: Set<String> = [
-        "photo", "captureFailed", "cameraReady", "controlValue", "controlSelected", "controlsActive", "controlsInactive",
-        "controlsAdjusting", "captureEnabled", "controlEnabled", "capture",
-    ]
 
     private func statusChanged() {
         statusPacing.request(now: service.loop.clock.now)

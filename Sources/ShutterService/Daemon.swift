@@ -323,7 +323,7 @@ public final class Daemon: ServicePort {
         capture.handle(event, currentControl: interpreter.machine.controlsSnapshot.current)
         feedback?.handle(event, now: loop.clock.now)
         // Save when an adjustment is over, not on every coalesced value of a swipe.
-        if Self.eventsEndingAnAdjustment.contains(event.name) {
+        if event.endsAnAdjustment {
             saveState()
         }
     }
@@ -354,9 +354,6 @@ public final class Daemon: ServicePort {
         }
         return shot
     }
-
-    /// The events after which control values are saved (a set made once, not an array per event).
-    private static let eventsEndingAnAdjustment: Set<String> = ["controlsAdjusting", "controlSelected", "controlsInactive"]
 
     func saveState() {
         state?.save(interpreter.machine.controlValues)

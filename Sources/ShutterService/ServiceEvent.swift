@@ -62,6 +62,25 @@ public struct ServiceEvent: Sendable {
         line = json.description
         fields = json.members ?? []
     }
+
+    /// Whether the event changes what `status` says: a photo or failure, the camera ready, a
+    /// control's value, selection or state, capture or a control enabled, a capture's phase.
+    public var changesStatus: Bool {
+        switch kind {
+        case .capture(let event, _):
+            if case .focusMode = event { false } else { true }
+        case .gesture(let event):
+            switch event {
+            case .controlValue, .controlSelected, .controlsActive, .controlsInactive, .controlsAdjusting,
+                 .captureEnabled, .controlEnabled, .capture:
+                true
+            default:
+                false
+            }
+        case .edgesLost, .rig:
+            false
+        }
+    }
 }
 
 /// What the rig's MQTT side reports as event lines.

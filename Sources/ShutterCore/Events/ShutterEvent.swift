@@ -138,6 +138,15 @@ public enum ShutterEvent: Hashable, Sendable {
         }
     }
 
+    /// Whether the event ends an adjustment of the controls (its swipe, a selection, the controls
+    /// closing): the moment to save their values, not each coalesced value of a swipe.
+    public var endsAnAdjustment: Bool {
+        switch self {
+        case .controlsAdjusting, .controlSelected, .controlsInactive: true
+        default: false
+        }
+    }
+
     /// The event as one line of JSON, `"event"` and `"t"` first; byte-identical on every run.
     public var json: JSONLine { json(keepingMembers: true) }
 
