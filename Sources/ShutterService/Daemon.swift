@@ -67,11 +67,6 @@ public final class Daemon: ServicePort {
     public private(set) var captureEnabled = true
     /// Receive every event, its line exactly as standard output gets it (API subscribers, hooks).
     private var eventObservers: [(ServiceEvent) -> Void] = []
-    /// The events the recognizer will emit at its next deadline if no edge comes first, each with
-    /// its line already made (``GestureDriver/prepareNextDecision()``): a press's decision then
-    /// writes a line made while the loop had time. A line depends only on its event, so one made
-    /// for a prediction that did not come true is simply not used.
-    private var preparedEvents: [(event: ShutterEvent, published: ServiceEvent)] = []
     private(set) var simulator: SimulatorInput?
     /// The rig's transport (the MQTT node), when the board has a rig.
     public var rigParticipant: (any RigParticipant)?
@@ -241,11 +236,7 @@ public final class Daemon: ServicePort {
     private func wireInterpreter() {
         loop.wakeAhead = board.gestures.wakeAhead
         loop.holdAhead = board.gestures.holdCamera
-        interpreter.emit = { [unowned self] event in handle(event) }
-        interpreter.prepareEvents = { [unowned self] events in
-            preparedEvents.removeAll(keepingCapacity: true)
-            for event in events { preparedEvents.append((event, ServiceEvent(.gesture(event)))) }
-        }
+        interpreter.emitPublished = { [unowned self] event, published in handle(event, published: published) }
         if options.explains {
             interpreter.explain = { [unowned self] explanation in
                 Log.info("why \(JSONLine.number((explanation.time - startedAt).milliseconds / 1000, decimals: 3)) s  \(explanation.line)")
@@ -304,15 +295,11 @@ public final class Daemon: ServicePort {
         if wokeAReader { loop.yieldToWokenReader() }
     }
 
-    private func handle(_ event: ShutterEvent) {
+    /// - Parameter published: the event's published form when the driver made it ahead of time.
+    private func handle(_ event: ShutterEvent, published: ServiceEvent? = nil) {
         // A remote capture begins too, but it is no press.
         if case .capture(.began, let action, _, _, _, _, _) = event, action != .remote { counters.presses += 1 }
-        if let first = preparedEvents.first, first.event == event {
-            publish(first.published)
-            preparedEvents.removeFirst()
-        } else {
-            publish(ServiceEvent(.gesture(event)))
-        }
+        publish(published ?? ServiceEvent(.gesture(event)))
         // The press for `captureOn: began`, the release for `ended`, the scheduled instant of a burst shot.
         switch event {
         case .capture, .burst:

@@ -16,8 +16,13 @@ public final class GestureDriver {
     @exclusivity(unchecked) public private(set) var machine: GestureStateMachine
     @exclusivity(unchecked) private var edges: [Edge] = []
     @exclusivity(unchecked) private var events: [ShutterEvent] = []
-    /// Receives every event, in order.
+    /// Receives every event, in order (unless ``emitPublished`` is set).
     @exclusivity(unchecked) public var emit: (ShutterEvent) -> Void = { _ in }
+    /// Set instead of ``emit`` by an owner that publishes each event as a ``ServiceEvent``:
+    /// receives every event, in order, with its published form when it was made ahead of time
+    /// (a decision ``prepareNextDecision()`` worked out and ``pump(now:)`` adopted), nil when the
+    /// owner makes it now. The one place a prediction and what it will publish are kept.
+    @exclusivity(unchecked) public var emitPublished: ((ShutterEvent, ServiceEvent?) -> Void)?
     /// Receives each raw edge before the state machines see it (`record`, `monitor`).
     @exclusivity(unchecked) public var observeEdge: (Edge) -> Void = { _ in }
     /// Receives why the recognizer decided what it did (setup mode, `--explain`), before the events
@@ -32,15 +37,14 @@ public final class GestureDriver {
     public var reportLostEdges: (Int, Instant) -> Void = { _, _ in }
     /// Whether the levels could be read back after the last loss (and the recognizer resynchronised).
     public private(set) var resynchronised = false
-    /// Told the events the state machines will emit at their next deadline if no edge comes first
-    /// (``prepareNextDecision()``), so that their lines can be made while the loop has time.
-    public var prepareEvents: ([ShutterEvent]) -> Void = { _ in }
 
     /// What the state machines decide at their next deadline if nothing comes before it; their
     /// state after it is ``machineAhead``.
     private struct PreparedDecision {
         var deadline: Instant
         var events: [ShutterEvent]
+        /// ``events`` as published, made with them when ``emitPublished`` is set.
+        var published: [ServiceEvent]
         /// The machines' deadline after this one, found when the decision was made.
         var nextDeadline: Instant?
         /// ``changes`` when it was made: any later change to the machines makes it stale.
@@ -58,6 +62,8 @@ public final class GestureDriver {
     /// events go out (each touches memory that went cold while the loop slept). The machines it
     /// replaced stay here until the next decision is prepared.
     private var machineAhead: GestureStateMachine
+    /// The published forms of the adopted decision's events, handed on with them by ``flush``.
+    @exclusivity(unchecked) private var adoptedPublished: [ServiceEvent] = []
     /// How many prepared decisions were adopted at their deadline (the others were overtaken).
     private(set) var adoptedDecisions = 0
     /// Counts the changes to ``machine`` (an edge, a deadline that passed, a command): a prepared
@@ -82,8 +88,8 @@ public final class GestureDriver {
     @exclusivity(unchecked) public private(set) var nextDeadline: Instant?
 
     /// Works out, ahead of time, what the state machines will decide at their next deadline if no
-    /// edge comes before it (the end of a press's confirmation window), and hands those events to
-    /// ``prepareEvents``. Called when a wake-up's work is done: at the deadline ``pump(now:)``
+    /// edge comes before it (the end of a press's confirmation window), with the lines it will
+    /// publish (for ``emitPublished``). Called when a wake-up's work is done: at the deadline ``pump(now:)``
     /// then adopts the result, and the press's decision costs a read of the lines and a write,
     /// not a run of the recognizer and the making of its lines on code that went cold while the
     /// loop slept. Does nothing when the decision is already prepared or there is no deadline.
@@ -96,9 +102,14 @@ public final class GestureDriver {
         machineAhead = machine
         var made: [ShutterEvent] = []
         machineAhead.advance(to: deadline, into: &made)
-        prepared = PreparedDecision(deadline: deadline, events: made, nextDeadline: machineAhead.findNextDeadline(), madeAfter: changes)
-        prepareEvents(made)
+        let published = emitPublished == nil ? [] : made.map { ServiceEvent(.gesture($0)) }
+        prepared = PreparedDecision(deadline: deadline, events: made, published: published,
+                                    nextDeadline: machineAhead.findNextDeadline(), madeAfter: changes)
     }
+
+    /// The events of the decision ``prepareNextDecision()`` worked out, while it stands; nil when
+    /// none does (nothing prepared, or the machines changed since).
+    public var preparedEvents: [ShutterEvent]? { standingDecision?.events }
 
     /// The next deadline if someone waits for what is decided there: the decision prepared for it
     /// (``prepareNextDecision()``) makes events, and nothing changed since it was made. The loop
@@ -124,7 +135,9 @@ public final class GestureDriver {
             swap(&machine, &machineAhead)
             nextDeadline = decision.nextDeadline
             events.append(contentsOf: decision.events)
+            adoptedPublished = decision.published
             flush(findingNextDeadline: false)
+            adoptedPublished = []
         } else if !edges.isEmpty || lost > 0 || nextDeadline.map({ $0 <= now }) == true {
             // Only time passing short of the next deadline leaves the machines as they were.
             changes &+= 1
@@ -172,7 +185,13 @@ public final class GestureDriver {
         if let explain {
             for explanation in machine.takeExplanations() { explain(explanation) }
         }
-        for event in events { emit(event) }
+        if let emitPublished {
+            for (index, event) in events.enumerated() {
+                emitPublished(event, index < adoptedPublished.count ? adoptedPublished[index] : nil)
+            }
+        } else {
+            for event in events { emit(event) }
+        }
         events.removeAll(keepingCapacity: true)
     }
 }
@@ -188,7 +207,9 @@ extension GestureDriver {
             if let explain {
                 for explanation in machine.takeExplanations() { explain(explanation) }
             }
-            for event in made { emit(event) }
+            for event in made {
+                if let emitPublished { emitPublished(event, nil) } else { emit(event) }
+            }
         }
         return try body(&machine, &made)
     }

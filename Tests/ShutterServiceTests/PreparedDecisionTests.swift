@@ -145,7 +145,6 @@ struct PreparedDecisionTests {
         let edges = Self.session(seed: 7, board: board, count: 24)
         let rig = try Rig(edges: edges, explaining: false)
         var prepared: [ShutterEvent] = []
-        rig.interpreter.prepareEvents = { prepared = $0 }
         #expect(rig.interpreter.awaitedDeadline == nil, "nothing prepared")
         var read = 0
         rig.interpreter.observeEdge = { _ in read += 1 }
@@ -165,6 +164,7 @@ struct PreparedDecisionTests {
                 #expect(rig.interpreter.awaitedDeadline == nil, "a decision made before this wake-up stands at \(now)")
             }
             rig.interpreter.prepareNextDecision()
+            prepared = rig.interpreter.preparedEvents ?? []
             let expected = prepared.isEmpty ? nil : rig.interpreter.nextDeadline
             #expect(rig.interpreter.awaitedDeadline == expected, "at \(now): \(prepared)")
             if expected != nil { awaited += 1 } else if rig.interpreter.nextDeadline != nil { sleptUntil += 1 }
@@ -191,9 +191,9 @@ struct PreparedDecisionTests {
                      Edge(line: full, active: true, time: ms(1_000)), Edge(line: full, active: false, time: ms(1_002))]
         let rig = try Rig(edges: edges, explaining: false)
         var prepared: [[ShutterEvent]] = []
-        rig.interpreter.prepareEvents = { prepared.append($0) }
         try rig.pump(at: ms(160.1))
         rig.interpreter.prepareNextDecision()
+        prepared.append(rig.interpreter.preparedEvents ?? [])
         // What the deadline at 165 ms will say: the capture began, pressed at 160 ms.
         #expect(rig.interpreter.nextDeadline == ms(165))
         #expect(prepared.last?.first.map { "\($0)" }?.contains("capture(phase: ShutterCore.EventPhase.began") == true,
