@@ -319,7 +319,7 @@ public final class Daemon: ServicePort {
     /// shot for the whole rig, and a remote capture does when asked with "rig": true: originated
     /// here, before the capture service sees the press, so the rig hears of it first.
     private func shot(of event: ShutterEvent, at instant: Instant) -> Shot {
-        var request: RequestID?
+        var request: JSONValue?
         var startsRigShot = false
         if case .capture(_, let action, _, _, _, _, _) = event {
             if action != .remote {
@@ -401,7 +401,7 @@ public final class Daemon: ServicePort {
         }
         // The remote capture this photo answers, for the client that asked for it.
         tellRig(rigShot, of: event)
-        let request = event.shot?.request.map(JSONValue.init)
+        let request = event.shot?.request
         publish(ServiceEvent(.capture(event, request: request), shot: rigParticipant == nil ? nil : rigShot?.id))
     }
 

@@ -28,7 +28,7 @@ extension Daemon {
             }
             // The shot of the press this capture makes carries its id, and starts a shot for the
             // whole rig when asked (``handle(_:)`` makes it, and publishes the rig's).
-            remoteCapture = RemoteCapture(request: request.id.map(RequestID.init), rig: rig)
+            remoteCapture = RemoteCapture(request: request.id, rig: rig)
             defer { remoteCapture = nil }
             guard interpreter.perform({ machine, events in machine.remoteCapture(at: now, into: &events) }) else {
                 let refusal = captureRefusal
@@ -119,28 +119,9 @@ extension Daemon {
 /// A `capture` request being carried out: the `id` its photo or failure answers, whether it
 /// starts a rig shot, and the shot its press made.
 struct RemoteCapture {
-    var request: RequestID?
+    var request: JSONValue?
     var rig: Bool
     var shot: Shot?
-}
-
-extension RequestID {
-    /// The `id` of a request, as its answer's line gives it back.
-    init(_ id: JSONValue) {
-        let text: String? = if case .string(let string) = id { string } else { nil }
-        self.init(json: id.text, text: text)
-    }
-}
-
-extension JSONValue {
-    /// The request `id` a shot carries, as the request gave it.
-    init(_ request: RequestID) {
-        if let text = request.text {
-            self = .string(text)
-        } else {
-            self = (try? JSONValue.parse(request.json.utf8)) ?? .null
-        }
-    }
 }
 
 extension Daemon {

@@ -16,7 +16,7 @@ struct ShotDeskTests {
 
     @Test func aRemoteRequestsIdComesBackWithTheShotItsPhotoAnswers() {
         var desk = ShotDesk()
-        let request = RequestID(json: #""shot-1""#, text: "shot-1")
+        let request = JSONValue.string("shot-1")
         let asked = desk.shot(pressedAt: .seconds(2), request: request)
         let press = desk.shot(pressedAt: .seconds(2))
         // The photo carries its shot back; the desk gives the shot in flight, once.

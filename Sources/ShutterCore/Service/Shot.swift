@@ -9,20 +9,6 @@ public struct ShotID: RawRepresentable, Hashable, Sendable, CustomStringConverti
     public var description: String { String(rawValue) }
 }
 
-/// The `id` of a remote `capture` request, as the request gave it, for the `photo` or
-/// `captureFailed` event that answers it (`"request": id`).
-public struct RequestID: Hashable, Sendable {
-    /// The id as JSON text (`7`, `"a"`, `{"k":1}`).
-    public var json: String
-    /// The id unquoted when it is a JSON string (what a hook's `{request}` takes); nil otherwise.
-    public var text: String?
-
-    public init(json: String, text: String? = nil) {
-        self.json = json
-        self.text = text
-    }
-}
-
 /// One photo asked for: made where the decision to take it is made (a press, a burst's slot, a
 /// remote `capture`, another node's rig shot), carried through the capture service with its
 /// frame, and returned in the photo or failure that answers it. Everything the answer needs
@@ -32,8 +18,9 @@ public struct Shot: Hashable, Sendable {
     /// The instant whose frame is taken: a press's edge, a release, a burst's slot, a rig shot's
     /// instant on this node's clock.
     public var pressedAt: Instant
-    /// The remote `capture` request that asked for it, when it had an `id`.
-    public var request: RequestID?
+    /// The `id` of the remote `capture` request that asked for it, as the request gave it: the
+    /// `photo` or `captureFailed` event that answers it says `"request": id`.
+    public var request: JSONValue?
     /// The rig's shot it takes part in: one this node originated (a press, or a `capture` with
     /// `"rig": true`), or another node's.
     public var rigShot: RigShot?
@@ -43,7 +30,7 @@ public struct Shot: Hashable, Sendable {
     /// Whether the photo's SHA-256 is computed as it is written (a rig shot's result carries it).
     public var digest: Bool
 
-    public init(id: ShotID = .unnumbered, pressedAt: Instant, request: RequestID? = nil, rigShot: RigShot? = nil,
+    public init(id: ShotID = .unnumbered, pressedAt: Instant, request: JSONValue? = nil, rigShot: RigShot? = nil,
                 fileName: String? = nil, digest: Bool = false) {
         self.id = id
         self.pressedAt = pressedAt

@@ -19,7 +19,7 @@ public struct ShotDesk: Sendable {
     public init() {}
 
     /// Makes a shot of the frame at `pressedAt` and keeps it until it is answered.
-    public mutating func shot(pressedAt: Instant, request: RequestID? = nil, rigShot: RigShot? = nil,
+    public mutating func shot(pressedAt: Instant, request: JSONValue? = nil, rigShot: RigShot? = nil,
                               fileName: String? = nil, digest: Bool = false) -> Shot {
         let shot = Shot(id: ShotID(rawValue: nextID), pressedAt: pressedAt, request: request, rigShot: rigShot,
                         fileName: fileName, digest: digest)
