@@ -321,12 +321,15 @@ public final class Daemon: ServicePort {
     private func shot(of event: ShutterEvent, at instant: Instant) -> Shot {
         var request: JSONValue?
         var startsRigShot = false
+        // The first capture a `capture` request makes is the one its reply and its id follow.
+        var answersRemoteCapture = false
         if case .capture(_, let action, _, _, _, _, _) = event {
             if action != .remote {
                 startsRigShot = true
             } else if let asked = remoteCapture, asked.shot == nil {
                 request = asked.request
                 startsRigShot = asked.rig
+                answersRemoteCapture = true
             }
         }
         let shot: Shot
@@ -336,9 +339,7 @@ public final class Daemon: ServicePort {
         } else {
             shot = shots.shot(pressedAt: instant, request: request)
         }
-        if case .capture(_, .remote, _, _, _, _, _) = event, remoteCapture != nil, remoteCapture?.shot == nil {
-            remoteCapture?.shot = shot
-        }
+        if answersRemoteCapture { remoteCapture?.shot = shot }
         return shot
     }
 
