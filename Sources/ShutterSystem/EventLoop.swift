@@ -134,11 +134,12 @@ public final class EventLoop {
             if signal == SIGINT || signal == SIGTERM { self.stop() }
         }
         standardOutputClosed = { [unowned self] in self.stop() }
-        let gone = LineWriter.standardOutput.goneDescriptor
-        watch(gone) { [unowned self] in
-            unwatch(gone)
+        var told = false
+        LineWriter.standardOutput.ringWhenGone(mailbox.makeBell { [unowned self] in
+            guard !told else { return }
+            told = true
             standardOutputClosed()
-        }
+        })
     }
 
     deinit {
@@ -272,6 +273,8 @@ public final class EventLoop {
         } else {
             holdingSince = nil
         }
+        // A bell held through a hold that has ended is run now.
+        if !holding { mailbox.wakeForHeldBells() }
         dynamicStarts.removeAll(keepingCapacity: true)
         for source in dynamicSources {
             dynamicStarts.append(pollSet.count)
@@ -365,7 +368,7 @@ public final class EventLoop {
             if readable { try dynamicSources[sourceIndex].handler() }
         }
         // After the inputs: posted work never goes before a press read in the same wake-up.
-        if pollSet[Self.mailboxSlot].revents != 0 { mailbox.runWaiting() }
+        if pollSet[Self.mailboxSlot].revents != 0 { mailbox.runWaiting(holding: holding) }
         try endWakeUp(timerFired: timerFired)
     }
 

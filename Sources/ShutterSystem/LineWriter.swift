@@ -10,8 +10,8 @@ import Synchronization
 ///
 /// At most `capacity` bytes wait; lines beyond that are dropped and counted, and once there is
 /// room again one `outputDropped` {`count`} line says how many. When the reader goes away
-/// (`EPIPE`; SIGPIPE is ignored), further lines are discarded and ``goneDescriptor`` becomes
-/// readable, so the event loop can end the run cleanly.
+/// (`EPIPE`; SIGPIPE is ignored), further lines are discarded and the bells given to
+/// ``ringWhenGone(_:)`` ring, so the event loop can end the run cleanly.
 public final class LineWriter: Sendable {
     /// Standard output, 4 MiB of lines at most.
     public static let standardOutput = LineWriter(descriptor: STDOUT_FILENO, capacity: 4 << 20)
@@ -26,27 +26,33 @@ public final class LineWriter: Sendable {
     let capacity: Int
     private let state = Mutex(State())
     private let queue = DispatchQueue(label: "shutter.output")
-    /// Readable once the reader has gone: the event loop watches it.
-    public let goneDescriptor: CInt
-    private let goneSignal: CInt
+    /// Rung once the reader has gone: each event loop's that wants to know.
+    private let goneBells = Mutex<[LoopBell]>([])
 
     public init(descriptor: CInt, capacity: Int) {
         self.descriptor = descriptor
         self.capacity = capacity
-        var ends: [CInt] = [-1, -1]
-        if pipe(&ends) == 0 {
-            for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC); _ = fcntl(end, F_SETFL, O_NONBLOCK) }
-        } else {
-            ends = [-1, -1]
-        }
-        goneDescriptor = ends[0]
-        goneSignal = ends[1]
         // A reader that goes away must not kill the process mid-photo: writes fail with EPIPE instead.
         signal(SIGPIPE, SIG_IGN)
     }
 
     /// Whether the reader has gone (a write failed with EPIPE).
     public var readerGone: Bool { state.withLock { $0.readerGone } }
+
+    /// Rings `bell` when the reader goes, or now when it has gone already. Bells of loops that
+    /// are gone are let go of here, so a process that makes many loops (tests) keeps few.
+    public func ringWhenGone(_ bell: LoopBell) {
+        let gone = state.withLock { state in
+            if !state.readerGone {
+                goneBells.withLock { bells in
+                    bells.removeAll { $0.isSilent }
+                    bells.append(bell)
+                }
+            }
+            return state.readerGone
+        }
+        if gone { bell.ring() }
+    }
 
     /// Queues `text` for writing; never blocks. Dropped (and counted) when `capacity` bytes wait already.
     public func send(_ text: String) {
@@ -76,8 +82,9 @@ public final class LineWriter: Sendable {
                 state.queuedBytes -= bytes
                 if !written, !state.readerGone {
                     state.readerGone = true
-                    var one: UInt8 = 1
-                    _ = Glibc.write(goneSignal, &one, 1)
+                    goneBells.withLock { bells in
+                        for bell in bells { bell.ring() }
+                    }
                 }
             }
         }

@@ -4,8 +4,13 @@ import Glibc
 import CShutterSystem
 import ShutterCore
 
-/// The one way into the loop from another thread: a queue of work under a lock and an eventfd
-/// that wakes the loop when the queue stops being empty.
+/// The one way into the loop from another thread: a queue of work under a lock, the bells
+/// (``LoopBell``) rung since the loop last looked, and an eventfd that wakes the loop when either
+/// stops being empty.
+///
+/// A bell is the lane for a result a worker thread finished (a photo written, a camera opened, a
+/// preview made): rung any number of times before the loop gets to it, its handler runs once,
+/// before the posted work of that wake-up, so a photo never waits behind a batch of clients' work.
 ///
 /// A library that insists on a thread of its own (an HTTP server's, an MQTT client's) calls
 /// ``post(_:ifDropped:)`` from that thread; the work runs on the loop's thread, between inputs,
@@ -44,14 +49,28 @@ public final class LoopMailbox: @unchecked Sendable {
     /// The batch being run, kept between wake-ups so a steady trickle allocates nothing; only
     /// the loop's thread touches it.
     private var batch: [Item] = []
+    /// The bells being run, kept as `batch` is.
+    private var bellBatch: [LoopBell] = []
     /// What posters and the loop share.
     private struct Waiting {
         var queue: [Item] = []
+        /// The bells rung and not run yet, in the order they were first rung; each at most once.
+        var rung: [LoopBell] = []
         /// Where the unrun part of `queue` starts (the array is emptied when all is run, and
         /// compacted by a post when most of it is).
         var head = 0
         /// The eventfd, or -1 once closed.
         var descriptor: CInt
+        /// Whether the eventfd was written since the loop last read it: the loop is woken
+        /// already, and a post or a ring need not write again.
+        var signalled = false
+
+        /// Wakes the loop unless it is woken already.
+        mutating func wake() {
+            guard !signalled else { return }
+            signalled = true
+            LoopMailbox.signal(descriptor)
+        }
     }
     private let waiting: Locked<Waiting>
 
@@ -78,8 +97,8 @@ public final class LoopMailbox: @unchecked Sendable {
 
     /// Queues `work` to run on the loop's thread; callable from any thread.
     ///
-    /// The loop is woken only when the queue goes from empty to non-empty: a burst of posts
-    /// costs one write and one wake-up.
+    /// The loop is woken only when it is not woken already: a burst of posts costs one write
+    /// and one wake-up.
     ///
     /// - Parameters:
     ///   - work: runs once, on the loop's thread; it must not block (it holds up the loop).
@@ -103,7 +122,7 @@ public final class LoopMailbox: @unchecked Sendable {
             }
             state.queue.append(Item(work: work, dropped: ifDropped))
             // Under the lock, so close() cannot close the descriptor between the check and the write.
-            if count == 0 { Self.signal(state.descriptor) }
+            state.wake()
             return nil
         }
         if let refusal { ifDropped?(refusal) }
@@ -117,16 +136,59 @@ public final class LoopMailbox: @unchecked Sendable {
     public var isClosed: Bool { waiting.withLock { $0.descriptor < 0 } }
 
     /// The descriptor the loop polls, asked before every wait: -1 once closed, which poll skips
-    /// (a closed descriptor's number may already belong to another file).
-    var pollDescriptor: CInt { waiting.withLock { $0.descriptor } }
+    /// (a closed descriptor's number may already belong to another file). A command that runs
+    /// its own poll instead of an ``EventLoop`` polls it too, and calls ``runWaiting(holding:)``.
+    public var pollDescriptor: CInt { waiting.withLock { $0.descriptor } }
 
-    /// Runs up to ``batchLimit`` waiting items in order, on the calling (the loop's) thread;
-    /// wakes the loop again when more wait.
+    /// Makes a bell whose ringing runs `handler` on the loop's thread, once per wake-up however
+    /// often it was rung. Call on the loop's thread. The bell does not keep the mailbox; a bell
+    /// rung after the mailbox is closed or gone does nothing.
     ///
-    /// Items run outside the lock: an item may post more work (it runs in a later batch).
+    /// - Parameters:
+    ///   - heldBeforeDecisions: the handler does not run while the loop holds its held sources
+    ///     (``EventLoop/holdAhead``): it touches the camera, as they do. It runs once the hold ends.
+    ///   - handler: what the ringing asks the loop to do; it must not block.
+    public func makeBell(heldBeforeDecisions: Bool = false, _ handler: @escaping () -> Void) -> LoopBell {
+        let bell = LoopBell(mailbox: self, held: heldBeforeDecisions, handler: handler)
+        // Room for every bell made, so that ringing one never grows an array.
+        bellCount += 1
+        let count = bellCount
+        waiting.withLock { $0.rung.reserveCapacity(count) }
+        bellBatch.reserveCapacity(count)
+        return bell
+    }
+
+    /// How many bells were made (``makeBell(heldBeforeDecisions:_:)``).
+    private var bellCount = 0
+
+    /// Marks `bell` rung and wakes the loop unless something already waits; nothing once closed.
+    fileprivate func ring(_ bell: LoopBell) {
+        waiting.withLock { state in
+            guard state.descriptor >= 0, !bell.isRung else { return }
+            bell.isRung = true
+            state.rung.append(bell)
+            state.wake()
+        }
+    }
+
+    /// Wakes the loop when a held bell was rung during a hold that has ended: the loop asks
+    /// before each wait that does not hold.
+    func wakeForHeldBells() {
+        waiting.withLock { state in
+            guard state.descriptor >= 0, state.rung.contains(where: \.held) else { return }
+            state.wake()
+        }
+    }
+
+    /// Runs the bells rung (but, while `holding`, not the held ones: they stay rung), then up to
+    /// ``batchLimit`` waiting items in order, on the calling (the loop's) thread; wakes the loop
+    /// again when more items wait.
+    ///
+    /// Bells and items run outside the lock: a handler may ring a bell or post more work (it runs
+    /// in a later wake-up).
     ///
     /// The corresponding C function is `read` (of the eventfd).
-    func runWaiting() {
+    public func runWaiting(holding: Bool = false) {
         let batchLimit = self.batchLimit
         waiting.withLock { state in
             guard state.descriptor >= 0 else { return }
@@ -134,6 +196,15 @@ public final class LoopMailbox: @unchecked Sendable {
             // in this batch or wakes the loop again; none is left without a wake-up.
             var counter: UInt64 = 0
             _ = read(state.descriptor, &counter, MemoryLayout<UInt64>.size)
+            state.signalled = false
+            if !state.rung.isEmpty {
+                // Unmarked as they are taken: a ring from now on rings again.
+                for bell in state.rung where !(holding && bell.held) {
+                    bell.isRung = false
+                    bellBatch.append(bell)
+                }
+                state.rung.removeAll { !$0.isRung }
+            }
             let end = min(state.queue.count, state.head + batchLimit)
             batch.append(contentsOf: state.queue[state.head..<end])
             state.head = end
@@ -141,9 +212,11 @@ public final class LoopMailbox: @unchecked Sendable {
                 state.queue.removeAll(keepingCapacity: state.queue.count <= 1024)
                 state.head = 0
             } else {
-                Self.signal(state.descriptor)
+                state.wake()
             }
         }
+        for bell in bellBatch where !isClosed { bell.handler() }
+        bellBatch.removeAll(keepingCapacity: true)
         for item in batch {
             // An item may close the mailbox (the daemon stopping): the rest of its batch is dropped.
             if isClosed { item.dropped?(.closed) } else { item.work() }
@@ -163,15 +236,44 @@ public final class LoopMailbox: @unchecked Sendable {
             let unrun = Array(state.queue[state.head...])
             state.queue = []
             state.head = 0
+            state.rung = []
             return unrun
         }
         for item in dropped { item.dropped?(.closed) }
     }
 
     /// Adds one to the eventfd's counter: the loop's poll sees it readable.
-    private static func signal(_ descriptor: CInt) {
+    fileprivate static func signal(_ descriptor: CInt) {
         var one: UInt64 = 1
         // EAGAIN only if the counter is at its maximum: the loop is already woken.
         _ = write(descriptor, &one, MemoryLayout<UInt64>.size)
     }
+}
+
+/// A wake-up a worker thread rings for the loop to run one handler (``LoopMailbox/makeBell(heldBeforeDecisions:_:)``):
+/// rung any number of times before the loop gets to it, the handler runs once, on the loop's
+/// thread, as a byte in a wake-up pipe once did, but through the loop's one wake channel.
+///
+/// Unchecked: ``ring()`` may be called from any thread; `isRung` is read and written only under
+/// the mailbox's lock, `handler` is called only on the loop's thread.
+public final class LoopBell: @unchecked Sendable {
+    private weak var mailbox: LoopMailbox?
+    fileprivate let held: Bool
+    fileprivate let handler: () -> Void
+    fileprivate var isRung = false
+
+    fileprivate init(mailbox: LoopMailbox, held: Bool, handler: @escaping () -> Void) {
+        self.mailbox = mailbox
+        self.held = held
+        self.handler = handler
+    }
+
+    /// Asks the loop to run the handler; callable from any thread, allocates nothing. Nothing
+    /// happens once the mailbox is closed or gone.
+    ///
+    /// The corresponding C function is `write` (to the mailbox's eventfd, when it was idle).
+    public func ring() { mailbox?.ring(self) }
+
+    /// Whether ringing does nothing any more: the mailbox is closed or gone.
+    public var isSilent: Bool { mailbox?.isClosed ?? true }
 }

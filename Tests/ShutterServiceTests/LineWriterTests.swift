@@ -72,13 +72,22 @@ struct LineWriterTests {
         let (reader, writer) = try makePipe()
         defer { close(writer) }
         let output = LineWriter(descriptor: writer, capacity: 1 << 20)
+        let mailbox = try LoopMailbox()
+        var rings = 0
+        output.ringWhenGone(mailbox.makeBell { rings += 1 })  // the event loop's bell stops it
         close(reader)
         output.send("nobody reads this\n")  // EPIPE, not SIGPIPE: the process lives on
         output.flush()
         #expect(output.readerGone)
-        var ready = pollfd(fd: output.goneDescriptor, events: Int16(POLLIN), revents: 0)
-        #expect(poll(&ready, 1, 1000) == 1)  // the event loop watches this and stops
+        var ready = pollfd(fd: mailbox.pollDescriptor, events: Int16(POLLIN), revents: 0)
+        #expect(poll(&ready, 1, 1000) == 1)
+        mailbox.runWaiting()
+        #expect(rings == 1)
         output.send("dropped quietly\n")
         output.flush()
+        // A loop that asks after the reader went hears it at once.
+        output.ringWhenGone(mailbox.makeBell { rings += 10 })
+        mailbox.runWaiting()
+        #expect(rings == 11)
     }
 }

@@ -117,6 +117,53 @@ struct LoopMailboxTests {
         #expect(counter == 1)
     }
 
+    /// A bell rung from several threads before the loop looks runs its handler once, ahead of
+    /// the work posted before it: a photo's result never waits behind clients' work.
+    @Test func aBellRungManyTimesRunsOnceAheadOfPostedWork() throws {
+        let mailbox = try LoopMailbox(batchLimit: 2)
+        var order: [String] = []
+        let bell = mailbox.makeBell { order.append("bell") }
+        for _ in 0..<3 { mailbox.post {} }
+        DispatchQueue.concurrentPerform(iterations: 4) { _ in for _ in 0..<100 { bell.ring() } }
+        var counter: UInt64 = 0
+        #expect(read(mailbox.pollDescriptor, &counter, 8) == 8)
+        #expect(counter == 1)  // one wake-up for the posts and every ring
+        mailbox.runWaiting()
+        #expect(order == ["bell"])
+        #expect(mailbox.waitingCount == 1)  // the batch limit held the third post back
+        mailbox.runWaiting()
+        #expect(order == ["bell"])  // not rung again: not run again
+        bell.ring()
+        mailbox.runWaiting()
+        #expect(order == ["bell", "bell"])
+        mailbox.close()
+        #expect(bell.isSilent)
+        bell.ring()  // closed: nothing wakes, nothing runs
+        mailbox.runWaiting()
+        #expect(order == ["bell", "bell"])
+    }
+
+    /// A held bell (one that touches the camera) waits out the loop's hold before a decision,
+    /// and runs once the hold ends, without another ring.
+    @Test func aHeldBellWaitsOutTheHold() throws {
+        let mailbox = try LoopMailbox()
+        var ran: [String] = []
+        let camera = mailbox.makeBell(heldBeforeDecisions: true) { ran.append("camera") }
+        let other = mailbox.makeBell { ran.append("other") }
+        camera.ring()
+        other.ring()
+        mailbox.runWaiting(holding: true)
+        #expect(ran == ["other"])
+        var entry = pollfd(fd: mailbox.pollDescriptor, events: Int16(POLLIN), revents: 0)
+        #expect(poll(&entry, 1, 0) == 0)  // quiet through the hold
+        mailbox.wakeForHeldBells()
+        #expect(poll(&entry, 1, 0) == 1)  // the hold over: the loop wakes for it
+        mailbox.runWaiting(holding: false)
+        #expect(ran == ["other", "camera"])
+        mailbox.wakeForHeldBells()
+        #expect(poll(&entry, 1, 0) == 0)
+    }
+
     /// Work an item posts runs in a later batch, not in the middle of this one.
     @Test func workPostedByWorkRunsInTheNextBatch() throws {
         let mailbox = try LoopMailbox()
