@@ -1,9 +1,9 @@
-import Dispatch
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import CShutterSystem
 import ShutterCore
 import ShutterSystem
 
@@ -15,7 +15,8 @@ import ShutterSystem
 /// It has one control, an exposure bias (as `V4L2_CID_AUTO_EXPOSURE_BIAS`, in 0.001 EV) that
 /// brightens or darkens the bars by 2^EV, so the simulator rig's exposure control does something.
 ///
-/// Frames come from a timer thread (`frameInterval` set) or, in tests, from ``emit(at:)``.
+/// Frames come on a frame clock (`frameInterval` set: a periodic timer descriptor, polled as a
+/// device's would be) or, in tests, from ``emit(at:)``.
 /// ``failNextRead(with:)`` and ``isUnplugged`` simulate a camera that fails or goes away.
 public final class SyntheticCamera: Camera {
     public let info: CameraInfo
@@ -34,18 +35,22 @@ public final class SyntheticCamera: Camera {
     /// While `true`, `start` fails as if the device were unplugged.
     public var isUnplugged = false
     private var pendingFailure: CaptureError?
-    private let wake: WakePipe
-    /// Frames made by the timer and not read yet, at most ``queueLimit``, and how many came
-    /// after those with nowhere to go.
+    /// The frame clock: a timerfd readable at each frame's start while streaming (and at once
+    /// after an ``emit(at:)``); the camera's poll descriptor.
+    private let frameClock: CInt
+    /// When the stream started on the frame clock, and the last frame slot read.
+    private var clockOrigin: Int64 = 0
+    private var lastSlot: Int64 = 0
+    /// Frames emitted and not read yet, at most ``queueLimit``, and how many came after those
+    /// with nowhere to go.
     private let pending = Locked<(frames: [PendingFrame], dropped: UInt32)>(([], 0))
-    /// A frame the timer made: its start, and how many frames the sensor dropped just before it.
+    /// A frame made: its start, and how many frames the sensor dropped just before it.
     private typealias PendingFrame = (at: Instant, droppedBefore: UInt32)
     /// The most frames waiting to be read. A V4L2 driver fills only the buffers queued to it
     /// and drops a frame when none is free, its sequence number skipped (the V4L2 spec's
     /// `v4l2_buffer.sequence`: gaps show frames lost); so a loop held for a while finds these
     /// oldest frames and a gap, not every frame the timer made, each holding a buffer.
     public static let queueLimit = 8
-    private var timer: (any DispatchSourceTimer)?
     private var sequence: UInt32 = 0
     /// Two rows of bars side by side, so a moved row is one copy.
     private let doubleRow: [UInt8]
@@ -86,7 +91,8 @@ public final class SyntheticCamera: Camera {
         info = CameraInfo(path: "synthetic", card: "shutter synthetic camera", driver: "synthetic", bus: "none")
         format = FrameFormat(width: width, height: height, pixelFormat: .yuyv)
         self.frameInterval = frameInterval
-        wake = try WakePipe()
+        frameClock = CShutterSystem_deadlineTimerCreate()
+        guard frameClock >= 0 else { throw CaptureError.system("timerfd_create", Errno.current, "the synthetic camera's frame clock") }
         var row = [UInt8](repeating: 0, count: width * 4)
         for pair in 0..<width {  // 2 × width pixels, one pair (4 bytes) per step
             let x = (pair * 2) % width
@@ -108,54 +114,42 @@ public final class SyntheticCamera: Camera {
         return (((x + shift) % width) & ~1) * 8 / width
     }
 
-    public var pollDescriptor: CInt? { isStreaming ? wake.readEnd : nil }
+    public var pollDescriptor: CInt? { isStreaming ? frameClock : nil }
 
     public func start() throws(CaptureError) {
         if isUnplugged { throw CaptureError.noDevice(requested: "synthetic", available: []) }
         guard !isStreaming else { return }
         isStreaming = true
         if let frameInterval {
-            let source = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "shutter.synthetic-camera"))
-            let nanos = Int(frameInterval.rawValue)
-            // Taken before the timer is set, so a firing on time is never before its slot.
-            let origin = monotonicNow().rawValue
-            source.schedule(deadline: .now() + .nanoseconds(nanos), repeating: .nanoseconds(nanos), leeway: .microseconds(200))
-            let pending = self.pending
-            let wake = self.wake
-            let lastSlot = Locked<Int64>(0)
-            source.setEventHandler {
-                // A sensor starts its frames on a fixed period and stamps each with its start,
-                // however late the frame is delivered; a timer firing late must not stretch
-                // the spacing (the zero-shutter-lag pick and a rig's spread rely on it). A firing
-                // more than a period late has missed a frame's slot: that frame is dropped, its
-                // sequence number skipped, as a driver does when no buffer is free.
-                let slot = (monotonicNow().rawValue - origin) / Int64(nanos)
-                let skipped = lastSlot.withLock { last -> Int64? in
-                    guard slot > last else { return nil }
-                    defer { last = slot }
-                    return slot - last - 1
-                }
-                guard let skipped else { return }
-                Self.queue(Instant(rawValue: origin + slot * Int64(nanos)), droppedBefore: UInt32(clamping: skipped), in: pending)
-                wake.signal()
-            }
-            source.resume()
-            timer = source
+            // A sensor starts its frames on a fixed period and stamps each with its start,
+            // however late the frame is read: the slots are counted from the origin, never from
+            // when the loop got to them (the zero-shutter-lag pick and a rig's spread rely on it).
+            clockOrigin = monotonicNow().rawValue
+            lastSlot = 0
+            _ = CShutterSystem_periodicTimerSet(frameClock, clockOrigin + frameInterval.rawValue, frameInterval.rawValue)
         }
     }
 
     public func stop() {
-        timer?.cancel()
-        timer = nil
+        _ = CShutterSystem_deadlineTimerSet(frameClock, 0, 0)
         isStreaming = false
         pending.withLock { $0 = ([], 0) }
-        wake.drain()
+        drainFrameClock()
+    }
+
+    deinit { Glibc.close(frameClock) }
+
+    /// Reads the frame clock's expirations, so that poll stops reporting it until the next frame.
+    private func drainFrameClock() {
+        var expirations: UInt64 = 0
+        _ = read(frameClock, &expirations, MemoryLayout<UInt64>.size)
     }
 
     /// Queues a frame stamped `timestamp`, as if the sensor had just delivered it.
     public func emit(at timestamp: Instant) {
         Self.queue(timestamp, in: pending)
-        wake.signal()
+        // At once, for a camera with no frame clock; one with a clock is read at its next frame.
+        if frameInterval == nil { _ = CShutterSystem_deadlineTimerSet(frameClock, 1, 1) }
     }
 
     private static func queue(_ time: Instant, droppedBefore skipped: UInt32 = 0,
@@ -169,18 +163,34 @@ public final class SyntheticCamera: Camera {
         }
     }
 
+    /// Queues the frames whose slots began since the last read. A loop that read late finds the
+    /// oldest ``queueLimit`` of them and a gap, as a driver with that many buffers leaves it.
+    private func queueSlots(upTo now: Instant, interval: Int64) {
+        let slot = (now.rawValue - clockOrigin) / interval
+        guard slot > lastSlot else { return }
+        let first = lastSlot + 1
+        lastSlot = slot
+        let kept = min(slot - first + 1, Int64(Self.queueLimit))
+        for index in first..<(first + kept) {
+            Self.queue(Instant(rawValue: clockOrigin + index * interval), in: pending)
+        }
+        let lost = slot - first + 1 - kept
+        if lost > 0 { pending.withLock { $0.dropped &+= UInt32(clamping: lost) } }
+    }
+
     /// Makes the next `readFrames` throw `error` (e.g. ``CaptureError/deviceVanished(device:)``).
     public func failNextRead(with error: CaptureError) {
         pendingFailure = error
     }
 
     public func readFrames(into frames: inout [Frame]) throws(CaptureError) {
-        wake.drain()
+        drainFrameClock()
         if let failure = pendingFailure {
             pendingFailure = nil
             throw failure
         }
         guard isStreaming else { return }
+        if let frameInterval { queueSlots(upTo: monotonicNow(), interval: frameInterval.rawValue) }
         takenFrames.removeAll(keepingCapacity: true)
         let dropped = pending.withLock { queued in
             takenFrames.append(contentsOf: queued.frames)

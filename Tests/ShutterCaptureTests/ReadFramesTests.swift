@@ -121,4 +121,33 @@ struct SyntheticCameraTimerTests {
                     "frames \(earlier.sequence) and \(later.sequence) are \(gap) ns apart")
         }
     }
+
+    /// A loop that reads late finds the oldest ``SyntheticCamera/queueLimit`` frames and a gap,
+    /// as a driver with that many buffers leaves them; the frame clock, polled as a device's
+    /// descriptor, is readable once the next frame is due and quiet after a read.
+    @Test func aLateReaderFindsTheOldestFramesAndAGapAndTheClockSaysWhenTheNextIsDue() throws {
+        let interval = Nanoseconds.milliseconds(4)
+        let camera = try SyntheticCamera(width: 64, height: 48, frameInterval: interval)
+        defer { camera.close() }
+        #expect(camera.pollDescriptor == nil)
+        try camera.start()
+        let clock = try #require(camera.pollDescriptor)
+        usleep(100_000)  // some 25 frames' slots
+        var frames: [Frame] = []
+        try camera.readFrames(into: &frames)
+        #expect(frames.count == SyntheticCamera.queueLimit)
+        #expect(frames.map(\.sequence) == (0..<UInt32(SyntheticCamera.queueLimit)).map { $0 })
+        var entry = pollfd(fd: clock, events: Int16(POLLIN), revents: 0)
+        #expect(poll(&entry, 1, 0) == 0, "read: quiet until the next frame")
+        #expect(poll(&entry, 1, 1000) == 1, "the next frame's slot makes it readable")
+        var next: [Frame] = []
+        try camera.readFrames(into: &next)
+        let first = try #require(next.first)
+        let last = try #require(frames.last)
+        #expect(first.sequence > last.sequence + 1, "the frames nobody had room for are a gap")
+        let slots = Int64(first.sequence - last.sequence)
+        #expect(first.timestamp.rawValue - last.timestamp.rawValue == slots * interval.rawValue)
+        camera.stop()
+        #expect(camera.pollDescriptor == nil)
+    }
 }

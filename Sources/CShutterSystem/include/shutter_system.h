@@ -73,6 +73,16 @@ static inline int CShutterSystem_deadlineTimerSet(int descriptor, int arm, long 
     return timerfd_settime(descriptor, TFD_TIMER_ABSTIME, &value, NULL);
 }
 
+// Arms `descriptor` to become readable at `first_ns` (CLOCK_MONOTONIC) and every `interval_ns`
+// after: a sensor's frame clock for a camera made of software. The corresponding C function is
+// `timerfd_settime` (TFD_TIMER_ABSTIME, with an interval).
+static inline int CShutterSystem_periodicTimerSet(int descriptor, long long first_ns, long long interval_ns) {
+    if (first_ns < 1) first_ns = 1;
+    struct itimerspec value = { .it_interval = { .tv_sec = (time_t)(interval_ns / 1000000000), .tv_nsec = (long)(interval_ns % 1000000000) },
+                                .it_value = { .tv_sec = (time_t)(first_ns / 1000000000), .tv_nsec = (long)(first_ns % 1000000000) } };
+    return timerfd_settime(descriptor, TFD_TIMER_ABSTIME, &value, NULL);
+}
+
 // An epoll instance that watches `descriptor` alone for input (level-triggered), or -1 with
 // errno: polled itself, it is readable when `descriptor` is, and asks `descriptor`'s driver only
 // after the driver signalled (why: ShutterCapture's DriverReadiness). epoll_event is packed on
