@@ -43,7 +43,8 @@ using namespace libcamera;
 
 /// A watch on cameras added (shutter_lc_watch_cameras).
 struct shutter_lc_watch {
-    int fd;                 // our own duplicate of the caller's wake descriptor
+    void (*wake)(void *);   // the caller's, called under watch_lock
+    void *context;
     unsigned added = 0;     // cameras added since the last take (guarded by watch_lock)
 };
 
@@ -142,8 +143,8 @@ std::set<shutter_lc_watch *> &watches = *new std::set<shutter_lc_watch *>;
 }  // namespace
 
 /// A camera manager registered a camera (its cameraAdded signal: on libcamera's own thread,
-/// where handlers must not block): counts it for every watch and writes a byte to each one's
-/// descriptor, non-blocking (a full pipe is readable already).
+/// where handlers must not block): counts it for every watch and calls each one's wake, which
+/// only rings a loop's bell.
 void camera_added() {
     {
         std::lock_guard<std::mutex> guard(stats_lock);
@@ -152,8 +153,7 @@ void camera_added() {
     std::lock_guard<std::mutex> guard(watch_lock);
     for (shutter_lc_watch *watch : watches) {
         watch->added++;
-        uint8_t byte = 1;
-        while (::write(watch->fd, &byte, 1) < 0 && errno == EINTR) {}
+        watch->wake(watch->context);
     }
 }
 
@@ -1055,14 +1055,11 @@ shutter_lc_camera *shutter_lc_open(const char *name, int *error) {
     return opened;
 }
 
-shutter_lc_watch *shutter_lc_watch_cameras(int wake_fd) {
+shutter_lc_watch *shutter_lc_watch_cameras(void (*wake)(void *), void *context) {
     auto *watch = new (std::nothrow) shutter_lc_watch;
     if (!watch) return nullptr;
-    watch->fd = fcntl(wake_fd, F_DUPFD_CLOEXEC, 0);
-    if (watch->fd < 0) {
-        delete watch;
-        return nullptr;
-    }
+    watch->wake = wake;
+    watch->context = context;
     std::lock_guard<std::mutex> guard(watch_lock);
     watches.insert(watch);
     return watch;
@@ -1081,7 +1078,6 @@ void shutter_lc_watch_close(shutter_lc_watch *watch) {
         std::lock_guard<std::mutex> guard(watch_lock);
         watches.erase(watch);
     }
-    ::close(watch->fd);
     delete watch;
 }
 

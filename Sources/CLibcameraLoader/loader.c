@@ -145,7 +145,9 @@ HIDDEN int shutter_lc_list(shutter_lc_camera_entry *entries, int capacity) {
     return library.typed.shutter_lc_list(entries, capacity);
 }
 
-HIDDEN shutter_lc_watch *shutter_lc_watch_cameras(int wake_fd) { return library.typed.shutter_lc_watch_cameras(wake_fd); }
+HIDDEN shutter_lc_watch *shutter_lc_watch_cameras(void (*wake)(void *), void *context) {
+    return library.typed.shutter_lc_watch_cameras(wake, context);
+}
 
 HIDDEN int shutter_lc_watch_take(shutter_lc_watch *watch) { return library.typed.shutter_lc_watch_take(watch); }
 

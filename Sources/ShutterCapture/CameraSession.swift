@@ -1,5 +1,10 @@
+import CShutterSystem
 import Dispatch
+#if canImport(Glibc)
+import Glibc
+#endif
 import ShutterCore
+import ShutterSystem
 
 /// What a ``CameraSession`` leaves to the capture service that owns it: what to make of a camera
 /// it adopts, of a frame a press is given, and of a camera it loses.
@@ -25,17 +30,19 @@ protocol CameraSessionDelegate: AnyObject {
 ///
 /// Nothing here waits on the camera. Its slow work (reopening a lost camera, which enumerates
 /// devices; `VIDIOC_REQBUFS`, mmap and `VIDIOC_STREAMON`, or libcamera's start; stopping and
-/// closing) runs on one serial lifecycle queue, and the result comes back through the wake pipe.
+/// closing) runs on one serial lifecycle queue, and the result comes back by the owner's bell.
 /// While any such job is queued the camera belongs to that queue: the loop reads no frames from
 /// it and sets no controls on it (work for it waits in order, ``whenCameraIsBack(_:)``), so a
 /// ``Camera`` is still used by one thread at a time. Frames are dequeued on the loop
-/// (``pumpFrames()``). Used from the event loop only.
+/// (``pumpFrames()``). Its timers (the search for a missing camera, the stall watchdog) are one
+/// timer descriptor the loop polls with the camera's (``timerDescriptor``), on CLOCK_MONOTONIC,
+/// the clock the camera's frames come by. Used from the event loop only.
 final class CameraSession {
     private let settings: CameraSettings
     private let factory: CameraFactory
     private let clock: any MonotonicClock
-    /// The owner's wake pipe: the lifecycle queue and the timers wake the loop through it.
-    private let wake: WakePipe
+    /// The owner's bell: the lifecycle queue and libcamera's hot-plug ring it for the loop.
+    private let wake: LoopBell
     weak var delegate: (any CameraSessionDelegate)?
     private(set) var camera: (any Camera)?
     /// The decisions: which frame each press gets, the stall watchdog, when to stream.
@@ -66,19 +73,26 @@ final class CameraSession {
     /// Why the camera could not be opened (or was lost) last; `nil` once it is open.
     private(set) var lastOpenError: CaptureError?
 
-    /// Looks for the camera once a second, while nothing better says when it may be back: after
-    /// a loss, after a failure other than its absence, or without ``deviceArrivals``.
-    private var retryTimer: (any DispatchSourceTimer)?
+    /// When to look for the camera next (CLOCK_MONOTONIC), once a second, while nothing better
+    /// says when it may be back: after a loss, after a failure other than its absence, or without
+    /// ``deviceArrivals``.
+    private var retryAt: Instant? { didSet { armTimer() } }
     /// While the camera is missing: libcamera adding a camera wakes the loop, and the search runs at once.
     private var cameraArrivals: LibcameraArrivals?
     /// While a V4L2 camera is missing: its node (or `/dev/videoN`) appearing wakes the loop, and the search runs at once.
     private var deviceArrivals: DeviceArrivals?
-    private let retryDue = Locked<Bool>(false)
-    private var watchdogTimer: (any DispatchSourceTimer)?
+    /// The retry's time came (or a watch said the camera may be there): look on the next ``reopenIfDue()``.
+    private var retryDue = false
+    /// When the stall watchdog looks next (CLOCK_MONOTONIC), while the camera streams or is starting.
+    private var watchdogAt: Instant? { didSet { armTimer() } }
+    /// Readable at the earlier of ``retryAt`` and ``watchdogAt``: a timerfd, set to the instant.
+    let timerDescriptor: CInt
+    /// The instant ``timerDescriptor`` is set to.
+    private var timerArmedAt: Instant?
 
     /// How often a camera is looked for again when no watch says when it is back.
     static let retryInterval = Nanoseconds.seconds(1)
-    /// How often the watchdog wakes the loop to look for a stalled stream.
+    /// How often the watchdog looks for a stalled stream.
     static let watchdogTick = Nanoseconds.milliseconds(250)
 
     /// Whether ``shutdown(cameraWait:)`` was called.
@@ -90,9 +104,11 @@ final class CameraSession {
     ///   - settings: the board's camera section.
     ///   - factory: opens (and reopens) the camera.
     ///   - clock: "now" for the state machine and the events.
-    ///   - wake: the owner's wake pipe.
+    ///   - wake: the owner's bell, rung when the lifecycle queue finished a job or a camera was added.
     ///   - maximumInFlight: the most photos being saved before a press fails.
-    init(settings: CameraSettings, factory: @escaping CameraFactory, clock: any MonotonicClock, wake: WakePipe, maximumInFlight: Int) {
+    init(settings: CameraSettings, factory: @escaping CameraFactory, clock: any MonotonicClock, wake: LoopBell, maximumInFlight: Int) throws(CaptureError) {
+        timerDescriptor = CShutterSystem_deadlineTimerCreate()
+        guard timerDescriptor >= 0 else { throw CaptureError.system("timerfd_create", Errno.current, "the camera's watchdog") }
         self.settings = settings
         self.factory = factory
         self.clock = clock
@@ -134,7 +150,7 @@ final class CameraSession {
         } else {
             perform(machine.cameraOpened(at: clock.now), warmupFrames: 0)
         }
-        wake.signal()
+        wake.ring()
     }
 
     /// The first open, on the caller's thread (the owner's `init`, before any loop runs).
@@ -172,14 +188,14 @@ final class CameraSession {
                 result = .openFailed(error)
             }
             results.withLock { $0.append(result) }
-            wake.signal()
+            wake.ring()
         }
     }
 
     private func openFailed(_ error: CaptureError) {
         if lastOpenError != error {  // report each new reason once, not every retry
             delegate?.session(report: .captureFailed(CaptureFailure(at: clock.now, shot: nil, error: error)))
-            wake.signal()
+            wake.ring()
         }
         lastOpenError = error
         waitForCamera(absent: error.saysCameraAbsent, justLost: false)
@@ -197,7 +213,10 @@ final class CameraSession {
         guard !isShutDown, !isRetired else { return }
         if cameraArrivals == nil { cameraArrivals = LibcameraArrivals(watching: settings, waking: wake) }
         // After a failed search the node may have come before the watch: look then. After a loss it may still be going.
-        if deviceArrivals == nil { deviceArrivals = DeviceArrivals(watching: settings, waking: wake, searchIfPresent: !justLost) }
+        if deviceArrivals == nil {
+            deviceArrivals = DeviceArrivals(watching: settings, searchIfPresent: !justLost)
+            if deviceArrivals != nil { wake.ring() }  // its first take() may say the camera is there already
+        }
         if absent, !justLost, deviceArrivals?.isWatching == true {
             stopRetryTimer()
         } else {
@@ -206,23 +225,45 @@ final class CameraSession {
     }
 
     private func startRetryTimer() {
-        guard retryTimer == nil else { return }
-        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "shutter.capture.retry"))
-        let interval = Int(Self.retryInterval.rawValue)
-        timer.schedule(deadline: .now() + .nanoseconds(interval), repeating: .nanoseconds(interval))
-        let wake = self.wake, due = self.retryDue
-        timer.setEventHandler {
-            due.withLock { $0 = true }
-            wake.signal()
-        }
-        timer.resume()
-        retryTimer = timer
+        guard retryAt == nil else { return }
+        retryAt = monotonicNow() + Self.retryInterval
     }
 
     private func stopRetryTimer() {
-        retryTimer?.cancel()
-        retryTimer = nil
+        retryAt = nil
     }
+
+    /// Reads the timer descriptor, and sets the timers that are due going again (a due retry
+    /// makes the next ``reopenIfDue()`` look; the watchdog's look is the owner's ``tick()``).
+    ///
+    /// The corresponding C function is `read` (of the timerfd).
+    func readTimer() {
+        // Asked at every frame: the clock, not the descriptor, says whether anything is due.
+        let now = monotonicNow()
+        guard let armed = timerArmedAt, now >= armed else { return }
+        var expirations: UInt64 = 0
+        _ = read(timerDescriptor, &expirations, MemoryLayout<UInt64>.size)
+        if let at = retryAt, now >= at {
+            retryDue = true
+            retryAt = now + Self.retryInterval
+        }
+        if let at = watchdogAt, now >= at { watchdogAt = now + Self.watchdogTick }
+    }
+
+    /// Sets the timer descriptor to the earlier of the two timers, when that changed.
+    ///
+    /// The corresponding C function is `timerfd_settime`.
+    private func armTimer() {
+        let next = Instant.earliest(retryAt, watchdogAt)
+        guard next != timerArmedAt else { return }
+        timerArmedAt = next
+        _ = CShutterSystem_deadlineTimerSet(timerDescriptor, next == nil ? 0 : 1, next?.rawValue ?? 0)
+    }
+
+    deinit { close(timerDescriptor) }
+
+    /// The watch on the camera's V4L2 node while it is missing: poll it with the camera's.
+    var arrivalDescriptor: CInt? { deviceArrivals?.descriptor }
 
     /// The camera is back: no more looking for it.
     private func stopWaiting() {
@@ -233,17 +274,18 @@ final class CameraSession {
 
     /// Looks for a lost camera when the retry timer, a watch (or ``retryNow()``) said it is time.
     func reopenIfDue() {
-        if cameraArrivals?.take() == true { retryDue.withLock { $0 = true } }
-        if deviceArrivals?.take() == true { retryDue.withLock { $0 = true } }
-        if camera == nil, !isShutDown, !isRetired, !isOpening, retryDue.withLock({ due in defer { due = false }; return due }) {
+        if cameraArrivals?.take() == true { retryDue = true }
+        if deviceArrivals?.take() == true { retryDue = true }
+        if camera == nil, !isShutDown, !isRetired, !isOpening, retryDue {
+            retryDue = false
             openInBackground()
         }
     }
 
     /// Makes the next ``reopenIfDue()`` look for a lost camera now, as the retry timer would.
     func retryNow() {
-        retryDue.withLock { $0 = true }
-        wake.signal()
+        retryDue = true
+        wake.ring()
     }
 
     // MARK: - Losing and closing
@@ -266,7 +308,7 @@ final class CameraSession {
         camera = nil
         lastOpenError = error
         waitForCamera(absent: error.saysCameraAbsent, justLost: true)
-        wake.signal()
+        wake.ring()
     }
 
     private func report(_ failure: CaptureFailure) {
@@ -293,12 +335,11 @@ final class CameraSession {
     }
 
     private func stopWatchdog() {
-        watchdogTimer?.cancel()
-        watchdogTimer = nil
+        watchdogAt = nil
     }
 
     /// Whether the stall watchdog ticks (tests: a stopped camera must not wake the loop).
-    var watchdogIsTicking: Bool { watchdogTimer != nil }
+    var watchdogIsTicking: Bool { watchdogAt != nil }
 
     /// Closes the camera and waits for the lifecycle queue (an open or start in progress), at most
     /// `cameraWait` (`nil`: as long as it takes); returns whether the camera was closed.
@@ -372,7 +413,7 @@ final class CameraSession {
                 case .rigShotBacklog(let limit): .rigShotBacklog(limit: limit)
                 }
                 report(CaptureFailure(at: clock.now, shot: shot, error: error))
-                wake.signal()
+                wake.ring()
             case .startStream:
                 if let camera { startStream(camera, warmupFrames: warmupFrames ?? settings.warmupFrames, restart: false) }
                 startWatchdog()  // ticks the start timeout too
@@ -381,8 +422,8 @@ final class CameraSession {
                 startWatchdog()
             case .stopStream:
                 ring.removeAll()
-                // A stopped stream cannot stall: without this the tick woke the loop (and a Dispatch
-                // thread) four times a second while a low-power rig waited between shots.
+                // A stopped stream cannot stall: without this the tick woke the loop four times a
+                // second while a low-power rig waited between shots.
                 stopWatchdog()
                 if let camera { onLifecycleQueue(camera) { $0.stop(); return nil } }
             }
@@ -414,7 +455,7 @@ final class CameraSession {
         lifecycleQueue.async {
             let failure = job(handed.camera)
             results.withLock { $0.append(.done(failure)) }
-            wake.signal()
+            wake.ring()
         }
     }
 
@@ -511,14 +552,8 @@ final class CameraSession {
 
     /// Wakes the loop every ``watchdogTick`` so the state machine can notice a stalled stream.
     private func startWatchdog() {
-        guard watchdogTimer == nil, !isShutDown, !isRetired else { return }
-        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "shutter.capture.watchdog"))
-        let tick = Int(Self.watchdogTick.rawValue)
-        timer.schedule(deadline: .now() + .nanoseconds(tick), repeating: .nanoseconds(tick), leeway: .milliseconds(50))
-        let wake = self.wake
-        timer.setEventHandler { wake.signal() }
-        timer.resume()
-        watchdogTimer = timer
+        guard watchdogAt == nil, !isShutDown, !isRetired else { return }
+        watchdogAt = monotonicNow() + Self.watchdogTick
     }
 }
 

@@ -14,7 +14,8 @@ typealias ChoosingFactory = (CameraSettings) throws(CaptureError) -> (camera: an
 ///
 /// Use from one thread (the event loop). Poll every descriptor of ``pollDescriptors`` for
 /// readable (re-read the list after each call: the camera's descriptor comes and goes with the
-/// camera) and call ``handleReadable()`` when any is; call ``capture(_:now:)`` with the shot of a full press.
+/// camera) and call ``handleReadable()`` when any is, and when the bell given rings (its work
+/// threads ring it); call ``capture(_:now:)`` with the shot of a full press.
 ///
 /// Three parts: the ``CameraSession`` (the camera's lifecycle off the loop, the state machine
 /// that gives each press its frame, the ring), the camera's ``CameraControlAdapter`` (zoom,
@@ -48,7 +49,11 @@ public final class CaptureService {
     /// How far the newest exposure-bias change has come in the frames, and the presses waiting
     /// for it; made anew for each camera adopted.
     private var exposureSettling: ExposureSettling
-    private let wake: WakePipe
+    /// Rung when work off the loop finished (a photo, a camera job) or events wait.
+    private let wake: LoopBell
+    /// The mailbox of a service run without an event loop (a command's own poll): its
+    /// descriptor is polled with the camera's. `nil` when the loop's bell was given.
+    private let ownMailbox: LoopMailbox?
     private let finished = Locked<[CaptureEvent]>([])
     /// Where photos are encoded and written, one after another: batch work at the loop's nice
     /// value, so that waking it for a press's photo never takes the CPU from the loop or from
@@ -94,11 +99,14 @@ public final class CaptureService {
     ///     ``openCamera(after:)``, off the caller's thread (a reload on a running loop).
     ///   - preview: where the live view's previews go (the daemon's one feed, kept across
     ///     reloads); `nil` makes one for this service.
+    ///   - wake: the bell of the loop the service runs on (made with `heldBeforeDecisions`: its
+    ///     handler reads the camera); its handler calls ``handleReadable()``. `nil`: the service
+    ///     has a mailbox of its own, whose descriptor is among ``pollDescriptors``.
     /// - Throws: ``CaptureError`` only when the output directory cannot be made. A missing camera is
     ///   not an error here: the service reports `captureFailed` and keeps looking for it.
     public convenience init(board: Board, camera: (any Camera)? = nil, factory: CameraFactory? = nil,
                             clock: any MonotonicClock = SystemMonotonicClock(), updatesLatest: Bool = true,
-                            opensCamera: Bool = true, preview: PreviewFeed? = nil) throws(CaptureError) {
+                            opensCamera: Bool = true, preview: PreviewFeed? = nil, wake: LoopBell? = nil) throws(CaptureError) {
         let opens: ChoosingFactory
         if let factory {
             opens = { (settings: CameraSettings) throws(CaptureError) -> (camera: any Camera, choice: CameraChoice?) in
@@ -110,17 +118,16 @@ public final class CaptureService {
             }
         }
         try self.init(board: board, camera: camera, opens: opens, clock: clock, updatesLatest: updatesLatest,
-                      opensCamera: opensCamera, preview: preview)
+                      opensCamera: opensCamera, preview: preview, wake: wake)
     }
 
     /// The service with `opens` as its factory: the choice it returns with each camera is kept
     /// as ``cameraChoice`` once the camera is adopted (tests give a choice without a device).
     init(board: Board, camera: (any Camera)? = nil, opens: @escaping ChoosingFactory,
          clock: any MonotonicClock = SystemMonotonicClock(), updatesLatest: Bool = true,
-         opensCamera: Bool = true, preview: PreviewFeed? = nil) throws(CaptureError) {
+         opensCamera: Bool = true, preview: PreviewFeed? = nil, wake: LoopBell? = nil) throws(CaptureError) {
         self.board = board
-        let feed: PreviewFeed
-        if let preview { feed = preview } else { feed = try PreviewFeed() }
+        let feed = preview ?? PreviewFeed()
         previewProducer = PreviewProducer(feed: feed, settings: board.preview)
         self.settings = board.camera
         manualFocus = ManualFocus(boardMode: board.camera.autofocus, endsOn: board.camera.manualFocusEnds)
@@ -129,8 +136,17 @@ public final class CaptureService {
         self.template = FileNameTemplate(board.output.template)
         // {seq} continues after the photos already there, so names keep sorting across restarts.
         self.sequence = template.highestSequence(among: writer.names())
-        let wake = try WakePipe()
-        self.wake = wake
+        if let wake {
+            ownMailbox = nil
+            self.wake = wake
+        } else {
+            guard let mailbox = try? LoopMailbox() else {
+                throw CaptureError.system("eventfd", Errno.current, "the capture service's wake-up")
+            }
+            ownMailbox = mailbox
+            self.wake = mailbox.makeBell {}
+        }
+        let wake = self.wake
         // The factory runs on the lifecycle queue; its choice waits here until the loop adopts the camera.
         let chosen = Locked<CameraChoice?>(nil)
         openedChoice = chosen
@@ -139,7 +155,7 @@ public final class CaptureService {
             chosen.withLock { $0 = opened.choice }
             return opened.camera
         }
-        self.session = CameraSession(settings: board.camera, factory: factory, clock: clock, wake: wake, maximumInFlight: Self.maximumInFlight)
+        self.session = try CameraSession(settings: board.camera, factory: factory, clock: clock, wake: wake, maximumInFlight: Self.maximumInFlight)
         exposureSettling = ExposureSettling(timeout: .milliseconds(Double(board.camera.exposureSettleMs)))
         writer.removeLeftovers()
         session.delegate = self
@@ -195,7 +211,7 @@ public final class CaptureService {
         for shot in session.retire() {
             fail(shot, .notReady(reason: reason))
         }
-        wake.signal()
+        wake.ring()
     }
 
     /// The camera `settings` names among the cameras there are now (libcamera is asked only when
@@ -271,19 +287,23 @@ public final class CaptureService {
         }
     }
 
-    /// The descriptors to poll for readable: the completion pipe, and the camera while it streams
-    /// (and is not away on the lifecycle queue).
+    /// The descriptors to poll for readable: the camera while it streams (and is not away on the
+    /// lifecycle queue), the timer of the stall watchdog and of the search for a missing camera,
+    /// the watch on its device node while it is missing, and the service's own mailbox when it
+    /// was given no bell.
     public var pollDescriptors: [CInt] {
-        var fds = [wake.readEnd]
-        if let camera = session.cameraOnLoop, let fd = camera.pollDescriptor { fds.append(fd) }
+        var fds: [CInt] = []
+        appendPollDescriptors(to: &fds)
         return fds
     }
 
     /// Appends ``pollDescriptors`` to `list` without making an array: the event loop asks before
     /// every wait, and keeps the list between wake-ups.
     public func appendPollDescriptors(to list: inout [CInt]) {
-        list.append(wake.readEnd)
+        if let ownMailbox { list.append(ownMailbox.pollDescriptor) }
         if let camera = session.cameraOnLoop, let fd = camera.pollDescriptor { list.append(fd) }
+        list.append(session.timerDescriptor)
+        if let fd = session.arrivalDescriptor { list.append(fd) }
     }
 
     /// Whether a press now would be served by the open camera (at once, or once it has started).
@@ -318,7 +338,8 @@ public final class CaptureService {
     /// and collects finished photos. Never blocks.
     @discardableResult
     public func handleReadable() -> [CaptureEvent] {
-        wake.drain()
+        ownMailbox?.runWaiting()
+        session.readTimer()
         let done = finished.withLock { list in
             defer { list.removeAll() }
             return list
@@ -369,16 +390,16 @@ public final class CaptureService {
         startAutofocus()
         if autofocus?.holdsPress(shot) == true {
             if !session.machine.isStreaming { session.prepare() }
-            if !events.isEmpty { wake.signal() }
+            if !events.isEmpty { wake.ring() }
             return
         }
         // Made after an exposure-bias change the frames do not show settled yet: wait for one that does.
         if session.machine.isStreaming, exposureSettling.holdsPress(shot, now: clock.now) {
-            if !events.isEmpty { wake.signal() }
+            if !events.isEmpty { wake.ring() }
             return
         }
         session.press(shot, inFlight: inFlight)
-        if !events.isEmpty { wake.signal() }
+        if !events.isEmpty { wake.ring() }
     }
 
     /// Takes the photo of a press at `pressedAt` as a shot of its own, unnumbered (a command's or
@@ -501,7 +522,7 @@ public final class CaptureService {
         exposureBias = ev
         let wake = self.wake
         do throws(CaptureError) {
-            try controlAdapter?.setExposureBias(ev, wake: { wake.signal() })
+            try controlAdapter?.setExposureBias(ev, wake: { wake.ring() })
             exposureSettling.biasChanged(to: ev, at: clock.now)
         } catch {
             reportFailure(error)
@@ -542,11 +563,11 @@ public final class CaptureService {
             if let slider { moveLens(to: slider.value, range: slider.range) }
         case .takeLens(let change):
             events.append(.focusMode(change))
-            wake.signal()
+            wake.ring()
             if let slider { moveLens(to: slider.value, range: slider.range) }
         case .giveBack(let change):
             events.append(.focusMode(change))
-            wake.signal()
+            wake.ring()
             lensSlider = nil
             do throws(CaptureError) {
                 try controlAdapter?.applyFocusMode()
@@ -602,7 +623,7 @@ public final class CaptureService {
     /// Reports a control the camera refused, as an event of no press.
     private func reportFailure(_ error: CaptureError) {
         events.append(.captureFailed(CaptureFailure(at: clock.now, shot: nil, error: error)))
-        wake.signal()
+        wake.ring()
     }
 
     /// For each board control: whether the camera serves it, and how or why not (for `shutter check`).
@@ -659,7 +680,7 @@ public final class CaptureService {
 
     private func fail(_ shot: Shot, _ error: CaptureError) {
         events.append(.captureFailed(CaptureFailure(at: clock.now, shot: shot, error: error)))
-        wake.signal()
+        wake.ring()
     }
 
     /// Stops a camera the board does not keep streaming (the light press ended without a shot).
@@ -711,7 +732,7 @@ public final class CaptureService {
             guard let event = taken?.run(writer: writer, encoder: encoder) else { return }
             taken = nil
             finished.withLock { $0.append(event) }
-            wake.signal()
+            wake.ring()
         }
     }
 }

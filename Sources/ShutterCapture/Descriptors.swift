@@ -4,45 +4,6 @@ import Glibc
 import CShutterSystem
 import ShutterSystem
 
-/// A non-blocking, close-on-exec pipe used as a wake-up: a writer thread writes a byte, the event
-/// loop polls the read end and drains it.
-final class WakePipe: @unchecked Sendable {
-    // Unchecked: the descriptors are immutable after init; `signal` and `drain` are plain syscalls.
-    let readEnd: CInt
-    let writeEnd: CInt
-
-    /// The corresponding C function is `pipe`.
-    init() throws(CaptureError) {
-        var fds: [CInt] = [-1, -1]
-        try nothingOrErrno { pipe(&fds) }.mapError { CaptureError.system("pipe", $0, "wake-up pipe") }.get()
-        for fd in fds {
-            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-        }
-        readEnd = fds[0]
-        writeEnd = fds[1]
-    }
-
-    /// Makes the read end readable. A full pipe already is, so EAGAIN is fine.
-    func signal() {
-        var byte: UInt8 = 1
-        _ = valueOrErrno { write(writeEnd, &byte, 1) }
-    }
-
-    /// Empties the pipe so that poll stops reporting it.
-    func drain() {
-        // On the stack: the loop drains on every wake-up, and a heap buffer would be an allocation each time.
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 256) { buffer in
-            while case .success(let count) = valueOrErrno({ read(readEnd, buffer.baseAddress, buffer.count) }), count > 0 {}
-        }
-    }
-
-    deinit {
-        close(readEnd)
-        close(writeEnd)
-    }
-}
-
 /// A descriptor that is readable when a device's is, and whose poll leaves the device's driver
 /// alone until the driver has signalled: an epoll instance watching the device alone.
 ///

@@ -1,7 +1,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Dispatch
 import ShutterCore
 import ShutterSystem
 
@@ -184,7 +183,7 @@ enum DeviceArrival: Hashable, Sendable {
 
 // MARK: - The watch
 
-/// Wakes a loop when the V4L2 camera a board names may have appeared, so that a service waiting
+/// Tells a loop when the V4L2 camera a board names may have appeared, so that a service waiting
 /// for it looks again then, and only then, instead of once a second: an inotify watch on the
 /// directory where its node (or udev's symlink) will be made, or on its nearest existing ancestor
 /// while the directories on the way are still missing, moved down as they appear (and up, when
@@ -192,77 +191,55 @@ enum DeviceArrival: Hashable, Sendable {
 ///
 /// `IN_CREATE` and `IN_MOVED_TO` see the node or link made (udev makes a link under a temporary
 /// name and renames it); `IN_ATTRIB` sees udev give a node its group and mode after making it,
-/// for a camera that could not be opened before (`EACCES`). The descriptor is read by a Dispatch
-/// read source on a queue of its own, which writes to the wake pipe: idle, nothing wakes.
+/// for a camera that could not be opened before (`EACCES`). The loop polls ``descriptor`` with
+/// the camera's and calls ``take()``, which reads what came: idle, nothing wakes. Used from the
+/// loop's thread only.
 ///
 /// The corresponding C functions are `inotify_init1`, `inotify_add_watch` and `read`.
 final class DeviceArrivals {
-    private let watcher: ArrivalWatcher
-    private let source: any DispatchSourceRead
-
-    /// Watches for the camera `settings` names when it is a V4L2 one, writing to `wake`; `nil`
-    /// when it is not, or when inotify cannot be used (the caller keeps its timer).
-    ///
-    /// - Parameter searchIfPresent: when the node is there already once watched (it appeared
-    ///   since the search that failed), the first ``take()`` says so; with `videoNodes`, always
-    ///   once (which node is a camera is for the search to say).
-    init?(watching settings: CameraSettings, waking wake: WakePipe, searchIfPresent: Bool) {
-        guard let arrival = DeviceArrival(settings: settings), let inotify = try? Inotify() else { return nil }
-        let watcher = ArrivalWatcher(arrival: arrival, inotify: inotify, wake: wake)
-        guard watcher.rewatch() else { return nil }
-        self.watcher = watcher
-        source = DispatchSource.makeReadSource(fileDescriptor: inotify.descriptor, queue: watcher.queue)
-        source.setEventHandler { watcher.eventsArrived() }
-        // The descriptor stays open until the source has let go of it (Dispatch's rule): the
-        // cancel handler holds the watcher, which holds the descriptor, until it has run.
-        source.setCancelHandler { withExtendedLifetime(watcher) {} }
-        source.resume()
-        if searchIfPresent, arrival == .videoNodes || ArrivalWatcher.exists(arrival.path) {
-            watcher.due.withLock { $0 = true }
-            wake.signal()
-        }
-    }
-
-    /// Whether the camera may have appeared since the watch began or this was last asked.
-    func take() -> Bool { watcher.due.withLock { due in defer { due = false }; return due } }
-
-    /// Whether a directory is watched: `false` once none could be (the caller's timer takes over).
-    var isWatching: Bool { watcher.isWatching.withLock { $0 } }
-
-    deinit { source.cancel() }
-}
-
-/// The state of one ``DeviceArrivals`` watch.
-///
-/// Unchecked: `watch` and `directory` are set in the first ``rewatch()``, before the read source
-/// resumes, then only on `queue`; `due` and `isWatching` are behind their locks.
-private final class ArrivalWatcher: @unchecked Sendable {
     let arrival: DeviceArrival
-    let inotify: Inotify
-    let wake: WakePipe
-    let queue = DispatchQueue(label: "shutter.capture.arrivals")
-    let due = Locked<Bool>(false)
-    let isWatching = Locked<Bool>(false)
+    private let inotify: Inotify
+    private var due = false
+    /// Whether a directory is watched: `false` once none could be (the caller's timer takes over).
+    private(set) var isWatching = false
     private var watch: InotifyWatch?
     private var directory = "/"
 
     /// The events a watch asks for.
     static let watchedEvents: InotifyEvents = [.created, .movedIn, .attributesChanged, .removedSelf, .movedSelf, .onlyDirectory]
 
-    init(arrival: DeviceArrival, inotify: Inotify, wake: WakePipe) {
+    /// Watches for the camera `settings` names when it is a V4L2 one; `nil` when it is not, or
+    /// when inotify cannot be used (the caller keeps its timer).
+    ///
+    /// - Parameter searchIfPresent: when the node is there already once watched (it appeared
+    ///   since the search that failed), the first ``take()`` says so; with `videoNodes`, always
+    ///   once (which node is a camera is for the search to say).
+    init?(watching settings: CameraSettings, searchIfPresent: Bool) {
+        guard let arrival = DeviceArrival(settings: settings), let inotify = try? Inotify() else { return nil }
         self.arrival = arrival
         self.inotify = inotify
-        self.wake = wake
+        guard rewatch() else { return nil }
+        if searchIfPresent, arrival == .videoNodes || Self.exists(arrival.path) { due = true }
+    }
+
+    /// Readable when inotify has events for the watch: poll it for input.
+    var descriptor: CInt { inotify.descriptor }
+
+    /// Whether the camera may have appeared since the watch began or this was last asked: reads
+    /// the events that came (without waiting).
+    func take() -> Bool {
+        eventsArrived()
+        defer { due = false }
+        return due
     }
 
     /// Watches the existing directory nearest the node; `false` when none could be watched.
-    func rewatch() -> Bool {
+    private func rewatch() -> Bool {
         let previous = watch
         watch = nil
         defer {
             if let previous, previous != watch { inotify.removeWatch(previous) }
-            let watching = watch != nil
-            isWatching.withLock { $0 = watching }
+            isWatching = watch != nil
         }
         // A directory may appear (or go) between looking and watching: look again, a few times.
         for _ in 0..<8 {
@@ -282,7 +259,7 @@ private final class ArrivalWatcher: @unchecked Sendable {
         return watch != nil
     }
 
-    func eventsArrived() {
+    private func eventsArrived() {
         var search = false, moved = false
         do throws(CaptureError) {
             try inotify.readEvents { event in
@@ -302,10 +279,7 @@ private final class ArrivalWatcher: @unchecked Sendable {
             // What appeared right after the directories (udev makes the link at once) made no event here.
             if case .node(let path) = arrival, Self.exists(path) { search = true }
         }
-        if search {
-            due.withLock { $0 = true }
-            wake.signal()
-        }
+        if search { due = true }
     }
 
     /// Whether `path` is there (a dangling link counts: the search says why it cannot be opened).

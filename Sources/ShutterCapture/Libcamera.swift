@@ -3,6 +3,7 @@ import Glibc
 #endif
 import CLibcameraLoader
 import ShutterCore
+import ShutterSystem
 
 /// One control a libcamera camera offers, with its range as libcamera states it.
 public struct LibcameraControlInfo: Hashable, Sendable {
@@ -105,22 +106,35 @@ public func libcameraCameras() throws(CaptureError) -> [LibcameraEntry] {
 /// The corresponding C functions are `shutter_lc_watch_cameras`, `shutter_lc_watch_take` and `shutter_lc_watch_close`.
 final class LibcameraArrivals {
     private let handle: OpaquePointer
+    /// The bell libcamera's thread rings, kept alive by the watch until it is closed.
+    private let bell: Unmanaged<LoopBell>
 
     /// Watches for cameras when `settings` may pick a libcamera camera (as
-    /// ``CaptureService/chooseCamera(_:)`` asks libcamera), writing to `wake`; `nil` otherwise,
+    /// ``CaptureService/chooseCamera(_:)`` asks libcamera), ringing `wake`; `nil` otherwise,
     /// and when libcamera cannot be loaded.
-    init?(watching settings: CameraSettings, waking wake: WakePipe) {
+    init?(watching settings: CameraSettings, waking wake: LoopBell) {
         let device = settings.device ?? ""
         let mayUseLibcamera = settings.backend == .libcamera || (settings.backend == .auto && !device.hasPrefix("/dev/"))
-        guard device != "synthetic", mayUseLibcamera, (try? loadLibcamera()) != nil,
-              let handle = shutter_lc_watch_cameras(wake.writeEnd) else { return nil }
+        guard device != "synthetic", mayUseLibcamera, (try? loadLibcamera()) != nil else { return nil }
+        let bell = Unmanaged.passRetained(wake)
+        guard let handle = shutter_lc_watch_cameras({ context in
+            Unmanaged<LoopBell>.fromOpaque(context!).takeUnretainedValue().ring()
+        }, bell.toOpaque()) else {
+            bell.release()
+            return nil
+        }
         self.handle = handle
+        self.bell = bell
     }
 
     /// Whether libcamera added a camera since the watch began or this was last asked.
     func take() -> Bool { shutter_lc_watch_take(handle) > 0 }
 
-    deinit { shutter_lc_watch_close(handle) }
+    deinit {
+        // After the close: libcamera's thread no longer calls the bell.
+        shutter_lc_watch_close(handle)
+        bell.release()
+    }
 }
 
 /// Why the libcamera backend is off under libcamerify: its layer runs libcamera's one camera

@@ -45,8 +45,8 @@ public struct PreviewStatistics: Hashable, Sendable {
 /// outlives the capture services a reload replaces (the daemon hands it to each), so viewers keep
 /// watching across a camera change.
 ///
-/// A loop that serves viewers polls ``readyDescriptor`` for readable, calls ``drainReady()`` and
-/// then ``latest()``, and sends each viewer whose socket has drained the newest preview (a slow
+/// A loop that serves viewers gives the feed a bell (``ringWhenPublished(_:)``), whose handler
+/// calls ``latest()`` and sends each viewer whose socket has drained the newest preview (a slow
 /// viewer skips previews: nothing queues here).
 public final class PreviewFeed: Sendable {
     private struct State {
@@ -58,19 +58,15 @@ public final class PreviewFeed: Sendable {
 
     private let watchers = Atomic<Int>(0)
     private let state = Mutex(State())
-    private let ready: WakePipe
+    /// Rung when a preview is published: the bell of the loop that serves the viewers.
+    private let ready = Mutex<LoopBell?>(nil)
 
-    /// The corresponding C function is `pipe` (the ready descriptor).
-    /// - Throws: ``CaptureError`` when the pipe cannot be made (out of descriptors).
-    public init() throws(CaptureError) {
-        ready = try WakePipe()
+    public init() {}
+
+    /// Rings `bell` each time a preview is published, until replaced (`nil`: no more).
+    public func ringWhenPublished(_ bell: LoopBell?) {
+        ready.withLock { $0 = bell }
     }
-
-    /// Readable when a preview was published since the last ``drainReady()``: non-blocking, close-on-exec.
-    public var readyDescriptor: CInt { ready.readEnd }
-
-    /// Empties ``readyDescriptor`` so that poll stops reporting it.
-    public func drainReady() { ready.drain() }
 
     /// The newest preview, `nil` before the first.
     public func latest() -> PreviewFrame? { state.withLock { $0.latest } }
@@ -124,7 +120,7 @@ public final class PreviewFeed: Sendable {
                                         number: state.statistics.encoded, width: width, height: height)
             state.busy = false
         }
-        ready.signal()
+        ready.withLock { $0 }?.ring()
     }
 
     /// The claimed frame gave no preview.

@@ -125,6 +125,8 @@ public final class HTTPServer {
     private var parked: [ObjectIdentifier: ParkedRequest] = [:]
     /// Whether this server counts as a watcher of the preview feed (one for all its viewers).
     private var watchingPreviews = false
+    /// The loop's bell the preview feed rings while this server watches it; made when first needed.
+    private var previewBell: LoopBell?
     /// Previews numbered up to this were made before this server watched: stale for `/snapshot`.
     private var stalePreviews = 0
     /// When `/snapshot`'s pollers stop counting as watchers.
@@ -921,18 +923,20 @@ public final class HTTPServer {
         let feed = service.liveView
         if wanted {
             stalePreviews = feed.latest()?.number ?? 0
-            feed.drainReady()
-            service.loop.watch(feed.readyDescriptor) { [unowned self] in previewReady() }
+            if previewBell == nil {
+                previewBell = service.loop.mailbox.makeBell { [weak self] in self?.previewReady() }
+            }
+            feed.ringWhenPublished(previewBell)
             feed.startWatching()
         } else {
             feed.stopWatching()
-            service.loop.unwatch(feed.readyDescriptor)
+            feed.ringWhenPublished(nil)
         }
     }
 
     /// The feed published a preview: every viewer waiting for one, and every snapshot, gets it.
     private func previewReady() {
-        service.liveView.drainReady()
+        guard watchingPreviews else { return }  // rung before the feed let go of the bell
         for viewer in viewers.values where viewer.suspended { wake(viewer) }
         for request in parked.values where request.exchange.route == .snapshot { wake(request) }
     }

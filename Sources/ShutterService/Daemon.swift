@@ -93,6 +93,9 @@ public final class Daemon: ServicePort {
     public var notifier: SystemdNotifier?
     /// When the loop next owes systemd a `WATCHDOG=1`.
     private var watchdogDue: Instant?
+    /// The loop's bell for the capture services: rung when their work off the loop finished; its
+    /// handler collects what they have.
+    private let cameraBell: LoopBell
 
     /// Requests the board's lines, opens the camera (or starts looking for it), loads the saved
     /// control values and sets up the loop; ``run()`` starts it.
@@ -117,6 +120,10 @@ public final class Daemon: ServicePort {
             throw CommandFailure(error.description)
         }
         loop = try EventLoop(clock: clock ?? SystemMonotonicClock())
+        // Rung by the capture services' work threads; held before a decision, as the camera's
+        // descriptor is: its handler reads the camera.
+        let bellOwner = BellOwner()
+        cameraBell = loop.mailbox.makeBell(heldBeforeDecisions: true) { bellOwner.daemon?.cameraReadable() }
         feedback = try FeedbackOutput(board: board, chip: chip)
         startedAt = loop.clock.now
         // The camera opens now (or keeps being looked for in the background); the controls it
@@ -125,7 +132,7 @@ public final class Daemon: ServicePort {
             capture = CameraDirector(service: captureService)
         } else {
             do throws(CaptureError) {
-                capture = CameraDirector(service: try CaptureService(board: board, factory: cameraFactory, clock: loop.clock))
+                capture = CameraDirector(service: try CaptureService(board: board, factory: cameraFactory, clock: loop.clock, wake: cameraBell))
             } catch {
                 throw CommandFailure(error.description)
             }
@@ -215,6 +222,7 @@ public final class Daemon: ServicePort {
                 loop.stop()
             }
         }
+        bellOwner.daemon = self
     }
 
     private func watchLines() {
@@ -347,7 +355,7 @@ public final class Daemon: ServicePort {
         state?.save(interpreter.machine.controlValues)
     }
 
-    private func cameraReadable() {
+    fileprivate func cameraReadable() {
         if !retiredCaptures.isEmpty {
             for retired in retiredCaptures {
                 for event in retired.handleReadable() { report(event) }
@@ -594,7 +602,7 @@ extension Daemon {
             let replacement: CaptureService
             do throws(CaptureError) {
                 replacement = try CaptureService(board: next, factory: cameraFactory, clock: loop.clock, opensCamera: false,
-                                                 preview: capture.service.preview)
+                                                 preview: capture.service.preview, wake: cameraBell)
             } catch {
                 throw CommandFailure(error.description)
             }
@@ -691,4 +699,9 @@ extension ShotOutcome {
             return nil
         }
     }
+}
+
+/// The daemon, for the camera bell's handler, which is made before the daemon is whole.
+private final class BellOwner {
+    weak var daemon: Daemon?
 }

@@ -1,4 +1,5 @@
 import ShutterCapture
+import ShutterSystem
 import ShutterCore
 
 /// The live view as a transport sees it: the newest preview, a descriptor that says a newer one
@@ -24,11 +25,8 @@ public struct LiveView: Sendable {
         feed.latest().map { Picture(jpeg: $0.jpeg, timestamp: $0.timestamp, number: $0.number) }
     }
 
-    /// Readable when a preview was published since the last ``drainReady()``.
-    public var readyDescriptor: CInt { feed.readyDescriptor }
-
-    /// Empties ``readyDescriptor`` so that poll stops reporting it.
-    public func drainReady() { feed.drainReady() }
+    /// Rings `bell` (one of the loop's) each time a preview is published, until replaced; `nil`: no more.
+    public func ringWhenPublished(_ bell: LoopBell?) { feed.ringWhenPublished(bell) }
 
     /// One more viewer: previews are made from the next frame due on.
     public func startWatching() { feed.startWatching() }

@@ -88,7 +88,7 @@ struct CaptureServiceTests {
         #expect(events.count == 1)
         #expect(events.first?.json.description.hasPrefix(#"{"event": "cameraReady""#) == true)
         #expect(harness.service.isReady)
-        #expect(harness.service.pollDescriptors.count == 2)
+        #expect(harness.service.pollDescriptors.count == 3)  // its mailbox, its timer and the camera
     }
 
     @Test func takesTheFrameNearestThePress() throws {
@@ -294,7 +294,7 @@ struct CaptureServiceTests {
         #expect(failure.pressedAt == ms(1010))
         #expect(failure.error.kind == "deviceVanished")
         #expect(!harness.service.isReady)
-        #expect(harness.service.pollDescriptors.count == 1)
+        #expect(harness.service.pollDescriptors.count == 2)  // no camera: its mailbox and its timer
         harness.service.capture(pressedAt: ms(1020), now: ms(1021))
         let notReady = harness.service.handleReadable().compactMap(\.failure)
         #expect(notReady.map(\.error.kind) == ["notReady"])
@@ -477,7 +477,7 @@ struct CaptureLifecycleTests {
         #expect(monotonicNow() - began < .milliseconds(250), "the start ran on the caller's thread")
         #expect(service.isReady)  // open: presses are taken, they wait for the start
         #expect(service.pendingCount == 1)
-        #expect(service.pollDescriptors.count == 1)  // the camera is the lifecycle queue's until it has started
+        #expect(service.pollDescriptors.count == 2)  // the camera is the lifecycle queue's until it has started
         service.settle()
         #expect(camera.calls.withLock { $0 } == ["start"])
         #expect(service.isStreaming)

@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import Testing
 import ShutterCore
+import ShutterSystem
 @testable import ShutterCapture
 
 private func ms(_ value: Double) -> Instant { Instant(rawValue: Int64(value * 1_000_000)) }
@@ -57,7 +58,7 @@ private func uniformFrame(_ format: PixelFormat, width: Int, height: Int, y: UIn
 /// Makes one preview of `frame` with a fresh maker, into a fresh feed.
 private func makePreview(of frame: Frame, _ settings: PreviewSettings,
                          processing: PhotoProcessing = PhotoProcessing()) throws -> (PreviewFrame?, PreviewStatistics) {
-    let feed = try PreviewFeed()
+    let feed = PreviewFeed()
     #expect(feed.claim())
     PreviewMaker().make(from: Locked<Frame?>(frame), settings: settings, processing: processing, feed: feed)
     return (feed.latest(), feed.statistics)
@@ -94,17 +95,26 @@ struct PreviewFeedTests {
         #expect(try decoder.decode(previews[0].jpeg).pixels != decoder.decode(previews[1].jpeg).pixels)
     }
 
-    @Test func theReadyDescriptorSaysWhenAPreviewIsPublished() throws {
+    @Test func theFeedRingsItsBellWhenAPreviewIsPublished() throws {
         let harness = try previewHarness(PreviewSettings(width: 160, fps: 30))
         let feed = harness.service.preview
-        #expect(!isReadable(feed.readyDescriptor))
+        let mailbox = try LoopMailbox()
+        var rings = 0
+        feed.ringWhenPublished(mailbox.makeBell { rings += 1 })
+        #expect(!isReadable(mailbox.pollDescriptor))
         feed.startWatching()
         harness.previewFrame(at: ms(1000))
-        #expect(isReadable(feed.readyDescriptor))
-        feed.drainReady()
-        #expect(!isReadable(feed.readyDescriptor))
+        #expect(isReadable(mailbox.pollDescriptor))
+        mailbox.runWaiting()
+        #expect(rings == 1)
+        #expect(!isReadable(mailbox.pollDescriptor))
         harness.previewFrame(at: ms(1033.4))
-        #expect(isReadable(feed.readyDescriptor))
+        mailbox.runWaiting()
+        #expect(rings == 2)
+        // Let go of: no more rings.
+        feed.ringWhenPublished(nil)
+        harness.previewFrame(at: ms(1066.8))
+        #expect(!isReadable(mailbox.pollDescriptor))
     }
 
     @Test func nothingIsEncodedWhileNobodyWatches() throws {
@@ -165,7 +175,7 @@ struct PreviewFeedTests {
     @Test func aReloadedServiceKeepsTheFeedAndItsViewers() throws {
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let feed = try PreviewFeed()
+        let feed = PreviewFeed()
         feed.startWatching()
         var board = try simulatorBoard(directory: directory)
         board.preview = PreviewSettings(width: 32, fps: 30)
@@ -307,7 +317,7 @@ struct PreviewFormatTests {
     @Test func theRingFrameIsLetGoOnceThePreviewIsMade() throws {
         let frame = uniformFrame(.yuyv, width: 640, height: 360, y: 128, u: 128, v: 128)
         weak var buffer = frame.buffer
-        let feed = try PreviewFeed()
+        let feed = PreviewFeed()
         _ = feed.claim()
         let handed = Locked<Frame?>(frame)
         PreviewMaker().make(from: handed, settings: PreviewSettings(width: 160), feed: feed)

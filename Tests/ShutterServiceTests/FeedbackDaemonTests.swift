@@ -11,14 +11,21 @@ struct FeedbackDaemonTests {
 
     @Test("the LED is lit while the controls are active and goes dark when they go idle")
     func ledFollowsControls() throws {
-        let rig = try TestRig(boardJSON: Self.board)
+        // Frames on the rig's clock: a camera silent for seconds of it stalls, and the LED says so.
+        let cameras = ManualCameras()
+        let rig = try TestRig(boardJSON: Self.board, cameraFactory: cameras.open)
         defer { rig.close() }
+        let camera = try cameras.streamingWithFrames(in: rig)
         #expect(rig.chip.outputLevel("led") == false)
         try rig.press("half", for: .milliseconds(100))
         #expect(rig.names.contains("controlsActive"))
         #expect(rig.chip.outputLevel("led") == true)
-        for _ in 0..<120 { try rig.advance(by: .milliseconds(50)) }
+        for _ in 0..<120 {
+            camera.emit(at: rig.chip.clock.now)
+            try rig.advance(by: .milliseconds(50))
+        }
         #expect(rig.names.contains("controlsInactive"))
+        #expect(!rig.names.contains("captureFailed"))
         #expect(rig.chip.outputLevel("led") == false)
         let changes = rig.chip.outputChanges(of: "led").map(\.active)
         #expect(changes == [true, false])

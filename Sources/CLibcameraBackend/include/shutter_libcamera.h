@@ -42,14 +42,14 @@ typedef struct shutter_lc_camera shutter_lc_camera;
 /// A watch on the cameras libcamera adds: hot-plugged, or listed by a camera manager as it
 /// starts (CameraManager::cameraAdded), for a loop waiting for its camera.
 typedef struct shutter_lc_watch shutter_lc_watch;
-/// Starts a watch that writes one byte to `wake_fd` (a non-blocking pipe's write end; the watch
-/// keeps a duplicate of it) each time libcamera adds a camera, from libcamera's thread. Does not
-/// start the camera manager: the one the last list or open started (kept while cameras come and
-/// go) is the one watched. NULL when the descriptor cannot be duplicated.
-shutter_lc_watch *shutter_lc_watch_cameras(int wake_fd);
+/// Starts a watch that calls `wake(context)` each time libcamera adds a camera, on libcamera's
+/// thread (where a handler must not block: `wake` only asks a loop to look). Does not start the
+/// camera manager: the one the last list or open started (kept while cameras come and go) is the
+/// one watched. NULL when out of memory.
+shutter_lc_watch *shutter_lc_watch_cameras(void (*wake)(void *context), void *context);
 /// How many cameras were added since the watch started or this was last called.
 int shutter_lc_watch_take(shutter_lc_watch *watch);
-/// Ends the watch and closes its duplicate descriptor. NULL is ignored.
+/// Ends the watch: once it returns, `wake` is not called any more. NULL is ignored.
 void shutter_lc_watch_close(shutter_lc_watch *watch);
 
 /// Opens and acquires the camera whose id equals `name`, or whose model equals it (ignoring
