@@ -36,7 +36,9 @@ protocol CameraSessionDelegate: AnyObject {
 /// ``Camera`` is still used by one thread at a time. Frames are dequeued on the loop
 /// (``pumpFrames()``). Its timers (the search for a missing camera, the stall watchdog) are one
 /// timer descriptor the loop polls with the camera's (``timerDescriptor``), on CLOCK_MONOTONIC,
-/// the clock the camera's frames come by. Used from the event loop only.
+/// the clock a camera delivers by, not on the loop's clock, which may be a test's virtual one:
+/// a stream's silence is a matter of how long the device has had to deliver. Used from the
+/// event loop only.
 final class CameraSession {
     private let settings: CameraSettings
     private let factory: CameraFactory

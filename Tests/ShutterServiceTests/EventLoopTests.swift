@@ -193,13 +193,27 @@ struct EventLoopTests {
     /// Woken by its timer ahead of the deadline, the loop stays awake until it (it never sleeps
     /// in that stretch) and reaches it once.
     @Test func theLastStretchBeforeAnAwaitedDeadlineIsWaitedOutAwake() throws {
+        // The stretch is measured only when the thread was woken by its timer inside it; a
+        // machine so loaded that it was not (woken after the deadline) cannot tell, and the test
+        // tries again with a longer stretch rather than fail on a measurement it could not make.
+        for (lead, ahead) in [(Nanoseconds.milliseconds(60), Nanoseconds.milliseconds(40)),
+                              (.milliseconds(300), .milliseconds(200)), (.milliseconds(1500), .milliseconds(1000))] {
+            if try measureTheAwakeStretch(lead: lead, wakeAhead: ahead) { return }
+        }
+        Issue.record("the loop's thread was never woken inside the awake stretch, even of 1 s")
+    }
+
+    /// One measurement for ``theLastStretchBeforeAnAwaitedDeadlineIsWaitedOutAwake()``: a deadline
+    /// `lead` ahead, awake for its last `wakeAhead`. Returns false when the thread was woken only
+    /// after the stretch had begun late enough to leave nothing to measure.
+    private func measureTheAwakeStretch(lead: Nanoseconds, wakeAhead: Nanoseconds) throws -> Bool {
         let loop = try EventLoop()
         let started = loop.clock.now
-        var deadline: Instant? = started + .milliseconds(60)
+        var deadline: Instant? = started + lead
         var reached: [Instant] = []
         loop.nextDeadline = { deadline }
         loop.awaitedDeadline = { deadline }
-        loop.wakeAhead = .milliseconds(40)
+        loop.wakeAhead = wakeAhead
         // The thread's voluntary switches when the deadline is reached, before the test's own
         // bookkeeping.
         var switchesAtDeadline: Int?
@@ -208,22 +222,25 @@ struct EventLoopTests {
             reached.append(now)
             deadline = nil
         }
-        // Asleep until the timer, 40 ms before the deadline: at least one voluntary switch. Turn
-        // after turn, as the daemon runs it: a turn may end early with nothing done (ppoll
+        // Asleep until the timer, `wakeAhead` before the deadline: at least one voluntary switch.
+        // Turn after turn, as the daemon runs it: a turn may end early with nothing done (ppoll
         // interrupted, EINTR), as one did in a CI run on a loaded machine.
+        let stretchBegins = started + lead - wakeAhead
         let beforeSleep = try voluntarySwitches()
-        while loop.clock.now < started + .milliseconds(20), reached.isEmpty { try loop.runOnce(timeoutMilliseconds: 5_000) }
-        #expect(reached.isEmpty)
+        while loop.clock.now < stretchBegins, reached.isEmpty { try loop.runOnce(timeoutMilliseconds: 5_000) }
         #expect(try voluntarySwitches() > beforeSleep, "the wait for the timer slept")
+        // Woken by the timer in the stretch's first half, or the measurement is not one.
+        guard reached.isEmpty, loop.clock.now < stretchBegins + Nanoseconds(rawValue: wakeAhead.rawValue / 2) else { return false }
         // Awake: no voluntary switch until the deadline. A CPU-time share would also tell, but a
         // loaded machine may give the thread little of the stretch; it cannot make it sleep.
         let beforeStretch = try voluntarySwitches()
         while reached.isEmpty, loop.clock.now < started + .seconds(5) { try loop.runOnce(timeoutMilliseconds: 5_000) }
-        #expect(reached.count == 1 && reached[0] >= started + .milliseconds(60))
+        #expect(reached.count == 1 && reached[0] >= started + lead)
         #expect(switchesAtDeadline == beforeStretch, "the loop slept in the last stretch")
         // The deadline's work is done: the next turn sleeps (its 50 ms limit ends it) and reaches nothing.
         try loop.runOnce(timeoutMilliseconds: 50)
         #expect(reached.count == 1)
+        return true
     }
 
     /// Awake before a deadline, the loop still handles an input as soon as it is ready, and goes

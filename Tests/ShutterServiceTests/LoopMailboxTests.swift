@@ -244,15 +244,35 @@ struct LoopMailboxTests {
     }
 }
 
-@Suite(.serialized) struct CommandPortTests {
-    @Test func aStatusSubmittedFromAnotherThreadIsAnsweredOnTheLoop() throws {
+/// Commands from a library's own thread, posted through the loop's mailbox as the transports
+/// post their work: run on the loop's thread, in order per thread, and dropped (and told) once
+/// the daemon stops.
+@Suite(.serialized) struct DaemonMailboxTests {
+    /// Posts requests to a rig's loop, to run through the port, from any thread.
+    struct Poster: Sendable {
+        let daemon: LoopBound<Daemon>
+        let mailbox: LoopMailbox
+
+        init(_ rig: TestRig) {
+            daemon = LoopBound(rig.daemon)
+            mailbox = rig.daemon.loop.mailbox
+        }
+
+        /// `reply` gets the request's result, or nil when it was dropped.
+        func submit(_ request: APIRequest, reply: @escaping @Sendable (CommandResult?) -> Void) {
+            let daemon = daemon
+            mailbox.post({ reply(daemon.object?.execute(request)) }, ifDropped: { _ in reply(nil) })
+        }
+    }
+
+    @Test func aStatusPostedFromAnotherThreadIsAnsweredOnTheLoop() throws {
         let rig = try TestRig()
         defer { rig.close() }
-        let port = rig.daemon.commandPort
         let loopThread = pthread_self()
-        let replies = Shared<[(result: CommandResult, onLoopThread: Bool)]>([])
+        let replies = Shared<[(result: CommandResult?, onLoopThread: Bool)]>([])
+        let poster = Poster(rig)
         startThreads(1) { _ in
-            port.submit(APIRequest(id: .string("t1"), command: .status)) { result in
+            poster.submit(APIRequest(id: .string("t1"), command: .status)) { result in
                 let here = pthread_equal(pthread_self(), loopThread) != 0
                 replies.withValue { $0.append((result, here)) }
             }
@@ -261,22 +281,22 @@ struct LoopMailboxTests {
         let reply = try #require(replies.current.first)
         #expect(reply.onLoopThread)
         guard case .status(let status) = reply.result else {
-            Issue.record("not a status: \(reply.result)")
+            Issue.record("not a status: \(String(describing: reply.result))")
             return
         }
         #expect(status.board == "test")
         #expect(replies.current.count == 1)
     }
 
-    @Test func requestsFromSeveralThreadsEachGetTheirOwnReply() throws {
+    @Test func requestsFromSeveralThreadsEachGetTheirOwnReplyInOrder() throws {
         let rig = try TestRig()
         defer { rig.close() }
-        let port = rig.daemon.commandPort
         let ids = Shared<[String]>([])
+        let poster = Poster(rig)
         startThreads(4) { thread in
             for index in 0..<25 {
                 let request = APIRequest(id: .string("\(thread)-\(index)"), command: .set(control: "zoom", to: .value(Double(1 + index % 4))))
-                port.submit(request) { result in
+                poster.submit(request) { result in
                     guard result == .done else { return }
                     ids.withValue { $0.append("\(thread)-\(index)") }
                 }
@@ -289,23 +309,17 @@ struct LoopMailboxTests {
         }
     }
 
-    /// A request the loop has not run when the daemon stops, or one submitted after, is
-    /// answered "stopping" and never run.
-    @Test func aDaemonThatStopsAnswersWhatWaitsAndWhatComesLater() throws {
+    /// A request the loop has not run when the daemon stops, or one posted after, is dropped,
+    /// its poster told, and never run.
+    @Test func aDaemonThatStopsDropsWhatWaitsAndWhatComesLater() throws {
         let rig = try TestRig()
-        let port = rig.daemon.commandPort
-        let replies = Shared<[CommandResult]>([])
-        port.submit(APIRequest(id: .number(1, text: "1"), command: .capture)) { result in replies.withValue { $0.append(result) } }
+        let mailbox = rig.daemon.loop.mailbox
+        let replies = Shared<[CommandResult?]>([])
+        Poster(rig).submit(APIRequest(id: .number(1, text: "1"), command: .capture)) { result in replies.withValue { $0.append(result) } }
         rig.close()
-        port.submit(APIRequest(id: .number(2, text: "2"), command: .status)) { result in replies.withValue { $0.append(result) } }
-        let stopping = CommandResult.refused(CommandRefusal(.unavailable, "shutter is stopping: the request was not run"))
-        #expect(replies.current == [stopping, stopping])
+        let later = mailbox.post({ replies.withValue { $0.append(.done) } }, ifDropped: { _ in replies.withValue { $0.append(nil) } })
+        #expect(!later)
+        #expect(replies.current == [nil, nil])
         #expect(!rig.names.contains("capture"))
-        #expect(port.perform { _ in } == false)
-    }
-
-    @Test func aRequestRefusedForWantOfRoomSaysTheDaemonIsBusy() {
-        #expect(Daemon.result(droppedBecause: .full)
-            == .refused(CommandRefusal(.busy, "shutter is busy: too many requests wait for its loop; try again later")))
     }
 }
