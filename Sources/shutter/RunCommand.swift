@@ -49,6 +49,9 @@ func runDaemon(_ arguments: ParsedArguments) throws -> Int32 {
     }
     let input = board.chip == .simulator ? SimulatorInputKind.of() : .trace
     if board.chip == .simulator, input != .trace { options.readsSimulatorInput = false }
+    // The demo is the same every time: it starts from the board's values, and what it turns
+    // (zoom, exposure, the filter) is not saved over the values a user's own run left.
+    if board.chip == .simulator, input == .empty { options.keepsState = false }
     // In a terminal the overlay shows the events in words; JSON lines are for a pipe or a file.
     let drawsOverlay = isatty(STDOUT_FILENO) == 1
     if drawsOverlay { options.printsEvents = false }
@@ -65,7 +68,8 @@ func runDaemon(_ arguments: ParsedArguments) throws -> Int32 {
         case .terminal:
             terminal = SimulatorTerminal(daemon: daemon, player: player, overlay: overlay)
         case .empty:
-            Console.error("shutter: standard input is empty: playing the demo session (light press, zoom, exposure, filter, a photo, a burst)")
+            Console.error("shutter: standard input is empty: playing the demo session (light press, zoom, exposure, filter, a photo, a burst), "
+                + "from the board's starting values; saved control values are neither read nor changed")
             DemoSession.play(on: player, daemon: daemon)
         case .trace:
             break

@@ -29,6 +29,20 @@ done
 photos=$(ls "$work"/photos/IMG_*.jpg 2> /dev/null | wc -l)
 check "demo: a photo and a burst are on disk in the board's output directory ($photos photos)" [ "$photos" -ge 4 ]
 
+# --- demo: the same every time, and the user's saved values untouched ---
+# Twice with the state kept (no --no-state), in a state directory of its own: the second run
+# starts where the first did, and nothing is saved.
+mkdir -p "$work/state" "$work/again"
+for run in 1 2; do
+  (cd "$work/again" && env -u STATE_DIRECTORY XDG_STATE_HOME="$work/state" timeout 60 "$shutter" run "${board_args[@]}" < /dev/null \
+     > "demo-$run.jsonl" 2> "demo-$run.err")
+done
+first_zoom() { grep -m1 '"control": "zoom", "value"' "$1" | sed 's/"t": [0-9.]*, //'; }
+check "demo: a second demo starts from the same values: $(first_zoom "$work/again/demo-2.jsonl")" \
+  bash -c "[ -n \"$(first_zoom "$work/again/demo-1.jsonl")\" ] && [ \"$(first_zoom "$work/again/demo-1.jsonl")\" = \"$(first_zoom "$work/again/demo-2.jsonl")\" ]"
+check "demo: saves no control values ($(find "$work/state" -name '*.controls.json' | wc -l) state files)" \
+  bash -c "[ -z \"\$(find '$work/state' -name '*.controls.json')\" ]"
+
 # --- a pipe that stays open is still read as a trace ---
 (cd "$work" && { printf '{"t": 0.1, "line": "half", "active": true}\n{"t": 0.25, "line": "half", "active": false}\n'; sleep 1.5; } \
   | timeout 30 "$shutter" run --board "$here/../../Boards/simulator.json" --no-state > trace.jsonl 2> trace.err); status=$?
