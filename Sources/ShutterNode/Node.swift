@@ -10,6 +10,7 @@ import ShutterService
 import ShutterSystem
 
 /// How `shutter run` was asked to run: the service's options and its transports'.
+@dynamicMemberLookup
 public struct NodeOptions: Sendable {
     /// The service's own: board file, state, what it prints.
     public var service = ServiceOptions()
@@ -41,35 +42,10 @@ public struct NodeOptions: Sendable {
 
     public init() {}
 
-    /// ``ServiceOptions/boardPath``.
-    public var boardPath: String? {
-        get { service.boardPath }
-        set { service.boardPath = newValue }
-    }
-    /// ``ServiceOptions/statePath``.
-    public var statePath: String? {
-        get { service.statePath }
-        set { service.statePath = newValue }
-    }
-    /// ``ServiceOptions/keepsState``.
-    public var keepsState: Bool {
-        get { service.keepsState }
-        set { service.keepsState = newValue }
-    }
-    /// ``ServiceOptions/readsSimulatorInput``.
-    public var readsSimulatorInput: Bool {
-        get { service.readsSimulatorInput }
-        set { service.readsSimulatorInput = newValue }
-    }
-    /// ``ServiceOptions/printsEvents``.
-    public var printsEvents: Bool {
-        get { service.printsEvents }
-        set { service.printsEvents = newValue }
-    }
-    /// ``ServiceOptions/explains``.
-    public var explains: Bool {
-        get { service.explains }
-        set { service.explains = newValue }
+    /// The service's options read and set as the node's own (`options.boardPath`).
+    public subscript<Value>(dynamicMember keyPath: WritableKeyPath<ServiceOptions, Value>) -> Value {
+        get { service[keyPath: keyPath] }
+        set { service[keyPath: keyPath] = newValue }
     }
 }
 
