@@ -32,7 +32,7 @@ extension Daemon {
             defer { remoteCapture = nil }
             guard interpreter.perform({ machine, events in machine.remoteCapture(at: now, into: &events) }) else {
                 let refusal = captureRefusal
-                return .refused(CommandRefusal(refusal.code, refusal.reason + (refusal.code == .disabled ? " (send {\"cmd\":\"enable\",\"capture\":true})" : "")))
+                return .refused(CommandRefusal(refusal.code, refusal.reason + (refusal.code == .disabled ? Self.enableCaptureHint : "")))
             }
             return .captureAccepted(pressedAt: now, shot: remoteCapture?.shot?.rigShot?.id)
         case .set(let control, let given):
@@ -150,6 +150,10 @@ extension Daemon {
 extension Daemon {
     /// Why no photo can be taken now, for a remote capture and a rig shot alike: capture turned
     /// off through the API, or the camera not ready (and why).
+    /// How a person turns capture back on, said with a refusal for disabled capture: the command
+    /// first (whoever reads the reason is likely at a shell), then the API's request.
+    static let enableCaptureHint = #" (turn it on with `shutter ctl enable capture`, or the request {"cmd": "enable", "capture": true})"#
+
     var captureRefusal: (code: CommandRefusal.Kind, reason: String) {
         captureEnabled
             ? (.unavailable, "capture is unavailable: \(cameraState.reason ?? "the camera is not ready")")

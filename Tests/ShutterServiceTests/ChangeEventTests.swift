@@ -112,6 +112,7 @@ import ShutterCore
         let start = rig.lines.count
         let reply = run(rig, .capture)
         #expect(reply.contains("\"ok\": false") && reply.contains("capture is disabled"), "\(reply)")
+        #expect(reply.contains("shutter ctl enable capture"), "the refusal says how to turn capture on: \(reply)")
         #expect(lines(of: rig, from: start).map(\.line) == [])
     }
 
