@@ -18,8 +18,11 @@ public enum SimulatedGesture: Hashable, Sendable, CaseIterable {
     case swipeRight
     /// A press of the secondary button.
     case secondary
-    /// A slow slide from the first pad to the second: one step in the chooser (no flick).
-    case slideRight
+    /// A finger from one pad to the next, toward the first pad: one step, in the chooser and on
+    /// a control's scale (the simulator's keys).
+    case stepLeft
+    /// A finger from one pad to the next, toward the last pad: one step.
+    case stepRight
 
     /// How long after the gesture's edges the next may start, so two are never merged.
     public static let pause = Nanoseconds.milliseconds(120)
@@ -58,8 +61,8 @@ public enum SimulatedGesture: Hashable, Sendable, CaseIterable {
             hold(1_600)
         case .swipeLeft, .swipeRight:
             guard pads.count >= 2 else { return [] }
-            // Half the strip (at least two pads), from the end the finger starts at: a full-length
-            // swipe would jump past a control in the chooser.
+            // Half the strip (at least two pads), from the end the finger starts at: several
+            // steps at once (one step is `stepLeft` or `stepRight`).
             let length = max(2, pads.count / 2)
             let order: [LineIndex] = self == .swipeRight ? Array(pads.prefix(length)) : Array(pads.suffix(length).reversed())
             // Each pad is touched 60 ms after the one before and let go 10 ms after the next is
@@ -69,9 +72,14 @@ public enum SimulatedGesture: Hashable, Sendable, CaseIterable {
                 wait(60); set(pad, true); wait(10); set(previous, false); time = time - .milliseconds(10)
             }
             wait(60); set(order.last, false)
-        case .slideRight:
+        case .stepLeft, .stepRight:
             guard pads.count >= 2 else { return [] }
-            set(pads[0], true); wait(250); set(pads[1], true); wait(10); set(pads[0], false); wait(400); set(pads[1], false)
+            // From the middle of the strip, one pad over, at a finger's unhurried pace (200 ms a
+            // pad): one item in the chooser, one fine step on a scale (zoom ×1.15 on the
+            // simulator board). At a swipe's pace the step is coarser (×1.34 at 120 ms a pad).
+            let from = pads.count / 2 - (self == .stepRight ? 1 : 0)
+            let to = self == .stepRight ? from + 1 : from - 1
+            set(pads[from], true); wait(200); set(pads[to], true); wait(10); set(pads[from], false); wait(200); set(pads[to], false)
         case .secondary:
             guard let secondary = board.lines(withRole: .secondary).first else { return [] }
             set(secondary, true); wait(100); set(secondary, false)

@@ -13,11 +13,11 @@ public enum DemoSession {
         (.lightPress, 300),        // the controls appear: zoom
         (.swipeRight, 500),        // zoom in
         (.doubleLightPress, 600),  // the chooser opens
-        (.slideRight, 500),        // highlight the next control: exposure
+        (.stepRight, 500),         // highlight the next control: exposure
         (.lightPress, 500),        // select it
         (.swipeLeft, 600),         // adjust it
         (.doubleLightPress, 600),  // the chooser again
-        (.slideRight, 500),        // highlight the filter
+        (.stepRight, 500),         // highlight the filter
         (.lightPress, 500),        // select it
         (.swipeRight, 600),        // pick a filter
         (.fullClick, 600),         // a photo

@@ -26,8 +26,8 @@ public final class SimulatorTerminal {
         ("d", .doubleLightPress, "double light press (chooser)"),
         ("f / enter", .fullClick, "full click (photo)"),
         ("b", .burst, "hold for a burst"),
-        ("← / ,", .swipeLeft, "swipe left"),
-        ("→ / .", .swipeRight, "swipe right"),
+        ("← / ,", .stepLeft, "one step left (a finger to the next pad)"),
+        ("→ / .", .stepRight, "one step right"),
         ("s", .secondary, "secondary button"),
         ("q", nil, "quit"),
     ]
@@ -71,8 +71,8 @@ public final class SimulatorTerminal {
                 guard pending.count >= 3 else { if pending.count == 1 || pending[1] == UInt8(ascii: "[") { return }; pending.removeFirst(); continue }
                 let code = pending[2]
                 pending.removeFirst(3)
-                if code == UInt8(ascii: "C") { player.play(.swipeRight) }
-                if code == UInt8(ascii: "D") { player.play(.swipeLeft) }
+                if code == UInt8(ascii: "C") { player.play(.stepRight) }
+                if code == UInt8(ascii: "D") { player.play(.stepLeft) }
                 continue
             }
             let key = pending.removeFirst()
@@ -81,8 +81,8 @@ public final class SimulatorTerminal {
             case UInt8(ascii: "d"): player.play(.doubleLightPress)
             case UInt8(ascii: "f"), UInt8(ascii: "\n"), UInt8(ascii: "\r"): player.play(.fullClick)
             case UInt8(ascii: "b"): player.play(.burst)
-            case UInt8(ascii: ","): player.play(.swipeLeft)
-            case UInt8(ascii: "."): player.play(.swipeRight)
+            case UInt8(ascii: ","): player.play(.stepLeft)
+            case UInt8(ascii: "."): player.play(.stepRight)
             case UInt8(ascii: "s"): player.play(.secondary)
             case UInt8(ascii: "q"): daemon.loop.stop()
             default: break

@@ -145,6 +145,7 @@ public final class GestureDriver {
         for edge in edges {
             observeEdge(edge)
             // edge(_:into:) first fires every deadline due before the edge, at its own time.
+            advanceExplaining(to: edge.time)
             machine.edge(edge, into: &events)
             // The deadline is found once, after the last step below: an edge's own scan would
             // be overtaken by the next input.
@@ -160,8 +161,24 @@ public final class GestureDriver {
                 flush(findingNextDeadline: false)
             }
         }
+        advanceExplaining(to: now)
         machine.advance(to: now, into: &events)
         flush()
+    }
+
+    /// While explaining, lets the machines' time pass to just short of `now` one deadline at a
+    /// time, handing on each deadline's explanations and events before the next's: the machine
+    /// keeps its explanations apart from its events, so one flush after several deadlines would
+    /// put every explanation ahead of every event, where an adopted decision (flushed alone)
+    /// puts each right before what it explains.
+    private func advanceExplaining(to now: Instant) {
+        guard explain != nil else { return }
+        var previous: Instant?
+        while let deadline = machine.findNextDeadline(), deadline < now, previous.map({ deadline > $0 }) ?? true {
+            machine.advance(to: deadline, into: &events)
+            flush(findingNextDeadline: false)
+            previous = deadline
+        }
     }
 
     /// Tells the state machines whether a photo can be taken now.

@@ -63,9 +63,13 @@ check "terminal: the overlay draws the control's label and value over a scale wi
   bash -c "tmux -L shutter-test capture-pane -p -t sim | grep -A2 -E '^ +Zoom  1\.0×\$' | grep -qE '\\|·+\\|' &&
            tmux -L shutter-test capture-pane -p -t sim | grep -qE '^ +▲\$'"
 tmux -L shutter-test send-keys -t sim Right
-check "terminal: → swipes the zoom up: $(sleep 1; status_line)" bash -c "tmux -L shutter-test capture-pane -p -t sim | grep -E '│ photos' | tail -n 1 | grep -qE '● Zoom (1\\.[0-9]+|[2-8](\\.[0-9]+)?)×'"
+check "terminal: → steps the zoom up, by one fine step: $(sleep 1; status_line)" wait_screen "● Zoom 1\.[1-2]×"
 tmux -L shutter-test send-keys -t sim d
 check "terminal: 'd' (double light press) opens the chooser: $(sleep 1; status_line)" wait_screen "chooser: \[Zoom\] Exposure Filter"
+tmux -L shutter-test send-keys -t sim Right
+check "terminal: → in the chooser highlights the next control, not the one after: $(sleep 1; status_line)" wait_screen "chooser: Zoom \[Exposure\] Filter"
+tmux -L shutter-test send-keys -t sim ,
+check "terminal: , in the chooser goes back one: $(sleep 1; status_line)" wait_screen "chooser: \[Zoom\] Exposure Filter"
 tmux -L shutter-test send-keys -t sim f
 check "terminal: 'f' takes a photo and the status line names it: $(sleep 1.5; status_line)" wait_screen "photos: 1, last photos/IMG_"
 check "terminal: the photo is a flash line naming its file" wait_screen "◉ PHOTO  photos/IMG_"
