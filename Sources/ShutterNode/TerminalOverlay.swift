@@ -33,10 +33,15 @@ public final class TerminalScreen: Sendable {
         return Int(size.ws_col)
     }
 
-    /// Prints `text` (one line or several) above the overlay.
-    public func print(_ text: String) {
+    /// Prints `text` (one line or several) above the overlay, each line broken at spaces to the
+    /// terminal's width with its continuations indented by `indent` columns: a line the terminal
+    /// wrapped itself would break mid-word.
+    public func print(_ text: String, indent: Int = 2) {
+        let width = Self.columns() - 1
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+            .flatMap { TerminalText.wrapped(String($0), width: width, indent: indent) }
         state.withLock { state in
-            LineWriter.standardOutput.send(Self.erase(state.drawn) + text + "\n" + state.overlay.joined(separator: "\n"))
+            LineWriter.standardOutput.send(Self.erase(state.drawn) + lines.joined(separator: "\n") + "\n" + state.overlay.joined(separator: "\n"))
             state.drawn = state.overlay.count
         }
     }
@@ -83,7 +88,7 @@ public final class TerminalOverlay {
             Console.divertErrors { line in screen.print(line) }
         }
         daemon.observeEvents { [unowned self] event in
-            screen.print(Self.text(of: event, since: daemon.startedAt))
+            screen.print(Self.text(of: event, since: daemon.startedAt), indent: Self.stampColumns)
             redraw()
         }
         redraw()
@@ -115,6 +120,9 @@ public final class TerminalOverlay {
         return first.st_rdev == second.st_rdev
     }
 
+    /// The columns of an event line's time stamp: where its text, and any continuation, begins.
+    static let stampColumns = 13
+
     /// One event in words, stamped with the seconds since `origin`, as `monitor` stamps lines; a
     /// photo is a flash line (inverse video) that names the file.
     public static func text(of event: ServiceEvent, since origin: Instant) -> String {
@@ -125,7 +133,7 @@ public final class TerminalOverlay {
             let seconds = (milliseconds < 0 ? "-" : "") + "\(abs(milliseconds / 1000))."
                 + String(repeating: "0", count: 3 - fraction.count) + fraction
             return String(repeating: " ", count: max(0, 9 - seconds.count)) + seconds + " s  "
-        } ?? String(repeating: " ", count: 13)
+        } ?? String(repeating: " ", count: stampColumns)
         if case .capture(.photo(let photo), _) = event.kind {
             let kilobytes = (photo.bytes + 512) / 1024
             let offset = JSONLine.number(photo.offset.milliseconds, decimals: 1)

@@ -27,6 +27,16 @@ struct ControlsOverlayTests {
             == ["controls hidden (light press shows them) │ photos: 2, last photos/a.jpg"])
     }
 
+    @Test func aStatusLineTooWideKeepsTheLastPhotosNameAndDropsItsDirectory() {
+        let board = Rigs.simulator
+        let controls = ControlsStateMachine(controls: board.controls, padCount: 6, timings: board.gestures, initialValues: nil)
+        let path = "/home/someone/rigs/bookscanner/photos/IMG_20261207_230914_490_0001.jpg"
+        let lines = ControlsOverlay.lines(controls.snapshot, photos: 12, lastPhoto: path, width: 100)
+        #expect(lines == ["controls hidden (light press shows them) │ photos: 12, last …/IMG_20261207_230914_490_0001.jpg"])
+        // One that fits keeps its directory.
+        #expect(ControlsOverlay.lines(controls.snapshot, photos: 12, lastPhoto: path, width: 140).last?.contains(path) == true)
+    }
+
     @Test func aSliderAtItsLowEndHasNoTicksLeftOfTheMark() throws {
         let lines = ControlsOverlay.lines(try Self.shown(), photos: 0, lastPhoto: nil, width: Self.width)
         try #require(lines.count == 4)

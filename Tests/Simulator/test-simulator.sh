@@ -50,7 +50,7 @@ check "an open pipe is a trace, not the demo: exit $status, a light press, no de
   bash -c "[ $status = 0 ] && grep -q lightPress '$work/trace.jsonl' && ! grep -q demo '$work/trace.err' && ! grep -q burst '$work/trace.jsonl'"
 
 # --- terminal: keys under tmux ---
-tmux -L shutter-test new-session -d -s sim -x 200 -y 50 -c "$work" "'$shutter' run --board '$here/../../Boards/simulator.json' --no-state 2> '$work/tty.err'; echo exited \$? > '$work/tty.status'; sleep 30"
+tmux -L shutter-test new-session -d -s sim -x 100 -y 50 -c "$work" "'$shutter' run --board '$here/../../Boards/simulator.json' --no-state 2> '$work/tty.err'; echo exited \$? > '$work/tty.status'; sleep 30"
 screen() { tmux -L shutter-test capture-pane -p -t sim; }
 status_line() { screen | grep -E '│ photos' | tail -n 1; }
 wait_screen() { for _ in $(seq 50); do screen | grep -q "$1" && return 0; sleep 0.1; done; return 1; }
@@ -73,6 +73,10 @@ check "terminal: , in the chooser goes back one: $(sleep 1; status_line)" wait_s
 tmux -L shutter-test send-keys -t sim f
 check "terminal: 'f' takes a photo and the status line names it: $(sleep 1.5; status_line)" wait_screen "photos: 1, last photos/IMG_"
 check "terminal: the photo is a flash line naming its file" wait_screen "◉ PHOTO  photos/IMG_"
+# capture-pane -J joins the lines the terminal wrapped itself: as many lines either way means
+# every line was broken at a space by shutter, none mid-word by the terminal.
+check "terminal: at 100 columns the terminal wraps no line (the keys, the camera, the photo)" \
+  bash -c '[ "$(tmux -L shutter-test capture-pane -p -J -t sim | wc -l)" = "$(tmux -L shutter-test capture-pane -p -t sim | wc -l)" ]'
 check "terminal: no JSON event line reaches the screen" bash -c "! tmux -L shutter-test capture-pane -p -S - -t sim | grep -q '{\"event\"'"
 tmux -L shutter-test send-keys -t sim q
 for _ in $(seq 50); do [ -f "$work/tty.status" ] && break; sleep 0.1; done

@@ -17,7 +17,12 @@ public enum ControlsOverlay {
             lines.append(scale(current.spec, current.value, half: half))
             lines.append(String(repeating: " ", count: half) + "▲")
         }
-        lines.append(statusLine(snapshot, photos: photos, lastPhoto: lastPhoto))
+        var status = statusLine(snapshot, photos: photos, lastPhoto: lastPhoto)
+        if status.count > width - 1, let lastPhoto, let slash = lastPhoto.lastIndex(of: "/") {
+            // The file's name is what tells one photo from the last: its directory goes first.
+            status = statusLine(snapshot, photos: photos, lastPhoto: "…" + lastPhoto[slash...])
+        }
+        lines.append(status)
         return lines.map { clipped($0, to: width - 1) }
     }
 
