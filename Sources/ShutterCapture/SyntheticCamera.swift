@@ -43,9 +43,7 @@ public final class SyntheticCamera: Camera {
     private var lastSlot: Int64 = 0
     /// Frames emitted and not read yet, at most ``queueLimit``, and how many came after those
     /// with nowhere to go.
-    private let pending = Locked<(frames: [PendingFrame], dropped: UInt32)>(([], 0))
-    /// A frame made: its start, and how many frames the sensor dropped just before it.
-    private typealias PendingFrame = (at: Instant, droppedBefore: UInt32)
+    private let pending = Locked<(frames: [Instant], dropped: UInt32)>(([], 0))
     /// The most frames waiting to be read. A V4L2 driver fills only the buffers queued to it
     /// and drops a frame when none is free, its sequence number skipped (the V4L2 spec's
     /// `v4l2_buffer.sequence`: gaps show frames lost); so a loop held for a while finds these
@@ -66,7 +64,7 @@ public final class SyntheticCamera: Camera {
     /// written), so streaming allocates nothing per frame. Grows to as many as are held at once.
     private var pool: [(buffer: FrameBuffer, start: UnsafeMutableRawPointer)] = []
     /// Frame times taken from the timer: storage kept between reads (the frames go into the caller's array).
-    private var takenFrames: [PendingFrame] = []
+    private var takenFrames: [Instant] = []
     /// The label burned into the frame being drawn (its storage kept between frames).
     private var labelText = ""
 
@@ -152,13 +150,14 @@ public final class SyntheticCamera: Camera {
         if frameInterval == nil { _ = CShutterSystem_deadlineTimerSet(frameClock, 1, 1) }
     }
 
-    private static func queue(_ time: Instant, droppedBefore skipped: UInt32 = 0,
-                              in pending: Locked<(frames: [PendingFrame], dropped: UInt32)>) {
+    /// Queues a frame started at `time`, or counts it dropped when the queue is full or has
+    /// dropped one already (frames after a gap wait for the gap to be read).
+    private static func queue(_ time: Instant, in pending: Locked<(frames: [Instant], dropped: UInt32)>) {
         pending.withLock {
             if $0.frames.count < queueLimit && $0.dropped == 0 {
-                $0.frames.append((time, skipped))
+                $0.frames.append(time)
             } else {
-                $0.dropped &+= skipped &+ 1
+                $0.dropped &+= 1
             }
         }
     }
@@ -198,10 +197,7 @@ public final class SyntheticCamera: Camera {
             defer { queued.dropped = 0 }
             return queued.dropped
         }
-        for taken in takenFrames {
-            sequence &+= taken.droppedBefore
-            frames.append(makeFrame(at: taken.at))
-        }
+        for taken in takenFrames { frames.append(makeFrame(at: taken)) }
         sequence &+= dropped
     }
 

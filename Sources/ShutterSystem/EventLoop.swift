@@ -134,12 +134,8 @@ public final class EventLoop {
             if signal == SIGINT || signal == SIGTERM { self.stop() }
         }
         standardOutputClosed = { [unowned self] in self.stop() }
-        var told = false
-        LineWriter.standardOutput.ringWhenGone(mailbox.makeBell { [unowned self] in
-            guard !told else { return }
-            told = true
-            standardOutputClosed()
-        })
+        // Rung once: the reader goes once, and a bell rung more than once before it runs runs once.
+        LineWriter.standardOutput.ringWhenGone(mailbox.makeBell { [unowned self] in standardOutputClosed() })
     }
 
     deinit {

@@ -20,14 +20,14 @@ public final class LineWriter: Sendable {
         var queuedBytes = 0
         var dropped = 0
         var readerGone = false
+        /// Rung once the reader has gone: each event loop's that wants to know.
+        var goneBells: [LoopBell] = []
     }
 
     let descriptor: CInt
     let capacity: Int
     private let state = Mutex(State())
     private let queue = DispatchQueue(label: "shutter.output")
-    /// Rung once the reader has gone: each event loop's that wants to know.
-    private let goneBells = Mutex<[LoopBell]>([])
 
     public init(descriptor: CInt, capacity: Int) {
         self.descriptor = descriptor
@@ -44,10 +44,8 @@ public final class LineWriter: Sendable {
     public func ringWhenGone(_ bell: LoopBell) {
         let gone = state.withLock { state in
             if !state.readerGone {
-                goneBells.withLock { bells in
-                    bells.removeAll { $0.isSilent }
-                    bells.append(bell)
-                }
+                state.goneBells.removeAll { $0.isSilent }
+                state.goneBells.append(bell)
             }
             return state.readerGone
         }
@@ -82,9 +80,8 @@ public final class LineWriter: Sendable {
                 state.queuedBytes -= bytes
                 if !written, !state.readerGone {
                     state.readerGone = true
-                    goneBells.withLock { bells in
-                        for bell in bells { bell.ring() }
-                    }
+                    for bell in state.goneBells { bell.ring() }
+                    state.goneBells = []
                 }
             }
         }
