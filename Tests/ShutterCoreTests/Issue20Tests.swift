@@ -137,8 +137,9 @@ struct Issue20Tests {
             if case .swipe(_, let position, _, _, _, _) = event { return position }
             return nil
         }
-        #expect(positions.allSatisfy { $0 >= 0.6 }, "\(positions)")
-        #expect(Self.zooms(events).allSatisfy { $0 > 1 })
+        #expect(!positions.isEmpty && positions.allSatisfy { $0 >= 0.6 }, "\(positions)")
+        let zooms = Self.zooms(events)
+        #expect(!zooms.isEmpty && zooms.allSatisfy { $0 > 1 }, "the swipe zoomed in: \(zooms)")
     }
 
     // MARK: Defect 5: a flick after a rest

@@ -56,10 +56,21 @@ import ShutterCore
         defer { rig.close() }
         try rig.click()
         try rig.waitFor { rig.names.contains("photo") }
+        // A second photo of the same click would come after the first: the rig runs on a while
+        // (a second on its clock, and long enough in real time for another encode) before counting.
+        let limit = Date().addingTimeInterval(1)
+        while Date() < limit {
+            try rig.advance(by: .milliseconds(50))
+            try rig.daemon.loop.runOnce(timeoutMilliseconds: 20)
+        }
         #expect(rig.names.filter { $0 != "cameraReady" } == ["capture", "capture", "photo"])
         #expect(rig.daemon.counters.photos == 1)
         #expect(rig.daemon.counters.presses == 1)
         let path = try #require(rig.daemon.lastPhotoPath)
         #expect(FileManager.default.fileExists(atPath: path))
+        // latest.jpg names the newest photo; it is not one of its own.
+        let photos = try FileManager.default.contentsOfDirectory(atPath: rig.directory + "/photos")
+            .filter { $0.hasSuffix(".jpg") && $0 != "latest.jpg" }
+        #expect(photos.count == 1, "\(photos)")
     }
 }

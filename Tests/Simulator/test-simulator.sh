@@ -47,7 +47,7 @@ check "demo: saves no control values ($(find "$work/state" -name '*.controls.jso
 (cd "$work" && { printf '{"t": 0.1, "line": "half", "active": true}\n{"t": 0.25, "line": "half", "active": false}\n'; sleep 1.5; } \
   | timeout 30 "$shutter" run --board "$here/../../Boards/simulator.json" --no-state > trace.jsonl 2> trace.err); status=$?
 check "an open pipe is a trace, not the demo: exit $status, a light press, no demo" \
-  bash -c "[ $status = 0 ] && grep -q lightPress '$work/trace.jsonl' && ! grep -q demo '$work/trace.err' && ! grep -q burst '$work/trace.jsonl'"
+  bash -c "[ $status = 0 ] && grep -q lightPress '$work/trace.jsonl' && [ -e '$work/trace.err' ] && ! grep -q demo '$work/trace.err' && ! grep -q burst '$work/trace.jsonl'"
 
 # --- terminal: keys under tmux ---
 tmux -L shutter-test new-session -d -s sim -x 100 -y 50 -c "$work" "'$shutter' run --board '$here/../../Boards/simulator.json' --no-state 2> '$work/tty.err'; echo exited \$? > '$work/tty.status'; sleep 30"
@@ -76,8 +76,11 @@ check "terminal: the photo is a flash line naming its file" wait_screen "◉ PHO
 # capture-pane -J joins the lines the terminal wrapped itself: as many lines either way means
 # every line was broken at a space by shutter, none mid-word by the terminal.
 check "terminal: at 100 columns the terminal wraps no line (the keys, the camera, the photo)" \
-  bash -c '[ "$(tmux -L shutter-test capture-pane -p -J -t sim | wc -l)" = "$(tmux -L shutter-test capture-pane -p -t sim | wc -l)" ]'
-check "terminal: no JSON event line reaches the screen" bash -c "! tmux -L shutter-test capture-pane -p -S - -t sim | grep -q '{\"event\"'"
+  bash -c 'rows=$(tmux -L shutter-test capture-pane -p -t sim | wc -l) && [ "$rows" -gt 0 ] &&
+           [ "$(tmux -L shutter-test capture-pane -p -J -t sim | wc -l)" = "$rows" ]'
+# The pane is read first: a capture that failed must fail the check, not pass the negated grep.
+check "terminal: no JSON event line reaches the screen" \
+  bash -c 'pane=$(tmux -L shutter-test capture-pane -p -S - -t sim) && grep -q "◉ PHOTO" <<< "$pane" && ! grep -q "{\"event\"" <<< "$pane"'
 tmux -L shutter-test send-keys -t sim q
 for _ in $(seq 50); do [ -f "$work/tty.status" ] && break; sleep 0.1; done
 check "terminal: 'q' quits with exit 0 ($(cat "$work/tty.status" 2> /dev/null))" grep -qx "exited 0" "$work/tty.status"

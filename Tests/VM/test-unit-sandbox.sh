@@ -48,7 +48,7 @@ export -f run_probe
 probe_unit shutter-probe
 check "under the unit's sandbox: allocates from the DMA heap, opens udev's netlink socket, makes a thread SCHED_BATCH" run_probe shutter-probe
 check "  ... as user shutter, with the unit's hardening" \
-  bash -c '[ "$(systemctl show -p User --value shutter-probe.service)" = shutter ] && [ "$(systemctl show -p DevicePolicy --value shutter-probe.service)" = closed ] || systemctl show -p User -p DevicePolicy shutter-probe.service'
+  bash -c '[ "$(systemctl show -p User --value shutter-probe.service)" = shutter ] && [ "$(systemctl show -p DevicePolicy --value shutter-probe.service)" = closed ] || { systemctl show -p User -p DevicePolicy shutter-probe.service; false; }'
 echo "# the probe under the unit: $(journalctl -q -u shutter-probe.service -o cat --no-pager | grep -E 'allocated|netlink|SCHED_BATCH' | tr '\n' ';')"
 
 probe_unit shutter-probe-no-heap -e '/^DeviceAllow=char-dma_heap/d'
