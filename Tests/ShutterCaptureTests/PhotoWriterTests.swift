@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import ShutterCore
 @testable import ShutterCapture
@@ -37,6 +38,37 @@ struct PhotoWriterTests {
         #expect(FileManager.default.contents(atPath: first) == Data([1, 2, 3]))
         #expect(try FileManager.default.destinationOfSymbolicLink(atPath: dir + "/nested/photos/latest.jpg") == "IMG-2.jpg")
         #expect(try listing(dir + "/nested/photos") == ["IMG-2.jpg", "IMG.jpg", "latest.jpg"])
+    }
+
+    /// While a photo's bytes are being written, a reader of the directory (a sync tool, a
+    /// file manager, `latest.jpg`) finds each photo's name holding all of its bytes or no such
+    /// name: the bytes go to a temporary name first, and the photo's name comes after the last.
+    @Test func noNameHoldsPartOfAPhotoWhileItsBytesAreWritten() throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let sizes = ["IMG_1.jpg": 3000, "IMG_2.jpg": 2000]
+        let seen = Mutex<(writes: Int, partial: [String])>((0, []))
+        // A disk that takes 100 bytes a call; before each, the directory as a reader finds it.
+        let writer = try PhotoWriter(directory: dir) { fd, pointer, count in
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []
+            for name in names where !name.hasPrefix(PhotoWriter.temporaryPrefix) {
+                // stat follows latest.jpg to the photo it names.
+                var status = stat()
+                let size = stat(dir + "/" + name, &status) == 0 ? Int(status.st_size) : -1
+                let photo = name == PhotoWriter.latestName
+                    ? (try? FileManager.default.destinationOfSymbolicLink(atPath: dir + "/" + name)) ?? name : name
+                if size != sizes[photo] { seen.withLock { $0.partial.append("\(name): \(size) bytes") } }
+            }
+            seen.withLock { $0.writes += 1 }
+            return write(fd, pointer, min(count, 100))
+        }
+        for (name, size) in sizes.sorted(by: { $0.key < $1.key }) {
+            _ = try writer.write([UInt8](repeating: 9, count: size), name: name)
+        }
+        let result = seen.withLock { $0 }
+        #expect(result.writes >= 50, "the check ran during the writes")
+        #expect(result.partial.isEmpty, "\(result.partial.prefix(5))")
+        #expect(try listing(dir) == ["IMG_1.jpg", "IMG_2.jpg", "latest.jpg"])
     }
 
     @Test func aFullDiskLeavesNothingBehindAndTheNextWriteWorks() throws {
