@@ -225,7 +225,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ShutterSystemTests",
-            dependencies: ["ShutterSystem", "ShutterCore"]
+            dependencies: ["ShutterSystem", "ShutterCore", "CShutterSystem"]
         ),
         .testTarget(
             name: "ShutterCaptureTests",

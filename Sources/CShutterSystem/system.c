@@ -11,6 +11,14 @@
 #include <unistd.h>
 #include "shutter_system.h"
 
+int CShutterSystem_renameNoReplace(int from_directory, const char *from, int to_directory, const char *to) {
+#ifndef RENAME_NOREPLACE
+#define RENAME_NOREPLACE (1 << 0)
+#endif
+    // Through syscall(2): glibc before 2.28 has no renameat2 wrapper.
+    return (int)syscall(SYS_renameat2, from_directory, from, to_directory, to, RENAME_NOREPLACE);
+}
+
 int CShutterSystem_ppoll(struct pollfd *entries, unsigned long count, long long timeout_ns) {
     if (timeout_ns < 0) return ppoll(entries, (nfds_t)count, NULL, NULL);
     struct timespec timeout = { .tv_sec = (time_t)(timeout_ns / 1000000000), .tv_nsec = (long)(timeout_ns % 1000000000) };

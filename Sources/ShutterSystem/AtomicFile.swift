@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import CShutterSystem
 
 /// A file that appears at its name whole or not at all: a crash, a power cut or a full disk
 /// leaves the old file (or none), never part of a new one.
@@ -37,6 +38,9 @@ public struct AtomicFile: Sendable {
     /// `linkat` without flags (from a directory's descriptor and a name to another's); tests
     /// replace it to act as a file system without hard links (FAT) does.
     public typealias LinkFunction = @Sendable (CInt, String, CInt, String) -> CInt
+    /// `renameat2` with `RENAME_NOREPLACE` (from a directory's descriptor and a name to
+    /// another's); tests replace it to act as a file system without it does.
+    public typealias RenameFunction = @Sendable (CInt, String, CInt, String) -> CInt
 
     /// The temporary file, written whole and synced; it keeps this name until ``discard()``.
     public let temporary: String
@@ -108,27 +112,68 @@ public struct AtomicFile: Sendable {
     ///
     /// - Parameters:
     ///   - renamingWithoutLinks: on a file system without hard links (FAT: `EPERM`, `ENOTSUP`),
-    ///     checks that `name` is free and renames the file to it. Another writer could take the
-    ///     name between the check and the rename; the photo writer, the only one that allows
-    ///     this, is the only writer in its directory.
+    ///     renames the file to `name` unless `name` exists, in one step (``renameUnlessTaken(to:in:rename:)``);
+    ///     the temporary name is gone then.
     ///   - link: `linkat` (tests replace it).
+    ///   - rename: `renameat2` with `RENAME_NOREPLACE` (tests replace it).
     /// - Returns: `false` when `name` exists (nothing is changed then).
-    /// - Throws: ``Failure`` naming `link` (or `rename`) and `name`.
+    /// - Throws: ``Failure`` naming `link` (or the rename's call) and `name`.
     ///
-    /// The corresponding C functions are `linkat`, and `faccessat` and `renameat` without links.
+    /// The corresponding C functions are `linkat`, and `renameat2` without links.
     public func link(as name: String, in directory: FileDescriptor = .currentDirectory, renamingWithoutLinks: Bool = false,
-                     link: LinkFunction = { Glibc.linkat($0, $1, $2, $3, 0) }) throws(Failure) -> Bool {
+                     link: LinkFunction = { Glibc.linkat($0, $1, $2, $3, 0) },
+                     rename: RenameFunction = { CShutterSystem_renameNoReplace($0, $1, $2, $3) }) throws(Failure) -> Bool {
         switch nothingOrErrno({ link(AT_FDCWD, temporary, directory.rawValue, name) }) {
         case .success:
             return true
         case .failure(let errno) where errno == .fileExists:
             return false
         case .failure(let errno) where renamingWithoutLinks && Self.meansNoLinks(errno):
-            if faccessat(directory.rawValue, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0 { return false }
-            try rename(to: name, in: directory)
-            return true
+            return try renameUnlessTaken(to: name, in: directory, rename: rename)
         case .failure(let errno):
             throw Failure(call: "link", errno: errno, path: name)
+        }
+    }
+
+    /// Renames the file to `name` unless a file has that name: `renameat2` with
+    /// `RENAME_NOREPLACE` checks and renames in one step (vfat, exfat, ext4, tmpfs have it), so
+    /// two writers never both take a name, as a check followed by a rename would let them. A
+    /// file system without it (`EINVAL`) gets an empty file created at `name` with `O_EXCL`,
+    /// which only one writer can make, and the file renamed over that.
+    ///
+    /// - Returns: `false` when `name` exists (nothing is changed then).
+    /// - Throws: ``Failure`` naming `renameat2`, `open` or `rename` and `name`; the temporary
+    ///   file stays for the caller's ``discard()``.
+    ///
+    /// The corresponding C functions are `renameat2`, and `openat` and `renameat` without it.
+    func renameUnlessTaken(to name: String, in directory: FileDescriptor,
+                           rename: RenameFunction) throws(Failure) -> Bool {
+        switch nothingOrErrno({ rename(AT_FDCWD, temporary, directory.rawValue, name) }) {
+        case .success:
+            return true
+        case .failure(let errno) where errno == .fileExists:
+            return false
+        case .failure(let errno) where errno.rawValue == EINVAL || errno.rawValue == ENOSYS:
+            break
+        case .failure(let errno):
+            throw Failure(call: "renameat2", errno: errno, path: name)
+        }
+        // The name is claimed by the one writer whose exclusive create makes it; the photo
+        // then replaces that empty file in one step.
+        switch valueOrErrno({ openat(directory.rawValue, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644) }) {
+        case .success(let claimed):
+            Glibc.close(claimed)
+        case .failure(let errno) where errno == .fileExists:
+            return false
+        case .failure(let errno):
+            throw Failure(call: "open", errno: errno, path: name)
+        }
+        switch nothingOrErrno({ renameat(AT_FDCWD, temporary, directory.rawValue, name) }) {
+        case .success:
+            return true
+        case .failure(let errno):
+            unlinkat(directory.rawValue, name, 0)
+            throw Failure(call: "rename", errno: errno, path: name)
         }
     }
 

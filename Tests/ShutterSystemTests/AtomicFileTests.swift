@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import Testing
+import CShutterSystem
 @testable import ShutterSystem
 
 /// A fresh directory under /tmp, removed by the caller.
@@ -102,6 +103,39 @@ struct AtomicFileTests {
         #expect(try file.link(as: dir + "/taken.jpg", renamingWithoutLinks: true, link: noLinks) == false)
         #expect(try file.link(as: dir + "/A.jpg", renamingWithoutLinks: true, link: noLinks) == true)
         #expect(contents(dir + "/A.jpg") == [7] && contents(dir + "/taken.jpg") == [9])
+        #expect(try listing(dir) == ["A.jpg", "taken.jpg"])
+    }
+
+    /// Without hard links the name is checked and taken in one step (renameat2's
+    /// RENAME_NOREPLACE), so a writer that took it a moment earlier keeps it.
+    @Test func withoutHardLinksTheRenameItselfRefusesATakenName() throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let noLinks: AtomicFile.LinkFunction = { _, _, _, _ in errno = EPERM; return -1 }
+        let file = try AtomicFile(temporary: dir + "/.a.tmp", bytes: [7], mode: 0o644)
+        // Another writer takes the name just as the rename begins: after any check could have run.
+        let takenFirst: AtomicFile.RenameFunction = { fromDirectory, from, toDirectory, to in
+            FileManager.default.createFile(atPath: to, contents: Data([9]))
+            return CShutterSystem_renameNoReplace(fromDirectory, from, toDirectory, to)
+        }
+        #expect(try file.link(as: dir + "/A.jpg", renamingWithoutLinks: true, link: noLinks, rename: takenFirst) == false)
+        #expect(contents(dir + "/A.jpg") == [9])
+        #expect(try listing(dir) == [".a.tmp", "A.jpg"])
+    }
+
+    /// A file system without RENAME_NOREPLACE (EINVAL): an exclusive create claims the name,
+    /// and the file is renamed over the claim; a name that exists is refused.
+    @Test func withoutNoReplaceAnExclusiveCreateClaimsTheName() throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let noLinks: AtomicFile.LinkFunction = { _, _, _, _ in errno = EPERM; return -1 }
+        let noNoReplace: AtomicFile.RenameFunction = { _, _, _, _ in errno = EINVAL; return -1 }
+        let file = try AtomicFile(temporary: dir + "/.a.tmp", bytes: [7], mode: 0o644)
+        try #require(FileManager.default.createFile(atPath: dir + "/taken.jpg", contents: Data([9])))
+        #expect(try file.link(as: dir + "/taken.jpg", renamingWithoutLinks: true, link: noLinks, rename: noNoReplace) == false)
+        #expect(contents(dir + "/taken.jpg") == [9])
+        #expect(try file.link(as: dir + "/A.jpg", renamingWithoutLinks: true, link: noLinks, rename: noNoReplace) == true)
+        #expect(contents(dir + "/A.jpg") == [7])
         #expect(try listing(dir) == ["A.jpg", "taken.jpg"])
     }
 

@@ -48,6 +48,11 @@ static inline int CShutterSystem_clockDiscipline(long *estimatedErrorMicrosecond
     return state != TIME_ERROR && (status.status & STA_UNSYNC) == 0;
 }
 
+// Renames `from` to `to` unless `to` exists (EEXIST then), in one step: no other writer can take
+// the name between a check and the rename. EINVAL where the file system cannot. The
+// corresponding C function is `renameat2` (RENAME_NOREPLACE).
+int CShutterSystem_renameNoReplace(int from_directory, const char *from, int to_directory, const char *to);
+
 // poll with a timeout in nanoseconds (negative: none), through ppoll: the event loop wakes at
 // its deadline to the nanosecond, where poll's whole milliseconds wake it up to 1 ms late.
 // The corresponding C function is `ppoll`.
