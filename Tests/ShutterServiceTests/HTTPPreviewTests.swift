@@ -203,9 +203,8 @@ import ShutterTestSupport
     @Test func aNewViewerGetsNoPreviewMadeBeforeItConnected() throws {
         let rig = try TestRig.withHTTP()
         defer { rig.close() }
-        let first = try HTTPTestClient(rig)
-        try first.send("GET /stream HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
-        try first.wait("a part") { _ in !MJPEGStream(first.received).parts.isEmpty }
+        let first = try HTTPTestClient.viewer(of: rig)
+        try first.waitForPart()
         first.closeNow()
         try rig.waitFor { rig.node.http?.viewerCount == 0 }
         rig.daemon.capture.service.waitForPreviews()
@@ -214,9 +213,8 @@ import ShutterTestSupport
         try rig.waitFor { (rig.daemon.capture.service.newestFrameAt ?? left.timestamp) > left.timestamp + .milliseconds(200) }
         let connectedAt = try #require(rig.daemon.capture.service.newestFrameAt)
 
-        let viewer = try HTTPTestClient(rig)
-        try viewer.send("GET /stream HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
-        try viewer.wait("a part") { _ in !MJPEGStream(viewer.received).parts.isEmpty }
+        let viewer = try HTTPTestClient.viewer(of: rig)
+        try viewer.waitForPart()
         let part = try #require(MJPEGStream(viewer.received).parts.first)
         let shown = try #require(Double(part.headers["x-timestamp"] ?? ""))
         #expect(Int(part.headers["x-frame"] ?? "") != left.number)
@@ -240,15 +238,13 @@ import ShutterTestSupport
     @Test func aViewerAsksForItsWidthWithinTheBound() throws {
         let rig = try Self.wideRig()
         defer { rig.close() }
-        let asked = try HTTPTestClient(rig)
-        try asked.send("GET /stream?width=400 HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
-        try asked.wait("a part 480 wide") { _ in MJPEGStream(asked.received).parts.contains { JPEGSize($0.body)?.width == 480 } }
+        let asked = try HTTPTestClient.viewer(of: rig, "/stream?width=400")
+        try asked.waitForPart(width: 480)
         asked.closeNow()
         try rig.waitFor { rig.node.http?.viewerCount == 0 }
 
-        let greedy = try HTTPTestClient(rig)
-        try greedy.send("GET /stream?width=100000 HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
-        try greedy.wait("a part 640 wide") { _ in MJPEGStream(greedy.received).parts.contains { JPEGSize($0.body)?.width == 640 } }
+        let greedy = try HTTPTestClient.viewer(of: rig, "/stream?width=100000")
+        try greedy.waitForPart(width: 640)
         #expect(!MJPEGStream(greedy.received).parts.contains { (JPEGSize($0.body)?.width ?? 0) > 640 })
         greedy.closeNow()
         try rig.waitFor { rig.node.http?.viewerCount == 0 }
@@ -266,14 +262,12 @@ import ShutterTestSupport
     @Test func viewersShareTheWidestWidth() throws {
         let rig = try Self.wideRig()
         defer { rig.close() }
-        let small = try HTTPTestClient(rig)
-        try small.send("GET /stream HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
-        try small.wait("a part") { _ in !MJPEGStream(small.received).parts.isEmpty }
+        let small = try HTTPTestClient.viewer(of: rig)
+        try small.waitForPart()
         #expect(JPEGSize(try #require(MJPEGStream(small.received).parts.first).body)?.width == 320)
-        let wide = try HTTPTestClient(rig)
-        try wide.send("GET /stream?width=600 HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
-        try wide.wait("a part 640 wide") { _ in MJPEGStream(wide.received).parts.contains { JPEGSize($0.body)?.width == 640 } }
-        try small.wait("a part 640 wide") { _ in MJPEGStream(small.received).parts.contains { JPEGSize($0.body)?.width == 640 } }
+        let wide = try HTTPTestClient.viewer(of: rig, "/stream?width=600")
+        try wide.waitForPart(width: 640)
+        try small.waitForPart(width: 640)
         wide.closeNow()
         try rig.waitFor { rig.node.http?.viewerCount == 1 }
         #expect(rig.daemon.preview.requestedWidth == nil)
@@ -288,6 +282,22 @@ import ShutterTestSupport
         #expect(try rig.http("GET", "/thumbs/x.jpg").status == 401)
         let token = try String(contentsOfFile: rig.directory + "/http-token", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(try rig.http("GET", "/snapshot", headers: ["Authorization: Bearer \(token)"]).status == 200)
+    }
+}
+
+extension HTTPTestClient {
+    /// A viewer of `target` (`/stream` and its query) on `rig`, its request sent.
+    static func viewer(of rig: TestRig, _ target: String = "/stream") throws -> HTTPTestClient {
+        let client = try HTTPTestClient(rig)
+        try client.send("GET \(target) HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+        return client
+    }
+
+    /// Waits for a whole MJPEG part, `width` pixels wide when given.
+    func waitForPart(width: Int? = nil) throws {
+        try wait(width.map { "a part \($0) wide" } ?? "a part") { _ in
+            MJPEGStream(received).parts.contains { part in width.map { JPEGSize(part.body)?.width == $0 } ?? true }
+        }
     }
 }
 
