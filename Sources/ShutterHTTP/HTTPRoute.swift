@@ -45,7 +45,7 @@ enum HTTPRoute: Hashable, Sendable {
         switch path {
         case "/": self = only("GET", .page)
         case "/login": self = only("POST", .login)
-        case "/favicon.svg", "/favicon.ico": self = only("GET", .favicon)
+        case "/favicon.svg": self = only("GET", .favicon)
         case "/api/status":
             // POST too, as every socket command comes (its body may carry an `id`).
             self = reading ? .status : method == "POST" ? .command("status") : .refused(.methodNotAllowed(allow: "GET, HEAD, POST"))
@@ -91,8 +91,8 @@ enum HTTPRoute: Hashable, Sendable {
     /// widths within the board's `preview.maxWidth`); anything else is refused.
     static func previewWidth(_ text: String?) -> Result<Int?, HTTPRefusal> {
         guard let text else { return .success(nil) }
-        guard text.utf8.count <= 9, !text.isEmpty, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
-              let width = Int(text), width > 0 else {
+        // Digits only: Int() would take a sign; a number past Int is no width either.
+        guard !text.isEmpty, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let width = Int(text), width > 0 else {
             return .failure(.badRequest("width is the preview's width in pixels, a whole number above 0 (made at most preview.maxWidth wide)"))
         }
         return .success(width)
