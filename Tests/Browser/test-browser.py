@@ -469,8 +469,10 @@ def run(base, sock, photos, state, writer, token_required, restart_daemon):
         check('token' not in driver.current_url, 'the token link sets the cookie and leaves the address bar clean', driver.current_url)
     mode = frame_changes(driver, 'viewfinder')
     check(mode == 'stream', 'the viewfinder uses /stream by default', 'mode %r' % mode)
-    # 390 CSS pixels at a pixel ratio of 1: the page asks for that, snapped to 480 (not 640).
-    asked = driver.execute_script("const f = document.getElementById('frame'); return [f.src, f.naturalWidth];")
+    # 390 CSS pixels at a pixel ratio of 1: the page asks for that, snapped to 480 (not 640), once
+    # the earlier photos' /snapshot (the board's 640) has stopped counting (3 s after it).
+    frame_size = "const f = document.getElementById('frame'); return [f.src, f.naturalWidth];"
+    asked = wait_for(lambda: (lambda a: a[1] == 480 and a)(driver.execute_script(frame_size)), 5, 0.1) or driver.execute_script(frame_size)
     check('width=390' in asked[0] and asked[1] == 480, 'at phone width the page asks for a preview of its own width',
           '%s, %d px wide' % (asked[0].replace(base, ''), asked[1]))
     # The photos from before this run: the counters count them, as the strip shows them.
