@@ -57,6 +57,8 @@ public final class PreviewFeed: Sendable {
     }
 
     private let watchers = Atomic<Int>(0)
+    /// The width the viewers asked for (0: the board's `preview.width`).
+    private let askedWidth = Atomic<Int>(0)
     private let state = Mutex(State())
     /// Rung when a preview is published: the bell of the loop that serves the viewers.
     private let ready = Mutex<LoopBell?>(nil)
@@ -85,6 +87,19 @@ public final class PreviewFeed: Sendable {
             if exchanged { return }
             current = original
         }
+    }
+
+    /// Makes the next previews `width` pixels across (nil: the board's `preview.width`). The
+    /// server that serves the viewers decides it, within the board's bound: one width for all of
+    /// them, so however many watch, one preview is made per frame.
+    public func makePreviews(width: Int?) {
+        askedWidth.store(max(0, width ?? 0), ordering: .relaxed)
+    }
+
+    /// The width the viewers asked for, nil when none did.
+    public var requestedWidth: Int? {
+        let width = askedWidth.load(ordering: .relaxed)
+        return width > 0 ? width : nil
     }
 
     /// How many viewers watch now.
@@ -206,7 +221,9 @@ final class PreviewProducer {
         let interval = settings.interval
         guard pacer.isDue(frame.timestamp, interval: interval), feed.claim() else { return }
         pacer.took(frame.timestamp, interval: interval)
-        let settings = self.settings, feed = self.feed, maker = self.maker, processing = processing()
+        var asked = self.settings
+        if let width = feed.requestedWidth { asked.width = asked.viewerWidth(asking: width) }
+        let settings = asked, feed = self.feed, maker = self.maker, processing = processing()
         // In a box the job empties: the frame (which may hold a camera buffer) is let go by the
         // maker right after its downscale, not when the block is freed.
         let handed = Locked<Frame?>(frame)

@@ -127,13 +127,25 @@ enum HTTPPhotos {
 
 /// The pages served from the binary (no CDN, nothing fetched).
 enum HTTPPages {
-    /// The only page served without the token: asks for it.
+    /// The only page served without the token: asks for it, in the live view's dark colours
+    /// (black, glass grey, the Camera Control yellow), so opening the link does not flash white.
     static func login(wrongToken: Bool, slowed: Bool = false) -> String {
         """
         <!doctype html>
         <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+        <meta name="color-scheme" content="dark">
+        <link rel="icon" href="/favicon.svg" type="image/svg+xml">
         <title>shutter: token</title>
-        <style>body{font:16px system-ui,sans-serif;margin:1em;max-width:30em}input{font:inherit;width:100%}</style>
+        <style>
+        html{background:#000;color:#fff}
+        body{font:16px -apple-system,system-ui,"Segoe UI",Roboto,sans-serif;margin:0 auto;padding:1em;max-width:30em}
+        h1{font-size:22px}
+        p{color:rgba(255,255,255,.8)}
+        code{color:#ffd60a}
+        input{font:inherit;width:100%;box-sizing:border-box;padding:10px 12px;border-radius:10px;border:1px solid rgba(255,255,255,.25);background:rgba(28,28,30,.9);color:#fff}
+        input:focus{outline:2px solid #ffd60a;outline-offset:1px}
+        button{font:inherit;font-weight:600;padding:8px 22px;border:0;border-radius:18px;background:#ffd60a;color:#000;cursor:pointer}
+        </style>
         </head><body>
         <h1>shutter</h1>
         <p>\(slowed ? "Too many wrong tokens in the last minute: wait a minute, then try again. " : wrongToken ? "That token is not this rig's. " : "")Open the link <code>shutter run</code> printed, or enter the rig's token
@@ -143,4 +155,16 @@ enum HTTPPages {
 
         """
     }
+
+    /// `/favicon.svg`: a shutter button (a white ring round a white disc) on the viewfinder's
+    /// black, with the Camera Control's yellow mark above it; drawn here, so it needs no file.
+    static let favicon = """
+        <svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 64 64">
+        <rect width="64" height="64" rx="14" fill="#000"/>
+        <rect x="29" y="6" width="6" height="10" rx="3" fill="#ffd60a"/>
+        <circle cx="32" cy="38" r="19" fill="none" stroke="#fff" stroke-width="4"/>
+        <circle cx="32" cy="38" r="13" fill="#fff"/>
+        </svg>
+
+        """
 }

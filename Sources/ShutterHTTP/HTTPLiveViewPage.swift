@@ -9,19 +9,22 @@ extension HTTPPages {
     /// Plain HTML, CSS and JavaScript in one string, nothing fetched from elsewhere, so it works on
     /// a rig with no internet. It reads `GET /api/status` once (and again when events were lost),
     /// follows `GET /events`, lists `GET /photos/`, shows `GET /stream` (multipart JPEG) or, where
-    /// that fails, is slow to start, on iOS, or with `?view=snapshot`, polls `GET /snapshot`; it
+    /// that fails, is slow to start, on iOS, or with `?view=snapshot`, polls `GET /snapshot`, each
+    /// with `?width=` its picture's displayed width in device pixels; it
     /// sends `POST /api/capture`, `/api/set` (a drag on the scale, at most 10 a second and the final
     /// value on release) and `/api/select` (a tap in the chooser). The ids a test looks for:
     /// `#overlay` (`hidden` while the controls are inactive, `data-state` the controls' state, or
     /// `remote` while a tap on `#viewfinder` shows the scale on the page alone),
     /// `#control-label`, `#control-value`, `#scale`, `#chooser`, `#flash` (`flash-on`,
-    /// `data-flashes`), `#photos`, `#gesture`, `#counters`, `#shutter`, `#mirror`, `#grid`.
+    /// `data-flashes`), `#photos`, `#gesture` (the last gesture, gone 2 s after it ended),
+    /// `#counters` (the output folder's photos, presses since the daemon started), `#offline`
+    /// (shown while the daemon does not answer), `#shutter`, `#mirror`, `#grid`.
     static let liveView = #"""
     <!doctype html>
     <html lang="en"><head><meta charset="utf-8">
     <meta name="viewport" content="width=device-width, initial-scale=1, viewport-fit=cover">
     <meta name="color-scheme" content="dark">
-    <link rel="icon" href="data:,">
+    <link rel="icon" href="/favicon.svg" type="image/svg+xml">
     <title>shutter</title>
     <style>
     :root { --yellow: #ffd60a; --glass: rgba(28, 28, 30, .62); }
@@ -47,13 +50,17 @@ extension HTTPPages {
     #top { position: fixed; top: 0; left: 0; right: 0; display: flex; align-items: center; gap: 8px;
       padding: calc(8px + env(safe-area-inset-top)) 12px 18px; font-size: 13px;
       background: linear-gradient(rgba(0, 0, 0, .65), transparent); transition: opacity .2s; }
-    #gesture { flex: 1; min-width: 0; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; font-variant-numeric: tabular-nums; }
+    #gesture { flex: 1; min-width: 0; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; font-variant-numeric: tabular-nums; transition: opacity .4s; }
+    #gesture.faded { opacity: 0; }
     #counters { opacity: .75; white-space: nowrap; font-variant-numeric: tabular-nums; }
     .toggle { border: 0; border-radius: 14px; padding: 5px 10px; background: rgba(255, 255, 255, .16); font-size: 13px; }
     .toggle[aria-pressed="true"] { background: var(--yellow); color: #000; }
     #note { position: fixed; top: calc(48px + env(safe-area-inset-top)); left: 50%; transform: translateX(-50%);
       max-width: 92vw; padding: 8px 12px; border-radius: 10px; background: rgba(0, 0, 0, .8); font-size: 14px; text-align: center; }
     #note a { color: var(--yellow); }
+    /* The daemon gone: the last picture dimmed, and a word over it until it is back. */
+    #offline { position: fixed; inset: 0; margin: 0; display: flex; align-items: center; justify-content: center;
+      background: rgba(0, 0, 0, .6); font-size: 17px; font-weight: 600; pointer-events: none; }
 
     #bottom { position: fixed; left: 0; right: 0; bottom: 0; height: calc(112px + env(safe-area-inset-bottom));
       padding-bottom: env(safe-area-inset-bottom); display: grid; grid-template-columns: 1fr auto 1fr; column-gap: 14px; align-items: center;
@@ -89,6 +96,7 @@ extension HTTPPages {
       <button id="grid" class="toggle" aria-pressed="false" title="Rule-of-thirds grid">Grid</button>
     </header>
     <p id="note" hidden></p>
+    <p id="offline" role="status" hidden>shutter stopped; reconnecting</p>
     <section id="overlay" hidden data-state="inactive" aria-live="polite">
       <ul id="chooser" role="listbox" aria-label="Controls" hidden></ul>
       <div id="control-label"></div>
@@ -142,12 +150,23 @@ extension HTTPPages {
       }
     }
 
+    // The daemon's counters are since it started; the photos count those in the output folder,
+    // as the strip of thumbnails beside it shows them (a restart does not make them "0 photos").
+    let session = null, photoTotal = null;
     function showCounters(counters) {
-      if (!counters) return;
+      if (counters) session = counters;
+      if (!session) return;
       const count = (n, one, many) => n + ' ' + (n === 1 ? one : many);
-      let text = count(counters.photos, 'photo', 'photos') + ' · ' + count(counters.presses, 'press', 'presses');
-      if (counters.failures) text += ' · ' + counters.failures + ' failed';
+      const photos = photoTotal ?? session.photos;
+      let text = count(photos, 'photo', 'photos') + ' · ' + count(session.presses, 'press', 'presses');
+      if (session.failures) text += ' · ' + session.failures + ' failed';
       $('counters').textContent = text;
+      $('counters').title = count(photos, 'photo', 'photos') + ' in the output folder; since shutter started: '
+        + count(session.photos, 'photo', 'photos') + ', ' + count(session.presses, 'press', 'presses');
+    }
+    async function loadPhotoTotal() {
+      const { reply } = await request('/photos/?limit=1').catch(() => ({}));
+      if (reply && typeof reply.total === 'number') { photoTotal = reply.total; showCounters(); }
     }
     // Events carry no counters: ask again shortly after what changes them (one request for a burst).
     let countersTimer = 0;
@@ -156,6 +175,7 @@ extension HTTPPages {
       countersTimer = setTimeout(async () => {
         const { reply } = await request('/api/status').catch(() => ({}));
         if (reply) showCounters(reply.counters);
+        loadPhotoTotal();
       }, 150);
     }
 
@@ -166,7 +186,20 @@ extension HTTPPages {
       if (!rig.controls.has(id)) rig.controls.set(id, { id, label: id, enabled: true });
       return Object.assign(rig.controls.get(id), fields || {});
     }
-    const gesture = (text) => { $('gesture').textContent = text; };
+    // The last gesture shows while it lasts and 2 s after it ended, then fades: a label left
+    // from minutes ago would say the rig is doing what it is not. A gesture whose end was lost
+    // (events dropped) goes after 10 s all the same.
+    let gestureTimer = 0;
+    function gesture(text, lasting) {
+      const label = $('gesture');
+      label.textContent = text;
+      label.classList.remove('faded');
+      clearTimeout(gestureTimer);
+      gestureTimer = setTimeout(() => {
+        label.classList.add('faded');
+        gestureTimer = setTimeout(() => { label.textContent = ''; label.classList.remove('faded'); }, 400);
+      }, lasting ? 10000 : 2000);
+    }
     const handlers = {
       controlsActive(e) { rig.state = 'active'; rig.current = e.control; control(e.control, { label: e.label, text: e.text }); },
       controlsInactive() { rig.state = 'inactive'; rig.highlighted = null; },
@@ -187,7 +220,7 @@ extension HTTPPages {
       doubleLightPress() { gesture('double light press'); },
       swipe(e) {
         const arrow = e.velocity < 0 || (e.velocity === 0 && e.delta < 0) ? '←' : '→';
-        gesture('swipe ' + Number(e.position).toFixed(2) + ' ' + arrow + (e.phase === 'ended' ? (e.flick ? ' flick' : ' lifted') : ''));
+        gesture('swipe ' + Number(e.position).toFixed(2) + ' ' + arrow + (e.phase === 'ended' ? (e.flick ? ' flick' : ' lifted') : ''), e.phase !== 'ended');
       },
       capture(e) { if (e.phase !== 'ended') refreshCounters(); },
       photo(e) { flash(); addPhoto(String(e.path).split('/').pop(), null, true); refreshCounters(); },
@@ -202,7 +235,8 @@ extension HTTPPages {
       // The browser reconnects by itself; events sent in between are lost, so read the state
       // again. The daemon may have restarted, which ends the stream too: open it again.
       source.onopen = () => {
-        if (followed) { loadStatus(); if (!polling) startStream(); }
+        $('offline').hidden = true;
+        if (followed) { loadStatus(); loadPhotos(); if (!polling) startStream(); }
         followed = true;
       };
       source.onmessage = (message) => {
@@ -212,7 +246,11 @@ extension HTTPPages {
         if (handle) { handle(event); render(); }
       };
       // A refusal (401, 503) closes the source for good; try again later rather than never.
-      source.onerror = () => { if (source.readyState === EventSource.CLOSED) setTimeout(follow, 5000); };
+      // Either way the daemon is not there now: say so over the picture until it answers again.
+      source.onerror = () => {
+        $('offline').hidden = false;
+        if (source.readyState === EventSource.CLOSED) setTimeout(follow, 5000);
+      };
     }
 
     /* ---- The overlay and its scale ---- */
@@ -462,6 +500,7 @@ extension HTTPPages {
       try {
         const { reply } = await request('/photos/');
         for (const photo of (reply && reply.photos) || []) addPhoto(photo.name, photo.thumbnail, false);
+        if (reply && typeof reply.total === 'number') { photoTotal = reply.total; showCounters(); }
       } catch (error) { /* the strip fills with the next photo */ }
     }
     $('shutter').addEventListener('click', async () => {
@@ -476,6 +515,14 @@ extension HTTPPages {
     // Multipart JPEG is one request for every frame; where it fails (iOS Safari has known
     // trouble with it), is slow to start, or ?view=snapshot asks, poll the newest frame instead.
     const appleTouch = /iPhone|iPad|iPod/.test(navigator.userAgent) || (/Macintosh/.test(navigator.userAgent) && navigator.maxTouchPoints > 1);
+    // The preview the picture needs: its displayed width in device pixels (the server snaps it to
+    // a few widths within its bound), so a desktop is not shown a phone's preview stretched.
+    function wantedWidth() {
+      const aspect = frame.naturalWidth && frame.naturalHeight ? frame.naturalWidth / frame.naturalHeight : 16 / 9;
+      const shown = Math.min(innerWidth, innerHeight * aspect);
+      return Math.max(1, Math.round(shown * (window.devicePixelRatio || 1)));
+    }
+    let askedWidth = 0;
     let streams = 0;
     function startStream() {
       frame.dataset.mode = 'stream';
@@ -484,7 +531,8 @@ extension HTTPPages {
       frame.onload = () => { loaded = true; clearTimeout(timer); fitOnce(); };
       frame.onerror = () => { clearTimeout(timer); startPolling(); };
       // Another URL each time after the first, so the browser asks anew instead of reusing the image.
-      frame.src = streams++ ? '/stream?again=' + Date.now() : '/stream';
+      askedWidth = wantedWidth();
+      frame.src = '/stream?width=' + askedWidth + (streams++ ? '&again=' + Date.now() : '');
     }
     let polling = false;
     function startPolling() {
@@ -500,7 +548,8 @@ extension HTTPPages {
         const started = performance.now();
         let pause = 100;
         try {
-          const response = await fetch('/snapshot', { cache: 'no-store' });
+          askedWidth = wantedWidth();
+          const response = await fetch('/snapshot?width=' + askedWidth, { cache: 'no-store' });
           if (!response.ok) throw new Error('snapshot ' + response.status);
           const blob = await response.blob();
           const previous = url;
@@ -539,6 +588,15 @@ extension HTTPPages {
       if (size !== fitted) { fitted = size; fit(); }
     }
     addEventListener('resize', fit);
+    // A window made much wider or narrower asks for a preview of its new size (a poll asks each time).
+    let resizeTimer = 0;
+    addEventListener('resize', () => {
+      clearTimeout(resizeTimer);
+      resizeTimer = setTimeout(() => {
+        const wanted = wantedWidth();
+        if (!polling && frame.dataset.mode === 'stream' && Math.abs(wanted - askedWidth) > askedWidth / 5) startStream();
+      }, 400);
+    });
 
     // Mirror and grid are per browser: a selfie rig wants the mirror, the desk next to it not.
     function toggle(button, key, apply) {

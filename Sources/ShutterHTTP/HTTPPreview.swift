@@ -71,6 +71,8 @@ enum MJPEGPart {
 /// the newest preview: previews it had no room for are skipped, never queued.
 final class PreviewViewer: SuspendableResponse {
     let feed: LiveView
+    /// The width it asked for (`?width=`), nil: the board's.
+    let width: Int?
     /// The part in progress: its head, the JPEG (the feed's own bytes, shared, not copied) and
     /// its tail, and how much of the three has gone to the library.
     private var head: [UInt8] = []
@@ -81,9 +83,15 @@ final class PreviewViewer: SuspendableResponse {
     /// Previews sent.
     private(set) var sentCount = 0
 
-    init(connection: OpaquePointer, feed: LiveView, server: HTTPServer) {
+    init(connection: OpaquePointer, feed: LiveView, width: Int?, server: HTTPServer) {
         self.feed = feed
+        self.width = width
         super.init(connection: connection, server: server)
+    }
+
+    /// Sends no preview numbered up to `number` (stale ones, made before anyone watched).
+    func skipPreviews(through number: Int) {
+        sentNumber = max(sentNumber, number)
     }
 
     /// Whether the part in progress has all gone to the library.

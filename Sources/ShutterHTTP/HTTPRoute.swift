@@ -28,6 +28,8 @@ enum HTTPRoute: Hashable, Sendable {
     case thumbnail(String)
     /// `POST /login`: the token form's answer (`token=…`, form-encoded).
     case login
+    /// `GET /favicon.svg`: the pages' icon (served without the token: the login page shows it).
+    case favicon
     /// Refused before anything runs: the status and why.
     case refused(HTTPRefusal)
 
@@ -43,6 +45,7 @@ enum HTTPRoute: Hashable, Sendable {
         switch path {
         case "/": self = only("GET", .page)
         case "/login": self = only("POST", .login)
+        case "/favicon.svg": self = only("GET", .favicon)
         case "/api/status":
             // POST too, as every socket command comes (its body may carry an `id`).
             self = reading ? .status : method == "POST" ? .command("status") : .refused(.methodNotAllowed(allow: "GET, HEAD, POST"))
@@ -83,10 +86,22 @@ enum HTTPRoute: Hashable, Sendable {
         return nil
     }
 
+    /// The width a viewer asks previews at (`?width=N` on `/stream` and `/snapshot`), nil when it
+    /// does not ask. Any whole number of pixels above 0 is taken (the feed snaps it to a few
+    /// widths within the board's `preview.maxWidth`); anything else is refused.
+    static func previewWidth(_ text: String?) -> Result<Int?, HTTPRefusal> {
+        guard let text else { return .success(nil) }
+        // Digits only: Int() would take a sign; a number past Int is no width either.
+        guard !text.isEmpty, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let width = Int(text), width > 0 else {
+            return .failure(.badRequest("width is the preview's width in pixels, a whole number above 0 (made at most preview.maxWidth wide)"))
+        }
+        return .success(width)
+    }
+
     /// Whether the route only looks (the board's `http.viewWithoutToken` lets these through).
     var onlyLooks: Bool {
         switch self {
-        case .page, .status, .events, .stream, .snapshot, .photoList, .photo, .thumbnail: true
+        case .page, .status, .events, .stream, .snapshot, .photoList, .photo, .thumbnail, .favicon: true
         case .command(let name): name == "status"
         case .login, .refused: false
         }
@@ -154,8 +169,8 @@ struct HTTPAccessPolicy: Hashable, Sendable {
         guard let token else {
             return Self.isLoopbackHost(host) ? .allowed : .forbiddenHost
         }
-        // The login form checks the token it is sent itself.
-        if route == .login { return .allowed }
+        // The login form checks the token it is sent itself; the icon is on the login page too.
+        if route == .login || route == .favicon { return .allowed }
         if presented.contains(where: token.matches) || session.map(token.matchesSession) == true { return .allowed }
         if viewWithoutToken, route.onlyLooks { return .allowed }
         return .unauthorized

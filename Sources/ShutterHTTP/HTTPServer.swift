@@ -131,6 +131,8 @@ public final class HTTPServer {
     private var stalePreviews = 0
     /// When `/snapshot`'s pollers stop counting as watchers.
     private var snapshotLeaseEnd: Instant?
+    /// The width the last `/snapshot` asked for.
+    private var snapshotWidth: Int?
     private var thumbnails: ThumbnailCache
     private let thumbnailQueue = DispatchQueue(label: "shutter.http.thumbnails", qos: .utility)
     /// The last listing of the photos, with what says whether it is still current.
@@ -565,10 +567,17 @@ public final class HTTPServer {
         switch exchange.route {
         case .page:
             return respond(connection, status: 200, type: "text/html; charset=utf-8", body: HTTPPages.liveView)
-        case .stream:
-            return startPreviewStream(on: connection)
-        case .snapshot:
-            return answerSnapshot(exchange, on: connection)
+        case .favicon:
+            return respond(connection, status: 200, type: "image/svg+xml", body: HTTPPages.favicon,
+                           headers: [("Cache-Control", "public, max-age=86400")])
+        case .stream, .snapshot:
+            let width: Int?
+            switch HTTPRoute.previewWidth(Self.value(connection, .GET_ARGUMENT_KIND, "width")) {
+            case .success(let asked): width = asked
+            case .failure(let refusal): return refuse(connection, refusal)
+            }
+            return exchange.route == .stream ? startPreviewStream(width: width, on: connection)
+                : answerSnapshot(exchange, width: width, on: connection)
         case .thumbnail(let name):
             return answerThumbnail(name, exchange, on: connection)
         case .status:
@@ -630,7 +639,7 @@ public final class HTTPServer {
         if let wait = wrongTokens.slowed(peer, at: service.loop.clock.now) {
             return refuseSlowed(connection, route: .login, wait: wait)
         }
-        let given = HTTPForm.value(of: "token", in: exchange.body)?.trimmingSpaces ?? ""
+        let given = HTTPForm.value(of: "token", in: exchange.body) ?? ""
         guard token.matches(given) else {
             noteWrongToken(exchange, from: peer)
             return respond(connection, status: 401, type: "text/html; charset=utf-8", body: HTTPPages.login(wrongToken: true))
@@ -884,24 +893,27 @@ public final class HTTPServer {
 
     // MARK: - Previews
 
-    /// Starts a `/stream` viewer: the newest preview at once if there is one, then each newer
-    /// one its socket has room for.
-    private func startPreviewStream(on connection: OpaquePointer) -> MHD_Result {
+    /// Starts a `/stream` viewer, `width` the width it asked for: the newest preview at once if
+    /// it was made while watched (one left from before anyone watched may be minutes old), else
+    /// the next; then each newer one its socket has room for.
+    private func startPreviewStream(width: Int?, on connection: OpaquePointer) -> MHD_Result {
         if let refusal = streamRefusal(on: connection) { return refusal }
-        let viewer = PreviewViewer(connection: connection, feed: service.liveView, server: self)
+        let viewer = PreviewViewer(connection: connection, feed: service.liveView, width: width, server: self)
         // A block of 64 KiB: a 640-pixel preview goes to the library in one or two reads.
         return startStreaming(viewer, blockSize: 64 * 1024, type: MJPEGPart.contentType, on: connection) {
             viewers[ObjectIdentifier(viewer)] = viewer
             updatePreviewWatching()
+            viewer.skipPreviews(through: stalePreviews)
         }
     }
 
     /// `/snapshot`: the newest preview made while this server watched; none yet, the request
     /// waits for the next (up to ``Limits/snapshotWait``). Each poll keeps previews coming for
     /// ``Limits/snapshotLease``.
-    private func answerSnapshot(_ exchange: HTTPExchange, on connection: OpaquePointer) -> MHD_Result {
+    private func answerSnapshot(_ exchange: HTTPExchange, width: Int?, on connection: OpaquePointer) -> MHD_Result {
         let now = service.loop.clock.now
         snapshotLeaseEnd = now + limits.snapshotLease
+        snapshotWidth = width
         updatePreviewWatching()
         if let frame = service.liveView.latest(), frame.number > stalePreviews || exchange.waitedOut {
             return respond(connection, status: 200, type: "image/jpeg", bytes: frame.jpeg, headers: [
@@ -918,6 +930,7 @@ public final class HTTPServer {
     /// snapshot pollers, and watches the feed's ready descriptor meanwhile.
     private func updatePreviewWatching() {
         let wanted = !closed && (!viewers.isEmpty || snapshotLeaseEnd != nil)
+        service.liveView.makePreviews(width: wanted ? widestAskedWidth : nil)
         guard wanted != watchingPreviews else { return }
         watchingPreviews = wanted
         let feed = service.liveView
@@ -932,6 +945,15 @@ public final class HTTPServer {
             feed.stopWatching()
             feed.ringWhenPublished(nil)
         }
+    }
+
+    /// The widest preview a viewer or the snapshot poller asked for, nil when none asked (a viewer
+    /// that did not ask wants the board's width): one width for all, so one preview per frame.
+    private var widestAskedWidth: Int? {
+        let pollers = snapshotLeaseEnd == nil ? [] : [snapshotWidth]
+        let asked = viewers.values.map(\.width) + pollers
+        guard let widest = asked.compactMap({ $0 }).max() else { return nil }
+        return asked.contains(where: { $0 == nil }) ? max(widest, service.board.preview.width) : widest
     }
 
     /// The feed published a preview: every viewer waiting for one, and every snapshot, gets it.
@@ -1152,6 +1174,15 @@ extension String {
         var text = Substring(self)
         while let first = text.first, first == " " || first == "\t" { text.removeFirst() }
         while let last = text.last, last == " " || last == "\t" { text.removeLast() }
+        return String(text)
+    }
+
+    /// Without leading and trailing white space of any kind: spaces, tabs, line breaks, no-break
+    /// spaces (what a copy from a terminal or a web page brings along).
+    var trimmingWhitespace: String {
+        var text = Substring(self)
+        while text.first?.isWhitespace == true { text.removeFirst() }
+        while text.last?.isWhitespace == true { text.removeLast() }
         return String(text)
     }
 }

@@ -37,7 +37,9 @@ struct HTTPToken: Hashable, Sendable {
     }
 
     /// Whether `candidate` is this token, in time that does not depend on where they differ.
-    func matches(_ candidate: String) -> Bool { Self.same(candidate, text) }
+    /// What a person pasted may bring spaces, a line break or a no-break space around it:
+    /// those are not part of any token, so they are let go first.
+    func matches(_ candidate: String) -> Bool { Self.same(candidate.trimmingWhitespace, text) }
 
     private static func same(_ candidate: String, _ secret: String) -> Bool {
         let given = Array(candidate.utf8), own = Array(secret.utf8)
@@ -148,9 +150,7 @@ struct HTTPToken: Hashable, Sendable {
         var buffer = [UInt8](repeating: 0, count: 64)
         let count = read(descriptor, &buffer, buffer.count)
         guard count > 0 else { return .damaged }
-        var text = String(decoding: buffer[..<count], as: UTF8.self)
-        while text.last?.isWhitespace == true { text.removeLast() }
-        return HTTPToken(text: text).map(Stored.token) ?? .damaged
+        return HTTPToken(text: String(decoding: buffer[..<count], as: UTF8.self).trimmingWhitespace).map(Stored.token) ?? .damaged
     }
 
     /// Makes `path` and its missing parents (0700: the state directory holds the token).

@@ -16,13 +16,14 @@ public struct LiveView: Sendable {
         public var jpeg: [UInt8]
         public var timestamp: Instant
         public var number: Int
+        public var width: Int
     }
 
     let feed: PreviewFeed
 
     /// The newest preview, nil before the first.
     public func latest() -> Picture? {
-        feed.latest().map { Picture(jpeg: $0.jpeg, timestamp: $0.timestamp, number: $0.number) }
+        feed.latest().map { Picture(jpeg: $0.jpeg, timestamp: $0.timestamp, number: $0.number, width: $0.width) }
     }
 
     /// Rings `bell` (one of the loop's) each time a preview is published, until replaced; `nil`: no more.
@@ -33,6 +34,10 @@ public struct LiveView: Sendable {
 
     /// One viewer fewer; at none, no more previews are made.
     public func stopWatching() { feed.stopWatching() }
+
+    /// Makes the next previews `width` pixels across, snapped and bounded as the board's
+    /// `preview` section says (``PreviewSettings/viewerWidth(asking:)``); nil: the board's width.
+    public func makePreviews(width: Int?) { feed.makePreviews(width: width) }
 
     /// A thumbnail `width` pixels wide of the JPEG `bytes`, decoded at a reduced scale; off the
     /// loop (it takes milliseconds). Throws the reason as text when the bytes are no JPEG the

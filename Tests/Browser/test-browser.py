@@ -35,7 +35,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 SHUTTER = os.path.abspath(os.environ.get('SHUTTER') or os.path.join(ROOT, '.build/debug/shutter'))
 TMP = tempfile.mkdtemp(prefix='shutter-browser-')
 ARTIFACTS = os.environ.get('ARTIFACTS') or os.path.join(TMP, 'artifacts')
-LIMIT_S = 115        # the watchdog ends the run here, whatever hangs
+LIMIT_S = 150        # the watchdog ends the run here, whatever hangs
 OVERLAY_MAX_MS = 300  # an event line on the socket to the overlay showing it
 
 results = {'passed': 0, 'failed': 0, 'skipped': 0}
@@ -361,12 +361,28 @@ def main():
     env = dict(os.environ, STATE_DIRECTORY=state)
     output = open(os.path.join(TMP, 'daemon.out'), 'wb')
     errors = open(os.path.join(TMP, 'daemon.err'), 'wb')
-    daemon = subprocess.Popen([SHUTTER, 'run', '--board', board_path, '--http', '127.0.0.1:%d' % port, '--socket', sock],
-                              stdin=reader, stdout=output, stderr=errors, env=env, cwd=TMP)
-    os.close(reader)
+
+    def start_daemon(reader):
+        """`shutter run` on the board, its standard input the FIFO's reading end (closed here)."""
+        global daemon
+        daemon = subprocess.Popen([SHUTTER, 'run', '--board', board_path, '--http', '127.0.0.1:%d' % port, '--socket', sock],
+                                  stdin=reader, stdout=output, stderr=errors, env=env, cwd=TMP)
+        os.close(reader)
+
+    def restart_daemon():
+        """Stops the daemon (SIGTERM) and returns a function that starts it again, as it was."""
+        daemon.send_signal(signal.SIGTERM)
+        daemon.wait(timeout=30)
+        def start():
+            again = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)   # the writer is open: no wait
+            fcntl.fcntl(again, fcntl.F_SETFL, fcntl.fcntl(again, fcntl.F_GETFL) & ~os.O_NONBLOCK)
+            start_daemon(again)
+        return start
+
+    start_daemon(reader)
     base = 'http://127.0.0.1:%d' % port
     try:
-        run(base, sock, photos, state, writer, token_required)
+        run(base, sock, photos, state, writer, token_required, restart_daemon)
     except Exception as error:   # a step that could not go on: the rest is not run
         # The first line only: WebDriver's messages carry the browser's whole stack.
         check(False, 'the run went through', '%s: %s' % (type(error).__name__, str(error).strip().split('\n')[0]))
@@ -401,7 +417,28 @@ def main():
     return 1 if results['failed'] else 0
 
 
-def run(base, sock, photos, state, writer, token_required):
+def make_earlier_photos(base, photos, token, count):
+    """`count` photos in the output directory from before this run: the preview JPEG, saved under
+    names no photo of the daemon's takes, dated an hour ago."""
+    request = urllib.request.Request(base + '/snapshot', headers={'Authorization': 'Bearer ' + token} if token else {})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        jpeg = response.read()
+    os.makedirs(photos, exist_ok=True)
+    for index in range(count):
+        path = os.path.join(photos, 'earlier-%d.jpg' % index)
+        with open(path, 'wb') as file:
+            file.write(jpeg)
+        os.utime(path, (time.time() - 3600 + index, time.time() - 3600 + index))
+
+
+def luminance(css):
+    """The relative luminance (0 black, 1 white) of a computed CSS colour, and its alpha."""
+    parts = [float(p) for p in css[css.index('(') + 1:css.index(')')].split(',')]
+    r, g, b = (p / 255 for p in parts[:3])
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b, (parts[3] if len(parts) > 3 else 1.0)
+
+
+def run(base, sock, photos, state, writer, token_required, restart_daemon):
     # 1. The daemon is up: its socket answers, then its HTTP server.
     if not check(wait_for(lambda: os.path.exists(sock) or daemon.poll() is not None, 20) and daemon.poll() is None,
                  'the daemon starts', 'socket %s' % sock):
@@ -419,6 +456,8 @@ def run(base, sock, photos, state, writer, token_required):
             token = file.read().strip()
         check(len(token) >= 32, 'the token is in the state directory', path)
     wait_for(lambda: http_get(base + '/api/status', {'Authorization': 'Bearer ' + token} if token else {})[0] == 200, 10)
+    earlier = 3
+    make_earlier_photos(base, photos, token, earlier)
 
     # 2. The page at phone size; the viewfinder moves.
     driver = make_browser(os.path.join(TMP, 'profile'))
@@ -430,6 +469,18 @@ def run(base, sock, photos, state, writer, token_required):
         check('token' not in driver.current_url, 'the token link sets the cookie and leaves the address bar clean', driver.current_url)
     mode = frame_changes(driver, 'viewfinder')
     check(mode == 'stream', 'the viewfinder uses /stream by default', 'mode %r' % mode)
+    # 390 CSS pixels at a pixel ratio of 1: the page asks for that, snapped to 480 (not 640), once
+    # the earlier photos' /snapshot (the board's 640) has stopped counting (3 s after it).
+    frame_size = "const f = document.getElementById('frame'); return [f.src, f.naturalWidth];"
+    asked = wait_for(lambda: (lambda a: a[1] == 480 and a)(driver.execute_script(frame_size)), 5, 0.1) or driver.execute_script(frame_size)
+    check('width=390' in asked[0] and asked[1] == 480, 'at phone width the page asks for a preview of its own width',
+          '%s, %d px wide' % (asked[0].replace(base, ''), asked[1]))
+    # The photos from before this run: the counters count them, as the strip shows them.
+    shown = wait_for(lambda: driver.execute_script(
+        "const n = document.querySelectorAll('#photos a').length; const c = document.getElementById('counters').textContent;"
+        "return n && c && [n, c];"), 5)
+    check(shown and shown[0] == earlier and shown[1].startswith('%d photos ·' % earlier),
+          '#counters agrees with the thumbnails of the photos already there', shown and '%d thumbnails, %r' % tuple(shown))
     wait_for(lambda: driver.execute_script("return document.getElementById('control-label').textContent !== '' || "
                                            "document.getElementById('counters').textContent !== ''"), 5)
     driver.execute_script(WATCH_OVERLAY)
@@ -459,6 +510,11 @@ def run(base, sock, photos, state, writer, token_required):
         shown = driver.execute_script(OVERLAY)
         check(shown[3] == values[-1][1]['text'] and shown[1] == 'active', 'the overlay keeps the last value once the swipe ended',
               'page %r %r, socket %r' % (shown[1], shown[3], values[-1][1]['text']))
+    # Not for minutes: the label goes about 2 s after the gesture ended.
+    said = time.monotonic()
+    gone = wait_for(lambda: driver.execute_script("return document.getElementById('gesture').textContent === ''"), 5, 0.05)
+    check(gone and 1.2 <= time.monotonic() - said <= 3.5, '#gesture clears about 2 s after the swipe ended',
+          '%.1f s' % (time.monotonic() - said) if gone else repr(driver.find_element('id', 'gesture').text))
 
     # 4. The shutter button: a flash and the new thumbnail, whose file is in the output directory.
     flashes = int(driver.find_element('id', 'flash').get_attribute('data-flashes') or 0)
@@ -478,7 +534,7 @@ def run(base, sock, photos, state, writer, token_required):
         loaded = wait_for(lambda: driver.execute_script(
             "const i = document.querySelector('#photos a img'); return i && i.complete && i.naturalWidth > 0 && i.getAttribute('src');"), 5)
         check(loaded == '/thumbs/' + name, 'its thumbnail loads from /thumbs/', repr(loaded))
-    counters = wait_for(lambda: driver.find_element('id', 'counters').text.startswith('1 photo ·'), 3)
+    counters = wait_for(lambda: driver.find_element('id', 'counters').text.startswith('%d photos ·' % (earlier + 1)), 3)
     check(counters, '#counters counts the photo', repr(driver.find_element('id', 'counters').text))
 
     # 5. A light press (a remote capture leaves the controls as they were; this one opens them if
@@ -533,12 +589,21 @@ def run(base, sock, photos, state, writer, token_required):
     overlay_still = not driver.execute_script(OVERLAY)[0]
     desktop = os.path.join(ARTIFACTS, 'live-view-desktop.png')
     driver.save_screenshot(desktop)
+
     check(os.path.getsize(phone) > 10000 and os.path.getsize(desktop) > 10000 and overlay_still,
           'screenshots at 390x844 and 1280x800 with the overlay', '%s (%d KB), %s (%d KB)' % (
               phone, os.path.getsize(phone) // 1024, desktop, os.path.getsize(desktop) // 1024))
     # The desktop's mouse drags the scale too (the controls are still up: 5 s idle).
     if overlay_still:
         drag_scale(driver, sock, events, 'mouse')
+    # The window grew to 1280: the simulator's 1280-pixel picture gets a preview that wide, not 640
+    # stretched (at zoom 1: a zoomed preview is the crop, never scaled up).
+    command(sock, {'cmd': 'set', 'control': 'zoom', 'value': 1})
+    wide = wait_for(lambda: driver.execute_script(
+        "const f = document.getElementById('frame'); return f.naturalWidth >= 1280 && [f.src, f.naturalWidth];"), 6, 0.2)
+    check(wide and 'width=1280' in wide[0], 'at desktop width the page asks for a preview of its new width',
+          wide and '%s, %d px wide' % (wide[0].replace(base, ''), wide[1]) or
+          '%d px wide' % driver.execute_script("return document.getElementById('frame').naturalWidth"))
 
     # 9. The page as a remote: with the rig's controls closed (their 5 s idle timeout), a click
     # on the picture opens the scale on the page alone, a drag sets the value, and it closes
@@ -581,14 +646,45 @@ def run(base, sock, photos, state, writer, token_required):
     forms = fresh.find_elements('css selector', 'input[name=token]')
     check(len(forms) == 1 and not fresh.find_elements('id', 'overlay'), 'a fresh browser without the token sees the token form',
           fresh.title)
+    colours = fresh.execute_script("return [getComputedStyle(document.documentElement).backgroundColor, getComputedStyle(document.body).color];")
+    (back, back_alpha), (text, _) = luminance(colours[0]), luminance(colours[1])
+    check(back < 0.1 and back_alpha == 1 and text > 0.7, "the token page is dark, as the live view is",
+          'background %s, text %s' % tuple(colours))
+    icon = fresh.execute_async_script(
+        "const done = arguments[0]; const link = document.querySelector('link[rel=icon]');"
+        "fetch('/favicon.svg').then(async r => done([link && link.getAttribute('href'), r.status, r.headers.get('content-type'), (await r.text()).slice(0, 4)]))"
+        ".catch(e => done([link && link.getAttribute('href'), String(e)]));")
+    check(icon[:4] == ['/favicon.svg', 200, 'image/svg+xml', '<svg'], 'the token page links /favicon.svg, served without the token', str(icon))
     if forms:
-        forms[0].send_keys(token)
+        # Pasted from a terminal or a web page: no-break spaces and spaces around it.
+        fresh.execute_script("arguments[0].value = arguments[1];", forms[0], '\u00a0 ' + token + ' \u00a0')
         forms[0].submit()
         opened = wait_for(lambda: fresh.find_elements('id', 'overlay'), 5)
         cookie = fresh.get_cookie('shutter_session') or {}
         check(opened and 'token' not in fresh.current_url and cookie.get('value') not in (None, token),
-              'the token form posts the token and the page opens, its cookie a session and not the token',
+              'the token form posts the token (pasted with spaces around it) and the page opens, its cookie a session and not the token',
               '%s, cookie %r' % (fresh.current_url, cookie.get('value')))
+        if not opened:   # the link, then, to see the rest
+            fresh.get(base + '/?token=' + token)
+        daemon_stops(fresh, restart_daemon)
+
+
+def daemon_stops(driver, restart_daemon):
+    """The daemon stops under an open page: the page says so over the picture, and when the
+    daemon is back the word goes and the picture moves again."""
+    check(driver.execute_script("return document.querySelector('link[rel=icon]').getAttribute('href')") == '/favicon.svg',
+          'the live view links /favicon.svg')
+    wait_for(lambda: driver.execute_script(FRAME_HASH), 10, 0.2)
+    start = restart_daemon()
+    said = wait_for(lambda: driver.execute_script(
+        "const o = document.getElementById('offline'); return o && !o.hidden && o.getClientRects().length && o.textContent;"), 8, 0.1)
+    check(said == 'shutter stopped; reconnecting', 'with the daemon stopped the page says "shutter stopped; reconnecting"', repr(said))
+    driver.save_screenshot(os.path.join(ARTIFACTS, 'live-view-stopped.png'))
+    start()
+    back = wait_for(lambda: driver.execute_script("const o = document.getElementById('offline'); return !!o && o.hidden"), 20, 0.2)
+    check(back, 'when the daemon is back the word goes')
+    if back:
+        frame_changes(driver, 'viewfinder after the daemon came back')
 
 
 def drag_scale(driver, sock, events, pointer):

@@ -198,6 +198,81 @@ import ShutterTestSupport
         #expect(cache.byteCount == 5)
     }
 
+    /// A viewer that comes after everyone left gets no preview left from before it connected
+    /// (it could be minutes old): its first part shows a frame taken after it connected.
+    @Test func aNewViewerGetsNoPreviewMadeBeforeItConnected() throws {
+        let rig = try TestRig.withHTTP()
+        defer { rig.close() }
+        let first = try HTTPTestClient.viewer(of: rig)
+        try first.waitForPart()
+        first.closeNow()
+        try rig.waitFor { rig.node.http?.viewerCount == 0 }
+        rig.daemon.capture.service.waitForPreviews()
+        let left = try #require(rig.daemon.preview.latest())
+        // The camera goes on; the preview left behind grows old.
+        try rig.waitFor { (rig.daemon.capture.service.newestFrameAt ?? left.timestamp) > left.timestamp + .milliseconds(200) }
+        let connectedAt = try #require(rig.daemon.capture.service.newestFrameAt)
+
+        let viewer = try HTTPTestClient.viewer(of: rig)
+        try viewer.waitForPart()
+        let part = try #require(MJPEGStream(viewer.received).parts.first)
+        let shown = try #require(Double(part.headers["x-timestamp"] ?? ""))
+        #expect(Int(part.headers["x-frame"] ?? "") != left.number)
+        #expect(shown >= connectedAt.seconds, "the first part shows a frame from \(connectedAt.seconds - shown) s before the viewer connected")
+    }
+
+    /// A rig whose camera is 1280 pixels wide, previews 320 wide unless a viewer asks, at most 640.
+    private static func wideRig() throws -> TestRig {
+        var options = NodeOptions()
+        options.http = HTTPSettings(endpoint: HTTPEndpoint(address: "127.0.0.1", port: 0))
+        return try TestRig(options: options, edit: { board in
+            board.camera.width = 1280
+            board.camera.height = 720
+            board.preview.width = 320
+            board.preview.maxWidth = 640
+        })
+    }
+
+    /// `?width=` asks for previews that wide, snapped to a few widths and never past the board's
+    /// `preview.maxWidth`; what is no width is refused.
+    @Test func aViewerAsksForItsWidthWithinTheBound() throws {
+        let rig = try Self.wideRig()
+        defer { rig.close() }
+        let asked = try HTTPTestClient.viewer(of: rig, "/stream?width=400")
+        try asked.waitForPart(width: 480)
+        asked.closeNow()
+        try rig.waitFor { rig.node.http?.viewerCount == 0 }
+
+        let greedy = try HTTPTestClient.viewer(of: rig, "/stream?width=100000")
+        try greedy.waitForPart(width: 640)
+        #expect(!MJPEGStream(greedy.received).parts.contains { (JPEGSize($0.body)?.width ?? 0) > 640 })
+        greedy.closeNow()
+        try rig.waitFor { rig.node.http?.viewerCount == 0 }
+
+        let snapshot = try rawGet(rig, "/snapshot?width=200")
+        #expect(JPEGSize(snapshot) != nil)
+        for hostile in ["abc", "-5", "0", "", "1e3", "99999999999999999999", "%20640"] {
+            let answer = try rig.http("GET", "/stream?width=\(hostile)")
+            #expect(answer.status == 400, "width=\(hostile)")
+            #expect(try rig.http("GET", "/snapshot?width=\(hostile)").status == 400, "width=\(hostile)")
+        }
+    }
+
+    /// Two viewers of different widths share one preview, the wider's: one preview per frame.
+    @Test func viewersShareTheWidestWidth() throws {
+        let rig = try Self.wideRig()
+        defer { rig.close() }
+        let small = try HTTPTestClient.viewer(of: rig)
+        try small.waitForPart()
+        #expect(JPEGSize(try #require(MJPEGStream(small.received).parts.first).body)?.width == 320)
+        let wide = try HTTPTestClient.viewer(of: rig, "/stream?width=600")
+        try wide.waitForPart(width: 640)
+        try small.waitForPart(width: 640)
+        wide.closeNow()
+        try rig.waitFor { rig.node.http?.viewerCount == 1 }
+        #expect(rig.daemon.preview.requestedWidth == nil)
+    }
+
     @Test func theTokenGuardsThePreviews() throws {
         let rig = try TestRig.withHTTP(HTTPSettings(endpoint: HTTPEndpoint(address: "127.0.0.1", port: 0), requireToken: true))
         defer { rig.close() }
@@ -207,6 +282,22 @@ import ShutterTestSupport
         #expect(try rig.http("GET", "/thumbs/x.jpg").status == 401)
         let token = try String(contentsOfFile: rig.directory + "/http-token", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(try rig.http("GET", "/snapshot", headers: ["Authorization: Bearer \(token)"]).status == 200)
+    }
+}
+
+extension HTTPTestClient {
+    /// A viewer of `target` (`/stream` and its query) on `rig`, its request sent.
+    static func viewer(of rig: TestRig, _ target: String = "/stream") throws -> HTTPTestClient {
+        let client = try HTTPTestClient(rig)
+        try client.send("GET \(target) HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+        return client
+    }
+
+    /// Waits for a whole MJPEG part, `width` pixels wide when given.
+    func waitForPart(width: Int? = nil) throws {
+        try wait(width.map { "a part \($0) wide" } ?? "a part") { _ in
+            MJPEGStream(received).parts.contains { part in width.map { JPEGSize(part.body)?.width == $0 } ?? true }
+        }
     }
 }
 

@@ -474,6 +474,38 @@ import ShutterCore
         #expect(try rig.http("GET", "/login", headers: ["Cookie: shutter_session=\(session)"]).status == 405)
     }
 
+    /// A token pasted with white space around it (spaces, a line break, a no-break space from a
+    /// web page) is the token, in the form, the link and the bearer header alike.
+    @Test(arguments: ["%20TOKEN%20", "TOKEN%0A", "%0D%0ATOKEN%0D%0A", "%09TOKEN", "%C2%A0TOKEN%C2%A0", "+TOKEN+"])
+    func aPastedTokenWithWhiteSpaceAroundItOpens(wrapped: String) throws {
+        let rig = try TestRig.withHTTP(requiresToken: true)
+        defer { rig.close() }
+        let token = try #require(rig.node.http?.policy.token?.text)
+        let given = wrapped.replacingOccurrences(of: "TOKEN", with: token)
+        let login = try rig.http("POST", "/login", body: "token=\(given)", contentType: "application/x-www-form-urlencoded")
+        #expect(login.status == 303, "token=\(wrapped)")
+        let link = try rig.http("GET", "/?token=\(given)")
+        #expect(link.status == 303, "?token=\(wrapped)")
+        #expect(try rig.http("GET", "/api/status", headers: ["Authorization: Bearer \(token)\t"]).status == 200)
+        // Inside the token, white space is no part of it.
+        let split = String(token.prefix(16)) + "%20" + String(token.dropFirst(16))
+        #expect(try rig.http("POST", "/login", body: "token=\(split)", contentType: "application/x-www-form-urlencoded").status == 401)
+    }
+
+    /// The pages' icon is an SVG of the server's own, served without the token (the login page
+    /// shows it), and both pages link it.
+    @Test func theFaviconIsServedWithoutTheTokenAndLinkedFromBothPages() throws {
+        let rig = try TestRig.withHTTP(requiresToken: true)
+        defer { rig.close() }
+        let icon = try rig.http("GET", "/favicon.svg")
+        #expect(icon.status == 200)
+        #expect(icon.headers["content-type"] == "image/svg+xml")
+        #expect(icon.body.hasPrefix("<svg") && icon.body.contains("</svg>"))
+        let login = try rig.http("GET", "/")
+        #expect(login.status == 401 && login.body.contains(#"<link rel="icon" href="/favicon.svg""#))
+        #expect(HTTPPages.liveView.contains(#"<link rel="icon" href="/favicon.svg""#))
+    }
+
     /// Wrong tokens are logged (rate-limited) and, past ten a minute from one address, that
     /// address's tokens are not checked until its oldest is a minute old: even the right one
     /// waits there, while another address, and a browser that has its session, go on.
@@ -711,7 +743,7 @@ import ShutterCore
         let page = try rig.http("GET", "/")
         #expect(page.status == 200)
         #expect(page.headers["content-type"] == "text/html; charset=utf-8")
-        for endpoint in ["EventSource('/events')", "'/stream'", "'/snapshot'", "'/api/capture'", "/api/set", "/api/status", "/photos/", "/thumbs/"] {
+        for endpoint in ["EventSource('/events')", "'/stream?width='", "'/snapshot?width='", "/favicon.svg", "'/api/capture'", "/api/set", "/api/status", "/photos/", "/thumbs/"] {
             #expect(page.body.contains(endpoint), "the page does not use \(endpoint)")
         }
         #expect(!page.body.contains("http://") && !page.body.contains("https://") && !page.body.contains("//cdn"))
