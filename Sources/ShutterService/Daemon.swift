@@ -409,9 +409,11 @@ public final class Daemon: ServicePort {
             break
         }
         // The remote capture this photo answers, for the client that asked for it.
-        tellRig(rigShot, of: event)
         let request = event.shot?.request
         publish(ServiceEvent(.capture(event, request: request), shot: rigParticipant == nil ? nil : rigShot?.id))
+        // The rig hears of it after this node's own clients: this answer may complete the shot,
+        // and a client waiting for `shotComplete` has this node's photo event by then.
+        tellRig(rigShot, of: event)
     }
 
     /// Tells the rig what came of this node's part in `rigShot`.

@@ -16,9 +16,6 @@ import ShutterNode
 import ShutterService
 import ShutterSystem
 
-/// The version printed by `shutter --version`.
-let shutterVersion = "0.1.0"
-
 /// A command: its spec and what it does.
 struct Command: Sendable {
     var spec: CommandSpec

@@ -657,7 +657,8 @@ def wrongpw(c, s):
 
 def discovery(c, s):
     name = NODES[0]
-    t = f"homeassistant/device/{name}/config"
+    # The rig's name and the node's: two rigs on one broker may each have a node of this name.
+    t = f"homeassistant/device/{RIG}_{name}/config"
     sub = rig.Sub(s.broker, [t])
     m = sub.wait(lambda ms: next((x for x in ms if x.topic == t), None), 10)
     c.check(f"discovery: {t} is retained JSON ({len(m.payload) if m else 0} bytes)",
@@ -670,6 +671,14 @@ def discovery(c, s):
                 r.returncode == 0, r.stdout.decode(errors="replace"))
     elif m:
         c.skip("discovery: Tests/MQTT/check-discovery.py is not on this branch yet (r22-ha); payload not checked")
+    if m and isinstance(m.json(), dict):
+        payload = m.json()
+        version = subprocess.run([rig.shutter_binary(), "--version"], stdout=subprocess.PIPE, timeout=30).stdout.decode().split()
+        c.check(f"discovery: the device's sw_version is the binary's ({payload.get('dev', {}).get('sw')!r})",
+                len(version) >= 2 and payload.get("dev", {}).get("sw") == version[1], version)
+        exposure = payload.get("cmps", {}).get("control_exposure")
+        if exposure is not None:
+            c.check("discovery: exposure is in EV", exposure.get("unit_of_measurement") == "EV", exposure)
     # Re-sent when Home Assistant says online.
     t0 = time.time()
     rig.publish(s.broker, "homeassistant/status", "online", qos=1)
