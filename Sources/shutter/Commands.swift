@@ -425,7 +425,9 @@ func checkBoard(_ arguments: ParsedArguments) throws -> Int32 {
         text += "  shots: taken when at most \(Int(mqtt.maxShotAge.milliseconds)) ms old, results collected for "
             + "\(Int(mqtt.shotTimeout.milliseconds)) ms, saved as \(board.output.directory)/\(mqtt.shotTemplate)"
             + (mqtt.syncControls ? "; zoom and exposure rig-wide" : "") + "\n"
-        text += "  Home Assistant discovery: " + (mqtt.discovery ? "on (\(mqtt.discoveryPrefix)/device/NODE/config)" : "off")
+        let discovery = HomeAssistantDiscovery(node: mqtt.node ?? MQTTSettings.hostNodeName, rig: mqtt.rig, topicPrefix: mqtt.topicPrefix,
+                                               discoveryPrefix: mqtt.discoveryPrefix, board: board)
+        text += "  Home Assistant discovery: " + (mqtt.discovery ? "on (\(discovery.topic))" : "off")
     }
     Console.out(text)
     return ExitStatus.success

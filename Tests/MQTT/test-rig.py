@@ -39,7 +39,7 @@ Scenarios (each a group of checks):
   late         a node started after shots were published (within their 5 s expiry) takes none of them,
                nor a retained capture command waiting on its cmd topic
   wrongpw      a node with a wrong password: a clear error on stderr, local capture goes on
-  discovery    homeassistant/device/N/config read back with mosquitto_sub, checked by
+  discovery    homeassistant/device/RIG_N/config read back with mosquitto_sub, checked by
                Tests/MQTT/check-discovery.py when that file exists (else a "skip -" line); re-sent when
                Home Assistant says online, but 2000 such messages re-send it at most twice
 
