@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # install.sh - install shutter as a service on a Raspberry Pi (or any Debian system).
 #
-#   sudo Deploy/install.sh [--binary PATH] [--no-start] [--hook-network] BOARD
+#   sudo Deploy/install.sh [--binary PATH] [--no-start] [--hook-network] [--http ADDR:PORT] BOARD
 #   Deploy/install.sh --help
 #
 # Builds a release binary (as the owner of the checkout, so no root-owned build output
@@ -35,15 +35,30 @@
 # A board with an `mqtt` section (a multi-camera rig's broker) or an `http` section (live view)
 # needs IP: Deploy/systemd/network.conf is installed as .../shutter.service.d/network.conf for
 # it, and taken away when the board no longer has either.
+# --http ADDR:PORT turns on live view in one step (e.g. --http 0.0.0.0:8080, every address):
+# .../shutter.service.d/live-view.conf runs the service with --http ADDR:PORT (made by
+# Deploy/systemd/live-view-conf.sh; the board file is not touched), network.conf comes with it,
+# the service restarts, and the link with its token and the link's QR code are printed for a
+# phone to scan (`sudo shutter link --http ADDR:PORT --token-file /var/lib/shutter/http-token`
+# prints them again). A run without --http takes live-view.conf away again. A board with its own
+# http section gets its link printed too.
 set -euo pipefail
 usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; }
-binary="" start=yes board="" hook_network=no
+binary="" start=yes board="" hook_network=no http="" live_view_conf=""
+here=$(dirname "$(readlink -f "$0")")
 while [ $# -gt 0 ]; do
   case "$1" in
     -h|--help) usage; exit 0 ;;
     --binary) [ $# -ge 2 ] || { echo "install.sh: --binary needs a path" >&2; exit 2; }; binary=$(readlink -f "$2"); shift 2 ;;
     --no-start) start=no; shift ;;
     --hook-network) hook_network=yes; shift ;;
+    --http)
+      [ $# -ge 2 ] || { echo "install.sh: --http needs ADDR:PORT, e.g. --http 0.0.0.0:8080" >&2; exit 2; }
+      http=$2; shift 2
+      # Checked (and the drop-in made) before anything else: the address goes into a unit file.
+      live_view_conf=$("$here/systemd/live-view-conf.sh" "$http" "$here/systemd/shutter.service" 2>&1) \
+        || { echo "install.sh: --http: ${live_view_conf#live-view-conf.sh: }" >&2; exit 2; }
+      ;;
     -*) echo "install.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
     *) [ -z "$board" ] || { echo "install.sh: one board only (try --help)" >&2; exit 2; }; board=$(readlink -f "$1"); shift ;;
   esac
@@ -51,7 +66,7 @@ done
 [ -n "$board" ] || { echo "install.sh: which board? e.g. sudo Deploy/install.sh Boards/raspberry-pi-5.json (try --help)" >&2; exit 2; }
 [ -f "$board" ] || { echo "install.sh: no board file $board" >&2; exit 2; }
 [ "$(id -u)" = 0 ] || { echo "install.sh: run as root (sudo)" >&2; exit 1; }
-cd "$(dirname "$(readlink -f "$0")")/.."
+cd "$here/.."
 
 share=/usr/local/share/shutter
 manifest=$share/installed-files
@@ -195,10 +210,25 @@ elif [ -f "$hook_conf" ]; then
   changed=yes
 fi
 
+live_conf=/etc/systemd/system/shutter.service.d/live-view.conf
+if [ -n "$http" ]; then
+  put_text "$live_conf" 0644 "$live_view_conf"
+elif [ -f "$live_conf" ]; then
+  rm -f "$live_conf"; rmdir /etc/systemd/system/shutter.service.d 2> /dev/null || true
+  note "removed $live_conf: live view is off unless the board has an http section (install with --http ADDR:PORT to keep it)"
+  changed=yes
+fi
+
 network_conf=/etc/systemd/system/shutter.service.d/network.conf
 network_reason=$(network_of /etc/shutter/board.json)
+board_http=no
+case " $network_reason " in *" http "*) board_http=yes ;; esac
+if [ -n "$http" ] && [ $board_http = no ]; then network_reason="${network_reason:+$network_reason }http"; fi
 if [ -n "$network_reason" ]; then
-  cmp -s Deploy/systemd/network.conf "$network_conf" 2> /dev/null || note "the board's $network_reason section needs IP: installing $network_conf"
+  if ! cmp -s Deploy/systemd/network.conf "$network_conf" 2> /dev/null; then
+    if [ -n "$http" ] && [ $board_http = no ]; then note "live view (--http $http) needs IP: installing $network_conf"
+    else note "the board's $network_reason section needs IP: installing $network_conf"; fi
+  fi
   put Deploy/systemd/network.conf "$network_conf" 0644
 elif [ -f "$network_conf" ]; then
   rm -f "$network_conf"; rmdir /etc/systemd/system/shutter.service.d 2> /dev/null || true
@@ -219,6 +249,7 @@ files=$(
   [ -z "$photos_conf" ] || echo /etc/systemd/system/shutter.service.d/photos.conf
   [ $hook_network = no ] || echo "$hook_conf"
   [ -z "$network_reason" ] || echo "$network_conf"
+  [ -z "$http" ] || echo "$live_conf"
 )
 before=$changed; put_text "$manifest" 0644 "$files"; changed=$before   # the manifest alone is no reason to restart
 
@@ -255,3 +286,15 @@ if ! as_shutter test -w "$directory" -a -x "$directory"; then
 fi
 if [ $problems = 0 ]; then note "user shutter can open the GPIO chips and cameras and write to $directory"; fi
 if [ $start = yes ] && [ -d /run/systemd/system ]; then note "follow it with: journalctl -u shutter -f"; fi
+
+# ---- live view: the link with its token, and its QR code, for the person installing ----------
+if [ -n "$http" ] || [ $board_http = yes ]; then
+  link_command=(/usr/local/bin/shutter link --board /etc/shutter/board.json --token-file /var/lib/shutter/http-token)
+  [ -z "$http" ] || link_command+=(--http "$http")
+  if [ $start = yes ] && [ -d /run/systemd/system ]; then
+    # The service makes the token when it first serves live view: a service just restarted may not have yet.
+    "${link_command[@]}" --wait 15 || note "no link yet: once the service runs, print it with: sudo ${link_command[*]}"
+  else
+    note "live view: once the service runs, print its link and QR code with: sudo ${link_command[*]}"
+  fi
+fi

@@ -146,9 +146,15 @@ public final class HTTPServer {
     private var closed = false
 
     /// The page's link: with the token when one is required.
-    public var link: String {
-        "http://\(endpoint)/" + (policy.token.map { "?token=\($0.text)" } ?? "")
+    public var link: String { Self.link(endpoint: endpoint, token: policy.token?.text) }
+
+    /// The page's link at `endpoint`, with `token` when given: opening it sets the session cookie.
+    public static func link(endpoint: HTTPEndpoint, token: String?) -> String {
+        "http://\(endpoint)/" + (token.map { "?token=\($0)" } ?? "")
     }
+
+    /// The token kept in the token file at `path` (as the daemon made it), or nil when it holds none.
+    public static func storedToken(at path: String) -> String? { HTTPToken.stored(at: path)?.text }
 
     /// Whether a token is required.
     public var requiresToken: Bool { policy.token != nil }

@@ -42,9 +42,12 @@ public struct HomeAssistantDiscovery: Sendable {
     public var liveViewURL: String?
     /// The program's version, shown as the device's and origin's software version.
     public var softwareVersion: String?
+    /// Where the daemon runs (its working directory): a photo path relative to it (a board whose
+    /// output directory is relative, as the simulator's `photos`) is shown from there.
+    public var workingDirectory: String
 
     public init(node: String, rig: String, topicPrefix: String = "shutter", discoveryPrefix: String = "homeassistant",
-                board: Board, liveViewURL: String? = nil, softwareVersion: String? = nil) {
+                board: Board, liveViewURL: String? = nil, softwareVersion: String? = shutterVersion, workingDirectory: String = "/") {
         self.node = node
         self.rig = rig
         self.topicPrefix = topicPrefix
@@ -56,6 +59,9 @@ public struct HomeAssistantDiscovery: Sendable {
         while url?.hasSuffix("/") == true { url?.removeLast() }
         self.liveViewURL = url?.isEmpty == true ? nil : url
         self.softwareVersion = softwareVersion
+        var directory = workingDirectory
+        while directory.count > 1, directory.hasSuffix("/") { directory.removeLast() }
+        self.workingDirectory = directory
     }
 
     // MARK: Topics
@@ -71,12 +77,17 @@ public struct HomeAssistantDiscovery: Sendable {
     /// Requests, as socket API lines.
     public var commandTopic: String { nodeTopic + "/cmd" }
 
-    /// The node's name as Home Assistant accepts it in a discovery topic: `[a-zA-Z0-9_-]`, every
-    /// other character (a host name's dots) replaced by `_`.
-    public var objectID: String { Self.identifier(node, keeping: "-") }
+    /// The rig's and the node's names as Home Assistant accepts them in a discovery topic,
+    /// `<rig>_<node>` in `[a-zA-Z0-9_-]`, every other character (a host name's dots) replaced by
+    /// `_`: two rigs on one broker may each have a node `front`.
+    public var objectID: String { Self.identifier(rig + "_" + node, keeping: "-") }
 
     /// Where the discovery message goes: `<discoveryPrefix>/device/<object id>/config`, retained.
     public var topic: String { "\(discoveryPrefix)/device/\(objectID)/config" }
+
+    /// Where earlier versions sent it, named by the node alone: the node clears it (an empty
+    /// retained message), so the device it made goes from Home Assistant.
+    public var legacyTopic: String { "\(discoveryPrefix)/device/\(Self.identifier(node, keeping: "-"))/config" }
 
     /// The device's identifier, and the start of every entity's unique id.
     public var deviceID: String { "shutter_\(objectID)" }
@@ -122,6 +133,9 @@ public struct HomeAssistantDiscovery: Sendable {
             fields["p"] = .string(platform)
             if platform != "device_automation" {
                 fields["unique_id"] = .string("\(deviceID)_\(id)")
+                // The entity's id names the rig and the node too (`sensor.studio_front_photos`),
+                // rather than Home Assistant's default from the device's name alone.
+                fields["default_entity_id"] = .string(platform + "." + Self.entityObjectID(rig + "_" + node + "_" + id))
                 fields["availability_topic"] = .string(availabilityTopic)
                 fields["payload_available"] = .string("online")
                 fields["payload_not_available"] = .string("offline")
@@ -179,8 +193,7 @@ public struct HomeAssistantDiscovery: Sendable {
         add("last_photo", platform: "sensor", [
             "name": .string("Last photo"),
             "state_topic": .string(statusTopic),
-            // null (no photo yet) renders as `None`, which the sensor shows as unknown.
-            "value_template": .string("{{ value_json.lastPhoto }}"),
+            "value_template": .string(lastPhotoTemplate),
             "icon": .string("mdi:image"),
         ])
         add("camera", platform: "sensor", [
@@ -230,7 +243,7 @@ public struct HomeAssistantDiscovery: Sendable {
                 fields["min"] = Self.number(range.lowerBound)
                 fields["max"] = Self.number(range.upperBound)
                 fields["step"] = Self.number(Self.step(step, range: range))
-                if let unit = control.unit { fields["unit_of_measurement"] = .string(unit) }
+                if let unit = control.unit ?? Self.defaultUnit(of: control) { fields["unit_of_measurement"] = .string(unit) }
                 fields["value_template"] = .string(pick + "{{ c.value }}{% endfor %}")
                 fields["command_template"] = .string(#"{"cmd":"set","control":"# + id + #","value":{{ value }}}"#)
                 return ("number", fields)
@@ -246,6 +259,13 @@ public struct HomeAssistantDiscovery: Sendable {
                 return ("select", fields)
             }
         }
+    }
+
+    /// The unit a control has when the board names none: exposure bias is in EV, as `status`
+    /// writes it (`+⅓ EV`).
+    static func defaultUnit(of control: ControlSpec) -> String? {
+        if case .systemExposureBias = control.kind { return "EV" }
+        return nil
     }
 
     /// The step a `number` gets: the board's, else a hundredth (the resolution the value's text
@@ -302,7 +322,27 @@ public struct HomeAssistantDiscovery: Sendable {
             + "{% else %}{{ base }}/snapshot{% endif %}"
     }
 
+    /// The "Last photo" sensor's template: the photo's live-view URL when live view serves
+    /// photos, else its absolute path (a relative one is taken from ``workingDirectory``);
+    /// `None` (which the sensor shows as unknown) before the first photo.
+    var lastPhotoTemplate: String {
+        let start = "{% set p = value_json.lastPhoto %}{% if not p %}None"
+        if let liveViewURL {
+            return start + "{% else %}{{ " + Self.jinjaString(liveViewURL + "/photos/") + " ~ (p.split('/') | last | urlencode) }}{% endif %}"
+        }
+        let base = workingDirectory == "/" ? "" : workingDirectory
+        return start + "{% elif p.startswith('/') %}{{ p }}"
+            + "{% else %}{{ " + Self.jinjaString(base + "/") + " ~ (p[2:] if p.startswith('./') else p) }}{% endif %}"
+    }
+
     // MARK: Text helpers
+
+    /// `text` as Home Assistant's entity ids take it after the domain: lower case, every run of
+    /// characters outside `[a-z0-9]` one `_`, none at either end (its `valid_entity_id`).
+    static func entityObjectID(_ text: String) -> String {
+        let words = identifier(text).lowercased().split(separator: "_")
+        return words.isEmpty ? "shutter" : words.joined(separator: "_")
+    }
 
     /// `text` with every character outside `[a-zA-Z0-9_]` (and `keeping`) replaced by `_`.
     static func identifier(_ text: String, keeping: String = "") -> String {

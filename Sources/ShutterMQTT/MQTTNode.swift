@@ -69,6 +69,8 @@ public final class MQTTNode {
     private let service: any ServicePort
     /// Where Home Assistant fetches the node's photos (``HTTPServer/photoBaseURL``); nil: nowhere.
     private let liveViewURL: String?
+    /// The daemon's working directory when the node was made: where relative photo paths start.
+    private let workingDirectory = FileManager.default.currentDirectoryPath
     private let client: any MQTTConnection
     private let password: String?
 
@@ -267,7 +269,11 @@ public final class MQTTNode {
         if settings.discovery { client.subscribe("\(settings.discoveryPrefix)/status", qos: 1) }
         client.publish(topics.availability, "online", qos: 1, retain: true)
         publishStatus(now: now)
-        if settings.discovery { publishDiscovery(now: now) }
+        if settings.discovery {
+            let legacyTopic = discovery.legacyTopic
+            if legacyTopic != discovery.topic { client.publish(legacyTopic, "", qos: 1, retain: true) }
+            publishDiscovery(now: now)
+        }
         service.announce(.connection(connected: true, broker: broker, reason: nil, at: now))
     }
 
@@ -355,10 +361,14 @@ public final class MQTTNode {
     private func publishDiscovery(now: Instant) {
         discoveryPacing.done(now: now)
         guard settings.discovery, isConnected else { return }
-        let discovery = HomeAssistantDiscovery(node: topics.node, rig: settings.rig, topicPrefix: settings.topicPrefix,
-                                               discoveryPrefix: settings.discoveryPrefix, board: service.board,
-                                               liveViewURL: liveViewURL)
         client.publish(discovery.topic, discovery.text, qos: 1, retain: true)
+    }
+
+    /// This node's Home Assistant discovery, for the running board.
+    private var discovery: HomeAssistantDiscovery {
+        HomeAssistantDiscovery(node: topics.node, rig: settings.rig, topicPrefix: settings.topicPrefix,
+                               discoveryPrefix: settings.discoveryPrefix, board: service.board,
+                               liveViewURL: liveViewURL, softwareVersion: shutterVersion, workingDirectory: workingDirectory)
     }
 
     // MARK: - In

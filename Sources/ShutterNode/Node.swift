@@ -14,8 +14,14 @@ import ShutterSystem
 public struct NodeOptions: Sendable {
     /// The service's own: board file, state, what it prints.
     public var service = ServiceOptions()
-    /// The API socket (`--socket`, or the board's `api.socket`); nil = no API.
+    /// The API socket (`--socket`, or the board's `api.socket`); nil = no API, unless
+    /// ``userSocketDirectory`` says otherwise.
     public var socketPath: String?
+    /// Where a development run serves its API when neither ``socketPath`` nor the board's
+    /// `api.socket` names a socket: `shutter.sock` in this directory (made mode 0700), found by
+    /// the clients without options (``APISocketPaths``). Unlike a socket asked for, it keeps no
+    /// daemon running once a trace has ended, and a socket another daemon serves is left to it.
+    public var userSocketDirectory: String?
     /// What API clients may cost the daemon (tests make the limits small).
     public var apiLimits = APIServer.Limits()
     /// The group whose members (with root and the daemon's own user) control the daemon through
@@ -85,6 +91,8 @@ public final class Node {
             } catch {
                 throw CommandFailure(error.description)
             }
+        } else if let directory = options.userSocketDirectory {
+            try serveUserSocket(in: directory)
         }
         if let settings = options.http ?? service.board.http {
             var configuration = HTTPServer.Configuration(settings: settings,
@@ -127,6 +135,27 @@ public final class Node {
         }
     }
 
+    /// Serves the API on the per-user socket in `directory`, or says why not: the daemon runs
+    /// on without it, as it would have without the default.
+    ///
+    /// - Throws: ``CommandFailure`` when `--control-group` or `--view-group` names no group.
+    private func serveUserSocket(in directory: String) throws {
+        let path = directory + "/shutter.sock"
+        let access = try options.apiAccess ?? APIAccess(controlGroupNamed: options.controlGroup, viewGroupNamed: options.viewGroup)
+        if let problem = APISocketPaths.prepareUserDirectory(directory, of: geteuid()) {
+            Log.notice("shutter: no local API: \(problem)")
+            return
+        }
+        do throws(APIServer.Failure) {
+            let server = try APIServer(path: path, service: service, limits: options.apiLimits, access: access)
+            api = server
+            service.attach(server, keepsRunning: false)
+            Log.info("shutter: local API on \(path) (shutter status, ctl, events find it)")
+        } catch {
+            Log.notice("shutter: no local API on \(path): \(error.description)")
+        }
+    }
+
     /// Runs the service until SIGINT/SIGTERM (or the simulator's input is over), then ends cleanly.
     public func run() throws {
         try service.run(started: { [self] in if let http { announce(http) } })
@@ -148,12 +177,7 @@ public final class Node {
             return
         }
         if isatty(STDERR_FILENO) == 1 {
-            // Bound to every address, the link a phone can open names this machine's own.
-            let wildcard = http.endpoint.address == "0.0.0.0" || http.endpoint.address == "::"
-            let hosts = wildcard ? localIPv4Addresses() : []
-            let links = hosts.isEmpty ? [http.link] : hosts.map {
-                http.link.replacingEvery("//\(http.endpoint)/", with: "//\($0):\(http.endpoint.port)/")
-            }
+            let links = liveViewLinks(http.link, endpoint: http.endpoint)
             Log.notice("shutter: live view on " + links.joined(separator: " or ")
                 + " (the link carries the token: share it only with who may control the rig)")
             // A phone scans the first link off the screen instead of typing a 32-digit token.

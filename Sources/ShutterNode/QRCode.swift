@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CQRencode
+import ShutterCore
 
 /// A QR code: a square of dark and light modules, made by libqrencode.
 public struct QRCode: Sendable {
@@ -76,4 +77,13 @@ public func localIPv4Addresses() -> [String] {
         if converted { addresses.append(String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)) }
     }
     return addresses
+}
+
+/// The links to live view at `link` (``HTTPServer/link(endpoint:token:)``) that a phone can
+/// open: bound to every address (`0.0.0.0`, `::`), one for each of this machine's own IPv4
+/// addresses in its place; else `link` alone.
+public func liveViewLinks(_ link: String, endpoint: HTTPEndpoint) -> [String] {
+    let wildcard = endpoint.address == "0.0.0.0" || endpoint.address == "::"
+    let hosts = wildcard ? localIPv4Addresses() : []
+    return hosts.isEmpty ? [link] : hosts.map { link.replacingEvery("//\(endpoint)/", with: "//\($0):\(endpoint.port)/") }
 }

@@ -72,6 +72,8 @@ public final class Daemon: ServicePort {
     public var rigParticipant: (any RigParticipant)?
     /// The transports, in the order they were attached: the API, HTTP, MQTT.
     private(set) var transports: [any ServiceTransport] = []
+    /// Whether a transport keeps the daemon serving after the simulator's input has ended.
+    private var servesUntilStopped = false
     /// The `capture` request being carried out (``execute(_:)``): what the shot its press makes
     /// in ``handle(_:)`` carries, and that shot once made, for the reply.
     var remoteCapture: RemoteCapture?
@@ -204,7 +206,7 @@ public final class Daemon: ServicePort {
             }
         }
         loop.standardOutputClosed = { [unowned self] in
-            if transports.isEmpty {
+            if !servesUntilStopped {
                 Log.notice("standard output was closed (its reader went away): nobody hears the events; stopping")
                 loop.stop()
             } else {
@@ -215,9 +217,9 @@ public final class Daemon: ServicePort {
             // The decision at the recognizer's next deadline is worked out ahead, while the loop
             // has time (at the deadline it wakes to code that went cold while it slept).
             interpreter.prepareNextDecision()
-            // A simulator run with no API, HTTP or MQTT ends once its input has ended, nothing is
-            // scheduled and every photo is saved. With a transport the daemon keeps serving until SIGTERM.
-            if transports.isEmpty, let simulator, simulator.ended, simulator.nextEdgeTime == nil, interpreter.nextDeadline == nil,
+            // A simulator run with no API, HTTP or MQTT asked for ends once its input has ended,
+            // nothing is scheduled and every photo is saved. With one the daemon keeps serving until SIGTERM.
+            if !servesUntilStopped, let simulator, simulator.ended, simulator.nextEdgeTime == nil, interpreter.nextDeadline == nil,
                capture.service.pendingCount == 0, capture.service.inFlightCount == 0, retiredCaptures.isEmpty {
                 loop.stop()
             }
@@ -261,8 +263,14 @@ public final class Daemon: ServicePort {
         try interpreter.pump(now: now ?? loop.clock.now)
     }
 
-    public func attach(_ transport: any ServiceTransport) {
+    /// Adds a transport; its clients hear every event from now on.
+    ///
+    /// - Parameter keepsRunning: whether the daemon serves it until SIGINT/SIGTERM once the
+    ///   simulator's input has ended (a socket, HTTP or MQTT asked for), rather than stopping
+    ///   (a development run's per-user socket, there whether asked for or not).
+    public func attach(_ transport: any ServiceTransport, keepsRunning: Bool = true) {
         transports.append(transport)
+        if keepsRunning { servesUntilStopped = true }
     }
 
     public func announce(_ event: RigEvent) {
@@ -409,9 +417,11 @@ public final class Daemon: ServicePort {
             break
         }
         // The remote capture this photo answers, for the client that asked for it.
-        tellRig(rigShot, of: event)
         let request = event.shot?.request
         publish(ServiceEvent(.capture(event, request: request), shot: rigParticipant == nil ? nil : rigShot?.id))
+        // The rig hears of it after this node's own clients: this answer may complete the shot,
+        // and a client waiting for `shotComplete` has this node's photo event by then.
+        tellRig(rigShot, of: event)
     }
 
     /// Tells the rig what came of this node's part in `rigShot`.

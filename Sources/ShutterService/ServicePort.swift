@@ -22,8 +22,9 @@ public protocol ServicePort: AnyObject {
     func observeEvents(_ observer: @escaping (ServiceEvent) -> Void)
     /// The service's state now, for `status`, with each attached transport's part.
     func status(now: Instant) -> ServiceStatus
-    /// Makes `transport` part of the loop's turn until the service finishes (see ``ServiceTransport``).
-    func attach(_ transport: any ServiceTransport)
+    /// Makes `transport` part of the loop's turn until the service finishes (see ``ServiceTransport``);
+    /// `keepsRunning`: the service serves it after the simulator's input has ended.
+    func attach(_ transport: any ServiceTransport, keepsRunning: Bool)
     /// Tells every observer one of the rig's events (a shot taken, missed or complete, the broker).
     func announce(_ event: RigEvent)
     /// Another node's shot of `pressedAt` (on this node's clock): its frame is taken from the

@@ -14,11 +14,15 @@ import ShutterNode
 import ShutterService
 import ShutterSystem
 
-/// The API socket the client commands use unless `--socket` says otherwise.
-let defaultSocketPath = ProcessInfo.processInfo.environment["SHUTTER_SOCKET"] ?? "/run/shutter/shutter.sock"
-
 let socketOption = OptionSpec(name: "--socket", valueName: "PATH",
-                              help: "the daemon's API socket (default $SHUTTER_SOCKET or /run/shutter/shutter.sock)")
+                              help: "the daemon's API socket (default $SHUTTER_SOCKET, else your own 'shutter run''s, else the service's)")
+
+/// Where the client commands look for a daemon, for their help.
+let socketHelp = """
+    Without --socket (or $SHUTTER_SOCKET) the daemon is looked for on your own socket, which a
+    'shutter run' of yours serves ($XDG_RUNTIME_DIR/shutter/shutter.sock, else
+    /tmp/shutter-UID/shutter.sock), then on the installed service's, \(APISocketPaths.system).
+    """
 
 /// A connection to a running daemon's API, one request line out, reply lines in.
 final class APIConnection {
@@ -26,22 +30,41 @@ final class APIConnection {
     private let descriptor: CInt
     private var buffer: [UInt8] = []
 
-    init(path: String) throws {
-        self.path = path
+    /// Connects to the first of `paths` (``APISocketPaths/candidates(given:environment:user:)``)
+    /// where a daemon answers.
+    ///
+    /// - Throws: ``CommandFailure`` naming every path tried when none answers, or the reason
+    ///   one that exists refused (permission denied).
+    init(paths: [String]) throws {
         // A daemon that refuses the connection closes it: the write must fail, not kill us.
         signal(SIGPIPE, SIG_IGN)
-        do {
-            descriptor = try UnixSocket.connectClient(to: path)
-        } catch {
-            switch error.errno.rawValue {
-            case ENOENT, ECONNREFUSED:
-                throw CommandFailure("no shutter daemon is listening on \(path) (start one with 'shutter run --socket \(path)', or give --socket)")
-            case EACCES:
-                throw CommandFailure("\(path): permission denied (the socket is mode 0660: join the service's group)")
-            default:
-                throw CommandFailure(error.description)
+        (path, descriptor) = try Self.connect(paths)
+    }
+
+    private static func connect(_ paths: [String]) throws -> (String, CInt) {
+        for path in paths {
+            do {
+                return (path, try UnixSocket.connectClient(to: path))
+            } catch {
+                switch error.errno.rawValue {
+                case ENOENT, ECONNREFUSED:
+                    continue
+                case EACCES:
+                    throw CommandFailure("\(path): permission denied (the socket is mode 0660: join the service's group)")
+                default:
+                    throw CommandFailure(error.description)
+                }
             }
         }
+        let tried = paths.joined(separator: " or ")
+        let start = paths.count == 1 ? "'shutter run --socket \(paths[0])'" : "'shutter run' (or the service: systemctl start shutter)"
+        throw CommandFailure("no shutter daemon is listening on \(tried) (start one with \(start), or give --socket)")
+    }
+
+    /// Connects to the daemon the command's `--socket` names, else the one found by default.
+    convenience init(_ arguments: ParsedArguments) throws {
+        try self.init(paths: APISocketPaths.candidates(given: arguments.value("--socket"),
+                                                       environment: ProcessInfo.processInfo.environment, user: geteuid()))
     }
 
     deinit { close(descriptor) }
@@ -104,7 +127,7 @@ final class APIConnection {
 // MARK: - status
 
 func showStatus(_ arguments: ParsedArguments) throws -> Int32 {
-    let connection = try APIConnection(path: arguments.value("--socket") ?? defaultSocketPath)
+    let connection = try APIConnection(arguments)
     let reply = try connection.call(.status)
     if arguments.has("--json") {
         Console.out(JSONValue.object(reply).text)
@@ -148,7 +171,7 @@ func showStatus(_ arguments: ParsedArguments) throws -> Int32 {
 // MARK: - events
 
 func followEvents(_ arguments: ParsedArguments) throws -> Int32 {
-    let connection = try APIConnection(path: arguments.value("--socket") ?? defaultSocketPath)
+    let connection = try APIConnection(arguments)
     _ = try connection.call(.subscribe(id: nil))
     while let line = try connection.readLine() {
         guard Console.write(line + "\n", to: STDOUT_FILENO) else { return ExitStatus.success }
@@ -189,7 +212,7 @@ func parseControlCommand(_ words: [String]) throws -> APICommand {
 
 func controlDaemon(_ arguments: ParsedArguments) throws -> Int32 {
     let command = try parseControlCommand(arguments.positionals)
-    let connection = try APIConnection(path: arguments.value("--socket") ?? defaultSocketPath)
+    let connection = try APIConnection(arguments)
     if arguments.has("--wait") {
         guard command == .capture || command == .rigCapture else {
             throw UsageError(message: "--wait is for 'capture' only (see 'shutter ctl --help')")
@@ -230,7 +253,7 @@ func captureAndWait(_ connection: APIConnection, command: APICommand = .capture)
 // MARK: - reload
 
 func reloadDaemon(_ arguments: ParsedArguments) throws -> Int32 {
-    let connection = try APIConnection(path: arguments.value("--socket") ?? defaultSocketPath)
+    let connection = try APIConnection(arguments)
     let reply = try connection.call(.reload)
     var text = "reloaded"
     if case .string(let file)? = reply["file"] { text += " \(file)" }

@@ -16,9 +16,6 @@ import ShutterNode
 import ShutterService
 import ShutterSystem
 
-/// The version printed by `shutter --version`.
-let shutterVersion = "0.1.0"
-
 /// A command: its spec and what it does.
 struct Command: Sendable {
     var spec: CommandSpec
@@ -75,14 +72,18 @@ let commands: [Command] = [
         left: by default $STATE_DIRECTORY (set by systemd) or ~/.local/state/shutter,
         file BOARDNAME.controls.json.
 
-        With --socket (or the board's api.socket) it serves the local API (shutter status, ctl,
-        events, reload). Anyone who can open the socket (mode 0660) controls, unless
+        It serves the local API (shutter status, ctl, events, reload) on --socket PATH, else the
+        board's api.socket, else your own socket: $XDG_RUNTIME_DIR/shutter/shutter.sock (else
+        /tmp/shutter-UID/shutter.sock), in a directory only you may enter, where the client
+        commands look first; a daemon already serving that one keeps it (this one serves none).
+        Anyone who can open the socket (mode 0660) controls, unless
         --control-group NAME is given: then root, the daemon's own user and the members of NAME
         control, and every other client may only status and subscribe (any other command is
         refused with "permission denied"). With --view-group NAME2 too, only the members of NAME2
         may status and subscribe, every other client is refused when it connects, and the socket
         file is mode 0666 (the credentials decide). Roles come from the peer's credentials on the
-        socket. The installed service runs with --control-group shutter --view-group shutter-view.
+        socket. The installed service runs with --socket /run/shutter/shutter.sock
+        --control-group shutter --view-group shutter-view.
 
         With --http ADDR:PORT (or the board's http section; default 127.0.0.1:8080) it serves
         live view over HTTP: the page at / (the picture with Camera Control's overlay, a
@@ -93,6 +94,7 @@ let commands: [Command] = [
         token is needed (unless the board's http.requireToken); any other address needs the
         token (128 random bits, made on first start in the state directory, file http-token):
         the printed link /?token=... sets a cookie, scripts send 'Authorization: Bearer TOKEN'.
+        The link and its QR code go to a terminal only; 'shutter link' prints them again.
 
         Without --board: /etc/shutter/board.json when it exists (Deploy/install.sh puts it
         there), else the simulator board: Boards/simulator.json of the checkout the binary was
@@ -107,8 +109,11 @@ let commands: [Command] = [
           session plays (light press, zoom, exposure, a filter, a photo, a burst) and shutter
           exits 0, leaving the photos in the board's output directory;
         - otherwise standard input is a trace: each line an edge, {"t": 0.12, "line": "full",
-          "active": true}, played at its time after start. When it ends, pending timeouts run
-          and shutter exits.
+          "active": true}, played at its time after start. When it ends, pending timeouts run,
+          the photos are saved and shutter exits, unless it serves a socket asked for (--socket
+          or api.socket), live view (--http or an http section) or a rig (an mqtt section): then
+          it serves on until SIGINT or SIGTERM. Your own socket, served by default, keeps no run
+          going. The demo session (standard input empty) ends the same way.
 
         \(simulateHelp)
 
@@ -120,7 +125,7 @@ let commands: [Command] = [
                   OptionSpec(name: "--state", valueName: "FILE", help: "keep control values in FILE"),
                   OptionSpec(name: "--no-state", valueName: nil, help: "start from the board's initial values and save nothing"),
                   OptionSpec(name: "--socket", valueName: "PATH",
-                             help: "serve the local API on this Unix socket (default: the board's api.socket; none without)"),
+                             help: "serve the local API on this Unix socket (default: the board's api.socket, else your own socket)"),
                   OptionSpec(name: "--control-group", valueName: "NAME",
                              help: "API clients in group NAME (and root, the daemon's user) control; others may only status and subscribe"),
                   OptionSpec(name: "--view-group", valueName: "NAME",
@@ -134,8 +139,10 @@ let commands: [Command] = [
         name: "status", summary: "Ask a running daemon how it is: board, camera, controls, counters, last photo.",
         synopsis: "[--socket PATH] [--json]",
         details: """
-        Talks to the daemon's local API (shutter run --socket PATH, or the board's api.socket;
-        the systemd unit serves /run/shutter/shutter.sock). Exit status 1 when no daemon listens.
+        Talks to the daemon's local API. Exit status 1 when no daemon listens (the error names
+        the sockets tried).
+
+        \(socketHelp)
         """,
         options: [socketOption, OptionSpec(name: "--json", valueName: nil, help: "print the daemon's reply as it came (one JSON line)")]),
         run: showStatus),
@@ -145,6 +152,8 @@ let commands: [Command] = [
         details: """
         Runs until the daemon stops or Ctrl-C. A reader too slow to keep up loses the oldest lines
         and is told with {"event":"dropped","count":N}.
+
+        \(socketHelp)
         """,
         options: [socketOption]), run: followEvents),
     Command(spec: CommandSpec(
@@ -166,6 +175,8 @@ let commands: [Command] = [
         Prints the daemon's reply; exit status 1 with its error when it refuses. A capture's reply
         says it was accepted; with --wait the command ends when the photo is on disk (exit status 1
         with the reason when the press made no photo).
+
+        \(socketHelp)
         """,
         options: [socketOption, OptionSpec(name: "--wait", valueName: nil, help: "capture: wait for the photo and print its path")],
         positionals: ["COMMAND"], takesWords: true), run: controlDaemon),
@@ -176,8 +187,28 @@ let commands: [Command] = [
         What SIGHUP does, with an answer: exit status 0 and the board's name when the board applied,
         1 with the board's error when it was refused (the daemon keeps its running board then). The
         systemd unit's ExecReload, so 'systemctl reload shutter' fails on a bad edit.
+
+        \(socketHelp)
         """,
         options: [socketOption]), run: reloadDaemon),
+    Command(spec: CommandSpec(
+        name: "link", summary: "Print the live-view link with its token, and its QR code for a phone to scan.",
+        synopsis: "[--board BOARD] [--http ADDR:PORT] [--token-file FILE] [--wait SECONDS]",
+        details: """
+        For a daemon serving live view (the board's http section, or 'shutter run --http ADDR:PORT':
+        give the same --http here). The token is the one the daemon made in its state directory
+        (default $STATE_DIRECTORY or ~/.local/state/shutter, file http-token; the installed
+        service's is /var/lib/shutter/http-token, so: sudo shutter link --token-file
+        /var/lib/shutter/http-token). Bound to every address (0.0.0.0), the link names each of
+        this machine's own IPv4 addresses. Exit status 1 when live view is off or the token
+        file holds no token (with --wait, after waiting that long for the daemon to make it).
+        Deploy/install.sh --http prints the same once the service has restarted.
+        """,
+        options: [boardOption,
+                  OptionSpec(name: "--http", valueName: "ADDR:PORT", help: "the address live view is served on (default: the board's http section)"),
+                  OptionSpec(name: "--token-file", valueName: "FILE", help: "the daemon's token file (default: http-token in the state directory)"),
+                  OptionSpec(name: "--wait", valueName: "SECONDS", help: "wait this long for a daemon just started to make its token")]),
+        run: printLiveViewLink),
     Command(spec: CommandSpec(
         name: "check", summary: "Validate a board file and print the rig it describes.",
         synopsis: "BOARD [--simulate [--camera-module MODEL]]",
@@ -394,7 +425,9 @@ func checkBoard(_ arguments: ParsedArguments) throws -> Int32 {
         text += "  shots: taken when at most \(Int(mqtt.maxShotAge.milliseconds)) ms old, results collected for "
             + "\(Int(mqtt.shotTimeout.milliseconds)) ms, saved as \(board.output.directory)/\(mqtt.shotTemplate)"
             + (mqtt.syncControls ? "; zoom and exposure rig-wide" : "") + "\n"
-        text += "  Home Assistant discovery: " + (mqtt.discovery ? "on (\(mqtt.discoveryPrefix)/device/NODE/config)" : "off")
+        let discovery = HomeAssistantDiscovery(node: mqtt.node ?? MQTTSettings.hostNodeName, rig: mqtt.rig, topicPrefix: mqtt.topicPrefix,
+                                               discoveryPrefix: mqtt.discoveryPrefix, board: board)
+        text += "  Home Assistant discovery: " + (mqtt.discovery ? "on (\(discovery.topic))" : "off")
     }
     Console.out(text)
     return ExitStatus.success

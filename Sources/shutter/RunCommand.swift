@@ -31,6 +31,8 @@ func runDaemon(_ arguments: ParsedArguments) throws -> Int32 {
     options.statePath = arguments.value("--state")
     options.keepsState = !arguments.has("--no-state")
     options.socketPath = arguments.value("--socket")
+    // Without a socket asked for, the per-user one: `shutter status` and `ctl` find it.
+    options.userSocketDirectory = APISocketPaths.userDirectory(environment: ProcessInfo.processInfo.environment, user: geteuid())
     options.controlGroup = arguments.value("--control-group")
     options.viewGroup = arguments.value("--view-group")
     options.explains = arguments.has("--explain")
@@ -118,4 +120,48 @@ func simulatorBoardCandidates() -> [String] {
     candidates.append("/usr/local/share/shutter/boards/simulator.json")
     candidates.append("/usr/share/shutter/boards/simulator.json")
     return candidates
+}
+
+// MARK: - link
+
+/// `shutter link`: the live-view link with its token, and its QR code, for the board's (or
+/// `--http`'s) address and the token the daemon keeps.
+func printLiveViewLink(_ arguments: ParsedArguments) throws -> Int32 {
+    let boardPath = try arguments.value("--board") ?? defaultBoardPath()
+    let board = try loadBoard(boardPath)
+    var settings = board.http ?? HTTPSettings()
+    if let endpoint = arguments.value("--http") {
+        do throws(HTTPEndpoint.Invalid) {
+            settings.endpoint = try HTTPEndpoint(parsing: endpoint)
+        } catch {
+            throw CommandFailure("--http \(error.description)")
+        }
+    } else if board.http == nil {
+        throw CommandFailure("\(boardPath) has no http section: live view is off (give --http ADDR:PORT as 'shutter run' was given it, "
+            + "or turn it on for the service with: sudo Deploy/install.sh --http 0.0.0.0:8080 BOARD)")
+    }
+    let tokenPath = arguments.value("--token-file") ?? ControlState.stateDirectory(for: ServiceOptions()) + "/http-token"
+    let waitSeconds = try arguments.number("--wait", command: "link") ?? 0
+    let deadline = Date().addingTimeInterval(waitSeconds)
+    var token = HTTPServer.storedToken(at: tokenPath)
+    // The daemon makes the token when it first serves live view: a service just (re)started may not have yet.
+    while token == nil, Date() < deadline {
+        usleep(100_000)
+        token = HTTPServer.storedToken(at: tokenPath)
+    }
+    // A daemon with an API control group asks for the token on loopback too: a stored one is always shown.
+    if token == nil, settings.requiresToken {
+        throw CommandFailure("\(tokenPath) holds no token yet: the daemon makes it when it first serves live view "
+            + "(start it, then try again; the service's is /var/lib/shutter/http-token, readable by root)")
+    }
+    let links = liveViewLinks(HTTPServer.link(endpoint: settings.endpoint, token: token), endpoint: settings.endpoint)
+    var text = "live view: " + links.joined(separator: " or ") + "\n"
+    if token != nil { text += "(the link carries the token: share it only with who may control the rig)\n" }
+    do {
+        text += try QRCode(encoding: links[0]).terminalText
+    } catch {
+        text += "(no QR code: \(error.description))"
+    }
+    Console.out(text)
+    return ExitStatus.success
 }

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import ShutterCore
 import ShutterGPIO
 import ShutterAPI
 import ShutterHTTP

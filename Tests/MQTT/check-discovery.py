@@ -3,7 +3,7 @@
 
 Usage: check-discovery.py [FILE]   (reads standard input without FILE)
 
-The broker test runs it on what `mosquitto_sub -C 1 -t homeassistant/device/NODE/config` reads
+The broker test runs it on what `mosquitto_sub -C 1 -t homeassistant/device/RIG_NODE/config` reads
 back. It expands Home Assistant's abbreviations (the few this project's payloads or a hand-written
 one may use) as Home Assistant does, then checks the table below. Exit status 0: all there;
 1: the problems are listed, one a line; 2: the input is not a JSON object.
@@ -22,6 +22,7 @@ Tests/ShutterServiceTests/HomeAssistantDiscoveryTests.swift keeps the same table
 """
 
 import json
+import re
 import sys
 
 # Each platform's required fields; a tuple is "one of these".
@@ -50,6 +51,9 @@ COMPONENT_ABBREVIATIONS = {
     "stat_cla": "state_class", "ent_cat": "entity_category", "dev_cla": "device_class",
     "unit_of_meas": "unit_of_measurement",
 }
+# Home Assistant's valid_entity_id: DOMAIN.OBJECT_ID, lower case, digits and single underscores inside.
+ENTITY_ID = re.compile(r"^(?!.+__)(?!_)[\da-z_]+(?<!_)\.(?!_)[\da-z_]+(?<!_)$")
+
 # Options a component inherits from the message's root when it does not set them itself.
 SHARED = ["availability", "availability_mode", "availability_template", "availability_topic",
           "command_topic", "payload_available", "payload_not_available", "state_topic"]
@@ -115,6 +119,10 @@ def problems(payload):
             types = component.get("event_types")
             if not isinstance(types, list) or not types:
                 found.append(f"{component_id} (event): event_types must be a non-empty list")
+        entity_id = component.get("default_entity_id")
+        if entity_id is not None and (not isinstance(entity_id, str) or not ENTITY_ID.match(entity_id)
+                                      or not entity_id.startswith(platform + ".")):
+            found.append(f"{component_id} ({platform}): default_entity_id {entity_id!r} is not a valid {platform}.OBJECT_ID")
         if platform in ENTITIES:
             unique_id = component.get("unique_id")
             if unique_id in unique_ids:

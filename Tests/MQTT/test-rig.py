@@ -39,7 +39,7 @@ Scenarios (each a group of checks):
   late         a node started after shots were published (within their 5 s expiry) takes none of them,
                nor a retained capture command waiting on its cmd topic
   wrongpw      a node with a wrong password: a clear error on stderr, local capture goes on
-  discovery    homeassistant/device/N/config read back with mosquitto_sub, checked by
+  discovery    homeassistant/device/RIG_N/config read back with mosquitto_sub, checked by
                Tests/MQTT/check-discovery.py when that file exists (else a "skip -" line); re-sent when
                Home Assistant says online, but 2000 such messages re-send it at most twice
 
@@ -657,7 +657,8 @@ def wrongpw(c, s):
 
 def discovery(c, s):
     name = NODES[0]
-    t = f"homeassistant/device/{name}/config"
+    # The rig's name and the node's: two rigs on one broker may each have a node of this name.
+    t = f"homeassistant/device/{RIG}_{name}/config"
     sub = rig.Sub(s.broker, [t])
     m = sub.wait(lambda ms: next((x for x in ms if x.topic == t), None), 10)
     c.check(f"discovery: {t} is retained JSON ({len(m.payload) if m else 0} bytes)",
@@ -670,6 +671,14 @@ def discovery(c, s):
                 r.returncode == 0, r.stdout.decode(errors="replace"))
     elif m:
         c.skip("discovery: Tests/MQTT/check-discovery.py is not on this branch yet (r22-ha); payload not checked")
+    if m and isinstance(m.json(), dict):
+        payload = m.json()
+        version = subprocess.run([rig.shutter_binary(), "--version"], stdout=subprocess.PIPE, timeout=30).stdout.decode().split()
+        c.check(f"discovery: the device's sw_version is the binary's ({payload.get('dev', {}).get('sw')!r})",
+                len(version) >= 2 and payload.get("dev", {}).get("sw") == version[1], version)
+        exposure = payload.get("cmps", {}).get("control_exposure")
+        if exposure is not None:
+            c.check("discovery: exposure is in EV", exposure.get("unit_of_measurement") == "EV", exposure)
     # Re-sent when Home Assistant says online.
     t0 = time.time()
     rig.publish(s.broker, "homeassistant/status", "online", qos=1)

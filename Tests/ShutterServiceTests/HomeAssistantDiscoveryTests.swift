@@ -34,9 +34,10 @@ let requiredFields: [String: [String]] = [
         return try! Board.load(path: path)
     }()
 
-    static func discovery(liveView: String? = nil, node: String = "cam-1", board: Board = simulator) -> HomeAssistantDiscovery {
-        HomeAssistantDiscovery(node: node, rig: "studio", topicPrefix: "shutter", discoveryPrefix: "homeassistant",
-                               board: board, liveViewURL: liveView, softwareVersion: "0.9")
+    static func discovery(liveView: String? = nil, node: String = "cam-1", rig: String = "studio", board: Board = simulator,
+                          workingDirectory: String = "/home/maker/rig") -> HomeAssistantDiscovery {
+        HomeAssistantDiscovery(node: node, rig: rig, topicPrefix: "shutter", discoveryPrefix: "homeassistant",
+                               board: board, liveViewURL: liveView, softwareVersion: "0.9", workingDirectory: workingDirectory)
     }
 
     /// The message parsed back, and its components by id.
@@ -73,7 +74,7 @@ let requiredFields: [String: [String]] = [
 
     @Test func topics() {
         let discovery = Self.discovery()
-        #expect(discovery.topic == "homeassistant/device/cam-1/config")
+        #expect(discovery.topic == "homeassistant/device/studio_cam-1/config")
         #expect(discovery.eventTopic == "shutter/studio/cam-1/event")
         #expect(discovery.statusTopic == "shutter/studio/cam-1/status")
         #expect(discovery.availabilityTopic == "shutter/studio/cam-1/availability")
@@ -88,9 +89,65 @@ let requiredFields: [String: [String]] = [
     /// node publishes keep its name.
     @Test func objectIDIsTopicSafe() {
         let discovery = Self.discovery(node: "cam.local+x")
-        #expect(discovery.topic == "homeassistant/device/cam_local_x/config")
+        #expect(discovery.topic == "homeassistant/device/studio_cam_local_x/config")
         #expect(discovery.eventTopic == "shutter/studio/cam.local+x/event")
-        #expect(discovery.deviceID == "shutter_cam_local_x")
+        #expect(discovery.deviceID == "shutter_studio_cam_local_x")
+    }
+
+    /// Two rigs on one broker whose nodes share a name are two devices: the discovery topic, the
+    /// device's id, every unique id and every default entity id name the rig as well as the node.
+    @Test func twoRigsWithTheSameNodeNamesDoNotCollide() throws {
+        let studio = Self.discovery(node: "front", rig: "studio"), garden = Self.discovery(node: "front", rig: "garden")
+        #expect(studio.topic != garden.topic)
+        #expect(studio.deviceID != garden.deviceID)
+        func ids(_ discovery: HomeAssistantDiscovery, _ key: String) throws -> Set<String> {
+            Set(try Self.parsed(discovery).components.values.compactMap { Self.string($0[key]) })
+        }
+        for key in ["unique_id", "default_entity_id"] {
+            let studioIDs = try ids(studio, key), gardenIDs = try ids(garden, key)
+            #expect(!studioIDs.isEmpty)
+            #expect(studioIDs.isDisjoint(with: gardenIDs), "\(key): \(studioIDs.intersection(gardenIDs))")
+        }
+        let (_, components) = try Self.parsed(studio)
+        for (id, fields) in components where Self.string(fields["p"]) != "device_automation" {
+            let platform = try #require(Self.string(fields["p"]))
+            let entityID = try #require(Self.string(fields["default_entity_id"]), "\(id) has no default_entity_id")
+            #expect(entityID.hasPrefix(platform + ".studio_front_"), "\(entityID)")
+            // Home Assistant's entity ids: lower-case letters, digits and underscores after the domain.
+            let objectID = entityID.dropFirst(platform.count + 1)
+            #expect(objectID.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "_" }
+                && !objectID.contains("__") && !objectID.hasPrefix("_") && !objectID.hasSuffix("_"), "\(entityID)")
+        }
+        // The node's earlier topic, which named only the node: cleared once by the node.
+        #expect(studio.legacyTopic == "homeassistant/device/front/config")
+    }
+
+    /// The exposure bias's number is in EV whether or not the board names a unit, as `status`
+    /// writes it ("+⅓ EV").
+    @Test func exposureIsInEV() throws {
+        let (_, components) = try Self.parsed(Self.discovery())
+        #expect(Self.string(components["control_exposure"]?["unit_of_measurement"]) == "EV")
+        #expect(components["control_zoom"]?["unit_of_measurement"] == nil)
+    }
+
+    /// The "Last photo" sensor shows where the photo is: its absolute path when the board's output
+    /// directory is relative (the simulator's `photos`), its live-view URL when live view serves it,
+    /// unknown before the first photo. Rendered with Jinja (as Home Assistant does) when python3
+    /// has it.
+    @Test func lastPhotoIsAnAbsolutePathOrAURL() throws {
+        func render(_ liveView: String?, _ lastPhoto: String?) throws -> String? {
+            let (_, components) = try Self.parsed(Self.discovery(liveView: liveView))
+            let template = try #require(Self.string(components["last_photo"]?["value_template"]))
+            let status = lastPhoto.map { #"{"lastPhoto": "\#($0)"}"# } ?? #"{"lastPhoto": null}"#
+            return try renderJinja(template, valueJSON: status)
+        }
+        guard let relative = try render(nil, "photos/IMG_1.jpg") else { return }
+        #expect(relative == "/home/maker/rig/photos/IMG_1.jpg")
+        #expect(try render(nil, "./photos/IMG_1.jpg") == "/home/maker/rig/photos/IMG_1.jpg")
+        #expect(try render(nil, "/media/usb/IMG_1.jpg") == "/media/usb/IMG_1.jpg")
+        #expect(try render(nil, nil) == "None")
+        #expect(try render("http://cam-1.local:8080", "photos/IMG 1.jpg") == "http://cam-1.local:8080/photos/IMG%201.jpg")
+        #expect(try render("http://cam-1.local:8080", nil) == "None")
     }
 
     @Test func deviceAndOrigin() throws {
@@ -99,7 +156,8 @@ let requiredFields: [String: [String]] = [
             Issue.record("no dev or o")
             return
         }
-        #expect(Self.strings(device["ids"]) == ["shutter_cam-1"])
+        #expect(Self.strings(device["ids"]) == ["shutter_studio_cam-1"])
+        #expect(Self.string(device["sw"]) == "0.9")
         #expect(Self.string(device["name"]) == "cam-1")
         #expect(Self.string(device["mdl"]) == "simulator")
         #expect(Self.string(device["cu"]) == "http://cam-1.local:8080/")
@@ -126,7 +184,7 @@ let requiredFields: [String: [String]] = [
                 continue
             }
             let uniqueID = try #require(Self.string(fields["unique_id"]))
-            #expect(uniqueID.hasPrefix("shutter_cam-1_"), "\(uniqueID)")
+            #expect(uniqueID.hasPrefix("shutter_studio_cam-1_"), "\(uniqueID)")
             uniqueIDs.append(uniqueID)
             #expect(Self.string(fields["availability_topic"]) == discovery.availabilityTopic, "\(id)")
             #expect(Self.string(fields["payload_available"]) == "online")
@@ -304,4 +362,33 @@ let requiredFields: [String: [String]] = [
         process.waitUntilExit()
         #expect(process.terminationStatus != 0)
     }
+}
+
+/// `template` rendered by python3's Jinja with `value_json` parsed from `valueJSON`, as Home
+/// Assistant renders a value template; nil when python3 or its jinja2 is missing.
+func renderJinja(_ template: String, valueJSON: String) throws -> String? {
+    guard FileManager.default.isExecutableFile(atPath: "/usr/bin/python3") else { return nil }
+    let script = """
+        import json, sys
+        try:
+            import jinja2
+        except ImportError:
+            sys.exit(3)
+        template, value = json.load(sys.stdin)
+        sys.stdout.write(jinja2.Environment().from_string(template).render(value_json=json.loads(value)))
+        """
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+    process.arguments = ["-c", script]
+    let input = Pipe(), output = Pipe()
+    process.standardInput = input
+    process.standardOutput = output
+    try process.run()
+    input.fileHandleForWriting.write(Data(JSONValue.array([.string(template), .string(valueJSON)]).text.utf8))
+    try input.fileHandleForWriting.close()
+    let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    if process.terminationStatus == 3 { return nil }
+    #expect(process.terminationStatus == 0, "jinja2 failed on \(template)")
+    return printed
 }

@@ -49,7 +49,9 @@ import Testing
         process.executableURL = URL(fileURLWithPath: Self.shutter)
         process.arguments = ["run", "--board", boardFile.path, "--no-state"] + arguments
         process.currentDirectoryURL = directory
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        // Its own API socket goes in the test's directory, never in the machine's runtime directory.
+        process.environment = ProcessInfo.processInfo.environment.merging(["XDG_RUNTIME_DIR": directory.path]) { $1 }
+            .merging(environment) { $1 }
         let input = Pipe(), output = Pipe(), errors = Pipe()
         process.standardInput = input
         process.standardOutput = output

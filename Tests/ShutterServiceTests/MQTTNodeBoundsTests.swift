@@ -73,7 +73,7 @@ struct MQTTNodeBoundsTests {
     @Test func homeAssistantBirthsAreAnsweredAtMostOnceAnInterval() throws {
         let connected = try ConnectedNode()
         defer { connected.close() }
-        let discoveryTopic = "homeassistant/device/cam-a/config"
+        let discoveryTopic = "homeassistant/device/bench_cam-a/config"
         #expect(connected.fake.payloads(on: discoveryTopic).count == 1)
         for _ in 0..<2_000 { connected.fake.deliver("homeassistant/status", "online") }
         connected.advance(by: .seconds(1))

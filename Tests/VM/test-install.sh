@@ -5,7 +5,7 @@
 # board check's output in a mktemp file, an edited board kept and used (its photo directory in
 # the drop-in, then daemon-reload and a restart), an upgrade that restarts the service, no
 # root-owned build output, access checked as user shutter, uninstall keeping the photos, and
-# --purge after a plain uninstall, --hook-network's drop-in. systemd is not PID 1 in the guest: a stub systemctl
+# --purge after a plain uninstall, --hook-network's drop-in, --http's live view. systemd is not PID 1 in the guest: a stub systemctl
 # records what install.sh asks of it. Not GPIO behaviour: run once (VM_SKIP for 2.x).
 set -u
 here=$(dirname "$(readlink -f "$0")")
@@ -163,6 +163,21 @@ cp "$work/usb.json" /etc/shutter/board.json.new; rm -f /etc/shutter/board.json; 
 "$repo/Deploy/install.sh" --binary "$work/upgrade/shutter" "$work/usb.json" > "$work/norig.out" 2>&1; status=$?
 check "the same board without mqtt takes network.conf away, with a note: exit $status" \
   bash -c "[ $status = 0 ] && [ ! -e $conf ] && grep -q 'has no IP again' '$work/norig.out' && ! grep -q network.conf /usr/local/share/shutter/installed-files"
+
+# --- --http: live view in one step: the drop-in, IP, a restart, the link with its token printed ---
+conf=/etc/systemd/system/shutter.service.d/live-view.conf
+# The token the service would have made on its first start with live view (no daemon runs here).
+install -o shutter -g shutter -m 0600 /dev/null /var/lib/shutter/http-token
+echo 0123456789abcdef0123456789abcdef > /var/lib/shutter/http-token
+: > "$work/systemctl.log"
+"$repo/Deploy/install.sh" --binary "$work/upgrade/shutter" --http 0.0.0.0:8080 "$work/usb.json" > "$work/http.out" 2>&1; status=$?
+check "--http 0.0.0.0:8080 installs live-view.conf (the unit's command line with --http) and network.conf, restarts, prints the link with the token: exit $status, $(grep -m1 'live view:' "$work/http.out")" \
+  bash -c "[ $status = 0 ] && grep -q -- '^ExecStart=/usr/local/bin/shutter run .* --http 0.0.0.0:8080\$' $conf && [ -f /etc/systemd/system/shutter.service.d/network.conf ] \
+    && grep -qx 'systemctl restart shutter' '$work/systemctl.log' && grep -q ':8080/?token=0123456789abcdef0123456789abcdef' '$work/http.out' \
+    && grep -qx $conf /usr/local/share/shutter/installed-files"
+"$repo/Deploy/install.sh" --binary "$work/upgrade/shutter" "$work/usb.json" > "$work/nohttp.out" 2>&1; status=$?
+check "without --http live-view.conf and network.conf go again, with a note: exit $status" \
+  bash -c "[ $status = 0 ] && [ ! -e $conf ] && [ ! -e /etc/systemd/system/shutter.service.d/network.conf ] && grep -q 'live view is off' '$work/nohttp.out'"
 
 # --- a photo directory shutter cannot write is an error naming it ---
 chown root:root /srv/rig-photos && chmod 755 /srv/rig-photos
