@@ -272,7 +272,13 @@ let commands: [Command] = [
         synopsis: "--board BOARD [--seconds N] [--explain]",
         details: """
         Each raw edge (bounce included) and each event the recognizer made of it, stamped with
-        the seconds since monitoring began, on standard output.
+        the seconds since monitoring began, on standard output, each line as it happens. An edge
+        names the line, what happened (pressed, released, touched, untouched) and, on a Raspberry
+        Pi's header, its GPIO and pin, so each button and pad of a new rig can be tried in turn
+        without taking a photo:
+              1.204 s  pad0       touched    GPIO17, pin 11
+        Lines already active when monitoring starts are listed first ("active now: ..."): a
+        button listed there while nobody presses it has the wrong activeLow or bias.
 
         \(explainHelp)
         """,

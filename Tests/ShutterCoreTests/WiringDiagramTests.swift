@@ -180,3 +180,27 @@ struct WiringDiagramTests {
         #expect(committed == drawn, "make it again: swift run shutter wiring Boards/\(name).json --svg Docs/wiring/\(name).svg")
     }
 }
+
+@Suite("Monitor's lines")
+struct MonitorTextTests {
+    /// Testing the wiring line by line, a person touches a pad and must see which pin it reached.
+    @Test("each edge names its line, what happened and, on a Pi's header, its GPIO and pin")
+    func edgesOnThePi() throws {
+        let board = try shippedBoard("raspberry-pi-5")
+        let origin = Instant(rawValue: 5_000_000_000)
+        let text = MonitorText(board: board, origin: origin)
+        let pad0 = try #require(board.line(named: "pad0")), full = try #require(board.line(named: "full"))
+        #expect(text.edge(Edge(line: pad0, active: true, time: origin + .milliseconds(1204))) == "    1.204 s  pad0       touched    GPIO17, pin 11")
+        #expect(text.edge(Edge(line: pad0, active: false, time: origin + .milliseconds(1391))) == "    1.391 s  pad0       untouched  GPIO17, pin 11")
+        #expect(text.edge(Edge(line: full, active: true, time: origin + .seconds(12.5))) == "     12.5 s  full       pressed    GPIO6, pin 31")
+        #expect(text.edge(Edge(line: full, active: false, time: origin + .seconds(12.75))) == "    12.75 s  full       released   GPIO6, pin 31")
+    }
+
+    @Test("off a header, an edge names the line as the board does")
+    func edgesOffTheHeader() throws {
+        let board = try shippedBoard("gpio-sim")
+        let text = MonitorText(board: board, origin: Instant(rawValue: 0))
+        let half = try #require(board.line(named: "half"))
+        #expect(text.edge(Edge(line: half, active: true, time: Instant(rawValue: 2_000_000))) == "    0.002 s  half       pressed    line half")
+    }
+}
