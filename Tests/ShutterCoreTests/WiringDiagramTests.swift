@@ -204,3 +204,26 @@ struct MonitorTextTests {
         #expect(text.edge(Edge(line: half, active: true, time: Instant(rawValue: 2_000_000))) == "    0.002 s  half       pressed    line half")
     }
 }
+
+@Suite("The wiring guide's examples")
+struct WiringGuideTests {
+    /// The guide pastes what the commands print; a change to either must show in the other.
+    @Test("Docs/wiring.md shows what 'shutter wiring' prints for the Pi 5 board")
+    func wiringOutput() throws {
+        let block = try #require(DocBlocks.blocks(in: "Docs/wiring.md", info: "")
+            .first { $0.text.hasPrefix("$ shutter wiring Boards/raspberry-pi-5.json\n") })
+        let printed = WiringDiagram(board: try shippedBoard("raspberry-pi-5")).text
+        #expect(block.text.dropFirst("$ shutter wiring Boards/raspberry-pi-5.json\n".count) + "\n" == printed)
+    }
+
+    @Test("Docs/wiring.md's monitor lines are what monitor prints for those edges")
+    func monitorOutput() throws {
+        let block = try #require(DocBlocks.blocks(in: "Docs/wiring.md", info: "").first { $0.text.contains("pad0       touched") })
+        let board = try shippedBoard("raspberry-pi-5")
+        let text = MonitorText(board: board, origin: Instant(rawValue: 0))
+        let pad0 = try #require(board.line(named: "pad0"))
+        let expected = [text.edge(Edge(line: pad0, active: true, time: .seconds(2.304))),
+                        text.edge(Edge(line: pad0, active: false, time: .seconds(2.517)))]
+        #expect(block.text.split(separator: "\n").map(String.init) == expected)
+    }
+}
