@@ -155,6 +155,15 @@ struct WiringDiagramTests {
         #expect(diagram.text.contains("warnings:\n  full (pin "))
     }
 
+    @Test("a touch module's output on an I2C pin is not warned of: it drives the line past the fixed pull-up")
+    func touchModuleOnI2CPin() throws {
+        let lines = [#"{"name": "full", "role": "full", "line": "GPIO6", "activeLow": true, "bias": "pull-up"}"#,
+                     #"{"name": "pad0", "role": "pad", "line": "GPIO3", "bias": "pull-down"}"#, #"{"name": "pad1", "role": "pad", "line": "GPIO22"}"#]
+        let diagram = WiringDiagram(board: try rig(chip: "pinctrl-rp1", lines: lines))
+        #expect(diagram.connection(atPin: 5)?.warning == nil)
+        #expect(!diagram.text.contains("warnings:"))
+    }
+
     @Test("the terminal drawing marks a line at its pin, in its column")
     func textDrawing() throws {
         let text = WiringDiagram(board: try shippedBoard("raspberry-pi-5")).text

@@ -23,7 +23,7 @@ public struct MonitorText: Sendable {
     /// The seconds since monitoring began, right-aligned so that columns line up: `    1.204 s`.
     public func stamp(_ time: Instant) -> String {
         let seconds = JSONLine.number((time - origin).milliseconds / 1000, decimals: 3)
-        return String(repeating: " ", count: max(0, 9 - seconds.count)) + seconds + " s"
+        return WiringDiagram.leftPadded(seconds, to: 9) + " s"
     }
 
     /// One raw edge: `    1.204 s  pad0       touched    GPIO17, pin 11`.
@@ -35,10 +35,6 @@ public struct MonitorText: Sendable {
         case (_, true): "pressed"
         case (_, false): "released"
         }
-        return "\(stamp(edge.time))  \(Self.padded(line.name, to: nameWidth))  \(Self.padded(change, to: 9))  \(places[edge.line.rawValue])"
-    }
-
-    private static func padded(_ text: String, to width: Int) -> String {
-        text + String(repeating: " ", count: max(0, width - text.count))
+        return "\(stamp(edge.time))  \(WiringDiagram.rightPadded(line.name, to: nameWidth))  \(WiringDiagram.rightPadded(change, to: 9))  \(places[edge.line.rawValue])"
     }
 }

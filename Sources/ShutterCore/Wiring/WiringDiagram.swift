@@ -176,8 +176,9 @@ public struct WiringDiagram: Sendable {
         // The nearest pin of each supply, so a builder keeps the button's wires short.
         let ground = "GND (pin \(nearestPin(carrying: .ground, to: pin) ?? 6))"
         let supply = "3V3 (pin \(nearestPin(carrying: .power3V3, to: pin) ?? 1))"
-        if (gpio == 2 || gpio == 3) && !activeLow {
-            return (isPad ? "a touch module's OUT" : "a switch to \(supply)",
+        // A touch module's push-pull output overrides the I2C pins' fixed pull-up; a switch cannot.
+        if (gpio == 2 || gpio == 3) && !activeLow && !isPad {
+            return ("a switch to \(supply)",
                     "GPIO\(gpio) has a fixed 1.8 kΩ pull-up (I2C): it reads high, active, while nothing drives it; use it for a button to GND (activeLow, pull-up) or choose another GPIO")
         }
         switch (activeLow, bias) {

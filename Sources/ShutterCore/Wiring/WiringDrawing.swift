@@ -36,10 +36,10 @@ extension WiringDiagram {
             let leftName = RaspberryPiHeader.function(ofPin: left)!.name
             let rightName = RaspberryPiHeader.function(ofPin: right)!.name
             let leftLine = connection(atPin: left), rightLine = connection(atPin: right)
-            var line = Self.padLeft(leftLine.map { "\($0.name) ▸" } ?? "", to: leftWidth)
-            line += "  " + Self.padLeft(leftName, to: 6) + " " + Self.padLeft("\(left)", to: 2)
+            var line = Self.leftPadded(leftLine.map { "\($0.name) ▸" } ?? "", to: leftWidth)
+            line += "  " + Self.leftPadded(leftName, to: 6) + " " + Self.leftPadded("\(left)", to: 2)
             line += " " + (leftLine == nil ? "○" : "●") + " " + (rightLine == nil ? "○" : "●") + " "
-            line += Self.padRight("\(right)", to: 2) + " " + Self.padRight(rightName, to: 6)
+            line += Self.rightPadded("\(right)", to: 2) + " " + Self.rightPadded(rightName, to: 6)
             if let rightLine { line += "  ◂ \(rightLine.name)" }
             out += Self.trimmingTrailingSpaces(line) + "\n"
         }
@@ -50,9 +50,9 @@ extension WiringDiagram {
             let nameWidth = connections.map(\.name.count).max() ?? 0
             let purposeWidth = connections.map(\.purpose.count).max() ?? 0
             for connection in connections.sorted(by: { $0.pin < $1.pin }) {
-                var row = "  pin " + Self.padRight("\(connection.pin)", to: 3) + Self.padRight("GPIO\(connection.gpio)", to: 8)
-                row += Self.padRight(connection.name, to: nameWidth + 2) + Self.padRight(connection.purpose, to: purposeWidth + 2)
-                row += Self.padRight(connection.levelSummary, to: 24) + connection.wiring
+                var row = "  pin " + Self.rightPadded("\(connection.pin)", to: 3) + Self.rightPadded("GPIO\(connection.gpio)", to: 8)
+                row += Self.rightPadded(connection.name, to: nameWidth + 2) + Self.rightPadded(connection.purpose, to: purposeWidth + 2)
+                row += Self.rightPadded(connection.levelSummary, to: 24) + connection.wiring
                 out += row + "\n"
             }
         }
@@ -168,11 +168,13 @@ extension WiringDiagram {
         return out
     }
 
-    private static func padLeft(_ text: String, to width: Int) -> String {
+    /// `text` after enough spaces to fill `width` characters: a right-aligned column.
+    static func leftPadded(_ text: String, to width: Int) -> String {
         String(repeating: " ", count: max(0, width - text.count)) + text
     }
 
-    private static func padRight(_ text: String, to width: Int) -> String {
+    /// `text` and enough spaces to fill `width` characters: a left-aligned column.
+    static func rightPadded(_ text: String, to width: Int) -> String {
         text + String(repeating: " ", count: max(0, width - text.count))
     }
 
