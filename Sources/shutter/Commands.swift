@@ -366,7 +366,9 @@ func checkBoard(_ arguments: ParsedArguments) throws -> Int32 {
         row += "debounce \(line.debounce.milliseconds.shortDescription) ms"
         if let connection = wiring.connections.first(where: { $0.name == line.name && $0.kind == .input(line.role) }) {
             row += "  header pin \(connection.pin)"
-        } else if wiring.headerChip.isHeader, let unplaced = wiring.unplaced.first(where: { $0.name == line.name }) {
+        } else if case .raspberryPi = wiring.headerChip, let unplaced = wiring.unplaced.first(where: { $0.name == line.name }) {
+            // Only on a chip known to be the header is a line off it a mistake: on one named by
+            // number an offset may well be on the header, and the drawing just cannot tell.
             row += "  NOT ON THE HEADER: \(unplaced.reason)"
         }
         if let note = offsets[LineIndex(index)] { row += "  [\(note)]" }
