@@ -364,7 +364,7 @@ func checkBoard(_ arguments: ParsedArguments) throws -> Int32 {
         row += (line.activeLow ? "active-low" : "active-high").padded(to: 12)
         row += "bias \(line.bias.rawValue)".padded(to: 16)
         row += "debounce \(line.debounce.milliseconds.shortDescription) ms"
-        if let connection = wiring.connections.first(where: { $0.name == line.name && $0.kind == .input(line.role) }) {
+        if let connection = wiring.connection(of: line) {
             row += "  header pin \(connection.pin)"
         } else if case .raspberryPi = wiring.headerChip, let unplaced = wiring.unplaced.first(where: { $0.name == line.name }) {
             // Only on a chip known to be the header is a line off it a mistake: on one named by

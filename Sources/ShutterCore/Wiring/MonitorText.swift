@@ -15,8 +15,7 @@ public struct MonitorText: Sendable {
         nameWidth = board.lines.map(\.name.count).max() ?? 0
         let wiring = WiringDiagram(board: board)
         places = board.lines.map { line in
-            wiring.connections.first { $0.name == line.name && $0.kind == .input(line.role) }
-                .map { "GPIO\($0.gpio), pin \($0.pin)" } ?? "line \(line.selector)"
+            wiring.connection(of: line).map { "GPIO\($0.gpio), pin \($0.pin)" } ?? "line \(line.selector)"
         }
     }
 

@@ -103,6 +103,11 @@ public struct WiringDiagram: Sendable {
         connections.first { $0.pin == pin }
     }
 
+    /// The connection of the board's input line `line`, if it is on the header.
+    public func connection(of line: BoardLine) -> Connection? {
+        connections.first { $0.name == line.name && $0.kind == .input(line.role) }
+    }
+
     private mutating func place(name: String, selector: LineSelector, making make: (_ gpio: Int, _ pin: Int) -> Connection) {
         switch Self.gpioNumber(of: selector, on: headerChip) {
         case .failure(let reason):
