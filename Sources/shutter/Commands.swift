@@ -224,8 +224,29 @@ let commands: [Command] = [
         says why, and run warns each time it opens that camera. With --simulate, the board is
         checked as 'shutter run --simulate' runs it: lines on the mock chip, the simulated camera
         module opened (see 'shutter run --help').
+        On a Raspberry Pi's chip each line's pin on the 40-pin header is shown ('header pin 11'), a
+        line the header does not carry is marked NOT ON THE HEADER with the reason (GPIO28 and up,
+        a name that is not GPIOn), and settings no wiring can satisfy are warned of (a button to
+        GND needs active-low with a pull-up); 'shutter wiring BOARD' draws the header.
         """,
         options: [simulateOption, cameraModuleOption], positionals: ["BOARD"]), run: checkBoard),
+    Command(spec: CommandSpec(
+        name: "wiring", summary: "Draw where a board's lines go on the Raspberry Pi's 40-pin header, and what to wire to each.",
+        synopsis: "BOARD [--svg FILE]",
+        details: """
+        Prints the header as two columns of pins (1 to 40, with 3V3, 5V, GND and the GPIO numbers),
+        the board's lines marked and named at their pins, then for each line its pin, GPIO, role,
+        active level and bias and what to connect: a switch to the nearest GND for an active-low
+        line with the Pi's pull-up, a TTP223 touch module's OUT for an active-high pad with a
+        pull-down. Lines the header does not carry (the mock chip's, gpio-sim's, GPIO28 and up, a
+        name that is not GPIOn) are listed with the reason, never drawn. A line's offset is its
+        GPIO number on a chip found by a Raspberry Pi's label (pinctrl-rp1, pinctrl-bcm2711,
+        pinctrl-bcm2835). With --svg the same drawing is written as an SVG picture ('-' for
+        standard output); Docs/wiring/ holds the shipped boards' pictures, made this way:
+          shutter wiring Boards/raspberry-pi-5.json --svg Docs/wiring/raspberry-pi-5.svg
+        """,
+        options: [OptionSpec(name: "--svg", valueName: "FILE", help: "write the drawing as SVG to FILE ('-': standard output)")],
+        positionals: ["BOARD"]), run: drawWiring),
     Command(spec: CommandSpec(
         name: "record", summary: "Record edges from the board's GPIO chip as a trace (JSON Lines).",
         synopsis: "--board BOARD [--out FILE] [--seconds N]",
@@ -282,7 +303,13 @@ let commands: [Command] = [
         synopsis: "--board BOARD [--seconds N] [--explain]",
         details: """
         Each raw edge (bounce included) and each event the recognizer made of it, stamped with
-        the seconds since monitoring began, on standard output.
+        the seconds since monitoring began, on standard output, each line as it happens. An edge
+        names the line, what happened (pressed, released, touched, untouched) and, on a Raspberry
+        Pi's header, its GPIO and pin, so each button and pad of a new rig can be tried in turn
+        without taking a photo:
+              1.204 s  pad0       touched    GPIO17, pin 11
+        Lines already active when monitoring starts are listed first ("active now: ..."): a
+        button listed there while nobody presses it has the wrong activeLow or bias.
 
         \(explainHelp)
         """,
@@ -321,6 +348,8 @@ func mainHelp() -> String {
 func checkBoard(_ arguments: ParsedArguments) throws -> Int32 {
     let path = arguments.positionals[0]
     var board = try loadBoard(path)
+    // Where the lines go on the header is the board file's, simulated or not.
+    let wiring = WiringDiagram(board: board)
     let rig = try simulatedRig(board, arguments)
     if let rig { board = rig.board }
     if let mqtt = board.mqtt {
@@ -366,9 +395,20 @@ func checkBoard(_ arguments: ParsedArguments) throws -> Int32 {
         row += (line.activeLow ? "active-low" : "active-high").padded(to: 12)
         row += "bias \(line.bias.rawValue)".padded(to: 16)
         row += "debounce \(line.debounce.milliseconds.shortDescription) ms"
+        if let connection = wiring.connection(of: line) {
+            row += "  header pin \(connection.pin)"
+        } else if case .raspberryPi = wiring.headerChip, let unplaced = wiring.unplaced.first(where: { $0.name == line.name }) {
+            // Only on a chip known to be the header is a line off it a mistake: on one named by
+            // number an offset may well be on the header, and the drawing just cannot tell.
+            row += "  NOT ON THE HEADER: \(unplaced.reason)"
+        }
         if let note = offsets[LineIndex(index)] { row += "  [\(note)]" }
         text += row + "\n"
     }
+    for connection in wiring.connections {
+        if let warning = connection.warning { text += "warning: \(connection.name) (pin \(connection.pin)): \(warning)\n" }
+    }
+    if !wiring.connections.isEmpty { text += "wiring: 'shutter wiring \(path)' draws the header with these lines (Docs/wiring.md)\n" }
     let g = board.gestures
     func ms(_ span: Nanoseconds) -> String { "\(span.milliseconds.shortDescription) ms" }
     text += "gestures: glitch filter \(ms(g.glitchFilter)), light press up to \(ms(g.lightPressMaximum)), "

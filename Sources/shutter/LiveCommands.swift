@@ -85,16 +85,10 @@ func monitorLines(_ arguments: ParsedArguments) throws -> Int32 {
     let origin = loop.clock.now
     let end = seconds.map { origin + .seconds($0) }
     let interpreter = GestureDriver(board: board, watcher: watcher)
-    let nameWidth = board.lines.map(\.name.count).max() ?? 0
-    func stamp(_ time: Instant) -> String {
-        let seconds = JSONLine.number((time - origin).milliseconds / 1000, decimals: 3)
-        return String(repeating: " ", count: max(0, 9 - seconds.count)) + seconds + " s"
-    }
-    interpreter.observeEdge = { edge in
-        let line = board[edge.line]
-        Console.out("\(stamp(edge.time))  \(line.name.padded(to: nameWidth))  "
-            + (edge.active ? (line.role == .pad ? "touched" : "pressed") : (line.role == .pad ? "untouched" : "released")))
-    }
+    let text = MonitorText(board: board, origin: origin)
+    let stamp = text.stamp
+    // Each edge is written as it is read, before the recognizer's events it leads to.
+    interpreter.observeEdge = { edge in Console.out(text.edge(edge)) }
     interpreter.emit = { event in Console.out("\(stamp(event.time))  → \(event.json)") }
     if arguments.has("--explain") {
         interpreter.explain = { explanation in Console.error("\(stamp(explanation.time))  why \(explanation.line)") }
