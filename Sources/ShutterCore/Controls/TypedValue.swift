@@ -29,7 +29,7 @@ extension SliderValues {
             guard number >= range.lowerBound - slack, number <= range.upperBound + slack else { return nil }
             return min(max(number, range.lowerBound), range.upperBound)
         case .range(let range, let step?):
-            let lastStep = ((range.upperBound - range.lowerBound) / step + 1e-9).rounded(.down)
+            let lastStep = Self.steps(in: range, of: step)
             let position = (number - range.lowerBound) / step
             guard position >= -0.5 - Self.stepSlack, position <= lastStep + 0.5 + Self.stepSlack else { return nil }
             let below = position.rounded(.down)
@@ -53,6 +53,21 @@ extension SliderValues {
             let fraction = (number - sorted[below]) / gap
             let chosen = Self.nearer(fraction, 0, 1, slack: Self.stepSlack) { $0 == 0 ? sorted[below] : sorted[above] }
             return chosen == 0 ? sorted[below] : sorted[above]
+        }
+    }
+
+    /// How many whole steps of `step` the range holds: its last step is that many from the lower bound.
+    static func steps(in range: ClosedRange<Double>, of step: Double) -> Double {
+        ((range.upperBound - range.lowerBound) / step + 1e-9).rounded(.down)
+    }
+
+    /// The highest value the slider takes: a stepped range's last step (below the upper bound
+    /// when that is no step), else the upper bound, or the list's highest value.
+    public var highest: Double {
+        switch self {
+        case .range(let range, let step?): ControlsStateMachine.snap(range.lowerBound + Self.steps(in: range, of: step) * step, self)
+        case .range(let range, nil): range.upperBound
+        case .list(let list): list.max()!
         }
     }
 
