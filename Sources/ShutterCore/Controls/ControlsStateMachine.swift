@@ -570,9 +570,10 @@ extension ControlsStateMachine {
         sentValues[index] = taken
         lastEmitted = now
         actions.append(.value(control: id, value: taken, display: display(index)))
+        // The number given is told back when the control took another value for it.
         var given: Double?
-        if case .number(let number) = value, case .number(let number2) = taken, let values = spec.kind.sliderValues,
-           !values.isRoundingNoise(number, from: number2) {
+        if case .number(let number) = value, case .number(let takenNumber) = taken,
+           spec.kind.sliderValues?.isRoundingNoise(number, from: takenNumber) == false {
             given = number
         }
         return ControlSetting(control: id, value: taken, display: display(index), given: given)

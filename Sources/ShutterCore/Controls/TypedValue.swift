@@ -32,10 +32,10 @@ extension SliderValues {
             let lastStep = Self.steps(in: range, of: step)
             let position = (number - range.lowerBound) / step
             guard position >= -0.5 - Self.stepSlack, position <= lastStep + 0.5 + Self.stepSlack else { return nil }
+            // The steps on either side of it, the first or last for a number past them.
             let below = position.rounded(.down)
-            let candidates = [below, below + 1].map { min(max($0, 0), lastStep) }
-            let steps = Self.nearer(position, candidates[0], candidates[1], slack: Self.stepSlack) { range.lowerBound + $0 * step }
-            let taken = ControlsStateMachine.snap(range.lowerBound + steps * step, self)
+            let candidates = [below, below + 1].map { ControlsStateMachine.snap(range.lowerBound + min(max($0, 0), lastStep) * step, self) }
+            let taken = Self.nearer(number, candidates[0], candidates[1])
             // A number on the step but for rounding noise is kept as given: 1/3 sent as
             // 0.3333333333333333 is stored and reported as sent.
             return isRoundingNoise(number, from: taken) ? min(max(number, range.lowerBound), range.upperBound) : taken
@@ -47,12 +47,7 @@ extension SliderValues {
                   number <= sorted[sorted.count - 1] + lastGap / 2 * (1 + Self.stepSlack) else { return nil }
             // The first value at or above the number and the one below it are the two candidates.
             let above = sorted.firstIndex { $0 >= number } ?? sorted.count - 1
-            let below = max(above - 1, 0)
-            guard above != below else { return sorted[above] }
-            let gap = sorted[above] - sorted[below]
-            let fraction = (number - sorted[below]) / gap
-            let chosen = Self.nearer(fraction, 0, 1, slack: Self.stepSlack) { $0 == 0 ? sorted[below] : sorted[above] }
-            return chosen == 0 ? sorted[below] : sorted[above]
+            return Self.nearer(number, sorted[max(above - 1, 0)], sorted[above])
         }
     }
 
@@ -71,13 +66,13 @@ extension SliderValues {
         }
     }
 
-    /// Of the positions `lower` and `upper` (`lower` ≤ `upper`), the one nearer `position`; exactly
-    /// halfway (to `slack`), the one whose value is farther from zero, the upper when both are as far.
-    private static func nearer(_ position: Double, _ lower: Double, _ upper: Double, slack: Double,
-                               value: (Double) -> Double) -> Double {
+    /// Of the neighbouring values `lower` and `upper` (`lower` ≤ `upper`), the one nearer `number`;
+    /// exactly halfway (to ``stepSlack`` of the gap), the one farther from zero, the upper when
+    /// both are as far.
+    private static func nearer(_ number: Double, _ lower: Double, _ upper: Double) -> Double {
         guard lower != upper else { return lower }
-        let fraction = (position - lower) / (upper - lower)
-        if abs(fraction - 0.5) <= slack { return abs(value(upper)) >= abs(value(lower)) ? upper : lower }
+        let fraction = (number - lower) / (upper - lower)
+        if abs(fraction - 0.5) <= stepSlack { return abs(upper) >= abs(lower) ? upper : lower }
         return fraction < 0.5 ? lower : upper
     }
 
