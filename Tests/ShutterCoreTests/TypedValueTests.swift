@@ -111,6 +111,26 @@ struct TypedValueTests {
         #expect((try? ControlsStateMachine.accepted(.index(2), for: picker)) == .index(2))
     }
 
+    /// A set says which value it took: the number given comes back when it was another, with a
+    /// note for people; a step given as itself (or as its rounding noise) has none.
+    @Test func aSetSaysWhichValueItTook() throws {
+        var machine = GestureStateMachine(board: Rigs.board())
+        var events: [ShutterEvent] = []
+        let snapped = try machine.setControl("exposure", to: .number(0.33), at: ms(100), into: &events)
+        #expect(snapped.value == .number(0.333333333333))
+        #expect(snapped.given == 0.33)
+        #expect(snapped.note == "0.33 taken as +⅓ EV (0.333333)")
+        guard case .controlValue("exposure", .number(let value), let display, _)? = events.last else {
+            Issue.record("no controlValue: \(events.map(\.summary))")
+            return
+        }
+        #expect(value == 0.333333333333 && display.text == "+⅓ EV")
+        let exact = try machine.setControl("exposure", to: .number(-1.0 / 3), at: ms(200), into: &events)
+        #expect(exact.given == nil && exact.note == nil)
+        let picked = try machine.setControl("filter", to: .index(1), at: ms(300), into: &events)
+        #expect(picked.given == nil && picked.note == nil && picked.display.text == "Mono")
+    }
+
     @Test func nonFiniteValuesAreRefused() {
         for number in [Double.nan, .infinity, -.infinity] {
             #expect(throws: ControlRefusal.self) { try ControlsStateMachine.accepted(.number(number), for: Self.exposure) }
