@@ -11,6 +11,9 @@ public struct ControlSpec: Hashable, Sendable {
     public var kind: ControlKind
     /// The value at start (and in every replay).
     public var initial: ControlValue
+    /// The board's `initial` as written, when it was not a value the control takes and
+    /// ``initial`` is the one it lies nearest (``SliderValues/nearest(to:)``); `shutter check` says so.
+    public var initialWritten: Double?
     /// How a continuous slider maps movement to value: `log` by default for zoom, `linear` otherwise.
     public var scale: SliderScale = .linear
     /// A slider's unit, shown after its value (`5 s`).
@@ -155,7 +158,7 @@ extension ControlSpec: Decodable {
             if let guess = closestName(to: kindName, among: kinds) { message += " (did you mean '\(guess)'?)" }
             throw container.fail(.kind, message)
         }
-        initial = try Self.initialValue(container, kind: kind)
+        (initial, initialWritten) = try Self.initialValue(container, kind: kind)
         try decodeDisplay(container)
         try decodeEffects(container)
     }
@@ -245,18 +248,19 @@ extension ControlSpec: Decodable {
         return abs(steps - steps.rounded()) <= 1e-6
     }
 
-    private static func initialValue(_ container: KeyedDecodingContainer<CodingKeys>, kind: ControlKind) throws -> ControlValue {
+    /// The board's `initial`, and the number written when the control took the value nearest it.
+    private static func initialValue(_ container: KeyedDecodingContainer<CodingKeys>, kind: ControlKind) throws -> (ControlValue, Double?) {
         switch kind {
         case .picker(let count, let titles):
             if let title = try? container.decodeIfPresent(String.self, forKey: .initial) {
                 guard let index = titles?.firstIndex(of: title) else {
                     throw container.fail(.initial, "'\(title)' is not one of the titles")
                 }
-                return .index(index)
+                return (.index(index), nil)
             }
             let index = try container.decodeIfPresent(Int.self, forKey: .initial) ?? 0
             guard (0..<count).contains(index) else { throw container.fail(.initial, "index \(index) is outside 0...\(count - 1)") }
-            return .index(index)
+            return (.index(index), nil)
         case .slider(let values), .systemZoom(let values), .systemExposureBias(let values), .lensPosition(let values):
             let fallback: Double
             switch kind {
@@ -266,26 +270,18 @@ extension ControlSpec: Decodable {
             }
             guard let value = try container.decodeIfPresent(WrittenNumberField.self, forKey: .initial)?.value else {
                 // The default 0 EV may fall between the steps of a range that does not straddle it evenly.
-                return .number(isOnStep(fallback, values) ? fallback : ControlsStateMachine.snap(fallback, values))
+                return (.number(isOnStep(fallback, values) ? fallback : ControlsStateMachine.snap(fallback, values)), nil)
             }
-            // A rounded value may lie just past the bound it stands for (0.667 for ⅔): its step is what must be inside.
-            let taken = WrittenNumber.value(value, in: values)
-            guard values.bounds.contains(taken ?? value) else {
-                throw container.fail(.initial, "\(value.shortDescription) is outside \(values.bounds.lowerBound.shortDescription)...\(values.bounds.upperBound.shortDescription)")
+            guard let taken = values.nearest(to: value) else {
+                throw container.fail(.initial, "\(value.shortDescription) is outside \(values.typedValueRule)")
             }
-            if let taken { return .number(taken) }
-            guard case .range(let range, let step?) = values else {
-                throw container.fail(.initial, "\(value.shortDescription) is not one of the values")
+            if values.isRoundingNoise(value, from: taken) { return (.number(taken), nil) }
+            // A step written rounded to too few decimals (0.33 for a third) leaves values off it:
+            // the step is what is wrong, and snapping the value to it would hide that.
+            if case .range(let range, let step?) = values, let fraction = WrittenNumber.nearbyFraction(of: step) {
+                throw container.fail(.initial, "\(value.shortDescription) is not on a step of \(step.shortDescription) from \(range.lowerBound.shortDescription) (the nearest is \(taken.shortDescription)); for steps of \(fraction) write the step as \"\(fraction)\" (or to three decimals)")
             }
-            let steps = (value - range.lowerBound) / step
-            let below = ControlsStateMachine.snap(range.lowerBound + steps.rounded(.down) * step, values)
-            let above = ControlsStateMachine.snap(range.lowerBound + steps.rounded(.up) * step, values)
-            var message = "\(value.shortDescription) is not on a step of \(step.shortDescription) from \(range.lowerBound.shortDescription) ("
-                + (below == above ? "the nearest is \(below.shortDescription))" : "the nearest are \(below.shortDescription) and \(above.shortDescription))")
-            if let fraction = WrittenNumber.nearbyFraction(of: step) {
-                message += "; for steps of \(fraction) write the step as \"\(fraction)\" (or to three decimals)"
-            }
-            throw container.fail(.initial, message)
+            return (.number(taken), value)
         }
     }
 }

@@ -241,7 +241,8 @@ public struct HomeAssistantDiscovery: Sendable {
             case .range(let range, let step):
                 // https://www.home-assistant.io/integrations/number.mqtt/
                 fields["min"] = Self.number(range.lowerBound)
-                fields["max"] = Self.number(range.upperBound)
+                // The last step: Home Assistant's slider steps from `min`, and ends on a step then.
+                fields["max"] = Self.number(values.highest)
                 fields["step"] = Self.number(Self.step(step, range: range))
                 if let unit = control.unit ?? Self.defaultUnit(of: control) { fields["unit_of_measurement"] = .string(unit) }
                 fields["value_template"] = .string(pick + "{{ c.value }}{% endfor %}")

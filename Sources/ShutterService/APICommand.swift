@@ -282,6 +282,21 @@ public enum APIReply {
         switch result {
         case .done:
             return success(id: id)
+        case .set(let setting):
+            // The value taken, as the `controlValue` event writes it, with 12 decimals: a client
+            // that sent 0.33 reads back the third it set.
+            return success(id: id) { line in
+                line.add("control", setting.control)
+                switch setting.value {
+                case .number(let number): line.add("value", number, decimals: 12)
+                case .index(let index): line.add("index", index)
+                }
+                line.add("text", setting.display.text)
+                if let given = setting.given {
+                    line.add("given", json: JSONLine.number(given, decimals: 12))
+                    if let note = setting.note { line.add("note", note) }
+                }
+            }
         case .status(let status):
             return success(id: id) { status.encode(into: &$0) }
         case .captureAccepted(let pressedAt, let shot):
@@ -296,6 +311,15 @@ public enum APIReply {
         case .refused(let refusal):
             return failure(id: id, refusal)
         }
+    }
+
+    /// What `shutter ctl set` prints for a `set` reply: its `note` when the value taken is not
+    /// the one given ("0.33 taken as +⅓ EV (0.333333)"), else the control and its value
+    /// ("exposure: +⅓ EV"); nil for a reply that is neither.
+    public static func summary(ofSet reply: [String: JSONValue]) -> String? {
+        if case .string(let note)? = reply["note"] { return note }
+        guard case .string(let control)? = reply["control"], case .string(let text)? = reply["text"] else { return nil }
+        return "\(control): \(text)"
     }
 
     public static func success(id: JSONValue?, _ fill: (inout JSONLine) -> Void = { _ in }) -> String {

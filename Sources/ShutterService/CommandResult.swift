@@ -7,8 +7,11 @@ import ShutterCore
 /// (``CommandRefusal/Kind/httpStatus``) and answers with the same JSON, so no front-end reads
 /// meaning back out of a message's text.
 public enum CommandResult: Hashable, Sendable {
-    /// Done, nothing more to say (`set`, `select`, `enable`, `disable`).
+    /// Done, nothing more to say (`select`, `enable`, `disable`).
     case done
+    /// A `set` was done: the control's value now, and the number given when the control took
+    /// another value for it (the nearest step), which the reply says in a `note`.
+    case set(ControlSetting)
     /// The daemon's state, as `status` reports it.
     case status(ServiceStatus)
     /// A remote capture was accepted: the press is stamped `pressedAt`. Accepted is not saved:
@@ -35,7 +38,7 @@ public struct CommandRefusal: Error, Hashable, Sendable, CustomStringConvertible
         case invalidRequest
         /// No such control, or no picker item by that title.
         case notFound
-        /// A value outside a control's range, off its step or not in its list; an index past its items.
+        /// A value more than half a step outside a control's range (or its list); an index past its items.
         case outOfRange
         /// What the command acts on is disabled (capture, or a control).
         case disabled

@@ -36,6 +36,7 @@ extension Daemon {
             }
             return .captureAccepted(pressedAt: now, shot: remoteCapture?.shot?.rigShot?.id)
         case .set(let control, let given):
+            let setting: ControlSetting
             do throws(ControlRefusal) {
                 let value: ControlValue
                 switch given {
@@ -45,14 +46,14 @@ extension Daemon {
                 case .index(let index): value = .index(index)
                 case .title(let title): value = .index(try interpreter.machine.itemIndex(titled: title, in: control))
                 }
-                try interpreter.perform { (machine, events) throws(ControlRefusal) in
+                setting = try interpreter.perform { (machine, events) throws(ControlRefusal) in
                     try machine.setControl(control, to: value, at: now, into: &events)
                 }
             } catch {
                 return .refused(CommandRefusal(error))
             }
             saveState()
-            return .done
+            return .set(setting)
         case .select(let control):
             do throws(ControlRefusal) {
                 try interpreter.perform { (machine, events) throws(ControlRefusal) in

@@ -220,6 +220,10 @@ func controlDaemon(_ arguments: ParsedArguments) throws -> Int32 {
         return try captureAndWait(connection, command: command)
     }
     var reply = try connection.call(command)
+    if case .set = command, let summary = APIReply.summary(ofSet: reply) {
+        Console.out(summary)
+        return ExitStatus.success
+    }
     reply["ok"] = nil
     Console.out(reply.isEmpty ? "ok" : JSONValue.object(reply).text)
     return ExitStatus.success

@@ -166,13 +166,18 @@ let commands: [Command] = [
           shutter ctl capture --rig            a shot by the whole rig (board's mqtt section): every
                                                node takes the frame of this instant; the reply names
                                                the shot, and a shotComplete event follows
-          shutter ctl set zoom 2               a slider's value; refused when out of range or off its step
-          shutter ctl set exposure 1/3         a fraction; a decimal to three places (0.333) is the step it rounds
+          shutter ctl set zoom 2               a slider's value; one off the steps is taken as the nearest
+                                               step within half a step (zoom 1.9 is 2.0× with steps of 0.5,
+                                               exposure 0.33 is +⅓ EV), and the reply says so; refused when
+                                               more than half a step out of range
+          shutter ctl set exposure 1/3         a fraction (-4/3 too)
           shutter ctl set filter Mono          a picker's item by title (or #1 by index)
           shutter ctl set iso 200              a picker whose titles are numbers: the item titled 200
           shutter ctl select exposure          make exposure the current control
           shutter ctl disable capture          presses and remote captures are refused until enabled
-        Prints the daemon's reply; exit status 1 with its error when it refuses. A capture's reply
+        Prints the daemon's reply: for set, the control's value now ("exposure: +⅓ EV"), or which
+        value a number off the steps was taken as ("0.33 taken as +⅓ EV (0.333333)"); exit status 1
+        with its error when it refuses. A capture's reply
         says it was accepted; with --wait the command ends when the photo is on disk (exit status 1
         with the reason when the press made no photo).
 
@@ -434,7 +439,9 @@ func checkBoard(_ arguments: ParsedArguments) throws -> Int32 {
             }
         }
         switch control.initial {
-        case .number(let value): row += ", starts at \(value.shortDescription)"
+        case .number(let value):
+            row += ", starts at \(value.shortDescription)"
+            if let written = control.initialWritten { row += " (initial \(written.shortDescription) taken as the nearest step)" }
         case .index(let index): row += ", starts at index \(index)"
         }
         if !control.enabled { row += " (disabled)" }

@@ -182,8 +182,10 @@ struct BoardTests {
          "controls[0].values", "at most 1000000000"),
         ("a step too fine to count", board(with: "controls", "[{\"id\": \"a\", \"kind\": \"slider\", \"range\": [0, 1], \"step\": 1e-300}]"),
          "controls[0].step", "at most 1000000 steps"),
-        ("initial off the step", board(with: "controls", "[{\"id\": \"a\", \"kind\": \"slider\", \"range\": [0, 1], \"step\": 0.25, \"initial\": 0.3}]"),
-         "controls[0].initial", "not on a step"),
+        ("initial more than half a step past the range", board(with: "controls", "[{\"id\": \"a\", \"kind\": \"slider\", \"range\": [0, 1], \"step\": 0.25, \"initial\": 1.2}]"),
+         "controls[0].initial", "1.2 is outside 0...1 in steps of 0.25; a value within half a step of a step is taken as that step"),
+        ("initial more than half the gap past a list", board(with: "controls", "[{\"id\": \"a\", \"kind\": \"slider\", \"values\": [1, 2, 4], \"initial\": 5.1}]"),
+         "controls[0].initial", "5.1 is outside 1, 2, 4; a value nearer"),
         ("a decimal step with too few decimals to be a third", board(with: "controls", "[{\"id\": \"ev\", \"kind\": \"systemExposureBias\", \"range\": [-2, 2], \"step\": 0.33, \"initial\": 0}]"),
          "controls[0].initial", "write the step as \"1/3\""),
         ("a fraction over zero", board(with: "controls", "[{\"id\": \"a\", \"kind\": \"slider\", \"range\": [0, 1], \"step\": \"1/0\"}]"),
@@ -192,8 +194,6 @@ struct BoardTests {
          "controls[0].initial", "'half' is not a number or a fraction"),
         ("a range bound that is no number", board(with: "controls", "[{\"id\": \"a\", \"kind\": \"slider\", \"range\": [0, \"1/3/4\"]}]"),
          "controls[0].range[1]", "'1/3/4' is not a number or a fraction"),
-        ("a value written to three decimals between two steps", board(with: "controls", "[{\"id\": \"a\", \"kind\": \"slider\", \"range\": [0, 1], \"step\": 0.0004, \"initial\": 0.001}]"),
-         "controls[0].initial", "not on a step"),
         ("a number too large for a Double", board(with: "gestures", "{\"glitchFilterMs\": 1e400}"),
          "gestures.glitchFilterMs", "1e400 is too large for a number"),
         ("a hook timeout beyond a day", board(with: "hooks", "{\"timeoutMs\": 1e300}"), "hooks.timeoutMs", "outside 1...86400000 ms"),
@@ -242,6 +242,28 @@ struct BoardTests {
         let control = try decode(text).controls[0]
         guard case .number(let value) = control.initial else { Issue.record("\(control.initial)"); return }
         #expect(abs(value - expected) < 1e-12, "\(value)")
+    }
+
+    /// A board's `initial` is a value a person types like any other: within half a step of a
+    /// step (or nearer to a list's value than to its neighbours) it is that step, and the spec
+    /// keeps the number written so `shutter check` can say which.
+    @Test("initial near a step is the step, the number written kept", arguments: [
+        ("\"range\": [0, 1], \"step\": 0.25", "0.3", 0.25), ("\"range\": [0, 1], \"step\": 0.0004", "0.001", 0.0012),
+        ("\"range\": [-2, 2], \"step\": \"1/3\"", "0.33", 0.333333333333), ("\"range\": [-2, 2], \"step\": \"1/3\"", "2.1", 2),
+        ("\"values\": [1, 2, 4]", "3.5", 4), ("\"values\": [1, 2, 4]", "0.6", 1),
+    ] as [(String, String, Double)])
+    func initialNearAStep(values: String, initial: String, expected: Double) throws {
+        let text = board(with: "controls", "[{\"id\": \"a\", \"kind\": \"slider\", \(values), \"initial\": \(initial)}]")
+        let control = try decode(text).controls[0]
+        guard case .number(let value) = control.initial else { Issue.record("\(control.initial)"); return }
+        #expect(abs(value - expected) < 1e-12, "\(initial) → \(value)")
+        #expect(control.initialWritten == Double(initial))
+    }
+
+    @Test("initial on a step keeps no written number")
+    func initialOnAStep() throws {
+        let text = board(with: "controls", "[{\"id\": \"a\", \"kind\": \"slider\", \"range\": [-2, 2], \"step\": \"1/3\", \"initial\": \"-2/3\"}]")
+        #expect(try decode(text).controls[0].initialWritten == nil)
     }
 
     @Test("a list of values may hold fractions")

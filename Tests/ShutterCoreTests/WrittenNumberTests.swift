@@ -32,18 +32,4 @@ struct WrittenNumberTests {
     func step(written: Double, taken: Double) {
         #expect(WrittenNumber.step(written) == taken)
     }
-
-    static let values: [(Double, Double?)] = [(0.333, 0.333333333333), (-1.667, -1.666666666667), (0.3, nil), (0.33, nil), (1.0 / 3, 1.0 / 3), (2.1, nil)]
-
-    @Test("a value is the one step it rounds, or none", arguments: values)
-    func valueOnThirds(number: Double, taken: Double?) {
-        #expect(WrittenNumber.value(number, in: .range(-2...2, step: 1.0 / 3)) == taken)
-    }
-
-    @Test("a value within reach of two steps stands for neither")
-    func ambiguousValue() {
-        #expect(WrittenNumber.value(0.001, in: .range(0...1, step: 0.0004)) == nil)
-        #expect(WrittenNumber.value(0.667, in: .list([0.5, 2.0 / 3, 0.6667])) == nil)
-        #expect(WrittenNumber.value(0.667, in: .list([0.5, 2.0 / 3])) == 2.0 / 3)
-    }
 }

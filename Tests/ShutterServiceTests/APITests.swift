@@ -177,9 +177,9 @@ import ShutterCore
         let rig = try TestRig(boardJSON: board)
         defer { rig.close() }
         let result = rig.daemon.execute(APIRequest(id: nil, command: .set(control: "iso", to: .value(200))))
-        #expect(result == .done, "\(result)")
+        #expect(result.refusal == nil, "\(result)")
         #expect(rig.lines.last?.line.contains("\"title\": \"200\"") == true)
-        #expect(rig.daemon.execute(APIRequest(id: nil, command: .set(control: "iso", to: .value(1.5)))) == .done)
+        #expect(rig.daemon.execute(APIRequest(id: nil, command: .set(control: "iso", to: .value(1.5)))).refusal == nil)
         #expect(rig.lines.last?.line.contains("\"index\": 3") == true)
         let refused = try #require(rig.daemon.execute(APIRequest(id: nil, command: .set(control: "iso", to: .value(300)))).refusal)
         #expect(refused.kind == .notFound)
@@ -195,34 +195,74 @@ import ShutterCore
         #expect(APICommand.SetValue(word: word) == value)
     }
 
-    /// A third of an EV sent as a fraction, or as a decimal rounded to three places, is the third
-    /// the slider steps through; one place is another value, refused.
-    @Test func thirdsAreTakenAsFractionsOrRoundedDecimals() throws {
-        let board = TestRig.simulatorBoard
-            .replacingOccurrences(of: "\"range\": [-2, 2], \"step\": 0.5", with: "\"range\": [-2, 2], \"step\": \"1/3\"")
-            .replacingOccurrences(of: "\"initial\": \"None\"}", with: """
-            "initial": "None"},
-                {"id": "shutter", "kind": "picker", "label": "Shutter", "titles": ["1/250", "1/125", "1/60"], "initial": "1/250"}
-            """)
-        let rig = try TestRig(boardJSON: board, api: true)
+    /// A board whose exposure steps in thirds, with a picker titled with fractions.
+    static let thirdsBoard = TestRig.simulatorBoard
+        .replacingOccurrences(of: "\"range\": [-2, 2], \"step\": 0.5", with: "\"range\": [-2, 2], \"step\": \"1/3\"")
+        .replacingOccurrences(of: "\"initial\": \"None\"}", with: """
+        "initial": "None"},
+            {"id": "shutter", "kind": "picker", "label": "Shutter", "titles": ["1/250", "1/125", "1/60"], "initial": "1/250"}
+        """)
+
+    /// A third of an EV sent as a fraction is the third the slider steps through; a decimal
+    /// within half a step of a third (0.33, 0.3, -0.667) is taken as it.
+    @Test func thirdsAreTakenAsFractionsOrNearbyDecimals() throws {
+        let rig = try TestRig(boardJSON: Self.thirdsBoard, api: true)
         defer { rig.close() }
         let client = try TestClient(rig)
         #expect(try client.call("{\"cmd\":\"set\",\"control\":\"exposure\",\"value\":\"1/3\"}")["ok"] == .bool(true))
         #expect(rig.lines.last?.line.contains("\"text\": \"+⅓ EV\"") == true, "\(rig.lines.last?.line ?? "")")
-        #expect(try client.call("{\"cmd\":\"set\",\"control\":\"exposure\",\"value\":-0.667}")["ok"] == .bool(true))
-        guard case .number(let value)? = rig.daemon.interpreter.machine.controlValues["exposure"] else { Issue.record("no exposure"); return }
-        #expect(abs(value - -2.0 / 3) < 1e-12, "\(value)")
-        let refused = try client.call("{\"cmd\":\"set\",\"control\":\"exposure\",\"value\":0.3}")
-        #expect(refused["ok"] == .bool(false))
-        if case .string(let error)? = refused["error"] { #expect(error.contains("not on a step"), "\(error)") } else { Issue.record("no error") }
+        for (given, third) in [("-0.667", -2.0 / 3), ("0.3", 1.0 / 3), ("0.33", 1.0 / 3), ("\"-4/3\"", -4.0 / 3)] {
+            #expect(try client.call("{\"cmd\":\"set\",\"control\":\"exposure\",\"value\":\(given)}")["ok"] == .bool(true), "\(given)")
+            guard case .number(let value)? = rig.daemon.interpreter.machine.controlValues["exposure"] else { Issue.record("no exposure"); return }
+            #expect(abs(value - third) < 1e-12, "\(given): \(value)")
+        }
         // A picker titled with fractions takes the fraction as its title, as it takes 200 for "200".
         #expect(try client.call("{\"cmd\":\"set\",\"control\":\"shutter\",\"value\":\"1/125\"}")["ok"] == .bool(true))
         #expect(rig.daemon.interpreter.machine.controlValues["shutter"] == .index(1))
     }
 
+    /// `shutter ctl set exposure 0.33` (and -1.6667, 1/3): the word goes to the daemon as the CLI
+    /// sends it; the reply says the value taken, and when it is not the value given, says so.
+    @Test(arguments: [
+        ("0.33", 0.333333333333, "+⅓ EV", "0.33 taken as +⅓ EV (0.333333)"),
+        ("-1.6667", -1.666666666667, "\u{2212}1⅔ EV", "-1.6667 taken as \u{2212}1⅔ EV (-1.666667)"),
+        ("1/3", 0.333333333333, "+⅓ EV", nil),
+        ("-4/3", -1.333333333333, "\u{2212}1⅓ EV", nil),
+        ("0.3333333333333333", 0.333333333333, "+⅓ EV", nil),
+    ] as [(String, Double, String, String?)])
+    func aSetReplySaysTheValueTaken(word: String, taken: Double, text: String, note: String?) throws {
+        let rig = try TestRig(boardJSON: Self.thirdsBoard, api: true)
+        defer { rig.close() }
+        let client = try TestClient(rig)
+        let reply = try client.call(APISocketRequest.command(APIRequest(id: .number(3, text: "3"), command: .set(control: "exposure", to: APICommand.SetValue(word: word)))).line)
+        #expect(reply["ok"] == .bool(true), "\(reply)")
+        #expect(reply["id"] == .number(3, text: "3"))
+        #expect(reply["control"] == .string("exposure"))
+        guard case .number(let value, _)? = reply["value"] else { Issue.record("no value in \(reply)"); return }
+        #expect(abs(value - taken) < 1e-9, "\(value)")
+        #expect(reply["text"] == .string(text))
+        #expect(reply["note"] == note.map(JSONValue.string), "\(reply)")
+        // The CLI prints the note, else the value taken.
+        #expect(APIReply.summary(ofSet: reply) == (note ?? "exposure: \(text)"))
+    }
+
+    /// A picker's reply names the item taken; a number is never snapped to a picker's item.
+    @Test func aPickerSetReplyNamesTheItem() throws {
+        let rig = try TestRig(boardJSON: Self.thirdsBoard, api: true)
+        defer { rig.close() }
+        let client = try TestClient(rig)
+        let reply = try client.call("{\"cmd\":\"set\",\"control\":\"filter\",\"title\":\"Mono\"}")
+        #expect(reply["ok"] == .bool(true))
+        #expect(reply["index"] == .number(1, text: "1"))
+        #expect(reply["text"] == .string("Mono"))
+        #expect(reply["note"] == nil)
+        #expect(try client.call("{\"cmd\":\"set\",\"control\":\"shutter\",\"value\":0.008}")["ok"] == .bool(true))
+        #expect(try client.call("{\"cmd\":\"set\",\"control\":\"shutter\",\"value\":0.0081}")["ok"] == .bool(false))
+    }
+
     @Test(arguments: [
         ("{\"cmd\":\"set\",\"control\":\"zoom\",\"value\":9}", "out of range", CommandRefusal.Kind.outOfRange),
-        ("{\"cmd\":\"set\",\"control\":\"zoom\",\"value\":2.2}", "not on a step", .outOfRange),
+        ("{\"cmd\":\"set\",\"control\":\"zoom\",\"value\":8.3}", "out of range", .outOfRange),
         ("{\"cmd\":\"set\",\"control\":\"filter\",\"index\":4}", "out of range", .outOfRange),
         ("{\"cmd\":\"set\",\"control\":\"filter\",\"title\":\"Sepia\"}", "has no item 'Sepia'", .notFound),
         ("{\"cmd\":\"set\",\"control\":\"filter\",\"value\":1}", "is a picker", .notFound),

@@ -85,7 +85,7 @@ struct FocusSliderDaemonTests {
         defer { rig.close() }
         try rig.waitFor { rig.daemon.capture.service.isStreaming }
         let camera = try #require(cameras.camera)
-        #expect(rig.daemon.execute(APIRequest(id: nil, command: .set(control: "focus", to: .value(5)))) == .done)
+        #expect(rig.daemon.execute(APIRequest(id: nil, command: .set(control: "focus", to: .value(5)))).refusal == nil)
         try deliverFrames(rig, camera: camera)
         #expect(camera.fakeApplied(.afMode) == 0, "the slider took the lens")
         let taken = focusModeLines(rig)

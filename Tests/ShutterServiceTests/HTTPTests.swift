@@ -329,8 +329,16 @@ import ShutterCore
         defer { rig.close() }
         let set = try rig.http("POST", "/api/set", body: #"{"control":"zoom","value":2}"#)
         #expect(set.status == 200)
-        #expect(set.json == ["ok": .bool(true)])
+        #expect(set.json?["ok"] == .bool(true))
+        #expect(set.json?["text"] == .string("2.0×"))
+        #expect(set.json?["note"] == nil)
         #expect(rig.daemon.interpreter.machine.controlValues["zoom"] == .number(2))
+        // A value off the steps, as a string too, is the nearest step, and the answer says so.
+        let snapped = try rig.http("POST", "/api/set", body: #"{"control":"zoom","value":"2.6"}"#)
+        #expect(snapped.status == 200)
+        #expect(snapped.json?["note"] == .string("2.6 taken as 2.5× (2.5)"))
+        #expect(rig.daemon.interpreter.machine.controlValues["zoom"] == .number(2.5))
+        _ = try rig.http("POST", "/api/set", body: #"{"control":"zoom","value":2}"#)
         let outOfRange = try rig.http("POST", "/api/set", body: #"{"id":3,"control":"zoom","value":99}"#)
         #expect(outOfRange.status == 422)
         #expect(outOfRange.json?["kind"] == .string("outOfRange"))

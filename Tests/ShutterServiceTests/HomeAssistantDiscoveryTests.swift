@@ -215,6 +215,17 @@ let requiredFields: [String: [String]] = [
         #expect(Self.string(exposure["state_topic"]) == "shutter/studio/cam-1/status")
     }
 
+    /// Home Assistant's slider moves from `min` in steps of `step`: its `max` is the range's last
+    /// step, so the slider's end sends a value the control takes as it is.
+    @Test func aNumbersMaxIsTheLastStep() throws {
+        let spec = ControlSpec(id: "level", label: "Level", kind: .slider(.range(0...1, step: 0.3)), initial: .number(0))
+        let (platform, fields) = try #require(Self.discovery().component(for: spec))
+        #expect(platform == "number")
+        #expect(Self.number(fields["min"]) == 0)
+        #expect(Self.number(fields["max"]) == 0.9)
+        #expect(Self.number(fields["step"]) == 0.3)
+    }
+
     @Test func pickerSelectOffersTheTitles() throws {
         let (_, components) = try Self.parsed(Self.discovery())
         let filter = try #require(components["control_filter"])

@@ -96,7 +96,7 @@ final class LogLines {
             let rig = try rig("{\"event\": [\"/bin/sh\", \"-c\", \"exit 3\"], \"events\": [\"controlValue\"]}")
             defer { rig.close() }
             failingLog.collect(from: rig.daemon.hooks)
-            #expect(rig.daemon.execute(APIRequest(id: nil, command: .set(control: "zoom", to: .value(2)))) == .done)
+            #expect(rig.daemon.execute(APIRequest(id: nil, command: .set(control: "zoom", to: .value(2)))).refusal == nil)
             try waitForExits(rig, 1)
             #expect(rig.daemon.hooks?.exits.first?.status == "exited 3")
         }

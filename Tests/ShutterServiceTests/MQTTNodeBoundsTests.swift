@@ -14,8 +14,8 @@ final class ConnectedNode {
     let node: MQTTNode
     var topics: RigTopics { node.topics }
 
-    init(cameras: ManualCameras? = nil) throws {
-        rig = try TestRig(cameraFactory: cameras?.open)
+    init(cameras: ManualCameras? = nil, boardJSON: String = TestRig.simulatorBoard) throws {
+        rig = try TestRig(boardJSON: boardJSON, cameraFactory: cameras?.open)
         node = try MQTTNode(settings: MQTTSettings(host: "127.0.0.1", rig: "bench"), node: "cam-a", service: rig.daemon, liveViewURL: nil,
                             connection: fake)
         node.realtimeMapping = { RealtimeMapping(offset: 0) }

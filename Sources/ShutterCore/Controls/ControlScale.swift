@@ -45,7 +45,7 @@ struct ControlScale: Sendable {
         case .slider(let values), .systemZoom(let values), .systemExposureBias(let values), .lensPosition(let values):
             switch values {
             case .range(let range, let step?):
-                units = ((range.upperBound - range.lowerBound) / step + 1e-9).rounded(.down)
+                units = SliderValues.steps(in: range, of: step)
             case .range:
                 units = Self.continuousUnits
             case .list(let list):

@@ -483,7 +483,7 @@ public struct ControlRefusal: Error, Hashable, Sendable, CustomStringConvertible
     public enum Kind: String, Hashable, Sendable {
         /// No control, or no picker item, by that name.
         case notFound
-        /// A value outside the control's range, off its step or not in its list; an index past its items.
+        /// A value more than half a step outside the control's range (or its list); an index past its items.
         case outOfRange
         /// The control is disabled.
         case disabled
@@ -496,6 +496,31 @@ public struct ControlRefusal: Error, Hashable, Sendable, CustomStringConvertible
     public init(_ kind: Kind, _ description: String) {
         self.kind = kind
         self.description = description
+    }
+}
+
+/// What a `set` did: the control's value now, and the number given when the control took
+/// another value for it (the nearest step), so the one who typed it is told which.
+public struct ControlSetting: Hashable, Sendable {
+    public var control: String
+    /// The value the control took.
+    public var value: ControlValue
+    /// The value as the events write it.
+    public var display: ControlDisplay
+    /// The number given, when it was not the value taken but for rounding noise; nil otherwise.
+    public var given: Double?
+
+    public init(control: String, value: ControlValue, display: ControlDisplay, given: Double? = nil) {
+        self.control = control
+        self.value = value
+        self.display = display
+        self.given = given
+    }
+
+    /// "0.33 taken as +⅓ EV (0.333333)", when the number given was not the value taken.
+    public var note: String? {
+        guard let given, case .number(let taken) = value else { return nil }
+        return "\(given.shortDescription) taken as \(display.text) (\(JSONLine.number(taken, decimals: 6)))"
     }
 }
 
@@ -526,27 +551,36 @@ extension ControlsStateMachine {
         return index
     }
 
-    /// Sets a control's value exactly as given (a value outside its range or off its step is
-    /// refused, never clamped) and emits `controlValue` at once, as a swipe's last value is.
-    mutating func set(_ id: String, to value: ControlValue, at now: Instant, into actions: inout [Action]) throws(ControlRefusal) {
+    /// Sets a control's value and emits `controlValue` at once, as a swipe's last value is. A
+    /// number is taken as the value the control can take within half a step of it
+    /// (``SliderValues/nearest(to:)``); one out of range is refused, never clamped.
+    @discardableResult
+    mutating func set(_ id: String, to value: ControlValue, at now: Instant, into actions: inout [Action]) throws(ControlRefusal) -> ControlSetting {
         let index = try index(of: id)
         let spec = specs[index]
         guard spec.enabled else { throw ControlRefusal(.disabled, "control '\(id)' is disabled") }
-        let value = try Self.accepted(value, for: spec)
+        let taken = try Self.accepted(value, for: spec)
         if isActive { lastInput = now }
         if index == current {
             unsentValue = false
             glide = nil
-            position = scales[index].position(of: value)
+            position = scales[index].position(of: taken)
         }
-        values[index] = value
-        sentValues[index] = value
+        values[index] = taken
+        sentValues[index] = taken
         lastEmitted = now
-        actions.append(.value(control: id, value: value, display: display(index)))
+        actions.append(.value(control: id, value: taken, display: display(index)))
+        // The number given is told back when the control took another value for it.
+        var given: Double?
+        if case .number(let number) = value, case .number(let takenNumber) = taken,
+           spec.kind.sliderValues?.isRoundingNoise(number, from: takenNumber) == false {
+            given = number
+        }
+        return ControlSetting(control: id, value: taken, display: display(index), given: given)
     }
 
-    /// The value `spec` takes for `value`: itself, or the step a rounded decimal stands for
-    /// (``WrittenNumber``); refuses a value it cannot take.
+    /// The value `spec` takes for `value`: a picker's index as given, a slider's value nearest the
+    /// number given (``SliderValues/nearest(to:)``); refuses a value it cannot take.
     static func accepted(_ value: ControlValue, for spec: ControlSpec) throws(ControlRefusal) -> ControlValue {
         switch (spec.kind, value) {
         case (.picker(let count, _), .index(let index)):
@@ -557,24 +591,10 @@ extension ControlsStateMachine {
         case (.slider(let values), .number(let number)), (.systemZoom(let values), .number(let number)),
              (.systemExposureBias(let values), .number(let number)), (.lensPosition(let values), .number(let number)):
             guard number.isFinite else { throw ControlRefusal(.invalid, "value must be a finite number") }
-            switch values {
-            case .range(let range, let step):
-                let tolerance = 1e-9 * max(1, abs(range.upperBound - range.lowerBound))
-                // A rounded value may lie just past the bound it stands for (0.667 for ⅔): its step is what must be inside.
-                let taken = WrittenNumber.value(number, in: values)
-                guard (taken ?? number) >= range.lowerBound - tolerance, (taken ?? number) <= range.upperBound + tolerance else {
-                    throw ControlRefusal(.outOfRange, "value \(number.shortDescription) is out of range for '\(spec.id)' (\(range.lowerBound.shortDescription)...\(range.upperBound.shortDescription))")
-                }
-                guard let taken else {
-                    throw ControlRefusal(.outOfRange, "value \(number.shortDescription) is not on a step of '\(spec.id)' (\(range.lowerBound.shortDescription) + n × \(JSONLine.number(step ?? 0, decimals: 6)); a fraction such as 1/3, or a decimal to three places such as 0.333, is taken as the step it stands for)")
-                }
-                return .number(taken)
-            case .list(let list):
-                guard let taken = WrittenNumber.value(number, in: values) else {
-                    throw ControlRefusal(.outOfRange, "value \(number.shortDescription) is not one of '\(spec.id)''s values (\(list.map(\.shortDescription).joined(separator: ", ")))")
-                }
-                return .number(taken)
+            guard let taken = values.nearest(to: number) else {
+                throw ControlRefusal(.outOfRange, "value \(number.shortDescription) is out of range for '\(spec.id)' (\(values.typedValueRule))")
             }
+            return .number(taken)
         case (.picker, .number):
             throw ControlRefusal(.invalid, "'\(spec.id)' is a picker: give an index or a title, not a value")
         default:

@@ -1,17 +1,15 @@
 /// A control's number as a person writes it, in a board file, `shutter ctl` or the API.
 ///
 /// A number is a decimal (`0.5`, `-2`, `1e-3`) or a fraction of two decimals (`1/3`, `-2/3`): a
-/// third of an EV, the step cameras use, has no decimal, and one written rounded would otherwise be
-/// off its step.
+/// third of an EV, the step cameras use, has no decimal.
 ///
-/// The rounding rule, for a decimal that is not exactly what a control can take: written to three
-/// or more decimals, it stands for the one value that lies closer to it than half a unit of its last
-/// decimal (`0.333` and `0.3333` for ⅓, `0.667` for ⅔, `-1.667` for −1⅔). A board's `step` stands
-/// for a fraction with a denominator up to 12 that way; a value for one of its slider's steps (or
-/// list values), when no other one is as close. Fewer decimals are taken as written: `0.3` is three
-/// tenths, a step of 0.3, not a third (and `0.25` stays a quarter), so a decimal that is a step in
+/// A board's `step` written as a decimal to three or more decimals stands for the one fraction
+/// with a denominator up to 12 that lies closer to it than half a unit of its last decimal
+/// (`0.333` and `0.3333` for ⅓, `0.667` for ⅔). Fewer decimals are taken as written: `0.3` is a
+/// step of three tenths, not a third (and `0.25` stays a quarter), so a decimal that is a step in
 /// its own right keeps its meaning. The decimals counted are those of the number's shortest form
-/// (`0.3330` has three).
+/// (`0.3330` has three). A value, unlike a step, needs no such rule: it is taken as the value the
+/// control can take within half a step of it (``SliderValues/nearest(to:)``).
 public enum WrittenNumber {
     /// The fewest decimals that mark a number as rounded: a third written `0.333` (three decimals)
     /// is within 0.0005 of it, while `0.33` and `0.3` are values of their own.
@@ -115,30 +113,5 @@ public enum WrittenNumber {
             if b > 1 { return "\(a)/\(b)" }
         }
         return nil
-    }
-
-    /// The value of `values` that `number` stands for: `number` itself when it is on a step (to a
-    /// millionth of a step: binary fractions cannot hold a third exactly) or any value of a range
-    /// without steps; the step or list value it rounds (see the type's rule); nil when it is none.
-    /// Range bounds are not checked here.
-    public static func value(_ number: Double, in values: SliderValues) -> Double? {
-        guard number.isFinite else { return nil }
-        switch values {
-        case .range(_, nil):
-            return number
-        case .range(let range, let step?):
-            let steps = (number - range.lowerBound) / step
-            if abs(steps - steps.rounded()) <= 1e-6 { return number }
-            let nearest = range.lowerBound + steps.rounded() * step
-            // Two steps within reach of it would make the number ambiguous.
-            guard let reach = roundingReach(of: number), step > 2 * reach, abs(number - nearest) < reach,
-                  nearest >= range.lowerBound - step * 1e-9, nearest <= range.upperBound + step * 1e-9 else { return nil }
-            return ControlsStateMachine.snap(nearest, values)
-        case .list(let list):
-            if let exact = list.first(where: { abs($0 - number) < 1e-9 }) { return exact }
-            guard let reach = roundingReach(of: number) else { return nil }
-            let near = list.filter { abs($0 - number) < reach }
-            return near.count == 1 ? near[0] : nil
-        }
     }
 }

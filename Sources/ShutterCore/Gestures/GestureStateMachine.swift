@@ -861,13 +861,16 @@ extension GestureStateMachine {
     }
 
     /// Sets control `id` to `value` through the controls, as a swipe's last value: `controlValue`
-    /// is emitted at once. A value outside the range or off the step is refused, not clamped.
+    /// is emitted at once. A number is taken as the nearest value the control can take within half
+    /// a step of it (``SliderValues/nearest(to:)``); one out of range is refused, not clamped.
+    /// Returns the value taken, and the number given when it was another.
+    @discardableResult
     public mutating func setControl(_ id: String, to value: ControlValue, at now: Instant,
-                                    into events: inout [ShutterEvent]) throws(ControlRefusal) {
+                                    into events: inout [ShutterEvent]) throws(ControlRefusal) -> ControlSetting {
         takeInput(at: now, into: &events)
         // What the command did before it was refused (nothing today) is still said.
         defer { applyControlActions(at: cursor, into: &events) }
-        try controls.set(id, to: value, at: cursor, into: &controlActions)
+        return try controls.set(id, to: value, at: cursor, into: &controlActions)
     }
 
     /// The index of the item titled `title` in picker `id`.
