@@ -4,7 +4,9 @@
  * With $MALLOC_COUNT_LIVE set, the count is also kept live in the 8-byte file
  * $MALLOC_COUNT_LIVE.<pid> (read it with `od -An -t u8 -N8`), so a benchmark can count exactly
  * the allocations of a window (two readings) instead of subtracting whole runs, whose start-up
- * varies (a camera that answers late is enumerated again). */
+ * varies (a camera that answers late is enumerated again). The calling thread's own count is
+ * malloc_count_this_thread() (found with dlsym): a test counts exactly the allocations of the
+ * code it runs, whatever the runner's other threads do meanwhile. */
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <stdatomic.h>
@@ -19,7 +21,10 @@ extern void *__libc_memalign(size_t, size_t);
 
 static atomic_ulong count;
 static atomic_ulong *live;
+/* Initial-exec: the library is preloaded, so its TLS is static and reading it never calls malloc. */
+static __thread unsigned long this_thread __attribute__((tls_model("initial-exec")));
 static inline void counted(void) {
+	this_thread++;
 	atomic_fetch_add_explicit(&count, 1, memory_order_relaxed);
 	atomic_ulong *shared = live;
 	if (shared) atomic_fetch_add_explicit(shared, 1, memory_order_relaxed);
@@ -41,6 +46,8 @@ __attribute__((constructor)) static void open_live(void) {
 	}
 	close(fd);
 }
+
+unsigned long malloc_count_this_thread(void) { return this_thread; }
 
 void *malloc(size_t n) { counted(); return __libc_malloc(n); }
 void *calloc(size_t n, size_t size) { counted(); return __libc_calloc(n, size); }

@@ -523,7 +523,9 @@ final class CameraSession {
         // A camera without a board rate measures its interval from its frames (libcamera): the
         // frame choice and the stall limit follow it.
         if machine.frameInterval != camera.frameInterval { machine.frameInterval = camera.frameInterval }
-        for frame in frameBatch {
+        // Over indices: a debug build's unspecialized iterator allocates for each frame.
+        for index in 0..<frameBatch.count {
+            let frame = frameBatch[index]
             let (keep, actions) = machine.frame(.init(timestamp: frame.timestamp, sequence: frame.sequence), at: clock.now)
             if keep {
                 ring.append(frame)

@@ -415,8 +415,24 @@ public struct HeldFrames: Sendable {
     public mutating func append(_ frame: Frame) { frames.append(frame) }
 
     /// Drops every frame the machine no longer holds.
+    ///
+    /// Once a frame: plain loops over indices, as the generic `removeAll(where:)` and
+    /// `contains(where:)` allocate a frame's temporary on every call where they are not
+    /// specialized (a debug build's), and streaming allocates nothing per frame.
     public mutating func keep(_ held: [CaptureStateMachine.Stamp]) {
-        frames.removeAll { frame in !held.contains { $0.sequence == frame.sequence } }
+        var kept = 0
+        for index in 0..<frames.count {
+            let sequence = frames[index].sequence
+            var isHeld = false
+            for stamp in 0..<held.count where held[stamp].sequence == sequence {
+                isHeld = true
+                break
+            }
+            guard isHeld else { continue }
+            if kept != index { frames[kept] = frames[index] }
+            kept += 1
+        }
+        frames.removeSubrange(kept..<frames.count)
     }
 
     /// Forgets every frame (the camera stopped or changed format).

@@ -197,7 +197,8 @@ public final class SyntheticCamera: Camera {
             defer { queued.dropped = 0 }
             return queued.dropped
         }
-        for taken in takenFrames { frames.append(makeFrame(at: taken)) }
+        // Over indices: a debug build's unspecialized iterator allocates on each read.
+        for index in 0..<takenFrames.count { frames.append(makeFrame(at: takenFrames[index])) }
         sequence &+= dropped
     }
 
