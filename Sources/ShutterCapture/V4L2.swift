@@ -477,6 +477,21 @@ func exposureStart(stamped: Instant, flags: UInt32, interval: Nanoseconds?, dequ
     return time - (interval ?? .zero)
 }
 
+/// Whether a dequeued frame is whole, so that it may go into the ring: not flagged
+/// `V4L2_BUF_FLAG_ERROR` (the driver says its data is damaged, as uvcvideo does for a frame that
+/// lost packets), not shorter than an uncompressed frame of its format (`bytesused` short of
+/// the size: a frame cut off), and for JPEG, complete from its SOI to its EOI.
+///
+/// - Parameters:
+///   - flags: the buffer's `flags`.
+///   - bytes: the buffer's first `bytesused` bytes.
+///   - format: the format the device delivers.
+func isWholeFrame(flags: UInt32, bytes: UnsafeRawBufferPointer, format: FrameFormat) -> Bool {
+    if flags & CV4L2_BUF_FLAG_ERROR != 0 { return false }
+    if let size = format.frameBytes, bytes.count < size { return false }
+    return !format.pixelFormat.isJPEG || JPEGMarkers.isComplete(bytes)
+}
+
 /// A V4L2 camera streaming into memory-mapped buffers; frames in a format the device does not
 /// offer itself are converted by libv4lconvert.
 public final class V4L2Camera: Camera {
@@ -694,11 +709,8 @@ public final class V4L2Camera: Camera {
             guard index < mapping.regions.count else { continue }
             let region = mapping.regions[index]
             let used = buffer.bytesused > 0 ? min(Int(buffer.bytesused), region.length) : region.length
-            let damaged = buffer.flags & CV4L2_BUF_FLAG_ERROR != 0
-                || ((conversion?.sourceFormat ?? format).frameBytes.map { used < $0 } ?? false)
             let raw = UnsafeRawBufferPointer(start: region.start, count: used)
-            let delivered = conversion?.sourceFormat ?? format
-            let wanted = !damaged && (!delivered.pixelFormat.isJPEG || JPEGMarkers.isComplete(raw))
+            let wanted = isWholeFrame(flags: buffer.flags, bytes: raw, format: conversion?.sourceFormat ?? format)
             let stamped = Instant(rawValue: Int64(buffer.timestamp.tv_sec) * 1_000_000_000 + Int64(buffer.timestamp.tv_usec) * 1_000)
             let time = exposureStart(stamped: stamped, flags: buffer.flags, interval: frameInterval, dequeuedAt: monotonicNow())
             // A frame libv4lconvert must convert keeps the device's bytes and is converted only
