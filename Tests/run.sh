@@ -95,6 +95,7 @@ stage "unit tests (libgpiod 1.6)" swift test
 stage "allocation tests (malloc-count: streaming allocates nothing per frame)" Tests/allocation-tests.sh
 stage "systemd unit (verify, security)" Deploy/systemd/check-unit.sh
 stage "install --http (live view in one step, installing nothing)" env SHUTTER=.build/debug/shutter Tests/install-live-view.sh
+stage "watchdog (the loop held by strace: its pings stop, then come again)" env SHUTTER=.build/debug/shutter Tests/watchdog-stall.sh
 stage "simulator (demo session, keys under tmux)" env SHUTTER=.build/debug/shutter Tests/Simulator/test-simulator.sh
 stage "simulated Pi rig (run, keys under tmux, check, capture --simulate through the libcamera backend)" env SHUTTER=.build/debug/shutter Tests/Simulator/test-simulate.sh
 # Hundreds of clients that flood and never read, stuck subscribers, pipelined-then-close, a low

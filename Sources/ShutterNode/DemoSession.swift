@@ -25,14 +25,15 @@ public enum DemoSession {
     ]
 
     /// Queues the whole session on `player`, and stops the loop once it is played, every
-    /// deadline has run and every photo is on disk.
+    /// deadline has run and every photo is on disk, unless the daemon serves a socket, live view
+    /// or a rig that was asked for: those it serves on until SIGINT or SIGTERM.
     public static func play(on player: GesturePlayer, daemon: Daemon) {
         for step in steps { player.play(step.gesture, after: .milliseconds(step.pauseMs)) }
         let loop = daemon.loop
         let afterWake = loop.afterWake
         loop.afterWake = { [unowned daemon, unowned player] in
             try afterWake()
-            if player.isIdle, daemon.interpreter.nextDeadline == nil,
+            if !daemon.servesUntilStopped, player.isIdle, daemon.interpreter.nextDeadline == nil,
                daemon.capture.service.pendingCount == 0, daemon.capture.service.inFlightCount == 0 {
                 loop.stop()
             }

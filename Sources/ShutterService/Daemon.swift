@@ -73,7 +73,7 @@ public final class Daemon: ServicePort {
     /// The transports, in the order they were attached: the API, HTTP, MQTT.
     private(set) var transports: [any ServiceTransport] = []
     /// Whether a transport keeps the daemon serving after the simulator's input has ended.
-    private var servesUntilStopped = false
+    public private(set) var servesUntilStopped = false
     /// The `capture` request being carried out (``execute(_:)``): what the shot its press makes
     /// in ``handle(_:)`` carries, and that shot once made, for the reply.
     var remoteCapture: RemoteCapture?

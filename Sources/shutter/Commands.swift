@@ -103,11 +103,12 @@ let commands: [Command] = [
 
         On the simulator board (chip "simulator", mock lines, synthetic camera):
         - in a terminal, keys drive the lines (l/space light press, d double light press,
-          f/enter full click, b hold for a burst, arrows or , . swipe, s secondary, q quit),
+          f/enter full click, b hold for a burst, arrows or , . one step (a finger to the next pad),
+          s secondary, q quit),
           listed above the overlay (on standard error when standard output is a pipe);
         - with standard input empty (</dev/null, as under systemd or in CI), a built-in demo
           session plays (light press, zoom, exposure, a filter, a photo, a burst) and shutter
-          exits 0, leaving the photos in the board's output directory;
+          exits 0, leaving the photos in the board's output directory (or serves on, as below);
         - otherwise standard input is a trace: each line an edge, {"t": 0.12, "line": "full",
           "active": true}, played at its time after start. When it ends, pending timeouts run,
           the photos are saved and shutter exits, unless it serves a socket asked for (--socket

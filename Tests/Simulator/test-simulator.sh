@@ -43,6 +43,20 @@ check "demo: a second demo starts from the same values: $(first_zoom "$work/agai
 check "demo: saves no control values ($(find "$work/state" -name '*.controls.json' | wc -l) state files)" \
   bash -c "[ -z \"\$(find '$work/state' -name '*.controls.json')\" ]"
 
+# --- the demo with a socket asked for: played, then served on until SIGTERM ---
+mkdir -p "$work/served"
+(cd "$work/served" && exec "$shutter" run "${board_args[@]}" --no-state --socket "$work/served/api.sock" < /dev/null > demo.jsonl 2> demo.err) &
+served=$!
+for _ in $(seq 300); do grep -q '"event": "burst", .*"phase": "ended"' "$work/served/demo.jsonl" 2> /dev/null && break; sleep 0.1; done
+sleep 2
+check "demo with --socket: after the session the daemon still answers" "$shutter" status --socket "$work/served/api.sock"
+kill -TERM $served 2> /dev/null
+( sleep 15; kill -KILL $served 2> /dev/null ) &
+guard=$!
+wait $served; status=$?
+kill $guard 2> /dev/null
+check "demo with --socket: SIGTERM ends it, exit 0 (got $status)" [ "$status" = 0 ]
+
 # --- a pipe that stays open is still read as a trace ---
 (cd "$work" && { printf '{"t": 0.1, "line": "half", "active": true}\n{"t": 0.25, "line": "half", "active": false}\n'; sleep 1.5; } \
   | timeout 30 "$shutter" run --board "$here/../../Boards/simulator.json" --no-state > trace.jsonl 2> trace.err); status=$?
