@@ -399,6 +399,39 @@ public func chooseFrame(times: [Instant], pressedAt: Instant, interval: Nanoseco
     return .next
 }
 
+/// Whether a photo's frame is the one ``chooseFrame(times:pressedAt:interval:)`` takes, judged
+/// from the photo's own figures: how the checks hold a photo to its press.
+///
+/// With a `bracket` (the interval between the frames on either side of the press) and the
+/// `interval`, the frame is the one before the press, unless frames were lost around it (the
+/// bracket is longer than the interval) and the press came nearer the next frame's start than the
+/// end of the earlier frame's exposure: then it is the next frame. A frame starting after the
+/// press while the one before it still exposed is refused (+26 ms of a 33 ms bracket).
+/// With a bracket but no interval, it is the frame before the press, at most the bracket back.
+/// Without a bracket (no frame after the press had arrived), it is the frame still exposing at
+/// the press: no later than it, starting at most `interval` before it. Neither figure: nothing
+/// to hold it to, so it is not.
+///
+/// - Parameters:
+///   - offset: the frame's start minus the press.
+///   - bracket: the interval between the frames on either side of the press, when both were seen.
+///   - interval: the frame interval the service assumed.
+public func isFrameAtPress(offset: Nanoseconds, bracket: Nanoseconds?, interval: Nanoseconds?) -> Bool {
+    switch (bracket, interval) {
+    case (let bracket?, let interval?):
+        // chooseFrame's rule for a press between two frames, put in terms of the offset: the later
+        // frame only when it is nearer than the earlier frame's end of exposure.
+        return offset > .zero ? 2 * offset.rawValue < bracket.rawValue - interval.rawValue
+            : -2 * offset.rawValue <= bracket.rawValue + interval.rawValue
+    case (let bracket?, nil):
+        return offset <= .zero && -offset.rawValue <= bracket.rawValue
+    case (nil, let interval?):
+        return offset <= .zero && -offset.rawValue <= interval.rawValue
+    case (nil, nil):
+        return false
+    }
+}
+
 /// The frames the zero-shutter-lag ring holds, oldest first: the bytes behind the stamps
 /// ``CaptureStateMachine`` holds.
 ///

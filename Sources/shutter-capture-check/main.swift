@@ -226,7 +226,7 @@ case "run":
                 offsets.append(photo.offset.milliseconds)
                 if let bracket = photo.bracket {
                     brackets.append(bracket.milliseconds)
-                    if abs(photo.offset.rawValue) > bracket.rawValue { outside += 1 }
+                    if !isFrameAtPress(offset: photo.offset, bracket: bracket, interval: photo.frameInterval) { outside += 1 }
                 } else {
                     unbracketed.append((photo.pressedAt, photo.offset, photo.frameInterval))
                 }
@@ -267,13 +267,13 @@ case "run":
         else {
             guard let assumed = photo.assumed else { withoutBracket += 1; continue }
             heldToAssumed += 1
-            if photo.offset > .zero || abs(photo.offset.rawValue) > assumed.rawValue { outside += 1 }
+            if !isFrameAtPress(offset: photo.offset, bracket: nil, interval: assumed) { outside += 1 }
             continue
         }
         let bracket = seenFrames[after].at - seenFrames[after - 1].at
         measuredBrackets += 1
         brackets.append(bracket.milliseconds)
-        if abs(photo.offset.rawValue) > bracket.rawValue { outside += 1 }
+        if !isFrameAtPress(offset: photo.offset, bracket: bracket, interval: photo.assumed) { outside += 1 }
     }
     var summary = JSONLine(event: "summary", at: monotonicNow())
     summary.add("presses", presses)

@@ -58,6 +58,62 @@ struct ChooseFrameTests {
     }
 }
 
+@Suite("isFrameAtPress: how the checks hold a photo to its press")
+struct FrameAtPressTests {
+    struct Case: CustomTestStringConvertible, Sendable {
+        var offset: Double
+        var bracket: Double?
+        var interval: Double?
+        var expected: Bool
+        var testDescription: String {
+            "offset \(offset) ms, bracket \(bracket.map { "\($0)" } ?? "none"), interval \(interval.map { "\($0)" } ?? "none") → \(expected)"
+        }
+    }
+
+    @Test(arguments: [
+        Case(offset: -7, bracket: 33, interval: 33, expected: true),  // the frame exposing at the press
+        Case(offset: 0, bracket: 33, interval: 33, expected: true),  // it started at the press
+        Case(offset: -33, bracket: 33, interval: 33, expected: true),
+        Case(offset: -40, bracket: 33, interval: 33, expected: false),  // an older frame than the one before
+        Case(offset: 26, bracket: 33, interval: 33, expected: false),  // the frame after, when the one before covers the press
+        Case(offset: 1, bracket: 33, interval: nil, expected: false),
+        Case(offset: 50, bracket: 200, interval: 33, expected: true),  // dropped frames: the press in the gap, nearer the next
+        Case(offset: 100, bracket: 200, interval: 33, expected: false),  // nearer the end of the earlier frame's exposure
+        Case(offset: -100, bracket: 200, interval: 33, expected: true),  // and then the earlier frame is right
+        Case(offset: -150, bracket: 200, interval: 33, expected: false),  // but not when the next frame is nearer
+        Case(offset: -20, bracket: nil, interval: 33, expected: true),  // no frame after the press yet: the one exposing
+        Case(offset: 1, bracket: nil, interval: 33, expected: false),
+        Case(offset: -40, bracket: nil, interval: 33, expected: false),
+        Case(offset: -20, bracket: nil, interval: nil, expected: false),  // nothing to hold it to
+    ])
+    func verdict(_ c: Case) {
+        let verdict = isFrameAtPress(offset: .milliseconds(c.offset), bracket: c.bracket.map { .milliseconds($0) },
+                                     interval: c.interval.map { .milliseconds($0) })
+        #expect(verdict == c.expected)
+    }
+
+    /// For presses all through a stream (regular, and with frames dropped), the frame
+    /// ``chooseFrame(times:pressedAt:interval:)`` takes passes, and the other frame around the
+    /// press does not: the check tells the right frame from its neighbour.
+    @Test(arguments: [[0.0, 33, 66, 100, 133], [0.0, 33, 233, 266]])
+    func acceptsTheChosenFrameAndNotItsNeighbour(times: [Double]) throws {
+        let interval = Nanoseconds.milliseconds(33)
+        var chosenRefused: [Double] = [], neighbourAccepted: [Double] = []
+        for press in stride(from: times[0] + 0.5, to: times[times.count - 1], by: 1.0) {
+            guard case .frame(let index) = chooseFrame(times: times.map(ms), pressedAt: ms(press), interval: interval) else {
+                Issue.record("no frame chosen at \(press) ms"); continue
+            }
+            let after = try #require(times.firstIndex { $0 > press }), before = after - 1
+            let bracket = ms(times[after]) - ms(times[before])
+            let other = index == before ? after : before
+            if !isFrameAtPress(offset: ms(times[index]) - ms(press), bracket: bracket, interval: interval) { chosenRefused.append(press) }
+            if isFrameAtPress(offset: ms(times[other]) - ms(press), bracket: bracket, interval: interval) { neighbourAccepted.append(press) }
+        }
+        #expect(chosenRefused == [])
+        #expect(neighbourAccepted == [])
+    }
+}
+
 @Suite("FileNameTemplate")
 struct FileNameTemplateTests {
     // 2026-03-14 15:09:26 UTC

@@ -15,13 +15,19 @@ photo_bounds() {
     function field(name) { return match($0, "\"" name "\": -?[0-9.]+") ? substr($0, RSTART + length(name) + 4, RLENGTH - length(name) - 4) : "none" }
     { print field("offsetMs"), field("bracketMs"), field("frameIntervalMs") }'
 }
-# within_own_interval FILE: each photo of photo_bounds' FILE is within its bracket (the interval
-# between the frames around its press) or, without one (saved before the frame after its press
-# arrived), is the frame exposing at the press: no later than it, starting less than the
-# interval the service assumed before it. A photo with neither figure, or no photo, fails.
+# within_own_interval FILE: each photo of photo_bounds' FILE is the frame the zero-shutter-lag
+# rule takes, held as isFrameAtPress (ShutterCapture) holds it. With a bracket B (the interval
+# between the frames around its press) and the interval I the service assumed, it is the frame
+# before the press (offset -O with 2·O ≤ B + I: no further back than the bracket, and where frames
+# were lost around the press no nearer the later frame's start than the earlier frame's end), or,
+# only where frames were lost, the frame after it (offset O with 2·O < B - I: the nearer one).
+# Without a bracket (saved before the frame after its press arrived) it is the frame exposing at
+# the press: no later than it, starting at most I before it. Neither figure, or no photo: fails.
 within_own_interval() {
-  awk '{ n++; a = $1 < 0 ? -$1 : $1
-         if ($2 != "none") { if (a > $2) bad = 1 } else if ($3 != "none") { if ($1 > 0 || a > $3) bad = 1 } else bad = 1 }
+  awk '{ n++
+         if ($2 != "none" && $3 != "none") { if ($1 > 0 ? 2 * $1 >= $2 - $3 : -2 * $1 > $2 + $3) bad = 1 }
+         else if ($2 != "none") { if ($1 > 0 || -$1 > $2) bad = 1 }
+         else if ($3 != "none") { if ($1 > 0 || -$1 > $3) bad = 1 } else bad = 1 }
        END { exit !(n > 0 && !bad) }' "$1"
 }
 # check DESCRIPTION COMMAND...: ok when the command succeeds; otherwise not ok, with the

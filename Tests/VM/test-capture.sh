@@ -97,14 +97,16 @@ summary=$(grep '"event": "summary"' zsl.log)
 echo "# zsl: $summary"
 presses=$(echo "$summary" | field presses); photos=$(echo "$summary" | field photos)
 check "every press makes a photo ($photos of $presses)" test "${presses:-0}" -ge 10 -a "$photos" = "$presses"
-# Every photo is held to the interval between the frames around its press (bracketMs): the
-# service's, or for a photo saved before the frame after its press arrived, the one the tool
-# measured from the frames it saw, or failing that the frame interval the service assumed
-# (heldToAssumedInterval: the frame exposing at the press). A photo with none (withoutBracket)
-# fails: with no bound "outsideBracket: 0" would hold for any frame choice.
+# Every photo is held to the frames around its press (bracketMs) as isFrameAtPress holds it: the
+# frame before the press, the one after only where frames were lost around it and it was the
+# nearer. The bracket is the service's, or for a photo saved before the frame after its press
+# arrived, the one the tool measured from the frames it saw, or failing that the photo is held to
+# the frame interval the service assumed (heldToAssumedInterval: the frame exposing at the press).
+# A photo with none (withoutBracket) fails: with no bound "outsideBracket: 0" would hold for any
+# frame choice.
 bracketed=$(echo "$summary" | sed -n 's/.*"bracketMs": {"n": \([0-9]*\).*/\1/p')
 assumed=$(echo "$summary" | field heldToAssumedInterval)
-check "every photo's frame is within one frame interval of its press ($bracketed of $photos photos bracketed, $(echo "$summary" | field bracketsMeasuredByLoop) by the tool; $assumed held to the interval assumed)" \
+check "every photo's frame is the one exposing at its press ($bracketed of $photos photos bracketed, $(echo "$summary" | field bracketsMeasuredByLoop) by the tool; $assumed held to the interval assumed)" \
   bash -c "grep -q '\"outsideBracket\": 0,' <<< '$summary' && grep -q '\"withoutBracket\": 0,' <<< '$summary' && [ '${photos:-0}' -ge 10 ] && [ \$(( ${bracketed:-0} + ${assumed:-0} )) = '${photos:-x}' ]"
 
 # 4b. Low power: the camera stops between shots and starts on the press, skipping warm-up frames

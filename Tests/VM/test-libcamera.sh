@@ -108,14 +108,16 @@ echo "# zsl (libcamera, ${WIDTH}x${HEIGHT}): $summary"
 presses=$(echo "$summary" | sed -n 's/.*"presses": \([0-9]*\).*/\1/p'); photos=$(echo "$summary" | sed -n 's/.*"photos": \([0-9]*\).*/\1/p')
 check "every press makes a photo ($photos of $presses)" test "${presses:-0}" -ge 6 -a "${photos:-x}" = "${presses:-y}" ||
   grep '"event": "captureFailed"' zsl.log | head -3 | sed 's/^/#   /'
-# Every photo is held to the interval between the frames around its press (bracketMs): the
-# service's, or for a photo saved before the frame after its press arrived, the one the tool
-# measured from the frames it saw, or failing that the frame interval the service assumed
-# (heldToAssumedInterval: the frame exposing at the press). A photo with none (withoutBracket)
-# fails: with no bound "outsideBracket: 0" would hold for any frame choice.
+# Every photo is held to the frames around its press (bracketMs) as isFrameAtPress holds it: the
+# frame before the press, the one after only where frames were lost around it and it was the
+# nearer. The bracket is the service's, or for a photo saved before the frame after its press
+# arrived, the one the tool measured from the frames it saw, or failing that the photo is held to
+# the frame interval the service assumed (heldToAssumedInterval: the frame exposing at the press).
+# A photo with none (withoutBracket) fails: with no bound "outsideBracket: 0" would hold for any
+# frame choice.
 bracketed=$(echo "$summary" | sed -n 's/.*"bracketMs": {"n": \([0-9]*\).*/\1/p')
 assumed=$(echo "$summary" | sed -n 's/.*"heldToAssumedInterval": \([0-9]*\).*/\1/p')
-check "every photo's frame is within one frame interval of its press ($bracketed of $photos photos bracketed, $(echo "$summary" | sed -n 's/.*"bracketsMeasuredByLoop": \([0-9]*\).*/\1/p') by the tool; $assumed held to the interval assumed)" \
+check "every photo's frame is the one exposing at its press ($bracketed of $photos photos bracketed, $(echo "$summary" | sed -n 's/.*"bracketsMeasuredByLoop": \([0-9]*\).*/\1/p') by the tool; $assumed held to the interval assumed)" \
   bash -c "grep -q '\"outsideBracket\": 0,' <<< '$summary' && grep -q '\"withoutBracket\": 0,' <<< '$summary' && [ '${photos:-0}' -ge 6 ] && [ \$(( ${bracketed:-0} + ${assumed:-0} )) = '${photos:-x}' ]" ||
   grep -E '"event": "(photo|press|frame[A-Za-z]*)"' zsl.log | cut -c1-400 | sed 's/^/#   /'
 
@@ -173,7 +175,7 @@ check "the daemon (libcamera backend) turns $clicks pulled presses into $clicks 
 # still exposing at the press (offset <= 0), whose start came less than the frame interval the
 # service assumed (frameIntervalMs, the median it measured) before the press. A photo with
 # neither figure fails: without one, "within one frame interval" would hold for any frame.
-check "every daemon photo's frame is within one frame interval of its press ($(awk '$2 != "none" { n++ } END { print n + 0 }' zsl-daemon.txt) by the frames around the press, $(awk '$2 == "none" && $3 != "none" { n++ } END { print n + 0 }' zsl-daemon.txt) by the interval assumed)" \
+check "every daemon photo's frame is the one exposing at its press ($(awk '$2 != "none" { n++ } END { print n + 0 }' zsl-daemon.txt) by the frames around the press, $(awk '$2 == "none" && $3 != "none" { n++ } END { print n + 0 }' zsl-daemon.txt) by the interval assumed)" \
   within_own_interval zsl-daemon.txt
 
 [ "$cpus" -ge 2 ] && taskset -pc 0-$((cpus - 1)) $$ > /dev/null
