@@ -12,7 +12,8 @@
 # And on a real vfat image (loop-mounted; FAT has neither hard links nor symlinks, so the writer
 # names a photo with renameat2(RENAME_NOREPLACE)): photos whose fixed name collides are given
 # variants, never written over; two daemons racing for the same names replace none of each
-# other's photos; latest.jpg is a copy of the newest photo.
+# other's photos, even with the time between finding a name free and renaming to it stretched;
+# latest.jpg is a copy of the newest photo.
 #
 # The daemon runs on the simulator board (the synthetic camera: no device, so two writers can
 # run at once) at 640x360. Run inside the VM guest as root; env SHUTTER = the shutter binary.
@@ -49,22 +50,34 @@ temporaries() { ls -A "$1" | grep '^\.shutter-tmp-' | tr '\n' ' '; }
 photo_events() { grep -c '"event": "photo"' "$1"; }
 
 # start_slow_daemon NAME DIRECTORY: a daemon whose writes under DIRECTORY are stretched
-# (40 ms before each KiB), serving $work/NAME.sock; events in $work/NAME.events, each slowed
+# (100 ms before each KiB: a photo of 640x360, about 28 KiB, takes about 3 s), serving $work/NAME.sock; events in $work/NAME.events, each slowed
 # write logged in $work/NAME.writes. Sets $daemon.
 start_slow_daemon() {
   board "$2" 'IMG_{seq}.jpg' > "$work/$1.json"
   rm -f "$work/$1.sock"
-  SLOW_WRITE_MATCH="$2/" SLOW_WRITE_CHUNK=1024 SLOW_WRITE_DELAY_MS=40 SLOW_WRITE_LOG="$work/$1.writes" \
+  SLOW_WRITE_MATCH="$2/" SLOW_WRITE_CHUNK=1024 SLOW_WRITE_DELAY_MS=100 SLOW_WRITE_LOG="$work/$1.writes" \
     LD_PRELOAD="$work/slow-write.so" "$SHUTTER" run --board "$work/$1.json" --no-state --socket "$work/$1.sock" \
     < "$work/idle.trace" > "$work/$1.events" 2> "$work/$1.err" &
   daemon=$!
   wait_until bash -c "'$SHUTTER' status --socket '$work/$1.sock' 2>/dev/null | grep -q '^camera .*: streaming'"
 }
 stop_daemon() { kill -TERM $daemon 2>/dev/null; wait $daemon 2>/dev/null; }
+# wait_for_lines FILE N: until FILE has N lines (30 s at most), looking every 20 ms with bash's
+# own read: a tool started for each look (about 0.1 s under TCG) could miss a photo's writes.
+wait_for_lines() {
+  local n line
+  for _ in $(seq 1500); do
+    n=0
+    while IFS= read -r line; do n=$((n + 1)); done < "$1"
+    [ $n -ge "$2" ] && return 0
+    sleep 0.02
+  done
+  return 1
+}
 
 # 1a. kill -9 while a photo's bytes are going in ---------------------------------------------------
 # The kill comes once the daemon has made three of a photo's slowed writes (3 KiB of it are in),
-# long before its last (a photo of 640x360 is tens of KiB); up to 3 tries, for a kill that missed.
+# long before its last; up to 3 tries, for a kill that missed.
 mkdir -p "$work/killed"
 caught=0 tries=0
 while [ $caught = 0 ] && [ $tries -lt 3 ]; do
@@ -72,14 +85,15 @@ while [ $caught = 0 ] && [ $tries -lt 3 ]; do
   start_slow_daemon killed "$work/killed"
   : > "$work/killed.writes"
   "$SHUTTER" ctl --socket "$work/killed.sock" capture > /dev/null 2>&1
-  wait_until bash -c "[ \$(wc -l < '$work/killed.writes') -ge 3 ]"
+  wait_for_lines "$work/killed.writes" 3
   kill -9 $daemon; wait $daemon 2>/dev/null
   writes=$(wc -l < "$work/killed.writes")
-  # Landed mid-photo: the photo was never reported saved, and its writes had begun.
-  [ "$writes" -ge 3 ] && [ "$(photo_events "$work/killed.events")" = 0 ] && caught=1
-  echo "# kill -9 try $tries: $writes slowed writes (1 KiB each) before the kill, $(photo_events "$work/killed.events") photos saved; left: $(ls -A "$work/killed" | tr '\n' ' ')"
+  # Landed mid-photo: a file under some name (the temporary one) holds part of a JPEG.
+  partial=$(for f in "$work"/killed/* "$work"/killed/.[!.]*; do [ -e "$f" ] && ! whole_jpeg "$f" && echo "$(basename "$f")"; done | tr '\n' ' ')
+  [ -n "$partial" ] && caught=1
+  echo "# kill -9 try $tries: $writes slowed writes (1 KiB each) before the kill, $(photo_events "$work/killed.events") photos saved; left: $(ls -A "$work/killed" | tr '\n' ' '); partly written: ${partial:-none}"
 done
-check "kill -9: it landed while a photo's bytes were being written (try $tries of at most 3)" [ $caught = 1 ]
+check "kill -9: it landed while a photo's bytes were being written (a file holds part of one; try $tries of at most 3)" [ $caught = 1 ]
 short=$(short_photos "$work/killed")
 check "kill -9 during the writes: no final name holds part of a photo (${short:-none short}; files: $(ls -A "$work/killed" | tr '\n' ' '))" test -z "$short"
 
@@ -152,26 +166,34 @@ check "vfat: every photo is a whole JPEG (${short:-all whole}: $(ls -A "$work/fa
 check "vfat: latest.jpg is a file (FAT has no symlinks) with the newest photo's bytes" \
   bash -c "[ -f '$work/fat/fixed/latest.jpg' ] && [ ! -L '$work/fat/fixed/latest.jpg' ] && cmp '$work/fat/fixed/latest.jpg' '$work/fat/fixed/photo-3.jpg'"
 
-# Two daemons racing for the same names: each holds the full button for a 4 s burst of photos
+# Two daemons racing for the same names: each holds the full button for a 6 s burst of photos
 # named race.jpg (so every photo after the first must find a free variant, and the two look for
-# the same ones at once). None may replace another: as many files as photo events, no path
-# reported twice, each a whole JPEG.
+# the same ones at once). On FAT the kernel's link answers EEXIST for a name that exists and
+# EPERM (no hard links) for a free one, after which the writer renames to it; slow-write.so
+# holds that EPERM 300 ms, so the other writer finds the same name free meanwhile and both
+# rename to it: only renameat2's RENAME_NOREPLACE keeps the second from replacing the first.
+# None may replace another: as many files as photo events, no path reported twice, each whole.
 mkdir -p "$work/fat/race"
 board "$work/fat/race" 'race.jpg' | sed 's|"burst": true|"burst": true, "burstIntervalMs": 100|' > "$work/race.json"
 printf '%s\n' '{"t": 0.5, "line": "half", "active": true}' '{"t": 0.55, "line": "full", "active": true}' \
-  '{"t": 4.55, "line": "full", "active": false}' '{"t": 4.6, "line": "half", "active": false}' > "$work/burst.trace"
+  '{"t": 6.55, "line": "full", "active": false}' '{"t": 6.6, "line": "half", "active": false}' > "$work/burst.trace"
 racers=()
 for writer in 1 2; do
-  "$SHUTTER" run --board "$work/race.json" --no-state < "$work/burst.trace" > "$work/race.$writer" 2> "$work/race.$writer.err" &
+  SLOW_LINK_DELAY_MS=300 LD_PRELOAD="$work/slow-write.so" \
+    "$SHUTTER" run --board "$work/race.json" --no-state < "$work/burst.trace" > "$work/race.$writer" 2> "$work/race.$writer.err" &
   racers+=($!)
 done
 wait "${racers[@]}"
 taken=$(cat "$work"/race.[12] | grep -c '"event": "photo"')
 files=$(ls "$work/fat/race" | grep -c '^race.*\.jpg$')
 twice=$(sed -n 's/.*"event": "photo".*"path": "\([^"]*\)".*/\1/p' "$work"/race.[12] | sort | uniq -d | tr '\n' ' ')
-echo "# vfat race: writer 1 took $(photo_events "$work/race.1"), writer 2 $(photo_events "$work/race.2"); $files files"
-check "vfat race: no photo replaced: $files files for $taken photos taken, no path given twice (${twice:-none})" \
-  bash -c "[ '$taken' -ge 4 ] && [ $(photo_events "$work/race.1") -ge 1 ] && [ $(photo_events "$work/race.2") -ge 1 ] && [ '$files' = '$taken' ] && [ -z '$twice' ]" ||
+# How often, in the order of the names' variant numbers, the writer changes: 1 for two bursts
+# one after the other, more for two that took names at the same time.
+switches=$(for writer in 1 2; do sed -n "s/.*\"event\": \"photo\".*\"path\": \"[^\"]*\/race-\{0,1\}\([0-9]*\)\.jpg\".*/\1:$writer/p" "$work/race.$writer"; done |
+  awk -F: '{ print ($1 == "" ? 1 : $1), $2 }' | sort -n | awk 'NR > 1 && $2 != last { s++ } { last = $2 } END { print s + 0 }')
+echo "# vfat race: writer 1 took $(photo_events "$work/race.1"), writer 2 $(photo_events "$work/race.2"); $files files; the writer changes $switches times along the names"
+check "vfat race: no photo replaced: $files files for $taken photos taken, no path given twice (${twice:-none}), the two took names at the same time ($switches changes)" \
+  bash -c "[ '$taken' -ge 4 ] && [ '$switches' -ge 2 ] && [ '$files' = '$taken' ] && [ -z '$twice' ]" ||
   sed 's/^/#   /' "$work"/race.[12].err | tail -n 6
 short=$(short_photos "$work/fat/race")
 check "vfat race: every photo is a whole JPEG and no temporary file is left (${short:-all whole}; temporaries: $(temporaries "$work/fat/race"))" \
