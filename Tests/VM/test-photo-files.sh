@@ -49,9 +49,9 @@ short_photos() {
 temporaries() { ls -A "$1" | grep '^\.shutter-tmp-' | tr '\n' ' '; }
 photo_events() { grep -c '"event": "photo"' "$1"; }
 
-# start_slow_daemon NAME DIRECTORY: a daemon whose writes under DIRECTORY are stretched
-# (100 ms before each KiB: a photo of 640x360, about 28 KiB, takes about 3 s), serving $work/NAME.sock; events in $work/NAME.events, each slowed
-# write logged in $work/NAME.writes. Sets $daemon.
+# start_slow_daemon NAME DIRECTORY: a daemon whose writes under DIRECTORY are stretched (100 ms
+# before each KiB: a photo of 640x360, about 28 KiB, takes about 3 s), serving $work/NAME.sock;
+# events in $work/NAME.events, each slowed write logged in $work/NAME.writes. Sets $daemon.
 start_slow_daemon() {
   board "$2" 'IMG_{seq}.jpg' > "$work/$1.json"
   rm -f "$work/$1.sock"
