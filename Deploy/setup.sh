@@ -54,8 +54,9 @@ vm_packages=(qemu-system-x86 linux-image-amd64 linux-headers-amd64 linux-source-
              patch fswebcam time)   # VM_UVC's usb_f_uvc patch; the UVC benchmark's peer and /usr/bin/time -v
 # What the guest's test scripts run from the host's /usr: socat (test-daemon's notify listener,
 # as systemd's), python3 (test-gpio drives lines on time, test-uvc reads frames), strace
-# (test-capture and test-daemon hold a write or an open so a kill or a status lands during it).
-vm_packages+=(socat python3 strace)
+# (test-capture and test-daemon hold a write or an open so a kill or a status lands during it),
+# dosfstools (test-photo-files makes a vfat image with mkfs.vfat: an SD card's photo partition).
+vm_packages+=(socat python3 strace dosfstools)
 # libcamera in the guest (Tests/VM/test-libcamera.sh, VM_VIMC=1): the vimc pipeline handler and
 # its IPA, `cam`, libcamerify, and udevd (libcamera sees only devices udev has initialised).
 vm_packages+=(libcamera0.0.3 libcamera-ipa libcamera-tools libcamera-v4l2 udev)

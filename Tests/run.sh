@@ -135,13 +135,13 @@ if [ "$vm" = yes ]; then
     env SHUTTER="$PWD/.build/debug/shutter" bash Tests/VM/test-libcamera.sh
   # After the Debian root stages, with their binaries. libgpiod 2.x: the suites that drive
   # lines (gpio, feedback, run) with trixie's libgpiod 2.2, its tools and its Swift, as a Pi
-  # on Raspberry Pi OS trixie has them; the capture, daemon, install and live-view suites use
-  # no libgpiod call the 1.6 run above does not, so they run once. libcamera for real at both
+  # on Raspberry Pi OS trixie has them; the capture, daemon, photo-files, install and live-view
+  # suites use no libgpiod call the 1.6 run above does not, so they run once. libcamera for real at both
   # ends of the range: the host's 0.0.3 above and sid's 0.7 (the API Raspberry Pi OS's 0.6
   # and 0.7 share; about 5 min alone, 20 min before a hang); trixie's 0.4 is built and
   # unit-tested above.
   stage "VM tests in the Debian 13 root (libgpiod 2.2: gpio, feedback, run)" \
-    debian_root_vm trixie 1200 -- VM_SKIP="uvc unit-sandbox capture daemon install liveview libcamera" Tests/VM/run-all.sh
+    debian_root_vm trixie 1200 -- VM_SKIP="uvc unit-sandbox capture daemon photo-files install liveview libcamera" Tests/VM/run-all.sh
   stage "VM tests in the Debian sid root (libcamera 0.7 on vimc)" debian_root_vm sid 1200 VM_VIMC=1 -- Tests/VM/test-libcamera.sh
 fi
 echo "stages: $passed passed, $failed failed"
