@@ -12,13 +12,9 @@ struct MQTTNodeShotTests {
     /// after a reconnection) while its frame is still in the ring: one photo, one file, one
     /// result, and no event for the copies.
     @Test func aShotDeliveredAgainTakesNoSecondPhoto() throws {
-        let cameras = ManualCameras()
-        let connected = try ConnectedNode(cameras: cameras)
+        let connected = try Self.streamingNode()
         defer { connected.close() }
         let rig = connected.rig
-        // As the daemon's node does: this node's photos of rig shots are answered on MQTT.
-        rig.daemon.rigParticipant = connected.node
-        _ = try cameras.streamingWithFrames(in: rig)
         let at = try #require(rig.daemon.capture.service.newestFrameAt)
         let id = "d4abe817-adb1-4ecb-9166-b47f8ea689e8"
         let message = ConnectedNode.shot(id, at: at)
@@ -42,12 +38,9 @@ struct MQTTNodeShotTests {
     /// This node's own shot, heard back from the broker (it subscribes to the rig's shots like
     /// every node): its photo is the press's, so nothing is taken, answered or announced again.
     @Test func aNodesOwnShotHeardBackIsNotTakenAgain() throws {
-        let cameras = ManualCameras()
-        let connected = try ConnectedNode(cameras: cameras)
+        let connected = try Self.streamingNode()
         defer { connected.close() }
         let rig = connected.rig
-        rig.daemon.rigParticipant = connected.node
-        _ = try cameras.streamingWithFrames(in: rig)
         let shot = connected.node.originate(pressedAt: try #require(rig.daemon.capture.service.newestFrameAt))
         let sent = try #require(connected.fake.payloads(on: connected.topics.shot).last)
         #expect(sent.contains(shot.id))
@@ -58,6 +51,21 @@ struct MQTTNodeShotTests {
         #expect(rig.names.dropFirst(before).isEmpty, "\(rig.lines.dropFirst(before).map(\.line))")
         #expect(rig.daemon.shots.inFlight.isEmpty)
         #expect(connected.fake.payloads(on: connected.topics.result(shot.id)).isEmpty)
+    }
+
+    /// Node `cam-a` with its camera streaming, its frames read, and its part in rig shots
+    /// answered on MQTT as the daemon's node answers it.
+    static func streamingNode() throws -> ConnectedNode {
+        let cameras = ManualCameras()
+        let connected = try ConnectedNode(cameras: cameras)
+        connected.rig.daemon.rigParticipant = connected.node
+        do {
+            _ = try cameras.streamingWithFrames(in: connected.rig)
+        } catch {
+            connected.close()
+            throw error
+        }
+        return connected
     }
 
     /// Every photo file under `directory`, by its path there; `latest.jpg` names the newest
