@@ -23,8 +23,10 @@
 # The mutations live only here, never in the shipped sources.
 #
 # The scratch copy is kept between runs and only files whose content changed are rewritten, so
-# a second run rebuilds what changed; the first builds everything (the main .build cannot be
-# reused: SwiftPM's build records name each source by its absolute path).
+# a second run rebuilds what changed; the first builds everything (the main .build is not
+# copied: its build manifest and records name each source by its absolute path, so a copy in
+# another folder is built again whole). On a 2-core machine shared with other builds (load 11)
+# the first run took 15 minutes (6 of CPU), a run after one module changed under 3.
 #
 # A mutation is caught when at least one of its tests fails (Swift Testing's "Test … failed");
 # prints "mutation NAME: caught by TEST…" or "mutation NAME: SURVIVED", and exits 1 when any
