@@ -71,6 +71,16 @@ mutation SUBSCRIBER_QUEUE_UNBOUNDED 'APIServerTests/aSubscriberThatNeverReadsLos
   Sources/ShutterAPI/APIServer.swift \
   'eventLimit: limits.subscriberQueueLimit, now: now)' \
   'eventLimit: isMutation("SUBSCRIBER_QUEUE_UNBOUNDED") ? Int.max : limits.subscriberQueueLimit, now: now)'
+# A frame the driver flags as damaged (V4L2_BUF_FLAG_ERROR) kept in the ring.
+mutation V4L2_ERROR_FLAG_IGNORED 'WholeFrameTests/aFrameTheDriverFlagsAsDamagedIsDropped' \
+  Sources/ShutterCapture/V4L2.swift \
+  'if flags & CV4L2_BUF_FLAG_ERROR != 0 { return false }' \
+  'if flags & CV4L2_BUF_FLAG_ERROR != 0 && !isMutation("V4L2_ERROR_FLAG_IGNORED") { return false }'
+# An end-of-frame stamp taken as the start of exposure: every V4L2 frame a frame late.
+mutation EOF_STAMP_NOT_SHIFTED 'ExposureStartTests/anEndOfFrameStampIsMovedBackOneFrameInterval' \
+  Sources/ShutterCapture/V4L2.swift \
+  'return time - (interval ?? .zero)' \
+  'return isMutation("EOF_STAMP_NOT_SHIFTED") ? time : time - (interval ?? .zero)'
 # -------------------------------------------------------------------------------------------
 
 prepare_only=no

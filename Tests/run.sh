@@ -91,6 +91,7 @@ uvc_tests() {   # the USB webcam suite: its own boot with the camera, once (capt
 
 stage "build (libgpiod 1.6)" swift build
 stage "unit tests (libgpiod 1.6)" swift test
+stage "mutations (each guarded fault caught by its tests; one scratch build)" Tests/mutations.sh
 # The streaming path's allocation count, under malloc-count (the tests skip themselves without it).
 stage "allocation tests (malloc-count: streaming allocates nothing per frame)" Tests/allocation-tests.sh
 stage "systemd unit (verify, security)" Deploy/systemd/check-unit.sh
